@@ -1,0 +1,1 @@
+"""GraphMind adapter for LangChain and LangGraph: a callback handler and gated tools and models."""

@@ -1,0 +1,1 @@
+"""GraphMind adapter for the OpenAI Python SDK: instrument_openai(client)."""

@@ -1,0 +1,1 @@
+"""The GraphMind hub: ingest, control API, SQLite store, web viewer and the graphmind CLI."""
