@@ -1,0 +1,152 @@
+"""GraphMind: a live debugger for LLM agents. The core SDK.
+
+    import graphmind as gm
+
+    gm.configure(app="support-agent")
+
+    @gm.tool
+    def search(query: str) -> list[str]: ...
+
+    with gm.run("handle-ticket"):
+        search(query="refund")
+
+With no hub attached every call runs as if GraphMind were not there. Run `graphmind` and open
+http://127.0.0.1:4747 to watch, hold and steer it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from ._client import Client
+from ._debug_state import DebugState
+from ._engine import NodeExecution, NodeSpec, describe_error
+from ._errors import RunAborted
+from ._gate import GateAnswer
+from ._protocol import PROTOCOL_VERSION, REDACTED
+from ._run import RunContext
+from ._run_scope import RunScope
+from ._span import Span
+from ._steps import StepIdentity, StepTracker
+from ._version import __version__
+from ._wrappers import unwrap
+
+__all__ = [
+    "PROTOCOL_VERSION",
+    "REDACTED",
+    "Client",
+    "DebugState",
+    "GateAnswer",
+    "NodeExecution",
+    "NodeSpec",
+    "RunAborted",
+    "RunContext",
+    "RunScope",
+    "Span",
+    "StepIdentity",
+    "StepTracker",
+    "__version__",
+    "adispose",
+    "aready",
+    "configure",
+    "current_run",
+    "describe_error",
+    "dispose",
+    "get_client",
+    "ready",
+    "run",
+    "span",
+    "stats",
+    "tool",
+    "unwrap",
+    "wrap",
+    "wrap_method",
+    "wrap_tools",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
+
+_default: Client | None = None
+_default_lock = threading.Lock()
+
+
+def configure(app: str | None = None, **options: Any) -> Client:
+    """Builds a client and makes it the process-wide default (the previous default is disposed)."""
+    global _default
+    client = Client(app, **options)
+    with _default_lock:
+        previous, _default = _default, client
+    if previous is not None:
+        previous.dispose()
+    return client
+
+
+def get_client() -> Client:
+    """The process-wide default client, created on first use."""
+    global _default
+    client = _default
+    if client is None:
+        with _default_lock:
+            if _default is None:
+                _default = Client()
+            client = _default
+    return client
+
+
+def run(name: str, meta: dict[str, Any] | None = None) -> RunScope:
+    return get_client().run(name, meta)
+
+
+def tool(name: Any = None) -> Any:
+    return get_client().tool(name)
+
+
+def wrap(fn: F, name: str | None = None) -> F:
+    return get_client().wrap(fn, name)
+
+
+def wrap_tools(tools: T) -> T:
+    return get_client().wrap_tools(tools)
+
+
+def wrap_method(obj: Any, method_name: str, name: str | None = None) -> Any:
+    return get_client().wrap_method(obj, method_name, name)
+
+
+def span(name: str, kind: str = "custom", input: Any = None) -> Span:
+    return get_client().span(name, kind, input)
+
+
+def current_run() -> RunContext | None:
+    return get_client().current_run()
+
+
+def ready(timeout: float = 2.0) -> bool:
+    return get_client().ready(timeout)
+
+
+def aready(timeout: float = 2.0) -> Awaitable[bool]:
+    return get_client().aready(timeout)
+
+
+def stats() -> dict[str, Any]:
+    return get_client().stats()
+
+
+def dispose() -> None:
+    global _default
+    with _default_lock:
+        client, _default = _default, None
+    if client is not None:
+        client.dispose()
+
+
+async def adispose() -> None:
+    global _default
+    with _default_lock:
+        client, _default = _default, None
+    if client is not None:
+        await client.adispose()

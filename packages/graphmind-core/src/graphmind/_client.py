@@ -1,0 +1,447 @@
+"""The client: options, the event path, the debug state the hub pushed, held gates, runs."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import itertools
+import os
+import threading
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, TypeVar
+
+from . import _protocol as proto
+from ._clock import round_ms, wall_ms
+from ._config import Options
+from ._debug_state import DebugState
+from ._engine import NodeExecution, NodeSpec
+from ._errors import RunAborted
+from ._gate import GateAnswer, HeldGate
+from ._loop_guard import LoopGuard, resolve_loop_guard_config
+from ._pipeline import EventPipeline
+from ._redaction import resolve_redaction_switches
+from ._run import RunContext
+from ._run_scope import RunScope
+from ._span import Span
+from ._transport import Transport
+from ._warn import Warner
+from ._wrappers import Wrappers
+
+T = TypeVar("T")
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+class Client(Wrappers):
+    """One GraphMind session: `graphmind.Client(app="support-agent", **options)`.
+
+    Disabled (kill switches): wrappers return what they are given, no thread, no socket, no warning.
+    Enabled and detached: gates continue at once; events wait in a replay buffer.
+    """
+
+    def __init__(self, app: str | None = None, *, environ: Mapping[str, str] | None = None, **options: Any) -> None:
+        env = os.environ if environ is None else environ
+        self.options = Options.resolve(app, options, env)
+        self.app = self.options.app
+        self.enabled = self.options.enabled
+        self._clock = self.options.clock
+        self._token_flush_ms = self.options.token_flush_interval * 1000.0
+        self._current_run: contextvars.ContextVar[RunContext | None] = contextvars.ContextVar(
+            f"graphmind_run_{id(self)}", default=None
+        )
+        self._current_node: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+            f"graphmind_node_{id(self)}", default=None
+        )
+        self._warn = Warner(self.options.logger)
+        self.redaction_switches = resolve_redaction_switches(self.options.raw, env)
+        self.loop_guard_config = resolve_loop_guard_config(self.options.raw.get("loop_guard"), env)
+        self._disposed = False
+        self._implicit_run: RunContext | None = None
+        self._lock = threading.Lock()
+        self._runs: dict[str, RunContext] = {}
+        self._held: dict[str, HeldGate] = {}
+        self._held_nodes: dict[str, NodeExecution] = {}
+        self._pause_any = False
+        self._pause_runs: set[str] = set()
+        self._debug = DebugState()
+        self._wait_pending = self.options.wait_for_attach is not None
+        self._seq = itertools.count(1)
+        self._gate_seq = itertools.count(1)
+        self.client_id = uuid.uuid4().hex
+        self._emitted = 0
+        self._transport: Transport | None = None
+        if not self.enabled:
+            return
+        self._pipeline = EventPipeline(self.redaction_switches, self._warn)
+        self._loop_guard = LoopGuard(self.loop_guard_config, self._warn)
+        self._transport = Transport(
+            self.options,
+            self.client_id,
+            on_attach=self._on_attach,
+            on_frame=self._on_frame,
+            on_detach=self._on_detach,
+            warn=self._warn,
+        )
+
+    # ---- state -------------------------------------------------------------------------------
+    @property
+    def attached(self) -> bool:
+        return self._transport is not None and self._transport.attached
+
+    @property
+    def debug_state(self) -> DebugState:
+        return self._debug
+
+    @property
+    def live(self) -> bool:
+        return self.enabled and not self._disposed
+
+    def current_run(self) -> RunContext | None:
+        """The run the calling code is inside, if any."""
+        return self._current_run.get()
+
+    # ---- events ------------------------------------------------------------------------------
+    def _emit(self, event: dict[str, Any]) -> int:
+        """Numbers, redacts, encodes and buffers one event (in the calling thread). Returns its seq."""
+        seq = next(self._seq)
+        if self._transport is None or self._disposed:
+            return seq
+        event["seq"] = seq
+        event["ts"] = wall_ms()
+        out = self._pipeline.process(event)
+        if out is None:
+            return seq
+        try:
+            text = proto.encode(out)
+        except Exception as exc:  # the pipeline promises JSON-safe output; stay fail-open if it ever is not
+            self._warn(f"[graphmind] dropped an event that could not be encoded: {exc!r}", key="encode")
+            return seq
+        self._emitted += 1
+        self._transport.enqueue(text)
+        return seq
+
+    # ---- runs --------------------------------------------------------------------------------
+    def run(self, name: str, meta: dict[str, Any] | None = None) -> RunScope:
+        """A run boundary: `with client.run("name") as run:`, `async with`, or `@client.run("name")`."""
+        return RunScope(self, name, meta)
+
+    def _start_run(self, name: str, meta: dict[str, Any] | None, implicit: bool = False) -> RunContext:
+        run = RunContext(name=name, meta=dict(meta or {}), implicit=implicit, started_ms=self._clock())
+        if not self.live:
+            return run
+        with self._lock:
+            self._runs[run.run_id] = run
+        self._emit(
+            {
+                "type": proto.RUN_STARTED,
+                "runId": run.run_id,
+                "name": name,
+                "app": self.app,
+                "nodeId": run.node_id,
+                "instanceId": run.run_id,
+                "kind": "agent",
+                "meta": {**self.options.meta, **run.meta},
+                "implicit": implicit,
+            }
+        )
+        return run
+
+    def _finish_run(self, run: RunContext, error: BaseException | None) -> None:
+        if not self.live:
+            return
+        with self._lock:
+            self._runs.pop(run.run_id, None)
+        if run.aborted or isinstance(error, RunAborted):
+            status = "aborted"
+        elif error is not None:
+            status = "error"
+        else:
+            status = "finished"
+        event: dict[str, Any] = {
+            "type": proto.RUN_FINISHED,
+            "runId": run.run_id,
+            "nodeId": run.node_id,
+            "instanceId": run.run_id,
+            "status": status,
+            "durationMs": round_ms(self._clock() - run.started_ms),
+        }
+        if status == "error" and error is not None:
+            from ._engine import describe_error
+
+            event["error"] = describe_error(error)
+        self._emit(event)
+
+    def _run_for_call(self) -> RunContext:
+        run = self._current_run.get()
+        if run is not None:
+            return run
+        implicit = self._implicit_run
+        if implicit is None:
+            with self._lock:
+                implicit = self._implicit_run
+                if implicit is None:
+                    implicit = RunContext(name=self.app, implicit=True)
+                    self._implicit_run = implicit
+            if implicit.started_ms == 0.0:
+                implicit.started_ms = self._clock()
+                with self._lock:
+                    self._runs[implicit.run_id] = implicit
+                self._emit(
+                    {
+                        "type": proto.RUN_STARTED,
+                        "runId": implicit.run_id,
+                        "name": implicit.name,
+                        "app": self.app,
+                        "nodeId": implicit.node_id,
+                        "instanceId": implicit.run_id,
+                        "kind": "agent",
+                        "meta": dict(self.options.meta),
+                        "implicit": True,
+                    }
+                )
+        return implicit
+
+    # ---- nodes -------------------------------------------------------------------------------
+    def start_node(self, spec: NodeSpec) -> NodeExecution:
+        """Starts one node execution (emits `node.started`); the adapter then drives its gates.
+
+        Raises RunAborted at once when the run was aborted.
+        """
+        if self._wait_pending:
+            self._wait_pending = False
+            self.ready(self.options.wait_for_attach or 0.0)
+        run = self._run_for_call()
+        if run.aborted:
+            raise RunAborted(run.run_id)
+        ex = NodeExecution(self, spec, run, self._current_node.get() or run.run_id)
+        if not self.live:
+            return ex
+        seq = ex._emit_started()
+        config = self.loop_guard_config
+        if config.enabled and spec.kind in config.kinds:
+            switches = self.redaction_switches
+            ex.loop_hit = self._loop_guard.observe(
+                run_id=run.run_id,
+                node_id=ex.node_id,
+                kind=spec.kind,
+                name=spec.name,
+                args=spec.input,
+                seq=seq,
+                attached=self.attached,
+                hide_fingerprint=switches.hide_inputs or (spec.kind == "tool" and switches.hide_tool_args),
+            )
+        return ex
+
+    def execute(
+        self,
+        spec: NodeSpec,
+        call: Callable[[], T],
+        *,
+        describe_output: Callable[[Any], Any] = _identity,
+        from_injected: Callable[[Any], Any] = _identity,
+    ) -> T:
+        """Runs `call` as one gated node from sync code (before, after and error gates, retry, inject, abort)."""
+        if not self.live:
+            return call()
+        ex = self.start_node(spec)
+        return ex.run_sync(call, describe_output, from_injected)
+
+    async def aexecute(
+        self,
+        spec: NodeSpec,
+        call: Callable[[], Awaitable[T]],
+        *,
+        describe_output: Callable[[Any], Any] = _identity,
+        from_injected: Callable[[Any], Any] = _identity,
+    ) -> T:
+        """The same from asyncio code: a hold awaits, so the event loop keeps running."""
+        if not self.live:
+            return await call()
+        await self._await_attach_once()
+        ex = self.start_node(spec)
+        return await ex.run_async(call, describe_output, from_injected)
+
+    def span(self, name: str, kind: str = "custom", input: Any = None) -> Span:
+        """A node the code describes itself: `with client.span("retrieve", kind="retriever") as s: s.output = ...`."""
+        return Span(self, name, kind, input)
+
+    def hint(self, nodes: list[dict[str, Any]], parent_instance_id: str | None = None) -> None:
+        """`graph.hint`: nodes that may run (a model's tool roster), drawn grey until they do."""
+        if not self.live:
+            return
+        run = self._run_for_call()
+        self._emit(
+            {
+                "type": proto.GRAPH_HINT,
+                "runId": run.run_id,
+                "nodes": nodes,
+                "parentInstanceId": parent_instance_id or self._current_node.get() or run.run_id,
+            }
+        )
+
+    # ---- gates -------------------------------------------------------------------------------
+    def _hold_reason(self, ex: NodeExecution, gate: str, consume: bool = True) -> str | None:
+        transport = self._transport
+        if transport is None or not transport.attached:
+            return None
+        if self._pause_any or self._pause_runs:
+            with self._lock:
+                if self._pause_any or ex.run.run_id in self._pause_runs:
+                    if consume:
+                        self._pause_any = False
+                        self._pause_runs.discard(ex.run.run_id)
+                    return "pause"
+        if gate == proto.BEFORE and ex.loop_hit is not None:
+            return "loop"
+        return self._debug.reason_to_hold(ex.node_id, ex.spec.kind, gate)
+
+    def _open_gate(
+        self, ex: NodeExecution, gate: str, reason: str, payload: dict[str, Any], loop: asyncio.AbstractEventLoop | None
+    ) -> HeldGate:
+        gate_id = f"g{next(self._gate_seq)}"
+        held = HeldGate(gate_id, ex.run.run_id, gate, loop)
+        with self._lock:
+            self._held[gate_id] = held
+            self._held_nodes[gate_id] = ex
+        actions = list(proto.GATE_ACTIONS[gate])
+        if ex.spec.actions is not None:
+            actions = [a for a in actions if a in ex.spec.actions]
+        event = ex._base(proto.EXEC_PAUSED)
+        event.update(gateId=gate_id, gate=gate, reason=reason, actions=actions)
+        event.update(payload)
+        if reason == "loop" and ex.loop_hit is not None:
+            event["loop"] = ex.loop_hit.as_wire()
+        self._emit(event)
+        # The hub may have gone between the decision and now: nobody could answer.
+        if not self.attached:
+            held.resolve(GateAnswer(proto.CONTINUE, by="disconnect"))
+        elif ex.run.aborted:
+            held.resolve(GateAnswer(proto.ABORT, by="local"))
+        return held
+
+    def _close_gate(self, ex: NodeExecution, held: HeldGate, answer: GateAnswer, held_for: float) -> None:
+        with self._lock:
+            self._held.pop(held.gate_id, None)
+            self._held_nodes.pop(held.gate_id, None)
+        event = ex._base(proto.EXEC_RESUMED)
+        event.update(gateId=held.gate_id, gate=held.gate, action=answer.action, heldMs=round_ms(held_for), by=answer.by)
+        self._emit(event)
+
+    def _release_all(self, action: str, by: str, run_id: str | None = None) -> None:
+        with self._lock:
+            held = [h for h in self._held.values() if run_id is None or h.run_id == run_id]
+        for h in held:
+            h.resolve(GateAnswer(action, by=by))
+
+    # ---- hub frames (reader thread) ----------------------------------------------------------
+    def _on_attach(self, welcome: dict[str, Any]) -> None:
+        self._debug = DebugState.from_wire(welcome.get("debug"))
+
+    def _on_detach(self) -> None:
+        with self._lock:
+            self._pause_any = False
+            self._pause_runs.clear()
+        self._release_all(proto.CONTINUE, "disconnect")
+
+    def _on_frame(self, frame: dict[str, Any]) -> None:
+        kind = frame["type"]
+        transport = self._transport
+        assert transport is not None
+        if kind == proto.GATE_RESOLVE:
+            gate_id = frame.get("gateId")
+            action = frame.get("action")
+            with self._lock:
+                held = self._held.get(gate_id) if isinstance(gate_id, str) else None
+            if held is None:
+                transport.send_control({"type": proto.GATE_UNKNOWN, "gateId": gate_id})
+                return
+            if action not in proto.ACTIONS:
+                self._warn(f"[graphmind] the hub sent an unknown gate action {action!r}; continuing", key="bad-action")
+                action = proto.CONTINUE
+            held.resolve(GateAnswer(action, frame.get("value"), by="hub"))
+        elif kind == proto.DEBUG_STATE:
+            self._debug = DebugState.from_wire(frame, self._debug)
+            transport.send_control({"type": proto.DEBUG_ACK, "version": self._debug.version})
+        elif kind == proto.PAUSE:
+            run_id = frame.get("runId")
+            with self._lock:
+                if isinstance(run_id, str):
+                    self._pause_runs.add(run_id)
+                else:
+                    self._pause_any = True
+        elif kind == proto.RUN_ABORT:
+            run_id = frame.get("runId")
+            with self._lock:
+                run = self._runs.get(run_id) if isinstance(run_id, str) else None
+            if run is not None:
+                run.mark_aborted()
+                self._release_all(proto.ABORT, "hub", run.run_id)
+        elif kind == proto.ERROR:
+            self._warn(f"[graphmind] the hub reported: {frame.get('code')}: {frame.get('message')}", key=f"hub-{frame.get('code')}")
+
+    # ---- attach guarantee, stats, dispose ----------------------------------------------------
+    def ready(self, timeout: float = 2.0) -> bool:
+        """Connects now and waits for the hub's welcome. False means "carry on detached"; never raises."""
+        if not self.live or self._transport is None:
+            return False
+        try:
+            return self._transport.ready(timeout)
+        except Exception as exc:  # pragma: no cover - defensive
+            self._warn(f"[graphmind] ready() failed: {exc!r}", key="ready")
+            return False
+
+    async def aready(self, timeout: float = 2.0) -> bool:
+        if not self.live:
+            return False
+        if self.attached:
+            return True
+        return await asyncio.get_running_loop().run_in_executor(None, self.ready, timeout)
+
+    async def _await_attach_once(self) -> None:
+        if self._wait_pending:
+            self._wait_pending = False
+            await self.aready(self.options.wait_for_attach or 0.0)
+
+    def stats(self) -> dict[str, Any]:
+        transport = self._transport
+        counters = dict(transport.counters) if transport else {}
+        with self._lock:
+            held = len(self._held)
+            runs = len(self._runs)
+        return {
+            "app": self.app,
+            "enabled": self.enabled,
+            "attached": self.attached,
+            "url": self.options.url,
+            "clientId": self.client_id,
+            "events": self._emitted,
+            "buffered": transport.buffered_count if transport else 0,
+            "dropped": counters.get("dropped", 0),
+            "sent": counters.get("sent", 0),
+            "connects": counters.get("connects", 0),
+            "held": held,
+            "activeRuns": runs,
+            "warnings": self._warn.count,
+        }
+
+    def dispose(self) -> None:
+        """Finishes the implicit run, releases held gates with continue, flushes and closes the socket."""
+        if self._disposed or self._transport is None:
+            self._disposed = True
+            return
+        if self._implicit_run is not None and self._implicit_run.started_ms:
+            self._finish_run(self._implicit_run, None)
+        self._release_all(proto.CONTINUE, "dispose")
+        self._transport.flush(1.0)
+        self._disposed = True
+        self._transport.stop()
+
+    async def adispose(self) -> None:
+        await asyncio.get_running_loop().run_in_executor(None, self.dispose)
+
+    def __repr__(self) -> str:
+        state = "disabled" if not self.enabled else ("attached" if self.attached else "detached")
+        return f"<graphmind.Client app={self.app!r} {state}>"

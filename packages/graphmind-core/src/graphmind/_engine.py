@@ -1,0 +1,346 @@
+"""The gate engine: one node executor for every adapter (design.md §2).
+
+```
+started ─► before gate ─► body ─► after gate ─► finished
+              │ inject: skip body       │ inject: replace result
+              │ abort: RunAborted       │ retry: run body again
+              ▼                         ▼
+                     error gate (body raised)
+   continue: re-raise · inject: return value · retry: run body again · abort
+```
+
+An adapter describes a node (`NodeSpec`), and either hands the engine the call
+(`client.execute` / `client.aexecute`) or, when it must own the call itself (streams), drives a
+`NodeExecution` gate by gate. Nothing here knows about any framework.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import uuid
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from . import _protocol as proto
+from ._clock import round_ms
+from ._errors import RunAborted
+from ._gate import GateAnswer, HeldGate
+from ._run import RunContext
+
+if TYPE_CHECKING:
+    from ._client import Client
+
+T = TypeVar("T")
+
+CONTINUE_ANSWER = GateAnswer(proto.CONTINUE, by="fast-path")
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+@dataclass
+class NodeSpec:
+    """What a node is. `node_id` defaults to `<kind>:<name>`; `instance_id` to a fresh id."""
+
+    name: str
+    kind: str = "tool"
+    input: Any = None
+    node_id: str | None = None
+    instance_id: str | None = None
+    attrs: dict[str, Any] | None = None
+    actions: tuple[str, ...] | None = None  # restrict what the before gate offers (spans: no inject)
+
+    def __post_init__(self) -> None:
+        if self.node_id is None:
+            self.node_id = f"{self.kind}:{self.name}"
+
+
+def describe_error(exc: BaseException) -> dict[str, Any]:
+    """An exception as the wire's Error object; never raises."""
+    import traceback
+
+    try:
+        message = str(exc)
+    except Exception as inner:  # a __str__ that raises
+        message = f"<unprintable {type(exc).__name__}: {inner!r}>"
+    try:
+        stack = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-8000:]
+    except Exception:
+        stack = ""
+    return {"name": type(exc).__name__, "message": message, "stack": stack}
+
+
+class NodeExecution:
+    """One execution of one node: its events, its gates, its timing."""
+
+    def __init__(self, client: Client, spec: NodeSpec, run: RunContext, parent: str | None) -> None:
+        self.client = client
+        self.spec = spec
+        self.run = run
+        self.node_id: str = spec.node_id or f"{spec.kind}:{spec.name}"
+        self.instance_id = spec.instance_id or uuid.uuid4().hex[:16]
+        self.parent_instance_id = parent
+        self.started_at = client._clock()
+        self.held_ms = 0.0
+        self.injected = False
+        self.ended = False
+        self.loop_hit: Any = None
+        self._deltas: list[dict[str, Any]] = []
+        self._last_flush = self.started_at
+
+    # ---- identity and events -------------------------------------------------------------------
+    def _base(self, event_type: str) -> dict[str, Any]:
+        return {
+            "type": event_type,
+            "runId": self.run.run_id,
+            "nodeId": self.node_id,
+            "instanceId": self.instance_id,
+            "kind": self.spec.kind,
+            "name": self.spec.name,
+        }
+
+    def _emit_started(self) -> int:
+        event = self._base(proto.NODE_STARTED)
+        event["parentInstanceId"] = self.parent_instance_id
+        event["input"] = self.spec.input
+        if self.spec.attrs:
+            event["attrs"] = self.spec.attrs
+        return self.client._emit(event)
+
+    @contextmanager
+    def active(self) -> Iterator[None]:
+        """Marks this execution as the parent of nodes started inside it."""
+        token = self.client._current_node.set(self.instance_id)
+        try:
+            yield
+        finally:
+            self.client._current_node.reset(token)
+
+    def _duration(self) -> float:
+        return round_ms(self.client._clock() - self.started_at)
+
+    # ---- streamed tokens -----------------------------------------------------------------------
+    def token(self, text: str, t: str = "text", **extra: Any) -> None:
+        """A streamed delta; batched into `node.token` frames about every 34 ms."""
+        if not self.client.enabled or self.ended:
+            return
+        last = self._deltas[-1] if self._deltas else None
+        if last is not None and last["t"] == t and all(last.get(k) == v for k, v in extra.items()) and len(last) == 2 + len(extra):
+            last["v"] += text
+        else:
+            delta = {"t": t, "v": text}
+            delta.update(extra)
+            self._deltas.append(delta)
+        now = self.client._clock()
+        if now - self._last_flush >= self.client._token_flush_ms:
+            self.flush_tokens(now)
+
+    def flush_tokens(self, now: float | None = None) -> None:
+        if not self._deltas:
+            return
+        deltas, self._deltas = self._deltas, []
+        self._last_flush = self.client._clock() if now is None else now
+        event = self._base(proto.NODE_TOKEN)
+        event["deltas"] = deltas
+        self.client._emit(event)
+
+    # ---- endings --------------------------------------------------------------------------------
+    def finish(self, output: Any = None, *, usage: dict[str, Any] | None = None, cut_short: bool = False, **extra: Any) -> None:
+        if self.ended:
+            return
+        self.flush_tokens()
+        self.ended = True
+        event = self._base(proto.NODE_FINISHED)
+        event["output"] = output
+        event["durationMs"] = self._duration()
+        event["heldMs"] = round_ms(self.held_ms)
+        if self.injected:
+            event["injected"] = True
+        if usage is not None:
+            event["usage"] = usage
+        if cut_short:
+            event["cutShort"] = True
+        event.update(extra)
+        self.client._emit(event)
+
+    def fail(self, exc: BaseException, **extra: Any) -> None:
+        if self.ended:
+            return
+        self.flush_tokens()
+        self.ended = True
+        event = self._base(proto.NODE_ERROR)
+        event["error"] = describe_error(exc)
+        event["durationMs"] = self._duration()
+        event["heldMs"] = round_ms(self.held_ms)
+        event.update(extra)
+        self.client._emit(event)
+
+    # ---- gates ---------------------------------------------------------------------------------
+    def wants_hold(self, gate: str) -> bool:
+        """Would this gate hold now? Streaming adapters ask before deciding to buffer a stream."""
+        return self.client._hold_reason(self, gate) is not None
+
+    def _check_aborted(self) -> None:
+        if self.run.aborted:
+            error = RunAborted(self.run.run_id)
+            self.fail(error)
+            raise error
+
+    def _open(self, gate: str, payload: dict[str, Any], loop: asyncio.AbstractEventLoop | None) -> HeldGate | None:
+        self._check_aborted()
+        reason = self.client._hold_reason(self, gate)
+        if reason is None:
+            return None
+        self.flush_tokens()
+        return self.client._open_gate(self, gate, reason, payload, loop)
+
+    def _settle(self, gate: str, held: HeldGate, answer: GateAnswer, started: float, convert: Callable[[Any], Any]) -> GateAnswer | None:
+        """Applies an answer. Returns None when the gate must be held again (an injected value did not convert)."""
+        held_for = self.client._clock() - started
+        self.held_ms += held_for
+        self.client._close_gate(self, held, answer, held_for)
+        action = answer.action
+        if self.spec.actions is not None and action not in self.spec.actions:
+            action = proto.CONTINUE  # a gate that does not take this answer (a span offered no inject)
+            return CONTINUE_ANSWER
+        if action == proto.ABORT:
+            self.run.mark_aborted()
+            error = RunAborted(self.run.run_id)
+            self.fail(error)
+            raise error
+        if action == proto.RETRY and gate == proto.BEFORE:
+            return CONTINUE_ANSWER
+        if action == proto.INJECT:
+            try:
+                converted = convert(answer.value)
+            except Exception as exc:
+                self.client._warn(
+                    f"[graphmind] the injected value for {self.node_id} could not be used ({type(exc).__name__}: {exc}); "
+                    "the gate is held again: inject a value of the right shape, or continue.",
+                    key=f"inject-{self.node_id}",
+                )
+                return None
+            self.injected = True
+            return dataclasses.replace(answer, value=converted, raw=answer.value)
+        if action not in proto.ACTIONS:
+            return CONTINUE_ANSWER
+        return answer
+
+    def gate(self, gate: str, payload: dict[str, Any] | None = None, convert: Callable[[Any], Any] = _identity) -> GateAnswer:
+        """Passes one gate from sync code. Raises RunAborted on abort; an inject answer carries the converted value."""
+        while True:
+            held = self._open(gate, payload or {}, None)
+            if held is None:
+                return CONTINUE_ANSWER
+            started = self.client._clock()
+            answer = held.wait(self.client.options.pause_timeout)
+            settled = self._settle(gate, held, answer, started, convert)
+            if settled is not None:
+                return settled
+
+    async def agate(self, gate: str, payload: dict[str, Any] | None = None, convert: Callable[[Any], Any] = _identity) -> GateAnswer:
+        """Passes one gate from asyncio code without blocking the loop."""
+        while True:
+            held = self._open(gate, payload or {}, asyncio.get_running_loop())
+            if held is None:
+                return CONTINUE_ANSWER
+            started = self.client._clock()
+            answer = await held.wait_async(self.client.options.pause_timeout)
+            settled = self._settle(gate, held, answer, started, convert)
+            if settled is not None:
+                return settled
+
+    def before(self, convert: Callable[[Any], Any] = _identity) -> GateAnswer:
+        return self.gate(proto.BEFORE, {"input": self.spec.input}, convert)
+
+    async def abefore(self, convert: Callable[[Any], Any] = _identity) -> GateAnswer:
+        return await self.agate(proto.BEFORE, {"input": self.spec.input}, convert)
+
+    def after(self, output: Any, convert: Callable[[Any], Any] = _identity) -> GateAnswer:
+        return self.gate(proto.AFTER, {"input": self.spec.input, "output": output}, convert)
+
+    async def aafter(self, output: Any, convert: Callable[[Any], Any] = _identity) -> GateAnswer:
+        return await self.agate(proto.AFTER, {"input": self.spec.input, "output": output}, convert)
+
+    def error(self, exc: BaseException, convert: Callable[[Any], Any] = _identity) -> GateAnswer:
+        return self.gate(proto.ERROR_GATE, {"input": self.spec.input, "error": describe_error(exc)}, convert)
+
+    async def aerror(self, exc: BaseException, convert: Callable[[Any], Any] = _identity) -> GateAnswer:
+        return await self.agate(proto.ERROR_GATE, {"input": self.spec.input, "error": describe_error(exc)}, convert)
+
+    # ---- the whole node around a call ----------------------------------------------------------
+    def run_sync(
+        self,
+        call: Callable[[], T],
+        describe_output: Callable[[Any], Any] = _identity,
+        from_injected: Callable[[Any], Any] = _identity,
+    ) -> T:
+        answer = self.before(from_injected)
+        if answer.action == proto.INJECT:
+            self.finish(answer.raw)
+            return answer.value  # type: ignore[no-any-return]
+        while True:
+            try:
+                with self.active():
+                    result = call()
+            except RunAborted as exc:
+                self.fail(exc)
+                raise
+            except Exception as exc:
+                answer = self.error(exc, from_injected)
+                if answer.action == proto.RETRY:
+                    continue
+                if answer.action == proto.INJECT:
+                    self.finish(answer.raw)
+                    return answer.value  # type: ignore[no-any-return]
+                self.fail(exc)
+                raise
+            output = describe_output(result)
+            answer = self.after(output, from_injected)
+            if answer.action == proto.RETRY:
+                continue
+            if answer.action == proto.INJECT:
+                self.finish(answer.raw)
+                return answer.value  # type: ignore[no-any-return]
+            self.finish(output)
+            return result
+
+    async def run_async(
+        self,
+        call: Callable[[], Awaitable[T]],
+        describe_output: Callable[[Any], Any] = _identity,
+        from_injected: Callable[[Any], Any] = _identity,
+    ) -> T:
+        answer = await self.abefore(from_injected)
+        if answer.action == proto.INJECT:
+            self.finish(answer.raw)
+            return answer.value  # type: ignore[no-any-return]
+        while True:
+            try:
+                with self.active():
+                    result = await call()
+            except RunAborted as exc:
+                self.fail(exc)
+                raise
+            except Exception as exc:
+                answer = await self.aerror(exc, from_injected)
+                if answer.action == proto.RETRY:
+                    continue
+                if answer.action == proto.INJECT:
+                    self.finish(answer.raw)
+                    return answer.value  # type: ignore[no-any-return]
+                self.fail(exc)
+                raise
+            output = describe_output(result)
+            answer = await self.aafter(output, from_injected)
+            if answer.action == proto.RETRY:
+                continue
+            if answer.action == proto.INJECT:
+                self.finish(answer.raw)
+                return answer.value  # type: ignore[no-any-return]
+            self.finish(output)
+            return result

@@ -1,0 +1,102 @@
+"""Wire protocol v1 (docs/protocol.md): names, frame builders and the parser for hub frames.
+
+Both the SDK and the hub import these names, so the two sides cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+PROTOCOL_VERSION: Final = 1
+SUPPORTED_PROTOCOLS: Final = (1,)
+
+# Events (app -> hub)
+RUN_STARTED: Final = "run.started"
+RUN_FINISHED: Final = "run.finished"
+NODE_STARTED: Final = "node.started"
+NODE_TOKEN: Final = "node.token"
+NODE_FINISHED: Final = "node.finished"
+NODE_ERROR: Final = "node.error"
+GRAPH_HINT: Final = "graph.hint"
+EXEC_PAUSED: Final = "exec.paused"
+EXEC_RESUMED: Final = "exec.resumed"
+EVENT_TYPES: Final = frozenset(
+    {RUN_STARTED, RUN_FINISHED, NODE_STARTED, NODE_TOKEN, NODE_FINISHED, NODE_ERROR, GRAPH_HINT, EXEC_PAUSED, EXEC_RESUMED}
+)
+
+# Control frames
+HELLO: Final = "hello"
+WELCOME: Final = "welcome"
+DEBUG_STATE: Final = "debug.state"
+DEBUG_ACK: Final = "debug.ack"
+GATE_RESOLVE: Final = "gate.resolve"
+GATE_UNKNOWN: Final = "gate.unknown"
+PAUSE: Final = "pause"
+RUN_ABORT: Final = "run.abort"
+ERROR: Final = "error"
+
+# Gates and answers
+BEFORE: Final = "before"
+AFTER: Final = "after"
+ERROR_GATE: Final = "error"
+GATES: Final = (BEFORE, AFTER, ERROR_GATE)
+CONTINUE: Final = "continue"
+RETRY: Final = "retry"
+INJECT: Final = "inject"
+ABORT: Final = "abort"
+ACTIONS: Final = (CONTINUE, RETRY, INJECT, ABORT)
+GATE_ACTIONS: Final = {
+    BEFORE: (CONTINUE, INJECT, ABORT),
+    AFTER: (CONTINUE, RETRY, INJECT, ABORT),
+    ERROR_GATE: (CONTINUE, RETRY, INJECT, ABORT),
+}
+REASONS: Final = ("breakpoint", "step", "error", "loop", "pause")
+MODES: Final = ("run", "step")
+NODE_KINDS: Final = ("tool", "llm", "chain", "retriever", "agent", "custom")
+
+REDACTED: Final = "__REDACTED__"
+
+CLOSE_UNSUPPORTED_PROTOCOL: Final = 4001
+CLOSE_HELLO_REQUIRED: Final = 4002
+CLOSE_FORBIDDEN: Final = 4003
+
+
+def encode(frame: dict[str, Any]) -> str:
+    """The one JSON spelling used on the wire (compact, UTF-8 text, no NaN)."""
+    return json.dumps(frame, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def decode(text: str | bytes) -> dict[str, Any] | None:
+    """A frame as a dict with a string `type`, or None for anything that is not one."""
+    try:
+        frame = json.loads(text)
+    except (ValueError, TypeError):
+        return None
+    if not isinstance(frame, dict) or not isinstance(frame.get("type"), str):
+        return None
+    return frame
+
+
+def hello(*, app: str, sdk: dict[str, str], pid: int, client_id: str, meta: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": HELLO,
+        "protocol": PROTOCOL_VERSION,
+        "protocols": list(SUPPORTED_PROTOCOLS),
+        "app": app,
+        "sdk": sdk,
+        "pid": pid,
+        "clientId": client_id,
+        "meta": meta,
+    }
+
+
+def negotiate(offered: Any, fallback: Any) -> int | None:
+    """The highest version both sides speak, or None."""
+    versions: list[int] = []
+    if isinstance(offered, list):
+        versions = [v for v in offered if isinstance(v, int) and not isinstance(v, bool)]
+    if not versions and isinstance(fallback, int) and not isinstance(fallback, bool):
+        versions = [fallback]
+    common = set(versions) & set(SUPPORTED_PROTOCOLS)
+    return max(common) if common else None

@@ -1,0 +1,44 @@
+"""Model steps grouped into invocations (AI SDK page, "Node identity").
+
+Within one run, a step whose prompt starts with the same first message as the previous step and has
+grown continues that invocation (`<invocationId>:s2`, `:s3`, …); anything else starts a new one.
+Every model adapter uses this, so `llm:step` instance ids mean the same thing everywhere.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class StepIdentity:
+    instance_id: str
+    invocation_id: str
+    step: int
+
+    @property
+    def first_step(self) -> bool:
+        return self.step == 1
+
+
+class StepTracker:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._first_key: str | None = None
+        self._length = -1
+        self._invocation = ""
+        self._step = 0
+
+    def next_step(self, first_message_key: str, prompt_length: int) -> StepIdentity:
+        """`first_message_key`: any stable text for the first message; `prompt_length`: message count."""
+        with self._lock:
+            if first_message_key == self._first_key and prompt_length > self._length and self._invocation:
+                self._step += 1
+            else:
+                self._invocation = uuid.uuid4().hex[:12]
+                self._step = 1
+            self._first_key = first_message_key
+            self._length = prompt_length
+            return StepIdentity(f"{self._invocation}:s{self._step}", self._invocation, self._step)

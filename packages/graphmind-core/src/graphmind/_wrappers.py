@@ -1,0 +1,175 @@
+"""Gated callables: `tool`, `wrap`, `wrap_tools`, `wrap_method` (and their undo).
+
+Each gives a `tool:<name>` node whose input is the call's bound arguments as a dict. Sync functions
+stay sync, coroutine functions stay async. Wrapping twice returns the first wrapper; `unwrap` and
+`unwrap_method` give the original back. A disabled client returns the very object it was given.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar, overload
+
+from ._engine import NodeSpec
+
+if TYPE_CHECKING:
+    from ._client import Client
+
+F = TypeVar("F", bound=Callable[..., Any])
+ToolsT = TypeVar("ToolsT")
+
+WRAPPED_ATTR = "__graphmind_wrapped__"
+
+
+def unwrap(fn: Any) -> Any:
+    """The original callable behind a GraphMind wrapper (or `fn` itself)."""
+    return getattr(fn, WRAPPED_ATTR, fn)
+
+
+def _tool_name(fn: Any) -> str:
+    name = getattr(fn, "__name__", None) or getattr(fn, "name", None)
+    return name if isinstance(name, str) and name else type(fn).__name__
+
+
+class _ArgDescriber:
+    """Turns (args, kwargs) into the input dict, binding positional arguments to their names."""
+
+    __slots__ = ("_names", "_signature", "_simple")
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        try:
+            self._signature: inspect.Signature | None = inspect.signature(fn)
+        except (TypeError, ValueError):
+            self._signature = None
+        params = list(self._signature.parameters.values()) if self._signature else []
+        self._simple = all(p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) for p in params)
+        self._names = [p.name for p in params if p.kind == p.POSITIONAL_OR_KEYWORD]
+
+    def __call__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        if not args:
+            return dict(kwargs)
+        if self._simple and len(args) <= len(self._names):
+            described = dict(zip(self._names, args))
+            described.update(kwargs)
+            return described
+        if self._signature is not None:
+            try:
+                bound = self._signature.bind_partial(*args, **kwargs)
+            except TypeError:
+                pass
+            else:
+                described = {}
+                for name, value in bound.arguments.items():
+                    if self._signature.parameters[name].kind == inspect.Parameter.VAR_KEYWORD:
+                        described.update(value)
+                    elif self._signature.parameters[name].kind == inspect.Parameter.VAR_POSITIONAL:
+                        described[name] = list(value)
+                    else:
+                        described[name] = value
+                return described
+        return {"args": list(args), **kwargs}
+
+
+def gate_callable(client: Client, fn: F, name: str, kind: str = "tool") -> F:
+    """The one place a plain callable becomes a gated one."""
+    describe = _ArgDescriber(fn)
+    node_id = f"{kind}:{name}"
+
+    if inspect.iscoroutinefunction(fn):
+
+        @functools.wraps(fn)
+        async def agated(*args: Any, **kwargs: Any) -> Any:
+            if not client.live:
+                return await fn(*args, **kwargs)
+            spec = NodeSpec(name, kind, describe(args, kwargs), node_id)
+            return await client.aexecute(spec, lambda: fn(*args, **kwargs))
+
+        gated: Any = agated
+    else:
+
+        @functools.wraps(fn)
+        def sgated(*args: Any, **kwargs: Any) -> Any:
+            if not client.live:
+                return fn(*args, **kwargs)
+            spec = NodeSpec(name, kind, describe(args, kwargs), node_id)
+            return client.execute(spec, lambda: fn(*args, **kwargs))
+
+        gated = sgated
+    setattr(gated, WRAPPED_ATTR, fn)
+    gated.__graphmind_node__ = node_id
+    return gated  # type: ignore[no-any-return]
+
+
+class Wrappers:
+    """Mixed into Client."""
+
+    enabled: bool
+
+    def wrap(self, fn: F, name: str | None = None) -> F:
+        """A gated version of `fn`, producing a `tool:<name>` node per call."""
+        if not self.enabled:
+            return fn
+        if hasattr(fn, WRAPPED_ATTR):
+            return fn
+        if not callable(fn):
+            raise TypeError(f"graphmind: wrap() takes a callable, got {type(fn).__name__}")
+        return gate_callable(self, fn, name or _tool_name(fn))  # type: ignore[arg-type]
+
+    @overload
+    def tool(self, name: F) -> F: ...
+    @overload
+    def tool(self, name: str | None = None) -> Callable[[F], F]: ...
+
+    def tool(self, name: Any = None) -> Any:
+        """`@client.tool`, `@client.tool()`, `@client.tool("search")` or `@client.tool(name="search")`."""
+        if callable(name):
+            return self.wrap(name)
+
+        def decorate(fn: F) -> F:
+            return self.wrap(fn, name)
+
+        return decorate
+
+    def wrap_tools(self, tools: ToolsT) -> ToolsT:
+        """Wraps a `{name: callable}` dict (keys name the nodes), a list, or one callable; same shape back."""
+        if not self.enabled:
+            return tools
+        if isinstance(tools, Mapping):
+            return {key: self.wrap(fn, str(key)) for key, fn in tools.items()}  # type: ignore[return-value]
+        if isinstance(tools, (list, tuple)):
+            return type(tools)(self.wrap(fn) for fn in tools)  # type: ignore[return-value]
+        if callable(tools):
+            return self.wrap(tools)  # type: ignore[return-value]
+        raise TypeError(f"graphmind: wrap_tools() takes a dict, a list or a callable, got {type(tools).__name__}")
+
+    def wrap_method(self, obj: Any, method_name: str, name: str | None = None) -> Any:
+        """Gates one method of one object, in place (other instances are untouched). Returns `obj`."""
+        if not self.enabled:
+            return obj
+        current = getattr(obj, method_name)
+        if hasattr(current, WRAPPED_ATTR):
+            return obj
+        gated = self.wrap(current, name or method_name)
+        gated.__graphmind_own_attr__ = method_name in getattr(obj, "__dict__", {})  # type: ignore[attr-defined]
+        try:
+            setattr(obj, method_name, gated)
+        except (AttributeError, TypeError, ValueError):
+            # pydantic models and frozen dataclasses refuse setattr; the instance dict still takes it.
+            object.__setattr__(obj, method_name, gated)
+        return obj
+
+    def unwrap_method(self, obj: Any, method_name: str) -> Any:
+        """Undoes `wrap_method`. Returns `obj`."""
+        current = getattr(obj, method_name, None)
+        if current is None or not hasattr(current, WRAPPED_ATTR):
+            return obj
+        if getattr(current, "__graphmind_own_attr__", False):
+            object.__setattr__(obj, method_name, getattr(current, WRAPPED_ATTR))
+        else:
+            try:
+                delattr(obj, method_name)
+            except (AttributeError, TypeError):
+                object.__delattr__(obj, method_name)
+        return obj
