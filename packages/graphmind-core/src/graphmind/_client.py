@@ -111,12 +111,12 @@ class Client(Wrappers):
             return seq
         event["seq"] = seq
         event["ts"] = wall_ms()
-        out = self._pipeline.process(event)
-        if out is None:
-            return seq
         try:
+            out = self._pipeline.process(event)
+            if out is None:
+                return seq
             text = proto.encode(out)
-        except Exception as exc:  # the pipeline promises JSON-safe output; stay fail-open if it ever is not
+        except Exception as exc:  # the pipeline promises never to raise; stay fail-open if it ever does
             self._warn(f"[graphmind] dropped an event that could not be encoded: {exc!r}", key="encode")
             return seq
         self._emitted += 1

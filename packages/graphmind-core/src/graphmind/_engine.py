@@ -205,8 +205,7 @@ class NodeExecution:
         self.client._close_gate(self, held, answer, held_for)
         action = answer.action
         if self.spec.actions is not None and action not in self.spec.actions:
-            action = proto.CONTINUE  # a gate that does not take this answer (a span offered no inject)
-            return CONTINUE_ANSWER
+            return CONTINUE_ANSWER  # a gate that does not take this answer (a span offers no inject)
         if action == proto.ABORT:
             self.run.mark_aborted()
             error = RunAborted(self.run.run_id)

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import contextlib
+import inspect
 import logging
 import os
 import threading
@@ -144,6 +145,8 @@ class Transport:
         from websockets.sync.client import connect
 
         opts = self._options
+        # websockets >= 17 warns unless direct (non-`with`) use is declared; older versions lack the flag.
+        legacy = {"legacy": True} if "legacy" in inspect.signature(connect).parameters else {}
         try:
             ws = connect(
                 opts.url,
@@ -152,6 +155,7 @@ class Transport:
                 max_size=None,
                 compression=None,
                 user_agent_header=f"graphmind-python/{opts.sdk.get('version', '')}",
+                **legacy,
             )
         except Exception as exc:
             _log.debug("graphmind: no hub at %s (%r)", opts.url, exc)

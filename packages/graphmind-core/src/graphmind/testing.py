@@ -1,0 +1,228 @@
+"""An in-process hub speaking protocol v1, for tests of the SDK and of adapters.
+
+    with FakeHub(pause_on_error="off") as hub:
+        client = graphmind.Client(app="t", url=hub.url)
+        hub.set_debug(breakpoints=[("tool:search", "before")])
+        assert client.ready()
+        hub.auto_answer("inject", ["injected"])   # or: paused = hub.next_paused(); hub.resolve(paused["gateId"], ...)
+
+It runs a `websockets` asyncio server on a loopback ephemeral port in a daemon thread. It stores
+nothing: `hub.events` is every event received, in order. The real hub is `graphmind-server`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import threading
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from . import _protocol as proto
+
+Answer = tuple[str, Any]
+
+
+class FakeHub:
+    def __init__(self, *, pause_on_error: str = "off", mode: str = "run") -> None:
+        self._debug: dict[str, Any] = {"version": 1, "breakpoints": [], "mode": mode, "pauseOnError": pause_on_error}
+        self.events: list[dict[str, Any]] = []
+        self.acks: list[int] = []
+        self.unknown_gates: list[str] = []
+        self.hellos: list[dict[str, Any]] = []
+        self._cond = threading.Condition()
+        self._connections: set[Any] = set()
+        self._auto: Callable[[dict[str, Any]], Answer | None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._server: Any = None
+        self._thread: threading.Thread | None = None
+        self.port = 0
+        self.accept = True  # False: refuse new connections (close right after the upgrade)
+
+    # ---- lifecycle -----------------------------------------------------------------------------
+    @property
+    def url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/ingest"
+
+    def start(self, port: int = 0) -> FakeHub:
+        started = threading.Event()
+
+        def main() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            asyncio.set_event_loop(loop)
+
+            async def boot() -> None:
+                from websockets.asyncio.server import serve
+
+                self._server = await serve(self._handle, "127.0.0.1", port, max_size=None, compression=None)
+                self.port = self._server.sockets[0].getsockname()[1]
+                started.set()
+
+            loop.run_until_complete(boot())
+            loop.run_forever()
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
+
+        self._thread = threading.Thread(target=main, name="graphmind-fakehub", daemon=True)
+        self._thread.start()
+        if not started.wait(5):
+            raise RuntimeError("FakeHub did not start")
+        return self
+
+    def stop(self) -> None:
+        loop = self._loop
+        if loop is None:
+            return
+
+        async def shutdown() -> None:
+            self._server.close()
+            for ws in list(self._connections):
+                with contextlib.suppress(Exception):
+                    await ws.close()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._server.wait_closed(), 2)
+
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(shutdown(), loop).result(3)
+        loop.call_soon_threadsafe(loop.stop)
+        if self._thread is not None:
+            self._thread.join(3)
+        self._loop = None
+
+    def __enter__(self) -> FakeHub:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # ---- the connection ----------------------------------------------------------------------
+    async def _handle(self, ws: Any) -> None:
+        if not self.accept:
+            await ws.close(1013, "not accepting")
+            return
+        try:
+            hello = json.loads(await ws.recv())
+        except Exception:
+            return
+        with self._cond:
+            self.hellos.append(hello)
+        await ws.send(proto.encode({"type": proto.WELCOME, "protocol": 1, "hub": {"name": "fakehub", "version": "0"}, "debug": self._debug}))
+        self._connections.add(ws)
+        try:
+            async for message in ws:
+                frame = json.loads(message)
+                await self._on_frame(ws, frame)
+        except Exception:
+            pass
+        finally:
+            self._connections.discard(ws)
+
+    async def _on_frame(self, ws: Any, frame: dict[str, Any]) -> None:
+        kind = frame.get("type")
+        with self._cond:
+            if kind == proto.DEBUG_ACK:
+                self.acks.append(frame.get("version", 0))
+            elif kind == proto.GATE_UNKNOWN:
+                self.unknown_gates.append(frame.get("gateId", ""))
+            else:
+                self.events.append(frame)
+            self._cond.notify_all()
+        if kind == proto.EXEC_PAUSED and self._auto is not None:
+            answer = self._auto(frame)
+            if answer is not None:
+                action, value = answer
+                await ws.send(proto.encode({"type": proto.GATE_RESOLVE, "gateId": frame["gateId"], "action": action, "value": value}))
+
+    def _broadcast(self, frame: dict[str, Any]) -> None:
+        loop = self._loop
+        assert loop is not None
+
+        async def send_all() -> None:
+            for ws in list(self._connections):
+                with contextlib.suppress(Exception):
+                    await ws.send(proto.encode(frame))
+
+        asyncio.run_coroutine_threadsafe(send_all(), loop).result(3)
+
+    # ---- steering ------------------------------------------------------------------------------
+    def set_debug(
+        self,
+        breakpoints: Iterable[tuple[str, str]] | None = None,
+        mode: str | None = None,
+        pause_on_error: str | None = None,
+        wait_ack: bool = True,
+    ) -> None:
+        if breakpoints is not None:
+            self._debug["breakpoints"] = [{"nodeId": n, "gate": g} for n, g in breakpoints]
+        if mode is not None:
+            self._debug["mode"] = mode
+        if pause_on_error is not None:
+            self._debug["pauseOnError"] = pause_on_error
+        self._debug["version"] += 1
+        version = self._debug["version"]
+        self._broadcast({"type": proto.DEBUG_STATE, **self._debug})
+        if wait_ack and self._connections:
+            self.wait_for(lambda: version in self.acks, what=f"debug.ack {version}")
+
+    def auto_answer(self, action: str | Callable[[dict[str, Any]], Answer | None] | None, value: Any = None) -> None:
+        """Answer every `exec.paused` automatically (a fixed answer, or a function of the paused event)."""
+        if action is None or callable(action):
+            self._auto = action  # type: ignore[assignment]
+        else:
+            self._auto = lambda _frame: (action, value)
+
+    def resolve(self, gate_id: str, action: str, value: Any = None) -> None:
+        self._broadcast({"type": proto.GATE_RESOLVE, "gateId": gate_id, "action": action, "value": value})
+
+    def pause(self, run_id: str | None = None) -> None:
+        self._broadcast({"type": proto.PAUSE, "runId": run_id})
+
+    def abort_run(self, run_id: str) -> None:
+        self._broadcast({"type": proto.RUN_ABORT, "runId": run_id})
+
+    def drop_connections(self) -> None:
+        """Closes every app connection abruptly (as a hub that went away)."""
+        loop = self._loop
+        assert loop is not None
+
+        async def drop() -> None:
+            for ws in list(self._connections):
+                with contextlib.suppress(Exception):
+                    ws.transport.abort()
+
+        asyncio.run_coroutine_threadsafe(drop(), loop).result(3)
+
+    # ---- waiting -------------------------------------------------------------------------------
+    def wait_for(self, predicate: Callable[[], bool], timeout: float = 5.0, what: str = "condition") -> None:
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while not predicate():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(f"FakeHub: timed out waiting for {what}")
+                self._cond.wait(left)
+
+    def of_type(self, event_type: str) -> list[dict[str, Any]]:
+        with self._cond:
+            return [e for e in self.events if e.get("type") == event_type]
+
+    def next_paused(self, timeout: float = 5.0, after: int = 0) -> dict[str, Any]:
+        """The first `exec.paused` beyond the first `after` ones."""
+        self.wait_for(lambda: len(self.of_type(proto.EXEC_PAUSED)) > after, timeout, "exec.paused")
+        return self.of_type(proto.EXEC_PAUSED)[after]
+
+    def wait_event(self, predicate: Callable[[dict[str, Any]], bool], timeout: float = 5.0) -> dict[str, Any]:
+        found: list[dict[str, Any]] = []
+
+        def check() -> bool:
+            for event in self.events:
+                if predicate(event):
+                    found.append(event)
+                    return True
+            return False
+
+        self.wait_for(check, timeout, "event")
+        return found[0]
