@@ -24,6 +24,7 @@ from ._redaction import resolve_redaction_switches
 from ._run import RunContext
 from ._run_scope import RunScope
 from ._span import Span
+from ._steps import StepIdentity
 from ._transport import Transport
 from ._warn import Warner
 from ._wrappers import Wrappers
@@ -267,6 +268,13 @@ class Client(Wrappers):
     def span(self, name: str, kind: str = "custom", input: Any = None) -> Span:
         """A node the code describes itself: `with client.span("retrieve", kind="retriever") as s: s.output = ...`."""
         return Span(self, name, kind, input)
+
+    def next_llm_step(self, first_message_key: str, prompt_length: int) -> StepIdentity:
+        """The `llm:step` identity of a model call in the current run (AI SDK page, "Node identity").
+
+        `first_message_key`: a stable text for the prompt's first message; `prompt_length`: its message count.
+        """
+        return self._run_for_call().steps.next_step(first_message_key, prompt_length)
 
     def hint(self, nodes: list[dict[str, Any]], parent_instance_id: str | None = None) -> None:
         """`graph.hint`: nodes that may run (a model's tool roster), drawn grey until they do."""
