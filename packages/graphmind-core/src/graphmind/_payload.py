@@ -1,0 +1,103 @@
+"""Oversized payloads: a value whose JSON is over 512 KB leaves the app as a preview.
+
+The marker (docs/protocol.md, "Oversized payloads")::
+
+    {"$graphmind": "truncated", "bytes": <UTF-8 size of the full JSON text>,
+     "preview": "<the first 65,536 characters of that JSON text>"}
+
+Python strings are code points, so slicing never splits a character; `to_jsonable` has already
+replaced lone surrogates, so the preview never carries one.
+
+Encoding every payload to measure it would double the JSON cost of every event, so `fits` first
+walks the value adding up an upper bound of its encoded size and stops as soon as the bound is
+proven small; only values that might be big are encoded for real.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+__all__ = ["MAX_PAYLOAD_BYTES", "PREVIEW_CHARS", "encoded_size", "fits", "shrink_oversized", "shrink_text"]
+
+MAX_PAYLOAD_BYTES = 524_288
+PREVIEW_CHARS = 65_536
+TRUNCATED = "truncated"
+
+_encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+# The C string encoder json.dumps uses (falls back to the pure-Python one where C is missing).
+_encode_str = json.encoder.encode_basestring  # type: ignore[attr-defined]
+# Worst case bytes per code point in JSON text: a control character escaped as \u00XX.
+_WORST = 6
+
+
+def _str_bound(text: str) -> int:
+    return _WORST * len(text) + 3
+
+
+def fits(value: Any, limit: int = MAX_PAYLOAD_BYTES) -> bool:
+    """True when `value`'s compact JSON encoding is certainly at most `limit` UTF-8 bytes.
+
+    False means "maybe larger": the caller measures exactly. `value` must be JSON-safe.
+    """
+    total = 0
+    stack = [value]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    while stack:
+        v = pop()
+        t = type(v)
+        if t is str:
+            total += _WORST * len(v) + 3
+        elif t is dict:
+            total += 2
+            for k, x in v.items():
+                total += _WORST * len(k) + 4
+                push(x)
+        elif t is list:
+            total += 2
+            extend(v)
+        elif t is int:
+            total += 22 if -(10**20) < v < 10**20 else len(int.__repr__(v)) + 2
+        else:  # float (at most 24 characters), bool, None
+            total += 26
+        if total > limit:
+            return False
+    return True
+
+
+def encoded_size(value: Any) -> tuple[int, str]:
+    """(UTF-8 size, JSON text) of `value`'s compact encoding, as the transport will write it."""
+    text = _encoder.encode(value)
+    if text.isascii():
+        return len(text), text
+    return len(text.encode("utf-8", "surrogatepass")), text
+
+
+def shrink_oversized(value: Any) -> Any:
+    """`value` unchanged, or the truncated marker when its JSON is over MAX_PAYLOAD_BYTES."""
+    if fits(value):
+        return value
+    try:
+        size, text = encoded_size(value)
+    except (TypeError, ValueError, RecursionError):
+        # Not JSON-safe after all (a caller skipped to_jsonable); measure what the wire would carry.
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=repr)
+        size = len(text.encode("utf-8", "surrogatepass"))
+    if size <= MAX_PAYLOAD_BYTES:
+        return value
+    return {"$graphmind": TRUNCATED, "bytes": size, "preview": text[:PREVIEW_CHARS]}
+
+
+def shrink_text(text: str) -> tuple[str, int] | None:
+    """For a streamed delta's text: None when it fits, else (the cut text, full JSON size in bytes).
+
+    A delta keeps `v` a string (viewers concatenate deltas), so its cut is the first PREVIEW_CHARS
+    characters of the text itself, not of its JSON spelling.
+    """
+    if _str_bound(text) <= MAX_PAYLOAD_BYTES:
+        return None
+    encoded = _encode_str(text)
+    size = len(encoded) if encoded.isascii() else len(encoded.encode("utf-8", "surrogatepass"))
+    if size <= MAX_PAYLOAD_BYTES:
+        return None
+    return text[:PREVIEW_CHARS], size

@@ -1,0 +1,255 @@
+"""The one pass every event goes through before it is buffered: snapshot, redact, shrink.
+
+In: an event dict as the engine builds it. Identity fields (type, seq, ts, runId, nodeId, …) are
+plain scalars; payload fields (input, output, deltas, attrs, …) may hold any Python value.
+Out: a new dict that `json.dumps(allow_nan=False)` accepts, or None when the event is dropped.
+
+Redaction (docs/protocol.md, "Redaction"; the byte-exact cases are
+tests/fixtures/redaction-conformance.json, explained in docs/redaction-conformance.md):
+
+- ``input`` is replaced by ``"__REDACTED__"`` under hide_inputs, or hide_tool_args on a tool node;
+- ``output`` (and ``value``) under hide_outputs, or hide_tool_results on a tool node;
+- a streamed delta keeps only its length (``{"t", "v": "", "chars"}`` plus toolCallId/toolName)
+  under hide_outputs (every delta), hide_inputs / hide_tool_args (``tool-args`` deltas), or
+  hide_tool_results (every delta of a tool node);
+- ``error`` is never redacted.
+
+The event then carries ``"redaction": {"count", "keys"}``, appended after its other fields. When a
+switch is on and a payload cannot be read (a getter or ``__iter__`` raises, a malformed ``deltas``),
+every hideable field on the event is hidden (``deltas: []``) and ``redaction.failed`` is true: a
+value that cannot be read safely is not sent raw. When an identity field cannot be read, the event
+is dropped with one (rate-limited) warning. `process` never raises.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from ._jsonsafe import clean_str, describe_exception, json_key, to_jsonable
+from ._payload import TRUNCATED, shrink_oversized, shrink_text
+from ._redaction import PLACEHOLDER, RedactionSwitches
+
+__all__ = ["HIDEABLE_ORDER", "IDENTITY_FIELDS", "EventPipeline"]
+
+# Fields whose unreadability makes the event meaningless: it is dropped.
+IDENTITY_FIELDS = frozenset(
+    {"type", "seq", "ts", "runId", "nodeId", "instanceId", "kind", "name", "gateId", "gate", "parentInstanceId"}
+)
+# Payloads that are measured and shrunk when oversized.
+_SHRUNK = frozenset({"input", "output", "value", "attrs", "meta"})
+# Order of `redaction.keys`, whatever the order of the fields in the event.
+HIDEABLE_ORDER = ("input", "output", "value", "deltas")
+_INPUT_LIKE = frozenset({"input"})
+_OUTPUT_LIKE = frozenset({"output", "value"})
+_DELTA_IDS = ("toolCallId", "toolName")
+TOOL_ARGS = "tool-args"
+DROP_WARN_INTERVAL = 60.0
+
+
+class _Malformed(Exception):
+    """A deltas value that is not a list of {t: str, v: str} objects."""
+
+
+class _Unreadable(Exception):
+    """An identity field could not be read: the event is dropped."""
+
+    def __init__(self, field: str, cause: BaseException) -> None:
+        super().__init__(field)
+        self.field = field
+        self.cause = cause
+
+
+def _scalar(v: Any) -> bool:
+    t = type(v)
+    return t is int or t is bool or v is None or (t is float and math.isfinite(v)) or (t is str and v.isascii())
+
+
+class EventPipeline:
+    def __init__(self, switches: RedactionSwitches, warn: Callable[[str], None]) -> None:
+        self._switches = switches
+        self._any = switches.any
+        self._warn = warn
+        self._lock = threading.Lock()
+        self._last_warning = -math.inf
+        self._unreported = 0
+        self.dropped = 0
+
+    @property
+    def switches(self) -> RedactionSwitches:
+        return self._switches
+
+    def process(self, event: dict[str, Any]) -> dict[str, Any] | None:
+        try:
+            if type(event) is not dict:
+                event = dict(event.items())
+            if self._any:
+                return self._redacting(event)
+            return self._plain(event)
+        except _Unreadable as exc:
+            self._drop(event, f"its {exc.field!r} field could not be read ({describe_exception(exc.cause)})")
+        except Exception as exc:
+            self._drop(event, f"it could not be read ({type(exc).__name__})")
+        return None
+
+    # ---- no switch: snapshot and shrink ------------------------------------------------------
+    def _plain(self, event: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for k, v in event.items():
+            if type(k) is not str or not k.isascii():
+                k = self._key(k)
+            if k in _SHRUNK:
+                out[k] = shrink_oversized(to_jsonable(v))
+            elif _scalar(v):
+                out[k] = v
+            elif k in IDENTITY_FIELDS:
+                out[k] = self._identity(k, v)
+            elif k == "deltas":
+                out[k] = _plain_deltas(to_jsonable(v))
+            elif k != "redaction":
+                out[k] = to_jsonable(v)
+        return out
+
+    # ---- a switch is on ----------------------------------------------------------------------
+    def _redacting(self, event: dict[str, Any]) -> dict[str, Any]:
+        sw = self._switches
+        pairs = [(k if type(k) is str and k.isascii() else self._key(k), v) for k, v in event.items()]
+        kind = None
+        node_id = None
+        for k, v in pairs:
+            if k == "kind":
+                kind = v
+            elif k == "nodeId":
+                node_id = v
+        tool = kind == "tool" if kind is not None else (type(node_id) is str and node_id.startswith("tool:"))
+        hide_in = sw.hide_inputs or (tool and sw.hide_tool_args)
+        hide_out = sw.hide_outputs or (tool and sw.hide_tool_results)
+
+        out: dict[str, Any] = {}
+        hidden: dict[str, int] = {}
+        failed = False
+        for k, v in pairs:
+            if k in _INPUT_LIKE or k in _OUTPUT_LIKE:
+                if hide_in if k in _INPUT_LIKE else hide_out:
+                    out[k] = PLACEHOLDER  # never read: nothing to fail, nothing to leak
+                    hidden[k] = 1
+                    continue
+                try:
+                    out[k] = shrink_oversized(to_jsonable(v, strict=True))
+                except Exception:
+                    out[k] = PLACEHOLDER
+                    failed = True
+            elif k == "deltas":
+                try:
+                    out[k], n = self._redact_deltas(v, tool)
+                except Exception:
+                    out[k] = []
+                    failed = True
+                    continue
+                if n:
+                    hidden[k] = n
+            elif _scalar(v):
+                out[k] = v
+            elif k in IDENTITY_FIELDS:
+                out[k] = self._identity(k, v)
+            elif k in _SHRUNK:
+                out[k] = shrink_oversized(to_jsonable(v))
+            elif k != "redaction":
+                out[k] = to_jsonable(v)  # error, usage, loop, …: never redacted
+
+        if failed:
+            present = [k for k in HIDEABLE_ORDER if k in out]
+            for k in present:
+                out[k] = [] if k == "deltas" else PLACEHOLDER
+            out["redaction"] = {"count": len(present), "keys": present, "failed": True}
+        elif hidden:
+            order = [k for k in HIDEABLE_ORDER if k in hidden]
+            out["redaction"] = {"count": sum(hidden.values()), "keys": order}
+        return out
+
+    def _redact_deltas(self, deltas: Any, tool: bool) -> tuple[list[Any], int]:
+        """(deltas as sent, how many had their text hidden). Raises on a malformed list."""
+        sw = self._switches
+        hide_all = sw.hide_outputs or (tool and sw.hide_tool_results)
+        hide_args = sw.hide_inputs or sw.hide_tool_args
+        if not isinstance(deltas, (list, tuple)):
+            raise _Malformed("deltas is not a list")
+        out: list[Any] = []
+        hidden = 0
+        for raw in deltas:
+            if type(raw) is not dict:
+                if not isinstance(raw, Mapping):
+                    raise _Malformed("a delta is not an object")
+                raw = dict(raw.items())
+            delta = {k if type(k) is str else json_key(k): v for k, v in raw.items()}
+            t, v = delta.get("t"), delta.get("v")
+            if not isinstance(t, str) or not isinstance(v, str):
+                raise _Malformed("a delta has no string t and v")
+            if hide_all or (hide_args and t == TOOL_ARGS):
+                kept: dict[str, Any] = {"t": clean_str(str(t)), "v": "", "chars": len(v)}
+                for name in _DELTA_IDS:
+                    if name in delta:
+                        kept[name] = to_jsonable(delta[name], strict=True)
+                out.append(kept)
+                hidden += 1
+            else:
+                out.append(_shrink_delta(to_jsonable(delta, strict=True)))
+        return out, hidden
+
+    # ---- helpers -----------------------------------------------------------------------------
+    def _key(self, key: Any) -> str:
+        try:
+            return json_key(key)
+        except Exception as exc:
+            raise _Unreadable("<key>", exc) from exc
+
+    def _identity(self, field: str, value: Any) -> Any:
+        try:
+            return to_jsonable(value, strict=True)
+        except Exception as exc:
+            raise _Unreadable(field, exc) from exc
+
+    def _drop(self, event: Any, why: str) -> None:
+        """Count the drop; warn at once the first time, then at most once a minute."""
+        try:
+            kind = event.get("type") if isinstance(event, dict) else None
+            label = f"a {kind}" if type(kind) is str else "an"
+        except Exception:
+            label = "an"
+        with self._lock:
+            self.dropped += 1
+            self._unreported += 1
+            now = time.monotonic()
+            if now - self._last_warning < DROP_WARN_INTERVAL:
+                return
+            self._last_warning = now
+            more = self._unreported - 1
+            self._unreported = 0
+        extra = f" ({more} more dropped since the last warning)" if more > 0 else ""
+        message = (
+            f"[graphmind] dropped {label} event: {why}{extra}. The app call is unaffected; "
+            "the debugger will not show this event. Please report it with the adapter's name."
+        )
+        with contextlib.suppress(Exception):
+            self._warn(message)
+
+
+def _plain_deltas(deltas: Any) -> Any:
+    """Deltas with no switch on: as given (already JSON-safe), only oversized texts cut."""
+    if type(deltas) is not list:
+        return deltas
+    return [_shrink_delta(d) for d in deltas]
+
+
+def _shrink_delta(delta: Any) -> Any:
+    if type(delta) is dict:
+        v = delta.get("v")
+        if type(v) is str:
+            cut = shrink_text(v)
+            if cut is not None:
+                return {**delta, "v": cut[0], "$graphmind": TRUNCATED, "bytes": cut[1]}
+    return delta

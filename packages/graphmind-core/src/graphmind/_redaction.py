@@ -1,0 +1,91 @@
+"""The four "recording less" switches: which values the app must never send.
+
+Env: ``GRAPHMIND_HIDE_INPUTS`` / ``_OUTPUTS`` / ``_TOOL_ARGS`` / ``_TOOL_RESULTS`` = ``1`` or
+``true`` (any case, surrounding spaces ignored); anything else is off. Options: ``hide_inputs`` …
+``hide_tool_results`` = True, 1, "1" or "true". Either source turning a switch on turns it on: an
+option cannot undo what the environment asked for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["PLACEHOLDER", "SWITCHES", "RedactionSwitches", "resolve_redaction_switches"]
+
+PLACEHOLDER = "__REDACTED__"
+
+# (option name, environment variable)
+SWITCHES: tuple[tuple[str, str], ...] = (
+    ("hide_inputs", "GRAPHMIND_HIDE_INPUTS"),
+    ("hide_outputs", "GRAPHMIND_HIDE_OUTPUTS"),
+    ("hide_tool_args", "GRAPHMIND_HIDE_TOOL_ARGS"),
+    ("hide_tool_results", "GRAPHMIND_HIDE_TOOL_RESULTS"),
+)
+_ON_TEXT = ("1", "true")
+_OFF_TEXT = ("", "0", "false")
+
+
+@dataclass(frozen=True)
+class RedactionSwitches:
+    hide_inputs: bool = False
+    hide_outputs: bool = False
+    hide_tool_args: bool = False
+    hide_tool_results: bool = False
+
+    @property
+    def any(self) -> bool:
+        return self.hide_inputs or self.hide_outputs or self.hide_tool_args or self.hide_tool_results
+
+    def as_dict(self) -> dict[str, bool]:
+        return {
+            "hide_inputs": self.hide_inputs,
+            "hide_outputs": self.hide_outputs,
+            "hide_tool_args": self.hide_tool_args,
+            "hide_tool_results": self.hide_tool_results,
+        }
+
+    @classmethod
+    def from_wire(cls, switches: Mapping[str, Any]) -> RedactionSwitches:
+        """From the camelCase names used by the conformance fixture (``hideInputs`` …)."""
+        return cls(
+            hide_inputs=bool(switches.get("hideInputs", False)),
+            hide_outputs=bool(switches.get("hideOutputs", False)),
+            hide_tool_args=bool(switches.get("hideToolArgs", False)),
+            hide_tool_results=bool(switches.get("hideToolResults", False)),
+        )
+
+
+def env_switch_on(raw: str | None) -> bool:
+    return raw is not None and raw.strip().lower() in _ON_TEXT
+
+
+def option_switch_on(name: str, value: Any) -> bool:
+    """True for True, 1, "1", "true"; False for False, 0, None, "", "0", "false".
+
+    Anything else is a mistake we refuse loudly rather than read as "off": a config file that spells
+    the switch oddly must not quietly record what it meant to hide.
+    """
+    if value is None or value is False or value is True:
+        return bool(value)
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in _ON_TEXT:
+            return True
+        if text in _OFF_TEXT:
+            return False
+    raise ValueError(
+        f"{name}={value!r} is not understood: pass True or False (1, '1' and 'true' also mean on)"
+    )
+
+
+def resolve_redaction_switches(options: Mapping[str, Any], environ: Mapping[str, str]) -> RedactionSwitches:
+    """Switches in effect: a switch is on when the option or the environment turns it on."""
+    values = {
+        name: option_switch_on(name, options.get(name)) or env_switch_on(environ.get(var))
+        for name, var in SWITCHES
+    }
+    return RedactionSwitches(**values)
