@@ -1,0 +1,74 @@
+// Debug controls: step mode, pause-on-error, Pause, and the breakpoint set. They change the hub's
+// debug state (PUT /api/debug), so every attached app sees them; the page redraws from the
+// `debug` frame the hub sends back, never from its own guess.
+
+import { api, errorText } from "./api.js";
+import { h } from "./frame.js";
+import { store } from "./state.js";
+
+const KINDS = ["tool", "llm", "chain", "retriever", "agent", "custom"];
+
+export class DebugControls {
+  constructor(el, { onDebug }) {
+    this.el = el;
+    this.onDebug = onDebug;
+    this.step = h("button", { type: "button", class: "toggle", "aria-pressed": "false",
+      title: "Hold at every before and after gate (s)", onclick: () => this.setMode(store.debug.mode === "step" ? "run" : "step") },
+    "Step mode");
+    this.poe = h("select", { id: "pause-on-error" });
+    for (const [v, label] of [["on", "every node"], ["off", "off"], ...KINDS.map((k) => [k, `${k} only`])]) {
+      this.poe.append(h("option", { value: v }, label));
+    }
+    this.poe.addEventListener("change", () => this.put({ pauseOnError: this.poe.value }));
+    this.pauseBtn = h("button", { type: "button", title: "Hold the next gate reached, in any run (p)",
+      onclick: () => this.pause() }, "Pause");
+    this.bpInfo = h("span", { class: "bp-info" });
+    this.clearBtn = h("button", { type: "button", class: "ghost", onclick: () => this.put({ breakpoints: [] }) }, "Clear breakpoints");
+    this.msg = h("span", { class: "debug-msg", role: "status" });
+    el.append(this.pauseBtn, this.step,
+      h("label", { class: "poe", for: "pause-on-error" }, "Pause on error"), this.poe,
+      this.bpInfo, this.clearBtn, this.msg);
+  }
+
+  render() {
+    const d = store.debug;
+    this.step.setAttribute("aria-pressed", d.mode === "step" ? "true" : "false");
+    this.step.classList.toggle("on", d.mode === "step");
+    const v = String(d.pauseOnError ?? "on");
+    if (![...this.poe.options].some((o) => o.value === v)) this.poe.append(h("option", { value: v }, `${v} only`));
+    this.poe.value = v;
+    const n = d.breakpoints.length;
+    this.bpInfo.textContent = n ? `${n} breakpoint${n === 1 ? "" : "s"}` : "";
+    this.clearBtn.hidden = n === 0;
+  }
+
+  async put(patch) {
+    this.msg.textContent = "";
+    const res = await api.putDebug(patch);
+    if (!res.ok) {
+      this.msg.textContent = errorText(res);
+      return false;
+    }
+    // The hub answers with the new state; the `debug` frame carries it too.
+    if (res.body && Array.isArray(res.body.breakpoints)) this.onDebug(res.body);
+    if (res.body && Array.isArray(res.body.pending) && res.body.pending.length) {
+      this.msg.textContent = `not yet confirmed by ${res.body.pending.length} app(s)`;
+    }
+    return true;
+  }
+
+  setMode(mode) {
+    return this.put({ mode });
+  }
+
+  toggleBreakpoint(nodeId, gate, on) {
+    const rest = store.debug.breakpoints.filter((b) => !(b.nodeId === nodeId && b.gate === gate));
+    return this.put({ breakpoints: on ? [...rest, { nodeId, gate }] : rest });
+  }
+
+  async pause(runId) {
+    this.msg.textContent = "";
+    const res = await api.pause(runId);
+    this.msg.textContent = res.ok ? "pausing at the next gate…" : errorText(res);
+  }
+}

@@ -1,0 +1,169 @@
+// Node detail: the node's executions, and for the chosen one its input and output as collapsible
+// JSON, streamed tokens as they arrive, usage, ran and held time, and the breakpoint toggles.
+
+import { h } from "./frame.js";
+import { hiddenBy, ms, clock, REDACTED } from "./format.js";
+import { hiddenChip, jsonView } from "./json.js";
+import { store, isBreakpoint } from "./state.js";
+
+const LIST_LIMIT = 100;
+
+export class DetailView {
+  constructor(el, { onToggleBreakpoint, onSelectExec, onClose }) {
+    this.el = el;
+    this.onToggleBreakpoint = onToggleBreakpoint;
+    this.onSelectExec = onSelectExec;
+    this.onClose = onClose;
+    this.sig = "";
+    this.execSig = "";
+    this.showAll = false;
+  }
+
+  /** Full redraw of the panel for the selected node. */
+  render() {
+    const m = store.model;
+    const n = m && store.selectedNode ? m.nodes.get(store.selectedNode) : null;
+    if (!n) {
+      this.el.hidden = true;
+      this.el.replaceChildren();
+      this.sig = "";
+      return;
+    }
+    this.el.hidden = false;
+    const x = this.currentExec(m, n);
+    this.sig = this.signature(n, x);
+    this.execSig = x ? execSignature(x) : "";
+    const head = h("div", { class: "d-head" },
+      h("div", null, h("h2", null, n.name), h("span", { class: "muted" }, `${n.kind} · ${n.nodeId}`)),
+      h("button", { class: "ghost", type: "button", "aria-label": "Close node detail", onclick: () => this.onClose() }, "×"));
+    const status = h("p", { class: `d-status state-${n.status}` },
+      h("span", { class: "pill" }, n.ungated ? `${n.status} · ungated` : n.status),
+      ` ${n.executions} execution${n.executions === 1 ? "" : "s"}`);
+    this.el.replaceChildren(head, status, this.breakpoints(n), this.execList(n, x), this.execBox = h("div", { class: "d-exec" }));
+    this.renderExec(x);
+  }
+
+  /** Cheap per-frame update: only the streamed text when nothing else changed. */
+  update(dirty) {
+    const m = store.model;
+    const n = m && store.selectedNode ? m.nodes.get(store.selectedNode) : null;
+    if (!n) {
+      if (!this.el.hidden) this.render();
+      return;
+    }
+    const x = this.currentExec(m, n);
+    if (this.signature(n, x) !== this.sig) {
+      this.render();
+      return;
+    }
+    if (x && dirty && dirty.has(x.key)) {
+      if (execSignature(x) !== this.execSig) {
+        this.execSig = execSignature(x);
+        this.renderExec(x);
+      } else {
+        this.updateTokens(x);
+      }
+    }
+  }
+
+  currentExec(m, n) {
+    const x = store.selectedExec ? m.execs.get(store.selectedExec) : null;
+    return x && x.nodeId === n.nodeId ? x : n.latest;
+  }
+
+  signature(n, x) {
+    return [n.nodeId, n.executions, n.status, n.ungated, x ? x.key : "",
+      JSON.stringify(store.debug.breakpoints.filter((b) => b.nodeId === n.nodeId)), this.showAll].join("|");
+  }
+
+  breakpoints(n) {
+    const box = h("fieldset", { class: "d-bps" }, h("legend", null, "Breakpoints"));
+    for (const [gate, label] of [["before", "Break before"], ["after", "Break after"], ["error", "Break on error"]]) {
+      const input = h("input", { type: "checkbox", checked: isBreakpoint(n.nodeId, gate) });
+      input.addEventListener("change", () => this.onToggleBreakpoint(n.nodeId, gate, input.checked));
+      box.append(h("label", null, input, ` ${label}`));
+    }
+    return box;
+  }
+
+  execList(n, current) {
+    const wrap = h("div", { class: "d-execs" });
+    if (!n.execs.length) {
+      wrap.append(h("p", { class: "muted" }, n.hinted ? "Offered to the model; has not run yet." : "No executions loaded yet."));
+      return wrap;
+    }
+    const list = h("ol", { class: "d-exec-list", "aria-label": "Executions" });
+    const all = n.execs;
+    const shown = this.showAll ? all : all.slice(-LIST_LIMIT);
+    for (let i = shown.length - 1; i >= 0; i--) {
+      const x = shown[i];
+      const ran = x.durationMs !== null ? ms(x.durationMs - (x.heldMs || 0)) : "running";
+      const li = h("li", null, h("button", { type: "button", class: `d-exec-item state-${x.status}${x === current ? " selected" : ""}`,
+        "aria-current": x === current ? "true" : null, onclick: () => this.onSelectExec(x.key) },
+        h("span", { class: "tl-state" }, x.status), ` #${all.indexOf(x) + 1} · ${clock(x.startTs)} · ${ran}`));
+      list.append(li);
+    }
+    wrap.append(list);
+    if (all.length > shown.length) {
+      wrap.append(h("button", { type: "button", class: "link", onclick: () => { this.showAll = true; this.render(); } },
+        `Show all ${all.length}`));
+    }
+    return wrap;
+  }
+
+  renderExec(x) {
+    const box = this.execBox;
+    if (!box) return;
+    box.replaceChildren();
+    if (!x) return;
+    const ran = x.durationMs !== null ? x.durationMs - (x.heldMs || 0) : null;
+    const facts = h("dl", { class: "facts" },
+      h("dt", null, "Status"), h("dd", { class: `state-${x.status}` }, x.status + (x.injected ? " (value from the debugger)" : "")),
+      h("dt", null, "Started"), h("dd", null, clock(x.startTs)),
+      h("dt", null, "Ran"), h("dd", { class: "d-ran" }, ran === null ? "still running" : ms(ran)),
+      h("dt", null, "Held"), h("dd", { class: "d-held" }, ms(x.heldMs || 0)),
+      h("dt", null, "Instance"), h("dd", { class: "mono" }, x.instanceId));
+    if (x.usage) {
+      const u = x.usage;
+      facts.append(h("dt", null, "Tokens"), h("dd", { class: "d-usage" },
+        `${u.inputTokens ?? "–"} in · ${u.outputTokens ?? "–"} out · ${u.totalTokens ?? "–"} total`));
+    }
+    if (x.attrs && x.attrs.model) facts.append(h("dt", null, "Model"), h("dd", null, String(x.attrs.model)));
+    if (x.cutShort) facts.append(h("dt", null, "Stream"), h("dd", null, "cut short by the app"));
+    box.append(facts);
+    if (x.resumes.length) {
+      box.append(h("p", { class: "muted" }, "Gates: ", x.resumes.map((r) => `${r.gate} → ${r.action} (${r.by || "hub"})`).join(", ")));
+    }
+    if (x.redaction && x.redaction.failed) box.append(h("p", null, h("span", { class: "chip hidden-chip" }, "hidden: the app could not read this value safely")));
+    box.append(h("h3", null, "Input"), jsonView(x.input, hiddenBy(x.kind, "input"), 1));
+    box.append(this.tokenBox = h("div", { class: "d-tokens" }));
+    this.updateTokens(x);
+    if (x.error) {
+      box.append(h("h3", null, "Error"), h("pre", { class: "d-error" }, `${x.error.name || "Error"}: ${x.error.message || ""}`),
+        x.error.stack ? h("details", null, h("summary", null, "Stack"), h("pre", { class: "d-stack" }, x.error.stack)) : null);
+    }
+    if (x.output !== undefined || x.status === "ok" || x.status === "injected") {
+      box.append(h("h3", null, "Output"), jsonView(x.output, hiddenBy(x.kind, "output"), 1));
+    }
+  }
+
+  updateTokens(x) {
+    const box = this.tokenBox;
+    if (!box) return;
+    const parts = [];
+    for (const [slot, label, which] of [["reasoning", "Reasoning", "output"], ["text", "Streamed text", "output"], ["toolArgs", "Tool arguments", "toolArgs"]]) {
+      const text = x.tokens[slot];
+      const hidden = x.hiddenChars[slot];
+      if (!text && !hidden) continue;
+      const pre = h("pre", { class: `d-stream stream-${slot}`, "aria-live": x.endTs ? null : "polite" }, text);
+      parts.push(h("h3", null, label), pre);
+      if (hidden) parts.push(h("p", null, hiddenChip(hiddenBy(x.kind, which)), h("span", { class: "muted" }, ` ${hidden} characters`)));
+    }
+    if (!parts.length && x.status === "running" && x.kind === "llm") parts.push(h("p", { class: "muted" }, "waiting for tokens…"));
+    box.replaceChildren(...parts);
+  }
+}
+
+function execSignature(x) {
+  return [x.status, x.endTs, x.gate ? x.gate.gateId : "", x.resumes.length, x.input === REDACTED, x.usage ? 1 : 0].join("|");
+}

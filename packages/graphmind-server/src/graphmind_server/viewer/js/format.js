@@ -1,0 +1,85 @@
+// Words and numbers as the page shows them.
+
+export const REDACTED = "__REDACTED__";
+
+export function ms(v) {
+  if (v === null || v === undefined || Number.isNaN(v)) return "–";
+  if (v === 0) return "0 ms";
+  if (v < 1) return `${v.toFixed(2)} ms`;
+  if (v < 1000) return `${Math.round(v)} ms`;
+  if (v < 60000) return `${(v / 1000).toFixed(v < 10000 ? 2 : 1)} s`;
+  const m = Math.floor(v / 60000);
+  return `${m} min ${Math.round((v % 60000) / 1000)} s`;
+}
+
+export function clock(ts) {
+  if (!ts) return "–";
+  const d = new Date(ts);
+  return d.toLocaleTimeString([], { hour12: false });
+}
+
+export function ago(ts, now = Date.now()) {
+  if (!ts) return "";
+  const s = Math.max(0, Math.round((now - ts) / 1000));
+  if (s < 60) return `${s}s ago`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ago`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h ago`;
+  return new Date(ts).toLocaleDateString();
+}
+
+/** The pause card's reason in words. */
+export function reasonText(gate) {
+  switch (gate.reason) {
+    case "breakpoint":
+      return "Breakpoint";
+    case "step":
+      return "Step";
+    case "error": {
+      const msg = gate.error && (gate.error.message || gate.error.name);
+      return `Error: ${msg || "the call raised"}`;
+    }
+    case "loop": {
+      const n = (gate.loop && gate.loop.repeats) || 3;
+      return `Loop: ${n}× ${gate.name || gate.nodeId} with identical arguments`;
+    }
+    case "pause":
+      return "Paused";
+    default:
+      return gate.reason ? String(gate.reason) : "Held";
+  }
+}
+
+export function gateText(gate) {
+  return gate === "before" ? "before the call" : gate === "after" ? "after the call" : gate === "error" ? "on error" : gate;
+}
+
+/** Which GRAPHMIND_HIDE_* switch hid a value: names both when either could have. */
+export function hiddenBy(kind, which) {
+  const tool = kind === "tool";
+  if (which === "input") return tool ? "GRAPHMIND_HIDE_INPUTS or GRAPHMIND_HIDE_TOOL_ARGS" : "GRAPHMIND_HIDE_INPUTS";
+  if (which === "toolArgs") return "GRAPHMIND_HIDE_INPUTS or GRAPHMIND_HIDE_TOOL_ARGS";
+  return tool ? "GRAPHMIND_HIDE_OUTPUTS or GRAPHMIND_HIDE_TOOL_RESULTS" : "GRAPHMIND_HIDE_OUTPUTS";
+}
+
+export function containsRedacted(value) {
+  if (value === REDACTED) return true;
+  if (Array.isArray(value)) return value.some(containsRedacted);
+  if (value && typeof value === "object") {
+    for (const [k, v] of Object.entries(value)) {
+      if (k === REDACTED || containsRedacted(v)) return true;
+    }
+  }
+  return false;
+}
+
+export const STATUS_TEXT = {
+  pending: "pending",
+  running: "running",
+  held: "held",
+  ok: "ok",
+  error: "error",
+  injected: "injected",
+  aborted: "aborted",
+  finished: "finished",
+  abandoned: "abandoned",
+};

@@ -1,0 +1,174 @@
+// The run's graph: positioned boxes over an SVG edge layer. The agent sits on top, `llm:step`
+// below it, one box per tool in a row below that, other kinds (retriever, chain, custom) beside
+// the model row. Layout runs only when the set of nodes changes; a state change touches one box.
+
+import { h } from "./frame.js";
+import { store, isBreakpoint } from "./state.js";
+
+const W = 168;
+const H = 66;
+const GAP_X = 20;
+const GAP_Y = 54;
+const PAD = 20;
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+export class GraphView {
+  constructor(onSelect) {
+    this.onSelect = onSelect;
+    this.el = h("div", { class: "graph", role: "group", "aria-label": "Graph" });
+    this.canvas = h("div", { class: "graph-canvas" });
+    this.svg = document.createElementNS(SVG_NS, "svg");
+    this.svg.setAttribute("class", "graph-edges");
+    this.svg.setAttribute("aria-hidden", "true");
+    this.canvas.append(this.svg);
+    this.el.append(this.canvas);
+    this.boxes = new Map();
+    this.layoutKey = "";
+    this.width = 0;
+    this.model = null;
+    // The space for the graph changes when the detail panel opens or the window resizes.
+    new ResizeObserver(() => {
+      if (this.model && Math.abs((this.el.parentElement?.clientWidth || 0) - this.width) > 40) {
+        this.layoutKey = "";
+        this.render(this.model, null);
+      }
+    }).observe(this.el);
+  }
+
+  /** Redraw what changed: all boxes after a layout, else only the dirty ones. */
+  render(model, dirtyNodes) {
+    if (!model) return;
+    this.model = model;
+    const nodes = [...model.nodes.values()];
+    const key = nodes.map((n) => n.nodeId).join("\n");
+    const width = this.el.parentElement?.clientWidth || 800;
+    if (key !== this.layoutKey || Math.abs(width - this.width) > 40) {
+      this.layoutKey = key;
+      this.width = width;
+      this.layout(nodes, width);
+      for (const n of nodes) this.paint(n);
+      return;
+    }
+    for (const id of dirtyNodes || []) {
+      const n = model.nodes.get(id);
+      if (n) this.paint(n);
+    }
+  }
+
+  /** Repaint every box (selection or breakpoints changed). */
+  repaintAll(model) {
+    if (!model) return;
+    for (const n of model.nodes.values()) this.paint(n);
+  }
+
+  layout(nodes, width) {
+    const agents = nodes.filter((n) => n.kind === "agent");
+    const llms = nodes.filter((n) => n.kind === "llm");
+    const tools = nodes.filter((n) => n.kind === "tool");
+    const others = nodes.filter((n) => !["agent", "llm", "tool"].includes(n.kind));
+    const perRow = Math.max(2, Math.floor((width - 2 * PAD + GAP_X) / (W + GAP_X)));
+    const rows = [];
+    if (agents.length) rows.push(agents);
+    const middle = [...llms, ...others];
+    if (middle.length) rows.push(...chunk(middle, perRow));
+    if (tools.length) rows.push(...chunk(tools, perRow));
+    const widest = Math.max(1, ...rows.map((r) => r.length));
+    const totalW = Math.max(width - 2, 2 * PAD + widest * W + (widest - 1) * GAP_X);
+    const pos = new Map();
+    rows.forEach((row, i) => {
+      const rowW = row.length * W + (row.length - 1) * GAP_X;
+      const x0 = (totalW - rowW) / 2;
+      row.forEach((n, j) => pos.set(n.nodeId, { x: x0 + j * (W + GAP_X), y: PAD + i * (H + GAP_Y) }));
+    });
+    const totalH = PAD * 2 + rows.length * H + Math.max(0, rows.length - 1) * GAP_Y;
+    this.canvas.style.width = `${totalW}px`;
+    this.canvas.style.height = `${totalH}px`;
+    this.svg.setAttribute("width", String(totalW));
+    this.svg.setAttribute("height", String(totalH));
+
+    // Boxes: keep the existing element of a node, drop the ones that went away.
+    const keep = new Set(nodes.map((n) => n.nodeId));
+    for (const [id, el] of this.boxes) {
+      if (!keep.has(id)) {
+        el.remove();
+        this.boxes.delete(id);
+      }
+    }
+    for (const n of nodes) {
+      let el = this.boxes.get(n.nodeId);
+      if (!el) {
+        el = this.box(n);
+        this.boxes.set(n.nodeId, el);
+        this.canvas.append(el);
+      }
+      const p = pos.get(n.nodeId);
+      el.style.transform = `translate(${p.x}px, ${p.y}px)`;
+    }
+
+    // Edges: agent → model step → tools; agent → other kinds. Without a model node the agent
+    // feeds the tools directly.
+    const edges = [];
+    const top = agents[0];
+    const toolParents = llms.length ? llms : top ? [top] : [];
+    if (top) for (const n of [...llms, ...others]) edges.push([top, n]);
+    for (const p of toolParents) for (const t of tools) edges.push([p, t]);
+    this.svg.replaceChildren();
+    for (const [a, b] of edges) {
+      const pa = pos.get(a.nodeId);
+      const pb = pos.get(b.nodeId);
+      const x1 = pa.x + W / 2;
+      const y1 = pa.y + H;
+      const x2 = pb.x + W / 2;
+      const y2 = pb.y;
+      const my = (y1 + y2) / 2;
+      const path = document.createElementNS(SVG_NS, "path");
+      path.setAttribute("d", `M${x1},${y1} C${x1},${my} ${x2},${my} ${x2},${y2}`);
+      path.setAttribute("class", "edge");
+      path.dataset.to = b.nodeId;
+      this.svg.append(path);
+    }
+  }
+
+  box(n) {
+    const el = h("button", { class: "gnode", type: "button", dataset: { nodeId: n.nodeId } },
+      h("span", { class: "g-name" }),
+      h("span", { class: "g-kind" }),
+      h("span", { class: "g-count" }),
+      h("span", { class: "g-state" }),
+      h("span", { class: "g-bp", "aria-hidden": "true" }));
+    el.addEventListener("click", () => this.onSelect(n.nodeId));
+    return el;
+  }
+
+  paint(n) {
+    const el = this.boxes.get(n.nodeId);
+    if (!el) return;
+    const state = n.status === "pending" && !n.hinted && n.executions > 0 ? "ok" : n.status;
+    el.className = `gnode kind-${cls(n.kind)} state-${cls(state)}${n.ungated ? " ungated" : ""}${
+      store.selectedNode === n.nodeId ? " selected" : ""}`;
+    el.querySelector(".g-name").textContent = n.name;
+    el.querySelector(".g-kind").textContent = n.kind;
+    el.querySelector(".g-count").textContent = `×${n.executions}`;
+    el.querySelector(".g-state").textContent = n.ungated ? `${state} · ungated` : state;
+    const bps = ["before", "after", "error"].filter((g) => isBreakpoint(n.nodeId, g));
+    el.querySelector(".g-bp").textContent = bps.length ? "●" : "";
+    el.title = bps.length ? `breakpoint: ${bps.join(", ")}` : "";
+    el.setAttribute("aria-label", `${n.name}, ${n.kind}, ${n.executions} executions, ${state}${
+      n.ungated ? ", ungated" : ""}${bps.length ? `, breakpoint ${bps.join(" and ")}` : ""}`);
+    el.setAttribute("aria-pressed", store.selectedNode === n.nodeId ? "true" : "false");
+    // Edges into a node that never ran stay grey like the node.
+    for (const p of this.svg.querySelectorAll(`path[data-to="${CSS.escape(n.nodeId)}"]`)) {
+      p.classList.toggle("edge-live", n.executions > 0);
+    }
+  }
+}
+
+function chunk(list, size) {
+  const out = [];
+  for (let i = 0; i < list.length; i += size) out.push(list.slice(i, i + size));
+  return out;
+}
+
+function cls(s) {
+  return String(s || "").replace(/[^a-z0-9_-]/gi, "_");
+}

@@ -1,0 +1,299 @@
+// Wires the page together: the live feed and the REST API fill the store, views redraw from it
+// once per animation frame. A run opens from its node summary at once, then its events load in
+// pages in the background, folded in chunks so input is never blocked for long.
+
+import { api, errorText } from "./api.js";
+import { DebugControls } from "./debug.js";
+import { DetailView } from "./detail.js";
+import { schedule, yieldToBrowser } from "./frame.js";
+import { GatesView } from "./gates.js";
+import { installKeyboard, toggleHelp } from "./keyboard.js";
+import { LiveFeed } from "./live.js";
+import { RunModel, modelFromSummary } from "./model.js";
+import { RunsView } from "./runs.js";
+import { RunView } from "./runview.js";
+import { store, emit, on, setGates, addGate, removeGate } from "./state.js";
+
+const PAGE = 5000;
+const CHUNK = 1500;
+
+const $ = (id) => document.getElementById(id);
+const runsView = new RunsView($("runs"), { onFilter: () => schedule("runs", () => runsView.render()) });
+const debugControls = new DebugControls($("debug-controls"), { onDebug: (d) => setDebug(d) });
+const runView = new RunView($("run-view"), {
+  onSelectNode: (nodeId) => select(nodeId, null),
+  onSelectExec: (nodeId, key) => select(nodeId, key),
+  onPause: (runId) => debugControls.pause(runId),
+});
+const detail = new DetailView($("detail"), {
+  onToggleBreakpoint: (nodeId, gate, onOff) => debugControls.toggleBreakpoint(nodeId, gate, onOff),
+  onSelectExec: (key) => select(store.selectedNode, key),
+  onClose: () => select(null, null),
+});
+const gatesView = new GatesView($("gates"), { onOpenNode: (runId, nodeId) => go(runId, nodeId) });
+
+// ---- redraws ------------------------------------------------------------------------------
+on("runs", () => schedule("runs", () => runsView.render()));
+on("gates", () => {
+  schedule("gates", () => gatesView.render());
+  schedule("runs", () => runsView.render());
+  schedule("header", () => store.runId && runView.mounted && runView.renderHeader());
+});
+on("debug", () => {
+  schedule("debug", () => debugControls.render());
+  schedule("graph-all", () => runView.graph.repaintAll(store.model));
+  schedule("detail", () => detail.update());
+});
+on("model", () => schedule("model", renderModel));
+on("selection", () => {
+  schedule("graph-all", () => runView.graph.repaintAll(store.model));
+  schedule("detail", () => detail.render());
+  schedule("timeline", () => runView.timeline.render());
+});
+
+function renderModel() {
+  const m = store.model;
+  if (!m || !runView.mounted) return;
+  const dirty = m.takeDirty();
+  runView.graph.render(m, dirty.nodes);
+  if (dirty.order || dirty.execs.size) runView.timeline.render();
+  detail.update(dirty.execs);
+  runView.renderHeader();
+}
+
+function setDebug(d) {
+  if (!d || typeof d !== "object") return;
+  if (typeof d.version === "number" && d.version < (store.debug.version ?? 0)) return; // stale
+  store.debug = { breakpoints: [], mode: "run", pauseOnError: "on", ...d };
+  emit("debug");
+}
+
+// ---- the live feed --------------------------------------------------------------------------
+let helloSeen;
+const helloPromise = new Promise((resolve) => (helloSeen = resolve));
+let loadBuffer = null; // live events of the run being loaded, applied once its pages are in
+const liveTouched = new Set();
+
+const feed = new LiveFeed(onFrame, (state, detailText) => {
+  store.conn = { state, detail: detailText || "" };
+  const el = $("conn");
+  el.textContent = state === "live" ? "live" : state === "connecting" ? "connecting…" : `offline, retrying${detailText ? `: ${detailText}` : ""}`;
+  el.className = `conn conn-${state}`;
+}, () => refreshRuns());
+
+function onFrame(f) {
+  switch (f.type) {
+    case "hello":
+      setDebug(f.debug);
+      setGates(Array.isArray(f.gates) ? f.gates : []);
+      helloSeen();
+      break;
+    case "event":
+      if (f.runId === store.runId && f.event) {
+        if (loadBuffer) loadBuffer.push(f.event);
+        else if (store.model && store.model.apply(f.event)) emit("model");
+      }
+      break;
+    case "run":
+      if (f.run && f.run.id) {
+        store.runs.set(f.run.id, f.run);
+        liveTouched.add(f.run.id);
+        emit("runs");
+        if (f.run.id === store.runId) schedule("header", () => runView.mounted && runView.renderHeader());
+      }
+      break;
+    case "run.deleted":
+      store.runs.delete(f.runId);
+      emit("runs");
+      if (f.runId === store.runId) closeRun("This run was deleted.");
+      break;
+    case "gate.held":
+      if (f.gate) {
+        addGate(f.gate);
+        debugControls.msg.textContent = "";
+      }
+      break;
+    case "gate.released":
+      removeGate(f.gateId);
+      break;
+    case "debug":
+      setDebug(f.debug);
+      break;
+    default:
+      break;
+  }
+}
+
+async function refreshRuns() {
+  const res = await api.runs({ limit: 1000 });
+  if (!res.ok) return;
+  for (const r of res.body.runs || []) {
+    if (!liveTouched.has(r.id) || !store.runs.has(r.id)) store.runs.set(r.id, r);
+  }
+  emit("runs");
+}
+
+// ---- opening a run --------------------------------------------------------------------------
+let loadToken = 0;
+
+async function openRun(runId) {
+  const token = ++loadToken;
+  store.runId = runId;
+  store.model = null;
+  store.loading = true;
+  document.body.dataset.runLoaded = "false";
+  document.body.dataset.graphDrawn = "false";
+  loadBuffer = [];
+  runView.mount();
+  runView.msg.textContent = "";
+  runView.renderHeader();
+  emit("runs");
+  await helloPromise; // so no event falls between the pages and the live feed
+  const summary = await api.run(runId);
+  if (token !== loadToken) return;
+  if (!summary.ok) {
+    closeRun(summary.status === 404 ? `No run ${runId} on this hub (deleted?).` : errorText(summary));
+    return;
+  }
+  store.runs.set(runId, { ...(store.runs.get(runId) || {}), ...stripNodes(summary.body) });
+  store.model = modelFromSummary(runId, summary.body);
+  runView.timeline.setModel(store.model);
+  emit("model");
+  emit("selection");
+  // The graph is drawn from the node summary in the next frame; from here the page is usable
+  // while the events load in the background.
+  requestAnimationFrame(() => {
+    if (token === loadToken) {
+      performance.mark("graphmind:graph");
+      document.body.dataset.graphDrawn = "true";
+    }
+  });
+
+  const model = new RunModel(runId);
+  let after = 0;
+  for (;;) {
+    const page = await api.events(runId, after, PAGE);
+    if (token !== loadToken) return;
+    if (!page.ok) {
+      runView.msg.textContent = `Could not load events: ${errorText(page)}`;
+      break;
+    }
+    const events = page.body.events || [];
+    for (let i = 0; i < events.length; i += CHUNK) {
+      for (const ev of events.slice(i, i + CHUNK)) model.apply(ev);
+      await yieldToBrowser();
+      if (token !== loadToken) return;
+    }
+    if (page.body.next === null || page.body.next === undefined || !events.length) break;
+    after = page.body.next;
+  }
+  for (const ev of loadBuffer) model.apply(ev);
+  loadBuffer = null;
+  store.model = model;
+  store.loading = false;
+  runView.timeline.setModel(model);
+  emit("model");
+  emit("selection");
+  performance.mark("graphmind:loaded");
+  document.body.dataset.runLoaded = "true";
+}
+
+function stripNodes(run) {
+  const { nodes: _nodes, ...rest } = run;
+  return rest;
+}
+
+function closeRun(text) {
+  loadToken++;
+  loadBuffer = null;
+  store.runId = null;
+  store.model = null;
+  store.selectedNode = null;
+  store.selectedExec = null;
+  runView.unmount(text);
+  detail.render();
+  emit("runs");
+}
+
+function select(nodeId, key) {
+  store.selectedNode = nodeId;
+  store.selectedExec = key;
+  const want = routeHash(store.runId, nodeId);
+  if (store.runId && location.hash !== want) history.replaceState(null, "", want);
+  if (key) runView.timeline.reveal(key);
+  emit("selection");
+}
+
+// ---- routing: #/run/<id>[/node/<nodeId>] ----------------------------------------------------
+function routeHash(runId, nodeId) {
+  if (!runId) return "#/";
+  return `#/run/${encodeURIComponent(runId)}${nodeId ? `/node/${encodeURIComponent(nodeId)}` : ""}`;
+}
+
+function go(runId, nodeId) {
+  location.hash = routeHash(runId, nodeId);
+}
+
+function onRoute() {
+  const m = location.hash.match(/^#\/run\/([^/]+)(?:\/node\/(.+))?$/);
+  if (!m) {
+    if (store.runId) closeRun("Pick a run on the left.");
+    return;
+  }
+  const runId = decodeURIComponent(m[1]);
+  const nodeId = m[2] ? decodeURIComponent(m[2]) : null;
+  if (runId !== store.runId) {
+    store.selectedNode = nodeId;
+    store.selectedExec = null;
+    openRun(runId);
+  } else if (nodeId !== store.selectedNode) {
+    select(nodeId, null);
+  }
+}
+
+// ---- keyboard -------------------------------------------------------------------------------
+function oldestCard() {
+  gatesView.render(); // the card may be queued for the next frame
+  return gatesView.oldest();
+}
+
+installKeyboard({
+  continueOldest: () => oldestCard()?.card?.send("continue"),
+  retryOldest: () => {
+    const o = oldestCard();
+    if (o && o.gate.actions?.includes("retry")) o.card.send("retry");
+  },
+  injectOldest: () => oldestCard()?.card?.inject(),
+  step: () => {
+    if (store.debug.mode !== "step") debugControls.setMode("step");
+    else oldestCard()?.card?.send("continue");
+  },
+  runMode: () => debugControls.setMode("run"),
+  pause: () => debugControls.pause(),
+  moveRun: (d) => {
+    const links = [...document.querySelectorAll(".run-item")];
+    if (!links.length) return;
+    const i = links.findIndex((a) => a.dataset.runId === store.runId);
+    const next = links[Math.max(0, Math.min(links.length - 1, i < 0 ? 0 : i + d))];
+    go(next.dataset.runId, null);
+  },
+  escape: () => store.selectedNode && select(null, null),
+}, $("help"));
+$("help-button").addEventListener("click", () => toggleHelp($("help")));
+
+// ---- start ----------------------------------------------------------------------------------
+window.addEventListener("hashchange", onRoute);
+window.addEventListener("resize", () => schedule("model", () => {
+  if (store.model) runView.graph.render(store.model, new Set());
+  runView.timeline.render();
+}));
+// Running runs' durations tick once a second; nothing else polls.
+setInterval(() => {
+  if ([...store.runs.values()].some((r) => r.status === "running")) emit("runs");
+}, 1000);
+
+feed.start();
+refreshRuns();
+onRoute();
+debugControls.render();
+window.graphmindViewer = { store }; // for tests and the curious: read-only use

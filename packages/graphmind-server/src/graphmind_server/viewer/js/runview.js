@@ -1,0 +1,57 @@
+// The run view: a header with the run's facts, the graph, and the timeline beside it.
+
+import { api, errorText } from "./api.js";
+import { h } from "./frame.js";
+import { ms, clock } from "./format.js";
+import { GraphView } from "./graph.js";
+import { store } from "./state.js";
+import { TimelineView } from "./timeline.js";
+
+export class RunView {
+  constructor(el, { onSelectNode, onSelectExec, onPause }) {
+    this.el = el;
+    this.onPause = onPause;
+    this.graph = new GraphView(onSelectNode);
+    this.timeline = new TimelineView((nodeId, key) => onSelectExec(nodeId, key));
+    this.header = h("div", { class: "run-head" });
+    this.msg = h("p", { class: "run-msg", role: "status" });
+    this.body = h("div", { class: "run-body" }, h("div", { class: "graph-wrap" }, this.graph.el), this.timeline.el);
+    this.mounted = false;
+  }
+
+  mount() {
+    if (this.mounted) return;
+    this.mounted = true;
+    this.el.replaceChildren(this.header, this.msg, this.body);
+  }
+
+  unmount(text) {
+    this.mounted = false;
+    this.graph.layoutKey = "";
+    this.el.replaceChildren(h("p", { class: "empty" }, text));
+  }
+
+  renderHeader() {
+    const r = store.runs.get(store.runId) || { id: store.runId, name: store.runId, status: store.model?.runStatus || "…" };
+    const m = store.model;
+    const dur = r.startedAt ? (r.endedAt || Date.now()) - r.startedAt : null;
+    const held = store.gates.filter((g) => g.runId === store.runId).length;
+    const running = r.status === "running";
+    this.header.replaceChildren(
+      h("div", null,
+        h("h1", null, r.name || r.id),
+        h("p", { class: "muted" },
+          h("span", { class: `status status-${r.status}` }, r.status),
+          ` · ${r.app || ""} · started ${clock(r.startedAt)} · ${ms(dur)} · `,
+          h("span", { class: "event-count" }, `${m && !m.summaryOnly ? m.eventCount : r.eventCount ?? "…"} events`),
+          held ? h("span", { class: "badge held-badge" }, `${held} held`) : null)),
+      h("div", { class: "run-actions" },
+        running ? h("button", { type: "button", onclick: () => this.onPause(store.runId) }, "Pause this run") : null,
+        running ? h("button", { type: "button", class: "danger", onclick: () => this.abort() }, "Abort run") : null));
+  }
+
+  async abort() {
+    const res = await api.abortRun(store.runId);
+    this.msg.textContent = res.ok ? "Abort sent: held gates resolve abort, later gated calls raise RunAborted." : errorText(res);
+  }
+}
