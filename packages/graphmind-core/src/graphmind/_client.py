@@ -72,6 +72,9 @@ class Client(Wrappers):
         self._seq = itertools.count(1)
         self._gate_seq = itertools.count(1)
         self.client_id = uuid.uuid4().hex
+        # Instance ids: a random per-client prefix and a counter (uuid4 costs a syscall per call).
+        self._instance_prefix = self.client_id[:8]
+        self._instance_seq = itertools.count(1)
         self._emitted = 0
         self._transport: Transport | None = None
         if not self.enabled:
@@ -91,6 +94,9 @@ class Client(Wrappers):
     @property
     def attached(self) -> bool:
         return self._transport is not None and self._transport.attached
+
+    def _new_instance_id(self) -> str:
+        return f"{self._instance_prefix}-{next(self._instance_seq):x}"
 
     @property
     def debug_state(self) -> DebugState:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -82,7 +81,7 @@ class NodeExecution:
         self.spec = spec
         self.run = run
         self.node_id: str = spec.node_id or f"{spec.kind}:{spec.name}"
-        self.instance_id = spec.instance_id or uuid.uuid4().hex[:16]
+        self.instance_id = spec.instance_id or client._new_instance_id()
         self.parent_instance_id = parent
         self.started_at = client._clock()
         self.held_ms = 0.0

@@ -62,9 +62,12 @@ CLOSE_HELLO_REQUIRED: Final = 4002
 CLOSE_FORBIDDEN: Final = 4003
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
 def encode(frame: dict[str, Any]) -> str:
     """The one JSON spelling used on the wire (compact, UTF-8 text, no NaN)."""
-    return json.dumps(frame, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return _ENCODER.encode(frame)
 
 
 def decode(text: str | bytes) -> dict[str, Any] | None:
