@@ -1,0 +1,390 @@
+"""The loop hold: the same tool, with the same arguments, called again and again in one run.
+
+Every watched call (tool calls by default) is fingerprinted at its start. "In a row" is per run:
+any other watched call in between starts the count again; unwatched calls (LLM steps) do not.
+When the streak reaches the threshold the call is held at its before gate if a debugger is
+attached and the mode is ``pause``; otherwise one warning is logged per streak. The rules and
+messages are the environment page's "Loop hold" section.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._jsonsafe import CIRCULAR, MAX_DEPTH, TOO_DEEP, json_key, to_jsonable
+from ._redaction import PLACEHOLDER
+
+__all__ = [
+    "LoopGuard",
+    "LoopGuardConfig",
+    "LoopHit",
+    "fingerprint",
+    "loop_warning",
+    "resolve_loop_guard_config",
+]
+
+DEFAULT_THRESHOLD = 3
+DEFAULT_IGNORE_KEYS = ("_meta",)
+DEFAULT_KINDS = ("tool",)
+MODES = ("pause", "warn", "off")
+_OFF_SPELLINGS = ("0", "false", "none")
+_OPTION_KEYS = {
+    "threshold": "threshold",
+    "mode": "mode",
+    "allow_nodes": "allow_nodes",
+    "allowNodes": "allow_nodes",
+    "ignore_keys": "ignore_keys",
+    "ignoreKeys": "ignore_keys",
+    "kinds": "kinds",
+}
+MAX_TRACKED_RUNS = 1024
+
+
+# ---- configuration ---------------------------------------------------------------------------
+@dataclass(frozen=True)
+class LoopGuardConfig:
+    threshold: int = DEFAULT_THRESHOLD
+    mode: str = "pause"  # "pause" | "warn" | "off"
+    allow_nodes: tuple[str, ...] = ()
+    ignore_keys: tuple[str, ...] = DEFAULT_IGNORE_KEYS
+    kinds: tuple[str, ...] = DEFAULT_KINDS
+    # Where `mode` came from ("default", "env", "option"): the warning names the knob that set it.
+    mode_origin: str = field(default="default", compare=False)
+
+    @property
+    def enabled(self) -> bool:
+        return self.threshold > 0 and self.mode != "off"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "threshold": self.threshold,
+            "mode": self.mode,
+            "allow_nodes": list(self.allow_nodes),
+            "ignore_keys": list(self.ignore_keys),
+            "kinds": list(self.kinds),
+            "enabled": self.enabled,
+        }
+
+
+def _env_threshold(raw: str | None) -> int | None:
+    """A whole number >= 0; anything else falls back to the default (None: not set)."""
+    if raw is None or not raw.strip():
+        return None
+    text = raw.strip()
+    return int(text) if text.isascii() and text.isdigit() else DEFAULT_THRESHOLD
+
+
+def _env_mode(raw: str | None) -> str | None:
+    if raw is None or not raw.strip():
+        return None
+    text = raw.strip().lower()
+    if text in MODES:
+        return text
+    return "off" if text in _OFF_SPELLINGS else "pause"  # unknown values fall back to pause
+
+
+def _split(raw: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in raw.split(",") if part.strip())
+
+
+def _option_threshold(value: Any) -> int:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    raise ValueError(f"loop_guard threshold={value!r} is not a whole number >= 0 (0 turns the loop hold off)")
+
+
+def _option_mode(value: Any) -> str:
+    if value is False:
+        return "off"
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in MODES:
+            return text
+        if text in _OFF_SPELLINGS:
+            return "off"
+    raise ValueError(f"loop_guard mode={value!r} is not one of 'pause', 'warn' or 'off'")
+
+
+def _option_names(name: str, value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return _split(value)
+    if isinstance(value, Iterable) and not isinstance(value, (bytes, Mapping)):
+        items = list(value)
+        if all(isinstance(item, str) for item in items):
+            return tuple(str(item).strip() for item in items if str(item).strip())
+    raise ValueError(f"loop_guard {name}={value!r} must be a list of strings")
+
+
+def resolve_loop_guard_config(option: Mapping[str, Any] | bool | None, environ: Mapping[str, str]) -> LoopGuardConfig:
+    """For each field: the option, else the environment variable, else the default.
+
+    Raises ValueError (one line) for an option it cannot read; environment values never raise.
+    """
+    threshold = _env_threshold(environ.get("GRAPHMIND_LOOP_THRESHOLD"))
+    mode = _env_mode(environ.get("GRAPHMIND_ON_LOOP"))
+    allow_raw = environ.get("GRAPHMIND_LOOP_ALLOW")
+    values: dict[str, Any] = {
+        "threshold": DEFAULT_THRESHOLD if threshold is None else threshold,
+        "mode": mode or "pause",
+        "mode_origin": "default" if mode is None else "env",
+    }
+    if allow_raw is not None:
+        values["allow_nodes"] = _split(allow_raw)
+    if option is None or option is True:
+        return LoopGuardConfig(**values)
+    if option is False:
+        return LoopGuardConfig(**{**values, "mode": "off", "mode_origin": "option"})
+    if not isinstance(option, Mapping):
+        raise ValueError(f"loop_guard={option!r} must be False, True, None or a dict such as {{'threshold': 5}}")
+    for key, value in option.items():
+        name = _OPTION_KEYS.get(key) if isinstance(key, str) else None
+        if name is None:
+            known = ", ".join(sorted(set(_OPTION_KEYS.values())))
+            raise ValueError(f"loop_guard has no option {key!r} (known: {known})")
+        if value is None:
+            continue  # None means "not set": the environment or the default applies
+        if name == "threshold":
+            values["threshold"] = _option_threshold(value)
+        elif name == "mode":
+            values["mode"] = _option_mode(value)
+            values["mode_origin"] = "option"
+        else:
+            values[name] = _option_names(name, value)
+    return LoopGuardConfig(**values)
+
+
+# ---- fingerprint -----------------------------------------------------------------------------
+def _fp_default(value: Any) -> Any:
+    """How the canonical encoder spells a value JSON has no type for."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        data = value.tobytes() if isinstance(value, memoryview) else bytes(value)
+        return {"$bytes": data.hex()}  # the whole content: a preview would make distinct calls equal
+    return to_jsonable(value)
+
+
+def _encoder(sort_keys: bool) -> Callable[[Any], str]:
+    """A compact ASCII JSON encoder that spells unknown types with `_fp_default`.
+
+    Built once around the C encoder with no circular-reference markers: a cycle surfaces as
+    RecursionError, which sends the value down the slow path (that one marks cycles). This saves
+    a dict insert and delete per container on every fingerprint.
+    """
+    c_make = getattr(json.encoder, "c_make_encoder", None)
+    if c_make is None:  # no C accelerator (another interpreter): the stdlib encoder, same text
+        return json.JSONEncoder(
+            sort_keys=sort_keys, separators=(",", ":"), ensure_ascii=True, allow_nan=True, default=_fp_default
+        ).encode
+    encode = c_make(
+        None, _fp_default, json.encoder.encode_basestring_ascii, None, ":", ",", sort_keys, False, True
+    )
+
+    def run(value: Any) -> str:
+        if isinstance(value, str):  # the C encoder only takes containers and scalars through _iterencode
+            return json.encoder.encode_basestring_ascii(value)
+        return "".join(encode(value, 0))
+
+    return run
+
+
+# ensure_ascii: the text is ASCII (cheap to hash, no surrogate trouble); sort_keys: key order ignored.
+_canonical = _encoder(sort_keys=True)
+# The slow path hands over dicts already in sort_keys order (see _normalise).
+_canonical_sorted = _encoder(sort_keys=False)
+# An integral float as repr() writes it: "1.0", "-0.0", "1e+16". Matching inside a string only costs
+# the slow path, never a wrong answer.
+_INTEGRAL_FLOAT = re.compile(r"[0-9]\.0(?![0-9])|[0-9]e\+")
+
+
+def _first(item: tuple[Any, Any]) -> Any:
+    return item[0]
+
+
+def _json_first(item: tuple[Any, Any]) -> str:
+    return json_key(item[0])
+
+
+def _normalise(value: Any, ignore: frozenset[str], depth: int, path: set[int]) -> Any:
+    """The slow path: what the encoder sees, with integral floats as ints and ignored keys gone.
+
+    Mirrors the C encoder's type checks (dict subclasses as objects, tuples as arrays) so that a
+    value takes the same shape whichever path fingerprints it.
+    """
+    if isinstance(value, str) or value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        if math.isfinite(value) and value.is_integer():
+            return int(value)
+        return float(value)
+    if isinstance(value, (dict, list, tuple)):
+        if depth >= MAX_DEPTH:
+            return TOO_DEEP
+        if id(value) in path:
+            return CIRCULAR
+        path.add(id(value))
+        try:
+            if isinstance(value, dict):
+                items = list(value.items())
+                try:
+                    items.sort(key=_first)  # the order sort_keys gives on the fast path
+                except TypeError:  # mixed key types: the fast path refused this dict anyway
+                    items.sort(key=_json_first)
+                out: dict[str, Any] = {}
+                for k, v in items:
+                    key = json_key(k)
+                    if key not in ignore:
+                        out[key] = _normalise(v, ignore, depth + 1, path)
+                return out
+            return [_normalise(v, ignore, depth + 1, path) for v in value]
+        finally:
+            path.discard(id(value))
+    return _normalise(_fp_default(value), ignore, depth + 1, path)
+
+
+def fingerprint(args: Any, ignore_keys: Iterable[str] = DEFAULT_IGNORE_KEYS) -> str:
+    """sha256 hex of the canonical JSON of `args`: sorted keys, no whitespace, integral floats
+    written as integers, `ignore_keys` removed at every depth.
+
+    Fast path: the C JSON encoder writes `args` directly; the text is only rebuilt through
+    `_normalise` when it might hold an integral float or an ignored key, or when the encoder
+    refuses the value (mixed or odd key types, a cycle, deep nesting).
+    """
+    ignore = ignore_keys if isinstance(ignore_keys, frozenset) else frozenset(ignore_keys)
+    needles = _needles.get(ignore)
+    if needles is None:
+        needles = _needles.setdefault(ignore, tuple(json.dumps(k) + ":" for k in ignore))
+    text: str | None
+    try:
+        text = _canonical(args)
+    except (TypeError, ValueError, RecursionError):
+        text = None
+    if text is not None:
+        # Cheapest test first: "." and "+" are single-character (memchr) scans.
+        if ("." in text or "+" in text) and _INTEGRAL_FLOAT.search(text) is not None:
+            text = None
+        else:
+            for needle in needles:
+                if needle in text:
+                    text = None
+                    break
+    if text is None:
+        text = _canonical_sorted(_normalise(args, ignore, 0, set()))
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+# ignore set -> the `"key":` spellings to look for in the canonical text
+_needles: dict[frozenset[str], tuple[str, ...]] = {}
+
+
+# ---- the guard -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class LoopHit:
+    repeats: int
+    first_seq: int
+    last_seq: int
+    fingerprint: str
+
+    def as_wire(self) -> dict[str, Any]:
+        return {
+            "repeats": self.repeats,
+            "firstSeq": self.first_seq,
+            "lastSeq": self.last_seq,
+            "fingerprint": self.fingerprint,
+        }
+
+
+@dataclass
+class _Streak:
+    node_id: str
+    digest: str
+    count: int
+    first_seq: int
+    warned: bool = False
+
+
+def loop_warning(name: str, node_id: str, repeats: int, config: LoopGuardConfig) -> str:
+    """The one line logged per streak that is not held. Names the tool, never its arguments."""
+    if config.mode == "warn":
+        knob = 'loop_guard={"mode": "warn"}' if config.mode_origin == "option" else "GRAPHMIND_ON_LOOP=warn"
+        why = f"{knob}, so it is not being held"
+    else:
+        why = "no debugger is attached to hold it (start `graphmind` to pause it there)"
+    return (
+        f"[graphmind] possible loop: {name} ({node_id}) was called {repeats}× in a row with identical "
+        f"arguments; {why}. Polling on purpose? add it to loop_guard={{\"allow_nodes\": [...]}} or "
+        "GRAPHMIND_LOOP_ALLOW; GRAPHMIND_ON_LOOP=off silences this"
+    )
+
+
+class LoopGuard:
+    """Counts identical watched calls in a row, per run. Thread-safe; never raises."""
+
+    def __init__(self, config: LoopGuardConfig, warn: Callable[[str], None]) -> None:
+        self.config = config
+        self._warn = warn
+        self._ignore = frozenset(config.ignore_keys)
+        self._kinds = frozenset(config.kinds)
+        self._allow = frozenset(config.allow_nodes)
+        self._lock = threading.Lock()
+        # run id -> its current streak; the oldest runs are forgotten past MAX_TRACKED_RUNS.
+        self._streaks: OrderedDict[str, _Streak] = OrderedDict()
+
+    def observe(
+        self,
+        *,
+        run_id: str,
+        node_id: str,
+        kind: str,
+        name: str,
+        args: Any,
+        seq: int,
+        attached: bool,
+        hide_fingerprint: bool,
+    ) -> LoopHit | None:
+        config = self.config
+        if not config.enabled or kind not in self._kinds:
+            return None  # unwatched calls neither count nor break a streak
+        try:
+            digest = fingerprint(args, self._ignore)
+        except Exception:  # cannot happen by design; a guard must never break the call it watches
+            return None
+        allowed = node_id in self._allow or name in self._allow
+        with self._lock:
+            streak = self._streaks.get(run_id)
+            if streak is not None and streak.node_id == node_id and streak.digest == digest:
+                streak.count += 1
+                self._streaks.move_to_end(run_id)
+            else:
+                streak = _Streak(node_id, digest, 1, seq)
+                self._streaks[run_id] = streak
+                self._streaks.move_to_end(run_id)
+                if len(self._streaks) > MAX_TRACKED_RUNS:
+                    self._streaks.popitem(last=False)
+            repeats = streak.count
+            if allowed or repeats < config.threshold:
+                return None
+            if attached and config.mode == "pause":
+                return LoopHit(repeats, streak.first_seq, seq, PLACEHOLDER if hide_fingerprint else digest)
+            if streak.warned:
+                return None
+            streak.warned = True
+        with contextlib.suppress(Exception):
+            self._warn(loop_warning(name, node_id, repeats, config))
+        return None
+
+    def forget_run(self, run_id: str) -> None:
+        """Drop a finished run's streak (optional: old runs are evicted anyway)."""
+        with self._lock:
+            self._streaks.pop(run_id, None)
