@@ -30,7 +30,8 @@ class DebugState:
                 for bp in raw
                 if isinstance(bp, dict) and isinstance(bp.get("nodeId"), str) and bp.get("gate") in GATES
             )
-        mode = data.get("mode") if data.get("mode") in MODES else base.mode
+        raw_mode = data.get("mode")
+        mode = raw_mode if isinstance(raw_mode, str) and raw_mode in MODES else base.mode
         poe = data.get("pauseOnError", base.pause_on_error)
         return cls(
             version=version if isinstance(version, int) else base.version,

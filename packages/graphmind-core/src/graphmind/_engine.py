@@ -280,7 +280,7 @@ class NodeExecution:
         answer = self.before(from_injected)
         if answer.action == proto.INJECT:
             self.finish(answer.raw)
-            return answer.value  # type: ignore[no-any-return]
+            return answer.value
         while True:
             try:
                 with self.active():
@@ -294,7 +294,7 @@ class NodeExecution:
                     continue
                 if answer.action == proto.INJECT:
                     self.finish(answer.raw)
-                    return answer.value  # type: ignore[no-any-return]
+                    return answer.value
                 self.fail(exc)
                 raise
             output = describe_output(result)
@@ -303,7 +303,7 @@ class NodeExecution:
                 continue
             if answer.action == proto.INJECT:
                 self.finish(answer.raw)
-                return answer.value  # type: ignore[no-any-return]
+                return answer.value
             self.finish(output)
             return result
 
@@ -316,7 +316,7 @@ class NodeExecution:
         answer = await self.abefore(from_injected)
         if answer.action == proto.INJECT:
             self.finish(answer.raw)
-            return answer.value  # type: ignore[no-any-return]
+            return answer.value
         while True:
             try:
                 with self.active():
@@ -330,7 +330,7 @@ class NodeExecution:
                     continue
                 if answer.action == proto.INJECT:
                     self.finish(answer.raw)
-                    return answer.value  # type: ignore[no-any-return]
+                    return answer.value
                 self.fail(exc)
                 raise
             output = describe_output(result)
@@ -339,6 +339,6 @@ class NodeExecution:
                 continue
             if answer.action == proto.INJECT:
                 self.finish(answer.raw)
-                return answer.value  # type: ignore[no-any-return]
+                return answer.value
             self.finish(output)
             return result

@@ -146,9 +146,9 @@ class Transport:
 
         opts = self._options
         # websockets >= 17 warns unless direct (non-`with`) use is declared; older versions lack the flag.
-        legacy = {"legacy": True} if "legacy" in inspect.signature(connect).parameters else {}
+        legacy: dict[str, Any] = {"legacy": True} if "legacy" in inspect.signature(connect).parameters else {}
         try:
-            ws = connect(
+            ws = connect(  # type: ignore[call-overload,unused-ignore]
                 opts.url,
                 open_timeout=opts.connect_timeout + opts.handshake_timeout,
                 close_timeout=0.5,

@@ -51,7 +51,7 @@ class _ArgDescriber:
         if not args:
             return dict(kwargs)
         if self._simple and len(args) <= len(self._names):
-            described = dict(zip(self._names, args))
+            described = dict(zip(self._names, args, strict=False))
             described.update(kwargs)
             return described
         if self._signature is not None:
@@ -99,7 +99,7 @@ def gate_callable(client: Client, fn: F, name: str, kind: str = "tool") -> F:
         gated = sgated
     setattr(gated, WRAPPED_ATTR, fn)
     gated.__graphmind_node__ = node_id
-    return gated  # type: ignore[no-any-return]
+    return gated
 
 
 class Wrappers:
@@ -139,9 +139,9 @@ class Wrappers:
         if isinstance(tools, Mapping):
             return {key: self.wrap(fn, str(key)) for key, fn in tools.items()}  # type: ignore[return-value]
         if isinstance(tools, (list, tuple)):
-            return type(tools)(self.wrap(fn) for fn in tools)  # type: ignore[return-value]
+            return type(tools)(self.wrap(fn) for fn in tools)
         if callable(tools):
-            return self.wrap(tools)  # type: ignore[return-value]
+            return self.wrap(tools)
         raise TypeError(f"graphmind: wrap_tools() takes a dict, a list or a callable, got {type(tools).__name__}")
 
     def wrap_method(self, obj: Any, method_name: str, name: str | None = None) -> Any:
@@ -152,7 +152,7 @@ class Wrappers:
         if hasattr(current, WRAPPED_ATTR):
             return obj
         gated = self.wrap(current, name or method_name)
-        gated.__graphmind_own_attr__ = method_name in getattr(obj, "__dict__", {})  # type: ignore[attr-defined]
+        gated.__graphmind_own_attr__ = method_name in getattr(obj, "__dict__", {})
         try:
             setattr(obj, method_name, gated)
         except (AttributeError, TypeError, ValueError):

@@ -170,7 +170,7 @@ class FakeHub:
     def auto_answer(self, action: str | Callable[[dict[str, Any]], Answer | None] | None, value: Any = None) -> None:
         """Answer every `exec.paused` automatically (a fixed answer, or a function of the paused event)."""
         if action is None or callable(action):
-            self._auto = action  # type: ignore[assignment]
+            self._auto = action
         else:
             self._auto = lambda _frame: (action, value)
 

@@ -1,0 +1,75 @@
+"""Sessions beyond the default suite: the framework-version matrix and the wheel smoke.
+
+    uv run nox -s tests                 # the default suite (same as `uv run pytest`)
+    uv run nox -s wheels                # build every package, install each wheel alone in a fresh venv, smoke it
+    uv run nox -s "openai(openai='3')"  # one cell of the matrix; `uv run nox -t matrix` runs them all
+
+The matrix tests each adapter against the newest release and the previous major of its framework.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import pathlib
+
+import nox
+
+nox.options.default_venv_backend = "uv"
+nox.options.sessions = ["tests"]
+
+ROOT = pathlib.Path(__file__).parent
+PACKAGES = ["graphmind-core", "graphmind-server", "graphmind-openai", "graphmind-langchain"]
+# One row per adapter: its package, the framework distribution, the versions to test, its tests.
+MATRIX = {
+    "openai": ("graphmind-openai", "openai", ["3", "2"], ["packages/graphmind-openai/tests"]),
+    "langchain": ("graphmind-langchain", "langchain-core", ["1", "0.3"], ["packages/graphmind-langchain/tests"]),
+}
+TEST_DEPS = ["pytest>=8", "pytest-asyncio>=0.24", "pytest-timeout>=2.3", "httpx>=0.27", "respx>=0.22"]
+
+
+def _install_workspace(session: nox.Session, *packages: str) -> None:
+    session.install(*[f"-e{ROOT / 'packages' / p}" for p in packages])
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    session.run("uv", "sync", "--all-packages", "--quiet", external=True)
+    session.run("uv", "run", "pytest", *session.posargs, external=True)
+
+
+def _matrix_session(name: str) -> None:
+    package, framework, versions, paths = MATRIX[name]
+
+    @nox.session(name=name, tags=["matrix"])
+    @nox.parametrize(framework.replace("-", "_"), versions)
+    def run(session: nox.Session, **kwargs: str) -> None:
+        version = next(iter(kwargs.values()))
+        _install_workspace(session, "graphmind-core", "graphmind-server", package)
+        session.install(*TEST_DEPS, f"{framework}=={version}.*")
+        if framework == "langchain-core":
+            session.install("langgraph")
+        session.run("python", "-m", "pytest", "-p", "no:cacheprovider", "-o", "addopts=--import-mode=importlib -q", *paths, *session.posargs)
+
+
+for _name in MATRIX:
+    _matrix_session(_name)
+
+
+@nox.session
+def wheels(session: nox.Session) -> None:
+    """Each wheel, alone (with graphmind-core and its framework), in an empty venv: import, wrap, run detached."""
+    dist = ROOT / "dist"
+    for path in glob.glob(str(dist / "*")):
+        os.remove(path)
+    for package in PACKAGES:
+        session.run("uv", "build", "--package", package, "--out-dir", str(dist), "--quiet", external=True)
+    core = glob.glob(str(dist / "graphmind_core-*.whl"))[0]
+    for package in PACKAGES:
+        module = package.replace("-", "_")
+        wheel = glob.glob(str(dist / f"{module}-*.whl"))[0]
+        venv = ROOT / ".nox" / f"smoke-{package}"
+        session.run("uv", "venv", "--quiet", "--clear", str(venv), external=True)
+        python = str(venv / "bin" / "python")
+        session.run("uv", "pip", "install", "--quiet", "--python", python, core, wheel, external=True)
+        session.run(python, str(ROOT / "scripts" / "smoke" / f"{module}.py"), external=True)
