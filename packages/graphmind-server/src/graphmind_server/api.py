@@ -1,0 +1,232 @@
+"""The control API under /api/ (docs/api.md)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from ._version import __version__
+from .debugstate import DebugStateError
+from .hub import Hub
+from .store import reads
+from .store.derive import RUN_STATUSES
+from .store.ops import DeleteRun
+
+ACTIONS = ("continue", "retry", "inject", "abort")
+REDACTED = "__REDACTED__"
+
+
+def _hub(request: Request) -> Hub:
+    return request.app.state.hub
+
+
+def error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+class BadRequest(Exception):
+    pass
+
+
+def _int_param(request: Request, name: str, default: int, lo: int, hi: int) -> int:
+    text = request.query_params.get(name)
+    if text is None:
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        value = lo - 1
+    if not lo <= value <= hi:
+        raise BadRequest(f"{name} must be a whole number from {lo} to {hi} (got {text!r})")
+    return value
+
+
+async def _json_body(request: Request) -> Any:
+    raw = await request.body()
+    if not raw.strip():
+        return {}
+    try:
+        return json.loads(raw)
+    except ValueError as exc:
+        raise BadRequest(f"the body is not JSON ({exc})") from None
+
+
+def _contains_redacted(value: Any) -> bool:
+    if isinstance(value, str):
+        return REDACTED in value
+    if isinstance(value, dict):
+        return any(_contains_redacted(k) or _contains_redacted(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_contains_redacted(v) for v in value)
+    return False
+
+
+async def health(request: Request) -> Response:
+    return JSONResponse({"ok": True, "version": __version__, "protocol": 1})
+
+
+async def list_runs(request: Request) -> Response:
+    hub = _hub(request)
+    try:
+        limit = _int_param(request, "limit", 50, 1, 1000)
+    except BadRequest as exc:
+        return error(400, str(exc))
+    status = request.query_params.get("status")
+    if status is not None and status not in RUN_STATUSES:
+        return error(400, f"status must be one of {', '.join(RUN_STATUSES)} (got {status!r})")
+    await hub.store.barrier()
+    runs = await hub.store.read(reads.list_runs, limit, status, request.query_params.get("app"))
+    held = hub.held_counts()
+    for run in runs:
+        run["heldCount"] = held.get(run["id"], 0)
+    return JSONResponse({"runs": runs})
+
+
+async def get_run(request: Request) -> Response:
+    hub = _hub(request)
+    run_id = request.path_params["run_id"]
+    await hub.store.barrier()
+    run = await hub.store.read(reads.get_run, run_id)
+    if run is None:
+        return error(404, f"no run {run_id!r} (deleted, pruned, or never reported)")
+    run["heldCount"] = hub.held_counts().get(run_id, 0)
+    return JSONResponse(run)
+
+
+def _events_page(conn: Any, run_id: str, after: int, limit: int) -> tuple[list[str], int | None] | None:
+    if reads.run_owner(conn, run_id) is None:
+        return None
+    return reads.run_events(conn, run_id, after, limit)
+
+
+async def run_events(request: Request) -> Response:
+    hub = _hub(request)
+    run_id = request.path_params["run_id"]
+    try:
+        after = _int_param(request, "after", 0, 0, 2**62)
+        limit = _int_param(request, "limit", 1000, 1, 5000)
+    except BadRequest as exc:
+        return error(400, str(exc))
+    await hub.store.barrier()
+    page = await hub.store.read(_events_page, run_id, after, limit)
+    if page is None:
+        return error(404, f"no run {run_id!r} (deleted, pruned, or never reported)")
+    bodies, next_seq = page
+    # The events are spliced in as stored, byte for byte: never re-encoded.
+    text = '{"events":[' + ",".join(bodies) + '],"next":' + json.dumps(next_seq) + "}"
+    return Response(text, media_type="application/json")
+
+
+async def delete_run(request: Request) -> Response:
+    hub = _hub(request)
+    run_id = request.path_params["run_id"]
+    if not await hub.store.submit(DeleteRun(run_id)):
+        return error(404, f"no run {run_id!r}")
+    return JSONResponse({"ok": True})
+
+
+async def abort_run(request: Request) -> Response:
+    hub = _hub(request)
+    run_id = request.path_params["run_id"]
+    await hub.store.barrier()
+    owner = await hub.store.read(reads.run_owner, run_id)
+    if owner is None:
+        return error(404, f"no run {run_id!r}")
+    status, client_id = owner
+    if status != "running":
+        return error(409, f"run {run_id!r} is {status}, not running: there is nothing to abort")
+    if not await hub.abort(client_id, run_id):
+        return error(409, f"the app of run {run_id!r} is not attached, so it cannot be aborted now")
+    return JSONResponse({"ok": True})
+
+
+async def list_gates(request: Request) -> Response:
+    return JSONResponse({"gates": [g.to_api() for g in _hub(request).gates.values()]})
+
+
+async def answer_gate(request: Request) -> Response:
+    hub = _hub(request)
+    gate_id = request.path_params["gate_id"]
+    try:
+        body = await _json_body(request)
+    except BadRequest as exc:
+        return error(400, str(exc))
+    if not isinstance(body, dict) or body.get("action") not in ACTIONS:
+        return error(400, 'the body must be {"action": "continue" | "retry" | "inject" | "abort", "value": ...}')
+    action = body["action"]
+    if action == "inject" and "value" not in body:
+        return error(400, 'inject needs a "value" (any JSON, null included)')
+    gate = hub.gates.get(gate_id)
+    if gate is None:
+        return error(404, f"gate {gate_id!r} is not held (already answered, or its app is gone)")
+    if action not in gate.actions:
+        return error(422, f"a {gate.event.get('gate')} gate does not take {action!r}; it takes {', '.join(gate.actions)}")
+    if action == "inject" and _contains_redacted(body["value"]):
+        return error(422, f"the inject value still contains {REDACTED!r} (a hidden value); replace it with real data")
+    outcome = await hub.resolve_gate(gate, action, body.get("value"), action == "inject")
+    if outcome == "resumed":
+        return JSONResponse({"ok": True, "gateId": gate_id, "action": action})
+    if outcome == "timeout":
+        return error(504, f"the app did not confirm gate {gate_id!r} within 5 s; the answer was sent and may still apply")
+    if outcome == "busy":
+        return error(404, f"gate {gate_id!r} is already being answered")
+    return error(404, f"gate {gate_id!r} is not held any more (its app answered it otherwise, or went away)")
+
+
+async def get_debug(request: Request) -> Response:
+    return JSONResponse(_hub(request).debug.to_json())
+
+
+async def put_debug(request: Request) -> Response:
+    hub = _hub(request)
+    try:
+        body = await _json_body(request)
+    except BadRequest as exc:
+        return error(400, str(exc))
+    if not isinstance(body, dict):
+        return error(400, "the body must be a JSON object with any of breakpoints, mode, pauseOnError")
+    try:
+        state, pending = await hub.set_debug(body)
+    except DebugStateError as exc:
+        return error(400, str(exc))
+    out = state.to_json()
+    if pending:
+        out["pending"] = pending
+    return JSONResponse(out)
+
+
+async def pause(request: Request) -> Response:
+    hub = _hub(request)
+    try:
+        body = await _json_body(request)
+    except BadRequest as exc:
+        return error(400, str(exc))
+    run_id = body.get("runId") if isinstance(body, dict) else None
+    if not isinstance(body, dict) or set(body) - {"runId"} or not (run_id is None or isinstance(run_id, str)):
+        return error(400, 'the body must be {} or {"runId": "..."}')
+    await hub.pause(run_id)
+    return JSONResponse({"ok": True})
+
+
+async def not_found(request: Request) -> Response:
+    return error(404, f"no such API route: {request.method} {request.url.path} (see docs/api.md)")
+
+
+routes = [
+    Route("/api/health", health, methods=["GET"]),
+    Route("/api/runs", list_runs, methods=["GET"]),
+    Route("/api/runs/{run_id}", get_run, methods=["GET"]),
+    Route("/api/runs/{run_id}", delete_run, methods=["DELETE"]),
+    Route("/api/runs/{run_id}/events", run_events, methods=["GET"]),
+    Route("/api/runs/{run_id}/abort", abort_run, methods=["POST"]),
+    Route("/api/gates", list_gates, methods=["GET"]),
+    Route("/api/gates/{gate_id:path}", answer_gate, methods=["POST"]),
+    Route("/api/debug", get_debug, methods=["GET"]),
+    Route("/api/debug", put_debug, methods=["PUT"]),
+    Route("/api/pause", pause, methods=["POST"]),
+    Route("/api/{rest:path}", not_found, methods=["GET", "POST", "PUT", "DELETE", "PATCH"]),
+]

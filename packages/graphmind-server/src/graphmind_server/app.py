@@ -1,0 +1,59 @@
+"""The ASGI app: routes, the Origin/Host guard, and the lifespan that runs the store and the hub."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.routing import Mount, WebSocketRoute
+
+from . import api
+from .config import Settings
+from .debugstate import DebugState
+from .hub import Hub
+from .ingest import ingest
+from .live import live
+from .security import Guard
+from .static import Viewer
+from .store import Store, reads
+
+
+def initial_debug_state(store: Store, settings: Settings) -> DebugState:
+    """Breakpoints and mode survive a restart; pauseOnError comes from the flag/variable/default."""
+    saved = store.read_now(reads.setting, "debug")
+    state = DebugState.loads(saved) if saved else DebugState()
+    state.pause_on_error = settings.pause_on_error
+    return state
+
+
+def build_app(settings: Settings, store: Store) -> Starlette:
+    """An app around an opened store; the store is started and closed by the app's lifespan."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        hub: Hub = app.state.hub
+        left_running = store.read_now(reads.running_clients)  # before the writer owns the connection
+        store.start(asyncio.get_running_loop(), hub.on_commit)
+        hub.start(left_running)
+        try:
+            yield
+        finally:
+            hub.stop()
+            await asyncio.get_running_loop().run_in_executor(None, store.close)
+
+    app = Starlette(
+        routes=[
+            *api.routes,
+            WebSocketRoute("/ingest", ingest),
+            WebSocketRoute("/api/live", live),
+            Mount("/", app=Viewer(settings.viewer_dist)),
+        ],
+        middleware=[Middleware(Guard, allowed_origins=settings.allowed_origins, bound_host=settings.host)],
+        lifespan=lifespan,
+    )
+    app.state.hub = Hub(store, settings, initial_debug_state(store, settings))
+    return app
+

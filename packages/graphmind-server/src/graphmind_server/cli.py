@@ -1,0 +1,52 @@
+"""The `graphmind` command. Subcommands register themselves in COMMANDS (serve is the default)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import NoReturn
+
+from ._version import __version__
+
+# (module, …): each module has add_parser(subparsers) that sets `func` (args -> exit code).
+COMMANDS = ["graphmind_server.serve"]
+DEFAULT_COMMAND = "serve"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        # One line, not usage + error: the rule for every CLI error in this project.
+        self.exit(2, f"graphmind: {message} (see graphmind {DEFAULT_COMMAND} --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="graphmind", description="GraphMind: see and steer your agents while they run.")
+    parser.add_argument("--version", action="version", version=f"graphmind {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        importlib.import_module(name).add_parser(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    from .config import ConfigError
+    from .serve import ServeError
+    from .store import StoreError
+
+    args_list = sys.argv[1:] if argv is None else list(argv)
+    # `graphmind` and `graphmind --port 5000` mean `graphmind serve ...`.
+    if not args_list or (args_list[0].startswith("-") and args_list[0] not in ("-h", "--help", "--version")):
+        args_list = [DEFAULT_COMMAND, *args_list]
+    args = build_parser().parse_args(args_list)
+    try:
+        return int(args.func(args) or 0)
+    except (ConfigError, ServeError, StoreError) as exc:
+        print(f"graphmind: {exc}", file=sys.stderr, flush=True)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,136 @@
+"""The hub's settings: command-line flags first, then GRAPHMIND_* variables, then defaults.
+
+Every bad value becomes a ConfigError whose message is the one line the CLI prints; it always
+names the flag or variable that fixes it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from .debugstate import PAUSE_ON_ERROR_VALUES
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 4747
+DEFAULT_KEEP_RUNS = 200
+DEFAULT_KEEP_DAYS = 30
+DEFAULT_ABANDON_GRACE_MS = 15000
+
+
+class ConfigError(Exception):
+    """A flag or variable has a value the hub cannot use; str() is the one line to print."""
+
+
+@dataclass
+class Settings:
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    db: Path = field(default_factory=lambda: Path("~/.graphmind/graphmind.db").expanduser())
+    keep_runs: int = DEFAULT_KEEP_RUNS
+    keep_days: int = DEFAULT_KEEP_DAYS
+    retention: bool = True
+    pause_on_error: str = "on"
+    abandon_grace_ms: int = DEFAULT_ABANDON_GRACE_MS
+    # None means "*": the Origin (and Host) check is off.
+    allowed_origins: list[str] | None = field(default_factory=list)
+    viewer_dist: Path | None = None
+
+
+def _whole(value: str, name: str, *, minimum: int, maximum: int | None = None) -> int:
+    text = value.strip()
+    try:
+        number = int(text, 10)
+    except ValueError:
+        number = None
+    if number is None or number < minimum or (maximum is not None and number > maximum):
+        limit = f"from {minimum} to {maximum}" if maximum is not None else f">= {minimum}"
+        raise ConfigError(f"{name} must be a whole number {limit} (got {value!r})")
+    return number
+
+
+def parse_pause_on_error(value: str, name: str) -> str:
+    text = value.strip().lower()
+    if text not in PAUSE_ON_ERROR_VALUES:
+        raise ConfigError(f"{name} must be one of {', '.join(PAUSE_ON_ERROR_VALUES)} (got {value!r})")
+    return text
+
+
+def normalize_origin(origin: str) -> str | None:
+    """`scheme://host[:port]` in lower case, or None when it is not an http(s) origin."""
+    parts = urlsplit(origin.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return None
+    if parts.path not in ("", "/") or parts.query or parts.fragment or parts.username:
+        return None
+    try:
+        port = parts.port
+    except ValueError:
+        return None
+    host = parts.hostname.lower()
+    if ":" in host:
+        host = f"[{host}]"
+    return f"{parts.scheme}://{host}" + (f":{port}" if port is not None else "")
+
+
+def parse_allowed_origins(value: str, name: str = "GRAPHMIND_ALLOWED_ORIGINS") -> list[str] | None:
+    items = [item.strip() for item in value.split(",") if item.strip()]
+    if "*" in items:
+        return None
+    origins = []
+    for item in items:
+        origin = normalize_origin(item)
+        if origin is None:
+            raise ConfigError(
+                f"{name} must be a comma-separated list of origins like http://host.docker.internal:4747, "
+                f"or * (got {item!r})"
+            )
+        origins.append(origin)
+    return origins
+
+
+def settings_from(flags: Mapping[str, str | bool | None], env: Mapping[str, str] | None = None) -> Settings:
+    """Build Settings from parsed flags (strings, None when absent) and the environment."""
+    env = os.environ if env is None else env
+    s = Settings()
+
+    def pick(flag_key: str, flag_name: str, var: str | None) -> tuple[str, str] | None:
+        raw = flags.get(flag_key)
+        if isinstance(raw, str):
+            return raw, flag_name
+        if var is not None and env.get(var, "").strip():
+            return env[var], var
+        return None
+
+    if (v := pick("host", "--host", None)) is not None:
+        if not v[0].strip():
+            raise ConfigError("--host must name an interface, e.g. 127.0.0.1")
+        s.host = v[0].strip()
+    if (v := pick("port", "--port", None)) is not None:
+        s.port = _whole(v[0], v[1], minimum=0, maximum=65535)
+    if (v := pick("db", "--db", "GRAPHMIND_DB")) is not None:
+        s.db = Path(v[0].strip()).expanduser()
+    if (v := pick("keep", "--keep", "GRAPHMIND_KEEP_RUNS")) is not None:
+        s.keep_runs = _whole(v[0], v[1], minimum=1)
+    if (v := pick("days", "--days", "GRAPHMIND_KEEP_DAYS")) is not None:
+        s.keep_days = _whole(v[0], v[1], minimum=1)
+    if (v := pick("pause_on_error", "--pause-on-error", "GRAPHMIND_PAUSE_ON_ERROR")) is not None:
+        s.pause_on_error = parse_pause_on_error(v[0], v[1])
+    if (v := pick("", "", "GRAPHMIND_ABANDON_GRACE_MS")) is not None:
+        s.abandon_grace_ms = _whole(v[0], v[1], minimum=0)
+    if (v := pick("", "", "GRAPHMIND_RETENTION")) is not None:
+        text = v[0].strip().lower()
+        if text not in ("on", "off"):
+            raise ConfigError(f"GRAPHMIND_RETENTION must be on or off (got {v[0]!r})")
+        s.retention = text == "on"
+    if (v := pick("", "", "GRAPHMIND_ALLOWED_ORIGINS")) is not None:
+        s.allowed_origins = parse_allowed_origins(v[0])
+    if (v := pick("", "", "GRAPHMIND_VIEWER_DIST")) is not None:
+        dist = Path(v[0].strip()).expanduser()
+        if not dist.is_dir():
+            raise ConfigError(f"GRAPHMIND_VIEWER_DIST={v[0]} is not a directory; unset it to serve the bundled viewer")
+        s.viewer_dist = dist
+    return s

@@ -1,0 +1,285 @@
+"""The hub's live state, owned by the event loop: attached apps, held gates, viewers, debug state.
+
+Nothing here touches SQLite directly; writes go through the store's queue and come back as
+commits (on_commit), which is what the live feed fans out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .config import Settings
+from .debugstate import DebugState
+from .store import Store
+from .store.ops import Abandon, SetSetting
+from .store.writer import Committed
+
+BEFORE_ACTIONS = ["continue", "inject", "abort"]
+OTHER_ACTIONS = ["continue", "retry", "inject", "abort"]
+GATE_CONFIRM_S = 5.0
+DEBUG_ACK_S = 2.0
+RESUMED_MEMORY = 1000  # app gate ids remembered per client, so a replayed exec.paused is not held again
+
+
+def now_ms() -> float:
+    return time.time() * 1000.0
+
+
+@dataclass(eq=False)
+class AppConnection:
+    id: str
+    client_id: str
+    app: str
+    pid: Any
+    send_text: Callable[[str], Awaitable[None]]
+    acked_version: int = 0
+    ready: bool = False
+    gates: dict[str, Gate] = field(default_factory=dict)
+
+    async def send(self, frame: dict[str, Any]) -> bool:
+        try:
+            await self.send_text(json.dumps(frame))
+            return True
+        except Exception:  # the app went away mid-send; its disconnect is handled by the ingest loop
+            return False
+
+
+@dataclass(eq=False)
+class Gate:
+    hub_id: str
+    conn: AppConnection
+    app_id: str
+    run_id: str
+    event: dict[str, Any]
+    held_since: float
+    waiter: asyncio.Future[str] | None = None
+
+    @property
+    def actions(self) -> list[str]:
+        acts = self.event.get("actions")
+        if isinstance(acts, list) and all(isinstance(a, str) for a in acts):
+            return acts
+        return BEFORE_ACTIONS if self.event.get("gate") == "before" else OTHER_ACTIONS
+
+    def to_api(self) -> dict[str, Any]:
+        ev = self.event
+        return {
+            "gateId": self.hub_id, "runId": self.run_id, "nodeId": ev.get("nodeId"),
+            "instanceId": ev.get("instanceId"), "kind": ev.get("kind"), "name": ev.get("name"),
+            "gate": ev.get("gate"), "reason": ev.get("reason"), "actions": self.actions,
+            "input": ev.get("input"), "output": ev.get("output"), "error": ev.get("error"),
+            "loop": ev.get("loop"), "heldSince": self.held_since,
+        }
+
+
+class Hub:
+    def __init__(self, store: Store, settings: Settings, debug: DebugState) -> None:
+        self.store = store
+        self.settings = settings
+        self.debug = debug
+        self.conns: dict[str, AppConnection] = {}
+        self.clients: dict[str, AppConnection] = {}  # clientId -> its current connection
+        self.gates: dict[str, Gate] = {}  # oldest first
+        self.viewers: set[Any] = set()  # live.Viewer
+        self._resumed: dict[str, deque[str]] = {}
+        self._abandon: dict[str, asyncio.TimerHandle] = {}
+        self._ack_changed = asyncio.Event()
+        self._conn_numbers = 0
+        self.closing = False
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    def start(self, running_clients: list[str]) -> None:
+        """Runs left `running` by a previous hub get the grace to come back, like any disconnect."""
+        for client_id in running_clients:
+            self._schedule_abandon(client_id)
+
+    def stop(self) -> None:
+        self.closing = True
+        for handle in self._abandon.values():
+            handle.cancel()
+        self._abandon.clear()
+
+    async def release_all(self, timeout: float = 1.0) -> None:
+        """Shutdown: answer every held gate `continue` and give the apps a moment to confirm."""
+        self.closing = True
+        gates = list(self.gates.values())
+        for gate in gates:
+            await gate.conn.send({"type": "gate.resolve", "gateId": gate.app_id, "action": "continue"})
+        deadline = time.monotonic() + timeout
+        while any(g.hub_id in self.gates for g in gates) and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+
+    # -- apps -----------------------------------------------------------------------------------
+
+    def attach(self, client_id: str, app: str, pid: Any, send_text: Callable[[str], Awaitable[None]]) -> AppConnection:
+        self._conn_numbers += 1
+        conn = AppConnection(f"c{self._conn_numbers}", client_id, app, pid, send_text,
+                             acked_version=self.debug.version)
+        self.conns[conn.id] = conn
+        self.clients[client_id] = conn
+        timer = self._abandon.pop(client_id, None)
+        if timer is not None:
+            timer.cancel()
+        return conn
+
+    async def mark_ready(self, conn: AppConnection, welcomed_version: int) -> None:
+        """The welcome went out: from now on the app gets every debug change."""
+        conn.ready = True
+        if self.debug.version != welcomed_version:
+            await conn.send({"type": "debug.state", **self.debug.to_json()})
+
+    def detach(self, conn: AppConnection) -> None:
+        self.conns.pop(conn.id, None)
+        for gate in list(conn.gates.values()):
+            self._release(gate, action="continue", by="disconnect", outcome="gone")
+        if self.clients.get(conn.client_id) is conn:
+            del self.clients[conn.client_id]
+            if not self.closing:
+                self._schedule_abandon(conn.client_id)
+        self._ack_changed.set()
+
+    def on_ack(self, conn: AppConnection, version: int) -> None:
+        if version > conn.acked_version:
+            conn.acked_version = version
+        self._ack_changed.set()
+
+    def _schedule_abandon(self, client_id: str) -> None:
+        old = self._abandon.pop(client_id, None)
+        if old is not None:
+            old.cancel()
+        loop = asyncio.get_running_loop()
+        self._abandon[client_id] = loop.call_later(
+            self.settings.abandon_grace_ms / 1000.0, lambda: asyncio.ensure_future(self._abandon_now(client_id))
+        )
+
+    async def _abandon_now(self, client_id: str) -> None:
+        self._abandon.pop(client_id, None)
+        if client_id in self.clients or self.closing:
+            return
+        # A failed write was reported by the store; the next start-up tries again.
+        with contextlib.suppress(Exception):
+            await self.store.submit(Abandon(client_id, now_ms()))
+
+    # -- gates ----------------------------------------------------------------------------------
+
+    def on_paused(self, conn: AppConnection, event: dict[str, Any]) -> None:
+        app_id = event.get("gateId")
+        if not isinstance(app_id, str) or app_id in conn.gates:
+            return
+        if app_id in self._resumed.get(conn.client_id, ()):
+            return  # a replayed exec.paused for a gate that was already released
+        ts = event.get("ts")
+        gate = Gate(f"{conn.id}-{app_id}", conn, app_id, event["runId"], event,
+                    ts if isinstance(ts, (int, float)) and not isinstance(ts, bool) else now_ms())
+        conn.gates[app_id] = gate
+        self.gates[gate.hub_id] = gate
+        self.broadcast({"type": "gate.held", "gate": gate.to_api()})
+
+    def on_resumed(self, conn: AppConnection, event: dict[str, Any]) -> None:
+        app_id = event.get("gateId")
+        if not isinstance(app_id, str):
+            return
+        remembered = self._resumed.setdefault(conn.client_id, deque(maxlen=RESUMED_MEMORY))
+        remembered.append(app_id)
+        gate = conn.gates.get(app_id)
+        if gate is not None:
+            action = event.get("action") if isinstance(event.get("action"), str) else "continue"
+            by = event.get("by") if isinstance(event.get("by"), str) else "hub"
+            self._release(gate, action=action, by=by, outcome="resumed")
+
+    def on_gate_unknown(self, conn: AppConnection, app_id: Any) -> None:
+        gate = conn.gates.get(app_id) if isinstance(app_id, str) else None
+        if gate is not None:
+            self._release(gate, action=None, by="unknown", outcome="unknown")
+
+    def _release(self, gate: Gate, *, action: str | None, by: str, outcome: str) -> None:
+        gate.conn.gates.pop(gate.app_id, None)
+        self.gates.pop(gate.hub_id, None)
+        if gate.waiter is not None and not gate.waiter.done():
+            gate.waiter.set_result(outcome)
+        self.broadcast({"type": "gate.released", "gateId": gate.hub_id, "runId": gate.run_id,
+                        "action": action, "by": by})
+
+    async def resolve_gate(self, gate: Gate, action: str, value: Any, has_value: bool) -> str:
+        """Send the answer and wait for the app: resumed, unknown, gone, busy or timeout."""
+        if gate.waiter is not None and not gate.waiter.done():
+            return "busy"
+        gate.waiter = asyncio.get_running_loop().create_future()
+        frame: dict[str, Any] = {"type": "gate.resolve", "gateId": gate.app_id, "action": action}
+        if has_value:
+            frame["value"] = value
+        if not await gate.conn.send(frame):
+            return "gone"
+        try:
+            return await asyncio.wait_for(asyncio.shield(gate.waiter), GATE_CONFIRM_S)
+        except asyncio.TimeoutError:
+            gate.waiter = None
+            return "timeout"
+
+    def held_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for gate in self.gates.values():
+            counts[gate.run_id] = counts.get(gate.run_id, 0) + 1
+        return counts
+
+    # -- steering ------------------------------------------------------------------------------
+
+    async def set_debug(self, update: dict[str, Any]) -> tuple[DebugState, list[str]]:
+        """Apply a validated update, persist it, push it; returns the state and who has not acked."""
+        state = DebugState(self.debug.version, self.debug.breakpoints, self.debug.mode, self.debug.pause_on_error)
+        state.apply_update(update)
+        state.version = self.debug.version + 1
+        self.debug = state
+        self.store.submit(SetSetting("debug", state.dumps()))
+        self.broadcast({"type": "debug", "debug": state.to_json()})
+        frame = {"type": "debug.state", **state.to_json()}
+        await asyncio.gather(*(c.send(frame) for c in list(self.conns.values()) if c.ready))
+        deadline = time.monotonic() + DEBUG_ACK_S
+        while True:
+            pending = [c for c in self.conns.values() if c.ready and c.acked_version < state.version]
+            remaining = deadline - time.monotonic()
+            if not pending or remaining <= 0:
+                return state, [c.client_id for c in pending]
+            self._ack_changed.clear()
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._ack_changed.wait(), remaining)
+
+    async def pause(self, run_id: str | None) -> None:
+        frame = {"type": "pause", "runId": run_id}
+        await asyncio.gather(*(c.send(frame) for c in list(self.conns.values()) if c.ready))
+
+    async def abort(self, client_id: str, run_id: str) -> bool:
+        conn = self.clients.get(client_id)
+        if conn is None:
+            return False
+        return await conn.send({"type": "run.abort", "runId": run_id})
+
+    # -- the live feed -------------------------------------------------------------------------
+
+    def broadcast(self, frame: dict[str, Any] | str) -> None:
+        if not self.viewers:
+            return
+        text = frame if isinstance(frame, str) else json.dumps(frame)
+        for viewer in list(self.viewers):
+            viewer.offer(text)
+
+    def on_commit(self, c: Committed) -> None:
+        if not self.viewers:
+            return
+        for cursor, run_id, raw in c.events:
+            self.broadcast(f'{{"type":"event","cursor":{cursor},"runId":{json.dumps(run_id)},"event":{raw}}}')
+        if c.runs:
+            held = self.held_counts()
+            for cursor, run in c.runs:
+                run["heldCount"] = held.get(run["id"], 0)
+                self.broadcast({"type": "run", "cursor": cursor, "run": run})
+        for run_id in c.deleted:
+            self.broadcast({"type": "run.deleted", "runId": run_id})

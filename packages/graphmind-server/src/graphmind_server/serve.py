@@ -1,0 +1,213 @@
+"""`graphmind serve`: bind, open the store, run the app on uvicorn; also in-process for the demo."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import errno
+import signal
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from typing import Any
+
+import uvicorn
+
+from .app import build_app
+from .config import ConfigError, Settings, settings_from
+from .hub import Hub
+from .store import Store, StoreError
+
+LISTENING = "GraphMind hub listening on http://{host}:{port}"
+GRACEFUL_SHUTDOWN_S = 3
+
+
+class ServeError(Exception):
+    """The hub cannot start; str() is the one line to print."""
+
+
+def add_parser(subparsers: Any) -> None:
+    p = subparsers.add_parser("serve", help="start the hub (the default command)",
+                              description="Start the GraphMind hub: apps attach at /ingest, the viewer is at /.")
+    p.add_argument("--port", help="port to listen on (default 4747; 0 picks a free one)")
+    p.add_argument("--host", help="interface to bind (default 127.0.0.1)")
+    p.add_argument("--db", help="SQLite database file (default $GRAPHMIND_DB or ~/.graphmind/graphmind.db)")
+    p.add_argument("--keep", help="runs to keep at start-up (default $GRAPHMIND_KEEP_RUNS or 200)")
+    p.add_argument("--days", help="days of runs to keep at start-up (default $GRAPHMIND_KEEP_DAYS or 30)")
+    p.add_argument("--pause-on-error", dest="pause_on_error",
+                   help="on, off, or a node kind (default $GRAPHMIND_PAUSE_ON_ERROR or on)")
+    p.set_defaults(func=run_command)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    settings = settings_from(vars(args))
+    run(settings)
+    return 0
+
+
+def display_host(host: str) -> str:
+    if host in ("0.0.0.0", "", "::"):
+        return "127.0.0.1"
+    return f"[{host}]" if ":" in host else host
+
+
+def bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    # SO_REUSEADDR lets a restarted hub take its port back while old connections sit in TIME_WAIT;
+    # a port another process listens on still fails with EADDRINUSE.
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise ServeError(f"port {port} on {host} is already in use (another hub?); choose another with --port") from None
+        if isinstance(exc, socket.gaierror) or exc.errno in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT):
+            raise ServeError(f"cannot listen on {host}: not an address of this machine ({exc.strerror}); check --host") from None
+        raise ServeError(f"cannot listen on {host}:{port} ({exc.strerror or exc}); check --host and --port") from None
+    sock.setblocking(False)
+    return sock
+
+
+class _Server(uvicorn.Server):
+    def __init__(self, config: uvicorn.Config, hub: Hub, on_ready: Callable[[], None]) -> None:
+        super().__init__(config)
+        self.hub = hub
+        self.on_ready = on_ready
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.started:
+            self.on_ready()
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        # Answer held gates while the apps are still connected; uvicorn closes them next.
+        await self.hub.release_all()
+        await super().shutdown(sockets)
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        # uvicorn re-raises a captured signal after shutting down, which turns a clean Ctrl-C
+        # into a KeyboardInterrupt traceback or a kill by SIGTERM. The hub just exits 0.
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+
+        def handle(sig: int, frame: Any) -> None:
+            if self.should_exit and sig == signal.SIGINT:
+                self.force_exit = True
+            self.should_exit = True
+
+        previous = {sig: signal.signal(sig, handle) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+
+def _prepare(settings: Settings, on_ready: Callable[[int], None]) -> tuple[_Server, socket.socket]:
+    sock = bind(settings.host, settings.port)
+    port = sock.getsockname()[1]
+    try:
+        store = Store(settings.db)
+    except StoreError:
+        sock.close()
+        raise
+    try:
+        if settings.retention:
+            store.prune(keep_runs=settings.keep_runs, keep_days=settings.keep_days, now_ms=time.time() * 1000)
+        app = build_app(replace(settings, port=port), store)
+    except BaseException:
+        store.close()
+        sock.close()
+        raise
+    config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on",
+                            timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S, ws_max_size=64 * 1024 * 1024)
+    return _Server(config, app.state.hub, lambda: on_ready(port)), sock
+
+
+def run(settings: Settings) -> None:
+    """Serve until SIGINT/SIGTERM, printing the listening line once ready. Raises the one-line errors."""
+
+    def ready(port: int) -> None:
+        print(LISTENING.format(host=display_host(settings.host), port=port), flush=True)
+
+    server, sock = _prepare(settings, ready)
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
+
+
+class HubHandle:
+    """A hub running on a background thread of this process (see start_in_thread)."""
+
+    def __init__(self, server: _Server, thread: threading.Thread, host: str, port: int) -> None:
+        self._server = server
+        self._thread = thread
+        self.host = host
+        self.port = port
+        self.url = f"http://{display_host(host)}:{port}"
+        self.ingest_url = f"ws://{display_host(host)}:{port}/ingest"
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Shut down like Ctrl-C (gates released, events flushed) and wait for the thread."""
+        self._server.should_exit = True
+        self._thread.join(timeout)
+
+    def __enter__(self) -> HubHandle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def start_in_thread(*, port: int = 0, db: str | None = None, host: str = "127.0.0.1",
+                    settings: Settings | None = None, timeout: float = 15.0) -> HubHandle:
+    """Start a hub on a daemon thread and return once it listens.
+
+    Settings not given come from the GRAPHMIND_* variables and the defaults, like the CLI.
+    Raises ConfigError, StoreError or ServeError (one-line messages) when it cannot start.
+    """
+    if settings is None:
+        settings = settings_from({"port": str(port), "host": host, "db": db})
+    ready = threading.Event()
+    bound: list[int] = []
+
+    def on_ready(p: int) -> None:
+        bound.append(p)
+        ready.set()
+
+    server, sock = _prepare(settings, on_ready)
+    failure: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            server.run(sockets=[sock])
+        except BaseException as exc:  # SystemExit from a failed uvicorn start-up included
+            failure.append(exc)
+        finally:
+            sock.close()
+            ready.set()
+
+    thread = threading.Thread(target=target, name="graphmind-hub", daemon=True)
+    thread.start()
+    if not ready.wait(timeout) or not bound:
+        server.should_exit = True
+        thread.join(5)
+        raise ServeError(f"the hub did not start within {timeout} s" + (f" ({failure[0]!r})" if failure else ""))
+    return HubHandle(server, thread, settings.host, bound[0])
+
+
+__all__ = ["ConfigError", "HubHandle", "ServeError", "StoreError", "add_parser", "run", "start_in_thread"]
+
+

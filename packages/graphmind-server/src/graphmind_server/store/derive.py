@@ -1,0 +1,136 @@
+"""How a run's row and its nodes' rows follow its events (pure: no SQL, no I/O)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+RUN_STATUSES = ("running", "finished", "error", "aborted", "abandoned")
+FINAL_STATUSES = ("finished", "error", "aborted")
+
+
+@dataclass
+class NodeRow:
+    node_id: str
+    kind: str
+    name: str
+    executions: int = 0
+    status: str = "pending"
+    position: int = 0
+
+
+@dataclass
+class RunRow:
+    id: str
+    app: str
+    name: str
+    status: str
+    started_at: float
+    client_id: str
+    ended_at: float | None = None
+    event_count: int = 0
+    meta: str = "{}"
+    implicit: bool = False
+    agent_node: str | None = None
+    cursor: int = 0
+    nodes: dict[str, NodeRow] | None = None  # loaded lazily by the writer
+    new: bool = False
+    dirty_nodes: set[str] = field(default_factory=set)
+
+    @property
+    def node_count(self) -> int:
+        return sum(1 for n in (self.nodes or {}).values() if n.executions > 0)
+
+    def to_api(self) -> dict[str, Any]:
+        return run_to_api(
+            (self.id, self.app, self.name, self.status, self.started_at, self.ended_at, self.node_count,
+             self.event_count, self.client_id, self.meta)
+        )
+
+
+def run_to_api(row: tuple[Any, ...]) -> dict[str, Any]:
+    """A runs row (id, app, name, status, started_at, ended_at, node_count, event_count, client_id,
+    meta) as the API's Run object, without heldCount (the hub adds it)."""
+    try:
+        meta = json.loads(row[9])
+    except (TypeError, ValueError):
+        meta = {}
+    return {
+        "id": row[0], "app": row[1], "name": row[2], "status": row[3], "startedAt": row[4],
+        "endedAt": row[5], "nodeCount": row[6], "eventCount": row[7], "clientId": row[8], "meta": meta,
+    }
+
+
+def split_node_id(node_id: str) -> tuple[str, str]:
+    kind, _, name = node_id.partition(":")
+    return (kind, name) if name else ("custom", node_id)
+
+
+def _str(value: Any, default: str) -> str:
+    return value if isinstance(value, str) and value else default
+
+
+def node(run: RunRow, node_id: str, kind: Any = None, name: Any = None) -> NodeRow:
+    assert run.nodes is not None
+    row = run.nodes.get(node_id)
+    if row is None:
+        k, n = split_node_id(node_id)
+        row = NodeRow(node_id, _str(kind, k), _str(name, n), position=len(run.nodes))
+        run.nodes[node_id] = row
+    else:
+        if isinstance(kind, str) and kind:
+            row.kind = kind
+        if isinstance(name, str) and name:
+            row.name = name
+    run.dirty_nodes.add(node_id)
+    return row
+
+
+def apply(run: RunRow, event: dict[str, Any], ts: float) -> None:
+    """Update a run (and its nodes) for one newly stored event."""
+    kind = event.get("type")
+    run.event_count += 1
+    if run.status == "abandoned" and kind != "run.finished":
+        # The app came back after the grace: the run is live again.
+        run.status, run.ended_at = "running", None
+    node_id = event.get("nodeId")
+    if kind == "run.started":
+        run.name = _str(event.get("name"), run.name)
+        run.app = _str(event.get("app"), run.app)
+        run.started_at = ts
+        run.implicit = bool(event.get("implicit"))
+        if isinstance(event.get("meta"), dict):
+            run.meta = json.dumps(event["meta"])
+        if isinstance(node_id, str) and node_id:
+            run.agent_node = node_id
+            row = node(run, node_id, event.get("kind") or "agent", event.get("name"))
+            row.executions += 1
+            row.status = "running"
+    elif kind == "run.finished":
+        status = event.get("status")
+        run.status = status if status in FINAL_STATUSES else "finished"
+        run.ended_at = ts
+        if run.agent_node and run.nodes and run.agent_node in run.nodes:
+            node(run, run.agent_node).status = "ok" if run.status == "finished" else "error"
+    elif kind == "graph.hint":
+        hinted = event.get("nodes")
+        for item in hinted if isinstance(hinted, list) else []:
+            if (isinstance(item, dict) and isinstance(item.get("nodeId"), str) and run.nodes is not None
+                    and item["nodeId"] not in run.nodes):
+                node(run, item["nodeId"], item.get("kind"), item.get("name"))
+    elif isinstance(node_id, str) and node_id:
+        if kind == "node.started":
+            row = node(run, node_id, event.get("kind"), event.get("name"))
+            row.executions += 1
+            row.status = "running"
+        elif kind == "node.finished":
+            node(run, node_id).status = "injected" if event.get("injected") is True else "ok"
+        elif kind == "node.error":
+            node(run, node_id).status = "error"
+        elif kind == "exec.paused":
+            node(run, node_id, event.get("kind"), event.get("name")).status = "held"
+        elif kind == "exec.resumed":
+            row = node(run, node_id)
+            if row.status == "held":
+                row.status = "running"

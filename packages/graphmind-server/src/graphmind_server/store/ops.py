@@ -1,0 +1,51 @@
+"""The hub's own writes, run by the writer in order with the events."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .writer import Op, Writer
+
+
+@dataclass
+class SetSetting(Op):
+    key: str
+    value: str
+
+    def apply(self, writer: Writer) -> None:
+        writer.conn.execute(
+            "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (self.key, self.value),
+        )
+
+
+@dataclass
+class Abandon(Op):
+    """Mark every running run of a client abandoned (its app did not come back in time)."""
+
+    client_id: str
+    now_ms: float
+
+    def apply(self, writer: Writer) -> list[str]:
+        ids = [r[0] for r in writer.conn.execute(
+            "SELECT id FROM runs WHERE client_id = ? AND status = 'running'", (self.client_id,)
+        )]
+        for run_id in ids:
+            run = writer.run(run_id)
+            if run is not None and run.status == "running":
+                run.status, run.ended_at = "abandoned", self.now_ms
+                writer.touch(run)
+        return ids
+
+
+@dataclass
+class DeleteRun(Op):
+    run_id: str
+
+    def apply(self, writer: Writer) -> bool:
+        found = writer.conn.execute("DELETE FROM runs WHERE id = ?", (self.run_id,)).rowcount > 0
+        writer.conn.execute("DELETE FROM nodes WHERE run_id = ?", (self.run_id,))
+        writer.conn.execute("DELETE FROM events WHERE run_id = ?", (self.run_id,))
+        if found:
+            writer.forget(self.run_id)
+        return found

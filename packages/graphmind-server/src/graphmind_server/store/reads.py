@@ -1,0 +1,79 @@
+"""Read queries. Each takes its own (read-only) connection; none ever writes."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from .derive import run_to_api
+
+_RUN_API_COLUMNS = "id, app, name, status, started_at, ended_at, node_count, event_count, client_id, meta"
+
+
+def list_runs(conn: sqlite3.Connection, limit: int, status: str | None, app: str | None) -> list[dict[str, Any]]:
+    where, args = [], []
+    if status is not None:
+        where.append("status = ?")
+        args.append(status)
+    if app is not None:
+        where.append("app = ?")
+        args.append(app)
+    clause = f"WHERE {' AND '.join(where)}" if where else ""
+    rows = conn.execute(
+        f"SELECT {_RUN_API_COLUMNS} FROM runs {clause} ORDER BY started_at DESC, rowid DESC LIMIT ?",
+        (*args, limit),
+    ).fetchall()
+    return [run_to_api(r) for r in rows]
+
+
+def get_run(conn: sqlite3.Connection, run_id: str) -> dict[str, Any] | None:
+    row = conn.execute(f"SELECT {_RUN_API_COLUMNS} FROM runs WHERE id = ?", (run_id,)).fetchone()
+    if row is None:
+        return None
+    run = run_to_api(row)
+    run["nodes"] = [
+        {"nodeId": n[0], "kind": n[1], "name": n[2], "executions": n[3], "status": n[4]}
+        for n in conn.execute(
+            "SELECT node_id, kind, name, executions, status FROM nodes WHERE run_id = ? ORDER BY position", (run_id,)
+        )
+    ]
+    return run
+
+
+def run_events(conn: sqlite3.Connection, run_id: str, after: int, limit: int) -> tuple[list[str], int | None]:
+    """The raw events of a run after a seq, and the `next` seq when more remain."""
+    rows = conn.execute(
+        "SELECT seq, body FROM events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?", (run_id, after, limit + 1)
+    ).fetchall()
+    more = len(rows) > limit
+    rows = rows[:limit]
+    return [r[1] for r in rows], (rows[-1][0] if more and rows else None)
+
+
+def events_between(conn: sqlite3.Connection, after: int, upto: int, limit: int) -> list[tuple[int, str, str]]:
+    return conn.execute(
+        "SELECT cursor, run_id, body FROM events WHERE cursor > ? AND cursor <= ? ORDER BY cursor LIMIT ?",
+        (after, upto, limit),
+    ).fetchall()
+
+
+def runs_changed_between(conn: sqlite3.Connection, after: int, upto: int) -> list[tuple[int, dict[str, Any]]]:
+    rows = conn.execute(
+        f"SELECT cursor, {_RUN_API_COLUMNS} FROM runs WHERE cursor > ? AND cursor <= ? ORDER BY cursor", (after, upto)
+    ).fetchall()
+    return [(r[0], run_to_api(r[1:])) for r in rows]
+
+
+def run_owner(conn: sqlite3.Connection, run_id: str) -> tuple[str, str] | None:
+    """(status, clientId) of a run, or None."""
+    row = conn.execute("SELECT status, client_id FROM runs WHERE id = ?", (run_id,)).fetchone()
+    return (row[0], row[1]) if row else None
+
+
+def running_clients(conn: sqlite3.Connection) -> list[str]:
+    return [r[0] for r in conn.execute("SELECT DISTINCT client_id FROM runs WHERE status = 'running'")]
+
+
+def setting(conn: sqlite3.Connection, key: str) -> str | None:
+    row = conn.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
+    return row[0] if row else None

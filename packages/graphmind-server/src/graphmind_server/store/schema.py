@@ -1,0 +1,121 @@
+"""Opening the database: pragmas, the schema version and its migrations.
+
+A migration is a list of SQL statements run in one transaction; the version table says which
+ones already ran. Add a migration by appending to MIGRATIONS; never edit a shipped one.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+MIGRATIONS: list[list[str]] = [
+    # 1: runs, their nodes, events (raw JSON exactly as the app sent it) and hub settings.
+    [
+        "CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        """CREATE TABLE runs (
+            id TEXT PRIMARY KEY,
+            app TEXT NOT NULL,
+            name TEXT NOT NULL,
+            status TEXT NOT NULL,
+            started_at REAL NOT NULL,
+            ended_at REAL,
+            node_count INTEGER NOT NULL DEFAULT 0,
+            event_count INTEGER NOT NULL DEFAULT 0,
+            client_id TEXT NOT NULL,
+            meta TEXT NOT NULL DEFAULT '{}',
+            implicit INTEGER NOT NULL DEFAULT 0,
+            agent_node TEXT,
+            cursor INTEGER NOT NULL DEFAULT 0
+        )""",
+        "CREATE INDEX runs_by_start ON runs (started_at DESC)",
+        "CREATE INDEX runs_by_cursor ON runs (cursor)",
+        "CREATE INDEX runs_by_client ON runs (client_id, status)",
+        """CREATE TABLE nodes (
+            run_id TEXT NOT NULL,
+            node_id TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            name TEXT NOT NULL,
+            executions INTEGER NOT NULL DEFAULT 0,
+            status TEXT NOT NULL,
+            position INTEGER NOT NULL,
+            PRIMARY KEY (run_id, node_id)
+        ) WITHOUT ROWID""",
+        """CREATE TABLE events (
+            cursor INTEGER PRIMARY KEY,
+            run_id TEXT NOT NULL,
+            client_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            type TEXT NOT NULL,
+            body TEXT NOT NULL
+        )""",
+        "CREATE UNIQUE INDEX events_by_client_seq ON events (client_id, seq)",
+        "CREATE INDEX events_by_run_seq ON events (run_id, seq)",
+    ],
+]
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+class StoreError(Exception):
+    """The database cannot be used; str() is the one line to print."""
+
+
+def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
+    # check_same_thread=False: the writer's connection is opened on the starting thread (so an
+    # unusable path fails before the hub listens) and then used only by the writer thread; read
+    # connections live in a pool and are used by one thread at a time.
+    conn = sqlite3.connect(str(path), timeout=10, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA busy_timeout = 10000")
+    if readonly:
+        conn.execute("PRAGMA query_only = 1")
+    else:
+        conn.execute("PRAGMA journal_mode = WAL")
+        # In WAL mode NORMAL keeps every committed transaction across a process crash (SIGKILL);
+        # only a power loss can drop the last ones.
+        conn.execute("PRAGMA synchronous = NORMAL")
+    return conn
+
+
+def open_database(path: Path) -> sqlite3.Connection:
+    """Create the file (and its directory) if needed and migrate it; StoreError on any failure."""
+    hint = "pass --db or set GRAPHMIND_DB to a writable file"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"cannot create the database directory {path.parent} ({exc.strerror or exc}); {hint}") from None
+    try:
+        conn = connect(path)
+        mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+        if str(mode).lower() != "wal":
+            raise StoreError(f"cannot switch {path} to WAL mode (got {mode}); {hint}")
+        migrate(conn, path)
+        # Prove the file is writable now, not at the first event.
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("COMMIT")
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot open the database {path} ({exc}); {hint}") from None
+    return conn
+
+
+def migrate(conn: sqlite3.Connection, path: Path) -> None:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+        row = conn.execute("SELECT version FROM schema_version").fetchone()
+        version = row[0] if row else 0
+        if row is None:
+            conn.execute("INSERT INTO schema_version (version) VALUES (0)")
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"{path} has schema version {version}, newer than this hub understands ({SCHEMA_VERSION}); "
+                "upgrade graphmind-server or pass --db with another file"
+            )
+        for number in range(version, SCHEMA_VERSION):
+            for statement in MIGRATIONS[number]:
+                conn.execute(statement)
+        conn.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise

@@ -1,0 +1,155 @@
+"""The store as the event loop sees it: enqueue writes, await commits, read in worker threads."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import sqlite3
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+from . import reads, retention
+from .schema import connect, open_database
+from .writer import Committed, EventItem, Op, Writer
+
+T = TypeVar("T")
+
+READ_THREADS = 4
+
+
+class Store:
+    def __init__(self, path: Path) -> None:
+        """Open (create, migrate) the database now, so a bad path fails before the hub listens."""
+        self.path = path
+        self._wconn = open_database(path)
+        self._writer: Writer | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._on_commit: Callable[[Committed], None] | None = None
+        self._enqueued = 0
+        self._committed = 0
+        self._barriers: list[tuple[int, asyncio.Future[None]]] = []
+        self._ops: dict[int, asyncio.Future[Any]] = {}
+        self._op_ids = itertools.count(1)
+        self._drained: asyncio.Event | None = None
+        self.last_cursor = 0
+        self._local = threading.local()
+        self._read_conns: list[sqlite3.Connection] = []
+        self._read_lock = threading.Lock()
+        self._executor = ThreadPoolExecutor(READ_THREADS, thread_name_prefix="graphmind-store-read")
+
+    # -- before start: synchronous, on the starting thread --------------------------------------
+
+    def prune(self, *, keep_runs: int, keep_days: int, now_ms: float) -> int:
+        return retention.prune(self._wconn, keep_runs=keep_runs, keep_days=keep_days, now_ms=now_ms)
+
+    def read_now(self, fn: Callable[..., T], *args: Any) -> T:
+        return fn(self._wconn, *args)
+
+    # -- running ------------------------------------------------------------------------------
+
+    def start(self, loop: asyncio.AbstractEventLoop, on_commit: Callable[[Committed], None]) -> None:
+        self._loop = loop
+        self._on_commit = on_commit
+        self._drained = asyncio.Event()
+        self._drained.set()
+        self._writer = Writer(self._wconn, self._from_writer)
+        self.last_cursor = self._writer.last_cursor
+        self._writer.start()
+
+    def close(self) -> None:
+        """Commit everything queued, stop the writer, close every connection. Blocks."""
+        if self._writer is not None:
+            self._writer.stop()
+            self._writer = None
+        self._executor.shutdown(wait=True)
+        with self._read_lock:
+            for conn in self._read_conns:
+                conn.close()
+            self._read_conns.clear()
+        self._wconn.close()
+
+    @property
+    def backlog(self) -> int:
+        return self._enqueued - self._committed
+
+    def put_event(self, client_id: str, app: str, event: dict[str, Any], raw: str, ts: float) -> None:
+        assert self._writer is not None
+        self._enqueued += 1
+        self._writer.queue.put(EventItem(client_id, app, event, raw, ts))
+
+    def submit(self, op: Op) -> asyncio.Future[Any]:
+        """Queue an operation; the future resolves with its result once committed."""
+        assert self._writer is not None and self._loop is not None
+        op_id = next(self._op_ids)
+        fut: asyncio.Future[Any] = self._loop.create_future()
+        self._ops[op_id] = fut
+        self._enqueued += 1
+        self._writer.queue.put((op_id, op))
+        return fut
+
+    async def barrier(self) -> None:
+        """Wait until everything queued before this call is committed (read-your-writes)."""
+        target = self._enqueued
+        if self._committed >= target:
+            return
+        assert self._loop is not None
+        fut: asyncio.Future[None] = self._loop.create_future()
+        self._barriers.append((target, fut))
+        await fut
+
+    async def wait_backlog_below(self, limit: int) -> None:
+        assert self._drained is not None
+        while self.backlog > limit:
+            self._drained.clear()
+            await self._drained.wait()
+
+    async def read(self, fn: Callable[..., T], *args: Any) -> T:
+        assert self._loop is not None
+        return await self._loop.run_in_executor(self._executor, self._read_sync, fn, args)
+
+    def _read_sync(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = connect(self.path, readonly=True)
+            self._local.conn = conn
+            with self._read_lock:
+                self._read_conns.append(conn)
+        return fn(conn, *args)
+
+    # -- commits arrive here, on the loop -------------------------------------------------------
+
+    def _from_writer(self, committed: Committed) -> None:
+        assert self._loop is not None
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is waiting any more
+            self._loop.call_soon_threadsafe(self._committed_on_loop, committed)
+
+    def _committed_on_loop(self, c: Committed) -> None:
+        self._committed = c.processed
+        self.last_cursor = c.last_cursor
+        for op_id, result, exc in c.results:
+            fut = self._ops.pop(op_id, None)
+            if fut is not None and not fut.done():
+                if exc is not None:
+                    fut.set_exception(exc)
+                else:
+                    fut.set_result(result)
+        if self._barriers:
+            waiting = []
+            for target, fut in self._barriers:
+                if target <= self._committed:
+                    if not fut.done():
+                        fut.set_result(None)
+                else:
+                    waiting.append((target, fut))
+            self._barriers = waiting
+        if self._drained is not None:
+            self._drained.set()
+        if self._on_commit is not None:
+            self._on_commit(c)
+
+
+__all__ = ["Store", "reads"]

@@ -1,0 +1,260 @@
+"""The one writer: a thread that owns the write connection and commits in batches.
+
+Everything that changes the database goes through its queue, in order: app events and the hub's
+own operations (settings, abandon, delete). A transaction takes whatever is queued, up to
+BATCH_MAX items; the writer never waits to fill a batch, so an idle hub commits an event within
+about a millisecond and a busy one writes hundreds per transaction.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import sqlite3
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import derive
+from .derive import NodeRow, RunRow
+
+BATCH_MAX = 500
+RUN_CACHE_MAX = 2000
+
+_RUN_COLUMNS = "id, app, name, status, started_at, ended_at, event_count, client_id, meta, implicit, agent_node, cursor"
+_UPSERT_RUN = f"""INSERT INTO runs ({_RUN_COLUMNS}, node_count) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)
+ON CONFLICT(id) DO UPDATE SET app=excluded.app, name=excluded.name, status=excluded.status,
+started_at=excluded.started_at, ended_at=excluded.ended_at, event_count=excluded.event_count,
+meta=excluded.meta, implicit=excluded.implicit, agent_node=excluded.agent_node, cursor=excluded.cursor,
+node_count=excluded.node_count"""
+_UPSERT_NODE = """INSERT INTO nodes (run_id, node_id, kind, name, executions, status, position) VALUES (?,?,?,?,?,?,?)
+ON CONFLICT(run_id, node_id) DO UPDATE SET kind=excluded.kind, name=excluded.name,
+executions=excluded.executions, status=excluded.status"""
+
+
+@dataclass
+class EventItem:
+    client_id: str
+    app: str
+    event: dict[str, Any]
+    raw: str
+    ts: float
+
+
+class Op:
+    """A hub operation run inside the writer's transaction; apply() returns its result."""
+
+    def apply(self, writer: Writer) -> Any:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+@dataclass
+class Committed:
+    """What one transaction stored, handed to the event loop after COMMIT."""
+
+    processed: int  # queue items consumed so far (for barriers)
+    events: list[tuple[int, str, str]] = field(default_factory=list)  # (cursor, runId, raw)
+    runs: list[tuple[int, dict[str, Any]]] = field(default_factory=list)  # (cursor, Run)
+    deleted: list[str] = field(default_factory=list)
+    results: list[tuple[int, Any, BaseException | None]] = field(default_factory=list)
+    last_cursor: int = 0
+
+
+_STOP = object()
+
+
+class Writer:
+    def __init__(self, conn: sqlite3.Connection, notify: Callable[[Committed], None]) -> None:
+        self.conn = conn
+        self._notify = notify
+        self.queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self.runs: dict[str, RunRow] = {}
+        self._hwm: dict[str, int] = {}  # highest seq stored per client: the dedupe fast path
+        self._processed = 0
+        row = conn.execute(
+            "SELECT MAX(COALESCE((SELECT MAX(cursor) FROM events), 0),"
+            " COALESCE((SELECT CAST(value AS INTEGER) FROM settings WHERE key = 'cursor'), 0))"
+        ).fetchone()
+        self.last_cursor: int = row[0] or 0
+        self._thread = threading.Thread(target=self._loop, name="graphmind-store-writer", daemon=True)
+        self._failed_once = False
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Commit everything queued so far, then end the thread."""
+        self.queue.put(_STOP)
+        self._thread.join()
+
+    # -- the thread ---------------------------------------------------------------------------
+
+    def _loop(self) -> None:
+        while True:
+            batch = [self.queue.get()]
+            while len(batch) < BATCH_MAX:
+                try:
+                    batch.append(self.queue.get_nowait())
+                except queue.Empty:
+                    break
+            stop = any(item is _STOP for item in batch)
+            self._commit([item for item in batch if item is not _STOP], len(batch))
+            if stop:
+                return
+
+    def _commit(self, batch: list[Any], consumed: int) -> None:
+        out = Committed(processed=0)
+        self._rows: list[tuple[Any, ...]] = []
+        self._touched: dict[str, RunRow] = {}
+        self._out = out
+        cursor_before = self.last_cursor
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+            for item in batch:
+                if isinstance(item, tuple):  # (op_id, Op)
+                    self._flush_rows()
+                    op_id, op = item
+                    try:
+                        out.results.append((op_id, op.apply(self), None))
+                    except sqlite3.Error:
+                        raise
+                    except Exception as exc:
+                        out.results.append((op_id, None, exc))
+                else:
+                    self._event(item)
+            self._flush_rows()
+            self._write_runs()
+            if self.last_cursor != cursor_before:
+                self.conn.execute(
+                    "INSERT INTO settings (key, value) VALUES ('cursor', ?)"
+                    " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                    (str(self.last_cursor),),
+                )
+            self.conn.execute("COMMIT")
+        except Exception as exc:  # a failed batch must never end the writer thread
+            self._rollback(exc, batch)
+            self.last_cursor = cursor_before
+            out.events.clear()
+            out.runs.clear()
+            out.deleted.clear()
+            out.results = [(item[0], None, exc) for item in batch if isinstance(item, tuple)]
+        else:
+            out.runs = [(run.cursor, run.to_api()) for run in self._touched.values() if run.id in self.runs]
+            self._trim_cache()
+        self._processed += consumed
+        out.processed = self._processed
+        out.last_cursor = self.last_cursor
+        self._notify(out)
+
+    def _rollback(self, exc: Exception, batch: list[Any]) -> None:
+        with contextlib.suppress(sqlite3.Error):
+            self.conn.execute("ROLLBACK")
+        # The in-memory rows and seq marks may describe what was rolled back: forget them.
+        self.runs.clear()
+        self._hwm.clear()
+        if not self._failed_once:
+            self._failed_once = True
+            print(f"graphmind: could not write {len(batch)} items to the database ({exc}); "
+                  "apps replay their buffers when they reattach", file=sys.stderr, flush=True)
+
+    # -- events -------------------------------------------------------------------------------
+
+    def _is_new(self, client_id: str, seq: int) -> bool:
+        hwm = self._hwm.get(client_id)
+        if hwm is None:
+            row = self.conn.execute("SELECT MAX(seq) FROM events WHERE client_id = ?", (client_id,)).fetchone()
+            hwm = row[0] if row[0] is not None else -1
+        if seq > hwm:
+            self._hwm[client_id] = seq
+            return True
+        self._hwm[client_id] = hwm
+        # Below the mark: a replay, or an event that arrived out of order. Ask the table (and the
+        # rows of this batch, not inserted yet).
+        self._flush_rows()
+        found = self.conn.execute(
+            "SELECT 1 FROM events WHERE client_id = ? AND seq = ?", (client_id, seq)
+        ).fetchone()
+        return found is None
+
+    def _event(self, item: EventItem) -> None:
+        ev = item.event
+        if not self._is_new(item.client_id, ev["seq"]):
+            return
+        run_id = ev["runId"]
+        run = self.run(run_id)
+        if run is None:
+            run = RunRow(id=run_id, app=item.app, name=run_id, status="running", started_at=item.ts,
+                         client_id=item.client_id, nodes={}, new=True)
+            self.runs[run_id] = run
+        self.last_cursor += 1
+        cursor = self.last_cursor
+        self._rows.append((cursor, run_id, item.client_id, ev["seq"], ev["type"], item.raw))
+        derive.apply(run, ev, item.ts)
+        run.cursor = cursor
+        self._touched[run_id] = run
+        self._out.events.append((cursor, run_id, item.raw))
+
+    def _flush_rows(self) -> None:
+        if self._rows:
+            self.conn.executemany(
+                "INSERT INTO events (cursor, run_id, client_id, seq, type, body) VALUES (?,?,?,?,?,?)", self._rows
+            )
+            self._rows = []
+
+    # -- runs ---------------------------------------------------------------------------------
+
+    def run(self, run_id: str) -> RunRow | None:
+        """The cached row of a run, loaded (with its nodes) on first use; None if unknown."""
+        run = self.runs.get(run_id)
+        if run is not None:
+            return run
+        row = self.conn.execute(f"SELECT {_RUN_COLUMNS} FROM runs WHERE id = ?", (run_id,)).fetchone()
+        if row is None:
+            return None
+        run = RunRow(id=row[0], app=row[1], name=row[2], status=row[3], started_at=row[4], ended_at=row[5],
+                     event_count=row[6], client_id=row[7], meta=row[8], implicit=bool(row[9]),
+                     agent_node=row[10], cursor=row[11], nodes={})
+        for n in self.conn.execute(
+            "SELECT node_id, kind, name, executions, status, position FROM nodes WHERE run_id = ? ORDER BY position",
+            (run_id,),
+        ):
+            assert run.nodes is not None
+            run.nodes[n[0]] = NodeRow(*n)
+        self.runs[run_id] = run
+        return run
+
+    def touch(self, run: RunRow) -> None:
+        """An operation changed a run outside of an event: give the change its own cursor."""
+        self.last_cursor += 1
+        run.cursor = self.last_cursor
+        self._touched[run.id] = run
+
+    def forget(self, run_id: str) -> None:
+        self.runs.pop(run_id, None)
+        self._touched.pop(run_id, None)
+        self._out.deleted.append(run_id)
+
+    def _write_runs(self) -> None:
+        if not self._touched:
+            return
+        run_rows = []
+        node_rows = []
+        for run in self._touched.values():
+            run_rows.append((run.id, run.app, run.name, run.status, run.started_at, run.ended_at, run.event_count,
+                             run.client_id, run.meta, int(run.implicit), run.agent_node, run.cursor, run.node_count))
+            for node_id in run.dirty_nodes:
+                assert run.nodes is not None
+                n = run.nodes[node_id]
+                node_rows.append((run.id, n.node_id, n.kind, n.name, n.executions, n.status, n.position))
+            run.dirty_nodes.clear()
+            run.new = False
+        self.conn.executemany(_UPSERT_RUN, run_rows)
+        if node_rows:
+            self.conn.executemany(_UPSERT_NODE, node_rows)
+
+    def _trim_cache(self) -> None:
+        if len(self.runs) > RUN_CACHE_MAX:
+            for run_id in list(self.runs)[: len(self.runs) - RUN_CACHE_MAX // 2]:
+                del self.runs[run_id]

@@ -1,0 +1,155 @@
+"""HubProcess: the real hub as a subprocess on an ephemeral loopback port."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+LISTENING = re.compile(r"^GraphMind hub listening on http://(?P<host>[^\s]+):(?P<port>\d+)\s*$")
+
+
+class HubStartError(RuntimeError):
+    """The hub process did not print its listening line; the message includes its stderr."""
+
+
+class HubProcess:
+    """`python -m graphmind_server serve --port 0 --db <db> *args`, started on construction.
+
+    >>> with HubProcess(tmp_path / "hub.db") as hub:
+    ...     status, body = hub.api("GET", "/api/health")
+    """
+
+    def __init__(self, db: str | os.PathLike[str], *, args: Sequence[str] = (), env: Mapping[str, str] | None = None,
+                 port: int = 0, start_timeout: float = 15.0, python: str = sys.executable) -> None:
+        self.db = Path(db)
+        self.args = list(args)
+        self.env = dict(env or {})
+        self.start_timeout = start_timeout
+        self.python = python
+        self.port = port
+        self.proc: subprocess.Popen[str] | None = None
+        self._stderr: list[str] = []
+        self.stdout_lines: list[str] = []
+        self.start()
+
+    # -- life -----------------------------------------------------------------------------------
+
+    def start(self, port: int | None = None) -> None:
+        port = self.port if port is None else port
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", **self.env}
+        cmd = [self.python, "-m", "graphmind_server", "serve", "--port", str(port), "--db", str(self.db), *self.args]
+        self._stderr = []
+        self.stdout_lines = []
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, env=env)
+        lines: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._pump, args=(self.proc.stdout, lines, self.stdout_lines), daemon=True).start()
+        threading.Thread(target=self._pump, args=(self.proc.stderr, None, self._stderr), daemon=True).start()
+        try:
+            line = lines.get(timeout=self.start_timeout)
+        except queue.Empty:
+            line = None
+        match = LISTENING.match(line or "")
+        if match is None:
+            self.kill()
+            raise HubStartError(f"the hub did not start (first stdout line {line!r}); stderr:\n{self.stderr}")
+        self.port = int(match.group("port"))
+
+    @staticmethod
+    def _pump(stream: Any, lines: queue.Queue[str | None] | None, sink: list[str]) -> None:
+        for line in stream:
+            sink.append(line)
+            if lines is not None:
+                lines.put(line)
+        if lines is not None:
+            lines.put(None)
+
+    @property
+    def stderr(self) -> str:
+        return "".join(self._stderr)
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def kill(self) -> None:
+        """SIGKILL: no flush, no goodbye (what a crash looks like)."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+        if self.proc is not None:
+            self.proc.wait(10)
+
+    def stop(self, timeout: float = 10.0) -> int | None:
+        """SIGINT (a clean Ctrl-C), wait, then SIGKILL if it is still there; returns the exit code."""
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        return self.proc.returncode
+
+    def restart(self) -> None:
+        """Stop (if running) and start again on the same db, on the same port when it is free."""
+        self.stop()
+        try:
+            self.start(self.port)
+        except HubStartError:
+            self.start(0)
+
+    def __enter__(self) -> HubProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- talking to it -------------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def ingest_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/ingest"
+
+    @property
+    def live_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/api/live"
+
+    def api(self, method: str, path: str, json: Any = None, *, headers: Mapping[str, str] | None = None,
+            timeout: float = 10.0) -> tuple[int, Any]:
+        """(status, parsed JSON body or text) of one request; never raises for 4xx/5xx."""
+        return api_call(self.url, method, path, json, headers=headers, timeout=timeout)
+
+
+def api_call(base: str, method: str, path: str, body: Any = None, *, headers: Mapping[str, str] | None = None,
+             timeout: float = 10.0) -> tuple[int, Any]:
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(base + path, data=data, method=method, headers=dict(headers or {}))
+    if data is not None:
+        request.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            status, raw = response.status, response.read()
+    except urllib.error.HTTPError as exc:
+        status, raw = exc.code, exc.read()
+    text = raw.decode("utf-8", "replace")
+    try:
+        return status, json.loads(text)
+    except ValueError:
+        return status, text
