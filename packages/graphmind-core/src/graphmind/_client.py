@@ -80,7 +80,7 @@ class Client(Wrappers):
         if not self.enabled:
             return
         self._pipeline = EventPipeline(self.redaction_switches, self._warn)
-        self._loop_guard = LoopGuard(self.loop_guard_config, self._warn)
+        self._loop_guard = LoopGuard(self.loop_guard_config, self._warn.always)
         self._transport = Transport(
             self.options,
             self.client_id,
@@ -161,6 +161,7 @@ class Client(Wrappers):
             return
         with self._lock:
             self._runs.pop(run.run_id, None)
+        self._loop_guard.forget_run(run.run_id)
         if run.aborted or isinstance(error, RunAborted):
             status = "aborted"
         elif error is not None:

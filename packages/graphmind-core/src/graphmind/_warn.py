@@ -32,3 +32,12 @@ class Warner:
             self.logger.warning(message)
         except Exception:  # a broken logger must not break the app either
             pass
+
+    def always(self, message: str) -> None:
+        """Logs without rate limiting: for callers that already say once per occurrence (loop streaks)."""
+        with self._lock:
+            self.count += 1
+        try:
+            self.logger.warning(message)
+        except Exception:
+            pass
