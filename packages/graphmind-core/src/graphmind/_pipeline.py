@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ._jsonsafe import clean_str, describe_exception, json_key, to_jsonable
+from ._jsonsafe import describe_exception, json_key, to_jsonable
 from ._payload import TRUNCATED, shrink_oversized, shrink_text
 from ._redaction import PLACEHOLDER, RedactionSwitches
 
@@ -187,10 +187,14 @@ class EventPipeline:
                 raw = dict(raw.items())
             delta = {k if type(k) is str else json_key(k): v for k, v in raw.items()}
             t, v = delta.get("t"), delta.get("v")
-            if not isinstance(t, str) or not isinstance(v, str):
+            if type(t) is not str:
+                t = to_jsonable(t, strict=True)  # an enum kind counts as the string JSON writes
+            if type(v) is not str:
+                v = to_jsonable(v, strict=True)
+            if type(t) is not str or type(v) is not str:
                 raise _Malformed("a delta has no string t and v")
             if hide_all or (hide_args and t == TOOL_ARGS):
-                kept: dict[str, Any] = {"t": clean_str(str(t)), "v": "", "chars": len(v)}
+                kept: dict[str, Any] = {"t": t, "v": "", "chars": len(v)}
                 for name in _DELTA_IDS:
                     if name in delta:
                         kept[name] = to_jsonable(delta[name], strict=True)
