@@ -221,3 +221,20 @@ def test_disposed_client_calls_through() -> None:
     client.dispose()
     assert gated() == 5
     assert asyncio.run(client.aexecute(graphmind.NodeSpec("x"), lambda: asyncio.sleep(0, "y"))) == "y"
+
+
+def test_tool_call_names_the_tool_node_after_the_models_call_id(hub: FakeHub) -> None:
+    client = make_client(hub)
+    inner = client.wrap(lambda: 1, name="inner")
+
+    @client.tool("outer")
+    def outer() -> int:
+        return inner()
+
+    with client.tool_call("call_abc"):
+        outer()
+    hub.wait_for(lambda: len(hub.of_type("node.started")) == 2)
+    first, second = hub.of_type("node.started")
+    assert first["instanceId"] == "call_abc"
+    assert second["instanceId"] != "call_abc" and second["parentInstanceId"] == "call_abc"
+    client.dispose()

@@ -60,6 +60,7 @@ __all__ = [
     "span",
     "stats",
     "tool",
+    "tool_call",
     "unwrap",
     "wrap",
     "wrap_method",
@@ -118,6 +119,10 @@ def wrap_method(obj: Any, method_name: str, name: str | None = None) -> Any:
 
 def span(name: str, kind: str = "custom", input: Any = None) -> Span:
     return get_client().span(name, kind, input)
+
+
+def tool_call(call_id: str) -> Any:
+    return get_client().tool_call(call_id)
 
 
 def current_run() -> RunContext | None:

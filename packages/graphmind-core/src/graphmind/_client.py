@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import itertools
 import os
 import threading
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
 from . import _protocol as proto
@@ -55,6 +56,10 @@ class Client(Wrappers):
         )
         self._current_node: contextvars.ContextVar[str | None] = contextvars.ContextVar(
             f"graphmind_node_{id(self)}", default=None
+        )
+        # (call id, the node execution it was set under): see tool_call().
+        self._tool_call_id: contextvars.ContextVar[tuple[str, str | None] | None] = contextvars.ContextVar(
+            f"graphmind_tool_call_{id(self)}", default=None
         )
         self._warn = Warner(self.options.logger)
         self.redaction_switches = resolve_redaction_switches(self.options.raw, env)
@@ -224,7 +229,12 @@ class Client(Wrappers):
         run = self._run_for_call()
         if run.aborted:
             raise RunAborted(run.run_id)
-        ex = NodeExecution(self, spec, run, self._current_node.get() or run.run_id)
+        parent = self._current_node.get()
+        if spec.instance_id is None and spec.kind == "tool":
+            pending = self._tool_call_id.get()
+            if pending is not None and pending[1] == parent:
+                spec.instance_id = pending[0]
+        ex = NodeExecution(self, spec, run, parent or run.run_id)
         if not self.live:
             return ex
         seq = ex._emit_started()
@@ -275,6 +285,19 @@ class Client(Wrappers):
     def span(self, name: str, kind: str = "custom", input: Any = None) -> Span:
         """A node the code describes itself: `with client.span("retrieve", kind="retriever") as s: s.output = ...`."""
         return Span(self, name, kind, input)
+
+    @contextlib.contextmanager
+    def tool_call(self, call_id: str) -> Iterator[None]:
+        """Names the tool node started directly inside this block after the model's tool call id.
+
+        `with gm.tool_call(call.id): tools[call.function.name](**args)` links the model step that asked
+        for the call to the tool node that ran it (the tool node's instanceId is the call id).
+        """
+        token = self._tool_call_id.set((call_id, self._current_node.get()))
+        try:
+            yield
+        finally:
+            self._tool_call_id.reset(token)
 
     def next_llm_step(self, first_message_key: str, prompt_length: int) -> StepIdentity:
         """The `llm:step` identity of a model call in the current run (AI SDK page, "Node identity").
