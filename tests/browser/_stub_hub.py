@@ -32,7 +32,9 @@ class StubHub:
         self.debug: dict[str, Any] = {"breakpoints": [], "mode": "run", "pauseOnError": "on", "version": 1}
         self.requests: list[tuple[str, str, Any]] = []
         self.cursor = 0
-        self._clients: set[asyncio.Queue[dict[str, Any]]] = set()
+        self.history: list[dict[str, Any]] = []  # every frame with a cursor, for ?after= catch-up
+        self.connects: list[str | None] = []
+        self._clients: set[asyncio.Queue[dict[str, Any] | None]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
@@ -48,9 +50,17 @@ class StubHub:
         if frame.get("type") in ("event", "run"):
             self.cursor += 1
             frame = {**frame, "cursor": self.cursor}
+            self.history.append(frame)
         if frame.get("type") == "event":
             self.events.setdefault(frame["runId"], []).append(frame["event"])
-        assert self._loop is not None
+        if frame.get("type") == "run":
+            self.runs[frame["run"]["id"]] = frame["run"]
+        if frame.get("type") == "gate.held":
+            self.gates.append(frame["gate"])
+        if frame.get("type") == "gate.released":
+            self.gates = [g for g in self.gates if g["gateId"] != frame["gateId"]]
+        if self._loop is None:
+            return
         for q in list(self._clients):
             self._loop.call_soon_threadsafe(q.put_nowait, frame)
 
@@ -110,12 +120,21 @@ class StubHub:
 
         async def live(ws: WebSocket) -> None:
             await ws.accept()
-            q: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+            q: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
             self._clients.add(q)
             try:
+                self.connects.append(ws.query_params.get("after"))
                 await ws.send_json({"type": "hello", "cursor": self.cursor, "debug": self.debug, "gates": self.gates})
+                after = ws.query_params.get("after")
+                if after is not None:
+                    for f in [f for f in self.history if f["type"] == "event" and f["cursor"] > int(after)]:
+                        await ws.send_json(f)
                 while True:
-                    await ws.send_json(await q.get())
+                    frame = await q.get()
+                    if frame is None:  # the stub is stopping, like a hub restart
+                        await ws.close(1012)
+                        return
+                    await ws.send_json(frame)
             except (WebSocketDisconnect, RuntimeError):
                 pass
             finally:
@@ -136,9 +155,10 @@ class StubHub:
         ])
 
     # ---- lifecycle -----------------------------------------------------------------------
-    def start(self) -> StubHub:
+    def start(self, port: int = 0) -> StubHub:
         sock = socket.socket()
-        sock.bind(("127.0.0.1", 0))
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", port))
         self.port = sock.getsockname()[1]
         config = uvicorn.Config(self.app(), log_level="warning", lifespan="off")
         self._server = uvicorn.Server(config)
@@ -160,6 +180,9 @@ class StubHub:
         return self
 
     def stop(self) -> None:
+        if self._loop is not None:
+            for q in list(self._clients):
+                self._loop.call_soon_threadsafe(q.put_nowait, None)
         if self._server:
             self._server.should_exit = True
         if self._thread:
@@ -167,3 +190,5 @@ class StubHub:
         with contextlib.suppress(Exception):
             assert self._loop is not None
             self._loop.close()
+        self._loop = None
+        self._clients.clear()

@@ -1,0 +1,111 @@
+"""Shared fixtures for the viewer's browser tests: real headless Chromium (Debian's `chromium`)
+driven by Playwright for Python, a real hub (`graphmind_server.testing.HubProcess`), and an
+in-memory stand-in for the hub's read API where a test needs exact frames."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))  # the _helpers beside this file
+
+CHROMIUM = os.environ.get("GRAPHMIND_TEST_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if Path(CHROMIUM).exists():
+        return
+    skip = pytest.mark.skip(reason=f"{CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium) to run the browser tests")
+    for item in items:
+        if "browser" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+class PageProblems:
+    """Everything a page did wrong: uncaught errors, console errors, 4xx/5xx, foreign hosts."""
+
+    def __init__(self) -> None:
+        self.items: list[str] = []
+
+
+@pytest.fixture
+def make_page(browser: Any) -> Iterator[Any]:
+    """`make_page(base_url)` → a fresh page (own context, 1600×900) that fails the test on page
+    errors, console errors, HTTP errors or any request to a host other than the hub."""
+    contexts: list[Any] = []
+    problems = PageProblems()
+
+    def make(base_url: str, *, allow_console_errors: bool = False) -> Any:
+        host = urlparse(base_url).netloc
+        ctx = browser.new_context(viewport={"width": 1600, "height": 900})
+        contexts.append(ctx)
+        page = ctx.new_page()
+        page.on("pageerror", lambda e: problems.items.append(f"page error: {e}"))
+        if not allow_console_errors:
+            page.on("console", lambda m: m.type == "error" and problems.items.append(f"console error: {m.text}"))
+        page.on("response", lambda r: r.status >= 400 and not r.url.startswith(f"{base_url}/api/")
+                and problems.items.append(f"HTTP {r.status} {r.url}"))
+
+        def only_the_hub(route: Any) -> None:
+            netloc = urlparse(route.request.url).netloc
+            if netloc and netloc != host:
+                problems.items.append(f"request to another host: {route.request.url}")
+                route.abort()
+            else:
+                route.continue_()
+
+        page.route("**/*", only_the_hub)
+        page.set_default_timeout(10_000)
+        return page
+
+    yield make
+    for ctx in contexts:
+        ctx.close()
+    assert not problems.items, "\n".join(problems.items)
+
+
+@pytest.fixture
+def stub_hub() -> Iterator[Any]:
+    from _stub_hub import StubHub
+
+    hub = StubHub().start()
+    try:
+        yield hub
+    finally:
+        hub.stop()
+
+
+@pytest.fixture
+def hub() -> Iterator[Any]:
+    """The real hub in a subprocess, on an ephemeral port."""
+    testing = pytest.importorskip("graphmind_server.testing", reason="graphmind_server.testing.HubProcess is not there yet")
+    with testing.HubProcess() as h:
+        yield h
