@@ -10,7 +10,7 @@ from typing import NoReturn
 from ._version import __version__
 
 # (module, …): each module has add_parser(subparsers) that sets `func` (args -> exit code).
-COMMANDS = ["graphmind_server.serve"]
+COMMANDS = ["graphmind_server.serve", "graphmind_server.demo"]
 DEFAULT_COMMAND = "serve"
 
 

@@ -49,8 +49,10 @@ class FakeApp:
     def attach(self, replay: bool = False) -> dict[str, Any]:
         """Connect and handshake; with replay, resend every event sent so far (as an SDK does)."""
         self.closed.clear()
+        # __enter__ without `with`: the connection outlives this call (websockets >= 17.1 warns
+        # about a bare connect()); close() ends it.
         self._ws = connect(self.url, open_timeout=5, additional_headers=self.headers or None,
-                           max_size=None, compression=None)
+                           max_size=None, compression=None).__enter__()
         self._ws.send(json.dumps({"type": "hello", "protocol": 1, "app": self.app, "clientId": self.client_id,
                                   "sdk": {"name": "fake-app", "version": "0"}, "pid": 0, **self.hello_extra}))
         welcome = json.loads(self._ws.recv(timeout=5))
@@ -115,9 +117,10 @@ class FakeApp:
 
     # -- sending -------------------------------------------------------------------------------
 
-    def send(self, frame: Mapping[str, Any] | str) -> None:
+    def send(self, frame: Mapping[str, Any] | str | bytes) -> None:
+        """A frame: an object is sent as JSON text, a str as is, bytes as a binary frame."""
         assert self._ws is not None
-        self._ws.send(frame if isinstance(frame, str) else json.dumps(frame))
+        self._ws.send(frame if isinstance(frame, (str, bytes)) else json.dumps(frame))
 
     def event(self, type: str, run_id: str, **fields: Any) -> dict[str, Any]:
         """Send one event with the next seq; returns it."""

@@ -10,9 +10,10 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -153,3 +154,15 @@ def api_call(base: str, method: str, path: str, body: Any = None, *, headers: Ma
         return status, json.loads(text)
     except ValueError:
         return status, text
+
+
+def wait_for(check: Callable[[], Any], timeout: float = 5.0, what: str = "condition") -> Any:
+    """Poll `check` until it returns something truthy (returned) or raise AssertionError at the deadline."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.01)

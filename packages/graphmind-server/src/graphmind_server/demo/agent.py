@@ -1,0 +1,43 @@
+"""The demo agent: a plain tool-calling loop over the OpenAI SDK, instrumented by graphmind-openai.
+
+This is the shape of a real agent: the model is an `openai.OpenAI` client (here pointed at the
+scripted model on loopback, or at OpenAI with `--live`), the tools are plain functions gated with
+`gm.wrap_tools`, and `gm.tool_call(call.id)` links each tool node to the model step that asked for it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import graphmind
+
+from .travel import PROMPT, TOOL_SCHEMAS, TravelTools
+
+SYSTEM = "You are a travel assistant. Use the tools to search, check the budget, then book."
+
+
+def run_travel_agent(openai_client: Any, gm: graphmind.Client, tools: TravelTools, *, model: str, run_name: str) -> tuple[str, str]:
+    """Runs one conversation to its end. Returns (run id, the assistant's final answer)."""
+    gated = gm.wrap_tools(tools.as_dict())
+    messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": PROMPT}]
+    with gm.run(run_name, meta={"demo": True, "model": model}) as run:
+        for _ in range(12):
+            completion = openai_client.chat.completions.create(model=model, messages=messages, tools=TOOL_SCHEMAS)
+            message = completion.choices[0].message
+            messages.append(message.model_dump(exclude_none=True))
+            if not message.tool_calls:
+                return run.run_id, message.content or ""
+            for call in message.tool_calls:
+                name = call.function.name
+                try:
+                    args = json.loads(call.function.arguments or "{}")
+                    with gm.tool_call(call.id):
+                        result = gated[name](**args)
+                    content = json.dumps(result)
+                except graphmind.RunAborted:
+                    raise
+                except Exception as exc:  # a failed tool is reported to the model, as real agents do
+                    content = json.dumps({"error": f"{type(exc).__name__}: {exc}"})
+                messages.append({"role": "tool", "tool_call_id": call.id, "name": name, "content": content})
+        return run.run_id, "The agent stopped after 12 steps without an answer."

@@ -1,0 +1,184 @@
+"""Runs the demo: a hub (in-process, or the one already on the port), the model, the agent."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+import webbrowser
+from typing import Any
+
+from .summary import print_summary
+from .travel import TravelTools, scripted_reply
+
+LIVE_MODEL = os.environ.get("GRAPHMIND_DEMO_MODEL", "gpt-4o-mini")
+
+
+class DemoError(Exception):
+    pass
+
+
+def _api(base: str, method: str, path: str, body: Any = None, timeout: float = 5.0) -> Any:
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(base + path, data=data, method=method, headers={"content-type": "application/json"})
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        return json.loads(response.read() or b"null")
+
+
+def _existing_hub(port: int) -> str | None:
+    if port == 0:
+        return None
+    base = f"http://127.0.0.1:{port}"
+    try:
+        health = _api(base, "GET", "/api/health", timeout=0.5)
+    except (OSError, ValueError):
+        return None
+    return base if isinstance(health, dict) and health.get("ok") else None
+
+
+class GateAnswerer(threading.Thread):
+    """--headless: plays the person at the viewer, answering every held gate with continue."""
+
+    def __init__(self, base: str, hold: float) -> None:
+        super().__init__(name="graphmind-demo-answerer", daemon=True)
+        self.base = base
+        self.hold = hold
+        self.answered: list[dict[str, Any]] = []
+        self._stop = threading.Event()
+
+    def run(self) -> None:
+        seen: dict[str, float] = {}
+        while not self._stop.is_set():
+            try:
+                gates = _api(self.base, "GET", "/api/gates")["gates"]
+            except (OSError, ValueError, KeyError):
+                gates = []
+            now = time.monotonic()
+            for gate in gates:
+                first = seen.setdefault(gate["gateId"], now)
+                if now - first >= self.hold:
+                    try:
+                        _api(self.base, "POST", f"/api/gates/{gate['gateId']}", {"action": "continue"})
+                        self.answered.append(gate)
+                    except (OSError, ValueError):
+                        pass
+            self._stop.wait(0.05)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.join(2)
+
+
+def _configure_scenario(base: str, scenario: str) -> None:
+    debug: dict[str, Any] = {"mode": "run", "pauseOnError": "on" if scenario == "error" else "off", "breakpoints": []}
+    if scenario == "default":
+        debug["breakpoints"] = [{"nodeId": "tool:book", "gate": "before"}]
+    _api(base, "PUT", "/api/debug", debug)
+
+
+def _openai_client(live: bool, base_url: str | None) -> Any:
+    try:
+        import openai
+    except ImportError as exc:
+        raise DemoError("graphmind demo needs the OpenAI adapter: pip install 'graphmind-server[demo]'") from exc
+    if live:
+        return openai.OpenAI()
+    return openai.OpenAI(base_url=base_url, api_key="demo-key-not-used", max_retries=0)
+
+
+def _instrument(client: Any, gm: Any) -> Any:
+    try:
+        from graphmind_openai import instrument_openai
+    except ImportError as exc:
+        raise DemoError("graphmind demo needs the OpenAI adapter: pip install 'graphmind-server[demo]'") from exc
+    return instrument_openai(client, session=gm)
+
+
+def _open_browser(url: str) -> None:
+    has_display = sys.platform in ("darwin", "win32") or bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+    if has_display:
+        try:
+            webbrowser.open(url)
+        except Exception:
+            pass
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    if args.live and not os.environ.get("OPENAI_API_KEY"):
+        print("graphmind: demo --live needs OPENAI_API_KEY in the environment; set it, or run without --live to use the scripted model", file=sys.stderr)
+        return 2
+    try:
+        return _run(args)
+    except DemoError as exc:
+        print(f"graphmind: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
+    import graphmind
+
+    from ..serve import start_in_thread
+    from .agent import run_travel_agent
+    from .model_server import ScriptedModel
+
+    hub_handle = None
+    base = _existing_hub(args.port)
+    if base is None:
+        hub_handle = start_in_thread(port=args.port, db=args.db)
+        base = hub_handle.url
+        print(f"GraphMind hub started on {base}")
+    else:
+        print(f"Using the GraphMind hub already running on {base}")
+    ingest = base.replace("http://", "ws://") + "/ingest"
+    _configure_scenario(base, args.scenario)
+    answerer = GateAnswerer(base, args.hold) if args.headless else None
+    loop = args.scenario == "loop"
+    try:
+        with ScriptedModel(lambda messages: scripted_reply(messages, loop=loop)) as model:
+            gm = graphmind.Client(app="travel-demo", url=ingest, retry_interval=1.0)
+            if not gm.ready(5):
+                raise DemoError(f"could not attach to the hub at {ingest}; is something else on port {args.port}? try --port 0")
+            openai_client = _instrument(_openai_client(args.live, model.base_url), gm)
+            tools = TravelTools(fail_budget_once=args.scenario == "error")
+            print(f"Open the viewer: {base}")
+            if answerer is not None:
+                answerer.start()
+            else:
+                if not args.no_browser:
+                    _open_browser(base)
+                print(_what_to_do(args.scenario))
+            run_id, answer = run_travel_agent(
+                openai_client, gm, tools, model=LIVE_MODEL if args.live else model.model, run_name="travel-assistant"
+            )
+            gm.dispose()
+            print(f"\nAgent: {answer}")
+            time.sleep(0.2)  # let the hub's writer commit the last batch before reading it back
+            print_summary(base, run_id, answerer.answered if answerer else None)
+    finally:
+        if answerer is not None:
+            answerer.stop()
+    if hub_handle is not None:
+        if args.headless:
+            hub_handle.stop()
+        else:
+            print(f"\nThe hub keeps running so you can look around: {base} (Ctrl-C to stop)")
+            try:
+                while hub_handle.running:
+                    time.sleep(0.5)
+            except KeyboardInterrupt:
+                pass
+            hub_handle.stop()
+    return 0
+
+
+def _what_to_do(scenario: str) -> str:
+    return {
+        "default": "The agent will hold before `book`. In the viewer: Continue to book, Inject to book something else, or Abort.",
+        "error": "check_budget will fail and hold at its error gate. In the viewer: Retry (it works the second time), Inject a result, or Continue to let the agent see the error.",
+        "loop": "The model searches again and again; the third identical search holds as a loop. Continue, Inject a result, or Abort.",
+    }[scenario]

@@ -1,0 +1,133 @@
+"""WS /ingest, frame by frame (protocol.md)."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import connect
+
+
+def _hello(**extra: object) -> str:
+    return json.dumps({"type": "hello", "protocol": 1, "app": "t", "clientId": "c-1", "pid": 1,
+                       "sdk": {"name": "t", "version": "0"}, **extra})
+
+
+def test_welcome_carries_the_protocol_and_the_debug_state(thub):
+    app = thub.app()
+    assert app.welcome["protocol"] == 1
+    assert app.welcome["hub"]["name"] == "graphmind-server"
+    assert app.welcome["debug"] == {"version": 0, "breakpoints": [], "mode": "run", "pauseOnError": "on"}
+
+
+def test_a_frame_before_hello_is_refused_with_4002(thub):
+    with connect(thub.ingest_url) as ws:
+        ws.send(json.dumps({"type": "run.started", "seq": 1, "runId": "r"}))
+        error = json.loads(ws.recv(timeout=5))
+        assert error["code"] == "hello_required"
+        with pytest.raises(ConnectionClosed) as info:
+            ws.recv(timeout=5)
+    assert info.value.rcvd.code == 4002
+
+
+def test_an_unsupported_protocol_is_refused_with_4001(thub):
+    with connect(thub.ingest_url) as ws:
+        ws.send(_hello(protocol=9, protocols=[7, 9]))
+        error = json.loads(ws.recv(timeout=5))
+        assert error["code"] == "unsupported_protocol" and error["supported"] == [1]
+        with pytest.raises(ConnectionClosed) as info:
+            ws.recv(timeout=5)
+    assert info.value.rcvd.code == 4001
+
+
+def test_the_highest_common_version_is_chosen(thub):
+    with connect(thub.ingest_url) as ws:
+        ws.send(_hello(protocol=3, protocols=[1, 2, 3]))
+        assert json.loads(ws.recv(timeout=5))["protocol"] == 1
+
+
+@pytest.mark.parametrize(("frame", "code"), [
+    ("not json", "bad_frame"),
+    ("[1, 2]", "bad_frame"),
+    ('{"no": "type"}', "bad_frame"),
+    ('{"type": "node.started", "runId": "r"}', "bad_frame"),
+    ('{"type": "node.started", "seq": "1", "runId": "r"}', "bad_frame"),
+    ('{"type": "node.started", "seq": 1}', "bad_frame"),
+    ('{"type": "hello", "protocol": 1}', "bad_frame"),
+    ('{"type": "made.up"}', "unknown_type"),
+])
+def test_a_frame_the_hub_cannot_read_is_answered_and_the_connection_stays(thub, frame, code):
+    app = thub.app()
+    app.send(frame)
+    assert app.expect("error")["code"] == code
+    app.run_started("r1")
+    thub.wait_for(lambda: thub.api("GET", "/api/runs")[1]["runs"], what="the run after a bad frame")
+    assert thub.api("GET", "/api/runs/r1")[1]["eventCount"] == 1
+
+
+def test_binary_frames_are_refused(thub):
+    app = thub.app()
+    app.send(b"\x00\x01")
+    assert app.expect("error")["code"] == "bad_frame"
+
+
+def test_500_random_malformed_frames_leave_the_hub_serving_and_the_store_intact(thub):
+    rng = random.Random(4)
+    app = thub.app()
+    app.run_started("r1")
+    app.node_started("r1", "tool:a", "i1", input={"x": 1})
+    thub.wait_for(lambda: thub.api("GET", "/api/runs/r1")[1].get("eventCount") == 2, what="2 events")
+    before = thub.api("GET", "/api/runs/r1/events")[1]
+    samples = ['{"type":', "{}", "null", '{"type": 5}', '{"type": "node.error", "seq": true, "runId": "r1"}',
+               '{"type": "node.started", "seq": -1, "runId": "r1"}', '{"type": "run.started", "seq": 3, "runId": ""}',
+               "\"\\ud800\"", "[" * 5000 + "]" * 5000]
+    for _ in range(500):
+        kind = rng.randrange(3)
+        if kind == 0:
+            app.send(rng.choice(samples))
+        elif kind == 1:
+            app.send("".join(chr(rng.randrange(32, 0x2FF)) for _ in range(rng.randrange(1, 80))))
+        else:
+            app.send(bytes(rng.randrange(256) for _ in range(rng.randrange(1, 50))))
+    errors = [app.expect("error", timeout=10) for _ in range(500)]
+    assert {e["code"] for e in errors} <= {"bad_frame", "unknown_type"}
+    app.node_finished("r1", "tool:a", "i1", output="ok")
+    thub.wait_for(lambda: thub.api("GET", "/api/runs/r1")[1]["eventCount"] == 3, what="the event after the flood")
+    after = thub.api("GET", "/api/runs/r1/events")[1]["events"]
+    assert after[:2] == before["events"] and after[2]["type"] == "node.finished"
+    assert thub.api("GET", "/api/health") == (200, {"ok": True, "version": "0.1.0", "protocol": 1})
+
+
+def test_replayed_events_are_stored_once(thub):
+    app = thub.app(client_id="same")
+    app.run_started("r1")
+    app.node_started("r1", "tool:a", "i1")
+    app.close()
+    again = thub.app(client_id="same")
+    again.seq = app.seq
+    for event in app.sent:  # what an SDK replays from its buffer on reattach
+        again.send(event)
+    again.node_finished("r1", "tool:a", "i1", output=1)
+    thub.wait_for(lambda: thub.api("GET", "/api/runs/r1")[1]["eventCount"] == 3, what="3 events")
+    events = thub.api("GET", "/api/runs/r1/events")[1]["events"]
+    assert [e["seq"] for e in events] == [1, 2, 3]
+
+
+def test_events_are_stored_exactly_as_sent_unknown_fields_included(thub):
+    app = thub.app()
+    raw = ('{"type":"run.started","seq":1,"ts":1.5,"runId":"r1","name":"n","futureField":{"b":[1,2.50,"\\u00e9"]},'
+           '"z":null}')
+    app.send(raw)
+    thub.wait_for(lambda: thub.api("GET", "/api/runs").__getitem__(1)["runs"], what="the run")
+    status, body = thub.api("GET", "/api/runs/r1/events")
+    assert status == 200
+    assert body["events"][0] == json.loads(raw)
+
+
+def test_nan_values_are_stored_as_null_rather_than_lost(thub):
+    app = thub.app()
+    app.send('{"type":"node.finished","seq":1,"runId":"r1","nodeId":"tool:a","instanceId":"i","output":NaN}')
+    thub.wait_for(lambda: thub.api("GET", "/api/runs").__getitem__(1)["runs"], what="the run")
+    assert thub.api("GET", "/api/runs/r1/events")[1]["events"][0]["output"] is None
