@@ -49,11 +49,11 @@ class GateAnswerer(threading.Thread):
         self.base = base
         self.hold = hold
         self.answered: list[dict[str, Any]] = []
-        self._stop = threading.Event()
+        self._done = threading.Event()
 
     def run(self) -> None:
         seen: dict[str, float] = {}
-        while not self._stop.is_set():
+        while not self._done.is_set():
             try:
                 gates = _api(self.base, "GET", "/api/gates")["gates"]
             except (OSError, ValueError, KeyError):
@@ -67,10 +67,10 @@ class GateAnswerer(threading.Thread):
                         self.answered.append(gate)
                     except (OSError, ValueError):
                         pass
-            self._stop.wait(0.05)
+            self._done.wait(0.05)
 
     def stop(self) -> None:
-        self._stop.set()
+        self._done.set()
         self.join(2)
 
 
