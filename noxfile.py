@@ -72,4 +72,4 @@ def wheels(session: nox.Session) -> None:
         session.run("uv", "venv", "--quiet", "--clear", str(venv), external=True)
         python = str(venv / "bin" / "python")
         session.run("uv", "pip", "install", "--quiet", "--python", python, core, wheel, external=True)
-        session.run(python, str(ROOT / "scripts" / "smoke" / f"{module}.py"), external=True)
+        session.run(python, str(ROOT / "scripts" / "smoke" / f"smoke_{module}.py"), external=True)
