@@ -1,1 +1,63 @@
-"""GraphMind adapter for the OpenAI Python SDK: instrument_openai(client)."""
+"""GraphMind adapter for the OpenAI Python SDK.
+
+    from openai import OpenAI
+    from graphmind_openai import instrument_openai
+
+    client = instrument_openai(OpenAI())
+
+Every model call of that client (Chat Completions and Responses, plain, parsed, streamed, raw) is
+an `llm:step` node the debugger can hold, inspect, replace and retry. Nothing global is patched.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import graphmind
+
+from . import _hooks
+from ._version import SUPPORTED, __version__
+
+__all__ = ["SUPPORTED", "__version__", "instrument_openai", "uninstrument_openai"]
+
+C = TypeVar("C")
+
+
+def instrument_openai(client: C, *, session: graphmind.Client | None = None) -> C:
+    """Instruments an `OpenAI` / `AsyncOpenAI` client (or a subclass, e.g. Azure) in place and returns it.
+
+    `session`: the GraphMind client to report to (default: `graphmind.get_client()` at each call).
+    A second call is harmless; clients made with `client.with_options()` / `client.copy()` are
+    instrumented too; `uninstrument_openai(client)` undoes it.
+    """
+    from openai import AsyncOpenAI, OpenAI
+
+    if not isinstance(client, OpenAI | AsyncOpenAI):
+        raise TypeError(
+            f"instrument_openai() takes an openai.OpenAI or openai.AsyncOpenAI client, got {type(client).__name__}"
+        )
+    if _hooks.MARK in vars(client):
+        return client
+    if session is not None and not session.enabled:
+        return client  # a disabled session: the client stays exactly as it was (zero overhead)
+    try:
+        state = _hooks.apply(client, session, instrument_openai)
+    except AttributeError as exc:
+        import openai
+
+        (session or graphmind.get_client())._warn(
+            f"[graphmind] openai {openai.__version__} no longer has a hook graphmind-openai {__version__} uses ({exc}); "
+            f"the client runs uninstrumented: install a supported openai ({SUPPORTED}) or upgrade graphmind-openai.",
+            key="openai-hooks",
+        )
+        return client
+    vars(client)[_hooks.MARK] = state
+    return client
+
+
+def uninstrument_openai(client: Any) -> Any:
+    """Undoes `instrument_openai(client)`; a client that is not instrumented is returned unchanged."""
+    state = vars(client).pop(_hooks.MARK, None)
+    if state is not None:
+        _hooks.undo(state)
+    return client

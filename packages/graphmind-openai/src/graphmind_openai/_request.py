@@ -1,0 +1,258 @@
+"""One model call through the gate engine: `resource._post(path, ...)` as one `llm:step` node.
+
+```
+node.started ─► before ─► _post (SDK retries inside) ─► after ─► node.finished
+                  │ inject: _post answered by a synthetic response (zero provider requests)
+                  └─ error gate on the SDK's final exception: retry re-sends, inject answers, continue re-raises it
+```
+
+Every inject, and the replay of a stream that was buffered for its after gate, goes through the
+SDK's own `_post` once more with `_EXCHANGE.reply` set: the `_send_request` hook then answers with a
+synthetic HTTP response instead of sending, and the SDK builds the very type it would have built.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import weakref
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import graphmind
+from graphmind import NodeExecution, NodeSpec, RunAborted
+
+from ._describe import describe_reply, describe_request
+from ._inject import Reply, reply_for, to_body
+from ._stream import StreamRecorder, abandon, tee
+
+RAW_RESPONSE_HEADER = "X-Stainless-Raw-Response"  # openai/_constants.py: "true" (with_raw_response) or "stream"
+_DROP_ON_REPLAY = frozenset({"content-encoding", "content-length", "transfer-encoding"})
+
+
+@dataclass
+class Exchange:
+    """Shared between the `_post` wrapper and the `_send_request` hook for one call (a contextvar)."""
+
+    reply: Reply | None = None  # set: answer with this instead of sending
+    response: Any = None  # the last HTTP response the SDK received (after its own retries)
+    sent: int = 0
+    answered: int = 0
+
+
+EXCHANGE: contextvars.ContextVar[Exchange | None] = contextvars.ContextVar("graphmind_openai_exchange", default=None)
+
+
+@dataclass
+class Call:
+    """What one `_post` call is, decided once before any gate."""
+
+    api: str
+    hook: str
+    session: graphmind.Client
+    path: str
+    kwargs: dict[str, Any]
+    body: Mapping[str, Any] = field(default_factory=dict)
+    stream: bool = False
+    body_pending: bool = False  # the SDK has not read the body when `_post` returns
+
+    @classmethod
+    def of(cls, api: str, hook: str, session: graphmind.Client, path: str, kwargs: dict[str, Any]) -> Call:
+        body = kwargs.get("body")
+        stream = bool(kwargs.get("stream"))
+        options = kwargs.get("options") or {}
+        headers = options.get("headers") if isinstance(options, Mapping) else None
+        raw_mode = headers.get(RAW_RESPONSE_HEADER) if isinstance(headers, Mapping) else None
+        return cls(api, hook, session, path, kwargs, body if isinstance(body, Mapping) else {}, stream, stream or raw_mode == "stream")
+
+    def start(self) -> NodeExecution:
+        node_input, key, length = describe_request(self.api, self.body)
+        step = self.session.next_llm_step(key, length)
+        tools = node_input.get("tools")
+        if tools and step.first_step:
+            self.session.hint([{"nodeId": f"tool:{n}", "kind": "tool", "name": n} for n in tools])
+        attrs: dict[str, Any] = {"model": self.body.get("model"), "hook": self.hook, "api": self.api, "stream": self.stream}
+        if tools:
+            attrs["tools"] = tools
+        spec = NodeSpec(name="step", kind="llm", input=node_input, node_id="llm:step", instance_id=step.instance_id, attrs=attrs)
+        return self.session.start_node(spec)
+
+    def convert(self, value: Any) -> Reply:
+        """An injected JSON value -> the synthetic reply (raises on a bad shape: the gate holds again)."""
+        body = to_body(self.api, value, self.body)
+        reply = reply_for(self.api, body, self.stream)
+        reply.described = describe_reply(self.api, body)
+        return reply
+
+    def recorder(self, ex: NodeExecution) -> StreamRecorder:
+        return StreamRecorder(self.api, ex, sse=self.stream)
+
+
+def _finish_injected(ex: NodeExecution, reply: Reply) -> None:
+    output, usage = reply.described
+    ex.finish(output, usage=usage)
+
+
+def _described_body(call: Call, result: Any, response: Any) -> tuple[Any, Any]:
+    """(output, usage) of a non-streamed call, from the body bytes the SDK already read."""
+    data: Any = None
+    if response is not None:
+        try:
+            data = json.loads(response.content)
+        except Exception:
+            data = None
+    if data is None and hasattr(result, "model_dump"):
+        data = result.model_dump(mode="json")
+    return describe_reply(call.api, data)
+
+
+def _recorded_reply(response: Any) -> Reply:
+    headers = [(k, v) for k, v in response.headers.items() if k.lower() not in _DROP_ON_REPLAY]
+    return Reply(response.content, response.status_code, headers)
+
+
+def _bytes_output(call: Call, ex: NodeExecution, content: bytes) -> tuple[Any, Any]:
+    recorder = call.recorder(ex)
+    recorder.feed(content)
+    if call.stream:
+        recorder.feed(b"\n\n")  # flush a last event without its blank line
+    return describe_reply(call.api, recorder.body())
+
+
+def _keep_alive(result: Any, recorder: StreamRecorder) -> None:
+    try:
+        weakref.finalize(result, abandon, recorder)
+    except TypeError:  # an object without weakref support: its stream still ends through close()
+        pass
+
+
+# ---- sync ---------------------------------------------------------------------------------------------
+
+
+def _replay_sync(original: Callable[..., Any], call: Call, reply: Reply) -> Any:
+    token = EXCHANGE.set(Exchange(reply=reply))
+    try:
+        return original(call.path, **call.kwargs)
+    finally:
+        EXCHANGE.reset(token)
+
+
+def run_sync(original: Callable[..., Any], call: Call) -> Any:
+    ex = call.start()
+    answer = ex.before(call.convert)
+    if answer.action == "inject":
+        result = _replay_sync(original, call, answer.value)
+        _finish_injected(ex, answer.value)
+        return result
+    while True:
+        exchange = Exchange()
+        token = EXCHANGE.set(exchange)
+        try:
+            result = original(call.path, **call.kwargs)
+        except RunAborted as exc:
+            ex.fail(exc)
+            raise
+        except Exception as exc:
+            answer = ex.error(exc, call.convert)
+            if answer.action == "retry":
+                continue
+            if answer.action == "inject":
+                result = _replay_sync(original, call, answer.value)
+                _finish_injected(ex, answer.value)
+                return result
+            ex.fail(exc)
+            raise
+        finally:
+            EXCHANGE.reset(token)
+        response = exchange.response
+        if call.body_pending and response is not None:
+            if not ex.wants_hold("after"):
+                recorder = call.recorder(ex)
+                tee(response, recorder, is_async=False)
+                _keep_alive(result, recorder)
+                return result
+            # Hold the after gate on the whole reply: read it now, give the app a replay afterwards.
+            try:
+                response.read()
+            finally:
+                response.close()
+            output, usage = _bytes_output(call, ex, response.content)
+        else:
+            output, usage = _described_body(call, result, response)
+        answer = ex.after(output, call.convert)
+        if answer.action == "retry":
+            continue
+        if answer.action == "inject":
+            result = _replay_sync(original, call, answer.value)
+            _finish_injected(ex, answer.value)
+            return result
+        if call.body_pending and response is not None:
+            result = _replay_sync(original, call, _recorded_reply(response))
+        ex.finish(output, usage=usage)
+        return result
+
+
+# ---- async ----------------------------------------------------------------------------------------------
+
+
+async def _replay_async(original: Callable[..., Awaitable[Any]], call: Call, reply: Reply) -> Any:
+    token = EXCHANGE.set(Exchange(reply=reply))
+    try:
+        return await original(call.path, **call.kwargs)
+    finally:
+        EXCHANGE.reset(token)
+
+
+async def run_async(original: Callable[..., Awaitable[Any]], call: Call) -> Any:
+    ex = call.start()
+    answer = await ex.abefore(call.convert)
+    if answer.action == "inject":
+        result = await _replay_async(original, call, answer.value)
+        _finish_injected(ex, answer.value)
+        return result
+    while True:
+        exchange = Exchange()
+        token = EXCHANGE.set(exchange)
+        try:
+            result = await original(call.path, **call.kwargs)
+        except RunAborted as exc:
+            ex.fail(exc)
+            raise
+        except Exception as exc:
+            answer = await ex.aerror(exc, call.convert)
+            if answer.action == "retry":
+                continue
+            if answer.action == "inject":
+                result = await _replay_async(original, call, answer.value)
+                _finish_injected(ex, answer.value)
+                return result
+            ex.fail(exc)
+            raise
+        finally:
+            EXCHANGE.reset(token)
+        response = exchange.response
+        if call.body_pending and response is not None:
+            if not ex.wants_hold("after"):
+                recorder = call.recorder(ex)
+                tee(response, recorder, is_async=True)
+                _keep_alive(result, recorder)
+                return result
+            try:
+                await response.aread()
+            finally:
+                await response.aclose()
+            output, usage = _bytes_output(call, ex, response.content)
+        else:
+            output, usage = _described_body(call, result, response)
+        answer = await ex.aafter(output, call.convert)
+        if answer.action == "retry":
+            continue
+        if answer.action == "inject":
+            result = await _replay_async(original, call, answer.value)
+            _finish_injected(ex, answer.value)
+            return result
+        if call.body_pending and response is not None:
+            result = await _replay_async(original, call, _recorded_reply(response))
+        ex.finish(output, usage=usage)
+        return result

@@ -1,0 +1,253 @@
+"""The stream tee: the app keeps consuming the SDK's own `Stream` / `ChatCompletionStream` /
+`APIResponse`; underneath, the HTTP response's byte stream is wrapped so the bytes pass through
+unchanged while a recorder reads the SSE events off them.
+
+Why the byte stream (`httpx2.Response.stream`) and not the SDK's `Stream._iterator`: every streamed
+call shape ends up reading those bytes (`create(stream=True)`, `.stream()`, `with_raw_response`
++ `.parse()`, `with_streaming_response` + `iter_lines()`), and every way a stream ends calls its
+`close()`: `Stream.__stream__` closes the response in a `finally` (openai/_streaming.py), so an
+early `break`, `stream.close()`, a `with` block and an abandoned generator all reach us. A stream
+that is dropped before its first read is finished by a `weakref.finalize` on the SDK object.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+from graphmind import NodeExecution
+
+from ._describe import CHAT, describe_reply
+
+
+class StreamRecorder:
+    """Reads SSE (or, for `with_streaming_response` without `stream=True`, JSON) bytes as they pass;
+    sends text / tool-argument deltas as `node.token`; finishes the node once, however the stream ends."""
+
+    def __init__(self, api: str, ex: NodeExecution, sse: bool) -> None:
+        self.api = api
+        self.ex = ex
+        self.sse = sse
+        self.chunks = 0
+        self.complete = False  # the provider said the reply is whole ([DONE] / response.completed)
+        self.broken = False  # our parser failed: stop reading, never disturb the app
+        self._buf = b""
+        self._raw: list[bytes] = []
+        # chat.completions state
+        self._head: dict[str, Any] = {}
+        self._text: list[str] = []
+        self._calls: dict[int, dict[str, Any]] = {}
+        self._finish: Any = None
+        self._usage: Any = None
+        # responses state
+        self._final: Any = None
+        self._items: dict[str, dict[str, Any]] = {}
+
+    # ---- bytes in ------------------------------------------------------------------------------
+    def feed(self, data: bytes) -> None:
+        if self.broken or self.ex.ended:
+            return
+        try:
+            if not self.sse:
+                self._raw.append(data)
+                return
+            buf = self._buf + data
+            if b"\r" in buf:
+                buf = buf.replace(b"\r\n", b"\n")
+            *blocks, self._buf = buf.split(b"\n\n")
+            for block in blocks:
+                self._block(block)
+        except Exception as exc:
+            self.broken = True
+            self.ex.client._warn(
+                f"[graphmind] could not read an OpenAI stream ({type(exc).__name__}: {exc}); the app's stream is "
+                "unaffected, the node shows what was read so far.",
+                key="openai-stream-parse",
+            )
+
+    def _block(self, block: bytes) -> None:
+        event = None
+        data: list[str] = []
+        for line in block.decode("utf-8").split("\n"):
+            if line.startswith("data:"):
+                data.append(line[6:] if line.startswith("data: ") else line[5:])
+            elif line.startswith("event:"):
+                event = line[6:].strip()
+        if not data:
+            return
+        text = "\n".join(data)
+        if text.startswith("[DONE]"):
+            self.complete = True
+            return
+        self.chunks += 1
+        obj = json.loads(text)
+        if self.api == CHAT:
+            self._chat(obj)
+        else:
+            self._responses(event or obj.get("type"), obj)
+
+    def _chat(self, chunk: dict[str, Any]) -> None:
+        if not self._head:
+            self._head = {k: chunk.get(k) for k in ("id", "model", "created")}
+        if chunk.get("usage"):
+            self._usage = chunk["usage"]
+        for choice in chunk.get("choices") or ():
+            if choice.get("index", 0) != 0:
+                continue  # n > 1: the node shows the first choice
+            delta = choice.get("delta") or {}
+            content = delta.get("content")
+            if content:
+                self._text.append(content)
+                self.ex.token(content)
+            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+            if isinstance(reasoning, str) and reasoning:
+                self.ex.token(reasoning, "reasoning")
+            for call in delta.get("tool_calls") or ():
+                index = call.get("index", 0)
+                slot = self._calls.setdefault(index, {"id": None, "name": None, "arguments": ""})
+                fn = call.get("function") or {}
+                if call.get("id"):
+                    slot["id"] = call["id"]
+                if fn.get("name"):
+                    slot["name"] = fn["name"]
+                args = fn.get("arguments")
+                if args:
+                    slot["arguments"] += args
+                    self.ex.token(args, "tool-args", toolCallId=slot["id"], toolName=slot["name"])
+            if choice.get("finish_reason"):
+                self._finish = choice["finish_reason"]
+
+    def _responses(self, kind: Any, event: dict[str, Any]) -> None:
+        if kind == "response.output_text.delta":
+            self.ex.token(event.get("delta") or "")
+        elif kind == "response.function_call_arguments.delta":
+            item = self._items.get(event.get("item_id") or "", {})
+            self.ex.token(event.get("delta") or "", "tool-args", toolCallId=item.get("call_id"), toolName=item.get("name"))
+        elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
+            self.ex.token(event.get("delta") or "", "reasoning")
+        elif kind in ("response.output_item.added", "response.output_item.done"):
+            item = event.get("item") or {}
+            if item.get("id"):
+                self._items[item["id"]] = item
+        elif kind in ("response.created", "response.in_progress"):
+            self._final = self._final or event.get("response")
+        elif kind in ("response.completed", "response.failed", "response.incomplete"):
+            self._final = event.get("response")
+            self.complete = True
+
+    # ---- what the node shows -------------------------------------------------------------------
+    def body(self) -> Any:
+        """The reply as a response body assembled from what was read."""
+        if not self.sse:
+            try:
+                return json.loads(b"".join(self._raw) or b"null")
+            except ValueError:
+                return None
+        if self.api == CHAT:
+            message: dict[str, Any] = {"role": "assistant", "content": "".join(self._text) if self._text else None}
+            if self._calls:
+                message["tool_calls"] = [
+                    {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+                    for _, c in sorted(self._calls.items())
+                ]
+            return {**self._head, "choices": [{"index": 0, "message": message, "finish_reason": self._finish}], "usage": self._usage}
+        final = dict(self._final or {})
+        if not final.get("output") and self._items:
+            final["output"] = list(self._items.values())
+        return final
+
+    # ---- endings (each finishes the node at most once) -----------------------------------------
+    def end(self) -> None:
+        """The bytes ran out: the provider ended the reply."""
+        if not self.sse:
+            self.complete = True
+        self._finish_node(cut_short=False)
+
+    def close(self) -> None:
+        """The response was closed (by the SDK at the end, or by the app early)."""
+        self._finish_node(cut_short=not self.complete)
+
+    def fail(self, exc: BaseException) -> None:
+        if not self.ex.ended:
+            self.ex.fail(exc)
+
+    def _finish_node(self, cut_short: bool) -> None:
+        if self.ex.ended:
+            return
+        try:
+            output, usage = describe_reply(self.api, self.body())
+        except Exception:  # never let bookkeeping raise into the app's stream
+            output, usage = None, None
+        extra: dict[str, Any] = {"streaming": True, "chunks": self.chunks} if self.sse else {}
+        self.ex.finish(output, usage=usage, cut_short=cut_short, **extra)
+
+
+def abandon(recorder: StreamRecorder) -> None:
+    """`weakref.finalize` callback: the SDK object was dropped, maybe never read."""
+    recorder.close()
+
+
+_TEE_CLASSES: dict[str, tuple[type, type]] = {}
+
+
+def _classes(module_name: str) -> tuple[type, type]:
+    """Tee classes subclassing that httpx flavour's byte-stream bases (the response checks `isinstance`)."""
+    found = _TEE_CLASSES.get(module_name)
+    if found is not None:
+        return found
+    module = sys.modules[module_name]
+
+    class SyncTee(module.SyncByteStream):  # type: ignore[name-defined,misc]
+        def __init__(self, inner: Any, recorder: StreamRecorder) -> None:
+            self._inner = inner
+            self._recorder = recorder
+
+        def __iter__(self) -> Iterator[bytes]:
+            recorder = self._recorder
+            try:
+                for chunk in self._inner:
+                    recorder.feed(chunk)
+                    yield chunk
+            except Exception as exc:
+                recorder.fail(exc)
+                raise
+            recorder.end()
+
+        def close(self) -> None:
+            try:
+                self._inner.close()
+            finally:
+                self._recorder.close()
+
+    class AsyncTee(module.AsyncByteStream):  # type: ignore[name-defined,misc]
+        def __init__(self, inner: Any, recorder: StreamRecorder) -> None:
+            self._inner = inner
+            self._recorder = recorder
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            recorder = self._recorder
+            try:
+                async for chunk in self._inner:
+                    recorder.feed(chunk)
+                    yield chunk
+            except Exception as exc:
+                recorder.fail(exc)
+                raise
+            recorder.end()
+
+        async def aclose(self) -> None:
+            try:
+                await self._inner.aclose()
+            finally:
+                self._recorder.close()
+
+    _TEE_CLASSES[module_name] = (SyncTee, AsyncTee)
+    return SyncTee, AsyncTee
+
+
+def tee(response: Any, recorder: StreamRecorder, is_async: bool) -> None:
+    """Wraps `response.stream` in place (httpx2, or legacy httpx when the app passed its own client)."""
+    sync_cls, async_cls = _classes(type(response).__module__.split(".")[0])
+    response.stream = (async_cls if is_async else sync_cls)(response.stream, recorder)
