@@ -167,8 +167,13 @@ def resolve_loop_guard_config(option: Mapping[str, Any] | bool | None, environ: 
 # ---- fingerprint -----------------------------------------------------------------------------
 def _fp_default(value: Any) -> Any:
     """How the canonical encoder spells a value JSON has no type for."""
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        data = value.tobytes() if isinstance(value, memoryview) else bytes(value)
+    # type() based checks: isinstance() falls back to value.__class__, which a Proxy-like object raises on.
+    t = type(value)
+    if issubclass(t, (bytes, bytearray, memoryview)):
+        try:
+            data = value.tobytes() if issubclass(t, memoryview) else bytes(value)
+        except Exception:
+            return to_jsonable(value)
         return {"$bytes": data.hex()}  # the whole content: a preview would make distinct calls equal
     return to_jsonable(value)
 
@@ -220,22 +225,23 @@ def _normalise(value: Any, ignore: frozenset[str], depth: int, path: set[int]) -
     Mirrors the C encoder's type checks (dict subclasses as objects, tuples as arrays) so that a
     value takes the same shape whichever path fingerprints it.
     """
-    if isinstance(value, str) or value is None or isinstance(value, bool):
+    t = type(value)  # the C encoder's checks are type based too (PyUnicode_Check, …)
+    if issubclass(t, str) or value is None or t is bool:
         return value
-    if isinstance(value, int):
+    if issubclass(t, int):
         return int(value)
-    if isinstance(value, float):
+    if issubclass(t, float):
         if math.isfinite(value) and value.is_integer():
             return int(value)
         return float(value)
-    if isinstance(value, (dict, list, tuple)):
+    if issubclass(t, (dict, list, tuple)):
         if depth >= MAX_DEPTH:
             return TOO_DEEP
         if id(value) in path:
             return CIRCULAR
         path.add(id(value))
         try:
-            if isinstance(value, dict):
+            if issubclass(t, dict):
                 items = list(value.items())
                 try:
                     items.sort(key=_first)  # the order sort_keys gives on the fast path
@@ -268,7 +274,7 @@ def fingerprint(args: Any, ignore_keys: Iterable[str] = DEFAULT_IGNORE_KEYS) -> 
     text: str | None
     try:
         text = _canonical(args)
-    except (TypeError, ValueError, RecursionError):
+    except Exception:  # TypeError (odd keys), RecursionError (a cycle), or user code raising
         text = None
     if text is not None:
         # Cheapest test first: "." and "+" are single-character (memchr) scans.
@@ -280,7 +286,11 @@ def fingerprint(args: Any, ignore_keys: Iterable[str] = DEFAULT_IGNORE_KEYS) -> 
                     text = None
                     break
     if text is None:
-        text = _canonical_sorted(_normalise(args, ignore, 0, set()))
+        try:
+            normal = _normalise(args, ignore, 0, set())
+        except Exception:  # a dict subclass whose items() raises: compare what the recording shows
+            normal = _normalise(to_jsonable(args), ignore, 0, set())
+        text = _canonical_sorted(normal)
     return hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
