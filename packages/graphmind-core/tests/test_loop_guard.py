@@ -386,3 +386,40 @@ def test_a_dict_whose_items_raise_still_fingerprints() -> None:
 
     assert fingerprint(Bad(a=1)) == fingerprint(Bad(a=1))
     assert len(fingerprint(Bad(a=1))) == 64
+
+
+def _reference_canonical(value: Any, ignore: frozenset[str]) -> Any:
+    """The definition, written the slow obvious way (exact JSON types, string keys)."""
+    if isinstance(value, dict):
+        return {k: _reference_canonical(v, ignore) for k, v in value.items() if k not in ignore}
+    if isinstance(value, (list, tuple)):
+        return [_reference_canonical(v, ignore) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def test_every_path_of_the_fingerprint_matches_the_definition() -> None:
+    import hashlib
+    import json
+    import random
+
+    rng = random.Random(3)
+    leaves: list[Any] = [0, 1, -7, 1.0, -0.0, 2.5, 1e16, 1e-5, 3e20, True, False, None, "", "v1.0", "e+5",
+                         '"_meta":', "é😀", "a\"b\\c", 12345678901234567890]
+    keys = ["a", "b", "_meta", "page", "Z", "é", "_meta2", "10", "9"]
+
+    def build(depth: int) -> Any:
+        roll = rng.random()
+        if depth > 3 or roll < 0.4:
+            return rng.choice(leaves)
+        if roll < 0.7:
+            return {rng.choice(keys): build(depth + 1) for _ in range(rng.randint(0, 4))}
+        items = [build(depth + 1) for _ in range(rng.randint(0, 3))]
+        return tuple(items) if rng.random() < 0.2 else items
+
+    for ignore in (frozenset({"_meta"}), frozenset({"_meta", "page"}), frozenset()):
+        for _ in range(3000):
+            value = build(0)
+            text = json.dumps(_reference_canonical(value, ignore), sort_keys=True, separators=(",", ":"))
+            assert fingerprint(value, ignore) == hashlib.sha256(text.encode()).hexdigest(), value

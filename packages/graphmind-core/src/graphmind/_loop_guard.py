@@ -273,18 +273,17 @@ def fingerprint(args: Any, ignore_keys: Iterable[str] = DEFAULT_IGNORE_KEYS) -> 
         needles = _needles.setdefault(ignore, tuple(json.dumps(k) + ":" for k in ignore))
     text: str | None
     try:
-        text = _canonical(args)
+        value = args
+        if type(args) is dict and not ignore.isdisjoint(args):
+            value = _tidy(args, ignore)  # MCP's _meta sits at the top: skip an encode that would be redone
+        text = _canonical(value)
+        if _suspicious(text, needles):
+            # Plain dicts and lists: drop ignored keys, turn integral floats into ints, encode again.
+            text = _canonical(_tidy(value, ignore))
+            if _suspicious(text, needles):
+                text = None  # e.g. "1.0" or '"_meta":' inside a string value, or inside an odd type
     except Exception:  # TypeError (odd keys), RecursionError (a cycle), or user code raising
         text = None
-    if text is not None:
-        # Cheapest test first: "." and "+" are single-character (memchr) scans.
-        if ("." in text or "+" in text) and _INTEGRAL_FLOAT.search(text) is not None:
-            text = None
-        else:
-            for needle in needles:
-                if needle in text:
-                    text = None
-                    break
     if text is None:
         try:
             normal = _normalise(args, ignore, 0, set())
@@ -292,6 +291,41 @@ def fingerprint(args: Any, ignore_keys: Iterable[str] = DEFAULT_IGNORE_KEYS) -> 
             normal = _normalise(to_jsonable(args), ignore, 0, set())
         text = _canonical_sorted(normal)
     return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def _suspicious(text: str, needles: tuple[str, ...]) -> bool:
+    """Might the canonical text hold an integral float or an ignored key?"""
+    # Cheapest test first: "." and "+" are single-character (memchr) scans.
+    if ("." in text or "+" in text) and _INTEGRAL_FLOAT.search(text) is not None:
+        return True
+    return any(needle in text for needle in needles)
+
+
+def _tidy(value: Any, ignore: frozenset[str]) -> Any:
+    """Copy of exact dicts and lists without ignored keys and with integral floats as ints.
+
+    Only called on a value the C encoder already accepted, so it has no cycle. Other types are
+    left for the encoder's default hook; if they still hold something suspicious, the caller
+    takes the slow path.
+    """
+    t = type(value)
+    if t is dict:
+        out = {}
+        for k, v in value.items():
+            if type(k) is str and k in ignore:
+                continue
+            tv = type(v)
+            if tv is dict or tv is list:
+                v = _tidy(v, ignore)
+            elif tv is float and v.is_integer():
+                v = int(v)
+            out[k] = v
+        return out
+    if t is list:
+        return [_tidy(v, ignore) if type(v) in (dict, list, float) else v for v in value]
+    if t is float and value.is_integer():
+        return int(value)
+    return value
 
 
 # ignore set -> the `"key":` spellings to look for in the canonical text
