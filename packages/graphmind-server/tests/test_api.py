@@ -151,7 +151,7 @@ def test_retry_is_taken_at_an_error_gate(thub):
 
 def test_a_gate_the_app_does_not_know_answers_404(thub):
     app = thub.app(auto_resume=True)
-    paused, gate = _held(thub, app)
+    _paused, gate = _held(thub, app)
     app.held.clear()  # the app forgot it (e.g. its pause timeout fired): it answers gate.unknown
     assert thub.api("POST", f"/api/gates/{gate['gateId']}", {"action": "continue"})[0] == 404
     assert thub.gates() == []
@@ -159,8 +159,8 @@ def test_a_gate_the_app_does_not_know_answers_404(thub):
 
 def test_gate_ids_are_unique_across_apps(thub):
     a, b = thub.app(auto_resume=True), thub.app(auto_resume=True)
-    pa, ga = _held(thub, a, run_id="ra", gate_id="g1")
-    pb, gb = _held(thub, b, run_id="rb", gate_id="g1")
+    _pa, ga = _held(thub, a, run_id="ra", gate_id="g1")
+    _pb, gb = _held(thub, b, run_id="rb", gate_id="g1")
     assert ga["gateId"] != gb["gateId"]
     assert thub.api("POST", f"/api/gates/{gb['gateId']}", {"action": "continue"})[0] == 200
     assert b.expect("gate.resolve")["gateId"] == "g1"

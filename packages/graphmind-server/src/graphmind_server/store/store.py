@@ -22,10 +22,10 @@ READ_THREADS = 4
 
 
 class Store:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path | str) -> None:
         """Open (create, migrate) the database now, so a bad path fails before the hub listens."""
-        self.path = path
-        self._wconn = open_database(path)
+        self.path = Path(path).expanduser()
+        self._wconn = open_database(self.path)
         self._writer: Writer | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._on_commit: Callable[[Committed], None] | None = None

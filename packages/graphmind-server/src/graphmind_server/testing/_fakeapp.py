@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -106,8 +107,13 @@ class FakeApp:
     def drop(self) -> None:
         """Cut the TCP connection without a close frame (the app crashed or the network went)."""
         if self._ws is not None:
+            import socket
+
+            # shutdown() (not just close()) wakes the reader thread blocked in recv().
+            with contextlib.suppress(OSError):
+                self._ws.socket.shutdown(socket.SHUT_RDWR)
+            self.closed.wait(5)
             self._ws.socket.close()
-        self.closed.wait(5)
 
     def __enter__(self) -> FakeApp:
         return self

@@ -41,6 +41,7 @@ export class DetailView {
       ` ${n.executions} execution${n.executions === 1 ? "" : "s"}`);
     this.el.replaceChildren(head, status, this.breakpoints(n), this.execList(n, x), this.execBox = h("div", { class: "d-exec" }));
     this.renderExec(x);
+    performance.mark("graphmind:detail");
   }
 
   /** Cheap per-frame update: only the streamed text when nothing else changed. */

@@ -148,7 +148,6 @@ async function openRun(runId) {
   runView.msg.textContent = "";
   runView.renderHeader();
   emit("runs");
-  await helloPromise; // so no event falls between the pages and the live feed
   const summary = await api.run(runId);
   if (token !== loadToken) return;
   if (!summary.ok) {
@@ -169,6 +168,8 @@ async function openRun(runId) {
     }
   });
 
+  await helloPromise; // so no event falls between the pages and the live feed
+  if (token !== loadToken) return;
   const model = new RunModel(runId);
   let after = 0;
   for (;;) {

@@ -1,0 +1,116 @@
+"""`graphmind serve`: the listening line, one-line errors with exit code 2, a clean Ctrl-C."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from graphmind_server.cli import main
+from graphmind_server.testing import FakeApp, HubProcess, wait_for
+
+
+def _run(args, env=None, timeout=20):
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMIND_")}
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, "-m", "graphmind_server", *args], capture_output=True, text=True,
+                          env=full_env, timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def _one_clear_line(result, *names):
+    assert result.returncode == 2, result
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert lines[0].startswith("graphmind: ")
+    for name in names:
+        assert name in lines[0]
+
+
+def test_the_hub_prints_exactly_one_line_when_it_listens(tmp_path):
+    with HubProcess(tmp_path / "hub.db") as hub:
+        assert hub.stdout_lines == [f"GraphMind hub listening on http://127.0.0.1:{hub.port}\n"]
+        assert hub.api("GET", "/api/health")[0] == 200
+        assert hub.stop() == 0
+    assert hub.stdout_lines == [f"GraphMind hub listening on http://127.0.0.1:{hub.port}\n"]
+
+
+def test_a_port_in_use_is_one_line_naming_port(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        _one_clear_line(_run(["serve", "--port", str(port), "--db", str(tmp_path / "x.db")]), "--port", str(port))
+
+
+def test_an_unwritable_db_path_is_one_line_naming_db(tmp_path):
+    (tmp_path / "file").write_text("not a directory")
+    _one_clear_line(_run(["--port", "0", "--db", str(tmp_path / "file" / "hub.db")]), "--db", "GRAPHMIND_DB")
+    _one_clear_line(_run(["--port", "0"], env={"GRAPHMIND_DB": str(tmp_path / "file" / "hub.db")}), "GRAPHMIND_DB")
+
+
+def test_a_bad_flag_and_a_bad_variable_are_one_line_in_a_real_process(tmp_path):
+    _one_clear_line(_run(["serve", "--port", "http", "--db", str(tmp_path / "x.db")]), "--port")
+    _one_clear_line(_run(["serve", "--port", "0", "--db", str(tmp_path / "x.db")],
+                         env={"GRAPHMIND_PAUSE_ON_ERROR": "sometimes"}), "GRAPHMIND_PAUSE_ON_ERROR")
+    _one_clear_line(_run(["serve", "--colour", "red"]), "--colour")
+
+
+@pytest.mark.parametrize(("args", "env", "name"), [
+    (["--port", "70000"], {}, "--port"),
+    (["--port", "-1"], {}, "--port"),
+    (["--keep", "0"], {}, "--keep"),
+    (["--days", "soon"], {}, "--days"),
+    (["--pause-on-error", "maybe"], {}, "--pause-on-error"),
+    (["--host", " "], {}, "--host"),
+    ([], {"GRAPHMIND_KEEP_RUNS": "lots"}, "GRAPHMIND_KEEP_RUNS"),
+    ([], {"GRAPHMIND_KEEP_DAYS": "-3"}, "GRAPHMIND_KEEP_DAYS"),
+    ([], {"GRAPHMIND_ABANDON_GRACE_MS": "1.5s"}, "GRAPHMIND_ABANDON_GRACE_MS"),
+    ([], {"GRAPHMIND_RETENTION": "sometimes"}, "GRAPHMIND_RETENTION"),
+    ([], {"GRAPHMIND_ALLOWED_ORIGINS": "ftp://files.example"}, "GRAPHMIND_ALLOWED_ORIGINS"),
+    ([], {"GRAPHMIND_VIEWER_DIST": "/nonexistent/viewer"}, "GRAPHMIND_VIEWER_DIST"),
+    (["--host", "256.1.1.1"], {}, "--host"),
+])
+def test_each_bad_value_is_one_line_naming_it(tmp_path, monkeypatch, capsys, args, env, name):
+    for key in list(os.environ):
+        if key.startswith("GRAPHMIND_"):
+            monkeypatch.delenv(key)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    assert main(["serve", "--port", "0", "--db", str(tmp_path / "x.db"), *args]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and name in err and err.startswith("graphmind: ")
+
+
+def test_a_flag_beats_its_variable(tmp_path):
+    env = {"GRAPHMIND_PAUSE_ON_ERROR": "off", "GRAPHMIND_DB": str(tmp_path / "from-env.db")}
+    with HubProcess(tmp_path / "from-flag.db", args=["--pause-on-error", "tool"], env=env) as hub:
+        assert hub.api("GET", "/api/debug")[1]["pauseOnError"] == "tool"
+    assert (tmp_path / "from-flag.db").exists() and not (tmp_path / "from-env.db").exists()
+
+
+def test_ctrl_c_releases_held_gates_with_continue_and_flushes_events(tmp_path):
+    hub = HubProcess(tmp_path / "hub.db", env={"GRAPHMIND_PAUSE_ON_ERROR": "off"})
+    app = FakeApp(hub.ingest_url, auto_resume=True)
+    try:
+        assert hub.api("GET", "/api/debug")[1]["pauseOnError"] == "off"
+        app.run_started("r1")
+        for i in range(200):
+            app.node_started("r1", "tool:a", f"i{i}")
+        paused = app.hold("r1", "tool:a", "held")
+        wait_for(lambda: hub.api("GET", "/api/gates")[1]["gates"], what="the gate")
+        assert hub.stop() == 0
+        resolve = app.expect("gate.resolve")
+        assert resolve == {"type": "gate.resolve", "gateId": paused["gateId"], "action": "continue"}
+        assert "Traceback" not in hub.stderr
+        hub.restart()
+        events = hub.api("GET", "/api/runs/r1/events?limit=5000")[1]["events"]
+        assert len(events) >= 203  # the run, 200 starts, the hold, and the resume the app sent before close
+        assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    finally:
+        app.close()
+        hub.stop()
