@@ -1,1 +1,21 @@
-"""GraphMind adapter for LangChain and LangGraph: a callback handler and gated tools and models."""
+"""GraphMind for LangChain and LangGraph: a callback handler that sees every run, and gates that can change it.
+
+    from graphmind_langchain import GraphmindCallbackHandler, gate_model, gate_tools
+
+    agent.invoke(inputs, config={"callbacks": [GraphmindCallbackHandler()]})
+"""
+
+from ._gating import gate_model, gate_tools, ungate_model, ungate_tools
+from ._handler import GraphmindCallbackHandler
+from ._package import SUPPORTED_RANGE
+from ._version import __version__
+
+__all__ = [
+    "SUPPORTED_RANGE",
+    "GraphmindCallbackHandler",
+    "__version__",
+    "gate_model",
+    "gate_tools",
+    "ungate_model",
+    "ungate_tools",
+]

@@ -1,0 +1,218 @@
+"""LangChain objects as plain JSON for events, and injected JSON back as LangChain objects."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult, LLMResult
+
+INJECT_SHAPE = 'an injected model reply is a string or {"content": "...", "tool_calls": [{"name", "args", "id"}]}'
+
+
+def text_of(content: Any) -> str:
+    """Message content (a string, or a list of content blocks) as plain text."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if isinstance(block, str):
+                parts.append(block)
+            elif isinstance(block, dict) and isinstance(block.get("text"), str):
+                parts.append(block["text"])
+        return "".join(parts)
+    return ""
+
+
+def message_json(message: BaseMessage) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": message.type, "content": message.content}
+    tool_calls = getattr(message, "tool_calls", None)
+    if tool_calls:
+        out["tool_calls"] = [{"name": c.get("name"), "args": c.get("args"), "id": c.get("id")} for c in tool_calls]
+    if isinstance(message, ToolMessage):
+        out["tool_call_id"] = message.tool_call_id
+    if message.name:
+        out["name"] = message.name
+    return out
+
+
+def messages_input(messages: Sequence[BaseMessage]) -> dict[str, Any]:
+    return {"messages": [message_json(m) for m in messages]}
+
+
+def first_message_key(messages: Sequence[Any]) -> str:
+    """A stable text for the prompt's first message (groups model steps into invocations)."""
+    if not messages:
+        return ""
+    first = messages[0]
+    if isinstance(first, BaseMessage):
+        return f"{first.type}:{text_of(first.content)[:2000]}"
+    return str(first)[:2000]
+
+
+def ai_json(message: BaseMessage) -> dict[str, Any]:
+    """A model reply in the same shape an injected reply takes."""
+    out: dict[str, Any] = {"content": message.content}
+    tool_calls = getattr(message, "tool_calls", None)
+    if tool_calls:
+        out["tool_calls"] = [{"name": c.get("name"), "args": c.get("args"), "id": c.get("id")} for c in tool_calls]
+    return out
+
+
+def chat_result_json(result: ChatResult) -> Any:
+    replies = [ai_json(g.message) for g in result.generations]
+    return replies[0] if len(replies) == 1 else replies
+
+
+def llm_result_json(result: LLMResult) -> Any:
+    first = result.generations[0] if result.generations else []
+    replies = [ai_json(g.message) if isinstance(g, ChatGeneration) else g.text for g in first]
+    return replies[0] if len(replies) == 1 else replies
+
+
+def _usage_from_metadata(usage: Any) -> dict[str, Any] | None:
+    if not usage:
+        return None
+    inp, out = usage.get("input_tokens"), usage.get("output_tokens")
+    return {"inputTokens": inp, "outputTokens": out, "totalTokens": usage.get("total_tokens")}
+
+
+def _usage_from_llm_output(llm_output: Any) -> dict[str, Any] | None:
+    usage = (llm_output or {}).get("token_usage") or (llm_output or {}).get("usage")
+    if not isinstance(usage, dict):
+        return None
+    inp = usage.get("prompt_tokens", usage.get("input_tokens"))
+    out = usage.get("completion_tokens", usage.get("output_tokens"))
+    total = usage.get("total_tokens")
+    if inp is None and out is None and total is None:
+        return None
+    return {"inputTokens": inp, "outputTokens": out, "totalTokens": total}
+
+
+def chat_result_usage(result: ChatResult) -> dict[str, Any] | None:
+    for g in result.generations:
+        usage = _usage_from_metadata(getattr(g.message, "usage_metadata", None))
+        if usage:
+            return usage
+    return _usage_from_llm_output(result.llm_output)
+
+
+def llm_result_usage(result: LLMResult) -> dict[str, Any] | None:
+    for batch in result.generations:
+        for g in batch:
+            usage = _usage_from_metadata(getattr(getattr(g, "message", None), "usage_metadata", None))
+            if usage:
+                return usage
+    return _usage_from_llm_output(result.llm_output)
+
+
+def chunks_usage(chunks: Sequence[ChatGenerationChunk]) -> dict[str, Any] | None:
+    total: dict[str, Any] | None = None
+    for c in chunks:
+        usage = getattr(c.message, "usage_metadata", None)
+        if usage:
+            total = _usage_from_metadata(usage) if total is None else {
+                "inputTokens": (total["inputTokens"] or 0) + (usage.get("input_tokens") or 0),
+                "outputTokens": (total["outputTokens"] or 0) + (usage.get("output_tokens") or 0),
+                "totalTokens": (total["totalTokens"] or 0) + (usage.get("total_tokens") or 0),
+            }
+    return total
+
+
+def chunks_json(chunks: Sequence[ChatGenerationChunk]) -> Any:
+    if not chunks:
+        return {"content": ""}
+    merged = chunks[0]
+    for c in chunks[1:]:
+        merged = merged + c
+    return ai_json(merged.message)
+
+
+def _tool_calls(value: dict[str, Any]) -> list[dict[str, Any]]:
+    calls = value.get("tool_calls") or []
+    if not isinstance(calls, list):
+        raise ValueError(INJECT_SHAPE)
+    out = []
+    for call in calls:
+        if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+            raise ValueError(f"{INJECT_SHAPE}; every tool call needs a name")
+        args = call.get("args") or {}
+        if isinstance(args, str):
+            args = json.loads(args)
+        if not isinstance(args, dict):
+            raise ValueError(f"{INJECT_SHAPE}; a tool call's args is an object")
+        out.append({"name": call["name"], "args": args, "id": call.get("id") or f"call_{uuid.uuid4().hex[:12]}"})
+    return out
+
+
+def _content(value: dict[str, Any]) -> Any:
+    content = value.get("content", "")
+    if content is None:
+        return ""
+    if not isinstance(content, (str, list)):
+        raise ValueError(f"{INJECT_SHAPE}; content is a string")
+    return content
+
+
+def to_ai_message(value: Any) -> AIMessage:
+    if isinstance(value, str):
+        return AIMessage(content=value)
+    if isinstance(value, dict):
+        return AIMessage(content=_content(value), tool_calls=_tool_calls(value))
+    raise ValueError(INJECT_SHAPE)
+
+
+def to_chat_result(value: Any) -> ChatResult:
+    return ChatResult(generations=[ChatGeneration(message=to_ai_message(value))])
+
+
+def to_chunk(value: Any) -> ChatGenerationChunk:
+    if isinstance(value, str):
+        return ChatGenerationChunk(message=AIMessageChunk(content=value))
+    if not isinstance(value, dict):
+        raise ValueError(INJECT_SHAPE)
+    chunks = [
+        {"name": c["name"], "args": json.dumps(c["args"]), "id": c["id"], "index": i, "type": "tool_call_chunk"}
+        for i, c in enumerate(_tool_calls(value))
+    ]
+    return ChatGenerationChunk(message=AIMessageChunk(content=_content(value), tool_call_chunks=chunks))  # type: ignore[arg-type]
+
+
+def tool_output_json(output: Any) -> Any:
+    if isinstance(output, ToolMessage):
+        out: dict[str, Any] = {"content": output.content}
+        if output.status != "success":
+            out["status"] = output.status
+        if output.artifact is not None:
+            out["artifact"] = output.artifact
+        return out
+    if isinstance(output, tuple) and len(output) == 2:  # response_format="content_and_artifact"
+        return {"content": output[0], "artifact": output[1]}
+    return output
+
+
+def documents_json(documents: Sequence[Any]) -> list[Any]:
+    out = []
+    for d in documents:
+        content = getattr(d, "page_content", None)
+        out.append({"page_content": content, "metadata": getattr(d, "metadata", {})} if content is not None else d)
+    return out
+
+
+def tool_roster(tools: Any) -> list[dict[str, Any]]:
+    """The `graph.hint` nodes for the tools a model was bound with (OpenAI-style or plain dicts)."""
+    nodes = []
+    for spec in tools or []:
+        name = None
+        if isinstance(spec, dict):
+            fn = spec.get("function")
+            name = fn.get("name") if isinstance(fn, dict) else spec.get("name")
+        else:
+            name = getattr(spec, "name", None)
+        if isinstance(name, str) and name:
+            nodes.append({"nodeId": f"tool:{name}", "kind": "tool", "name": name})
+    return nodes

@@ -1,0 +1,333 @@
+"""GraphmindCallbackHandler: every LangChain run as a GraphMind node, with before gates that hold.
+
+Hook points (langchain-core >=0.3, <2; read in 1.8.3):
+
+| callback                                  | node                        | gate                    |
+|-------------------------------------------|-----------------------------|-------------------------|
+| on_chain_start / _end / _error            | root chain: the run; others | none (structure only)   |
+|                                           | pass their parent through   |                         |
+| on_chat_model_start, on_llm_start         | `llm:step`                  | before (dual sync/async)|
+| on_llm_new_token                          | node.token                  |                         |
+| on_llm_end / _error                       | finished (usage) / error    |                         |
+| on_tool_start / _end / _error             | `tool:<name>`               | before (dual sync/async)|
+| on_retriever_start / _end / _error        | `retriever:<name>`          | before (dual sync/async)|
+
+No callback can substitute a result (langchain_core/callbacks/manager.py, handle_event ignores
+return values), so an ungated call's before gate offers continue and abort only; a call gated by
+`gate_tools` / `gate_model` leaves its gates to the gated method, which can inject and retry.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from langchain_core.callbacks import BaseCallbackHandler
+
+import graphmind
+from graphmind import NodeExecution, NodeSpec, RunAborted, RunContext
+
+from . import _bridge as bridge
+from . import _registry as registry
+from ._describe import documents_json, llm_result_json, llm_result_usage, tool_output_json, tool_roster
+from ._dual import dual
+from ._nodes import OBSERVE_ONLY_ACTIONS, llm_spec, llm_step, model_name, tool_spec
+from ._tokens import emit
+
+
+class _Link:
+    """What the handler remembers about one LangChain run id."""
+
+    __slots__ = ("ex", "owns_run", "parent", "run", "tool_ids")
+
+    def __init__(self, run: RunContext | None, parent: str | None, ex: NodeExecution | None = None, owns_run: bool = False) -> None:
+        self.run = run
+        self.parent = parent
+        self.ex = ex
+        self.owns_run = owns_run
+        self.tool_ids: dict[int, tuple[str, str]] = {}
+
+
+def _name(serialized: Any, kwargs: dict[str, Any], default: str) -> str:
+    if isinstance(serialized, dict):
+        name = serialized.get("name")
+        if isinstance(name, str) and name:
+            return name
+        ids = serialized.get("id")
+        if isinstance(ids, list) and ids and isinstance(ids[-1], str):
+            return ids[-1]
+    name = kwargs.get("name")
+    return name if isinstance(name, str) and name else default
+
+
+class GraphmindCallbackHandler(BaseCallbackHandler):
+    """Pass it in `config={"callbacks": [GraphmindCallbackHandler()]}`.
+
+    `session`: a `graphmind.Client` (default: `graphmind.get_client()`, looked up per call).
+    """
+
+    # handle_event re-raises a handler's exception only with raise_error: that is how an abort at
+    # a before gate stops the call. Every other failure inside the handler is caught here.
+    raise_error = True
+    # Sync methods then run on the event loop itself on async paths instead of in the default
+    # executor (manager.py, _ahandle_event_for_handler); the ones that may hold are `dual`.
+    run_inline = True
+
+    def __init__(self, session: graphmind.Client | None = None) -> None:
+        self._session = session
+        self._links: dict[UUID, _Link] = {}
+
+    def _client(self) -> graphmind.Client:
+        return self._session or graphmind.get_client()
+
+    def _context(self, parent_run_id: UUID | None) -> tuple[RunContext | None, str | None]:
+        link = self._links.get(parent_run_id) if parent_run_id is not None else None
+        if link is None:
+            return None, None
+        return link.run, link.ex.instance_id if link.ex is not None else link.parent
+
+    @staticmethod
+    def _fail_open(client: graphmind.Client, where: str, exc: Exception) -> None:
+        bridge.warn(client, f"[graphmind] the LangChain handler failed in {where} ({type(exc).__name__}: {exc}); "
+                            "the call goes on unobserved", key=f"lc-{where}")
+
+    # ---- chains: the parent structure; a root chain is a run ----------------------------------
+    def on_chain_start(self, serialized: dict[str, Any] | None, inputs: Any, *, run_id: UUID,
+                       parent_run_id: UUID | None = None, tags: list[str] | None = None,
+                       metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        client = self._client()
+        if not client.live:
+            return
+        try:
+            link = self._links.get(parent_run_id) if parent_run_id is not None else None
+            if link is not None:
+                if link.run is not None and link.run.aborted:
+                    raise RunAborted(link.run.run_id)
+                self._links[run_id] = _Link(link.run, link.ex.instance_id if link.ex is not None else link.parent)
+                return
+            run = client.current_run()
+            if run is not None:  # inside `with graphmind.run(...)`: the run is the user's
+                if run.aborted:
+                    raise RunAborted(run.run_id)
+                self._links[run_id] = _Link(run, None)
+                return
+            self._links[run_id] = _Link(bridge.begin_run(client, _name(serialized, kwargs, "chain")), None, owns_run=True)
+        except RunAborted:
+            raise
+        except Exception as exc:
+            self._fail_open(client, "on_chain_start", exc)
+
+    def _end_chain(self, run_id: UUID, error: BaseException | None) -> None:
+        link = self._links.pop(run_id, None)
+        if link is not None and link.owns_run and link.run is not None:
+            client = self._client()
+            try:
+                bridge.end_run(client, link.run, error)
+            except Exception as exc:
+                self._fail_open(client, "on_chain_end", exc)
+
+    def on_chain_end(self, outputs: Any, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any) -> None:
+        self._end_chain(run_id, None)
+
+    def on_chain_error(self, error: BaseException, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any) -> None:
+        self._end_chain(run_id, error)
+
+    # ---- opening nodes (shared by the sync and async variants) ----------------------------------
+    def _open_model(self, client: graphmind.Client, serialized: Any, messages: list[Any], run_id: UUID,
+                    parent_run_id: UUID | None, metadata: dict[str, Any] | None, kwargs: dict[str, Any],
+                    prompts: bool) -> NodeExecution | None:
+        run, parent = self._context(parent_run_id)
+        token = metadata.get(registry.MARK) if metadata else None
+        params = kwargs.get("invocation_params") or {}
+        step = llm_step(client, run, messages)
+        name = model_name(None, params, metadata) or _name(serialized, kwargs, "model")
+        ex = bridge.start_node(client, llm_spec(step, messages, name, token is not None, prompts), run, parent)
+        if step.first_step:
+            roster = tool_roster(params.get("tools"))
+            if roster:
+                bridge.hint(client, roster, ex.run, ex.parent_instance_id)
+        self._links[run_id] = _Link(ex.run, None, ex)
+        if token is not None:
+            registry.last_model_offer.set(registry.offer(run_id, ex, token))
+            return None
+        return ex
+
+    def _open_tool(self, client: graphmind.Client, serialized: Any, input_str: str, run_id: UUID,
+                   parent_run_id: UUID | None, metadata: dict[str, Any] | None, inputs: Any,
+                   kwargs: dict[str, Any]) -> NodeExecution | None:
+        run, parent = self._context(parent_run_id)
+        token = metadata.get(registry.MARK) if metadata else None
+        name = _name(serialized, kwargs, "tool")
+        instance = kwargs.get("tool_call_id") or run_id.hex
+        described = inputs if inputs is not None else input_str
+        ex = bridge.start_node(client, tool_spec(name, described, instance, token is not None), run, parent)
+        self._links[run_id] = _Link(ex.run, None, ex)
+        if token is not None:
+            registry.offer(run_id, ex, token)
+            return None
+        return ex
+
+    def _open_retriever(self, client: graphmind.Client, serialized: Any, query: str, run_id: UUID,
+                        parent_run_id: UUID | None, kwargs: dict[str, Any]) -> NodeExecution:
+        run, parent = self._context(parent_run_id)
+        spec = NodeSpec(_name(serialized, kwargs, "retriever"), "retriever", {"query": query},
+                        instance_id=run_id.hex, actions=OBSERVE_ONLY_ACTIONS)
+        ex = bridge.start_node(client, spec, run, parent)
+        self._links[run_id] = _Link(ex.run, None, ex)
+        return ex
+
+    def _open(self, client: graphmind.Client, where: str, opener: Any, *args: Any) -> NodeExecution | None:
+        try:
+            return opener(client, *args)  # type: ignore[no-any-return]
+        except RunAborted:
+            raise
+        except Exception as exc:
+            self._fail_open(client, where, exc)
+            return None
+
+    def _hold(self, client: graphmind.Client, ex: NodeExecution | None) -> None:
+        if ex is None:
+            return
+        try:
+            ex.before()
+        except RunAborted:
+            raise
+        except Exception as exc:
+            self._fail_open(client, "before gate", exc)
+
+    async def _ahold(self, client: graphmind.Client, ex: NodeExecution | None) -> None:
+        if ex is None:
+            return
+        try:
+            await ex.abefore()
+        except RunAborted:
+            raise
+        except Exception as exc:
+            self._fail_open(client, "before gate", exc)
+
+    # ---- model starts -------------------------------------------------------------------------
+    def _chat_model_start(self, serialized: dict[str, Any], messages: list[list[Any]], *, run_id: UUID,
+                          parent_run_id: UUID | None = None, tags: list[str] | None = None,
+                          metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        client = self._client()
+        if client.live:
+            self._hold(client, self._open(client, "on_chat_model_start", self._open_model, serialized,
+                                          messages[0] if messages else [], run_id, parent_run_id, metadata, kwargs, False))
+
+    async def _achat_model_start(self, serialized: dict[str, Any], messages: list[list[Any]], *, run_id: UUID,
+                                 parent_run_id: UUID | None = None, tags: list[str] | None = None,
+                                 metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        client = self._client()
+        if client.live:
+            await bridge.attach_once(client)
+            await self._ahold(client, self._open(client, "on_chat_model_start", self._open_model, serialized,
+                                                 messages[0] if messages else [], run_id, parent_run_id, metadata, kwargs, False))
+
+    on_chat_model_start = dual(_chat_model_start, _achat_model_start)
+
+    def _llm_start(self, serialized: dict[str, Any], prompts: list[str], *, run_id: UUID,
+                   parent_run_id: UUID | None = None, tags: list[str] | None = None,
+                   metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        client = self._client()
+        if client.live:
+            self._hold(client, self._open(client, "on_llm_start", self._open_model, serialized, prompts, run_id,
+                                          parent_run_id, metadata, kwargs, True))
+
+    async def _allm_start(self, serialized: dict[str, Any], prompts: list[str], *, run_id: UUID,
+                          parent_run_id: UUID | None = None, tags: list[str] | None = None,
+                          metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        client = self._client()
+        if client.live:
+            await bridge.attach_once(client)
+            await self._ahold(client, self._open(client, "on_llm_start", self._open_model, serialized, prompts, run_id,
+                                                 parent_run_id, metadata, kwargs, True))
+
+    on_llm_start = dual(_llm_start, _allm_start)
+
+    # ---- tool and retriever starts --------------------------------------------------------------
+    def _tool_start(self, serialized: dict[str, Any], input_str: str, *, run_id: UUID,
+                    parent_run_id: UUID | None = None, tags: list[str] | None = None,
+                    metadata: dict[str, Any] | None = None, inputs: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        client = self._client()
+        if client.live:
+            self._hold(client, self._open(client, "on_tool_start", self._open_tool, serialized, input_str, run_id,
+                                          parent_run_id, metadata, inputs, kwargs))
+
+    async def _atool_start(self, serialized: dict[str, Any], input_str: str, *, run_id: UUID,
+                           parent_run_id: UUID | None = None, tags: list[str] | None = None,
+                           metadata: dict[str, Any] | None = None, inputs: dict[str, Any] | None = None,
+                           **kwargs: Any) -> None:
+        client = self._client()
+        if client.live:
+            await bridge.attach_once(client)
+            await self._ahold(client, self._open(client, "on_tool_start", self._open_tool, serialized, input_str, run_id,
+                                                 parent_run_id, metadata, inputs, kwargs))
+
+    on_tool_start = dual(_tool_start, _atool_start)
+
+    def _retriever_start(self, serialized: dict[str, Any], query: str, *, run_id: UUID,
+                         parent_run_id: UUID | None = None, tags: list[str] | None = None,
+                         metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        client = self._client()
+        if client.live:
+            self._hold(client, self._open(client, "on_retriever_start", self._open_retriever, serialized, query,
+                                          run_id, parent_run_id, kwargs))
+
+    async def _aretriever_start(self, serialized: dict[str, Any], query: str, *, run_id: UUID,
+                                parent_run_id: UUID | None = None, tags: list[str] | None = None,
+                                metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        client = self._client()
+        if client.live:
+            await bridge.attach_once(client)
+            await self._ahold(client, self._open(client, "on_retriever_start", self._open_retriever, serialized, query,
+                                                 run_id, parent_run_id, kwargs))
+
+    on_retriever_start = dual(_retriever_start, _aretriever_start)
+
+    # ---- observing: tokens and endings (sync; inline on async paths, never hold) ----------------
+    def on_llm_new_token(self, token: Any, *, chunk: Any = None, run_id: UUID,
+                         parent_run_id: UUID | None = None, **kwargs: Any) -> None:
+        link = self._links.get(run_id)
+        if link is None or link.ex is None:
+            return
+        try:
+            emit(link.ex, token, getattr(chunk, "message", None), link.tool_ids)
+        except Exception as exc:
+            self._fail_open(self._client(), "on_llm_new_token", exc)
+
+    def _end(self, run_id: UUID, where: str, output: Any = None, usage: Any = None,
+             error: BaseException | None = None, describe: Any = None) -> None:
+        link = self._links.pop(run_id, None)
+        registry.withdraw(run_id)
+        ex = link.ex if link is not None else None
+        if ex is None or ex.ended:
+            return
+        try:
+            if error is not None:
+                ex.fail(error)
+            else:
+                ex.finish(describe(output) if describe else output, usage=usage(output) if usage else None)
+        except Exception as exc:
+            self._fail_open(self._client(), where, exc)
+
+    def on_llm_end(self, response: Any, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any) -> None:
+        self._end(run_id, "on_llm_end", response, llm_result_usage, describe=llm_result_json)
+
+    def on_llm_error(self, error: BaseException, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any) -> None:
+        self._end(run_id, "on_llm_error", error=error)
+
+    def on_tool_end(self, output: Any, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any) -> None:
+        self._end(run_id, "on_tool_end", output, describe=tool_output_json)
+
+    def on_tool_error(self, error: BaseException, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any) -> None:
+        self._end(run_id, "on_tool_error", error=error)
+
+    def on_retriever_end(self, documents: Any, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any) -> None:
+        self._end(run_id, "on_retriever_end", documents, describe=documents_json)
+
+    def on_retriever_error(self, error: BaseException, *, run_id: UUID, parent_run_id: UUID | None = None,
+                           **kwargs: Any) -> None:
+        self._end(run_id, "on_retriever_error", error=error)
+
+    def __repr__(self) -> str:
+        return f"<GraphmindCallbackHandler session={self._session!r}>"

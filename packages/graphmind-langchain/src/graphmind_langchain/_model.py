@@ -1,0 +1,162 @@
+"""Gated generate and stream methods for one chat model instance.
+
+`_generate_with_cache` / `_agenerate_with_cache` are the one funnel of invoke, generate and batch
+(langchain_core/language_models/chat_models.py, BaseChatModel.generate / agenerate), below the
+cache lookup's caller and above every way a reply is produced: a cache hit, the v2 event stream,
+the v1 streaming branch (`self._stream(messages, stop=stop, **kwargs)`, without run_manager) and
+`_generate`. They always receive `run_manager`, whose `run_id` links the call to the handler's node.
+`_stream` / `_astream` are gated for `stream()` / `astream()` only; called from inside a gated
+generate they pass through and, when no handler streams tokens, tee them into the node.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
+
+from langchain_core.outputs import ChatGenerationChunk
+
+import graphmind
+from graphmind import NodeExecution
+
+from . import _bridge as bridge
+from . import _registry as registry
+from ._describe import chat_result_json, chat_result_usage, to_chat_result, tool_roster
+from ._drive import call_async, call_sync, stream_async, stream_sync
+from ._nodes import llm_spec, llm_step, model_name
+from ._tokens import emit
+
+
+def _start(client: graphmind.Client, model: Any, messages: list[Any], kwargs: dict[str, Any]) -> NodeExecution:
+    """A model node without the handler: identity from core's step tracker in the current run."""
+    step = llm_step(client, None, messages)
+    ex = client.start_node(llm_spec(step, messages, model_name(model), gated=True))
+    if step.first_step:
+        roster = tool_roster(kwargs.get("tools"))
+        if roster:
+            client.hint(roster, ex.parent_instance_id)
+    return ex
+
+
+def _tee(state: registry.Inside | None) -> Callable[[ChatGenerationChunk], None]:
+    if state is None or not state.tee or state.ex is None:
+        return lambda chunk: None
+    ex, ids = state.ex, state.tool_ids
+    return lambda chunk: emit(ex, chunk.message.content, chunk.message, ids)
+
+
+def gated_generate(client: graphmind.Client, model: Any, orig: Callable[..., Any], token: str) -> Callable[..., Any]:
+    @functools.wraps(orig)
+    def _generate_with_cache(messages: list[Any], stop: list[str] | None = None, run_manager: Any = None,
+                             **kwargs: Any) -> Any:
+        if not client.live or registry.is_inside(token):
+            return orig(messages, stop=stop, run_manager=run_manager, **kwargs)
+        offer = registry.claim(getattr(run_manager, "run_id", None), token)
+        ex = offer.ex if offer is not None else _start(client, model, messages, kwargs)
+        state = registry.Inside(token, ex, tee=offer is None)
+
+        def call() -> Any:
+            mark = registry.inside.set(state)
+            try:
+                return orig(messages, stop=stop, run_manager=run_manager, **kwargs)
+            finally:
+                registry.inside.reset(mark)
+
+        return call_sync(ex, call, chat_result_json, to_chat_result, chat_result_usage)
+
+    return _generate_with_cache
+
+
+def gated_agenerate(client: graphmind.Client, model: Any, orig: Callable[..., Any], token: str) -> Callable[..., Any]:
+    @functools.wraps(orig)
+    async def _agenerate_with_cache(messages: list[Any], stop: list[str] | None = None, run_manager: Any = None,
+                                    **kwargs: Any) -> Any:
+        if not client.live or registry.is_inside(token):
+            return await orig(messages, stop=stop, run_manager=run_manager, **kwargs)
+        offer = registry.claim(getattr(run_manager, "run_id", None), token)
+        if offer is None:
+            await bridge.attach_once(client)
+        ex = offer.ex if offer is not None else _start(client, model, messages, kwargs)
+        state = registry.Inside(token, ex, tee=offer is None)
+
+        async def call() -> Any:
+            mark = registry.inside.set(state)
+            try:
+                return await orig(messages, stop=stop, run_manager=run_manager, **kwargs)
+            finally:
+                registry.inside.reset(mark)
+
+        return await call_async(ex, call, chat_result_json, to_chat_result, chat_result_usage)
+
+    return _agenerate_with_cache
+
+
+def gated_stream(client: graphmind.Client, model: Any, orig: Callable[..., Any], token: str) -> Callable[..., Any]:
+    @functools.wraps(orig)
+    def _stream(messages: list[Any], stop: list[str] | None = None, run_manager: Any = None,
+                **kwargs: Any) -> Iterator[ChatGenerationChunk]:
+        nested = registry.is_inside(token)
+        if not client.live or nested is not None:
+            tee = _tee(nested)
+            for chunk in orig(messages, stop=stop, run_manager=run_manager, **kwargs):
+                tee(chunk)
+                yield chunk
+            return
+        offer = registry.claim(getattr(run_manager, "run_id", None), token) or registry.claim_last_model(token)
+        ex = offer.ex if offer is not None else _start(client, model, messages, kwargs)
+        state = registry.Inside(token, ex, tee=offer is None)
+
+        def step(it: Iterator[ChatGenerationChunk]) -> ChatGenerationChunk | None:
+            mark = registry.inside.set(state)
+            try:
+                return next(it, None)
+            finally:
+                registry.inside.reset(mark)
+
+        def open_stream() -> Iterator[ChatGenerationChunk]:
+            mark = registry.inside.set(state)
+            try:
+                return iter(orig(messages, stop=stop, run_manager=run_manager, **kwargs))
+            finally:
+                registry.inside.reset(mark)
+
+        yield from stream_sync(ex, open_stream, step, _tee(state))
+
+    return _stream
+
+
+def gated_astream(client: graphmind.Client, model: Any, orig: Callable[..., Any], token: str) -> Callable[..., Any]:
+    @functools.wraps(orig)
+    async def _astream(messages: list[Any], stop: list[str] | None = None, run_manager: Any = None,
+                       **kwargs: Any) -> AsyncIterator[ChatGenerationChunk]:
+        nested = registry.is_inside(token)
+        if not client.live or nested is not None:
+            tee = _tee(nested)
+            async for chunk in orig(messages, stop=stop, run_manager=run_manager, **kwargs):
+                tee(chunk)
+                yield chunk
+            return
+        offer = registry.claim(getattr(run_manager, "run_id", None), token) or registry.claim_last_model(token)
+        if offer is None:
+            await bridge.attach_once(client)
+        ex = offer.ex if offer is not None else _start(client, model, messages, kwargs)
+        state = registry.Inside(token, ex, tee=offer is None)
+
+        async def step(it: AsyncIterator[ChatGenerationChunk]) -> ChatGenerationChunk | None:
+            mark = registry.inside.set(state)
+            try:
+                chunk = await it.__anext__()
+            except StopAsyncIteration:
+                return None
+            finally:
+                registry.inside.reset(mark)
+            return chunk
+
+        def open_stream() -> AsyncIterator[ChatGenerationChunk]:
+            return orig(messages, stop=stop, run_manager=run_manager, **kwargs).__aiter__()  # type: ignore[no-any-return]
+
+        async for chunk in stream_async(ex, open_stream, step, _tee(state)):
+            yield chunk
+
+    return _astream

@@ -1,0 +1,68 @@
+"""Node identity for LangChain calls, shared by the handler and the gated methods.
+
+| call          | nodeId             | instanceId                         |
+|---------------|--------------------|------------------------------------|
+| model step    | `llm:step`         | `<invocationId>:sN` (core's steps) |
+| tool call     | `tool:<name>`      | the tool call id, else the run id  |
+| retriever     | `retriever:<name>` | the LangChain run id               |
+| chain         | none: chains are the parent structure (a root chain is the run) |
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import graphmind
+from graphmind import NodeSpec, StepIdentity
+
+from ._describe import first_message_key, messages_input
+
+# What a before gate offers when nothing can substitute the call (an ungated tool or model seen
+# only by the callback handler): no callback can return a result instead of the call.
+OBSERVE_ONLY_ACTIONS = ("continue", "abort")
+
+
+def model_name(model: Any = None, params: dict[str, Any] | None = None, metadata: dict[str, Any] | None = None) -> str | None:
+    for source in (params or {}, metadata or {}):
+        for key in ("model", "model_name", "ls_model_name"):
+            value = source.get(key)
+            if isinstance(value, str) and value:
+                return value
+    if model is not None:
+        for key in ("model", "model_name"):
+            value = getattr(model, key, None)
+            if isinstance(value, str) and value:
+                return value
+        return type(model).__name__
+    return None
+
+
+def llm_step(client: graphmind.Client, run: graphmind.RunContext | None, messages: Sequence[Any]) -> StepIdentity:
+    key, length = first_message_key(messages), len(messages)
+    if run is not None:
+        return run.steps.next_step(key, length)
+    return client.next_llm_step(key, length)
+
+
+def llm_spec(step: StepIdentity, messages: Sequence[Any], model: str | None, gated: bool, prompts: bool = False) -> NodeSpec:
+    described = {"prompts": list(messages)} if prompts else messages_input(messages)
+    return NodeSpec(
+        name="step",
+        kind="llm",
+        input=described,
+        node_id="llm:step",
+        instance_id=step.instance_id,
+        attrs={"model": model} if model else None,
+        actions=None if gated else OBSERVE_ONLY_ACTIONS,
+    )
+
+
+def tool_spec(name: str, described_input: Any, instance_id: str | None, gated: bool) -> NodeSpec:
+    return NodeSpec(
+        name=name,
+        kind="tool",
+        input=described_input,
+        instance_id=instance_id,
+        actions=None if gated else OBSERVE_ONLY_ACTIONS,
+    )
