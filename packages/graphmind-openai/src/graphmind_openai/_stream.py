@@ -47,8 +47,8 @@ class StreamRecorder:
 
     # ---- bytes in ------------------------------------------------------------------------------
     def feed(self, data: bytes) -> None:
-        if self.broken or self.ex.ended:
-            return
+        if self.broken or self.complete or self.ex.ended:
+            return  # complete: the SDK may drain the rest (openai/_streaming_cleanup.py drain_response_async)
         try:
             if not self.sse:
                 self._raw.append(data)
