@@ -1,0 +1,143 @@
+"""Issue 4 acceptance, gates: a real app (graphmind.Client) steered through the real hub's API."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+import graphmind
+from graphmind_server.testing import HubProcess, wait_for
+
+
+@pytest.fixture
+def client(hub: HubProcess) -> Iterator[graphmind.Client]:
+    c = graphmind.Client(app="e2e", url=hub.ingest_url)
+    assert c.ready(5)
+    yield c
+    c.dispose()
+
+
+def _in_thread(fn: Callable[[], Any]) -> tuple[threading.Thread, dict[str, Any]]:
+    out: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            out["value"] = fn()
+        except BaseException as exc:
+            out["error"] = exc
+
+    t = threading.Thread(target=target, daemon=True)
+    t.start()
+    return t, out
+
+
+def _one_gate(hub: HubProcess) -> dict[str, Any]:
+    return wait_for(lambda: hub.api("GET", "/api/gates")[1]["gates"], 10, "a held gate")[0]
+
+
+def _run_of(hub: HubProcess, run_id: str, status: str) -> dict[str, Any]:
+    return wait_for(lambda: (r := hub.api("GET", f"/api/runs/{run_id}")[1]) and r.get("status") == status and r,
+                    10, f"run {run_id} {status}")
+
+
+def test_a_before_breakpoint_holds_and_inject_skips_the_body(hub, client):
+    status, state = hub.api("PUT", "/api/debug", {"breakpoints": [{"nodeId": "tool:lookup", "gate": "before"}]})
+    assert status == 200 and "pending" not in state
+    calls = []
+
+    def lookup(city: str) -> str:
+        calls.append(city)
+        return "real"
+
+    gated = client.wrap(lookup, name="lookup")
+    run_ids = []
+
+    def agent() -> str:
+        with client.run("trip") as run:
+            run_ids.append(run.run_id)
+            return gated(city="Lisbon")
+
+    t, out = _in_thread(agent)
+    gate = _one_gate(hub)
+    assert (gate["nodeId"], gate["gate"], gate["reason"]) == ("tool:lookup", "before", "breakpoint")
+    assert gate["runId"] == run_ids[0]
+    assert hub.api("POST", f"/api/gates/{gate['gateId']}", {"action": "inject", "value": "from the debugger"})[0] == 200
+    t.join(10)
+    assert out == {"value": "from the debugger"}
+    assert calls == []
+    _run_of(hub, run_ids[0], "finished")
+    events = hub.api("GET", f"/api/runs/{run_ids[0]}/events")[1]["events"]
+    finished = [e for e in events if e["type"] == "node.finished" and e["nodeId"] == "tool:lookup"]
+    assert finished and finished[0]["injected"] is True and finished[0]["output"] == "from the debugger"
+    node = next(n for n in hub.api("GET", f"/api/runs/{run_ids[0]}")[1]["nodes"] if n["nodeId"] == "tool:lookup")
+    assert node["status"] == "injected"
+
+
+def test_pause_on_error_is_on_by_default_and_retry_runs_the_body_again(hub, client):
+    assert hub.api("GET", "/api/debug")[1]["pauseOnError"] == "on"
+    attempts = []
+
+    def flaky(x: int) -> int:
+        attempts.append(x)
+        if len(attempts) == 1:
+            raise ValueError("first try fails")
+        return x * 2
+
+    gated = client.wrap(flaky, name="flaky")
+    run_ids = []
+
+    def agent() -> int:
+        with client.run("retrying") as run:
+            run_ids.append(run.run_id)
+            return gated(21)
+
+    t, out = _in_thread(agent)
+    gate = _one_gate(hub)
+    assert (gate["gate"], gate["reason"]) == ("error", "error")
+    assert gate["error"]["name"] == "ValueError" and "first try fails" in gate["error"]["message"]
+    assert hub.api("POST", f"/api/gates/{gate['gateId']}", {"action": "retry"})[0] == 200
+    t.join(10)
+    assert out == {"value": 42} and attempts == [21, 21]
+    assert _run_of(hub, run_ids[0], "finished")["endedAt"] is not None
+
+
+def test_abort_raises_run_aborted_in_the_app_and_the_run_is_aborted(hub, client):
+    hub.api("PUT", "/api/debug", {"breakpoints": [{"nodeId": "tool:lookup", "gate": "before"}]})
+    calls = []
+    gated = client.wrap(lambda: calls.append(1), name="lookup")
+    run_ids = []
+
+    def agent() -> None:
+        with client.run("doomed") as run:
+            run_ids.append(run.run_id)
+            gated()
+
+    t, out = _in_thread(agent)
+    gate = _one_gate(hub)
+    assert hub.api("POST", f"/api/gates/{gate['gateId']}", {"action": "abort"})[0] == 200
+    t.join(10)
+    assert isinstance(out.get("error"), graphmind.RunAborted)
+    assert calls == []
+    _run_of(hub, run_ids[0], "aborted")
+
+
+def test_abort_through_the_run_route_releases_a_held_gate(hub, client):
+    hub.api("PUT", "/api/debug", {"breakpoints": [{"nodeId": "tool:lookup", "gate": "before"}]})
+    gated = client.wrap(lambda: "real", name="lookup")
+    run_ids = []
+
+    def agent() -> None:
+        with client.run("aborted-from-the-list") as run:
+            run_ids.append(run.run_id)
+            gated()
+
+    t, out = _in_thread(agent)
+    _one_gate(hub)
+    assert hub.api("POST", f"/api/runs/{run_ids[0]}/abort") == (200, {"ok": True})
+    t.join(10)
+    assert isinstance(out.get("error"), graphmind.RunAborted)
+    _run_of(hub, run_ids[0], "aborted")
+    assert hub.api("GET", "/api/gates")[1]["gates"] == []
