@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import random
 from typing import Any
 
 from graphmind._payload import MAX_PAYLOAD_BYTES, PREVIEW_CHARS, fits, shrink_oversized, shrink_text
@@ -56,10 +57,33 @@ def test_escapes_count_as_written() -> None:
 
 def test_fits_is_a_safe_upper_bound() -> None:
     assert fits({"a": [1, 2, 3]})
-    assert not fits("x" * 100_000)  # 100 KB would fit, but the bound cannot prove it: measured exactly
-    assert shrink_oversized("x" * 100_000) == "x" * 100_000
-    big_int = 10**400
-    assert fits([big_int])
+    assert fits("x" * 100_000)
+    assert not fits("x" * 200_000)  # the bound cannot prove it: measured exactly, and it does fit
+    assert shrink_oversized("x" * 200_000) == "x" * 200_000
+    assert fits([10**400])
+
+
+def test_fits_never_says_yes_to_a_value_over_the_limit() -> None:
+    rng = random.Random(5)
+    chars = ['"', "\\", "'", "\n", "\x01", "\x7f", "\x85", "é", "€", "😀", "\u2028", "\U000e0001", "a", " "]
+
+    def build(depth: int) -> Any:
+        roll = rng.random()
+        if depth > 3 or roll < 0.5:
+            return rng.choice([
+                "".join(rng.choice(chars) for _ in range(rng.randint(0, 30))),
+                rng.randint(-(10**30), 10**30), rng.random() * 1e300, True, False, None, 1e16, -0.0,
+            ])
+        if roll < 0.75:
+            return {"".join(rng.choice(chars) for _ in range(3)): build(depth + 1) for _ in range(rng.randint(0, 4))}
+        return [build(depth + 1) for _ in range(rng.randint(0, 4))]
+
+    for _ in range(3000):
+        value = build(0)
+        size = wire_size(value)
+        for limit in (size - 1, size // 2, size * 2):
+            if fits(value, limit):
+                assert size <= limit, (value, limit)
 
 
 def test_delta_text_keeps_a_string() -> None:

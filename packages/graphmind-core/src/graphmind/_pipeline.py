@@ -40,12 +40,20 @@ __all__ = ["HIDEABLE_ORDER", "IDENTITY_FIELDS", "EventPipeline"]
 IDENTITY_FIELDS = frozenset(
     {"type", "seq", "ts", "runId", "nodeId", "instanceId", "kind", "name", "gateId", "gate", "parentInstanceId"}
 )
-# Payloads that are measured and shrunk when oversized.
-_SHRUNK = frozenset({"input", "output", "value", "attrs", "meta"})
 # Order of `redaction.keys`, whatever the order of the fields in the event.
 HIDEABLE_ORDER = ("input", "output", "value", "deltas")
-_INPUT_LIKE = frozenset({"input"})
-_OUTPUT_LIKE = frozenset({"output", "value"})
+# What the pass does with each known field; any other field is snapshotted as it is.
+_ID, _IN, _OUT, _DELTAS, _SHRINK, _SKIP = (object() for _ in range(6))
+_ROLE: dict[str, object] = {
+    **dict.fromkeys(IDENTITY_FIELDS, _ID),
+    "input": _IN,
+    "output": _OUT,
+    "value": _OUT,
+    "deltas": _DELTAS,
+    "attrs": _SHRINK,  # never hidden, but measured and shrunk when oversized
+    "meta": _SHRINK,
+    "redaction": _SKIP,  # only this pass writes it
+}
 _DELTA_IDS = ("toolCallId", "toolName")
 TOOL_ARGS = "tool-args"
 DROP_WARN_INTERVAL = 60.0
@@ -62,11 +70,6 @@ class _Unreadable(Exception):
         super().__init__(field)
         self.field = field
         self.cause = cause
-
-
-def _scalar(v: Any) -> bool:
-    t = type(v)
-    return t is int or t is bool or v is None or (t is float and math.isfinite(v)) or (t is str and v.isascii())
 
 
 class EventPipeline:
@@ -102,65 +105,72 @@ class EventPipeline:
         for k, v in event.items():
             if type(k) is not str or not k.isascii():
                 k = self._key(k)
-            if k in _SHRUNK:
-                out[k] = shrink_oversized(to_jsonable(v))
-            elif _scalar(v):
-                out[k] = v
-            elif k in IDENTITY_FIELDS:
-                out[k] = self._identity(k, v)
-            elif k == "deltas":
+            role = _ROLE.get(k)
+            if role is None or role is _ID:
+                t = type(v)
+                if (t is str and v.isascii()) or t is int or t is bool or v is None:
+                    out[k] = v  # the common case: a plain identity scalar
+                elif role is _ID:
+                    out[k] = self._identity(k, v)
+                else:
+                    out[k] = to_jsonable(v)
+            elif role is _DELTAS:
                 out[k] = _plain_deltas(to_jsonable(v))
-            elif k != "redaction":
-                out[k] = to_jsonable(v)
+            elif role is not _SKIP:
+                out[k] = shrink_oversized(to_jsonable(v))
         return out
 
     # ---- a switch is on ----------------------------------------------------------------------
     def _redacting(self, event: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        pending: list[tuple[str, object, Any]] = []
+        for k, v in event.items():
+            if type(k) is not str or not k.isascii():
+                k = self._key(k)
+            role = _ROLE.get(k)
+            if role is None or role is _ID:
+                t = type(v)
+                if (t is str and v.isascii()) or t is int or t is bool or v is None:
+                    out[k] = v
+                elif role is _ID:
+                    out[k] = self._identity(k, v)
+                else:
+                    out[k] = to_jsonable(v)  # error, usage, loop, …: never redacted
+            elif role is _SHRINK:
+                out[k] = shrink_oversized(to_jsonable(v))
+            elif role is not _SKIP:
+                out[k] = None  # holds the field's place: filled in once the node kind is known
+                pending.append((k, role, v))
+        if pending:
+            self._redact_pending(out, pending)
+        return out
+
+    def _redact_pending(self, out: dict[str, Any], pending: list[tuple[str, object, Any]]) -> None:
         sw = self._switches
-        pairs = [(k if type(k) is str and k.isascii() else self._key(k), v) for k, v in event.items()]
-        kind = None
-        node_id = None
-        for k, v in pairs:
-            if k == "kind":
-                kind = v
-            elif k == "nodeId":
-                node_id = v
+        kind = out.get("kind")
+        node_id = out.get("nodeId")
         tool = kind == "tool" if kind is not None else (type(node_id) is str and node_id.startswith("tool:"))
         hide_in = sw.hide_inputs or (tool and sw.hide_tool_args)
         hide_out = sw.hide_outputs or (tool and sw.hide_tool_results)
-
-        out: dict[str, Any] = {}
         hidden: dict[str, int] = {}
         failed = False
-        for k, v in pairs:
-            if k in _INPUT_LIKE or k in _OUTPUT_LIKE:
-                if hide_in if k in _INPUT_LIKE else hide_out:
-                    out[k] = PLACEHOLDER  # never read: nothing to fail, nothing to leak
-                    hidden[k] = 1
-                    continue
-                try:
-                    out[k] = shrink_oversized(to_jsonable(v, strict=True))
-                except Exception:
-                    out[k] = PLACEHOLDER
-                    failed = True
-            elif k == "deltas":
+        for k, role, v in pending:
+            if role is _DELTAS:
                 try:
                     out[k], n = self._redact_deltas(v, tool)
                 except Exception:
-                    out[k] = []
                     failed = True
                     continue
                 if n:
                     hidden[k] = n
-            elif _scalar(v):
-                out[k] = v
-            elif k in IDENTITY_FIELDS:
-                out[k] = self._identity(k, v)
-            elif k in _SHRUNK:
-                out[k] = shrink_oversized(to_jsonable(v))
-            elif k != "redaction":
-                out[k] = to_jsonable(v)  # error, usage, loop, …: never redacted
-
+            elif hide_in if role is _IN else hide_out:
+                out[k] = PLACEHOLDER  # never read: nothing to fail, nothing to leak
+                hidden[k] = 1
+            else:
+                try:
+                    out[k] = shrink_oversized(to_jsonable(v, strict=True))
+                except Exception:
+                    failed = True
         if failed:
             present = [k for k in HIDEABLE_ORDER if k in out]
             for k in present:
@@ -169,7 +179,6 @@ class EventPipeline:
         elif hidden:
             order = [k for k in HIDEABLE_ORDER if k in hidden]
             out["redaction"] = {"count": sum(hidden.values()), "keys": order}
-        return out
 
     def _redact_deltas(self, deltas: Any, tool: bool) -> tuple[list[Any], int]:
         """(deltas as sent, how many had their text hidden). Raises on a malformed list."""
