@@ -183,7 +183,9 @@ def to_chunk(value: Any) -> ChatGenerationChunk:
 
 
 def tool_output_json(output: Any) -> Any:
-    if isinstance(output, ToolMessage):
+    if isinstance(output, ToolMessage):  # the same shape an injected tool result takes
+        if output.status == "success" and output.artifact is None:
+            return output.content
         out: dict[str, Any] = {"content": output.content}
         if output.status != "success":
             out["status"] = output.status

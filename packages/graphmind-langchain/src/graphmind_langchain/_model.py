@@ -105,7 +105,8 @@ def gated_stream(client: graphmind.Client, model: Any, orig: Callable[..., Any],
             return
         offer = registry.claim(getattr(run_manager, "run_id", None), token) or registry.claim_last_model(token)
         ex = offer.ex if offer is not None else _start(client, model, messages, kwargs)
-        state = registry.Inside(token, ex, tee=offer is None)
+        tee = _tee(registry.Inside(token, ex, tee=offer is None))
+        state = registry.Inside(token)  # nested calls (an inherited _astream's _stream) pass through, untee'd
 
         def step(it: Iterator[ChatGenerationChunk]) -> ChatGenerationChunk | None:
             mark = registry.inside.set(state)
@@ -121,7 +122,7 @@ def gated_stream(client: graphmind.Client, model: Any, orig: Callable[..., Any],
             finally:
                 registry.inside.reset(mark)
 
-        yield from stream_sync(ex, open_stream, step, _tee(state))
+        yield from stream_sync(ex, open_stream, step, tee)
 
     return _stream
 
@@ -141,7 +142,8 @@ def gated_astream(client: graphmind.Client, model: Any, orig: Callable[..., Any]
         if offer is None:
             await bridge.attach_once(client)
         ex = offer.ex if offer is not None else _start(client, model, messages, kwargs)
-        state = registry.Inside(token, ex, tee=offer is None)
+        tee = _tee(registry.Inside(token, ex, tee=offer is None))
+        state = registry.Inside(token)
 
         async def step(it: AsyncIterator[ChatGenerationChunk]) -> ChatGenerationChunk | None:
             mark = registry.inside.set(state)
@@ -156,7 +158,7 @@ def gated_astream(client: graphmind.Client, model: Any, orig: Callable[..., Any]
         def open_stream() -> AsyncIterator[ChatGenerationChunk]:
             return orig(messages, stop=stop, run_manager=run_manager, **kwargs).__aiter__()  # type: ignore[no-any-return]
 
-        async for chunk in stream_async(ex, open_stream, step, _tee(state)):
+        async for chunk in stream_async(ex, open_stream, step, tee):
             yield chunk
 
     return _astream
