@@ -80,7 +80,7 @@ class BadRepr:
 
 
 def test_plain_values_come_back_equal_but_copied() -> None:
-    value = {"a": [1, 2.5, "x", None, True], "b": {"c": "d"}}
+    value: dict[str, Any] = {"a": [1, 2.5, "x", None, True], "b": {"c": "d"}}
     out = to_jsonable(value)
     assert out == value
     assert out is not value and out["a"] is not value["a"]
@@ -240,7 +240,7 @@ def test_subclasses_of_builtins_become_plain() -> None:
     class MyStr(str):
         pass
 
-    class MyDict(dict):  # type: ignore[type-arg]
+    class MyDict(dict):  # type: ignore[type-arg,unused-ignore]
         pass
 
     class MyFloat(float):

@@ -377,7 +377,7 @@ def test_option_mistakes_are_one_line_errors(option: Any, message: str) -> None:
 
 
 def test_a_dict_whose_items_raise_still_fingerprints() -> None:
-    class Bad(dict):  # type: ignore[type-arg]
+    class Bad(dict):  # type: ignore[type-arg,unused-ignore]
         def items(self) -> Any:
             raise RuntimeError("no")
 

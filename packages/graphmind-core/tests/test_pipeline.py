@@ -33,7 +33,7 @@ def node(event_type: str, kind: str = "tool", **fields: Any) -> dict[str, Any]:
     }
 
 
-class ThrowingGetterDict(dict):  # type: ignore[type-arg]
+class ThrowingGetterDict(dict):  # type: ignore[type-arg,unused-ignore]
     """A dict whose reads raise: its items() and [] are the getters the snapshot uses."""
 
     def items(self) -> Any:
@@ -120,7 +120,8 @@ def test_an_unreadable_key_drops_the_event() -> None:
             raise RuntimeError("no")
 
     warn = Recorder()
-    assert EventPipeline(ALL, warn).process({**node("node.started"), BadKey(): 1}) is None
+    event: dict[Any, Any] = {**node("node.started"), BadKey(): 1}
+    assert EventPipeline(ALL, warn).process(event) is None
     assert len(warn.messages) == 1
 
 

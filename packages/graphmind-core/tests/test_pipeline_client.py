@@ -15,7 +15,7 @@ import graphmind
 from graphmind.testing import FakeHub
 
 
-class ThrowingGetterDict(dict):  # type: ignore[type-arg]
+class ThrowingGetterDict(dict):  # type: ignore[type-arg,unused-ignore]
     def items(self) -> Any:
         raise RuntimeError("getter raised")
 

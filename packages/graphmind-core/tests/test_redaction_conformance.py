@@ -50,19 +50,22 @@ class ThrowingMap(Mapping[str, Any]):
 
 
 def enum_member(value: Any) -> enum.Enum:
-    return enum.Enum("FixtureEnum", {"MEMBER": value})["MEMBER"]  # type: ignore[return-value]
+    make: Any = enum.Enum
+    member: enum.Enum = make("FixtureEnum", {"MEMBER": value})["MEMBER"]
+    return member
 
 
 def native_key(spec: Any) -> Any:
     if isinstance(spec, str):
         return spec
     (tag, arg), = spec.items()
-    return {
+    builders: dict[str, Any] = {
         "$int": int,
         "$bool": bool,
         "$bytes": lambda text: text.encode("utf-8"),
         "$enum": enum_member,
-    }[tag](arg)
+    }
+    return builders[tag](arg)
 
 
 def native(spec: Any) -> Any:

@@ -26,7 +26,7 @@ TRUNCATED = "truncated"
 
 _encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 # The C string encoder json.dumps uses (falls back to the pure-Python one where C is missing).
-_encode_str = json.encoder.encode_basestring  # type: ignore[attr-defined]
+_encode_str = json.encoder.encode_basestring
 # Worst case bytes per code point in JSON text: a control character escaped as \u00XX.
 _WORST = 6
 # Worst case bytes of JSON per character of repr() (see `fits`).
