@@ -7,6 +7,7 @@ handed to them, so model calls drive the engine's gates here (core gap, reported
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
@@ -173,7 +174,7 @@ async def stream_async(ex: NodeExecution, open_stream: Callable[[], AsyncIterato
                 if not buffered:
                     sent = True
                     yield chunk
-        except GeneratorExit:
+        except (GeneratorExit, asyncio.CancelledError):  # closed early or its task cancelled
             ex.finish(chunks_json(chunks), usage=chunks_usage(chunks), cut_short=True)
             raise
         except RunAborted as exc:
