@@ -104,8 +104,9 @@ def stub_hub() -> Iterator[Any]:
 
 
 @pytest.fixture
-def hub() -> Iterator[Any]:
-    """The real hub in a subprocess, on an ephemeral port."""
-    testing = pytest.importorskip("graphmind_server.testing", reason="graphmind_server.testing.HubProcess is not there yet")
-    with testing.HubProcess() as h:
+def hub(tmp_path: Path) -> Iterator[Any]:
+    """The real hub in a subprocess, on an ephemeral port, with its own database."""
+    from graphmind_server.testing import HubProcess
+
+    with HubProcess(tmp_path / "hub.db") as h:
         yield h

@@ -8,13 +8,14 @@ export class LiveFeed {
   /**
    * @param {(frame: object) => void} onFrame every frame, in order
    * @param {(state: "connecting" | "live" | "offline", detail?: string) => void} onState
-   * @param {() => void} onReconnect called on every hello after the first (the caller refetches
-   *   what the feed does not replay: runs, gates come whole in hello)
+   * @param {() => void} onHello called after every hello, the first included (the caller refetches
+   *   what the feed does not replay, the runs list: a run created before the socket was up would
+   *   otherwise be missing; gates and debug state come whole in hello)
    */
-  constructor(onFrame, onState, onReconnect) {
+  constructor(onFrame, onState, onHello) {
     this.onFrame = onFrame;
     this.onState = onState;
-    this.onReconnect = onReconnect;
+    this.onHello = onHello;
     this.cursor = null;
     this.delay = MIN_DELAY_MS;
     this.helloCount = 0;
@@ -61,7 +62,7 @@ export class LiveFeed {
         this.onState("live");
         this.helloCount += 1;
         this.onFrame(frame);
-        if (this.helloCount > 1) this.onReconnect();
+        this.onHello(this.helloCount);
         return;
       }
       this.onFrame(frame);
