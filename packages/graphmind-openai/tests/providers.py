@@ -25,11 +25,20 @@ class FakeProvider:
 
     def __init__(self, fake: FakeOpenAI) -> None:
         self.fake = fake
+        self.clients: list[Any] = []
 
     def client(self, is_async: bool, **options: Any) -> Any:
         cls = AsyncOpenAI if is_async else OpenAI
         options.setdefault("max_retries", 0)
-        return cls(base_url=self.fake.base_url, api_key="test-key", **options)
+        client = cls(base_url=self.fake.base_url, api_key="test-key", **options)
+        self.clients.append(client)
+        return client
+
+    async def aclose(self) -> None:
+        for client in self.clients:
+            result = client.close()
+            if hasattr(result, "__await__"):
+                await result
 
     def script(self, replies: list[Any]) -> None:
         self.fake.script(replies)

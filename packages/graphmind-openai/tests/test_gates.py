@@ -1,0 +1,201 @@
+"""The gates of an `llm:step` node, against an in-process hub (FakeHub) and the loopback provider."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import openai
+import pytest
+from openai_shapes import MESSAGES, MODEL, SHAPES, TEXT, TOOL_CALL
+from providers import FakeProvider
+
+import graphmind
+from graphmind import RunAborted
+from graphmind.testing import FakeHub
+from graphmind_openai import instrument_openai
+from graphmind_openai.testing import FakeOpenAI
+
+STREAMED = [name for name, (_, _, streams) in SHAPES.items() if streams]
+
+
+@pytest.fixture
+async def provider(fake: FakeOpenAI) -> AsyncIterator[FakeProvider]:
+    p = FakeProvider(fake)
+    yield p
+    await p.aclose()
+
+
+def _client(provider: FakeProvider, gm: graphmind.Client, is_async: bool = False, **options: Any) -> Any:
+    return instrument_openai(provider.client(is_async, **options), session=gm)
+
+
+def _ends(hub: FakeHub) -> list[dict[str, Any]]:
+    return [e for e in hub.events if e["type"] in ("node.finished", "node.error") and e["nodeId"] == "llm:step"]
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("name", list(SHAPES))
+async def test_before_inject_skips_the_provider_request(
+    provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub, name: str, is_async: bool
+) -> None:
+    shape, reply, _ = SHAPES[name]
+    fakehub.set_debug(breakpoints=[("llm:step", "before")])
+    fakehub.auto_answer("inject", reply)
+    # What the app gets from the bare SDK for the same reply, to compare types and content.
+    provider.script([reply])
+    bare_type, _bare_value = await shape(provider.client(is_async))
+    provider.fake.requests.clear()
+
+    got_type, got_value = await shape(_client(provider, gm, is_async))
+
+    assert provider.request_count == 0
+    assert got_type is bare_type
+    text = json.dumps(got_value, default=str)
+    if reply == TOOL_CALL:
+        assert "search_flights" in text and "CAI" in text
+    elif reply == TEXT:
+        assert TEXT.split()[0] in text and "Museum" in text
+    fakehub.wait_for(lambda: bool(_ends(fakehub)), what="node end")
+    end = _ends(fakehub)[0]
+    assert end["type"] == "node.finished" and end["injected"] is True
+
+
+def test_a_string_inject_becomes_an_assistant_reply(provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub) -> None:
+    fakehub.set_debug(breakpoints=[("llm:step", "before")])
+    fakehub.auto_answer("inject", "from the debugger")
+    result = _client(provider, gm).chat.completions.create(model=MODEL, messages=MESSAGES)
+    assert isinstance(result, openai.types.chat.ChatCompletion)
+    assert result.choices[0].message.content == "from the debugger"
+    assert result.choices[0].finish_reason == "stop"
+    assert result.model == MODEL
+    assert provider.request_count == 0
+
+
+def test_an_injected_value_of_the_wrong_shape_holds_the_gate_again(
+    provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub
+) -> None:
+    answers = iter([("inject", 42), ("inject", {"choices": "nope"}), ("continue", None)])
+    fakehub.set_debug(breakpoints=[("llm:step", "before")])
+    fakehub.auto_answer(lambda frame: next(answers))
+    provider.script([TEXT])
+    result = _client(provider, gm).chat.completions.create(model=MODEL, messages=MESSAGES)
+    assert result.choices[0].message.content == TEXT
+    assert len(fakehub.of_type("exec.paused")) == 3
+    assert provider.request_count == 1
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("name", STREAMED)
+async def test_after_inject_on_a_stream_replays_a_coherent_event_sequence(
+    provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub, name: str, is_async: bool
+) -> None:
+    shape, reply, _ = SHAPES[name]
+    replacement = TOOL_CALL if reply == TEXT else TEXT
+    fakehub.set_debug(breakpoints=[("llm:step", "after")])
+    fakehub.auto_answer("inject", replacement)
+    provider.script([reply])
+    got_type, got_value = await shape(_client(provider, gm, is_async))
+    provider.script([replacement])
+    bare_type, _bare_value = await shape(provider.client(is_async))
+    assert got_type is bare_type
+    text = json.dumps(got_value, default=str)
+    if replacement == TEXT:
+        assert "Museum" in text
+    else:
+        assert "search_flights" in text
+    assert provider.request_count == 2  # one real call (replaced after it ran), one bare
+    paused = fakehub.of_type("exec.paused")[0]
+    assert paused["gate"] == "after"
+    assert paused["output"]["content" if reply == TEXT else "tool_calls"]
+
+
+@pytest.mark.parametrize("name", STREAMED)
+async def test_after_continue_on_a_held_stream_gives_the_app_the_same_stream(
+    provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub, name: str
+) -> None:
+    shape, reply, _ = SHAPES[name]
+    fakehub.set_debug(breakpoints=[("llm:step", "after")])
+    fakehub.auto_answer("continue")
+    provider.script([reply, reply])
+    got = await shape(_client(provider, gm))
+    bare = await shape(provider.client(False))
+    assert got == bare
+    assert provider.request_count == 2
+    end = fakehub.wait_event(lambda e: e["type"] == "node.finished")
+    assert "injected" not in end
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+async def test_error_gate_retry_resends_after_a_429(provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub, is_async: bool) -> None:
+    fakehub.set_debug(pause_on_error="on")
+    fakehub.auto_answer("retry")
+    provider.script([FakeOpenAI.error(429), TEXT])
+    shape = SHAPES["chat.create"][0]
+    _, value = await shape(_client(provider, gm, is_async))
+    assert value["choices"][0]["message"]["content"] == TEXT
+    assert provider.request_count == 2
+    paused = fakehub.of_type("exec.paused")
+    assert [p["gate"] for p in paused] == ["error"]
+    assert paused[0]["error"]["name"] == "RateLimitError"
+    fakehub.wait_for(lambda: bool(_ends(fakehub)), what="node end")
+    assert len(fakehub.of_type("node.started")) == 1 and _ends(fakehub)[-1]["type"] == "node.finished"
+
+
+def test_error_gate_continue_reraises_the_sdks_own_exception(provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub) -> None:
+    fakehub.set_debug(pause_on_error="on")
+    fakehub.auto_answer("continue")
+    provider.script([FakeOpenAI.error(429)])
+    with pytest.raises(openai.RateLimitError) as raised:
+        _client(provider, gm).chat.completions.create(model=MODEL, messages=MESSAGES)
+    assert raised.value.status_code == 429
+    error = fakehub.wait_event(lambda e: e["type"] == "node.error")
+    assert error["error"]["name"] == "RateLimitError"
+
+
+@pytest.mark.parametrize("name", ["chat.create", "chat.create(stream)", "responses.stream"])
+async def test_error_gate_inject_returns_the_value(provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub, name: str) -> None:
+    fakehub.set_debug(pause_on_error="on")
+    fakehub.auto_answer("inject", TEXT)
+    provider.script([FakeOpenAI.error(500)])
+    _, value = await SHAPES[name][0](_client(provider, gm))
+    assert "Museum" in json.dumps(value)
+    assert provider.request_count == 1
+    end = fakehub.wait_event(lambda e: e["type"] == "node.finished")
+    assert end["injected"] is True
+
+
+def test_error_gate_holds_on_a_timeout(provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub) -> None:
+    provider.fake.chunk_delay = 0.0
+    fakehub.set_debug(pause_on_error="on")
+    fakehub.auto_answer("inject", "after a timeout")
+    client = _client(provider, gm)
+    # Nothing listens on port 9 of loopback: the connection fails at once, like a timeout would.
+    broken = client.with_options(base_url="http://127.0.0.1:9/v1", timeout=0.5)
+    result = broken.chat.completions.create(model=MODEL, messages=MESSAGES)
+    assert result.choices[0].message.content == "after a timeout"
+    assert fakehub.of_type("exec.paused")[0]["error"]["name"] in ("APIConnectionError", "APITimeoutError")
+
+
+def test_the_sdks_own_retries_stay_inside_one_node(provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub) -> None:
+    provider.script([FakeOpenAI.error(429), FakeOpenAI.error(503), TEXT])
+    result = _client(provider, gm, max_retries=2).chat.completions.create(model=MODEL, messages=MESSAGES)
+    assert result.choices[0].message.content == TEXT
+    assert provider.request_count == 3
+    fakehub.wait_for(lambda: bool(_ends(fakehub)), what="node end")
+    assert len(fakehub.of_type("node.started")) == 1
+    assert fakehub.of_type("exec.paused") == []  # the SDK recovered before the error gate
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+async def test_abort_at_the_before_gate_raises_run_aborted_without_a_request(
+    provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub, is_async: bool
+) -> None:
+    fakehub.set_debug(breakpoints=[("llm:step", "before")])
+    fakehub.auto_answer("abort")
+    with pytest.raises(RunAborted):
+        await SHAPES["chat.create(stream)"][0](_client(provider, gm, is_async))
+    assert provider.request_count == 0
+    error = fakehub.wait_event(lambda e: e["type"] == "node.error")
+    assert error["error"]["name"] == "RunAborted"
