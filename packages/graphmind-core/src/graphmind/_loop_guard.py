@@ -10,17 +10,13 @@ messages are the environment page's "Loop hold" section.
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
-import math
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._jsonsafe import CIRCULAR, MAX_DEPTH, TOO_DEEP, json_key, to_jsonable
+from ._fingerprint import DEFAULT_IGNORE_KEYS, fingerprint
 from ._redaction import PLACEHOLDER
 
 __all__ = [
@@ -33,7 +29,6 @@ __all__ = [
 ]
 
 DEFAULT_THRESHOLD = 3
-DEFAULT_IGNORE_KEYS = ("_meta",)
 DEFAULT_KINDS = ("tool",)
 MODES = ("pause", "warn", "off")
 _OFF_SPELLINGS = ("0", "false", "none")
@@ -162,174 +157,6 @@ def resolve_loop_guard_config(option: Mapping[str, Any] | bool | None, environ: 
         else:
             values[name] = _option_names(name, value)
     return LoopGuardConfig(**values)
-
-
-# ---- fingerprint -----------------------------------------------------------------------------
-def _fp_default(value: Any) -> Any:
-    """How the canonical encoder spells a value JSON has no type for."""
-    # type() based checks: isinstance() falls back to value.__class__, which a Proxy-like object raises on.
-    t = type(value)
-    if issubclass(t, (bytes, bytearray, memoryview)):
-        try:
-            data = value.tobytes() if issubclass(t, memoryview) else bytes(value)
-        except Exception:
-            return to_jsonable(value)
-        return {"$bytes": data.hex()}  # the whole content: a preview would make distinct calls equal
-    return to_jsonable(value)
-
-
-def _encoder(sort_keys: bool) -> Callable[[Any], str]:
-    """A compact ASCII JSON encoder that spells unknown types with `_fp_default`.
-
-    Built once around the C encoder with no circular-reference markers: a cycle surfaces as
-    RecursionError, which sends the value down the slow path (that one marks cycles). This saves
-    a dict insert and delete per container on every fingerprint.
-    """
-    c_make = getattr(json.encoder, "c_make_encoder", None)
-    if c_make is None:  # no C accelerator (another interpreter): the stdlib encoder, same text
-        return json.JSONEncoder(
-            sort_keys=sort_keys, separators=(",", ":"), ensure_ascii=True, allow_nan=True, default=_fp_default
-        ).encode
-    encode = c_make(
-        None, _fp_default, json.encoder.encode_basestring_ascii, None, ":", ",", sort_keys, False, True
-    )
-
-    def run(value: Any) -> str:
-        if isinstance(value, str):  # the C encoder only takes containers and scalars through _iterencode
-            return json.encoder.encode_basestring_ascii(value)
-        return "".join(encode(value, 0))
-
-    return run
-
-
-# ensure_ascii: the text is ASCII (cheap to hash, no surrogate trouble); sort_keys: key order ignored.
-_canonical = _encoder(sort_keys=True)
-# The slow path hands over dicts already in sort_keys order (see _normalise).
-_canonical_sorted = _encoder(sort_keys=False)
-# An integral float as repr() writes it: "1.0", "-0.0", "1e+16". Matching inside a string only costs
-# the slow path, never a wrong answer.
-_INTEGRAL_FLOAT = re.compile(r"[0-9]\.0(?![0-9])|[0-9]e\+")
-
-
-def _first(item: tuple[Any, Any]) -> Any:
-    return item[0]
-
-
-def _json_first(item: tuple[Any, Any]) -> str:
-    return json_key(item[0])
-
-
-def _normalise(value: Any, ignore: frozenset[str], depth: int, path: set[int]) -> Any:
-    """The slow path: what the encoder sees, with integral floats as ints and ignored keys gone.
-
-    Mirrors the C encoder's type checks (dict subclasses as objects, tuples as arrays) so that a
-    value takes the same shape whichever path fingerprints it.
-    """
-    t = type(value)  # the C encoder's checks are type based too (PyUnicode_Check, …)
-    if issubclass(t, str) or value is None or t is bool:
-        return value
-    if issubclass(t, int):
-        return int(value)
-    if issubclass(t, float):
-        if math.isfinite(value) and value.is_integer():
-            return int(value)
-        return float(value)
-    if issubclass(t, (dict, list, tuple)):
-        if depth >= MAX_DEPTH:
-            return TOO_DEEP
-        if id(value) in path:
-            return CIRCULAR
-        path.add(id(value))
-        try:
-            if issubclass(t, dict):
-                items = list(value.items())
-                try:
-                    items.sort(key=_first)  # the order sort_keys gives on the fast path
-                except TypeError:  # mixed key types: the fast path refused this dict anyway
-                    items.sort(key=_json_first)
-                out: dict[str, Any] = {}
-                for k, v in items:
-                    key = json_key(k)
-                    if key not in ignore:
-                        out[key] = _normalise(v, ignore, depth + 1, path)
-                return out
-            return [_normalise(v, ignore, depth + 1, path) for v in value]
-        finally:
-            path.discard(id(value))
-    return _normalise(_fp_default(value), ignore, depth + 1, path)
-
-
-def fingerprint(args: Any, ignore_keys: Iterable[str] = DEFAULT_IGNORE_KEYS) -> str:
-    """sha256 hex of the canonical JSON of `args`: sorted keys, no whitespace, integral floats
-    written as integers, `ignore_keys` removed at every depth.
-
-    Fast path: the C JSON encoder writes `args` directly; the text is only rebuilt through
-    `_normalise` when it might hold an integral float or an ignored key, or when the encoder
-    refuses the value (mixed or odd key types, a cycle, deep nesting).
-    """
-    ignore = ignore_keys if isinstance(ignore_keys, frozenset) else frozenset(ignore_keys)
-    needles = _needles.get(ignore)
-    if needles is None:
-        needles = _needles.setdefault(ignore, tuple(json.dumps(k) + ":" for k in ignore))
-    text: str | None
-    try:
-        value = args
-        if type(args) is dict and not ignore.isdisjoint(args):
-            value = _tidy(args, ignore)  # MCP's _meta sits at the top: skip an encode that would be redone
-        text = _canonical(value)
-        if _suspicious(text, needles):
-            # Plain dicts and lists: drop ignored keys, turn integral floats into ints, encode again.
-            text = _canonical(_tidy(value, ignore))
-            if _suspicious(text, needles):
-                text = None  # e.g. "1.0" or '"_meta":' inside a string value, or inside an odd type
-    except Exception:  # TypeError (odd keys), RecursionError (a cycle), or user code raising
-        text = None
-    if text is None:
-        try:
-            normal = _normalise(args, ignore, 0, set())
-        except Exception:  # a dict subclass whose items() raises: compare what the recording shows
-            normal = _normalise(to_jsonable(args), ignore, 0, set())
-        text = _canonical_sorted(normal)
-    return hashlib.sha256(text.encode("ascii")).hexdigest()
-
-
-def _suspicious(text: str, needles: tuple[str, ...]) -> bool:
-    """Might the canonical text hold an integral float or an ignored key?"""
-    # Cheapest test first: "." and "+" are single-character (memchr) scans.
-    if ("." in text or "+" in text) and _INTEGRAL_FLOAT.search(text) is not None:
-        return True
-    return any(needle in text for needle in needles)
-
-
-def _tidy(value: Any, ignore: frozenset[str]) -> Any:
-    """Copy of exact dicts and lists without ignored keys and with integral floats as ints.
-
-    Only called on a value the C encoder already accepted, so it has no cycle. Other types are
-    left for the encoder's default hook; if they still hold something suspicious, the caller
-    takes the slow path.
-    """
-    t = type(value)
-    if t is dict:
-        out = {}
-        for k, v in value.items():
-            if type(k) is str and k in ignore:
-                continue
-            tv = type(v)
-            if tv is dict or tv is list:
-                v = _tidy(v, ignore)
-            elif tv is float and v.is_integer():
-                v = int(v)
-            out[k] = v
-        return out
-    if t is list:
-        return [_tidy(v, ignore) if type(v) in (dict, list, float) else v for v in value]
-    if t is float and value.is_integer():
-        return int(value)
-    return value
-
-
-# ignore set -> the `"key":` spellings to look for in the canonical text
-_needles: dict[frozenset[str], tuple[str, ...]] = {}
 
 
 # ---- the guard -------------------------------------------------------------------------------
