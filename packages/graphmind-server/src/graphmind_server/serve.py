@@ -55,7 +55,9 @@ def display_host(host: str) -> str:
 
 def bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # proto=IPPROTO_TCP matters: asyncio sets TCP_NODELAY on accepted sockets only when the proto
+    # says TCP, and without it every HTTP answer (headers, then body) waits ~40 ms on delayed ACKs.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     # SO_REUSEADDR lets a restarted hub take its port back while old connections sit in TIME_WAIT;
     # a port another process listens on still fails with EADDRINUSE.
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
