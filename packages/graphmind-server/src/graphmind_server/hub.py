@@ -191,8 +191,9 @@ class Hub:
         remembered.append(app_id)
         gate = conn.gates.get(app_id)
         if gate is not None:
-            action = event.get("action") if isinstance(event.get("action"), str) else "continue"
-            by = event.get("by") if isinstance(event.get("by"), str) else "hub"
+            action, by = event.get("action"), event.get("by")
+            action = action if isinstance(action, str) else "continue"
+            by = by if isinstance(by, str) else "hub"
             self._release(gate, action=action, by=by, outcome="resumed")
 
     def on_gate_unknown(self, conn: AppConnection, app_id: Any) -> None:

@@ -74,7 +74,9 @@ async def ingest(websocket: WebSocket) -> None:
     client_id = hello.get("clientId")
     if not isinstance(client_id, str) or not client_id:
         client_id = f"anon-{id(websocket):x}-{time.time_ns()}"
-    app = hello.get("app") if isinstance(hello.get("app"), str) and hello.get("app") else "unknown"
+    app = hello.get("app")
+    if not isinstance(app, str) or not app:
+        app = "unknown"
     conn = hub.attach(client_id, app, hello.get("pid"), websocket.send_text)
     try:
         version = hub.debug.version

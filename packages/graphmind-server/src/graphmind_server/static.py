@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from starlette.responses import HTMLResponse, JSONResponse
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 
@@ -23,6 +23,7 @@ class Viewer:
         if (self.directory / "index.html").is_file():
             await self.files(scope, receive, send)
             return
+        response: Response
         if scope.get("path") in ("/", "/index.html"):
             response = HTMLResponse(NOT_BUILT.format(dir=self.directory))
         else:

@@ -92,7 +92,7 @@ class FakeApp:
             if self.auto_ack:
                 self.send({"type": "debug.ack", "version": frame.get("version")})
         elif kind == "gate.resolve" and self.auto_resume:
-            paused = self.held.pop(frame.get("gateId"), None)
+            paused = self.held.pop(str(frame.get("gateId")), None)
             if paused is None:
                 self.send({"type": "gate.unknown", "gateId": frame.get("gateId")})
             else:
