@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 from _runs import synthetic_events
-from graphmind_server.testing import FakeApp, wait_for
 from playwright.sync_api import expect
+
+from graphmind_server.testing import FakeApp, wait_for
 
 pytestmark = pytest.mark.browser
 

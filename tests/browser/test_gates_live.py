@@ -8,10 +8,11 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-import graphmind
 import pytest
 from _apps import AgentThread, CountingTool, attached_client
 from playwright.sync_api import expect
+
+import graphmind
 
 pytestmark = pytest.mark.browser
 

@@ -6,7 +6,8 @@ import { h } from "./frame.js";
 import { store, isBreakpoint } from "./state.js";
 
 const W = 168;
-const H = 66;
+const MIN_W = 124;
+const H = 76;
 const GAP_X = 20;
 const GAP_Y = 54;
 const PAD = 20;
@@ -66,23 +67,22 @@ export class GraphView {
     const llms = nodes.filter((n) => n.kind === "llm");
     const tools = nodes.filter((n) => n.kind === "tool");
     const others = nodes.filter((n) => !["agent", "llm", "tool"].includes(n.kind));
-    const perRow = Math.max(2, Math.floor((width - 2 * PAD + GAP_X) / (W + GAP_X)));
-    const rows = [];
-    if (agents.length) rows.push(agents);
-    const middle = [...llms, ...others];
-    if (middle.length) rows.push(...chunk(middle, perRow));
-    if (tools.length) rows.push(...chunk(tools, perRow));
+    // Rows never wrap (an edge into a wrapped row would cross the row above it): boxes narrow to
+    // fit, down to MIN_W, and past that the graph scrolls sideways.
+    const rows = [agents, [...llms, ...others], tools].filter((r) => r.length);
     const widest = Math.max(1, ...rows.map((r) => r.length));
-    const totalW = Math.max(width - 2, 2 * PAD + widest * W + (widest - 1) * GAP_X);
+    const w = Math.max(MIN_W, Math.min(W, Math.floor((width - 2 * PAD - (widest - 1) * GAP_X) / widest)));
+    const totalW = Math.max(width - 2, 2 * PAD + widest * w + (widest - 1) * GAP_X);
     const pos = new Map();
     rows.forEach((row, i) => {
-      const rowW = row.length * W + (row.length - 1) * GAP_X;
+      const rowW = row.length * w + (row.length - 1) * GAP_X;
       const x0 = (totalW - rowW) / 2;
-      row.forEach((n, j) => pos.set(n.nodeId, { x: x0 + j * (W + GAP_X), y: PAD + i * (H + GAP_Y) }));
+      row.forEach((n, j) => pos.set(n.nodeId, { x: x0 + j * (w + GAP_X), y: PAD + i * (H + GAP_Y) }));
     });
     const totalH = PAD * 2 + rows.length * H + Math.max(0, rows.length - 1) * GAP_Y;
     this.canvas.style.width = `${totalW}px`;
     this.canvas.style.height = `${totalH}px`;
+    this.canvas.style.setProperty("--node-w", `${w}px`);
     this.svg.setAttribute("width", String(totalW));
     this.svg.setAttribute("height", String(totalH));
 
@@ -116,9 +116,9 @@ export class GraphView {
     for (const [a, b] of edges) {
       const pa = pos.get(a.nodeId);
       const pb = pos.get(b.nodeId);
-      const x1 = pa.x + W / 2;
+      const x1 = pa.x + w / 2;
       const y1 = pa.y + H;
-      const x2 = pb.x + W / 2;
+      const x2 = pb.x + w / 2;
       const y2 = pb.y;
       const my = (y1 + y2) / 2;
       const path = document.createElementNS(SVG_NS, "path");
@@ -132,8 +132,7 @@ export class GraphView {
   box(n) {
     const el = h("button", { class: "gnode", type: "button", dataset: { nodeId: n.nodeId } },
       h("span", { class: "g-name" }),
-      h("span", { class: "g-kind" }),
-      h("span", { class: "g-count" }),
+      h("span", { class: "g-meta" }, h("span", { class: "g-kind" }), " · ", h("span", { class: "g-count" })),
       h("span", { class: "g-state" }),
       h("span", { class: "g-bp", "aria-hidden": "true" }));
     el.addEventListener("click", () => this.onSelect(n.nodeId));
@@ -152,7 +151,7 @@ export class GraphView {
     el.querySelector(".g-state").textContent = n.ungated ? `${state} · ungated` : state;
     const bps = ["before", "after", "error"].filter((g) => isBreakpoint(n.nodeId, g));
     el.querySelector(".g-bp").textContent = bps.length ? "●" : "";
-    el.title = bps.length ? `breakpoint: ${bps.join(", ")}` : "";
+    el.title = `${n.nodeId}${bps.length ? `\nbreakpoint: ${bps.join(", ")}` : ""}`;
     el.setAttribute("aria-label", `${n.name}, ${n.kind}, ${n.executions} executions, ${state}${
       n.ungated ? ", ungated" : ""}${bps.length ? `, breakpoint ${bps.join(" and ")}` : ""}`);
     el.setAttribute("aria-pressed", store.selectedNode === n.nodeId ? "true" : "false");
@@ -161,12 +160,6 @@ export class GraphView {
       p.classList.toggle("edge-live", n.executions > 0);
     }
   }
-}
-
-function chunk(list, size) {
-  const out = [];
-  for (let i = 0; i < list.length; i += size) out.push(list.slice(i, i + size));
-  return out;
 }
 
 function cls(s) {
