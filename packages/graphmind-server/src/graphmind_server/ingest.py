@@ -32,10 +32,14 @@ def _nonfinite(_: str) -> None:
     raise BadFrame("nonfinite")
 
 
+# Built once: json.loads(text, parse_constant=...) would build a decoder per frame (the hot path).
+_DECODER = json.JSONDecoder(parse_constant=_nonfinite)
+
+
 def parse_frame(text: str) -> tuple[dict[str, Any], str]:
     """The frame as an object and the text to store (BadFrame with a reason otherwise)."""
     try:
-        obj = json.loads(text, parse_constant=_nonfinite)
+        obj = _DECODER.decode(text)
     except BadFrame:
         # NaN / Infinity are not JSON, but Python's json.dumps writes them: keep the event and
         # store those values as null, so every reader can parse what the hub hands back.
