@@ -108,7 +108,7 @@ def _responses_output(value: Any) -> list[dict[str, Any]]:
         )
     for i, call in enumerate(value.get("tool_calls") or []):
         call = dict(call)
-        fn = call.get("function") if isinstance(call.get("function"), Mapping) else call
+        fn: Mapping[str, Any] = call["function"] if isinstance(call.get("function"), Mapping) else call
         arguments = fn.get("arguments", "{}")
         output.append(
             {

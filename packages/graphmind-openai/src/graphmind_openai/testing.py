@@ -137,7 +137,7 @@ class FakeOpenAI:
     def render(self, api: str, request: Mapping[str, Any], reply: Any) -> dict[str, Any]:
         """The response body for one scripted reply (deterministic)."""
         seed = hashlib.sha1(json.dumps([api, request, reply], sort_keys=True, default=str).encode()).hexdigest()[:16]
-        message = {"content": reply} if isinstance(reply, str) else dict(reply)
+        message: dict[str, Any] = {"content": reply} if isinstance(reply, str) else dict(reply)
         calls = [dict(c) for c in message.get("tool_calls") or []]
         for i, call in enumerate(calls):
             call["id"] = call.get("id") or f"call_{seed[:8]}{i}"
