@@ -423,3 +423,17 @@ def test_every_path_of_the_fingerprint_matches_the_definition() -> None:
             value = build(0)
             text = json.dumps(_reference_canonical(value, ignore), sort_keys=True, separators=(",", ":"))
             assert fingerprint(value, ignore) == hashlib.sha256(text.encode()).hexdigest(), value
+
+
+def test_old_runs_are_forgotten_so_memory_stays_bounded() -> None:
+    from graphmind._loop_guard import MAX_TRACKED_RUNS
+
+    h = Harness()
+    h.call(run="first")
+    h.call(run="first")
+    for i in range(MAX_TRACKED_RUNS):
+        h.call(run=f"other-{i}")
+    assert len(h.guard._streaks) == MAX_TRACKED_RUNS
+    assert h.call(run="first") is None  # its streak was evicted: counting starts again
+    h.guard.forget_run("first")
+    assert "first" not in h.guard._streaks
