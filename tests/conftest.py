@@ -12,6 +12,10 @@ from graphmind_server.testing import HubProcess
 
 @pytest.fixture
 def hub(tmp_path: Path) -> Iterator[HubProcess]:
-    """`graphmind serve --port 0 --db <tmp>`; stopped (SIGINT, then SIGKILL) after the test."""
+    """`graphmind serve --port 0 --db <tmp>`; stopped (SIGINT, then SIGKILL) after the test.
+
+    A test fails if the hub wrote a traceback to stderr: every error it reports is one line.
+    """
     with HubProcess(tmp_path / "hub.db") as h:
         yield h
+    assert "Traceback" not in h.stderr, h.stderr

@@ -56,7 +56,8 @@ class HubProcess:
                                      text=True, env=env)
         lines: queue.Queue[str | None] = queue.Queue()
         threading.Thread(target=self._pump, args=(self.proc.stdout, lines, self.stdout_lines), daemon=True).start()
-        threading.Thread(target=self._pump, args=(self.proc.stderr, None, self._stderr), daemon=True).start()
+        self._stderr_pump = threading.Thread(target=self._pump, args=(self.proc.stderr, None, self._stderr), daemon=True)
+        self._stderr_pump.start()
         try:
             line = lines.get(timeout=self.start_timeout)
         except queue.Empty:
@@ -64,6 +65,7 @@ class HubProcess:
         match = LISTENING.match(line or "")
         if match is None:
             self.kill()
+            self._stderr_pump.join(5)
             raise HubStartError(f"the hub did not start (first stdout line {line!r}); stderr:\n{self.stderr}")
         self.port = int(match.group("port"))
 
@@ -90,6 +92,7 @@ class HubProcess:
             self.proc.kill()
         if self.proc is not None:
             self.proc.wait(10)
+            self._stderr_pump.join(5)
 
     def stop(self, timeout: float = 10.0) -> int | None:
         """SIGINT (a clean Ctrl-C), wait, then SIGKILL if it is still there; returns the exit code."""
@@ -102,6 +105,7 @@ class HubProcess:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(10)
+        self._stderr_pump.join(5)
         return self.proc.returncode
 
     def restart(self) -> None:
