@@ -14,8 +14,8 @@ import { RunsView } from "./runs.js";
 import { RunView } from "./runview.js";
 import { store, emit, on, setGates, addGate, removeGate } from "./state.js";
 
-const PAGE = 5000;
-const CHUNK = 1500;
+const PAGE = 2000;
+const CHUNK = 500;
 
 const $ = (id) => document.getElementById(id);
 const runsView = new RunsView($("runs"), { onFilter: () => schedule("runs", () => runsView.render()) });
@@ -124,8 +124,17 @@ function onFrame(f) {
   }
 }
 
+/** A boot.js request, once: later calls go to the hub again. */
+function takeBoot(key, runId) {
+  const boot = window.__graphmindBoot;
+  if (!boot || !boot[key] || (runId !== undefined && boot.runId !== runId)) return null;
+  const p = boot[key];
+  boot[key] = null;
+  return p;
+}
+
 async function refreshRuns() {
-  const res = await api.runs({ limit: 1000 });
+  const res = await (takeBoot("runs") || api.runs({ limit: 1000 }));
   if (!res.ok) return;
   for (const r of res.body.runs || []) {
     if (!liveTouched.has(r.id) || !store.runs.has(r.id)) store.runs.set(r.id, r);
@@ -148,7 +157,7 @@ async function openRun(runId) {
   runView.msg.textContent = "";
   runView.renderHeader();
   emit("runs");
-  const summary = await api.run(runId);
+  const summary = await (takeBoot("run", runId) || api.run(runId));
   if (token !== loadToken) return;
   if (!summary.ok) {
     closeRun(summary.status === 404 ? `No run ${runId} on this hub (deleted?).` : errorText(summary));
