@@ -114,3 +114,17 @@ def test_ctrl_c_releases_held_gates_with_continue_and_flushes_events(tmp_path):
     finally:
         app.close()
         hub.stop()
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    ([], ["serve"]),
+    (["--port", "0"], ["serve", "--port", "0"]),
+    (["serve", "--db", "x"], ["serve", "--db", "x"]),
+    (["--help"], ["--help"]),
+])
+def test_no_command_means_serve(argv, expected):
+    from graphmind_server.cli import build_parser, with_default_command
+
+    assert with_default_command(argv) == expected
+    if argv != ["--help"]:
+        assert build_parser().parse_args(with_default_command(argv)).func.__name__ == "run_command"

@@ -29,16 +29,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def with_default_command(argv: list[str]) -> list[str]:
+    """`graphmind` and `graphmind --port 5000` mean `graphmind serve ...`."""
+    if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version")):
+        return [DEFAULT_COMMAND, *argv]
+    return argv
+
+
 def main(argv: list[str] | None = None) -> int:
     from .config import ConfigError
     from .serve import ServeError
     from .store import StoreError
 
-    args_list = sys.argv[1:] if argv is None else list(argv)
-    # `graphmind` and `graphmind --port 5000` mean `graphmind serve ...`.
-    if not args_list or (args_list[0].startswith("-") and args_list[0] not in ("-h", "--help", "--version")):
-        args_list = [DEFAULT_COMMAND, *args_list]
-    args = build_parser().parse_args(args_list)
+    args = build_parser().parse_args(with_default_command(sys.argv[1:] if argv is None else list(argv)))
     try:
         return int(args.func(args) or 0)
     except (ConfigError, ServeError, StoreError) as exc:

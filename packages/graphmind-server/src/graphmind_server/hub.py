@@ -164,6 +164,7 @@ class Hub:
         self._abandon.pop(client_id, None)
         if client_id in self.clients or self.closing:
             return
+        self._resumed.pop(client_id, None)  # gone for good: its replay filter is not needed any more
         # A failed write was reported by the store; the next start-up tries again.
         with contextlib.suppress(Exception):
             await self.store.submit(Abandon(client_id, now_ms()))
