@@ -239,3 +239,17 @@ def test_a_new_conversation_starts_a_new_invocation(provider: FakeProvider, gm: 
     steps = _steps(fakehub)
     assert [s["instanceId"].endswith(":s1") for s in steps] == [True, True]
     assert steps[0]["instanceId"] != steps[1]["instanceId"]
+
+
+def test_a_stream_whose_body_is_already_in_memory_is_recorded(gm: graphmind.Client, fakehub: FakeHub) -> None:
+    # httpx2.MockTransport hands over `content=` bytes: the response never reads `.stream`.
+    httpx2 = pytest.importorskip("httpx2")
+    from graphmind_openai._inject import chat_body, chat_sse
+
+    sse = chat_sse(chat_body(TEXT, MODEL), pieces=5)
+    transport = httpx2.MockTransport(lambda r: httpx2.Response(200, content=sse, headers={"content-type": "text/event-stream"}))
+    client = instrument_openai(OpenAI(api_key="k", base_url="http://mock.invalid/v1", http_client=httpx2.Client(transport=transport)), session=gm)
+    chunks = list(client.chat.completions.create(model=MODEL, messages=MESSAGES, stream=True))
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == TEXT
+    end = _end(fakehub)
+    assert end["output"]["content"] == TEXT and "cutShort" not in end

@@ -249,5 +249,12 @@ def _classes(module_name: str) -> tuple[type, type]:
 
 def tee(response: Any, recorder: StreamRecorder, is_async: bool) -> None:
     """Wraps `response.stream` in place (httpx2, or legacy httpx when the app passed its own client)."""
+    if response.is_stream_consumed:
+        # A transport that hands over a body already in memory (httpx2.MockTransport, a `content=`
+        # response): `iter_bytes()` serves `response.content` and never touches `.stream`.
+        recorder.feed(response.content)
+        recorder.feed(b"\n\n")
+        recorder.end()
+        return
     sync_cls, async_cls = _classes(type(response).__module__.split(".")[0])
     response.stream = (async_cls if is_async else sync_cls)(response.stream, recorder)

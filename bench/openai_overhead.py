@@ -1,0 +1,169 @@
+"""Per-call overhead of graphmind-openai, next to openinference-instrumentation-openai.
+
+    uv run python bench/openai_overhead.py [--calls 300] [--rounds 9]
+
+One run, one mock transport (`httpx2.MockTransport`: no sockets, so what is measured is the SDK
+and the instrumentation), two call shapes: a plain `chat.completions.create` and a 20-chunk
+`create(stream=True)` read to the end. Variants:
+
+  bare          the SDK alone
+  detached      instrument_openai(client) with GraphMind enabled and no hub (events go to the replay buffer)
+  attached      instrument_openai(client) attached to an in-process hub (FakeHub), no breakpoint
+  openinference OpenAIInstrumentor with an in-memory span exporter (SimpleSpanProcessor)
+
+Prints the median µs per call, each variant's overhead over bare, and that overhead as a fraction of
+openinference's. Targets (issue 6): detached <= 1/10 of openinference's overhead, attached <= 1/5.
+Numbers depend on the machine; run it twice and compare the ratios, not the absolute values.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx2
+from openai import OpenAI
+
+import graphmind
+from graphmind.testing import FakeHub
+from graphmind_openai import instrument_openai
+from graphmind_openai._inject import chat_sse
+
+MESSAGES = [{"role": "system", "content": "You plan trips."}, {"role": "user", "content": "Plan a day in Cairo"}]
+BODY = {
+    "id": "chatcmpl-bench",
+    "object": "chat.completion",
+    "created": 1_767_225_600,
+    "model": "gpt-bench",
+    "choices": [
+        {
+            "index": 0,
+            "message": {"role": "assistant", "content": "Visit the pyramids at Giza, then the Egyptian Museum and Khan el-Khalili."},
+            "finish_reason": "stop",
+            "logprobs": None,
+        }
+    ],
+    "usage": {"prompt_tokens": 12, "completion_tokens": 18, "total_tokens": 30},
+}
+JSON_BYTES = json.dumps(BODY).encode()
+# 20 content chunks (plus the role chunk, the finish chunk and [DONE], as the API sends them).
+SSE_BYTES = chat_sse(BODY, pieces=20, usage=False)
+
+
+def handler(request: httpx2.Request) -> httpx2.Response:
+    if json.loads(request.content).get("stream"):
+        return httpx2.Response(200, content=SSE_BYTES, headers={"content-type": "text/event-stream"})
+    return httpx2.Response(200, content=JSON_BYTES, headers={"content-type": "application/json"})
+
+
+def make_client() -> OpenAI:
+    return OpenAI(api_key="bench", base_url="http://bench.invalid/v1", max_retries=0,
+                  http_client=httpx2.Client(transport=httpx2.MockTransport(handler)))
+
+
+def plain(client: OpenAI) -> Any:
+    return client.chat.completions.create(model="gpt-bench", messages=MESSAGES)
+
+
+def streamed(client: OpenAI) -> Any:
+    chunks = 0
+    for _ in client.chat.completions.create(model="gpt-bench", messages=MESSAGES, stream=True):
+        chunks += 1
+    return chunks
+
+
+def per_call_us(fn: Callable[[OpenAI], Any], client: OpenAI, calls: int, rounds: int) -> float:
+    for _ in range(min(calls, 50)):
+        fn(client)
+    samples = []
+    for _ in range(rounds):
+        start = time.perf_counter_ns()
+        for _ in range(calls):
+            fn(client)
+        samples.append((time.perf_counter_ns() - start) / calls / 1000)
+    return statistics.median(samples)
+
+
+def openinference_client() -> tuple[OpenAI, Callable[[], None]] | None:
+    try:
+        from openinference.instrumentation.openai import OpenAIInstrumentor
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    except ImportError as exc:
+        print(f"openinference-instrumentation-openai is not installed ({exc}); its row is skipped")
+        return None
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    instrumentor = OpenAIInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)  # patches the OpenAI class: every client
+
+    def undo() -> None:
+        instrumentor.uninstrument()
+        exporter.clear()
+
+    client = make_client()
+    plain(client)
+    streamed(client)
+    if len(exporter.get_finished_spans()) < 2:
+        undo()
+        print("openinference did not record spans for this openai version; its row is skipped")
+        return None
+    return client, undo
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--rounds", type=int, default=9)
+    args = parser.parse_args()
+
+    results: dict[str, dict[str, float]] = {}
+    shapes = {"plain": plain, "stream20": streamed}
+
+    def measure(name: str, client: OpenAI) -> None:
+        results[name] = {shape: per_call_us(fn, client, args.calls, args.rounds) for shape, fn in shapes.items()}
+
+    measure("bare", make_client())
+
+    detached = graphmind.Client(app="bench", url="ws://127.0.0.1:9/ingest", retry_interval=60)
+    measure("detached", instrument_openai(make_client(), session=detached))
+    detached.dispose()
+
+    with FakeHub() as hub:
+        attached = graphmind.Client(app="bench", url=hub.url)
+        if not attached.ready(5):
+            raise SystemExit("the in-process hub did not attach")
+        measure("attached", instrument_openai(make_client(), session=attached))
+        attached.dispose()
+
+    oi = openinference_client()
+    if oi is not None:
+        client, undo = oi
+        measure("openinference", client)
+        undo()
+
+    bare = results["bare"]
+    print(f"\n{'variant':<15}{'plain µs':>10}{'overhead':>10}{'vs OI':>8}{'stream20 µs':>13}{'overhead':>10}{'vs OI':>8}")
+    for name, row in results.items():
+        cells = [f"{name:<15}"]
+        for shape in shapes:
+            over = row[shape] - bare[shape]
+            cells.append(f"{row[shape]:>10.1f}" if shape == "plain" else f"{row[shape]:>13.1f}")
+            cells.append(f"{over:>+10.1f}" if name != "bare" else f"{'':>10}")
+            if name not in ("bare", "openinference") and "openinference" in results:
+                oi_over = results["openinference"][shape] - bare[shape]
+                cells.append(f"{over / oi_over:>8.2f}" if oi_over > 0 else f"{'n/a':>8}")
+            else:
+                cells.append(f"{'':>8}")
+        print("".join(cells))
+    print("\ntargets: detached <= 0.10 of openinference's overhead, attached <= 0.20")
+
+
+if __name__ == "__main__":
+    main()
