@@ -128,3 +128,10 @@ def test_no_command_means_serve(argv, expected):
     assert with_default_command(argv) == expected
     if argv != ["--help"]:
         assert build_parser().parse_args(with_default_command(argv)).func.__name__ == "run_command"
+
+
+def test_hub_process_raises_with_the_hubs_stderr_when_it_cannot_start(tmp_path):
+    from graphmind_server.testing import HubStartError
+
+    with pytest.raises(HubStartError, match="--keep must be a whole number"):
+        HubProcess(tmp_path / "hub.db", args=["--keep", "none"])

@@ -63,10 +63,12 @@ class Gate:
 
     @property
     def actions(self) -> list[str]:
+        before = self.event.get("gate") == "before"
         acts = self.event.get("actions")
         if isinstance(acts, list) and all(isinstance(a, str) for a in acts):
-            return acts
-        return BEFORE_ACTIONS if self.event.get("gate") == "before" else OTHER_ACTIONS
+            # A before gate never takes retry, whatever the app listed (protocol.md, "Gates").
+            return [a for a in acts if not (before and a == "retry")]
+        return BEFORE_ACTIONS if before else OTHER_ACTIONS
 
     def to_api(self) -> dict[str, Any]:
         ev = self.event
