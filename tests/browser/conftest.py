@@ -29,6 +29,10 @@ CHROMIUM_ARGS = [
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # Playwright's sync API leaves an event loop marked running in the main thread while the
+    # session-scoped browser lives; every asyncio.run() or async test after it would fail. So the
+    # browser tests run last.
+    items.sort(key=lambda item: "browser" in item.keywords)
     if Path(CHROMIUM).exists():
         return
     skip = pytest.mark.skip(reason=f"{CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium) to run the browser tests")
