@@ -131,3 +131,43 @@ def test_nan_values_are_stored_as_null_rather_than_lost(thub):
     app.send('{"type":"node.finished","seq":1,"runId":"r1","nodeId":"tool:a","instanceId":"i","output":NaN}')
     thub.wait_for(lambda: thub.api("GET", "/api/runs").__getitem__(1)["runs"], what="the run")
     assert thub.api("GET", "/api/runs/r1/events")[1]["events"][0]["output"] is None
+
+
+def test_lone_surrogates_never_poison_a_batch(thub):
+    good, odd = thub.app(), thub.app(app="odd")
+    good.run_started("r1")
+    odd.send('{"type":"run.started","seq":1,"runId":"r2","name":"bad \\ud800 name","nodeId":"agent:\\udfff"}')
+    odd.send('{"type":"node.started","seq":2,"runId":"r\\ud800","nodeId":"tool:x","instanceId":"i"}')
+    assert odd.expect("error")["code"] == "bad_frame"
+    good.node_started("r1", "tool:a", "i1")
+    thub.wait_for(lambda: thub.api("GET", "/api/runs/r1")[1].get("eventCount") == 2, what="the good events")
+    run = thub.wait_for(lambda: (r := thub.api("GET", "/api/runs/r2")[1]).get("eventCount") == 1 and r, what="r2")
+    assert run["name"] == "bad \ufffd name" and run["nodes"][0]["nodeId"] == "agent:\ufffd"
+    assert thub.api("GET", "/api/runs/r2/events")[1]["events"][0]["name"] == "bad \ud800 name"
+
+
+def test_an_item_the_database_refuses_costs_only_itself(tmp_path):
+    import threading
+
+    from graphmind_server.store.schema import open_database
+    from graphmind_server.store.writer import EventItem, Writer
+
+    done = threading.Event()
+    commits = []
+
+    def notify(c):
+        commits.append(c)
+        if c.processed == 3:
+            done.set()
+
+    writer = Writer(open_database(tmp_path / "w.db"), notify)
+    bad = EventItem("c", "app", {"type": "node.started", "seq": 2, "runId": "r"}, "{}", 1.0)
+    bad.client_id = "\udc80"  # not encodable: SQLite cannot bind it
+    for item in (EventItem("c", "app", {"type": "run.started", "seq": 1, "runId": "r"}, '{"a":1}', 1.0), bad,
+                 EventItem("c", "app", {"type": "node.started", "seq": 3, "runId": "r"}, '{"a":3}', 1.0)):
+        writer.queue.put(item)
+    writer.start()
+    assert done.wait(5)
+    writer.stop()
+    stored = [raw for c in commits for _, _, raw in c.events]
+    assert stored == ['{"a":1}', '{"a":3}']

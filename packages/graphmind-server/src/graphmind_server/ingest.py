@@ -11,6 +11,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from ._version import __version__
 from .hub import AppConnection, Hub
+from .store.derive import text as clean_text
 
 SUPPORTED = [1]
 EVENT_TYPES = frozenset({
@@ -79,8 +80,8 @@ async def ingest(websocket: WebSocket) -> None:
     if not isinstance(client_id, str) or not client_id:
         client_id = f"anon-{id(websocket):x}-{time.time_ns()}"
     app = hello.get("app")
-    if not isinstance(app, str) or not app:
-        app = "unknown"
+    app = clean_text(app) if isinstance(app, str) and app else "unknown"
+    client_id = clean_text(client_id)
     conn = hub.attach(client_id, app, hello.get("pid"), websocket.send_text)
     try:
         version = hub.debug.version
@@ -140,6 +141,9 @@ async def _frames(websocket: WebSocket, hub: Hub, conn: AppConnection) -> None:
             seq, run_id = frame.get("seq"), frame.get("runId")
             if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0 or not isinstance(run_id, str) or not run_id:
                 await websocket.send_text(_error("bad_frame", f"a {kind} event needs an integer 'seq' and a string 'runId'"))
+                continue
+            if clean_text(run_id) != run_id:
+                await websocket.send_text(_error("bad_frame", "runId must be valid Unicode text (it has a lone surrogate)"))
                 continue
             ts = frame.get("ts")
             if not isinstance(ts, (int, float)) or isinstance(ts, bool):

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 RUN_STATUSES = ("running", "finished", "error", "aborted", "abandoned")
 FINAL_STATUSES = ("finished", "error", "aborted")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass
@@ -67,12 +69,22 @@ def split_node_id(node_id: str) -> tuple[str, str]:
     return (kind, name) if name else ("custom", node_id)
 
 
+def text(value: str) -> str:
+    """The string, with lone surrogates (legal in a JSON escape, not in UTF-8) replaced by U+FFFD."""
+    try:
+        value.encode("utf-8")
+        return value
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", value)
+
+
 def _str(value: Any, default: str) -> str:
-    return value if isinstance(value, str) and value else default
+    return text(value) if isinstance(value, str) and value else default
 
 
 def node(run: RunRow, node_id: str, kind: Any = None, name: Any = None) -> NodeRow:
     assert run.nodes is not None
+    node_id = text(node_id)
     row = run.nodes.get(node_id)
     if row is None:
         k, n = split_node_id(node_id)
@@ -103,7 +115,7 @@ def apply(run: RunRow, event: dict[str, Any], ts: float) -> None:
         if isinstance(event.get("meta"), dict):
             run.meta = json.dumps(event["meta"])
         if isinstance(node_id, str) and node_id:
-            run.agent_node = node_id
+            run.agent_node = text(node_id)
             row = node(run, node_id, event.get("kind") or "agent", event.get("name"))
             row.executions += 1
             row.status = "running"

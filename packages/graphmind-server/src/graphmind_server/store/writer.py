@@ -79,7 +79,7 @@ class Writer:
         ).fetchone()
         self.last_cursor: int = row[0] or 0
         self._thread = threading.Thread(target=self._loop, name="graphmind-store-writer", daemon=True)
-        self._failed_once = False
+        self._failures = 0
 
     def start(self) -> None:
         self._thread.start()
@@ -105,6 +105,34 @@ class Writer:
                 return
 
     def _commit(self, batch: list[Any], consumed: int) -> None:
+        try:
+            out = self._transaction(batch)
+        except Exception as exc:  # a failed batch must never end the writer thread
+            out = Committed(processed=0)
+            # One bad item (a value SQLite cannot bind, say) must not cost the others: write them
+            # one transaction each and drop only what fails on its own.
+            for item in batch if len(batch) > 1 else []:
+                try:
+                    one = self._transaction([item])
+                except Exception as item_exc:
+                    self._report(item_exc, item)
+                    if isinstance(item, tuple):
+                        out.results.append((item[0], None, item_exc))
+                    continue
+                out.events += one.events
+                out.runs += one.runs
+                out.deleted += one.deleted
+                out.results += one.results
+            if len(batch) == 1:
+                self._report(exc, batch[0])
+                if isinstance(batch[0], tuple):
+                    out.results.append((batch[0][0], None, exc))
+        self._processed += consumed
+        out.processed = self._processed
+        out.last_cursor = self.last_cursor
+        self._notify(out)
+
+    def _transaction(self, batch: list[Any]) -> Committed:
         out = Committed(processed=0)
         self._rows: list[tuple[Any, ...]] = []
         self._touched: dict[str, RunRow] = {}
@@ -133,31 +161,24 @@ class Writer:
                     (str(self.last_cursor),),
                 )
             self.conn.execute("COMMIT")
-        except Exception as exc:  # a failed batch must never end the writer thread
-            self._rollback(exc, batch)
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                self.conn.execute("ROLLBACK")
+            # The cached rows and seq marks may describe what was rolled back: reload them.
+            self.runs.clear()
+            self._hwm.clear()
             self.last_cursor = cursor_before
-            out.events.clear()
-            out.runs.clear()
-            out.deleted.clear()
-            out.results = [(item[0], None, exc) for item in batch if isinstance(item, tuple)]
-        else:
-            out.runs = [(run.cursor, run.to_api()) for run in self._touched.values() if run.id in self.runs]
-            self._trim_cache()
-        self._processed += consumed
-        out.processed = self._processed
-        out.last_cursor = self.last_cursor
-        self._notify(out)
+            raise
+        out.runs = [(run.cursor, run.to_api()) for run in self._touched.values() if run.id in self.runs]
+        self._trim_cache()
+        return out
 
-    def _rollback(self, exc: Exception, batch: list[Any]) -> None:
-        with contextlib.suppress(sqlite3.Error):
-            self.conn.execute("ROLLBACK")
-        # The in-memory rows and seq marks may describe what was rolled back: forget them.
-        self.runs.clear()
-        self._hwm.clear()
-        if not self._failed_once:
-            self._failed_once = True
-            print(f"graphmind: could not write {len(batch)} items to the database ({exc}); "
-                  "apps replay their buffers when they reattach", file=sys.stderr, flush=True)
+    def _report(self, exc: Exception, item: Any) -> None:
+        self._failures += 1
+        if self._failures <= 3 or self._failures % 1000 == 0:
+            what = f"an event from client {item.client_id}" if isinstance(item, EventItem) else "a hub operation"
+            print(f"graphmind: could not store {what} ({type(exc).__name__}: {exc}); "
+                  f"{self._failures} item(s) dropped so far", file=sys.stderr, flush=True)
 
     # -- events -------------------------------------------------------------------------------
 
