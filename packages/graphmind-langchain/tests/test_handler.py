@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+import warnings
 from typing import Any
 
 import pytest
@@ -39,7 +40,8 @@ def make_search(calls: list[str]) -> Any:
 def agent_for(fake_model: Any, tools: list[Any], replies: list[AIMessage]) -> Any:
     from langgraph.prebuilt import create_react_agent
 
-    with pytest.warns(Warning):  # create_react_agent is deprecated in favour of langchain.agents
+    with warnings.catch_warnings():  # langgraph 1.x deprecates it in favour of langchain.agents.create_agent
+        warnings.simplefilter("ignore")
         return create_react_agent(fake_model(responses=replies), tools)
 
 

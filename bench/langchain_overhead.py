@@ -1,0 +1,127 @@
+"""Per-call overhead of GraphmindCallbackHandler on LangChain's sync and async paths.
+
+Times `tool.invoke` / `await tool.ainvoke` of a trivial `@tool`, and `model.invoke` / `ainvoke`
+of a fake chat model, with: no handler, a no-op BaseCallbackHandler (LangChain's default: on async
+paths it runs in the default executor), a no-op handler with run_inline=True, and
+GraphmindCallbackHandler detached (no hub) and attached to the real hub (a subprocess) with no
+breakpoint. Prints the
+median microseconds per call and each variant's cost over the no-handler baseline, same run.
+Run: `uv run python bench/langchain_overhead.py`. Numbers depend on the machine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+from langchain_core.messages import AIMessage
+from langchain_core.tools import tool
+
+import graphmind
+from graphmind_langchain import GraphmindCallbackHandler
+from graphmind_server.testing import HubProcess
+
+ROUNDS = 15
+CALLS = 200
+
+
+class NoOp(BaseCallbackHandler):
+    pass
+
+
+class InlineNoOp(BaseCallbackHandler):
+    run_inline = True
+
+
+@tool
+def search(query: str) -> str:
+    """Search."""
+    return query
+
+
+@tool
+async def asearch(query: str) -> str:
+    """Search."""
+    return query
+
+
+MODEL = FakeMessagesListChatModel(responses=[AIMessage("ok")])
+
+
+def _time_sync(fn: Callable[[], Any]) -> float:
+    start = time.perf_counter_ns()
+    for _ in range(CALLS):
+        fn()
+    return (time.perf_counter_ns() - start) / CALLS / 1000
+
+
+async def _time_async(fn: Callable[[], Awaitable[Any]]) -> float:
+    start = time.perf_counter_ns()
+    for _ in range(CALLS):
+        await fn()
+    return (time.perf_counter_ns() - start) / CALLS / 1000
+
+
+def measure(handlers: dict[str, list[Any]]) -> dict[str, dict[str, float]]:
+    """Rounds interleave the variants, so machine noise and drift hit them all alike."""
+    paths: dict[str, tuple[bool, Callable[[Any], Any]]] = {
+        "tool sync": (False, lambda config: search.invoke({"query": "q"}, config=config)),
+        "tool async": (True, lambda config: asearch.ainvoke({"query": "q"}, config=config)),
+        "model sync": (False, lambda config: MODEL.invoke("hi", config=config)),
+        "model async": (True, lambda config: MODEL.ainvoke("hi", config=config)),
+    }
+    samples: dict[str, dict[str, list[float]]] = {n: {p: [] for p in paths} for n in handlers}
+
+    async def run_async_round(name: str, path: str, config: Any) -> None:
+        samples[name][path].append(await _time_async(lambda: paths[path][1](config)))
+
+    loop = asyncio.new_event_loop()
+    try:
+        for round_no in range(ROUNDS + 1):
+            for path, (is_async, _) in paths.items():
+                for name, callbacks in handlers.items():
+                    config: Any = {"callbacks": callbacks}
+                    if is_async:
+                        loop.run_until_complete(run_async_round(name, path, config))
+                    else:
+                        samples[name][path].append(_time_sync(lambda config=config, path=path: paths[path][1](config)))
+                    if round_no == 0:  # warm-up round, not counted
+                        samples[name][path].clear()
+    finally:
+        loop.close()
+    return {n: {p: statistics.median(v) for p, v in row.items()} for n, row in samples.items()}
+
+
+def main() -> None:
+    opts: dict[str, Any] = {"loop_guard": False}
+    detached = graphmind.Client(app="bench", url="ws://127.0.0.1:9/ingest", retry_interval=3600, **opts)
+    with tempfile.TemporaryDirectory() as tmp, HubProcess(os.path.join(tmp, "hub.db")) as hub:
+        attached = graphmind.Client(app="bench", url=hub.ingest_url, **opts)
+        assert attached.ready(5)
+        results = measure({
+            "no handler": [],
+            "no-op handler": [NoOp()],
+            "no-op handler, run_inline": [InlineNoOp()],
+            "graphmind, disabled": [GraphmindCallbackHandler(graphmind.Client(app="off", enabled=False))],
+            "graphmind, detached": [GraphmindCallbackHandler(detached)],
+            "graphmind, attached": [GraphmindCallbackHandler(attached)],
+        })
+        attached.dispose()
+    detached.dispose()
+    base = results["no handler"]
+    columns = list(base)
+    print(f"{'µs per call, median of ' + str(ROUNDS) + ' rounds x ' + str(CALLS):<34}" + "".join(f"{c:>20}" for c in columns))
+    for name, row in results.items():
+        cells = "".join(f"{row[c]:>10.1f} ({row[c] - base[c]:+7.1f})" for c in columns)
+        print(f"{name:<34}{cells}")
+
+
+if __name__ == "__main__":
+    main()
