@@ -4,6 +4,7 @@ in-memory stand-in for the hub's read API where a test needs exact frames."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Iterator
@@ -41,6 +42,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    outcome = yield
+    rep = outcome.get_result()
+    if rep.when == "call":
+        item.rep_call = rep  # type: ignore[attr-defined]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _expect_timeout() -> None:
+    # The machine is shared: a loaded CPU can stretch the app → hub → page path past 5 s.
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=10_000)
+
+
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
@@ -61,7 +78,7 @@ class PageProblems:
 
 
 @pytest.fixture
-def make_page(browser: Any) -> Iterator[Any]:
+def make_page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
     """`make_page(base_url)` → a fresh page (own context, 1600×900) that fails the test on page
     errors, console errors, HTTP errors or any request to a host other than the hub."""
     contexts: list[Any] = []
@@ -91,6 +108,15 @@ def make_page(browser: Any) -> Iterator[Any]:
         return page
 
     yield make
+    rep = getattr(request.node, "rep_call", None)
+    if rep is not None and rep.failed:
+        for ctx in contexts:
+            for page in ctx.pages:
+                with contextlib.suppress(Exception):
+                    state = page.evaluate("""() => { const s = window.graphmindViewer.store; return JSON.stringify({
+                        conn: s.conn, runId: s.runId, runs: [...s.runs.values()].map(r => [r.name, r.status, r.heldCount]),
+                        gates: s.gates.map(g => [g.gateId, g.nodeId, g.gate, g.reason]), debug: s.debug}); }""")
+                    print(f"page state at failure ({page.url}): {state}")
     for ctx in contexts:
         ctx.close()
     assert not problems.items, "\n".join(problems.items)

@@ -41,6 +41,15 @@ def run_agent(client: graphmind.Client, tool: CountingTool, name: str, calls: in
     return AgentThread(body)
 
 
+def finish(agent: AgentThread, hub: Any, page: Any) -> AgentThread:
+    """Join the agent; if it hangs, say what the hub and the page were showing."""
+    if not agent.done.wait(10):
+        raise AssertionError(
+            f"the agent did not finish; hub gates: {hub.api('GET', '/api/gates')}; "
+            f"page cards: {page.locator('.gate-card').all_inner_texts()}; hub stderr tail: {hub.stderr[-2000:]}")
+    return agent.join()
+
+
 def node(page: Any, node_id: str) -> Any:
     return page.locator(f".gnode[data-node-id='{node_id}']")
 
@@ -64,7 +73,7 @@ def test_inject_at_a_breakpoint_returns_that_value_and_the_tool_never_runs(hub: 
     page.get_by_label("Inject value (JSON)").fill('{"hits": ["from the debugger", 42]}')
     page.get_by_role("button", name="Send").click()
     expect(card).to_have_count(0)
-    agent.join()
+    finish(agent, hub, page)
     assert agent.error is None
     assert agent.result == [{"hits": ["from the debugger", 42]}]
     assert tool.calls == []
@@ -87,9 +96,7 @@ def test_continue_runs_the_tool_and_the_c_key_continues_the_next_one(hub: Any, c
     expect(page.locator(".gate-card")).to_have_count(1)
     expect(page.locator(".gate-card")).to_contain_text("lisbon 1")
     page.keyboard.press("c")
-    if not agent.done.wait(5):
-        print("DEBUG", page.locator(".gate-card").all_inner_texts(), hub.api("GET", "/api/gates"), page.evaluate("() => JSON.stringify(window.graphmindViewer.store.gates)"))
-    agent.join()
+    finish(agent, hub, page)
     assert agent.error is None
     assert agent.result == [{"hits": ["real"]}, {"hits": ["real"]}]
     assert tool.calls == [{"q": "lisbon 0"}, {"q": "lisbon 1"}]
@@ -108,7 +115,7 @@ def test_retry_at_an_error_gate_runs_the_body_again(hub: Any, client: Any, make_
     expect(card.locator(".gate-reason")).to_have_text("Error: search backend is down")
     expect(card).to_contain_text("ValueError")
     card.get_by_role("button", name="Retry").click()
-    agent.join()
+    finish(agent, hub, page)
     assert agent.error is None
     assert agent.result == [{"hits": ["second time lucky"]}]
     assert len(tool.calls) == 2
@@ -125,7 +132,7 @@ def test_abort_raises_run_aborted_in_the_app(hub: Any, client: Any, make_page: A
     page = make_page(hub.url)
     page.goto(hub.url)
     page.locator(".gate-card").get_by_role("button", name="Abort").click()
-    agent.join()
+    finish(agent, hub, page)
     assert isinstance(agent.error, graphmind.RunAborted), agent.error
     assert tool.calls == []
     expect(page.locator(".gate-card")).to_have_count(0)

@@ -41,7 +41,7 @@ export class RunsView {
       .sort((a, b) => (b.startedAt ?? 0) - (a.startedAt ?? 0));
     const now = Date.now();
     const items = runs.slice(0, MAX_SHOWN).map((r) => {
-      const held = heldBy.get(r.id) ?? r.heldCount ?? 0;
+      const held = heldBy.get(r.id) || 0; // the gates list is whole (hello + held/released)
       const dur = r.endedAt ? r.endedAt - r.startedAt : now - r.startedAt;
       const cur = r.id === store.runId;
       return h("li", null, h("a", { href: `#/run/${encodeURIComponent(r.id)}`, class: `run-item${cur ? " selected" : ""}`,
