@@ -8,6 +8,7 @@ import time
 import warnings
 from typing import Any
 
+import langchain_core
 import pytest
 from langchain_core.documents import Document
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
@@ -62,7 +63,9 @@ def test_an_agent_run_is_one_run_with_model_steps_and_tool_calls_as_children(hub
     assert [s["instanceId"].split(":")[1] for s in steps] == ["s1", "s2"]
     assert steps[0]["instanceId"].split(":")[0] == steps[1]["instanceId"].split(":")[0]
     tool_started = of(hub, "node.started", "tool:search")[0]
-    assert tool_started["instanceId"] == "c1" and tool_started["input"] == {"query": "q"}
+    assert tool_started["input"] == {"query": "q"}
+    if int(langchain_core.__version__.split(".")[0]) >= 1:  # 0.3 does not pass tool_call_id to on_tool_start
+        assert tool_started["instanceId"] == "c1"
     assert {e["parentInstanceId"] for e in [*steps, tool_started]} == {run["runId"]}
     assert of(hub, "node.finished", "tool:search")[0]["output"] == "results for q"
     assert of(hub, "node.finished", "llm:step")[0]["output"]["tool_calls"] == [{"name": "search", "args": {"query": "q"}, "id": "c1"}]
