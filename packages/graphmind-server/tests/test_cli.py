@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -135,3 +136,22 @@ def test_hub_process_raises_with_the_hubs_stderr_when_it_cannot_start(tmp_path):
 
     with pytest.raises(HubStartError, match="--keep must be a whole number"):
         HubProcess(tmp_path / "hub.db", args=["--keep", "none"])
+
+
+def test_sigterm_is_a_clean_stop_too(tmp_path):
+    import signal
+
+    hub = HubProcess(tmp_path / "hub.db")
+    assert hub.proc is not None
+    hub.proc.send_signal(signal.SIGTERM)
+    assert hub.proc.wait(10) == 0
+    assert "Traceback" not in hub.stderr
+
+
+def test_an_ipv6_loopback_host(tmp_path):
+    import urllib.request
+
+    with HubProcess(tmp_path / "hub.db", args=["--host", "::1"]) as hub:
+        assert hub.stdout_lines == [f"GraphMind hub listening on http://[::1]:{hub.port}\n"]
+        with urllib.request.urlopen(f"http://[::1]:{hub.port}/api/health", timeout=5) as response:
+            assert json.loads(response.read())["ok"] is True
