@@ -22,7 +22,7 @@ import argparse
 import json
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx2
@@ -50,13 +50,19 @@ BODY = {
     "usage": {"prompt_tokens": 12, "completion_tokens": 18, "total_tokens": 30},
 }
 JSON_BYTES = json.dumps(BODY).encode()
-# 20 content chunks (plus the role chunk, the finish chunk and [DONE], as the API sends them).
-SSE_BYTES = chat_sse(BODY, pieces=20, usage=False)
+# 20 content chunks (plus the role chunk, the finish chunk and [DONE], as the API sends them),
+# delivered one SSE event per read, as from a socket: the body is not in memory up front.
+SSE_EVENTS = [e + b"\n\n" for e in chat_sse(BODY, pieces=20, usage=False).split(b"\n\n") if e]
+
+
+class Chunks(httpx2.SyncByteStream):
+    def __iter__(self) -> Iterator[bytes]:
+        yield from SSE_EVENTS
 
 
 def handler(request: httpx2.Request) -> httpx2.Response:
     if json.loads(request.content).get("stream"):
-        return httpx2.Response(200, content=SSE_BYTES, headers={"content-type": "text/event-stream"})
+        return httpx2.Response(200, stream=Chunks(), headers={"content-type": "text/event-stream"})
     return httpx2.Response(200, content=JSON_BYTES, headers={"content-type": "application/json"})
 
 
@@ -76,19 +82,18 @@ def streamed(client: OpenAI) -> Any:
     return chunks
 
 
-def per_call_us(fn: Callable[[OpenAI], Any], client: OpenAI, calls: int, rounds: int) -> float:
-    for _ in range(min(calls, 50)):
+CLOCK = time.perf_counter_ns
+
+
+def batch_us(fn: Callable[[OpenAI], Any], client: OpenAI, calls: int) -> float:
+    start = CLOCK()
+    for _ in range(calls):
         fn(client)
-    samples = []
-    for _ in range(rounds):
-        start = time.perf_counter_ns()
-        for _ in range(calls):
-            fn(client)
-        samples.append((time.perf_counter_ns() - start) / calls / 1000)
-    return statistics.median(samples)
+    return (CLOCK() - start) / calls / 1000
 
 
-def openinference_client() -> tuple[OpenAI, Callable[[], None]] | None:
+def openinference_setup() -> tuple[Callable[[], None], Callable[[], None]] | None:
+    """(instrument, uninstrument) for OpenAIInstrumentor with an in-memory exporter, or None."""
     try:
         from openinference.instrumentation.openai import OpenAIInstrumentor
         from opentelemetry.sdk.trace import TracerProvider
@@ -101,52 +106,87 @@ def openinference_client() -> tuple[OpenAI, Callable[[], None]] | None:
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     instrumentor = OpenAIInstrumentor()
-    instrumentor.instrument(tracer_provider=provider)  # patches the OpenAI class: every client
 
-    def undo() -> None:
+    def on() -> None:
+        instrumentor.instrument(tracer_provider=provider)
+
+    def off() -> None:
         instrumentor.uninstrument()
         exporter.clear()
 
-    client = make_client()
-    plain(client)
-    streamed(client)
-    if len(exporter.get_finished_spans()) < 2:
-        undo()
-        print("openinference did not record spans for this openai version; its row is skipped")
+    on()
+    try:
+        client = make_client()
+        plain(client)
+        streamed(client)
+        spans = len(exporter.get_finished_spans())
+    finally:
+        off()
+    if spans < 2:
+        print(f"openinference recorded {spans} spans for 2 calls with this openai version; its row is skipped")
         return None
-    return client, undo
+    return on, off
+
+
+def start_hub() -> tuple[Any, str]:
+    """The real hub in a subprocess when graphmind-server is installed (an in-process hub would
+    compete with the app for the GIL and inflate "attached"), else the in-process FakeHub."""
+    try:
+        import tempfile
+
+        from graphmind_server.testing import HubProcess
+    except ImportError:
+        return FakeHub().start(), "in-process FakeHub"
+    return HubProcess(tempfile.mkdtemp(prefix="gm-bench-") + "/hub.db"), "real"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=300)
-    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--calls", type=int, default=100)
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--cpu", action="store_true", help="time the calling thread's CPU (thread_time) instead of wall time")
     args = parser.parse_args()
+    global CLOCK
+    if args.cpu:
+        CLOCK = time.thread_time_ns
 
-    results: dict[str, dict[str, float]] = {}
     shapes = {"plain": plain, "stream20": streamed}
-
-    def measure(name: str, client: OpenAI) -> None:
-        results[name] = {shape: per_call_us(fn, client, args.calls, args.rounds) for shape, fn in shapes.items()}
-
-    measure("bare", make_client())
-
+    hub, hub_kind = start_hub()
     detached = graphmind.Client(app="bench", url="ws://127.0.0.1:9/ingest", retry_interval=60)
-    measure("detached", instrument_openai(make_client(), session=detached))
-    detached.dispose()
-
-    with FakeHub() as hub:
-        attached = graphmind.Client(app="bench", url=hub.url)
-        if not attached.ready(5):
-            raise SystemExit("the in-process hub did not attach")
-        measure("attached", instrument_openai(make_client(), session=attached))
-        attached.dispose()
-
-    oi = openinference_client()
+    attached = graphmind.Client(app="bench", url=hub.ingest_url if hub_kind == "real" else hub.url)
+    if not attached.ready(5):
+        raise SystemExit("the in-process hub did not attach")
+    clients = {
+        "bare": make_client(),
+        "detached": instrument_openai(make_client(), session=detached),
+        "attached": instrument_openai(make_client(), session=attached),
+    }
+    oi = openinference_setup()
     if oi is not None:
-        client, undo = oi
-        measure("openinference", client)
-        undo()
+        clients["openinference"] = make_client()
+    # Rounds interleave the variants, so a busy machine slows all of them alike; medians per variant.
+    samples: dict[str, dict[str, list[float]]] = {name: {shape: [] for shape in shapes} for name in clients}
+    for round_ in range(args.rounds + 1):
+        for name, client in clients.items():
+            if name == "openinference":
+                assert oi is not None
+                oi[0]()  # OpenAIInstrumentor patches the OpenAI class: on only for its own turn
+            try:
+                for shape, fn in shapes.items():
+                    value = batch_us(fn, client, args.calls)
+                    if round_:  # round 0 warms up
+                        samples[name][shape].append(value)
+            finally:
+                if name == "openinference":
+                    assert oi is not None
+                    oi[1]()
+    detached.dispose()
+    attached.dispose()
+    hub.stop()
+    # The best batch of each variant: on a shared machine the slow batches measure the neighbours.
+    results = {name: {shape: min(v) for shape, v in per.items()} for name, per in samples.items()}
+    medians = {name: {shape: statistics.median(v) for shape, v in per.items()} for name, per in samples.items()}
+    print(f"hub: {hub_kind}; {args.rounds} interleaved rounds of {args.calls} calls; best batch (median in brackets)")
 
     bare = results["bare"]
     print(f"\n{'variant':<15}{'plain µs':>10}{'overhead':>10}{'vs OI':>8}{'stream20 µs':>13}{'overhead':>10}{'vs OI':>8}")
@@ -162,6 +202,7 @@ def main() -> None:
             else:
                 cells.append(f"{'':>8}")
         print("".join(cells))
+    print("medians: " + "; ".join(f"{n} {r['plain']:.0f}/{r['stream20']:.0f} µs" for n, r in medians.items()))
     print("\ntargets: detached <= 0.10 of openinference's overhead, attached <= 0.20")
 
 

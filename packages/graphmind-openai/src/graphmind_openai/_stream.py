@@ -68,25 +68,25 @@ class StreamRecorder:
             )
 
     def _block(self, block: bytes) -> None:
-        event = None
-        data: list[str] = []
-        for line in block.decode("utf-8").split("\n"):
-            if line.startswith("data:"):
-                data.append(line[6:] if line.startswith("data: ") else line[5:])
-            elif line.startswith("event:"):
-                event = line[6:].strip()
-        if not data:
-            return
-        text = "\n".join(data)
-        if text.startswith("[DONE]"):
+        # Fast path: what OpenAI sends, one `data:` line, after an optional `event:` line.
+        if block.startswith(b"data: ") and b"\n" not in block:
+            data = block[6:]
+        elif block.startswith(b"event: ") and block.count(b"\n") == 1 and b"\ndata: " in block:
+            data = block[block.index(b"\ndata: ") + 7 :]
+        else:
+            lines = [line for line in block.split(b"\n") if line.startswith(b"data:")]
+            if not lines:
+                return  # a comment, a bare event name, a keep-alive
+            data = b"\n".join(line[6:] if line.startswith(b"data: ") else line[5:] for line in lines)
+        if data.startswith(b"[DONE]"):
             self.complete = True
             return
         self.chunks += 1
-        obj = json.loads(text)
+        obj = json.loads(data)
         if self.api == CHAT:
             self._chat(obj)
         else:
-            self._responses(event or obj.get("type"), obj)
+            self._responses(obj.get("type"), obj)
 
     def _chat(self, chunk: dict[str, Any]) -> None:
         if not self._head:
