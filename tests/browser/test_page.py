@@ -245,3 +245,50 @@ def test_the_feed_reconnects_after_a_hub_restart_and_catches_up(stub_hub: Any, m
     expect(page.locator("#conn")).to_have_text("live", timeout=15_000)
     expect(search).to_contain_text("ok")
     assert stub_hub.connects[-1] is not None and int(stub_hub.connects[-1]) >= 1
+
+
+def test_ungated_error_and_aborted_states_read_in_words(stub_hub: Any, make_page: Any) -> None:
+    t = time.time() * 1000
+    base = {"runId": "r4"}
+    ev = [
+        {"seq": 1, "ts": t, "type": "run.started", "name": "mixed", "app": "a", "nodeId": "agent:mixed", "instanceId": "r4",
+         "kind": "agent", "meta": {}, "implicit": False},
+        {"seq": 2, "ts": t + 1, "type": "graph.hint", "nodes": [
+            {"nodeId": "tool:web_search", "kind": "tool", "name": "web_search", "ungated": True, "providerExecuted": True},
+            {"nodeId": "tool:fetch", "kind": "tool", "name": "fetch"}]},
+        {"seq": 3, "ts": t + 2, "type": "node.started", "nodeId": "tool:web_search", "instanceId": "p1", "kind": "tool",
+         "name": "web_search", "input": {"q": "x"}, "ungated": True, "providerExecuted": True},
+        {"seq": 4, "ts": t + 3, "type": "node.finished", "nodeId": "tool:web_search", "instanceId": "p1", "kind": "tool",
+         "name": "web_search", "output": [], "durationMs": 1.0, "heldMs": 0, "ungated": True},
+        {"seq": 5, "ts": t + 4, "type": "node.started", "nodeId": "tool:fetch", "instanceId": "f1", "kind": "tool",
+         "name": "fetch", "input": {"url": "http://example.invalid"}},
+        {"seq": 6, "ts": t + 5, "type": "node.error", "nodeId": "tool:fetch", "instanceId": "f1", "kind": "tool",
+         "name": "fetch", "error": {"name": "TimeoutError", "message": "took too long", "stack": "trace"}, "durationMs": 1.0,
+         "heldMs": 0},
+        {"seq": 7, "ts": t + 6, "type": "run.finished", "status": "aborted", "durationMs": 6.0},
+    ]
+    ev = [{**base, **e} for e in ev]
+    stub_hub.add_run({**run_row("r4", ev, name="mixed"), "status": "aborted"}, ev)
+    page = make_page(stub_hub.url)
+    page.goto(stub_hub.url + "/#/run/r4/node/tool:fetch")
+    page.wait_for_selector("body[data-run-loaded=true]")
+    expect(page.locator(".gnode[data-node-id='tool:web_search'] .g-state")).to_have_text("ok · ungated")
+    expect(page.locator(".gnode[data-node-id='tool:fetch'] .g-state")).to_have_text("error")
+    expect(page.locator(".gnode[data-node-id='agent:mixed'] .g-state")).to_have_text("aborted")
+    expect(page.locator("#detail .d-error")).to_have_text("TimeoutError: took too long")
+    expect(page.locator(".run-head .status")).to_have_text("aborted")
+    expect(page.get_by_role("button", name="Abort run")).to_have_count(0)  # only a running run
+
+
+def test_abort_run_and_pause_this_run_buttons_post_to_the_hub(stub_hub: Any, make_page: Any) -> None:
+    ev = synthetic_events("r5", 12, name="busy")[:6]
+    stub_hub.add_run({**run_row("r5", ev, name="busy"), "status": "running", "endedAt": None}, ev)
+    page = make_page(stub_hub.url)
+    page.goto(stub_hub.url + "/#/run/r5")
+    page.wait_for_selector("body[data-run-loaded=true]")
+    page.get_by_role("button", name="Pause this run").click()
+    expect(page.locator(".debug-msg")).to_contain_text("pausing")
+    page.get_by_role("button", name="Abort run").click()
+    expect(page.locator(".run-msg")).to_contain_text("Abort sent")
+    assert ("POST", "/api/pause", {"runId": "r5"}) in stub_hub.requests
+    assert ("POST", "/api/runs/r5/abort", {}) in stub_hub.requests

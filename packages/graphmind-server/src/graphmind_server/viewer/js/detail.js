@@ -96,12 +96,13 @@ export class DetailView {
     const list = h("ol", { class: "d-exec-list", "aria-label": "Executions" });
     const all = n.execs;
     const shown = this.showAll ? all : all.slice(-LIST_LIMIT);
+    const offset = all.length - shown.length;
     for (let i = shown.length - 1; i >= 0; i--) {
       const x = shown[i];
       const ran = x.durationMs !== null ? ms(x.durationMs - (x.heldMs || 0)) : "running";
       const li = h("li", null, h("button", { type: "button", class: `d-exec-item state-${x.status}${x === current ? " selected" : ""}`,
         "aria-current": x === current ? "true" : null, onclick: () => this.onSelectExec(x.key) },
-        h("span", { class: "tl-state" }, x.status), ` #${all.indexOf(x) + 1} · ${clock(x.startTs)} · ${ran}`));
+        h("span", { class: "tl-state" }, x.status), ` #${offset + i + 1} · ${clock(x.startTs)} · ${ran}`));
       list.append(li);
     }
     wrap.append(list);

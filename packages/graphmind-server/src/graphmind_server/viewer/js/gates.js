@@ -120,10 +120,18 @@ export class GatesView {
       card.classList.toggle("busy", busy);
     };
     card.append(title, reason, body, buttons, injectBox, msg,
-      h("p", { class: "muted small" }, `held ${ago(g.heldSince)}`));
+      h("p", { class: "muted small gate-age", dataset: { since: String(g.heldSince ?? "") } }, `held ${ago(g.heldSince)}`));
     card.inject = toggleInject;
     card.send = send;
     return card;
+  }
+
+  /** Keep "held 12s ago" current (called once a second while gates are held). */
+  tick() {
+    for (const el of this.el.querySelectorAll(".gate-age")) {
+      const since = Number(el.dataset.since);
+      if (since) el.textContent = `held ${ago(since)}`;
+    }
   }
 
   /** The oldest held gate's card (keyboard shortcuts act on it). */

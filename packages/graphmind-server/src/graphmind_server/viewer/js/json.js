@@ -68,12 +68,10 @@ function scalar(v) {
 }
 
 function preview(value, isArr) {
-  let text;
-  try {
-    text = JSON.stringify(value);
-  } catch {
-    text = "";
-  }
-  if (text.length > 80) text = `${text.slice(0, 80)}…`;
-  return h("span", { class: "j-preview-inline" }, isArr ? "" : text);
+  // Built from the first few keys, never by serialising the value: a branch of a 5 MB tool
+  // result must cost nothing until it is opened.
+  if (isArr) return h("span", { class: "j-preview-inline" }, "");
+  const keys = Object.keys(value);
+  const shown = keys.slice(0, 6).join(", ");
+  return h("span", { class: "j-preview-inline" }, keys.length > 6 ? `${shown}, …` : shown);
 }

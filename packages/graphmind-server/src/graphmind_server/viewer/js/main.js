@@ -299,6 +299,7 @@ window.addEventListener("resize", () => schedule("model", () => {
 }));
 // Running runs' durations tick once a second; nothing else polls.
 setInterval(() => {
+  if (store.gates.length) gatesView.tick();
   if ([...store.runs.values()].some((r) => r.status === "running")) emit("runs");
   if (store.runId && store.runs.get(store.runId)?.status === "running") {
     schedule("header", () => runView.mounted && runView.renderHeader());
