@@ -254,3 +254,17 @@ def test_core_private_attributes_this_adapter_uses_still_exist() -> None:
     for name in ("_current_run", "_current_node", "_start_run", "_finish_run", "_wait_pending",
                  "_await_attach_once", "_warn"):
         assert hasattr(client, name), name
+
+
+async def test_astream_under_the_handler_is_one_node_and_can_be_injected(hub: FakeHub, client: graphmind.Client) -> None:
+    from graphmind_langchain import _registry
+
+    model = gate_model(GenericFakeChatModel(messages=iter([AIMessage("one two")])), session=client)
+    handler = GraphmindCallbackHandler(client)
+    hub.set_debug(breakpoints=[("llm:step", "before")])
+    hub.auto_answer("inject", "steered")
+    chunks = [c.content async for c in model.astream("hi", config={"callbacks": [handler]})]
+    assert "".join(chunks) == "steered"
+    hub.wait_event(lambda e: e["type"] == "node.finished")
+    assert len(of(hub, "node.started")) == 1 and of(hub, "node.finished")[0]["injected"] is True
+    assert handler._links == {} and _registry._offers == {}

@@ -54,8 +54,10 @@ def test_an_agent_run_is_one_run_with_model_steps_and_tool_calls_as_children(hub
                                                                               fake_model: Any) -> None:
     calls: list[str] = []
     agent = agent_for(fake_model, [make_search(calls)], [tool_call("search", "c1", query="q"), AIMessage("done")])
-    out = agent.invoke({"messages": [HumanMessage("hi")]}, config={"callbacks": [GraphmindCallbackHandler(client)]})
+    handler = GraphmindCallbackHandler(client)
+    out = agent.invoke({"messages": [HumanMessage("hi")]}, config={"callbacks": [handler]})
     assert out["messages"][-1].content == "done" and calls == ["q"]
+    assert handler._links == {}  # nothing kept once the run is over
     hub.wait_event(lambda e: e["type"] == "run.finished")
     run = of(hub, "run.started")[0]
     assert run["nodeId"] == "agent:LangGraph" and run["implicit"] is False

@@ -25,7 +25,7 @@ def call_sync(ex: NodeExecution, call: Callable[[], T], describe: Describe, conv
     answer = ex.before(convert)
     if answer.action == "inject":
         ex.finish(answer.raw)
-        return answer.value  # type: ignore[no-any-return]
+        return answer.value
     while True:
         try:
             with ex.active():
@@ -39,7 +39,7 @@ def call_sync(ex: NodeExecution, call: Callable[[], T], describe: Describe, conv
                 continue
             if answer.action == "inject":
                 ex.finish(answer.raw)
-                return answer.value  # type: ignore[no-any-return]
+                return answer.value
             ex.fail(exc)
             raise
         output = describe(result)
@@ -48,7 +48,7 @@ def call_sync(ex: NodeExecution, call: Callable[[], T], describe: Describe, conv
             continue
         if answer.action == "inject":
             ex.finish(answer.raw)
-            return answer.value  # type: ignore[no-any-return]
+            return answer.value
         ex.finish(output, usage=usage(result))
         return result
 
@@ -58,7 +58,7 @@ async def call_async(ex: NodeExecution, call: Callable[[], Awaitable[T]], descri
     answer = await ex.abefore(convert)
     if answer.action == "inject":
         ex.finish(answer.raw)
-        return answer.value  # type: ignore[no-any-return]
+        return answer.value
     while True:
         try:
             with ex.active():
@@ -72,7 +72,7 @@ async def call_async(ex: NodeExecution, call: Callable[[], Awaitable[T]], descri
                 continue
             if answer.action == "inject":
                 ex.finish(answer.raw)
-                return answer.value  # type: ignore[no-any-return]
+                return answer.value
             ex.fail(exc)
             raise
         output = describe(result)
@@ -81,7 +81,7 @@ async def call_async(ex: NodeExecution, call: Callable[[], Awaitable[T]], descri
             continue
         if answer.action == "inject":
             ex.finish(answer.raw)
-            return answer.value  # type: ignore[no-any-return]
+            return answer.value
         ex.finish(output, usage=usage(result))
         return result
 

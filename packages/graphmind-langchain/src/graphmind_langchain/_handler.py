@@ -178,7 +178,7 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
 
     def _open(self, client: graphmind.Client, where: str, opener: Any, *args: Any) -> NodeExecution | None:
         try:
-            return opener(client, *args)  # type: ignore[no-any-return]
+            return opener(client, *args)
         except RunAborted:
             raise
         except Exception as exc:

@@ -156,7 +156,7 @@ def gated_astream(client: graphmind.Client, model: Any, orig: Callable[..., Any]
             return chunk
 
         def open_stream() -> AsyncIterator[ChatGenerationChunk]:
-            return orig(messages, stop=stop, run_manager=run_manager, **kwargs).__aiter__()  # type: ignore[no-any-return]
+            return orig(messages, stop=stop, run_manager=run_manager, **kwargs).__aiter__()
 
         async for chunk in stream_async(ex, open_stream, step, tee):
             yield chunk
