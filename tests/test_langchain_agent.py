@@ -2,7 +2,8 @@
 
 The agent is langgraph's prebuilt `create_react_agent` over langchain-core's
 FakeMessagesListChatModel (given `bind_tools`, which none of the fakes has) and real `@tool`
-tools, with GraphmindCallbackHandler in the config and the tools and model gated.
+tools, with GraphmindCallbackHandler in the config and the tools and model gated. `hub` is the
+real hub fixture from tests/conftest.py.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -36,14 +36,8 @@ class ToolCallingFakeModel(FakeMessagesListChatModel):
 
 
 @pytest.fixture
-def real_hub(tmp_path: Path) -> Iterator[HubProcess]:
-    with HubProcess(tmp_path / "hub.db") as hub:
-        yield hub
-
-
-@pytest.fixture
-def client(real_hub: HubProcess) -> Iterator[graphmind.Client]:
-    c = graphmind.Client(app="lc-agent", url=real_hub.ingest_url)
+def client(hub: HubProcess) -> Iterator[graphmind.Client]:
+    c = graphmind.Client(app="lc-agent", url=hub.ingest_url)
     assert c.ready(5)
     yield c
     c.dispose()
@@ -109,7 +103,7 @@ def call(name: str, call_id: str, **args: Any) -> AIMessage:
 
 
 def test_before_breakpoint_inject_on_a_tool_the_agent_continues_and_the_body_never_ran(
-    real_hub: HubProcess, client: graphmind.Client
+    hub: HubProcess, client: graphmind.Client
 ) -> None:
     ran: list[str] = []
 
@@ -120,26 +114,26 @@ def test_before_breakpoint_inject_on_a_tool_the_agent_continues_and_the_body_nev
         return "real results"
 
     agent = make_agent(client, [call("search", "c1", query="flights"), AIMessage("booked")], [search])
-    debug(real_hub, breakpoints=[{"nodeId": "tool:search", "gate": "before"}])
+    debug(hub, breakpoints=[{"nodeId": "tool:search", "gate": "before"}])
     config: Any = {"callbacks": [GraphmindCallbackHandler(client)]}
     thread, box = in_thread(lambda: agent.invoke({"messages": [HumanMessage("find flights")]}, config=config))
-    gate = held(real_hub)[0]
+    gate = held(hub)[0]
     assert (gate["nodeId"], gate["gate"], gate["input"]) == ("tool:search", "before", {"query": "flights"})
     assert "inject" in gate["actions"]
-    answer(real_hub, gate, "inject", "injected: 3 flights")
+    answer(hub, gate, "inject", "injected: 3 flights")
     thread.join(10)
     messages = box["result"]["messages"]
     assert ran == []
     tool_message = next(m for m in messages if isinstance(m, ToolMessage))
     assert tool_message.content == "injected: 3 flights" and tool_message.tool_call_id == "c1"
     assert messages[-1].content == "booked"
-    run = real_hub.api("GET", f"/api/runs/{gate['runId']}")[1]
+    run = hub.api("GET", f"/api/runs/{gate['runId']}")[1]
     assert run["status"] == "finished"
     assert {n["nodeId"]: n["status"] for n in run["nodes"]}["tool:search"] == "injected"
 
 
 def test_an_injected_model_reply_with_a_tool_call_makes_the_agent_call_that_tool(
-    real_hub: HubProcess, client: graphmind.Client
+    hub: HubProcess, client: graphmind.Client
 ) -> None:
     looked_up: list[str] = []
 
@@ -156,12 +150,12 @@ def test_an_injected_model_reply_with_a_tool_call_makes_the_agent_call_that_tool
 
     # The model on its own would answer at once; the person steers it to `lookup` instead.
     agent = make_agent(client, [AIMessage("I cannot tell"), AIMessage("it shipped")], [search, lookup])
-    debug(real_hub, breakpoints=[{"nodeId": "llm:step", "gate": "before"}])
+    debug(hub, breakpoints=[{"nodeId": "llm:step", "gate": "before"}])
     steering = {"content": "", "tool_calls": [{"name": "lookup", "args": {"order_id": "A42"}, "id": "call_steer"}]}
     decisions = iter([("inject", steering)])
     thread, box = in_thread(lambda: agent.invoke({"messages": [HumanMessage("where is A42?")]},
                                                  config={"callbacks": [GraphmindCallbackHandler(client)]}))
-    seen = steer(real_hub, thread, lambda gate: next(decisions, ("continue", None)))
+    seen = steer(hub, thread, lambda gate: next(decisions, ("continue", None)))
     assert looked_up == ["A42"]
     messages = box["result"]["messages"]
     assert [m.type for m in messages] == ["human", "ai", "tool", "ai"]
@@ -169,7 +163,7 @@ def test_an_injected_model_reply_with_a_tool_call_makes_the_agent_call_that_tool
     assert [g["nodeId"] for g in seen] == ["llm:step", "llm:step"]
 
 
-def test_error_gate_retry_reruns_a_failing_tool(real_hub: HubProcess, client: graphmind.Client) -> None:
+def test_error_gate_retry_reruns_a_failing_tool(hub: HubProcess, client: graphmind.Client) -> None:
     attempts: list[str] = []
 
     @tool
@@ -181,18 +175,18 @@ def test_error_gate_retry_reruns_a_failing_tool(real_hub: HubProcess, client: gr
         return "found it"
 
     agent = make_agent(client, [call("search", "c1", query="x"), AIMessage("done")], [search])
-    debug(real_hub, pauseOnError="on", breakpoints=[])
+    debug(hub, pauseOnError="on", breakpoints=[])
     thread, box = in_thread(lambda: agent.invoke({"messages": [HumanMessage("go")]},
                                                  config={"callbacks": [GraphmindCallbackHandler(client)]}))
-    gate = held(real_hub)[0]
+    gate = held(hub)[0]
     assert gate["gate"] == "error" and gate["error"]["message"] == "search backend timed out"
-    answer(real_hub, gate, "retry")
+    answer(hub, gate, "retry")
     thread.join(10)
     assert attempts == ["x", "x"]
     assert next(m for m in box["result"]["messages"] if isinstance(m, ToolMessage)).content == "found it"
 
 
-def test_abort_at_a_gate_stops_the_sync_agent_with_run_aborted(real_hub: HubProcess, client: graphmind.Client) -> None:
+def test_abort_at_a_gate_stops_the_sync_agent_with_run_aborted(hub: HubProcess, client: graphmind.Client) -> None:
     ran: list[str] = []
 
     @tool
@@ -202,18 +196,18 @@ def test_abort_at_a_gate_stops_the_sync_agent_with_run_aborted(real_hub: HubProc
         return "r"
 
     agent = make_agent(client, [call("search", "c1", query="x"), AIMessage("done")], [search])
-    debug(real_hub, breakpoints=[{"nodeId": "tool:search", "gate": "before"}])
+    debug(hub, breakpoints=[{"nodeId": "tool:search", "gate": "before"}])
     thread, box = in_thread(lambda: agent.invoke({"messages": [HumanMessage("go")]},
                                                  config={"callbacks": [GraphmindCallbackHandler(client)]}))
-    gate = held(real_hub)[0]
-    answer(real_hub, gate, "abort")
+    gate = held(hub)[0]
+    answer(hub, gate, "abort")
     thread.join(10)
     assert isinstance(box.get("error"), RunAborted) and ran == []
-    status = wait_for(lambda: real_hub.api("GET", f"/api/runs/{gate['runId']}")[1]["status"] == "aborted", 5, "aborted")
+    status = wait_for(lambda: hub.api("GET", f"/api/runs/{gate['runId']}")[1]["status"] == "aborted", 5, "aborted")
     assert status
 
 
-async def test_aborting_the_run_stops_the_async_agent_with_run_aborted(real_hub: HubProcess, client: graphmind.Client) -> None:
+async def test_aborting_the_run_stops_the_async_agent_with_run_aborted(hub: HubProcess, client: graphmind.Client) -> None:
     ran: list[str] = []
 
     @tool
@@ -223,11 +217,11 @@ async def test_aborting_the_run_stops_the_async_agent_with_run_aborted(real_hub:
         return "r"
 
     agent = make_agent(client, [call("search", "c1", query="x"), AIMessage("done")], [search])
-    await asyncio.to_thread(debug, real_hub, breakpoints=[{"nodeId": "tool:search", "gate": "before"}])
+    await asyncio.to_thread(debug, hub, breakpoints=[{"nodeId": "tool:search", "gate": "before"}])
     task = asyncio.create_task(agent.ainvoke({"messages": [HumanMessage("go")]},
                                              config={"callbacks": [GraphmindCallbackHandler(client)]}))
-    gate = (await asyncio.to_thread(held, real_hub))[0]
-    status, _ = await asyncio.to_thread(real_hub.api, "POST", f"/api/runs/{gate['runId']}/abort", {})
+    gate = (await asyncio.to_thread(held, hub))[0]
+    status, _ = await asyncio.to_thread(hub.api, "POST", f"/api/runs/{gate['runId']}/abort", {})
     assert status == 200
     with pytest.raises(RunAborted):
         await asyncio.wait_for(task, 10)
@@ -235,7 +229,7 @@ async def test_aborting_the_run_stops_the_async_agent_with_run_aborted(real_hub:
 
 
 async def test_twenty_async_tool_calls_held_at_once_do_not_block_the_event_loop(
-    real_hub: HubProcess, client: graphmind.Client
+    hub: HubProcess, client: graphmind.Client
 ) -> None:
     ran: list[str] = []
 
@@ -247,7 +241,7 @@ async def test_twenty_async_tool_calls_held_at_once_do_not_block_the_event_loop(
 
     many = AIMessage(content="", tool_calls=[{"name": "search", "args": {"query": str(i)}, "id": f"c{i}"} for i in range(20)])
     agent = make_agent(client, [many, AIMessage("all done")], [search])
-    await asyncio.to_thread(debug, real_hub, breakpoints=[{"nodeId": "tool:search", "gate": "before"}])
+    await asyncio.to_thread(debug, hub, breakpoints=[{"nodeId": "tool:search", "gate": "before"}])
     ticks = 0
 
     async def ticker() -> None:
@@ -259,13 +253,13 @@ async def test_twenty_async_tool_calls_held_at_once_do_not_block_the_event_loop(
     tick_task = asyncio.create_task(ticker())
     task = asyncio.create_task(agent.ainvoke({"messages": [HumanMessage("go")]},
                                              config={"callbacks": [GraphmindCallbackHandler(client)]}))
-    gates = await asyncio.to_thread(held, real_hub, 20)
+    gates = await asyncio.to_thread(held, hub, 20)
     before = ticks
     await asyncio.sleep(0.2)
     assert ticks - before >= 10, "the event loop stalled while 20 gates were held"
     assert ran == [] and len({g["instanceId"] for g in gates}) == 20
     for gate in gates:
-        await asyncio.to_thread(answer, real_hub, gate, "continue")
+        await asyncio.to_thread(answer, hub, gate, "continue")
     result = await asyncio.wait_for(task, 10)
     tick_task.cancel()
     assert sorted(ran, key=int) == [str(i) for i in range(20)]
