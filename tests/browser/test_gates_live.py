@@ -90,7 +90,7 @@ def test_continue_runs_the_tool_and_the_c_key_continues_the_next_one(hub: Any, c
     page.goto(hub.url)
     open_run(page, "continue-run")
     expect(node(page, "tool:search")).to_contain_text("held")
-    page.locator(".gate-card").get_by_role("button", name="Continue").click()
+    page.get_by_role("button", name="Continue").click()
     # The second call holds at the same breakpoint: the page shows it, `c` answers it.
     expect(node(page, "tool:search")).to_contain_text("×2")
     expect(page.locator(".gate-card")).to_have_count(1)
@@ -131,7 +131,8 @@ def test_abort_raises_run_aborted_in_the_app(hub: Any, client: Any, make_page: A
     agent = run_agent(client, tool, "abort-run")
     page = make_page(hub.url)
     page.goto(hub.url)
-    page.locator(".gate-card").get_by_role("button", name="Abort").click()
+    open_run(page, "abort-run")  # with the run open, "Abort" still names exactly one button
+    page.get_by_role("button", name="Abort").click()
     finish(agent, hub, page)
     assert isinstance(agent.error, graphmind.RunAborted), agent.error
     assert tool.calls == []

@@ -277,7 +277,7 @@ def test_ungated_error_and_aborted_states_read_in_words(stub_hub: Any, make_page
     expect(page.locator(".gnode[data-node-id='agent:mixed'] .g-state")).to_have_text("aborted")
     expect(page.locator("#detail .d-error")).to_have_text("TimeoutError: took too long")
     expect(page.locator(".run-head .status")).to_have_text("aborted")
-    expect(page.get_by_role("button", name="Abort run")).to_have_count(0)  # only a running run
+    expect(page.get_by_role("button", name="Stop run")).to_have_count(0)  # only a running run
 
 
 def test_abort_run_and_pause_this_run_buttons_post_to_the_hub(stub_hub: Any, make_page: Any) -> None:
@@ -286,9 +286,9 @@ def test_abort_run_and_pause_this_run_buttons_post_to_the_hub(stub_hub: Any, mak
     page = make_page(stub_hub.url)
     page.goto(stub_hub.url + "/#/run/r5")
     page.wait_for_selector("body[data-run-loaded=true]")
-    page.get_by_role("button", name="Pause this run").click()
+    page.get_by_role("button", name="Hold this run").click()
     expect(page.locator(".debug-msg")).to_contain_text("pausing")
-    page.get_by_role("button", name="Abort run").click()
+    page.get_by_role("button", name="Stop run").click()
     expect(page.locator(".run-msg")).to_contain_text("Abort sent")
     assert ("POST", "/api/pause", {"runId": "r5"}) in stub_hub.requests
     assert ("POST", "/api/runs/r5/abort", {}) in stub_hub.requests

@@ -46,8 +46,11 @@ export class RunView {
           h("span", { class: "event-count" }, `${m && !m.summaryOnly ? m.eventCount : r.eventCount ?? "…"} events`),
           held ? h("span", { class: "badge held-badge" }, `${held} held`) : null)),
       h("div", { class: "run-actions" },
-        running ? h("button", { type: "button", onclick: () => this.onPause(store.runId) }, "Pause this run") : null,
-        running ? h("button", { type: "button", class: "danger", onclick: () => this.abort() }, "Abort run") : null));
+        // Named so that "Pause" and "Abort" each match one button: the top bar's and the card's.
+        running ? h("button", { type: "button", title: "Hold the next gate reached in this run",
+          onclick: () => this.onPause(store.runId) }, "Hold this run") : null,
+        running ? h("button", { type: "button", class: "danger", title: "Abort this run: held gates resolve abort, later gated calls raise RunAborted",
+          onclick: () => this.abort() }, "Stop run") : null));
   }
 
   async abort() {
