@@ -62,13 +62,13 @@ def open_run(page: Any, name: str) -> None:
 def test_inject_at_a_breakpoint_returns_that_value_and_the_tool_never_runs(hub: Any, client: Any, make_page: Any) -> None:
     set_debug(hub, breakpoints=[{"nodeId": "tool:search", "gate": "before"}])
     tool = CountingTool({"hits": ["from the tool"]})
-    agent = run_agent(client, tool, "inject-run")
+    agent = run_agent(client, tool, "ticket-1")
     page = make_page(hub.url)
     page.goto(hub.url)
     card = page.locator(".gate-card")
     expect(card.locator(".gate-reason")).to_have_text("Breakpoint")
     expect(card).to_contain_text("lisbon 0")  # the input, shown before the call
-    expect(page.locator(".run-item", has_text="inject-run").locator(".held-badge")).to_have_text("1 held")
+    expect(page.locator(".run-item", has_text="ticket-1").locator(".held-badge")).to_have_text("1 held")
     card.get_by_role("button", name="Inject").click()
     page.get_by_label("Inject value (JSON)").fill('{"hits": ["from the debugger", 42]}')
     page.get_by_role("button", name="Send").click()
@@ -77,7 +77,7 @@ def test_inject_at_a_breakpoint_returns_that_value_and_the_tool_never_runs(hub: 
     assert agent.error is None
     assert agent.result == [{"hits": ["from the debugger", 42]}]
     assert tool.calls == []
-    open_run(page, "inject-run")
+    open_run(page, "ticket-1")
     expect(node(page, "tool:search")).to_contain_text("injected")
     assert "state-injected" in (node(page, "tool:search").get_attribute("class") or "")
 
@@ -85,10 +85,10 @@ def test_inject_at_a_breakpoint_returns_that_value_and_the_tool_never_runs(hub: 
 def test_continue_runs_the_tool_and_the_c_key_continues_the_next_one(hub: Any, client: Any, make_page: Any) -> None:
     set_debug(hub, breakpoints=[{"nodeId": "tool:search", "gate": "before"}])
     tool = CountingTool({"hits": ["real"]})
-    agent = run_agent(client, tool, "continue-run", calls=2)
+    agent = run_agent(client, tool, "ticket-2", calls=2)
     page = make_page(hub.url)
     page.goto(hub.url)
-    open_run(page, "continue-run")
+    open_run(page, "ticket-2")
     expect(node(page, "tool:search")).to_contain_text("held")
     page.get_by_role("button", name="Continue").click()
     # The second call holds at the same breakpoint: the page shows it, `c` answers it.
@@ -102,13 +102,13 @@ def test_continue_runs_the_tool_and_the_c_key_continues_the_next_one(hub: Any, c
     assert tool.calls == [{"q": "lisbon 0"}, {"q": "lisbon 1"}]
     expect(node(page, "tool:search")).to_contain_text("ok")
     expect(page.locator(".gate-card")).to_have_count(0)
-    expect(page.locator(".run-item", has_text="continue-run")).to_contain_text("finished")
+    expect(page.locator(".run-item", has_text="ticket-2")).to_contain_text("finished")
 
 
 def test_retry_at_an_error_gate_runs_the_body_again(hub: Any, client: Any, make_page: Any) -> None:
     set_debug(hub, pauseOnError="on")
     tool = CountingTool({"hits": ["second time lucky"]}, fail_first=1)
-    agent = run_agent(client, tool, "retry-run")
+    agent = run_agent(client, tool, "ticket-3")
     page = make_page(hub.url)
     page.goto(hub.url)
     card = page.locator(".gate-card")
@@ -119,7 +119,7 @@ def test_retry_at_an_error_gate_runs_the_body_again(hub: Any, client: Any, make_
     assert agent.error is None
     assert agent.result == [{"hits": ["second time lucky"]}]
     assert len(tool.calls) == 2
-    open_run(page, "retry-run")
+    open_run(page, "ticket-3")
     expect(node(page, "tool:search")).to_contain_text("ok")
     node(page, "tool:search").click()
     expect(page.locator("#detail")).to_contain_text("error → retry")
@@ -128,16 +128,16 @@ def test_retry_at_an_error_gate_runs_the_body_again(hub: Any, client: Any, make_
 def test_abort_raises_run_aborted_in_the_app(hub: Any, client: Any, make_page: Any) -> None:
     set_debug(hub, breakpoints=[{"nodeId": "tool:search", "gate": "before"}])
     tool = CountingTool({"hits": []})
-    agent = run_agent(client, tool, "abort-run")
+    agent = run_agent(client, tool, "ticket-4")
     page = make_page(hub.url)
     page.goto(hub.url)
-    open_run(page, "abort-run")  # with the run open, "Abort" still names exactly one button
+    open_run(page, "ticket-4")  # with the run open, "Abort" still names exactly one button
     page.get_by_role("button", name="Abort").click()
     finish(agent, hub, page)
     assert isinstance(agent.error, graphmind.RunAborted), agent.error
     assert tool.calls == []
     expect(page.locator(".gate-card")).to_have_count(0)
-    expect(page.locator(".run-item", has_text="abort-run")).to_contain_text("aborted")
+    expect(page.locator(".run-item", has_text="ticket-4")).to_contain_text("aborted")
 
 
 def test_streamed_tokens_appear_before_the_model_step_finishes(hub: Any, make_page: Any) -> None:
