@@ -122,8 +122,9 @@ export class DetailView {
     const facts = h("dl", { class: "facts" },
       h("dt", null, "Status"), h("dd", { class: `state-${x.status}` }, x.status + (x.injected ? " (value from the debugger)" : "")),
       h("dt", null, "Started"), h("dd", null, clock(x.startTs)),
-      h("dt", null, "Ran"), h("dd", { class: "d-ran" }, ran === null ? "still running" : ms(ran)),
-      h("dt", null, "Held"), h("dd", { class: "d-held" }, ms(x.heldMs || 0)),
+      h("dt", null, "Ran"), h("dd", { class: "d-ran" }, ran === null ? (x.gate ? "–" : "still running") : ms(ran)),
+      h("dt", null, "Held"), h("dd", { class: "d-held" }, x.gate && x.gate.since
+        ? `held at the ${x.gate.gate} gate since ${clock(x.gate.since)}` : ms(x.heldMs || 0)),
       h("dt", null, "Instance"), h("dd", { class: "mono" }, x.instanceId));
     if (x.usage) {
       const u = x.usage;
