@@ -282,9 +282,10 @@ class NodeExecution:
             self.finish(answer.raw)
             return answer.value
         while True:
+            current = self.client._current_node
+            token = current.set(self.instance_id)  # (inlined `active()`: this is the hot path)
             try:
-                with self.active():
-                    result = call()
+                result = call()
             except RunAborted as exc:
                 self.fail(exc)
                 raise
@@ -297,6 +298,8 @@ class NodeExecution:
                     return answer.value
                 self.fail(exc)
                 raise
+            finally:
+                current.reset(token)
             output = describe_output(result)
             answer = self.after(output, from_injected)
             if answer.action == proto.RETRY:
@@ -318,9 +321,10 @@ class NodeExecution:
             self.finish(answer.raw)
             return answer.value
         while True:
+            current = self.client._current_node
+            token = current.set(self.instance_id)
             try:
-                with self.active():
-                    result = await call()
+                result = await call()
             except RunAborted as exc:
                 self.fail(exc)
                 raise
@@ -333,6 +337,8 @@ class NodeExecution:
                     return answer.value
                 self.fail(exc)
                 raise
+            finally:
+                current.reset(token)
             output = describe_output(result)
             answer = await self.aafter(output, from_injected)
             if answer.action == proto.RETRY:
