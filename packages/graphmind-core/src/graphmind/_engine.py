@@ -181,7 +181,7 @@ class NodeExecution:
     # ---- gates ---------------------------------------------------------------------------------
     def wants_hold(self, gate: str) -> bool:
         """Would this gate hold now? Streaming adapters ask before deciding to buffer a stream."""
-        return self.client._hold_reason(self, gate) is not None
+        return self.client._hold_reason(self, gate, consume=False) is not None
 
     def _check_aborted(self) -> None:
         if self.run.aborted:
