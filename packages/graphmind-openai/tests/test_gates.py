@@ -199,3 +199,24 @@ async def test_abort_at_the_before_gate_raises_run_aborted_without_a_request(
     assert provider.request_count == 0
     error = fakehub.wait_event(lambda e: e["type"] == "node.error")
     assert error["error"]["name"] == "RunAborted"
+
+
+def test_a_pause_during_a_stream_holds_its_after_gate(provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub) -> None:
+    # Deciding to buffer the stream (wants_hold) must not use up the pause the after gate needs.
+    import threading
+
+    fakehub.set_debug(breakpoints=[("llm:step", "before")])
+    provider.script([TEXT])
+    client = _client(provider, gm)
+    out: list[Any] = []
+    worker = threading.Thread(target=lambda: out.append(list(client.chat.completions.create(model=MODEL, messages=MESSAGES, stream=True))))
+    worker.start()
+    before = fakehub.next_paused()
+    fakehub.pause()
+    fakehub.resolve(before["gateId"], "continue")
+    after = fakehub.next_paused(after=1)
+    assert (after["gate"], after["reason"]) == ("after", "pause")
+    assert after["output"]["content"] == TEXT
+    fakehub.resolve(after["gateId"], "continue")
+    worker.join(10)
+    assert "".join(c.choices[0].delta.content or "" for c in out[0] if c.choices) == TEXT
