@@ -292,3 +292,25 @@ def test_abort_run_and_pause_this_run_buttons_post_to_the_hub(stub_hub: Any, mak
     expect(page.locator(".run-msg")).to_contain_text("Abort sent")
     assert ("POST", "/api/pause", {"runId": "r5"}) in stub_hub.requests
     assert ("POST", "/api/runs/r5/abort", {}) in stub_hub.requests
+
+
+def test_r_retries_and_i_opens_inject_on_the_oldest_gate(stub_hub: Any, make_page: Any) -> None:
+    page = make_page(stub_hub.url)
+    page.goto(stub_hub.url + "/")
+    expect(page.locator("#conn")).to_have_text("live")
+    stub_hub.push({"type": "gate.held", "gate": gate("e1", gate="error", reason="error", error={"name": "E", "message": "x"},
+                                                      actions=["continue", "retry", "inject", "abort"])})
+    expect(page.locator(".gate-card")).to_have_count(1)
+    page.keyboard.press("r")
+    expect(page.locator(".gate-card")).to_have_count(0)
+    assert stub_hub.requests[-1] == ("POST", "/api/gates/e1", {"action": "retry"})
+    stub_hub.push({"type": "gate.held", "gate": gate("b1")})
+    expect(page.locator(".gate-card")).to_have_count(1)
+    page.keyboard.press("r")  # a before gate takes no retry: nothing is sent
+    page.keyboard.press("i")
+    box = page.get_by_label("Inject value (JSON)")
+    expect(box).to_be_focused()
+    box.fill("[1, 2]")
+    box.press("Control+Enter")
+    expect(page.locator(".gate-card")).to_have_count(0)
+    assert [r for r in stub_hub.requests if r[1] == "/api/gates/b1"] == [("POST", "/api/gates/b1", {"action": "inject", "value": [1, 2]})]

@@ -92,3 +92,17 @@ def test_events_stored_while_the_page_was_away_arrive_by_catch_up(hub: Any, make
     expect(search).to_contain_text("ok")
     assert "after=" in state["urls"][-1], state["urls"]
     app.close()
+
+
+def test_a_deleted_run_leaves_the_list_and_the_view(hub: Any, make_page: Any) -> None:
+    with FakeApp(hub.ingest_url, app="delete-app") as app:
+        app.run_started("run-3", name="doomed")
+        app.run_finished("run-3")
+        wait_for(lambda: hub.api("GET", "/api/runs/run-3")[0] == 200, 5, "the run to be stored")
+    page = make_page(hub.url)
+    page.goto(f"{hub.url}/#/run/run-3")
+    page.wait_for_selector("body[data-run-loaded=true]")
+    expect(page.locator(".run-item")).to_have_count(1)
+    assert hub.api("DELETE", "/api/runs/run-3")[0] == 200
+    expect(page.locator(".run-item")).to_have_count(0)
+    expect(page.locator("#run-view")).to_contain_text("This run was deleted.")
