@@ -89,11 +89,18 @@ def make_page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
         ctx = browser.new_context(viewport={"width": 1600, "height": 900})
         contexts.append(ctx)
         page = ctx.new_page()
+        def on_console(msg: Any) -> None:
+            if msg.type == "error" and not allow_console_errors:
+                problems.items.append(f"console error: {msg.text}")
+
+        def on_response(res: Any) -> None:
+            # API errors are answers the page shows; a missing file (favicon, module) is a bug.
+            if res.status >= 400 and not res.url.startswith(f"{base_url}/api/"):
+                problems.items.append(f"HTTP {res.status} {res.url}")
+
         page.on("pageerror", lambda e: problems.items.append(f"page error: {e}"))
-        if not allow_console_errors:
-            page.on("console", lambda m: m.type == "error" and problems.items.append(f"console error: {m.text}"))
-        page.on("response", lambda r: r.status >= 400 and not r.url.startswith(f"{base_url}/api/")
-                and problems.items.append(f"HTTP {r.status} {r.url}"))
+        page.on("console", on_console)
+        page.on("response", on_response)
 
         def only_the_hub(route: Any) -> None:
             netloc = urlparse(route.request.url).netloc

@@ -86,6 +86,7 @@ def test_several_held_gates_are_listed_oldest_first_with_reasons_in_words(stub_h
     stub_hub.push({"type": "gate.released", "gateId": "g1", "runId": "r1", "action": "continue", "by": "hub"})
     expect(cards).to_have_count(3)
     expect(page.locator(".run-item .held-badge")).to_have_text("3 held")
+    expect(page).to_have_title("(3 held) GraphMind")
 
 
 def test_inject_refuses_invalid_json_and_redacted_values_and_sends_nothing(stub_hub: Any, make_page: Any) -> None:
@@ -140,6 +141,11 @@ def test_node_detail_shows_ran_and_held_time_usage_and_hidden_chips(stub_hub: An
          "deltas": [{"t": "text", "v": "", "chars": 5}], "redaction": {"count": 1, "keys": ["deltas"]}},
         {"seq": 6, "ts": t + 950, "runId": "r2", "type": "node.finished", "nodeId": "llm:step", "instanceId": "i:s1",
          "output": "__REDACTED__", "durationMs": 49.0, "heldMs": 0, "usage": {"inputTokens": 7, "outputTokens": 5, "totalTokens": 12}},
+        {"seq": 7, "ts": t + 960, "runId": "r2", "type": "node.started", "nodeId": "tool:dump", "instanceId": "c2",
+         "kind": "tool", "name": "dump", "parentInstanceId": "r2", "input": {}},
+        {"seq": 8, "ts": t + 970, "runId": "r2", "type": "node.finished", "nodeId": "tool:dump", "instanceId": "c2",
+         "kind": "tool", "name": "dump", "durationMs": 10.0, "heldMs": 0,
+         "output": {"$graphmind": "truncated", "bytes": 734003, "preview": "[{\"row\": 1}"}},
     ]
     stub_hub.add_run(run_row("r2", ev, name="red"), ev)
     page = make_page(stub_hub.url)
@@ -157,6 +163,9 @@ def test_node_detail_shows_ran_and_held_time_usage_and_hidden_chips(stub_hub: An
     expect(detail.locator(".d-usage")).to_have_text("7 in · 5 out · 12 total")
     expect(detail.locator(".hidden-chip").first).to_have_text("hidden by GRAPHMIND_HIDE_OUTPUTS")
     expect(detail).to_contain_text("5 characters")
+    page.locator(".gnode[data-node-id='tool:dump']").click()
+    expect(detail.locator(".chip")).to_have_text("truncated in the app: 717 KB")
+    expect(detail.locator(".j-preview")).to_have_text('[{"row": 1}')
 
 
 def test_debug_controls_and_keyboard_go_through_the_api(stub_hub: Any, make_page: Any) -> None:

@@ -9,6 +9,7 @@ import os
 import shutil
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,9 @@ def trip_agent(client: graphmind.Client) -> AgentThread:
     def get_weather(city: str) -> str:
         return "sunny"
 
-    tools = {f.__name__: client.wrap(f, name=f.__name__) for f in (search_flights, search_hotels, book_flight, get_weather)}
+    tools: dict[str, Callable[..., Any]] = {
+        f.__name__: client.wrap(f, name=f.__name__) for f in (search_flights, search_hotels, book_flight, get_weather)
+    }
 
     def step(prompt: str, text: str) -> None:
         with client.span("step", kind="llm", input={"messages": [{"role": "user", "content": prompt}]}) as s:

@@ -36,6 +36,8 @@ const gatesView = new GatesView($("gates"), { onOpenNode: (runId, nodeId) => go(
 on("runs", () => schedule("runs", () => runsView.render()));
 on("gates", () => {
   schedule("gates", () => gatesView.render());
+  // A background tab says it is waiting for an answer.
+  schedule("title", () => (document.title = store.gates.length ? `(${store.gates.length} held) GraphMind` : "GraphMind"));
   schedule("runs", () => runsView.render());
   schedule("header", () => store.runId && runView.mounted && runView.renderHeader());
 });
