@@ -36,11 +36,13 @@ export class GatesView {
         this.cards.set(g.gateId, card);
       }
       if (this.list.children[i] !== card) this.list.insertBefore(card, this.list.children[i] || null);
+      // The run may have reached the runs list after the card was made.
+      const run = store.runs.get(g.runId);
+      card.querySelector(".gate-run").textContent = run ? ` · ${run.name || run.id}` : "";
     });
   }
 
   card(g) {
-    const run = store.runs.get(g.runId);
     const value = g.gate === "error" ? null : g.gate === "after" ? g.output : g.input;
     const valueKind = g.gate === "after" ? "output" : "input";
     const msg = h("p", { class: "gate-msg", role: "alert" });
@@ -50,7 +52,7 @@ export class GatesView {
       h("button", { type: "button", class: "link gate-node", onclick: () => this.onOpenNode(g.runId, g.nodeId),
         title: "Show this node" }, g.name || g.nodeId),
       h("span", { class: "muted" }, ` ${g.kind || ""} · ${gateText(g.gate)}`),
-      h("span", { class: "muted gate-since" }, run ? ` · ${run.name || run.id}` : ""));
+      h("span", { class: "muted gate-run" }));
     const reason = h("p", { class: "gate-reason" }, reasonText(g));
     const body = h("div", { class: "gate-body" });
     if (g.gate === "error" && g.error) {

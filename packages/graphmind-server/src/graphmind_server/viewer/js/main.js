@@ -33,7 +33,10 @@ const detail = new DetailView($("detail"), {
 const gatesView = new GatesView($("gates"), { onOpenNode: (runId, nodeId) => go(runId, nodeId) });
 
 // ---- redraws ------------------------------------------------------------------------------
-on("runs", () => schedule("runs", () => runsView.render()));
+on("runs", () => {
+  schedule("runs", () => runsView.render());
+  schedule("gates", () => gatesView.render()); // cards name their run
+});
 on("gates", () => {
   schedule("gates", () => gatesView.render());
   // A background tab says it is waiting for an answer.
