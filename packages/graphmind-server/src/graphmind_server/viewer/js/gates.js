@@ -136,10 +136,14 @@ export class GatesView {
     }
   }
 
-  /** The oldest held gate's card (keyboard shortcuts act on it). */
+  /** The oldest held gate not already being answered, and its card (keyboard shortcuts act on
+   * it): a second `c` pressed while the first answer is in flight goes to the next gate. */
   oldest() {
-    const g = store.gates[0];
-    return g ? { gate: g, card: this.cards.get(g.gateId) } : null;
+    for (const g of store.gates) {
+      const card = this.cards.get(g.gateId);
+      if (card && !card.classList.contains("busy")) return { gate: g, card };
+    }
+    return null;
   }
 }
 
