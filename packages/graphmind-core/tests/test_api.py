@@ -238,3 +238,18 @@ def test_tool_call_names_the_tool_node_after_the_models_call_id(hub: FakeHub) ->
     assert first["instanceId"] == "call_abc"
     assert second["instanceId"] != "call_abc" and second["parentInstanceId"] == "call_abc"
     client.dispose()
+
+
+def test_the_tail_of_a_paused_stream_is_sent_before_the_step_ends(hub: FakeHub) -> None:
+    client = make_client(hub, token_flush_interval=0.05)
+    with client.span("think", kind="llm") as span:
+        span.token("first")
+        span.token(" tail")  # no delta follows: the flusher sends the batch within the interval
+        tokens = hub.wait_event(lambda e: e["type"] == "node.token", timeout=2)
+        assert not hub.of_type("node.finished")  # while the step is still open
+        assert tokens["deltas"] == [{"t": "text", "v": "first tail"}]
+    client.dispose()
+
+
+def test_token_flush_interval_zero_sends_every_delta() -> None:
+    assert graphmind.Client(token_flush_interval=0).options.token_flush_interval == 0

@@ -82,6 +82,9 @@ class Client(Wrappers):
         self._instance_seq = itertools.count(1)
         self._emitted = 0
         self._transport: Transport | None = None
+        self._token_pending: dict[str, NodeExecution] = {}
+        self._token_wakeup = threading.Event()
+        self._token_thread: threading.Thread | None = None
         if not self.enabled:
             return
         self._pipeline = EventPipeline(self.redaction_switches, self._warn)
@@ -134,6 +137,33 @@ class Client(Wrappers):
         self._emitted += 1
         self._transport.enqueue(text)
         return seq
+
+    # ---- streamed tokens: the flusher ---------------------------------------------------------
+    def _schedule_token_flush(self, ex: NodeExecution) -> None:
+        """A node has a token batch waiting: send it within the flush interval even if no delta follows."""
+        with self._lock:
+            self._token_pending[ex.instance_id] = ex
+            if self._token_thread is None:
+                self._token_thread = threading.Thread(target=self._token_flusher, name="graphmind-tokens", daemon=True)
+                self._token_thread.start()
+        self._token_wakeup.set()
+
+    def _token_flusher(self) -> None:
+        interval = self._token_flush_ms / 1000.0
+        while not self._disposed:
+            if not self._token_wakeup.wait(1.0):
+                continue
+            self._token_wakeup.clear()
+            # The batching window: deltas arriving meanwhile join the same frame.
+            self._token_wakeup.wait(interval) if interval > 0 else None
+            with self._lock:
+                pending = list(self._token_pending.values())
+                self._token_pending.clear()
+            for ex in pending:
+                try:
+                    ex.flush_tokens()
+                except Exception as exc:  # pragma: no cover - defensive: the flusher must not die
+                    self._warn(f"[graphmind] could not send streamed tokens: {exc!r}", key="token-flush")
 
     # ---- runs --------------------------------------------------------------------------------
     def run(self, name: str, meta: dict[str, Any] | None = None) -> RunScope:

@@ -82,6 +82,11 @@ def _seconds(name: str, value: Any, default: float | None, *, allow_none: bool =
     return float(value)
 
 
+def _float(value: float | None) -> float:
+    assert value is not None
+    return value
+
+
 def _count(name: str, value: Any, default: int) -> int:
     if value is None:
         return default
@@ -132,15 +137,14 @@ class Options:
             enabled=is_enabled(options.get("enabled"), env),
             url=options.get("url") or env.get("GRAPHMIND_URL") or DEFAULT_URL,
             meta=dict(options.get("meta") or {}),
-            connect_timeout=_seconds("connect_timeout", options.get("connect_timeout"), 0.3) or 0.3,
+            connect_timeout=_seconds("connect_timeout", options.get("connect_timeout"), 0.3) or 0.3,  # 0 would never connect
             handshake_timeout=_seconds("handshake_timeout", options.get("handshake_timeout"), 1.0) or 1.0,
             retry_interval=_seconds("retry_interval", options.get("retry_interval"), 10.0) or 10.0,
             buffer_size=_count("buffer_size", options.get("buffer_size"), 5000),
             max_buffer_bytes=_count("max_buffer_bytes", options.get("max_buffer_bytes"), 8 * 1024 * 1024),
             pause_timeout=_seconds("pause_timeout", options.get("pause_timeout"), None, allow_none=True),
             wait_for_attach=wait_s,
-            token_flush_interval=_seconds("token_flush_interval", options.get("token_flush_interval"), 0.034)
-            or 0.034,
+            token_flush_interval=_float(_seconds("token_flush_interval", options.get("token_flush_interval"), 0.034)),
             logger=options.get("logger") or logging.getLogger("graphmind"),
             clock=options.get("clock") or monotonic_ms,
             sdk=dict(options.get("sdk") or {"name": "graphmind-python", "version": __version__}),

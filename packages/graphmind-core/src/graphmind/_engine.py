@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import threading
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -90,6 +91,7 @@ class NodeExecution:
         self.loop_hit: Any = None
         self._deltas: list[dict[str, Any]] = []
         self._last_flush = self.started_at
+        self._token_lock = threading.Lock()  # the app thread appends, the client's flusher may flush
 
     # ---- identity and events -------------------------------------------------------------------
     def _base(self, event_type: str) -> dict[str, Any]:
@@ -124,25 +126,36 @@ class NodeExecution:
 
     # ---- streamed tokens -----------------------------------------------------------------------
     def token(self, text: str, t: str = "text", **extra: Any) -> None:
-        """A streamed delta; batched into `node.token` frames about every 34 ms."""
-        if not self.client.enabled or self.ended:
+        """A streamed delta; batched into `node.token` frames about every 34 ms.
+
+        A batch not sent by the next delta is sent by the client's flusher within the interval, so
+        the tail of a stream that pauses still reaches the viewer before the step ends.
+        """
+        if not self.client.live or self.ended:
             return
-        last = self._deltas[-1] if self._deltas else None
-        if last is not None and last["t"] == t and all(last.get(k) == v for k, v in extra.items()) and len(last) == 2 + len(extra):
-            last["v"] += text
-        else:
-            delta = {"t": t, "v": text}
-            delta.update(extra)
-            self._deltas.append(delta)
-        now = self.client._clock()
-        if now - self._last_flush >= self.client._token_flush_ms:
+        with self._token_lock:
+            deltas = self._deltas
+            was_empty = not deltas
+            last = deltas[-1] if deltas else None
+            if last is not None and last["t"] == t and len(last) == 2 + len(extra) and all(last.get(k) == v for k, v in extra.items()):
+                last["v"] += text
+            else:
+                delta = {"t": t, "v": text}
+                delta.update(extra)
+                deltas.append(delta)
+            now = self.client._clock()
+            due = now - self._last_flush >= self.client._token_flush_ms
+        if due:
             self.flush_tokens(now)
+        elif was_empty:
+            self.client._schedule_token_flush(self)
 
     def flush_tokens(self, now: float | None = None) -> None:
-        if not self._deltas:
-            return
-        deltas, self._deltas = self._deltas, []
-        self._last_flush = self.client._clock() if now is None else now
+        with self._token_lock:
+            if not self._deltas:
+                return
+            deltas, self._deltas = self._deltas, []
+            self._last_flush = self.client._clock() if now is None else now
         event = self._base(proto.NODE_TOKEN)
         event["deltas"] = deltas
         self.client._emit(event)
