@@ -114,6 +114,7 @@ def _end(hub: FakeHub) -> dict[str, Any]:
 
 def test_a_stream_closed_early_finishes_its_node_cut_short(provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub) -> None:
     provider.fake.chunks = 30
+    provider.script([TEXT])
     client = instrument_openai(provider.client(False), session=gm)
     stream = client.chat.completions.create(model=MODEL, messages=MESSAGES, stream=True)
     for i, _chunk in enumerate(stream):
@@ -127,6 +128,7 @@ def test_a_stream_closed_early_finishes_its_node_cut_short(provider: FakeProvide
 
 def test_a_stream_helper_left_early_finishes_cut_short(provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub) -> None:
     provider.fake.chunks = 30
+    provider.script([TEXT])
     client = instrument_openai(provider.client(False), session=gm)
     with client.responses.stream(model=MODEL, input="hi") as stream:
         for event in stream:
@@ -146,6 +148,7 @@ def test_an_abandoned_stream_finishes_cut_short(provider: FakeProvider, gm: grap
 
 def test_an_abandoned_half_read_stream_finishes_cut_short(provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub) -> None:
     provider.fake.chunks = 30
+    provider.script([TEXT])
     client = instrument_openai(provider.client(False), session=gm)
     stream = client.chat.completions.create(model=MODEL, messages=MESSAGES, stream=True)
     next(iter(stream))
@@ -157,6 +160,7 @@ def test_an_abandoned_half_read_stream_finishes_cut_short(provider: FakeProvider
 
 async def test_an_async_stream_closed_early_finishes_cut_short(provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub) -> None:
     provider.fake.chunks = 30
+    provider.script([TEXT])
     client = instrument_openai(provider.client(True), session=gm)
     stream = await client.chat.completions.create(model=MODEL, messages=MESSAGES, stream=True)
     async for _chunk in stream:

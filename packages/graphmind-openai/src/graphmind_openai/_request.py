@@ -20,12 +20,15 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from openai import AsyncStream, Stream
+
 import graphmind
 from graphmind import NodeExecution, NodeSpec, RunAborted
 
 from ._describe import describe_reply, describe_request
 from ._inject import Reply, reply_for, to_body
 from ._stream import StreamRecorder, abandon, tee
+from ._typed import TypedRecorder, tee_stream
 
 RAW_RESPONSE_HEADER = "X-Stainless-Raw-Response"  # openai/_constants.py: "true" (with_raw_response) or "stream"
 _DROP_ON_REPLAY = frozenset({"content-encoding", "content-length", "transfer-encoding"})
@@ -87,6 +90,20 @@ class Call:
 
     def recorder(self, ex: NodeExecution) -> StreamRecorder:
         return StreamRecorder(self.api, ex, sse=self.stream)
+
+    def tee(self, ex: NodeExecution, result: Any, response: Any, is_async: bool) -> None:
+        """Records a stream the app will read: from the SDK's typed items when it is the SDK's own
+        `Stream` (cheaper: they are decoded once), else from the bytes (raw response shapes)."""
+        if isinstance(result, Stream | AsyncStream):
+            typed = TypedRecorder(self.api, ex)
+            tee_stream(result, typed, is_async)
+            if not response.is_stream_consumed:
+                tee(response, typed, is_async)  # for the ending: the SDK's close vs the app's
+            recorder: StreamRecorder = typed
+        else:
+            recorder = self.recorder(ex)
+            tee(response, recorder, is_async)
+        _keep_alive(result, recorder)
 
 
 def _finish_injected(ex: NodeExecution, reply: Reply) -> None:
@@ -168,9 +185,7 @@ def run_sync(original: Callable[..., Any], call: Call) -> Any:
         response = exchange.response
         if call.body_pending and response is not None:
             if not ex.wants_hold("after"):
-                recorder = call.recorder(ex)
-                tee(response, recorder, is_async=False)
-                _keep_alive(result, recorder)
+                call.tee(ex, result, response, is_async=False)
                 return result
             # Hold the after gate on the whole reply: read it now, give the app a replay afterwards.
             try:
@@ -234,9 +249,7 @@ async def run_async(original: Callable[..., Awaitable[Any]], call: Call) -> Any:
         response = exchange.response
         if call.body_pending and response is not None:
             if not ex.wants_hold("after"):
-                recorder = call.recorder(ex)
-                tee(response, recorder, is_async=True)
-                _keep_alive(result, recorder)
+                call.tee(ex, result, response, is_async=True)
                 return result
             try:
                 await response.aread()

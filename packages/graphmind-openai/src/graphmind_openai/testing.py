@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 import threading
 import time
 from collections import deque
@@ -107,7 +108,7 @@ class FakeOpenAI:
         class Handler(_Handler):
             owner = fake
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _Server(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, name="graphmind-fake-openai", daemon=True)
         self._thread.start()
@@ -189,6 +190,14 @@ def _chat_message(message: Mapping[str, Any]) -> dict[str, Any]:
             for c in message["tool_calls"]
         ]
     return out
+
+
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that hangs up (a stream closed early, a pooled connection dropped) is normal here.
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):
