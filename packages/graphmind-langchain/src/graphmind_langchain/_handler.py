@@ -89,7 +89,7 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
     @staticmethod
     def _fail_open(client: graphmind.Client, where: str, exc: Exception) -> None:
         bridge.warn(client, f"[graphmind] the LangChain handler failed in {where} ({type(exc).__name__}: {exc}); "
-                            "the call goes on unobserved", key=f"lc-{where}")
+                            "the call goes on unobserved (GRAPHMIND_DISABLED=1 turns GraphMind off)", key=f"lc-{where}")
 
     # ---- chains: the parent structure; a root chain is a run ----------------------------------
     def on_chain_start(self, serialized: dict[str, Any] | None, inputs: Any, *, run_id: UUID,
