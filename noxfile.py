@@ -46,9 +46,9 @@ def _matrix_session(name: str) -> None:
     def run(session: nox.Session, **kwargs: str) -> None:
         version = next(iter(kwargs.values()))
         _install_workspace(session, "graphmind-core", "graphmind-server", package)
-        session.install(*TEST_DEPS, f"{framework}=={version}.*")
-        if framework == "langchain-core":
-            session.install("langgraph")
+        # One resolution: a later `install("langgraph")` would upgrade langchain-core past the cell's version.
+        extra = ["langgraph"] if framework == "langchain-core" else []
+        session.install(*TEST_DEPS, f"{framework}=={version}.*", *extra)
         session.run("python", "-m", "pytest", "-p", "no:cacheprovider", "-o", "addopts=--import-mode=importlib -q", *paths, *session.posargs)
 
 

@@ -248,14 +248,6 @@ def test_invoke_with_streaming_under_the_handler_is_one_node(hub: FakeHub, clien
     assert "".join(d["v"] for e in of(hub, "node.token") for d in e["deltas"]) == "x y"
 
 
-def test_core_private_attributes_this_adapter_uses_still_exist() -> None:
-    """graphmind_langchain/_bridge.py reaches into these; if core renames them, this fails first."""
-    client = graphmind.Client(app="x", enabled=False)
-    for name in ("_current_run", "_current_node", "_start_run", "_finish_run", "_wait_pending",
-                 "_await_attach_once", "_warn"):
-        assert hasattr(client, name), name
-
-
 async def test_astream_under_the_handler_is_one_node_and_can_be_injected(hub: FakeHub, client: graphmind.Client) -> None:
     from graphmind_langchain import _registry
 

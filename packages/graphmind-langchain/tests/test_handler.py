@@ -185,12 +185,10 @@ def test_async_path_gets_the_coroutine_variant() -> None:
 
 def test_a_failure_inside_the_handler_fails_open(hub: FakeHub, client: graphmind.Client,
                                                  monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
-    from graphmind_langchain import _bridge
-
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise ValueError("boom")
 
-    monkeypatch.setattr(_bridge, "start_node", broken)
+    monkeypatch.setattr(client, "start_node", broken)
     calls: list[str] = []
     search = make_search(calls)
     assert search.invoke({"query": "x"}, config={"callbacks": [GraphmindCallbackHandler(client)]}) == "results for x"

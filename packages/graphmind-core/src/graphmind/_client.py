@@ -248,18 +248,23 @@ class Client(Wrappers):
         return implicit
 
     # ---- nodes -------------------------------------------------------------------------------
-    def start_node(self, spec: NodeSpec) -> NodeExecution:
+    def start_node(
+        self, spec: NodeSpec, *, run: RunContext | None = None, parent_instance_id: str | None = None
+    ) -> NodeExecution:
         """Starts one node execution (emits `node.started`); the adapter then drives its gates.
 
+        `run` and `parent_instance_id` default to the calling context's (`client.run(...)` and the
+        enclosing node); a framework that reports them itself (LangChain's run ids) passes them.
         Raises RunAborted at once when the run was aborted.
         """
         if self._wait_pending:
             self._wait_pending = False
             self.ready(self.options.wait_for_attach or 0.0)
-        run = self._run_for_call()
+        if run is None:
+            run = self._run_for_call()
         if run.aborted:
             raise RunAborted(run.run_id)
-        parent = self._current_node.get()
+        parent = parent_instance_id if parent_instance_id is not None else self._current_node.get()
         if spec.instance_id is None and spec.kind == "tool":
             pending = self._tool_call_id.get()
             if pending is not None and pending[1] == parent:
@@ -282,6 +287,29 @@ class Client(Wrappers):
                 hide_fingerprint=switches.hide_inputs or (spec.kind == "tool" and switches.hide_tool_args),
             )
         return ex
+
+    async def astart_node(
+        self, spec: NodeSpec, *, run: RunContext | None = None, parent_instance_id: str | None = None
+    ) -> NodeExecution:
+        """`start_node` from asyncio code: a `wait_for_attach` wait awaits instead of blocking the loop."""
+        await self.await_attach_once()
+        return self.start_node(spec, run=run, parent_instance_id=parent_instance_id)
+
+    def begin_run(self, name: str, meta: dict[str, Any] | None = None) -> RunContext:
+        """Starts a run that no `with` block can span (it starts in one callback and ends in another).
+
+        End it with `end_run`. Prefer `client.run(...)` wherever the run is one block of code.
+        """
+        return self._start_run(name, meta)
+
+    def end_run(self, run: RunContext, error: BaseException | None = None) -> None:
+        """Ends a run from `begin_run`: `finished`, `error` (with `error`) or `aborted`."""
+        self._finish_run(run, error)
+
+    def warn(self, message: str, key: str | None = None) -> None:
+        """A rate-limited warning through this client's logger (adapters' internal failures)."""
+        if self.enabled:
+            self._warn(message, key=key)
 
     def execute(
         self,
@@ -308,7 +336,7 @@ class Client(Wrappers):
         """The same from asyncio code: a hold awaits, so the event loop keeps running."""
         if not self.live:
             return await call()
-        await self._await_attach_once()
+        await self.await_attach_once()
         ex = self.start_node(spec)
         return await ex.run_async(call, describe_output, from_injected)
 
@@ -336,11 +364,14 @@ class Client(Wrappers):
         """
         return self._run_for_call().steps.next_step(first_message_key, prompt_length)
 
-    def hint(self, nodes: list[dict[str, Any]], parent_instance_id: str | None = None) -> None:
+    def hint(
+        self, nodes: list[dict[str, Any]], parent_instance_id: str | None = None, *, run: RunContext | None = None
+    ) -> None:
         """`graph.hint`: nodes that may run (a model's tool roster), drawn grey until they do."""
         if not self.live:
             return
-        run = self._run_for_call()
+        if run is None:
+            run = self._run_for_call()
         self._emit(
             {
                 "type": proto.GRAPH_HINT,
@@ -468,7 +499,8 @@ class Client(Wrappers):
             return True
         return await asyncio.get_running_loop().run_in_executor(None, self.ready, timeout)
 
-    async def _await_attach_once(self) -> None:
+    async def await_attach_once(self) -> None:
+        """With `wait_for_attach`, the first caller awaits the hub once; everyone else returns at once."""
         if self._wait_pending:
             self._wait_pending = False
             await self.aready(self.options.wait_for_attach or 0.0)

@@ -33,7 +33,7 @@ class RunScope:
         return self._enter()
 
     async def __aenter__(self) -> RunContext:
-        await self._client._await_attach_once()
+        await self._client.await_attach_once()
         return self._enter()
 
     def _enter(self) -> RunContext:

@@ -27,7 +27,6 @@ from langchain_core.callbacks import BaseCallbackHandler
 import graphmind
 from graphmind import NodeExecution, NodeSpec, RunAborted, RunContext
 
-from . import _bridge as bridge
 from . import _registry as registry
 from ._describe import documents_json, llm_result_json, llm_result_usage, tool_output_json, tool_roster
 from ._dual import dual
@@ -88,7 +87,7 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
 
     @staticmethod
     def _fail_open(client: graphmind.Client, where: str, exc: Exception) -> None:
-        bridge.warn(client, f"[graphmind] the LangChain handler failed in {where} ({type(exc).__name__}: {exc}); "
+        client.warn(f"[graphmind] the LangChain handler failed in {where} ({type(exc).__name__}: {exc}); "
                             "the call goes on unobserved (GRAPHMIND_DISABLED=1 turns GraphMind off)", key=f"lc-{where}")
 
     # ---- chains: the parent structure; a root chain is a run ----------------------------------
@@ -111,7 +110,7 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
                     raise RunAborted(run.run_id)
                 self._links[run_id] = _Link(run, None)
                 return
-            self._links[run_id] = _Link(bridge.begin_run(client, _name(serialized, kwargs, "chain")), None, owns_run=True)
+            self._links[run_id] = _Link(client.begin_run(_name(serialized, kwargs, "chain")), None, owns_run=True)
         except RunAborted:
             raise
         except Exception as exc:
@@ -122,7 +121,7 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
         if link is not None and link.owns_run and link.run is not None:
             client = self._client()
             try:
-                bridge.end_run(client, link.run, error)
+                client.end_run(link.run, error)
             except Exception as exc:
                 self._fail_open(client, "on_chain_end", exc)
 
@@ -141,11 +140,11 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
         params = kwargs.get("invocation_params") or {}
         step = llm_step(client, run, messages)
         name = model_name(None, params, metadata) or _name(serialized, kwargs, "model")
-        ex = bridge.start_node(client, llm_spec(step, messages, name, token is not None, prompts), run, parent)
+        ex = client.start_node(llm_spec(step, messages, name, token is not None, prompts), run=run, parent_instance_id=parent)
         if step.first_step:
             roster = tool_roster(params.get("tools"))
             if roster:
-                bridge.hint(client, roster, ex.run, ex.parent_instance_id)
+                client.hint(roster, ex.parent_instance_id, run=ex.run)
         self._links[run_id] = _Link(ex.run, None, ex)
         if token is not None:
             registry.last_model_offer.set(registry.offer(run_id, ex, token))
@@ -160,7 +159,7 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
         name = _name(serialized, kwargs, "tool")
         instance = kwargs.get("tool_call_id") or run_id.hex
         described = inputs if inputs is not None else input_str
-        ex = bridge.start_node(client, tool_spec(name, described, instance, token is not None), run, parent)
+        ex = client.start_node(tool_spec(name, described, instance, token is not None), run=run, parent_instance_id=parent)
         self._links[run_id] = _Link(ex.run, None, ex)
         if token is not None:
             registry.offer(run_id, ex, token)
@@ -172,7 +171,7 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
         run, parent = self._context(parent_run_id)
         spec = NodeSpec(_name(serialized, kwargs, "retriever"), "retriever", {"query": query},
                         instance_id=run_id.hex, actions=OBSERVE_ONLY_ACTIONS)
-        ex = bridge.start_node(client, spec, run, parent)
+        ex = client.start_node(spec, run=run, parent_instance_id=parent)
         self._links[run_id] = _Link(ex.run, None, ex)
         return ex
 
@@ -219,7 +218,7 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
                                  metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
         client = self._client()
         if client.live:
-            await bridge.attach_once(client)
+            await client.await_attach_once()
             await self._ahold(client, self._open(client, "on_chat_model_start", self._open_model, serialized,
                                                  messages[0] if messages else [], run_id, parent_run_id, metadata, kwargs, False))
 
@@ -238,7 +237,7 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
                           metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
         client = self._client()
         if client.live:
-            await bridge.attach_once(client)
+            await client.await_attach_once()
             await self._ahold(client, self._open(client, "on_llm_start", self._open_model, serialized, prompts, run_id,
                                                  parent_run_id, metadata, kwargs, True))
 
@@ -259,7 +258,7 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
                            **kwargs: Any) -> None:
         client = self._client()
         if client.live:
-            await bridge.attach_once(client)
+            await client.await_attach_once()
             await self._ahold(client, self._open(client, "on_tool_start", self._open_tool, serialized, input_str, run_id,
                                                  parent_run_id, metadata, inputs, kwargs))
 
@@ -278,7 +277,7 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
                                 metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
         client = self._client()
         if client.live:
-            await bridge.attach_once(client)
+            await client.await_attach_once()
             await self._ahold(client, self._open(client, "on_retriever_start", self._open_retriever, serialized, query,
                                                  run_id, parent_run_id, kwargs))
 

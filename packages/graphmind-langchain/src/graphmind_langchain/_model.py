@@ -20,7 +20,6 @@ from langchain_core.outputs import ChatGenerationChunk
 import graphmind
 from graphmind import NodeExecution
 
-from . import _bridge as bridge
 from . import _registry as registry
 from ._describe import chat_result_json, chat_result_usage, to_chat_result, tool_roster
 from ._drive import call_async, call_sync, stream_async, stream_sync
@@ -76,7 +75,7 @@ def gated_agenerate(client: graphmind.Client, model: Any, orig: Callable[..., An
             return await orig(messages, stop=stop, run_manager=run_manager, **kwargs)
         offer = registry.claim(getattr(run_manager, "run_id", None), token)
         if offer is None:
-            await bridge.attach_once(client)
+            await client.await_attach_once()
         ex = offer.ex if offer is not None else _start(client, model, messages, kwargs)
         state = registry.Inside(token, ex, tee=offer is None)
 
@@ -140,7 +139,7 @@ def gated_astream(client: graphmind.Client, model: Any, orig: Callable[..., Any]
             return
         offer = registry.claim(getattr(run_manager, "run_id", None), token) or registry.claim_last_model(token)
         if offer is None:
-            await bridge.attach_once(client)
+            await client.await_attach_once()
         ex = offer.ex if offer is not None else _start(client, model, messages, kwargs)
         tee = _tee(registry.Inside(token, ex, tee=offer is None))
         state = registry.Inside(token)
