@@ -17,8 +17,6 @@ from graphmind.testing import FakeHub
 from graphmind_openai import instrument_openai
 from graphmind_openai.testing import FakeOpenAI
 
-STREAMED = [name for name, (_, _, streams) in SHAPES.items() if streams]
-
 
 @pytest.fixture
 async def provider(fake: FakeOpenAI) -> AsyncIterator[FakeProvider]:
@@ -87,12 +85,14 @@ def test_an_injected_value_of_the_wrong_shape_holds_the_gate_again(
 
 
 @pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
-@pytest.mark.parametrize("name", STREAMED)
-async def test_after_inject_on_a_stream_replays_a_coherent_event_sequence(
+@pytest.mark.parametrize("name", list(SHAPES))
+async def test_after_inject_replaces_the_reply_and_a_stream_replays_a_coherent_event_sequence(
     provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub, name: str, is_async: bool
 ) -> None:
     shape, reply, _ = SHAPES[name]
     replacement = TOOL_CALL if reply == TEXT else TEXT
+    if reply not in (TEXT, TOOL_CALL):  # a parse shape: inject JSON its schema accepts
+        replacement = '{"city": "Giza", "days": 3}'
     fakehub.set_debug(breakpoints=[("llm:step", "after")])
     fakehub.auto_answer("inject", replacement)
     provider.script([reply])
@@ -103,16 +103,18 @@ async def test_after_inject_on_a_stream_replays_a_coherent_event_sequence(
     text = json.dumps(got_value, default=str)
     if replacement == TEXT:
         assert "Museum" in text
-    else:
+    elif replacement == TOOL_CALL:
         assert "search_flights" in text
+    else:
+        assert "Giza" in text
     assert provider.request_count == 2  # one real call (replaced after it ran), one bare
     paused = fakehub.of_type("exec.paused")[0]
     assert paused["gate"] == "after"
-    assert paused["output"]["content" if reply == TEXT else "tool_calls"]
+    assert paused["output"]["tool_calls" if reply == TOOL_CALL else "content"]
 
 
-@pytest.mark.parametrize("name", STREAMED)
-async def test_after_continue_on_a_held_stream_gives_the_app_the_same_stream(
+@pytest.mark.parametrize("name", list(SHAPES))
+async def test_after_continue_gives_the_app_the_same_result_and_a_held_stream_the_same_stream(
     provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub, name: str
 ) -> None:
     shape, reply, _ = SHAPES[name]
