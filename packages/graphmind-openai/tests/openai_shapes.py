@@ -144,6 +144,11 @@ async def responses_create_stream(c: Any) -> tuple[type, Any]:
     return type(s), [_dump(x) for x in await _list(s)]
 
 
+async def responses_create_stream_tools(c: Any) -> tuple[type, Any]:
+    s = await _v(c.responses.create(model=MODEL, input="Plan a day in Cairo", tools=RESPONSES_TOOLS, stream=True))
+    return type(s), [_dump(x) for x in await _list(s)]
+
+
 async def responses_stream(c: Any) -> tuple[type, Any]:
     async def body(stream: Any) -> Any:
         events = [_dump(e) for e in await _list(stream)]
@@ -188,6 +193,7 @@ SHAPES: dict[str, tuple[Callable[[Any], Awaitable[tuple[type, Any]]], Any, bool]
     "responses.create": (responses_create, TEXT, False),
     "responses.create(tools)": (responses_create_tools, TOOL_CALL, False),
     "responses.create(stream)": (responses_create_stream, TEXT, True),
+    "responses.create(stream, tools)": (responses_create_stream_tools, TOOL_CALL, True),
     "responses.stream": (responses_stream, TEXT, True),
     "responses.parse": (responses_parse, CITY, False),
     "responses.with_raw_response.create": (responses_raw, TEXT, False),
