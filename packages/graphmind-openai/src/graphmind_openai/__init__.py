@@ -45,7 +45,7 @@ def instrument_openai(client: C, *, session: graphmind.Client | None = None) -> 
     except AttributeError as exc:
         import openai
 
-        (session or graphmind.get_client())._warn(
+        (session or graphmind.get_client()).warn(
             f"[graphmind] openai {openai.__version__} no longer has a hook graphmind-openai {__version__} uses ({exc}); "
             f"the client runs uninstrumented: install a supported openai ({SUPPORTED}) or upgrade graphmind-openai.",
             key="openai-hooks",

@@ -69,7 +69,8 @@ class Call:
         raw_mode = headers.get(RAW_RESPONSE_HEADER) if isinstance(headers, Mapping) else None
         return cls(api, hook, session, path, kwargs, body if isinstance(body, Mapping) else {}, stream, stream or raw_mode == "stream")
 
-    def start(self) -> NodeExecution:
+    def spec(self) -> NodeSpec:
+        """The node, its `llm:step` identity, and the tool roster hinted on an invocation's first step."""
         node_input, key, length = describe_request(self.api, self.body)
         step = self.session.next_llm_step(key, length)
         tools = node_input.get("tools")
@@ -78,8 +79,7 @@ class Call:
         attrs: dict[str, Any] = {"model": self.body.get("model"), "hook": self.hook, "api": self.api, "stream": self.stream}
         if tools:
             attrs["tools"] = tools
-        spec = NodeSpec(name="step", kind="llm", input=node_input, node_id="llm:step", instance_id=step.instance_id, attrs=attrs)
-        return self.session.start_node(spec)
+        return NodeSpec(name="step", kind="llm", input=node_input, node_id="llm:step", instance_id=step.instance_id, attrs=attrs)
 
     def convert(self, value: Any) -> Reply:
         """An injected JSON value -> the synthetic reply (raises on a bad shape: the gate holds again)."""
@@ -156,7 +156,7 @@ def _replay_sync(original: Callable[..., Any], call: Call, reply: Reply) -> Any:
 
 
 def run_sync(original: Callable[..., Any], call: Call) -> Any:
-    ex = call.start()
+    ex = call.session.start_node(call.spec())
     answer = ex.before(call.convert)
     if answer.action == "inject":
         result = _replay_sync(original, call, answer.value)
@@ -220,7 +220,7 @@ async def _replay_async(original: Callable[..., Awaitable[Any]], call: Call, rep
 
 
 async def run_async(original: Callable[..., Awaitable[Any]], call: Call) -> Any:
-    ex = call.start()
+    ex = await call.session.astart_node(call.spec())  # a wait_for_attach wait awaits, never blocks the loop
     answer = await ex.abefore(call.convert)
     if answer.action == "inject":
         result = await _replay_async(original, call, answer.value)

@@ -61,7 +61,7 @@ class StreamRecorder:
                 self._block(block)
         except Exception as exc:
             self.broken = True
-            self.ex.client._warn(
+            self.ex.client.warn(
                 f"[graphmind] could not read an OpenAI stream ({type(exc).__name__}: {exc}); the app's stream is "
                 "unaffected, the node shows what was read so far.",
                 key="openai-stream-parse",
