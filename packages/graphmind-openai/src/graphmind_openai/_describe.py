@@ -163,3 +163,50 @@ def usage_of(usage: Any) -> dict[str, Any] | None:
     if total is None and isinstance(inp, int) and isinstance(out, int):
         total = inp + out
     return {"inputTokens": inp, "outputTokens": out, "totalTokens": total}
+
+
+def describe_model(api: str, obj: Any) -> tuple[Any, dict[str, Any] | None] | None:
+    """(output, usage) read off the SDK's own `ChatCompletion` / `Response` (and their `Parsed*`
+    subclasses) without re-decoding the body; None for anything else (raw responses)."""
+    usage = getattr(obj, "usage", None)
+    if api == CHAT:
+        choices = getattr(obj, "choices", None)
+        if not isinstance(choices, list):
+            return None
+        out: dict[str, Any] = {}
+        if choices:
+            message = choices[0].message
+            out = {"role": message.role, "content": message.content}
+            if message.tool_calls:
+                out["tool_calls"] = [
+                    {"id": c.id, "name": c.function.name, "arguments": c.function.arguments} if c.type == "function" else {"id": c.id, "type": c.type}
+                    for c in message.tool_calls
+                ]
+            out["finish_reason"] = choices[0].finish_reason
+        if len(choices) > 1:
+            out["choices"] = len(choices)
+        out["model"] = obj.model
+        tokens = None
+        if usage is not None:
+            tokens = {"inputTokens": usage.prompt_tokens, "outputTokens": usage.completion_tokens, "totalTokens": usage.total_tokens}
+        return out, tokens
+    output = getattr(obj, "output", None)
+    if not isinstance(output, list):
+        return None
+    text: list[str] = []
+    calls: list[dict[str, Any]] = []
+    for item in output:
+        kind = getattr(item, "type", None)
+        if kind == "message":
+            text.extend(part.text for part in item.content if getattr(part, "type", None) == "output_text")
+        elif kind == "function_call":
+            calls.append({"id": item.call_id, "name": item.name, "arguments": item.arguments})
+    reply: dict[str, Any] = {"role": "assistant", "content": "".join(text) if text else None}
+    if calls:
+        reply["tool_calls"] = calls
+    reply["status"] = obj.status
+    reply["model"] = obj.model
+    tokens = None
+    if usage is not None:
+        tokens = {"inputTokens": usage.input_tokens, "outputTokens": usage.output_tokens, "totalTokens": usage.total_tokens}
+    return reply, tokens

@@ -20,12 +20,12 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from openai import AsyncStream, Stream
+from openai import AsyncStream, BaseModel, Stream
 
 import graphmind
 from graphmind import NodeExecution, NodeSpec, RunAborted
 
-from ._describe import describe_reply, describe_request
+from ._describe import describe_model, describe_reply, describe_request
 from ._inject import Reply, reply_for, to_body
 from ._stream import StreamRecorder, abandon, tee
 from ._typed import TypedRecorder, tee_stream
@@ -112,7 +112,14 @@ def _finish_injected(ex: NodeExecution, reply: Reply) -> None:
 
 
 def _described_body(call: Call, result: Any, response: Any) -> tuple[Any, Any]:
-    """(output, usage) of a non-streamed call, from the body bytes the SDK already read."""
+    """(output, usage) of a non-streamed call: off the SDK's typed result, else from the body bytes it read."""
+    if isinstance(result, BaseModel):
+        try:
+            described = describe_model(call.api, result)
+        except Exception:  # a model shape this version does not know: read the bytes instead
+            described = None
+        if described is not None:
+            return described
     data: Any = None
     if response is not None:
         try:
