@@ -157,7 +157,7 @@ def _run(args: argparse.Namespace) -> int:
             )
             gm.dispose()
             print(f"\nAgent: {answer}")
-            time.sleep(0.2)  # let the hub's writer commit the last batch before reading it back
+            _wait_for_run_end(base, run_id)
             print_summary(base, run_id, answerer.answered if answerer else None)
     finally:
         if answerer is not None:
@@ -174,6 +174,18 @@ def _run(args: argparse.Namespace) -> int:
                 pass
             hub_handle.stop()
     return 0
+
+
+def _wait_for_run_end(base: str, run_id: str, timeout: float = 5.0) -> None:
+    """dispose() has written run.finished to the socket; wait until the hub has stored it."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if _api(base, "GET", f"/api/runs/{run_id}").get("status") != "running":
+                return
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.02)
 
 
 def _what_to_do(scenario: str) -> str:
