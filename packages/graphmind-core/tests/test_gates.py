@@ -290,3 +290,16 @@ def test_an_injected_value_that_cannot_be_converted_holds_the_gate_again(hub: Fa
     hub.auto_answer(lambda _e: next(answers))
     assert client.execute(spec, lambda: 1, from_injected=int) == 7
     assert len(hub.of_type("exec.paused")) == 2
+
+
+def test_dispose_delivers_everything_already_emitted(hub: FakeHub) -> None:
+    for _ in range(5):
+        client = graphmind.Client(app="flush", url=hub.url)
+        assert client.ready(5)
+        gated = client.wrap(lambda i: i, name="burst")
+        with client.run("burst"):
+            for i in range(300):
+                gated(i)
+        run_id = hub.of_type("run.started")[-1]["runId"]
+        client.dispose()  # returns only once the writer has written the last frame
+        hub.wait_event(lambda e, r=run_id: e["type"] == "run.finished" and e["runId"] == r, timeout=5)

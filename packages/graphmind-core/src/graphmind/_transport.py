@@ -50,6 +50,7 @@ class Transport:
         self._ring: deque[tuple[str, int]] = deque()
         self._ring_bytes = 0
         self._pending: list[str] = []  # what the writer still has to send on this connection
+        self._sending = False  # the writer holds a batch it took from _pending and is writing it
         self.attached = False
         self._stopping = False
         self._thread: threading.Thread | None = None
@@ -110,7 +111,7 @@ class Transport:
         timer.start()
         try:
             with self._cond:
-                while self.attached and self._pending and not deadline.is_set():
+                while self.attached and (self._pending or self._sending) and not deadline.is_set():
                     self._cond.wait(0.02)
         finally:
             timer.cancel()
@@ -215,6 +216,7 @@ class Transport:
                 if not self.attached:
                     return
                 batch, self._pending = self._pending, []
+                self._sending = True
                 ws = self._ws
             try:
                 for text in batch:
@@ -222,9 +224,12 @@ class Transport:
                 self.counters["sent"] += len(batch)
             except Exception as exc:
                 _log.debug("graphmind: send failed (%r)", exc)
+                with cond:
+                    self._sending = False
                 self._detach(ws)
                 return
             with cond:
+                self._sending = False
                 cond.notify_all()  # flush() waiters
                 if self._stopping and not self._pending:
                     return
