@@ -12,8 +12,8 @@
 It serves `POST /v1/chat/completions` and `POST /v1/responses`, as JSON or, when the request has
 `"stream": true`, as server-sent events split into `chunks` deltas. Each request takes the next
 scripted reply (a string: an assistant text; a dict: an assistant message with `content` and/or
-`tool_calls`; `FakeOpenAI.error(...)`: an HTTP error); with the script empty it answers
-`default_reply`. Replies are deterministic (ids derive from the request and the reply), so the
+`tool_calls`; `FakeOpenAI.error(...)`: an HTTP error; a callable: called with the request body,
+returns one of those); with the script empty it answers `default_reply`. Replies are deterministic (ids derive from the request and the reply), so the
 same script gives field-for-field the same SDK objects twice. Standard library only: a
 `ThreadingHTTPServer` in a daemon thread on an ephemeral port.
 """
@@ -133,7 +133,9 @@ class FakeOpenAI:
     def _next(self, request: FakeRequest) -> Any:
         with self._lock:
             self.requests.append(request)
-            return self._script.popleft() if self._script else self.default_reply
+            reply = self._script.popleft() if self._script else self.default_reply
+        # A callable reply decides from the request (a scripted model that reacts to the conversation).
+        return reply(request.body) if callable(reply) else reply
 
     def render(self, api: str, request: Mapping[str, Any], reply: Any) -> dict[str, Any]:
         """The response body for one scripted reply (deterministic)."""

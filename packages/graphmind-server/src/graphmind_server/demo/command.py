@@ -17,6 +17,7 @@ from .summary import print_summary
 from .travel import TravelTools, scripted_reply
 
 LIVE_MODEL = os.environ.get("GRAPHMIND_DEMO_MODEL", "gpt-4o-mini")
+SCRIPTED_MODEL = "scripted-travel-model"
 
 
 class DemoError(Exception):
@@ -99,6 +100,15 @@ def _instrument(client: Any, gm: Any) -> Any:
     return instrument_openai(client, session=gm)
 
 
+def _scripted_model(loop: bool) -> Any:
+    """The loopback fake provider of graphmind-openai, answering with the travel script."""
+    try:
+        from graphmind_openai.testing import FakeOpenAI
+    except ImportError as exc:
+        raise DemoError("graphmind demo needs the OpenAI adapter: pip install 'graphmind-server[demo]'") from exc
+    return FakeOpenAI(default_reply=lambda body: scripted_reply(body.get("messages") or [], loop=loop))
+
+
 def _open_browser(url: str) -> None:
     has_display = sys.platform in ("darwin", "win32") or bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
     if has_display:
@@ -124,7 +134,6 @@ def _run(args: argparse.Namespace) -> int:
 
     from ..serve import start_in_thread
     from .agent import run_travel_agent
-    from .model_server import ScriptedModel
 
     hub_handle = None
     base = _existing_hub(args.port)
@@ -139,7 +148,7 @@ def _run(args: argparse.Namespace) -> int:
     answerer = GateAnswerer(base, args.hold) if args.headless else None
     loop = args.scenario == "loop"
     try:
-        with ScriptedModel(lambda messages: scripted_reply(messages, loop=loop)) as model:
+        with _scripted_model(loop) as model:
             gm = graphmind.Client(app="travel-demo", url=ingest, retry_interval=1.0)
             if not gm.ready(5):
                 raise DemoError(f"could not attach to the hub at {ingest}; is something else on port {args.port}? try --port 0")
@@ -153,7 +162,7 @@ def _run(args: argparse.Namespace) -> int:
                     _open_browser(base)
                 print(_what_to_do(args.scenario))
             run_id, answer = run_travel_agent(
-                openai_client, gm, tools, model=LIVE_MODEL if args.live else model.model, run_name="travel-assistant"
+                openai_client, gm, tools, model=LIVE_MODEL if args.live else SCRIPTED_MODEL, run_name="travel-assistant"
             )
             gm.dispose()
             print(f"\nAgent: {answer}")

@@ -82,11 +82,12 @@ SEARCH_ARGS = {"origin": "LIS", "destination": "BER", "date": "2026-12-12"}
 
 
 def _tool_call(n: int, name: str, args: dict[str, Any]) -> dict[str, Any]:
-    return {"id": f"call_{n}_{name}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+    return {"content": None, "tool_calls": [{"id": f"call_{n}_{name}", "name": name, "arguments": json.dumps(args)}]}
 
 
-def scripted_reply(messages: list[dict[str, Any]], loop: bool = False) -> dict[str, Any]:
-    """The next assistant message, decided from the conversation so far.
+def scripted_reply(messages: list[dict[str, Any]], loop: bool = False) -> Any:
+    """The next reply, decided from the conversation so far (graphmind_openai.testing.FakeOpenAI's
+    reply shapes: a string is the assistant's text, a dict with `tool_calls` calls tools).
 
     search -> check the budget of the cheapest -> book it -> say so. A failed budget check is tried
     again; with `loop` the model is "stuck" and searches three times before moving on.
@@ -96,27 +97,24 @@ def scripted_reply(messages: list[dict[str, Any]], loop: bool = False) -> dict[s
     n = len(tool_results) + 1
     searches = names.count("search_flights")
     if searches == 0 or (loop and searches < 3):
-        return {"role": "assistant", "content": None, "tool_calls": [_tool_call(n, "search_flights", SEARCH_ARGS)]}
+        return _tool_call(n, "search_flights", SEARCH_ARGS)
     last = tool_results[-1]
     last_name = names[-1]
     if last_name == "search_flights":
         flights = _json(last.get("content")) or FLIGHTS
         cheapest = min(flights, key=lambda f: f.get("price_eur", 10**9)) if isinstance(flights, list) and flights else FLIGHTS[0]
-        return {"role": "assistant", "content": None, "tool_calls": [_tool_call(n, "check_budget", {"amount_eur": cheapest.get("price_eur", 189)})]}
+        return _tool_call(n, "check_budget", {"amount_eur": cheapest.get("price_eur", 189)})
     if last_name == "check_budget":
         result = _json(last.get("content"))
         if not isinstance(result, dict) or "within_budget" not in result:
-            return {"role": "assistant", "content": None, "tool_calls": [_tool_call(n, "check_budget", {"amount_eur": 189})]}
+            return _tool_call(n, "check_budget", {"amount_eur": 189})
         if not result.get("within_budget"):
-            return {"role": "assistant", "content": "The cheapest flight is over your budget, so I did not book it."}
-        return {"role": "assistant", "content": None, "tool_calls": [_tool_call(n, "book", {"flight_id": "TP-544"})]}
+            return "The cheapest flight is over your budget, so I did not book it."
+        return _tool_call(n, "book", {"flight_id": "TP-544"})
     booked = _json(last.get("content"))
     if isinstance(booked, dict) and booked.get("confirmation"):
-        return {
-            "role": "assistant",
-            "content": f"Booked {booked.get('flight_id', 'your flight')}: Lisbon → Berlin on 2026-12-12, confirmation {booked['confirmation']}.",
-        }
-    return {"role": "assistant", "content": f"I did not book anything: the booking step answered {last.get('content')!r}."}
+        return f"Booked {booked.get('flight_id', 'your flight')}: Lisbon → Berlin on 2026-12-12, confirmation {booked['confirmation']}."
+    return f"I did not book anything: the booking step answered {last.get('content')!r}."
 
 
 def _name_of(messages: list[dict[str, Any]], call_id: Any) -> str | None:
