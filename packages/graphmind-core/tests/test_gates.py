@@ -297,9 +297,9 @@ def test_dispose_delivers_everything_already_emitted(hub: FakeHub) -> None:
         client = graphmind.Client(app="flush", url=hub.url)
         assert client.ready(5)
         gated = client.wrap(lambda i: i, name="burst")
-        with client.run("burst"):
+        with client.run("burst") as run:
             for i in range(300):
                 gated(i)
-        run_id = hub.of_type("run.started")[-1]["runId"]
+        run_id = run.run_id
         client.dispose()  # returns only once the writer has written the last frame
         hub.wait_event(lambda e, r=run_id: e["type"] == "run.finished" and e["runId"] == r, timeout=5)

@@ -108,8 +108,9 @@ class EventPipeline:
             role = _ROLE.get(k)
             if role is None or role is _ID:
                 t = type(v)
-                if (t is str and v.isascii()) or t is int or t is bool or v is None:
-                    out[k] = v  # the common case: a plain identity scalar
+                # The common case: a plain scalar (`v - v == 0` is False for NaN and ±Infinity).
+                if (t is str and v.isascii()) or t is int or t is bool or v is None or (t is float and v - v == 0):
+                    out[k] = v
                 elif role is _ID:
                     out[k] = self._identity(k, v)
                 else:

@@ -6,6 +6,7 @@ Both the SDK and the hub import these names, so the two sides cannot drift apart
 from __future__ import annotations
 
 import json
+import json.encoder
 from typing import Any, Final
 
 PROTOCOL_VERSION: Final = 1
@@ -63,10 +64,19 @@ CLOSE_FORBIDDEN: Final = 4003
 
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+# JSONEncoder.encode builds a C encoder on every call; build it once (this runs twice per gated
+# call). No circular check: every frame comes out of the pipeline, which never emits a cycle.
+_C_ENCODE = (
+    json.encoder.c_make_encoder(None, _ENCODER.default, json.encoder.c_encode_basestring, None, ":", ",", False, False, False)
+    if json.encoder.c_make_encoder is not None and json.encoder.c_encode_basestring is not None
+    else None
+)
 
 
 def encode(frame: dict[str, Any]) -> str:
     """The one JSON spelling used on the wire (compact, UTF-8 text, no NaN)."""
+    if _C_ENCODE is not None:
+        return "".join(_C_ENCODE(frame, 0))
     return _ENCODER.encode(frame)
 
 
