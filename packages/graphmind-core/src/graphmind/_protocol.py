@@ -66,9 +66,11 @@ CLOSE_FORBIDDEN: Final = 4003
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 # JSONEncoder.encode builds a C encoder on every call; build it once (this runs twice per gated
 # call). No circular check: every frame comes out of the pipeline, which never emits a cycle.
+_c_make_encoder: Any = getattr(json.encoder, "c_make_encoder", None)  # CPython's C accelerator (untyped)
+_c_encode_basestring: Any = getattr(json.encoder, "c_encode_basestring", None)
 _C_ENCODE = (
-    json.encoder.c_make_encoder(None, _ENCODER.default, json.encoder.c_encode_basestring, None, ":", ",", False, False, False)
-    if json.encoder.c_make_encoder is not None and json.encoder.c_encode_basestring is not None
+    _c_make_encoder(None, _ENCODER.default, _c_encode_basestring, None, ":", ",", False, False, False)
+    if _c_make_encoder is not None and _c_encode_basestring is not None
     else None
 )
 
