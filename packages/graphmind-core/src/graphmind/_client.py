@@ -318,12 +318,13 @@ class Client(Wrappers):
         *,
         describe_output: Callable[[Any], Any] = _identity,
         from_injected: Callable[[Any], Any] = _identity,
+        describe_usage: Callable[[Any], dict[str, Any] | None] | None = None,
     ) -> T:
         """Runs `call` as one gated node from sync code (before, after and error gates, retry, inject, abort)."""
         if not self.live:
             return call()
         ex = self.start_node(spec)
-        return ex.run_sync(call, describe_output, from_injected)
+        return ex.run_sync(call, describe_output, from_injected, describe_usage)
 
     async def aexecute(
         self,
@@ -332,13 +333,14 @@ class Client(Wrappers):
         *,
         describe_output: Callable[[Any], Any] = _identity,
         from_injected: Callable[[Any], Any] = _identity,
+        describe_usage: Callable[[Any], dict[str, Any] | None] | None = None,
     ) -> T:
         """The same from asyncio code: a hold awaits, so the event loop keeps running."""
         if not self.live:
             return await call()
         await self.await_attach_once()
         ex = self.start_node(spec)
-        return await ex.run_async(call, describe_output, from_injected)
+        return await ex.run_async(call, describe_output, from_injected, describe_usage)
 
     def span(self, name: str, kind: str = "custom", input: Any = None) -> Span:
         """A node the code describes itself: `with client.span("retrieve", kind="retriever") as s: s.output = ...`."""

@@ -289,6 +289,7 @@ class NodeExecution:
         call: Callable[[], T],
         describe_output: Callable[[Any], Any] = _identity,
         from_injected: Callable[[Any], Any] = _identity,
+        describe_usage: Callable[[Any], dict[str, Any] | None] | None = None,
     ) -> T:
         answer = self.before(from_injected)
         if answer.action == proto.INJECT:
@@ -320,7 +321,7 @@ class NodeExecution:
             if answer.action == proto.INJECT:
                 self.finish(answer.raw)
                 return answer.value
-            self.finish(output)
+            self.finish(output, usage=describe_usage(result) if describe_usage is not None else None)
             return result
 
     async def run_async(
@@ -328,6 +329,7 @@ class NodeExecution:
         call: Callable[[], Awaitable[T]],
         describe_output: Callable[[Any], Any] = _identity,
         from_injected: Callable[[Any], Any] = _identity,
+        describe_usage: Callable[[Any], dict[str, Any] | None] | None = None,
     ) -> T:
         answer = await self.abefore(from_injected)
         if answer.action == proto.INJECT:
@@ -359,5 +361,5 @@ class NodeExecution:
             if answer.action == proto.INJECT:
                 self.finish(answer.raw)
                 return answer.value
-            self.finish(output)
+            self.finish(output, usage=describe_usage(result) if describe_usage is not None else None)
             return result

@@ -1,8 +1,6 @@
-"""The gate loop around one model call when the adapter must report usage or owns a stream.
-
-`client.execute` / `NodeExecution.run_sync` finish a node without usage, and a stream cannot be
-handed to them, so model calls drive the engine's gates here (core gap, reported: a
-`describe_usage=` for execute/run_sync would shrink this file to the stream half).
+"""The gate loop around a streamed model call: a stream cannot be handed to the engine's
+`run_sync` / `run_async` (the chunks reach the app while the node is open), so it drives the
+engine's gates itself. Plain calls use `NodeExecution.run_sync` / `run_async`.
 """
 
 from __future__ import annotations
@@ -19,71 +17,6 @@ from ._describe import chunks_json, chunks_usage, to_chunk
 
 T = TypeVar("T")
 Describe = Callable[[Any], Any]
-
-
-def call_sync(ex: NodeExecution, call: Callable[[], T], describe: Describe, convert: Describe, usage: Describe) -> T:
-    answer = ex.before(convert)
-    if answer.action == "inject":
-        ex.finish(answer.raw)
-        return answer.value
-    while True:
-        try:
-            with ex.active():
-                result = call()
-        except RunAborted as exc:
-            ex.fail(exc)
-            raise
-        except Exception as exc:
-            answer = ex.error(exc, convert)
-            if answer.action == "retry":
-                continue
-            if answer.action == "inject":
-                ex.finish(answer.raw)
-                return answer.value
-            ex.fail(exc)
-            raise
-        output = describe(result)
-        answer = ex.after(output, convert)
-        if answer.action == "retry":
-            continue
-        if answer.action == "inject":
-            ex.finish(answer.raw)
-            return answer.value
-        ex.finish(output, usage=usage(result))
-        return result
-
-
-async def call_async(ex: NodeExecution, call: Callable[[], Awaitable[T]], describe: Describe, convert: Describe,
-                     usage: Describe) -> T:
-    answer = await ex.abefore(convert)
-    if answer.action == "inject":
-        ex.finish(answer.raw)
-        return answer.value
-    while True:
-        try:
-            with ex.active():
-                result = await call()
-        except RunAborted as exc:
-            ex.fail(exc)
-            raise
-        except Exception as exc:
-            answer = await ex.aerror(exc, convert)
-            if answer.action == "retry":
-                continue
-            if answer.action == "inject":
-                ex.finish(answer.raw)
-                return answer.value
-            ex.fail(exc)
-            raise
-        output = describe(result)
-        answer = await ex.aafter(output, convert)
-        if answer.action == "retry":
-            continue
-        if answer.action == "inject":
-            ex.finish(answer.raw)
-            return answer.value
-        ex.finish(output, usage=usage(result))
-        return result
 
 
 # ---- streams ---------------------------------------------------------------------------------

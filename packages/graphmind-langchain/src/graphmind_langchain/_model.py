@@ -22,7 +22,7 @@ from graphmind import NodeExecution
 
 from . import _registry as registry
 from ._describe import chat_result_json, chat_result_usage, to_chat_result, tool_roster
-from ._drive import call_async, call_sync, stream_async, stream_sync
+from ._drive import stream_async, stream_sync
 from ._nodes import llm_spec, llm_step, model_name
 from ._tokens import emit
 
@@ -62,7 +62,7 @@ def gated_generate(client: graphmind.Client, model: Any, orig: Callable[..., Any
             finally:
                 registry.inside.reset(mark)
 
-        return call_sync(ex, call, chat_result_json, to_chat_result, chat_result_usage)
+        return ex.run_sync(call, chat_result_json, to_chat_result, chat_result_usage)
 
     return _generate_with_cache
 
@@ -86,7 +86,7 @@ def gated_agenerate(client: graphmind.Client, model: Any, orig: Callable[..., An
             finally:
                 registry.inside.reset(mark)
 
-        return await call_async(ex, call, chat_result_json, to_chat_result, chat_result_usage)
+        return await ex.run_async(call, chat_result_json, to_chat_result, chat_result_usage)
 
     return _agenerate_with_cache
 
