@@ -13,19 +13,22 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
 from . import _protocol as proto
-from ._clock import round_ms, wall_ms
+from ._clock import wall_ms
 from ._config import Options
 from ._debug_state import DebugState
 from ._engine import NodeExecution, NodeSpec
 from ._errors import RunAborted
-from ._gate import GateAnswer, HeldGate
+from ._gate import HeldGate
+from ._hub_control import HubControl
 from ._loop_guard import LoopGuard, resolve_loop_guard_config
 from ._pipeline import EventPipeline
 from ._redaction import resolve_redaction_switches
 from ._run import RunContext
+from ._run_events import RunEvents
 from ._run_scope import RunScope
 from ._span import Span
 from ._steps import StepIdentity
+from ._token_flusher import TokenFlusher
 from ._transport import Transport
 from ._warn import Warner
 from ._wrappers import Wrappers
@@ -37,7 +40,7 @@ def _identity(value: Any) -> Any:
     return value
 
 
-class Client(Wrappers):
+class Client(Wrappers, RunEvents, HubControl, TokenFlusher):
     """One GraphMind session: `graphmind.Client(app="support-agent", **options)`.
 
     Disabled (kill switches): wrappers return what they are given, no thread, no socket, no warning.
@@ -99,9 +102,8 @@ class Client(Wrappers):
         )
 
     # ---- state -------------------------------------------------------------------------------
-    @property
-    def attached(self) -> bool:
-        return self._transport is not None and self._transport.attached
+    def _gate_ids(self) -> str:
+        return f"g{next(self._gate_seq)}"
 
     def _new_instance_id(self) -> str:
         return f"{self._instance_prefix}-{next(self._instance_seq):x}"
@@ -138,114 +140,10 @@ class Client(Wrappers):
         self._transport.enqueue(text)
         return seq
 
-    # ---- streamed tokens: the flusher ---------------------------------------------------------
-    def _schedule_token_flush(self, ex: NodeExecution) -> None:
-        """A node has a token batch waiting: send it within the flush interval even if no delta follows."""
-        with self._lock:
-            self._token_pending[ex.instance_id] = ex
-            if self._token_thread is None:
-                self._token_thread = threading.Thread(target=self._token_flusher, name="graphmind-tokens", daemon=True)
-                self._token_thread.start()
-        self._token_wakeup.set()
-
-    def _token_flusher(self) -> None:
-        interval = self._token_flush_ms / 1000.0
-        while not self._disposed:
-            if not self._token_wakeup.wait(1.0):
-                continue
-            self._token_wakeup.clear()
-            # The batching window: deltas arriving meanwhile join the same frame.
-            self._token_wakeup.wait(interval) if interval > 0 else None
-            with self._lock:
-                pending = list(self._token_pending.values())
-                self._token_pending.clear()
-            for ex in pending:
-                try:
-                    ex.flush_tokens()
-                except Exception as exc:  # pragma: no cover - defensive: the flusher must not die
-                    self._warn(f"[graphmind] could not send streamed tokens: {exc!r}", key="token-flush")
-
     # ---- runs --------------------------------------------------------------------------------
     def run(self, name: str, meta: dict[str, Any] | None = None) -> RunScope:
         """A run boundary: `with client.run("name") as run:`, `async with`, or `@client.run("name")`."""
         return RunScope(self, name, meta)
-
-    def _start_run(self, name: str, meta: dict[str, Any] | None, implicit: bool = False) -> RunContext:
-        run = RunContext(name=name, meta=dict(meta or {}), implicit=implicit, started_ms=self._clock())
-        if not self.live:
-            return run
-        with self._lock:
-            self._runs[run.run_id] = run
-        self._emit(
-            {
-                "type": proto.RUN_STARTED,
-                "runId": run.run_id,
-                "name": name,
-                "app": self.app,
-                "nodeId": run.node_id,
-                "instanceId": run.run_id,
-                "kind": "agent",
-                "meta": {**self.options.meta, **run.meta},
-                "implicit": implicit,
-            }
-        )
-        return run
-
-    def _finish_run(self, run: RunContext, error: BaseException | None) -> None:
-        if not self.live:
-            return
-        with self._lock:
-            self._runs.pop(run.run_id, None)
-        self._loop_guard.forget_run(run.run_id)
-        if run.aborted or isinstance(error, RunAborted):
-            status = "aborted"
-        elif error is not None:
-            status = "error"
-        else:
-            status = "finished"
-        event: dict[str, Any] = {
-            "type": proto.RUN_FINISHED,
-            "runId": run.run_id,
-            "nodeId": run.node_id,
-            "instanceId": run.run_id,
-            "status": status,
-            "durationMs": round_ms(self._clock() - run.started_ms),
-        }
-        if status == "error" and error is not None:
-            from ._engine import describe_error
-
-            event["error"] = describe_error(error)
-        self._emit(event)
-
-    def _run_for_call(self) -> RunContext:
-        run = self._current_run.get()
-        if run is not None:
-            return run
-        implicit = self._implicit_run
-        if implicit is None:
-            with self._lock:
-                implicit = self._implicit_run
-                if implicit is None:
-                    implicit = RunContext(name=self.app, implicit=True)
-                    self._implicit_run = implicit
-            if implicit.started_ms == 0.0:
-                implicit.started_ms = self._clock()
-                with self._lock:
-                    self._runs[implicit.run_id] = implicit
-                self._emit(
-                    {
-                        "type": proto.RUN_STARTED,
-                        "runId": implicit.run_id,
-                        "name": implicit.name,
-                        "app": self.app,
-                        "nodeId": implicit.node_id,
-                        "instanceId": implicit.run_id,
-                        "kind": "agent",
-                        "meta": dict(self.options.meta),
-                        "implicit": True,
-                    }
-                )
-        return implicit
 
     # ---- nodes -------------------------------------------------------------------------------
     def start_node(
@@ -382,106 +280,6 @@ class Client(Wrappers):
                 "parentInstanceId": parent_instance_id or self._current_node.get() or run.run_id,
             }
         )
-
-    # ---- gates -------------------------------------------------------------------------------
-    def _hold_reason(self, ex: NodeExecution, gate: str, consume: bool = True) -> str | None:
-        transport = self._transport
-        if transport is None or not transport.attached:
-            return None
-        if self._pause_any or self._pause_runs:
-            with self._lock:
-                if self._pause_any or ex.run.run_id in self._pause_runs:
-                    if consume:
-                        self._pause_any = False
-                        self._pause_runs.discard(ex.run.run_id)
-                    return "pause"
-        if gate == proto.BEFORE and ex.loop_hit is not None:
-            return "loop"
-        return self._debug.reason_to_hold(ex.node_id, ex.spec.kind, gate)
-
-    def _open_gate(
-        self, ex: NodeExecution, gate: str, reason: str, payload: dict[str, Any], loop: asyncio.AbstractEventLoop | None
-    ) -> HeldGate:
-        gate_id = f"g{next(self._gate_seq)}"
-        held = HeldGate(gate_id, ex.run.run_id, gate, loop)
-        with self._lock:
-            self._held[gate_id] = held
-            self._held_nodes[gate_id] = ex
-        actions = list(proto.GATE_ACTIONS[gate])
-        if ex.spec.actions is not None:
-            actions = [a for a in actions if a in ex.spec.actions]
-        event = ex._base(proto.EXEC_PAUSED)
-        event.update(gateId=gate_id, gate=gate, reason=reason, actions=actions)
-        event.update(payload)
-        if reason == "loop" and ex.loop_hit is not None:
-            event["loop"] = ex.loop_hit.as_wire()
-        self._emit(event)
-        # The hub may have gone between the decision and now: nobody could answer.
-        if not self.attached:
-            held.resolve(GateAnswer(proto.CONTINUE, by="disconnect"))
-        elif ex.run.aborted:
-            held.resolve(GateAnswer(proto.ABORT, by="local"))
-        return held
-
-    def _close_gate(self, ex: NodeExecution, held: HeldGate, answer: GateAnswer, held_for: float) -> None:
-        with self._lock:
-            self._held.pop(held.gate_id, None)
-            self._held_nodes.pop(held.gate_id, None)
-        event = ex._base(proto.EXEC_RESUMED)
-        event.update(gateId=held.gate_id, gate=held.gate, action=answer.action, heldMs=round_ms(held_for), by=answer.by)
-        self._emit(event)
-
-    def _release_all(self, action: str, by: str, run_id: str | None = None) -> None:
-        with self._lock:
-            held = [h for h in self._held.values() if run_id is None or h.run_id == run_id]
-        for h in held:
-            h.resolve(GateAnswer(action, by=by))
-
-    # ---- hub frames (reader thread) ----------------------------------------------------------
-    def _on_attach(self, welcome: dict[str, Any]) -> None:
-        self._debug = DebugState.from_wire(welcome.get("debug"))
-
-    def _on_detach(self) -> None:
-        with self._lock:
-            self._pause_any = False
-            self._pause_runs.clear()
-        self._release_all(proto.CONTINUE, "disconnect")
-
-    def _on_frame(self, frame: dict[str, Any]) -> None:
-        kind = frame["type"]
-        transport = self._transport
-        assert transport is not None
-        if kind == proto.GATE_RESOLVE:
-            gate_id = frame.get("gateId")
-            action = frame.get("action")
-            with self._lock:
-                held = self._held.get(gate_id) if isinstance(gate_id, str) else None
-            if held is None:
-                transport.send_control({"type": proto.GATE_UNKNOWN, "gateId": gate_id})
-                return
-            if action not in proto.ACTIONS:
-                self._warn(f"[graphmind] the hub sent an unknown gate action {action!r}; continuing", key="bad-action")
-                action = proto.CONTINUE
-            held.resolve(GateAnswer(action, frame.get("value"), by="hub"))
-        elif kind == proto.DEBUG_STATE:
-            self._debug = DebugState.from_wire(frame, self._debug)
-            transport.send_control({"type": proto.DEBUG_ACK, "version": self._debug.version})
-        elif kind == proto.PAUSE:
-            run_id = frame.get("runId")
-            with self._lock:
-                if isinstance(run_id, str):
-                    self._pause_runs.add(run_id)
-                else:
-                    self._pause_any = True
-        elif kind == proto.RUN_ABORT:
-            run_id = frame.get("runId")
-            with self._lock:
-                run = self._runs.get(run_id) if isinstance(run_id, str) else None
-            if run is not None:
-                run.mark_aborted()
-                self._release_all(proto.ABORT, "hub", run.run_id)
-        elif kind == proto.ERROR:
-            self._warn(f"[graphmind] the hub reported: {frame.get('code')}: {frame.get('message')}", key=f"hub-{frame.get('code')}")
 
     # ---- attach guarantee, stats, dispose ----------------------------------------------------
     def ready(self, timeout: float = 2.0) -> bool:
