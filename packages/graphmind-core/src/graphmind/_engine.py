@@ -17,6 +17,7 @@ An adapter describes a node (`NodeSpec`), and either hands the engine the call
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import threading
 from collections.abc import Awaitable, Callable, Iterator
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 CONTINUE_ANSWER = GateAnswer(proto.CONTINUE, by="fast-path")
+_NO_TOKENS: Any = contextlib.nullcontext()
 
 
 def _identity(value: Any) -> Any:
@@ -91,7 +93,7 @@ class NodeExecution:
         self.loop_hit: Any = None
         self._deltas: list[dict[str, Any]] = []
         self._last_flush = self.started_at
-        self._token_lock = threading.Lock()  # the app thread appends, the client's flusher may flush
+        self._token_lock = _NO_TOKENS  # replaced by a real lock on the first delta (see token())
 
     # ---- identity and events -------------------------------------------------------------------
     def _base(self, event_type: str) -> dict[str, Any]:
@@ -133,6 +135,9 @@ class NodeExecution:
         """
         if not self.client.live or self.ended:
             return
+        if self._token_lock is _NO_TOKENS:
+            # The app thread appends, the client's flusher may flush: from the first delta on they share a lock.
+            self._token_lock = threading.Lock()
         with self._token_lock:
             deltas = self._deltas
             was_empty = not deltas
@@ -151,6 +156,8 @@ class NodeExecution:
             self.client._schedule_token_flush(self)
 
     def flush_tokens(self, now: float | None = None) -> None:
+        if not self._deltas:
+            return  # nothing streamed (most nodes): no lock to take
         with self._token_lock:
             if not self._deltas:
                 return
@@ -243,6 +250,9 @@ class NodeExecution:
 
     def gate(self, gate: str, payload: dict[str, Any] | None = None, convert: Callable[[Any], Any] = _identity) -> GateAnswer:
         """Passes one gate from sync code. Raises RunAborted on abort; an inject answer carries the converted value."""
+        transport = self.client._transport
+        if (transport is None or not transport.attached) and not self.run._aborted:
+            return CONTINUE_ANSWER  # detached: nothing can hold (the fast path of design.md §2)
         while True:
             held = self._open(gate, payload or {}, None)
             if held is None:
@@ -255,6 +265,9 @@ class NodeExecution:
 
     async def agate(self, gate: str, payload: dict[str, Any] | None = None, convert: Callable[[Any], Any] = _identity) -> GateAnswer:
         """Passes one gate from asyncio code without blocking the loop."""
+        transport = self.client._transport
+        if (transport is None or not transport.attached) and not self.run._aborted:
+            return CONTINUE_ANSWER
         while True:
             held = self._open(gate, payload or {}, asyncio.get_running_loop())
             if held is None:

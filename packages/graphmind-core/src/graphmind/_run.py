@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,17 +18,18 @@ class RunContext:
     meta: dict[str, Any] = field(default_factory=dict)
     implicit: bool = False
     started_ms: float = 0.0
-    _aborted: threading.Event = field(default_factory=threading.Event, repr=False)
+    # A plain flag: written once (False -> True) by whichever thread aborts, read on every gate.
+    _aborted: bool = field(default=False, repr=False)
     steps: StepTracker = field(default_factory=StepTracker, repr=False)
 
     @property
     def aborted(self) -> bool:
         """True once the run was aborted from the debugger: your loop can check it and stop early."""
-        return self._aborted.is_set()
+        return self._aborted
 
     @property
     def node_id(self) -> str:
         return f"agent:{self.name}"
 
     def mark_aborted(self) -> None:
-        self._aborted.set()
+        self._aborted = True
