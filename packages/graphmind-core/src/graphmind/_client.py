@@ -121,15 +121,18 @@ class Client(Wrappers, RunEvents, HubControl, TokenFlusher):
         return self._current_run.get()
 
     # ---- events ------------------------------------------------------------------------------
-    def _emit(self, event: dict[str, Any]) -> int:
-        """Numbers, redacts, encodes and buffers one event (in the calling thread). Returns its seq."""
+    def _emit(self, event: dict[str, Any], trusted: bool = False) -> int:
+        """Numbers, redacts, encodes and buffers one event (in the calling thread). Returns its seq.
+
+        `trusted`: built by the gate engine for a node whose identity strings are ASCII (see
+        EventPipeline.process)."""
         seq = next(self._seq)
         if self._transport is None or self._disposed:
             return seq
         event["seq"] = seq
         event["ts"] = wall_ms()
         try:
-            out = self._pipeline.process(event)
+            out = self._pipeline.process(event, trusted)
             if out is None:
                 return seq
             text = proto.encode(out)

@@ -93,6 +93,10 @@ class NodeExecution:
         self.loop_hit: Any = None
         self._deltas: list[dict[str, Any]] = []
         self._last_flush = self.started_at
+        try:  # one check per node lets the pipeline skip the identity fields of its events
+            self.trusted = (self.node_id + spec.kind + spec.name + self.instance_id + (parent or "") + run.run_id).isascii()
+        except TypeError:  # a name that is not a str: the pipeline reads every field
+            self.trusted = False
         self._token_lock = _NO_TOKENS  # replaced by a real lock on the first delta (see token())
 
     # ---- identity and events -------------------------------------------------------------------
@@ -112,7 +116,7 @@ class NodeExecution:
         event["input"] = self.spec.input
         if self.spec.attrs:
             event["attrs"] = self.spec.attrs
-        return self.client._emit(event)
+        return self.client._emit(event, self.trusted)
 
     @contextmanager
     def active(self) -> Iterator[None]:
@@ -165,7 +169,7 @@ class NodeExecution:
             self._last_flush = self.client._clock() if now is None else now
         event = self._base(proto.NODE_TOKEN)
         event["deltas"] = deltas
-        self.client._emit(event)
+        self.client._emit(event, self.trusted)
 
     # ---- endings --------------------------------------------------------------------------------
     def finish(self, output: Any = None, *, usage: dict[str, Any] | None = None, cut_short: bool = False, **extra: Any) -> None:
@@ -184,7 +188,7 @@ class NodeExecution:
         if cut_short:
             event["cutShort"] = True
         event.update(extra)
-        self.client._emit(event)
+        self.client._emit(event, self.trusted)
 
     def fail(self, exc: BaseException, **extra: Any) -> None:
         if self.ended:
@@ -196,7 +200,7 @@ class NodeExecution:
         event["durationMs"] = self._duration()
         event["heldMs"] = round_ms(self.held_ms)
         event.update(extra)
-        self.client._emit(event)
+        self.client._emit(event, self.trusted)
 
     # ---- gates ---------------------------------------------------------------------------------
     def wants_hold(self, gate: str) -> bool:

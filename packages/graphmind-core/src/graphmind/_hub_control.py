@@ -40,7 +40,7 @@ class HubControl:
     def attached(self) -> bool:
         return self._transport is not None and self._transport.attached
 
-    _emit: Callable[[dict[str, Any]], int]  # Client's event path
+    _emit: Callable[[dict[str, Any], bool], int]  # Client's event path
     _gate_ids: Callable[[], str]
 
     # ---- gates -------------------------------------------------------------------------------
@@ -75,7 +75,7 @@ class HubControl:
         event.update(payload)
         if reason == "loop" and ex.loop_hit is not None:
             event["loop"] = ex.loop_hit.as_wire()
-        self._emit(event)
+        self._emit(event, ex.trusted)
         # The hub may have gone between the decision and now: nobody could answer.
         if not self.attached:
             held.resolve(GateAnswer(proto.CONTINUE, by="disconnect"))
@@ -89,7 +89,7 @@ class HubControl:
             self._held_nodes.pop(held.gate_id, None)
         event = ex._base(proto.EXEC_RESUMED)
         event.update(gateId=held.gate_id, gate=held.gate, action=answer.action, heldMs=round_ms(held_for), by=answer.by)
-        self._emit(event)
+        self._emit(event, ex.trusted)
 
     def _release_all(self, action: str, by: str, run_id: str | None = None) -> None:
         with self._lock:

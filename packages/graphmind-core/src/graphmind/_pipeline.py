@@ -55,6 +55,13 @@ _ROLE: dict[str, object] = {
     "redaction": _SKIP,  # only this pass writes it
 }
 _DELTA_IDS = ("toolCallId", "toolName")
+# What the gate engine writes (NodeExecution and the gates): payloads, and scalars it makes itself.
+_ENGINE_PAYLOADS = ("input", "output", "value", "deltas", "attrs", "error", "usage", "loop", "actions")
+_ENGINE_KEYS = frozenset(
+    {*_ENGINE_PAYLOADS, "type", "runId", "nodeId", "instanceId", "kind", "name", "parentInstanceId", "seq", "ts",
+     "durationMs", "heldMs", "injected", "cutShort", "gateId", "gate", "reason", "by", "action"}
+)
+_MISSING: Any = object()
 TOOL_ARGS = "tool-args"
 DROP_WARN_INTERVAL = 60.0
 
@@ -86,12 +93,16 @@ class EventPipeline:
     def switches(self) -> RedactionSwitches:
         return self._switches
 
-    def process(self, event: dict[str, Any]) -> dict[str, Any] | None:
+    def process(self, event: dict[str, Any], trusted: bool = False) -> dict[str, Any] | None:
+        """`trusted`: the gate engine built this event and checked its identity strings (ASCII str):
+        with no switch on, only its payload fields need a pass (the result is the same)."""
         try:
             if type(event) is not dict:
                 event = dict(event.items())
             if self._any:
                 return self._redacting(event)
+            if trusted and event.keys() <= _ENGINE_KEYS:
+                return self._plain_trusted(event)
             return self._plain(event)
         except _Unreadable as exc:
             self._drop(event, f"its {exc.field!r} field could not be read ({describe_exception(exc.cause)})")
@@ -120,6 +131,27 @@ class EventPipeline:
             elif role is not _SKIP:
                 out[k] = shrink_oversized(to_jsonable(v))
         return out
+
+    def _plain_trusted(self, event: dict[str, Any]) -> dict[str, Any]:
+        """`_plain` for an engine-built event, in place: every key is one the engine writes, every
+        value outside `_ENGINE_PAYLOADS` a str/number/bool it made itself (identity strings checked
+        ASCII once per node), so only the payload fields are visited. Same output as `_plain`."""
+        get = event.get
+        for k in _ENGINE_PAYLOADS:
+            v = get(k, _MISSING)
+            if v is _MISSING:
+                continue
+            t = type(v)
+            if (t is str and v.isascii()) or t is int or t is bool or v is None or (t is float and v - v == 0):
+                continue
+            role = _ROLE.get(k)
+            if role is _DELTAS:
+                event[k] = _plain_deltas(to_jsonable(v))
+            elif role is None:
+                event[k] = to_jsonable(v)
+            else:
+                event[k] = shrink_oversized(to_jsonable(v))
+        return event
 
     # ---- a switch is on ----------------------------------------------------------------------
     def _redacting(self, event: dict[str, Any]) -> dict[str, Any]:
