@@ -121,7 +121,16 @@ def _normalise(value: Any, ignore: frozenset[str], depth: int, path: set[int]) -
 
 def fingerprint(args: Any, ignore_keys: Iterable[str] = DEFAULT_IGNORE_KEYS) -> str:
     """sha256 hex of the canonical JSON of `args`: sorted keys, no whitespace, integral floats
-    written as integers, `ignore_keys` removed at every depth.
+    written as integers, `ignore_keys` removed at every depth."""
+    return digest_of(canonical_text(args, ignore_keys))
+
+
+def digest_of(text: str) -> str:
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def canonical_text(args: Any, ignore_keys: Iterable[str] = DEFAULT_IGNORE_KEYS) -> str:
+    """The canonical JSON text `fingerprint` hashes (ASCII).
 
     Fast path: the C JSON encoder writes `args` directly; the text is only rebuilt through
     `_normalise` when it might hold an integral float or an ignored key, or when the encoder
@@ -150,7 +159,7 @@ def fingerprint(args: Any, ignore_keys: Iterable[str] = DEFAULT_IGNORE_KEYS) -> 
         except Exception:  # a dict subclass whose items() raises: compare what the recording shows
             normal = _normalise(to_jsonable(args), ignore, 0, set())
         text = _canonical_sorted(normal)
-    return hashlib.sha256(text.encode("ascii")).hexdigest()
+    return text
 
 
 def _suspicious(text: str, needles: tuple[str, ...]) -> bool:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._fingerprint import DEFAULT_IGNORE_KEYS, fingerprint
+from ._fingerprint import DEFAULT_IGNORE_KEYS, canonical_text, digest_of, fingerprint
 from ._redaction import PLACEHOLDER
 
 __all__ = [
@@ -179,7 +179,9 @@ class LoopHit:
 @dataclass
 class _Streak:
     node_id: str
-    digest: str
+    # hash() and length of the canonical text, not the text (arguments can be megabytes) nor its
+    # sha256 (computed only when a call is held: the wire's fingerprint).
+    key: tuple[int, int]
     count: int
     first_seq: int
     warned: bool = False
@@ -228,17 +230,18 @@ class LoopGuard:
         if not config.enabled or kind not in self._kinds:
             return None  # unwatched calls neither count nor break a streak
         try:
-            digest = fingerprint(args, self._ignore)
+            text = canonical_text(args, self._ignore)
         except Exception:  # cannot happen by design; a guard must never break the call it watches
             return None
+        key = (hash(text), len(text))
         allowed = node_id in self._allow or name in self._allow
         with self._lock:
             streak = self._streaks.get(run_id)
-            if streak is not None and streak.node_id == node_id and streak.digest == digest:
+            if streak is not None and streak.node_id == node_id and streak.key == key:
                 streak.count += 1
                 self._streaks.move_to_end(run_id)
             else:
-                streak = _Streak(node_id, digest, 1, seq)
+                streak = _Streak(node_id, key, 1, seq)
                 self._streaks[run_id] = streak
                 self._streaks.move_to_end(run_id)
                 if len(self._streaks) > MAX_TRACKED_RUNS:
@@ -247,7 +250,7 @@ class LoopGuard:
             if allowed or repeats < config.threshold:
                 return None
             if attached and config.mode == "pause":
-                return LoopHit(repeats, streak.first_seq, seq, PLACEHOLDER if hide_fingerprint else digest)
+                return LoopHit(repeats, streak.first_seq, seq, PLACEHOLDER if hide_fingerprint else digest_of(text))
             if streak.warned:
                 return None
             streak.warned = True
