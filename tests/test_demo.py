@@ -53,3 +53,13 @@ def test_live_without_a_key_says_so(tmp_path: Path) -> None:
     assert result.stderr.strip().splitlines() == [
         "graphmind: demo --live needs OPENAI_API_KEY in the environment; set it, or run without --live to use the scripted model"
     ]
+
+
+def test_a_wrong_flag_is_one_line_pointing_at_the_demos_help(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "graphmind_server", "demo", "--bogus"], capture_output=True, text=True, timeout=30
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "graphmind: unrecognized arguments: --bogus (see graphmind demo --help)"
+    ]

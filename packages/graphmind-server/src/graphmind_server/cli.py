@@ -12,12 +12,15 @@ from ._version import __version__
 # (module, …): each module has add_parser(subparsers) that sets `func` (args -> exit code).
 COMMANDS = ["graphmind_server.serve", "graphmind_server.demo"]
 DEFAULT_COMMAND = "serve"
+COMMAND_NAMES = tuple(module.rsplit(".", 1)[1] for module in COMMANDS)
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         # One line, not usage + error: the rule for every CLI error in this project.
-        self.exit(2, f"graphmind: {message} (see graphmind {DEFAULT_COMMAND} --help)\n")
+        # Point at the help of the command used (set by main(); unknown flags surface at the top level).
+        command = getattr(self, "command_used", DEFAULT_COMMAND)
+        self.exit(2, f"graphmind: {message} (see graphmind {command + ' ' if command else ''}--help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,7 +44,11 @@ def main(argv: list[str] | None = None) -> int:
     from .serve import ServeError
     from .store import StoreError
 
-    args = build_parser().parse_args(with_default_command(sys.argv[1:] if argv is None else list(argv)))
+    args_list = with_default_command(sys.argv[1:] if argv is None else list(argv))
+    parser = build_parser()
+    if args_list and not args_list[0].startswith("-"):
+        parser.command_used = args_list[0] if args_list[0] in COMMAND_NAMES else ""  # type: ignore[attr-defined]
+    args = parser.parse_args(args_list)
     try:
         return int(args.func(args) or 0)
     except (ConfigError, ServeError, StoreError) as exc:
