@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from ._client import Client
 from ._debug_state import DebugState
-from ._engine import NodeExecution, NodeSpec, describe_error
+from ._engine import NodeExecution, NodeSpec, Settled, describe_error
 from ._errors import RunAborted
 from ._gate import GateAnswer
 from ._protocol import PROTOCOL_VERSION, REDACTED
@@ -44,6 +44,7 @@ __all__ = [
     "RunAborted",
     "RunContext",
     "RunScope",
+    "Settled",
     "Span",
     "StepIdentity",
     "StepTracker",

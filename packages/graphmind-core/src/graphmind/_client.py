@@ -16,7 +16,7 @@ from . import _protocol as proto
 from ._clock import wall_ms
 from ._config import Options
 from ._debug_state import DebugState
-from ._engine import NodeExecution, NodeSpec
+from ._engine import NodeExecution, NodeSpec, Settled
 from ._errors import RunAborted
 from ._gate import HeldGate
 from ._hub_control import HubControl
@@ -220,12 +220,16 @@ class Client(Wrappers, RunEvents, HubControl, TokenFlusher):
         describe_output: Callable[[Any], Any] = _identity,
         from_injected: Callable[[Any], Any] = _identity,
         describe_usage: Callable[[Any], dict[str, Any] | None] | None = None,
+        settle: Callable[[Any], Settled] | None = None,
     ) -> T:
-        """Runs `call` as one gated node from sync code (before, after and error gates, retry, inject, abort)."""
+        """Runs `call` as one gated node from sync code (before, after and error gates, retry, inject, abort).
+
+        `settle`: the adapter's say on each result before the after gate (see `Settled`).
+        """
         if not self.live:
             return call()
         ex = self.start_node(spec)
-        return ex.run_sync(call, describe_output, from_injected, describe_usage)
+        return ex.run_sync(call, describe_output, from_injected, describe_usage, settle)
 
     async def aexecute(
         self,
@@ -235,13 +239,14 @@ class Client(Wrappers, RunEvents, HubControl, TokenFlusher):
         describe_output: Callable[[Any], Any] = _identity,
         from_injected: Callable[[Any], Any] = _identity,
         describe_usage: Callable[[Any], dict[str, Any] | None] | None = None,
+        settle: Callable[[Any], Awaitable[Settled]] | None = None,
     ) -> T:
-        """The same from asyncio code: a hold awaits, so the event loop keeps running."""
+        """The same from asyncio code: a hold awaits, so the event loop keeps running (`settle` is async here)."""
         if not self.live:
             return await call()
         await self.await_attach_once()
         ex = self.start_node(spec)
-        return await ex.run_async(call, describe_output, from_injected, describe_usage)
+        return await ex.run_async(call, describe_output, from_injected, describe_usage, settle)
 
     def span(self, name: str, kind: str = "custom", input: Any = None) -> Span:
         """A node the code describes itself: `with client.span("retrieve", kind="retriever") as s: s.output = ...`."""

@@ -10,8 +10,9 @@ started ─► before gate ─► body ─► after gate ─► finished
 ```
 
 An adapter describes a node (`NodeSpec`), and either hands the engine the call
-(`client.execute` / `client.aexecute`) or, when it must own the call itself (streams), drives a
-`NodeExecution` gate by gate. Nothing here knows about any framework.
+(`client.execute` / `client.aexecute`, with a `settle` hook when the body's result needs the
+adapter's say before the after gate: a live stream, a body to read, a result to replace) or, when it
+must own the call itself, drives a `NodeExecution` gate by gate. Nothing here knows about any framework.
 """
 
 from __future__ import annotations
@@ -59,6 +60,37 @@ class NodeSpec:
     def __post_init__(self) -> None:
         if self.node_id is None:
             self.node_id = f"{self.kind}:{self.name}"
+
+
+@dataclass(slots=True)
+class Settled:
+    """What an adapter's `settle` hook decided about a body's result (`run_sync` / `run_async`).
+
+    `result`: what the app gets when the after gate answers continue: the body's own result, or a
+    replacement for it (a replay of a reply the hook had to read to describe it).
+    `output` / `usage`: the node's output JSON, shown at the after gate and sent in `node.finished`
+    (they replace `describe_output` / `describe_usage`).
+    `finishes_later`: the adapter finishes the node itself later (it tees a live stream and calls
+    `finish` / `fail` when the stream ends): no after gate now, `result` goes to the app at once.
+
+    An injected value's converter (`from_injected`) may return a `Settled` too: the node then
+    finishes with its `output` / `usage` (not the raw injected JSON) and the app gets its `result`.
+    """
+
+    result: Any
+    output: Any = None
+    usage: dict[str, Any] | None = None
+    finishes_later: bool = False
+
+
+def _injected(ex: NodeExecution, answer: GateAnswer) -> Any:
+    """Finishes a node answered by an inject; returns what the app gets."""
+    value = answer.value
+    if isinstance(value, Settled):
+        ex.finish(value.output, usage=value.usage)
+        return value.result
+    ex.finish(answer.raw)
+    return value
 
 
 def describe_error(exc: BaseException) -> dict[str, Any]:
@@ -240,17 +272,20 @@ class NodeExecution:
             try:
                 converted = convert(answer.value)
             except Exception as exc:
-                self.client._warn(
-                    f"[graphmind] the injected value for {self.node_id} could not be used ({type(exc).__name__}: {exc}); "
-                    "the gate is held again: inject a value of the right shape, or continue.",
-                    key=f"inject-{self.node_id}",
-                )
+                self._unusable(exc)
                 return None
             self.injected = True
             return dataclasses.replace(answer, value=converted, raw=answer.value)
         if action not in proto.ACTIONS:
             return CONTINUE_ANSWER
         return answer
+
+    def _unusable(self, exc: BaseException) -> None:
+        self.client._warn(
+            f"[graphmind] the injected value for {self.node_id} could not be used ({type(exc).__name__}: {exc}); "
+            "the gate is held again: inject a value of the right shape, or continue.",
+            key=f"inject-{self.node_id}",
+        )
 
     def gate(self, gate: str, payload: dict[str, Any] | None = None, convert: Callable[[Any], Any] = _identity) -> GateAnswer:
         """Passes one gate from sync code. Raises RunAborted on abort; an inject answer carries the converted value."""
@@ -268,7 +303,10 @@ class NodeExecution:
                 return settled
 
     async def agate(self, gate: str, payload: dict[str, Any] | None = None, convert: Callable[[Any], Any] = _identity) -> GateAnswer:
-        """Passes one gate from asyncio code without blocking the loop."""
+        """Passes one gate from asyncio code without blocking the loop.
+
+        `convert` may be a coroutine function here (an adapter that must await to build its type).
+        """
         transport = self.client._transport
         if (transport is None or not transport.attached) and not self.run._aborted:
             return CONTINUE_ANSWER
@@ -279,8 +317,18 @@ class NodeExecution:
             started = self.client._clock()
             answer = await held.wait_async(self.client.options.pause_timeout)
             settled = self._settle(gate, held, answer, started, convert)
-            if settled is not None:
-                return settled
+            if settled is None:
+                continue
+            if settled.action == proto.INJECT and asyncio.iscoroutine(settled.value):
+                # An async converter (`async def from_injected`): a failure holds the gate again too.
+                try:
+                    value = await settled.value
+                except Exception as exc:
+                    self.injected = False
+                    self._unusable(exc)
+                    continue
+                settled = dataclasses.replace(settled, value=value)
+            return settled
 
     def before(self, convert: Callable[[Any], Any] = _identity) -> GateAnswer:
         return self.gate(proto.BEFORE, {"input": self.spec.input}, convert)
@@ -307,11 +355,19 @@ class NodeExecution:
         describe_output: Callable[[Any], Any] = _identity,
         from_injected: Callable[[Any], Any] = _identity,
         describe_usage: Callable[[Any], dict[str, Any] | None] | None = None,
+        settle: Callable[[Any], Settled] | None = None,
     ) -> T:
+        """Runs `call` as this node: before gate, body, error or after gate, retry, inject, abort.
+
+        `settle` (optional) is called with each result of `call`, outside the node's context,
+        before the after gate; its `Settled` says what the after gate sees and what the app gets
+        (see `Settled`). Without it, `describe_output` / `describe_usage` describe the result and
+        the app gets the result itself. A `from_injected` that returns a `Settled` finishes an
+        injected node with its description and hands the app its `result`.
+        """
         answer = self.before(from_injected)
         if answer.action == proto.INJECT:
-            self.finish(answer.raw)
-            return answer.value
+            return _injected(self, answer)
         while True:
             current = self.client._current_node
             token = current.set(self.instance_id)  # (inlined `active()`: this is the hot path)
@@ -325,19 +381,26 @@ class NodeExecution:
                 if answer.action == proto.RETRY:
                     continue
                 if answer.action == proto.INJECT:
-                    self.finish(answer.raw)
-                    return answer.value
+                    return _injected(self, answer)
                 self.fail(exc)
                 raise
             finally:
                 current.reset(token)
-            output = describe_output(result)
+            if settle is not None:
+                settled = settle(result)
+                if settled.finishes_later:
+                    return settled.result
+                output, usage = settled.output, settled.usage
+            else:
+                output = describe_output(result)
             answer = self.after(output, from_injected)
             if answer.action == proto.RETRY:
                 continue
             if answer.action == proto.INJECT:
-                self.finish(answer.raw)
-                return answer.value
+                return _injected(self, answer)
+            if settle is not None:
+                self.finish(output, usage=usage)
+                return settled.result
             self.finish(output, usage=describe_usage(result) if describe_usage is not None else None)
             return result
 
@@ -347,11 +410,12 @@ class NodeExecution:
         describe_output: Callable[[Any], Any] = _identity,
         from_injected: Callable[[Any], Any] = _identity,
         describe_usage: Callable[[Any], dict[str, Any] | None] | None = None,
+        settle: Callable[[Any], Awaitable[Settled]] | None = None,
     ) -> T:
+        """`run_sync` from asyncio code; here `settle` is a coroutine function (it may read a body)."""
         answer = await self.abefore(from_injected)
         if answer.action == proto.INJECT:
-            self.finish(answer.raw)
-            return answer.value
+            return _injected(self, answer)
         while True:
             current = self.client._current_node
             token = current.set(self.instance_id)
@@ -365,18 +429,25 @@ class NodeExecution:
                 if answer.action == proto.RETRY:
                     continue
                 if answer.action == proto.INJECT:
-                    self.finish(answer.raw)
-                    return answer.value
+                    return _injected(self, answer)
                 self.fail(exc)
                 raise
             finally:
                 current.reset(token)
-            output = describe_output(result)
+            if settle is not None:
+                settled = await settle(result)
+                if settled.finishes_later:
+                    return settled.result
+                output, usage = settled.output, settled.usage
+            else:
+                output = describe_output(result)
             answer = await self.aafter(output, from_injected)
             if answer.action == proto.RETRY:
                 continue
             if answer.action == proto.INJECT:
-                self.finish(answer.raw)
-                return answer.value
+                return _injected(self, answer)
+            if settle is not None:
+                self.finish(output, usage=usage)
+                return settled.result
             self.finish(output, usage=describe_usage(result) if describe_usage is not None else None)
             return result

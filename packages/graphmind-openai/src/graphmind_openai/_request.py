@@ -6,9 +6,13 @@ node.started ─► before ─► _post (SDK retries inside) ─► after ─►
                   └─ error gate on the SDK's final exception: retry re-sends, inject answers, continue re-raises it
 ```
 
-Every inject, and the replay of a stream that was buffered for its after gate, goes through the
-SDK's own `_post` once more with `_EXCHANGE.reply` set: the `_send_request` hook then answers with a
-synthetic HTTP response instead of sending, and the SDK builds the very type it would have built.
+The core engine (`NodeExecution.run_sync` / `run_async`) drives the gates; this module supplies the
+body (`_post` with a fresh `Exchange`), a `settle` hook (a live stream is teed and finished later; a
+streamed body the after gate will hold is read whole and replayed to the app; a plain body is
+described off the SDK's result) and `from_injected`. Every inject, and the replay of a stream that was
+buffered for its after gate, goes through the SDK's own `_post` once more with `EXCHANGE.reply` set:
+the `_send_request` hook then answers with a synthetic HTTP response instead of sending, and the SDK
+builds the very type it would have built.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from typing import Any
 from openai import AsyncStream, BaseModel, Stream
 
 import graphmind
-from graphmind import NodeExecution, NodeSpec, RunAborted
+from graphmind import NodeExecution, NodeSpec, Settled
 
 from ._describe import describe_model, describe_reply, describe_request
 from ._inject import Reply, reply_for, to_body
@@ -106,11 +110,6 @@ class Call:
         _keep_alive(result, recorder)
 
 
-def _finish_injected(ex: NodeExecution, reply: Reply) -> None:
-    output, usage = reply.described
-    ex.finish(output, usage=usage)
-
-
 def _described_body(call: Call, result: Any, response: Any) -> tuple[Any, Any]:
     """(output, usage) of a non-streamed call: off the SDK's typed result, else from the body bytes it read."""
     if isinstance(result, BaseModel):
@@ -162,57 +161,51 @@ def _replay_sync(original: Callable[..., Any], call: Call, reply: Reply) -> Any:
         EXCHANGE.reset(token)
 
 
-def run_sync(original: Callable[..., Any], call: Call) -> Any:
-    ex = call.session.start_node(call.spec())
-    answer = ex.before(call.convert)
-    if answer.action == "inject":
-        result = _replay_sync(original, call, answer.value)
-        _finish_injected(ex, answer.value)
-        return result
-    while True:
-        exchange = Exchange()
+class _SyncNode:
+    """The body, `settle` and `from_injected` of one sync call, for `NodeExecution.run_sync`."""
+
+    __slots__ = ("call", "ex", "exchange", "original")
+
+    def __init__(self, original: Callable[..., Any], call: Call, ex: NodeExecution) -> None:
+        self.original = original
+        self.call = call
+        self.ex = ex
+        self.exchange = Exchange()
+
+    def body(self) -> Any:
+        self.exchange = exchange = Exchange()  # one per attempt: `settle` reads this attempt's response
         token = EXCHANGE.set(exchange)
         try:
-            result = original(call.path, **call.kwargs)
-        except RunAborted as exc:
-            ex.fail(exc)
-            raise
-        except Exception as exc:
-            answer = ex.error(exc, call.convert)
-            if answer.action == "retry":
-                continue
-            if answer.action == "inject":
-                result = _replay_sync(original, call, answer.value)
-                _finish_injected(ex, answer.value)
-                return result
-            ex.fail(exc)
-            raise
+            return self.original(self.call.path, **self.call.kwargs)
         finally:
             EXCHANGE.reset(token)
-        response = exchange.response
+
+    def settle(self, result: Any) -> Settled:
+        call, ex, response = self.call, self.ex, self.exchange.response
         if call.body_pending and response is not None:
             if not ex.wants_hold("after"):
                 call.tee(ex, result, response, is_async=False)
-                return result
-            # Hold the after gate on the whole reply: read it now, give the app a replay afterwards.
+                return Settled(result, finishes_later=True)
+            # Hold the after gate on the whole reply: read it now, give the app a replay of it.
             try:
                 response.read()
             finally:
                 response.close()
             output, usage = _bytes_output(call, ex, response.content)
-        else:
-            output, usage = _described_body(call, result, response)
-        answer = ex.after(output, call.convert)
-        if answer.action == "retry":
-            continue
-        if answer.action == "inject":
-            result = _replay_sync(original, call, answer.value)
-            _finish_injected(ex, answer.value)
-            return result
-        if call.body_pending and response is not None:
-            result = _replay_sync(original, call, _recorded_reply(response))
-        ex.finish(output, usage=usage)
-        return result
+            return Settled(_replay_sync(self.original, call, _recorded_reply(response)), output, usage)
+        output, usage = _described_body(call, result, response)
+        return Settled(result, output, usage)
+
+    def from_injected(self, value: Any) -> Settled:
+        reply = self.call.convert(value)
+        output, usage = reply.described
+        return Settled(_replay_sync(self.original, self.call, reply), output, usage)
+
+
+def run_sync(original: Callable[..., Any], call: Call) -> Any:
+    ex = call.session.start_node(call.spec())
+    node = _SyncNode(original, call, ex)
+    return ex.run_sync(node.body, from_injected=node.from_injected, settle=node.settle)
 
 
 # ---- async ----------------------------------------------------------------------------------------------
@@ -226,53 +219,50 @@ async def _replay_async(original: Callable[..., Awaitable[Any]], call: Call, rep
         EXCHANGE.reset(token)
 
 
-async def run_async(original: Callable[..., Awaitable[Any]], call: Call) -> Any:
-    ex = await call.session.astart_node(call.spec())  # a wait_for_attach wait awaits, never blocks the loop
-    answer = await ex.abefore(call.convert)
-    if answer.action == "inject":
-        result = await _replay_async(original, call, answer.value)
-        _finish_injected(ex, answer.value)
-        return result
-    while True:
-        exchange = Exchange()
+class _AsyncNode:
+    """The same for `NodeExecution.run_async`."""
+
+    __slots__ = ("call", "ex", "exchange", "original")
+
+    def __init__(self, original: Callable[..., Awaitable[Any]], call: Call, ex: NodeExecution) -> None:
+        self.original = original
+        self.call = call
+        self.ex = ex
+        self.exchange = Exchange()
+
+    async def body(self) -> Any:
+        self.exchange = exchange = Exchange()
         token = EXCHANGE.set(exchange)
         try:
-            result = await original(call.path, **call.kwargs)
-        except RunAborted as exc:
-            ex.fail(exc)
-            raise
-        except Exception as exc:
-            answer = await ex.aerror(exc, call.convert)
-            if answer.action == "retry":
-                continue
-            if answer.action == "inject":
-                result = await _replay_async(original, call, answer.value)
-                _finish_injected(ex, answer.value)
-                return result
-            ex.fail(exc)
-            raise
+            return await self.original(self.call.path, **self.call.kwargs)
         finally:
             EXCHANGE.reset(token)
-        response = exchange.response
+
+    async def settle(self, result: Any) -> Settled:
+        call, ex, response = self.call, self.ex, self.exchange.response
         if call.body_pending and response is not None:
             if not ex.wants_hold("after"):
                 call.tee(ex, result, response, is_async=True)
-                return result
+                return Settled(result, finishes_later=True)
             try:
                 await response.aread()
             finally:
                 await response.aclose()
             output, usage = _bytes_output(call, ex, response.content)
-        else:
-            output, usage = _described_body(call, result, response)
-        answer = await ex.aafter(output, call.convert)
-        if answer.action == "retry":
-            continue
-        if answer.action == "inject":
-            result = await _replay_async(original, call, answer.value)
-            _finish_injected(ex, answer.value)
-            return result
-        if call.body_pending and response is not None:
-            result = await _replay_async(original, call, _recorded_reply(response))
-        ex.finish(output, usage=usage)
-        return result
+            return Settled(await _replay_async(self.original, call, _recorded_reply(response)), output, usage)
+        output, usage = _described_body(call, result, response)
+        return Settled(result, output, usage)
+
+    def from_injected(self, value: Any) -> Awaitable[Settled]:
+        """Checks the shape now (a bad one raises: the gate holds again); the engine awaits the replay."""
+        return self._replayed(self.call.convert(value))
+
+    async def _replayed(self, reply: Reply) -> Settled:
+        output, usage = reply.described
+        return Settled(await _replay_async(self.original, self.call, reply), output, usage)
+
+
+async def run_async(original: Callable[..., Awaitable[Any]], call: Call) -> Any:
+    ex = await call.session.astart_node(call.spec())  # a wait_for_attach wait awaits, never blocks the loop
+    node = _AsyncNode(original, call, ex)
+    return await ex.run_async(node.body, from_injected=node.from_injected, settle=node.settle)
