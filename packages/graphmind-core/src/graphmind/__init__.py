@@ -22,9 +22,10 @@ from typing import Any, TypeVar
 
 from ._client import Client
 from ._debug_state import DebugState
-from ._engine import NodeExecution, NodeSpec, Settled, describe_error
+from ._engine import NodeExecution
 from ._errors import RunAborted
 from ._gate import GateAnswer
+from ._node import NodeSpec, Settled, describe_error
 from ._protocol import PROTOCOL_VERSION, REDACTED
 from ._run import RunContext
 from ._run_scope import RunScope

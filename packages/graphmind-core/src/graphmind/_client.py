@@ -16,11 +16,12 @@ from . import _protocol as proto
 from ._clock import wall_ms
 from ._config import Options
 from ._debug_state import DebugState
-from ._engine import NodeExecution, NodeSpec, Settled
+from ._engine import NodeExecution
 from ._errors import RunAborted
 from ._gate import HeldGate
 from ._hub_control import HubControl
 from ._loop_guard import LoopGuard, resolve_loop_guard_config
+from ._node import NodeSpec, Settled
 from ._pipeline import EventPipeline
 from ._redaction import resolve_redaction_switches
 from ._run import RunContext

@@ -21,15 +21,16 @@ import asyncio
 import contextlib
 import dataclasses
 import threading
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import _protocol as proto
+from ._call_loop import CallLoop
 from ._clock import round_ms
 from ._errors import RunAborted
 from ._gate import GateAnswer, HeldGate
+from ._node import NodeSpec, describe_error
 from ._run import RunContext
 
 if TYPE_CHECKING:
@@ -45,70 +46,7 @@ def _identity(value: Any) -> Any:
     return value
 
 
-@dataclass
-class NodeSpec:
-    """What a node is. `node_id` defaults to `<kind>:<name>`; `instance_id` to a fresh id."""
-
-    name: str
-    kind: str = "tool"
-    input: Any = None
-    node_id: str | None = None
-    instance_id: str | None = None
-    attrs: dict[str, Any] | None = None
-    actions: tuple[str, ...] | None = None  # restrict what the before gate offers (spans: no inject)
-
-    def __post_init__(self) -> None:
-        if self.node_id is None:
-            self.node_id = f"{self.kind}:{self.name}"
-
-
-@dataclass(slots=True)
-class Settled:
-    """What an adapter's `settle` hook decided about a body's result (`run_sync` / `run_async`).
-
-    `result`: what the app gets when the after gate answers continue: the body's own result, or a
-    replacement for it (a replay of a reply the hook had to read to describe it).
-    `output` / `usage`: the node's output JSON, shown at the after gate and sent in `node.finished`
-    (they replace `describe_output` / `describe_usage`).
-    `finishes_later`: the adapter finishes the node itself later (it tees a live stream and calls
-    `finish` / `fail` when the stream ends): no after gate now, `result` goes to the app at once.
-
-    An injected value's converter (`from_injected`) may return a `Settled` too: the node then
-    finishes with its `output` / `usage` (not the raw injected JSON) and the app gets its `result`.
-    """
-
-    result: Any
-    output: Any = None
-    usage: dict[str, Any] | None = None
-    finishes_later: bool = False
-
-
-def _injected(ex: NodeExecution, answer: GateAnswer) -> Any:
-    """Finishes a node answered by an inject; returns what the app gets."""
-    value = answer.value
-    if isinstance(value, Settled):
-        ex.finish(value.output, usage=value.usage)
-        return value.result
-    ex.finish(answer.raw)
-    return value
-
-
-def describe_error(exc: BaseException) -> dict[str, Any]:
-    """An exception as the wire's Error object; never raises."""
-    import traceback
-
-    try:
-        message = str(exc)
-    except Exception as inner:  # a __str__ that raises
-        message = f"<unprintable {type(exc).__name__}: {inner!r}>"
-    try:
-        stack = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-8000:]
-    except Exception:
-        stack = ""
-    return {"name": type(exc).__name__, "message": message, "stack": stack}
-
-
-class NodeExecution:
+class NodeExecution(CallLoop):
     """One execution of one node: its events, its gates, its timing."""
 
     def __init__(self, client: Client, spec: NodeSpec, run: RunContext, parent: str | None) -> None:
@@ -349,105 +287,3 @@ class NodeExecution:
         return await self.agate(proto.ERROR_GATE, {"input": self.spec.input, "error": describe_error(exc)}, convert)
 
     # ---- the whole node around a call ----------------------------------------------------------
-    def run_sync(
-        self,
-        call: Callable[[], T],
-        describe_output: Callable[[Any], Any] = _identity,
-        from_injected: Callable[[Any], Any] = _identity,
-        describe_usage: Callable[[Any], dict[str, Any] | None] | None = None,
-        settle: Callable[[Any], Settled] | None = None,
-    ) -> T:
-        """Runs `call` as this node: before gate, body, error or after gate, retry, inject, abort.
-
-        `settle` (optional) is called with each result of `call`, outside the node's context,
-        before the after gate; its `Settled` says what the after gate sees and what the app gets
-        (see `Settled`). Without it, `describe_output` / `describe_usage` describe the result and
-        the app gets the result itself. A `from_injected` that returns a `Settled` finishes an
-        injected node with its description and hands the app its `result`.
-        """
-        answer = self.before(from_injected)
-        if answer.action == proto.INJECT:
-            return _injected(self, answer)
-        while True:
-            current = self.client._current_node
-            token = current.set(self.instance_id)  # (inlined `active()`: this is the hot path)
-            try:
-                result = call()
-            except RunAborted as exc:
-                self.fail(exc)
-                raise
-            except Exception as exc:
-                answer = self.error(exc, from_injected)
-                if answer.action == proto.RETRY:
-                    continue
-                if answer.action == proto.INJECT:
-                    return _injected(self, answer)
-                self.fail(exc)
-                raise
-            finally:
-                current.reset(token)
-            if settle is not None:
-                settled = settle(result)
-                if settled.finishes_later:
-                    return settled.result
-                output, usage = settled.output, settled.usage
-            else:
-                output = describe_output(result)
-            answer = self.after(output, from_injected)
-            if answer.action == proto.RETRY:
-                continue
-            if answer.action == proto.INJECT:
-                return _injected(self, answer)
-            if settle is not None:
-                self.finish(output, usage=usage)
-                return settled.result
-            self.finish(output, usage=describe_usage(result) if describe_usage is not None else None)
-            return result
-
-    async def run_async(
-        self,
-        call: Callable[[], Awaitable[T]],
-        describe_output: Callable[[Any], Any] = _identity,
-        from_injected: Callable[[Any], Any] = _identity,
-        describe_usage: Callable[[Any], dict[str, Any] | None] | None = None,
-        settle: Callable[[Any], Awaitable[Settled]] | None = None,
-    ) -> T:
-        """`run_sync` from asyncio code; here `settle` is a coroutine function (it may read a body)."""
-        answer = await self.abefore(from_injected)
-        if answer.action == proto.INJECT:
-            return _injected(self, answer)
-        while True:
-            current = self.client._current_node
-            token = current.set(self.instance_id)
-            try:
-                result = await call()
-            except RunAborted as exc:
-                self.fail(exc)
-                raise
-            except Exception as exc:
-                answer = await self.aerror(exc, from_injected)
-                if answer.action == proto.RETRY:
-                    continue
-                if answer.action == proto.INJECT:
-                    return _injected(self, answer)
-                self.fail(exc)
-                raise
-            finally:
-                current.reset(token)
-            if settle is not None:
-                settled = await settle(result)
-                if settled.finishes_later:
-                    return settled.result
-                output, usage = settled.output, settled.usage
-            else:
-                output = describe_output(result)
-            answer = await self.aafter(output, from_injected)
-            if answer.action == proto.RETRY:
-                continue
-            if answer.action == proto.INJECT:
-                return _injected(self, answer)
-            if settle is not None:
-                self.finish(output, usage=usage)
-                return settled.result
-            self.finish(output, usage=describe_usage(result) if describe_usage is not None else None)
-            return result

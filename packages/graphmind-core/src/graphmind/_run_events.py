@@ -75,7 +75,7 @@ class RunEvents:
             "durationMs": round_ms(self._clock() - run.started_ms),
         }
         if status == "error" and error is not None:
-            from ._engine import describe_error
+            from ._node import describe_error
 
             event["error"] = describe_error(error)
         self._emit(event)

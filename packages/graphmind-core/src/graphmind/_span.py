@@ -11,7 +11,8 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from . import _protocol as proto
-from ._engine import NodeExecution, NodeSpec
+from ._engine import NodeExecution
+from ._node import NodeSpec
 
 if TYPE_CHECKING:
     from ._client import Client

@@ -12,7 +12,7 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
-from ._engine import NodeSpec
+from ._node import NodeSpec
 
 if TYPE_CHECKING:
     from ._client import Client

@@ -1,0 +1,59 @@
+"""What the gate engine works with: a node's description, an adapter's settled result, an error on the wire."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass
+class NodeSpec:
+    """What a node is. `node_id` defaults to `<kind>:<name>`; `instance_id` to a fresh id."""
+
+    name: str
+    kind: str = "tool"
+    input: Any = None
+    node_id: str | None = None
+    instance_id: str | None = None
+    attrs: dict[str, Any] | None = None
+    actions: tuple[str, ...] | None = None  # restrict what the before gate offers (spans: no inject)
+
+    def __post_init__(self) -> None:
+        if self.node_id is None:
+            self.node_id = f"{self.kind}:{self.name}"
+
+
+@dataclass(slots=True)
+class Settled:
+    """What an adapter's `settle` hook decided about a body's result (`run_sync` / `run_async`).
+
+    `result`: what the app gets when the after gate answers continue: the body's own result, or a
+    replacement for it (a replay of a reply the hook had to read to describe it).
+    `output` / `usage`: the node's output JSON, shown at the after gate and sent in `node.finished`
+    (they replace `describe_output` / `describe_usage`).
+    `finishes_later`: the adapter finishes the node itself later (it tees a live stream and calls
+    `finish` / `fail` when the stream ends): no after gate now, `result` goes to the app at once.
+
+    An injected value's converter (`from_injected`) may return a `Settled` too: the node then
+    finishes with its `output` / `usage` (not the raw injected JSON) and the app gets its `result`.
+    """
+
+    result: Any
+    output: Any = None
+    usage: dict[str, Any] | None = None
+    finishes_later: bool = False
+
+
+def describe_error(exc: BaseException) -> dict[str, Any]:
+    """An exception as the wire's Error object; never raises."""
+    import traceback
+
+    try:
+        message = str(exc)
+    except Exception as inner:  # a __str__ that raises
+        message = f"<unprintable {type(exc).__name__}: {inner!r}>"
+    try:
+        stack = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-8000:]
+    except Exception:
+        stack = ""
+    return {"name": type(exc).__name__, "message": message, "stack": stack}
