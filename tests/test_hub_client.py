@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import graphmind
-from graphmind_server.testing import HubProcess, wait_for
+from graphmind_server.testing import HubProcess
 
 
 @pytest.fixture
@@ -19,10 +19,6 @@ def client(hub: HubProcess) -> Iterator[graphmind.Client]:
     assert c.ready(5)
     yield c
     c.dispose()
-
-
-def _gates(hub: HubProcess, n: int = 1) -> list[dict[str, Any]]:
-    return wait_for(lambda: len(g := hub.api("GET", "/api/gates")[1]["gates"]) >= n and g, 10, f"{n} held gate(s)")
 
 
 def test_put_debug_is_acknowledged_by_the_client(hub: HubProcess, client: graphmind.Client) -> None:
@@ -45,7 +41,7 @@ def test_an_async_hold_does_not_block_the_event_loop(hub: HubProcess, client: gr
         while not task.done():
             ticks += 1
             if ticks == 5:
-                gate = await asyncio.to_thread(_gates, hub)
+                gate = await asyncio.to_thread(hub.held_gates)
                 await asyncio.to_thread(hub.api, "POST", f"/api/gates/{gate[0]['gateId']}", {"action": "continue"})
             await asyncio.sleep(0.01)
         return task.result(), ticks
@@ -61,7 +57,7 @@ def test_parallel_holds_are_answered_independently(hub: HubProcess, client: grap
     threads = [threading.Thread(target=lambda n=n: results.__setitem__(n, gated(n)), daemon=True) for n in range(3)]
     for t in threads:
         t.start()
-    gates = _gates(hub, 3)
+    gates = hub.held_gates(3)
     assert len({g["gateId"] for g in gates}) == 3
     by_input = {g["output"]: g for g in gates}
     assert hub.api("POST", f"/api/gates/{by_input[1]['gateId']}", {"action": "inject", "value": 100})[0] == 200
@@ -79,7 +75,7 @@ def test_a_pause_request_holds_the_next_gate(hub: HubProcess, client: graphmind.
     out: list[str] = []
     t = threading.Thread(target=lambda: out.append(gated()), daemon=True)
     t.start()
-    gate = _gates(hub)[0]
+    gate = hub.held_gates()[0]
     assert (gate["reason"], gate["gate"], gate["nodeId"]) == ("pause", "before", "tool:next")
     hub.api("POST", f"/api/gates/{gate['gateId']}", {"action": "continue"})
     t.join(10)
@@ -92,7 +88,7 @@ def test_a_hub_that_dies_mid_hold_releases_the_call_with_continue(hub: HubProces
     out: list[str] = []
     t = threading.Thread(target=lambda: out.append(gated()), daemon=True)
     t.start()
-    _gates(hub)
+    hub.held_gates()
     hub.kill()
     t.join(10)
     assert out == ["ran anyway"]

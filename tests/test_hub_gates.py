@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 import graphmind
-from graphmind_server.testing import HubProcess, wait_for
+from graphmind_server.testing import HubProcess, in_thread, wait_for
 
 
 @pytest.fixture
@@ -18,24 +17,6 @@ def client(hub: HubProcess) -> Iterator[graphmind.Client]:
     assert c.ready(5)
     yield c
     c.dispose()
-
-
-def _in_thread(fn: Callable[[], Any]) -> tuple[threading.Thread, dict[str, Any]]:
-    out: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            out["value"] = fn()
-        except BaseException as exc:
-            out["error"] = exc
-
-    t = threading.Thread(target=target, daemon=True)
-    t.start()
-    return t, out
-
-
-def _one_gate(hub: HubProcess) -> dict[str, Any]:
-    return wait_for(lambda: hub.api("GET", "/api/gates")[1]["gates"], 10, "a held gate")[0]
 
 
 def _run_of(hub: HubProcess, run_id: str, status: str) -> dict[str, Any]:
@@ -60,8 +41,8 @@ def test_a_before_breakpoint_holds_and_inject_skips_the_body(hub, client):
             run_ids.append(run.run_id)
             return gated(city="Lisbon")
 
-    t, out = _in_thread(agent)
-    gate = _one_gate(hub)
+    t, out = in_thread(agent)
+    gate = hub.held_gates()[0]
     assert (gate["nodeId"], gate["gate"], gate["reason"]) == ("tool:lookup", "before", "breakpoint")
     assert gate["runId"] == run_ids[0]
     assert hub.api("POST", f"/api/gates/{gate['gateId']}", {"action": "inject", "value": "from the debugger"})[0] == 200
@@ -94,8 +75,8 @@ def test_pause_on_error_is_on_by_default_and_retry_runs_the_body_again(hub, clie
             run_ids.append(run.run_id)
             return gated(21)
 
-    t, out = _in_thread(agent)
-    gate = _one_gate(hub)
+    t, out = in_thread(agent)
+    gate = hub.held_gates()[0]
     assert (gate["gate"], gate["reason"]) == ("error", "error")
     assert gate["error"]["name"] == "ValueError" and "first try fails" in gate["error"]["message"]
     assert hub.api("POST", f"/api/gates/{gate['gateId']}", {"action": "retry"})[0] == 200
@@ -115,8 +96,8 @@ def test_abort_raises_run_aborted_in_the_app_and_the_run_is_aborted(hub, client)
             run_ids.append(run.run_id)
             gated()
 
-    t, out = _in_thread(agent)
-    gate = _one_gate(hub)
+    t, out = in_thread(agent)
+    gate = hub.held_gates()[0]
     assert hub.api("POST", f"/api/gates/{gate['gateId']}", {"action": "abort"})[0] == 200
     t.join(10)
     assert isinstance(out.get("error"), graphmind.RunAborted)
@@ -134,8 +115,8 @@ def test_abort_through_the_run_route_releases_a_held_gate(hub, client):
             run_ids.append(run.run_id)
             gated()
 
-    t, out = _in_thread(agent)
-    _one_gate(hub)
+    t, out = in_thread(agent)
+    hub.held_gates()[0]
     assert hub.api("POST", f"/api/runs/{run_ids[0]}/abort") == (200, {"ok": True})
     t.join(10)
     assert isinstance(out.get("error"), graphmind.RunAborted)

@@ -36,7 +36,7 @@ def test_a_foreign_origin_cannot_answer_a_gate(hub: HubProcess) -> None:
 
         t = threading.Thread(target=lambda: answered.append(gated()), daemon=True)
         t.start()
-        gate = wait_for(lambda: hub.api("GET", "/api/gates")[1]["gates"], 10, "the gate")[0]
+        gate = hub.held_gates()[0]
         status, body = hub.api("POST", f"/api/gates/{gate['gateId']}", {"action": "inject", "value": "evil"},
                                headers={"Origin": FOREIGN})
         assert status == 403 and "GRAPHMIND_ALLOWED_ORIGINS" in body["error"]

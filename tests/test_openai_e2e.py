@@ -4,8 +4,7 @@ an instrumented OpenAI client steered through the hub's control API."""
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import openai
@@ -16,7 +15,7 @@ import graphmind
 from graphmind import RunAborted
 from graphmind_openai import instrument_openai
 from graphmind_openai.testing import FakeOpenAI
-from graphmind_server.testing import HubProcess, wait_for
+from graphmind_server.testing import HubProcess, in_thread, wait_for
 
 MODEL = "gpt-test"
 MESSAGES = [{"role": "system", "content": "You plan trips."}, {"role": "user", "content": "Plan a day in Cairo"}]
@@ -44,24 +43,6 @@ def client(fake: FakeOpenAI, gm: graphmind.Client) -> Iterator[OpenAI]:
     c.close()
 
 
-def _in_thread(fn: Callable[[], Any]) -> tuple[threading.Thread, dict[str, Any]]:
-    out: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            out["value"] = fn()
-        except BaseException as exc:
-            out["error"] = exc
-
-    t = threading.Thread(target=target, daemon=True)
-    t.start()
-    return t, out
-
-
-def _gate(hub: HubProcess) -> dict[str, Any]:
-    return wait_for(lambda: hub.api("GET", "/api/gates")[1]["gates"], 10, "a held gate")[0]
-
-
 def _events(hub: HubProcess, run_id: str, status: str) -> list[dict[str, Any]]:
     wait_for(lambda: hub.api("GET", f"/api/runs/{run_id}")[1].get("status") == status, 10, f"run {status}")
     return hub.api("GET", f"/api/runs/{run_id}/events")[1]["events"]
@@ -81,8 +62,8 @@ def test_before_inject_makes_zero_requests_to_the_provider(hub: HubProcess, gm: 
             runs.append(run.run_id)
             return client.chat.completions.create(model=MODEL, messages=MESSAGES, tools=TOOLS)
 
-    t, out = _in_thread(agent)
-    gate = _gate(hub)
+    t, out = in_thread(agent)
+    gate = hub.held_gates()[0]
     assert (gate["nodeId"], gate["gate"]) == ("llm:step", "before")
     injected = {"content": None, "tool_calls": [{"id": "call_x", "name": "search_flights", "arguments": {"to": "CAI"}}]}
     assert hub.api("POST", f"/api/gates/{gate['gateId']}", {"action": "inject", "value": injected})[0] == 200
@@ -112,8 +93,8 @@ def test_after_inject_on_a_stream_replays_the_injected_reply(hub: HubProcess, gm
                 deltas = [e.delta for e in stream if e.type == "content.delta"]
                 return deltas, stream.get_final_completion()
 
-    t, out = _in_thread(agent)
-    gate = _gate(hub)
+    t, out = in_thread(agent)
+    gate = hub.held_gates()[0]
     assert gate["gate"] == "after"
     held = next(e for e in hub.api("GET", f"/api/runs/{runs[0]}/events")[1]["events"] if e["type"] == "exec.paused")
     assert held["output"]["content"] == "The real reply."
@@ -138,8 +119,8 @@ def test_error_gate_retry_after_a_429_resends(hub: HubProcess, gm: graphmind.Cli
             runs.append(run.run_id)
             return client.responses.create(model=MODEL, input="Plan a day in Cairo")
 
-    t, out = _in_thread(agent)
-    gate = _gate(hub)
+    t, out = in_thread(agent)
+    gate = hub.held_gates()[0]
     assert (gate["gate"], gate["reason"]) == ("error", "error")
     assert fake.request_count == 1
     assert hub.api("POST", f"/api/gates/{gate['gateId']}", {"action": "retry"})[0] == 200
@@ -154,8 +135,8 @@ def test_error_gate_retry_after_a_429_resends(hub: HubProcess, gm: graphmind.Cli
 
 def test_error_gate_continue_raises_the_sdks_exception(hub: HubProcess, gm: graphmind.Client, client: OpenAI, fake: FakeOpenAI) -> None:
     fake.script([FakeOpenAI.error(429)])
-    t, out = _in_thread(lambda: client.chat.completions.create(model=MODEL, messages=MESSAGES))
-    gate = _gate(hub)
+    t, out = in_thread(lambda: client.chat.completions.create(model=MODEL, messages=MESSAGES))
+    gate = hub.held_gates()[0]
     assert hub.api("POST", f"/api/gates/{gate['gateId']}", {"action": "continue"})[0] == 200
     t.join(10)
     assert isinstance(out["error"], openai.RateLimitError)
@@ -170,8 +151,8 @@ def test_abort_stops_the_run_without_a_request(hub: HubProcess, gm: graphmind.Cl
             runs.append(run.run_id)
             return list(client.chat.completions.create(model=MODEL, messages=MESSAGES, stream=True))
 
-    t, out = _in_thread(agent)
-    _gate(hub)
+    t, out = in_thread(agent)
+    hub.held_gates()[0]
     assert hub.api("POST", f"/api/runs/{runs[0]}/abort") == (200, {"ok": True})
     t.join(10)
     assert isinstance(out["error"], RunAborted)

@@ -4,18 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Iterator
 
 import pytest
 
 import graphmind
 from graphmind.testing import FakeHub
-
-
-@pytest.fixture
-def hub() -> Iterator[FakeHub]:
-    with FakeHub() as h:
-        yield h
 
 
 def make_client(hub: FakeHub, **options: object) -> graphmind.Client:

@@ -5,26 +5,11 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Iterator
 
 import pytest
 
 import graphmind
 from graphmind.testing import FakeHub
-
-
-@pytest.fixture
-def hub() -> Iterator[FakeHub]:
-    with FakeHub() as h:
-        yield h
-
-
-@pytest.fixture
-def client(hub: FakeHub) -> Iterator[graphmind.Client]:
-    c = graphmind.Client(app="gates", url=hub.url, retry_interval=0.2)
-    assert c.ready(5)
-    yield c
-    c.dispose()
 
 
 def test_before_breakpoint_inject_returns_value_and_body_never_runs(hub: FakeHub, client: graphmind.Client) -> None:

@@ -3,18 +3,11 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 
 import pytest
 
 import graphmind
 from graphmind.testing import FakeHub
-
-
-@pytest.fixture
-def hub() -> Iterator[FakeHub]:
-    with FakeHub() as h:
-        yield h
 
 
 def test_the_third_identical_call_is_held_with_reason_loop(hub: FakeHub) -> None:

@@ -10,6 +10,7 @@ import pytest
 
 from graphmind._pipeline import EventPipeline
 from graphmind._redaction import RedactionSwitches
+from graphmind.testing import ProxyLike, ThrowingGetterDict
 
 ALL = RedactionSwitches(hide_inputs=True, hide_outputs=True, hide_tool_args=True, hide_tool_results=True)
 
@@ -31,24 +32,6 @@ def node(event_type: str, kind: str = "tool", **fields: Any) -> dict[str, Any]:
         "name": name,
         **fields,
     }
-
-
-class ThrowingGetterDict(dict):  # type: ignore[type-arg,unused-ignore]
-    """A dict whose reads raise: its items() and [] are the getters the snapshot uses."""
-
-    def items(self) -> Any:
-        raise RuntimeError("getter raised with secret 'hunter2'")
-
-    def __getitem__(self, key: Any) -> Any:
-        raise RuntimeError("getter raised")
-
-
-class ProxyLike:
-    def __getattribute__(self, name: str) -> Any:
-        raise RuntimeError("proxy trap")
-
-    def __repr__(self) -> str:
-        raise RuntimeError("proxy trap")
 
 
 class Recorder:

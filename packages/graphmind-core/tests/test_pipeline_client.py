@@ -6,35 +6,12 @@ is the failure shape, never the raw value.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 import graphmind
-from graphmind.testing import FakeHub
-
-
-class ThrowingGetterDict(dict):  # type: ignore[type-arg,unused-ignore]
-    def items(self) -> Any:
-        raise RuntimeError("getter raised")
-
-    def __getitem__(self, key: Any) -> Any:
-        raise RuntimeError("getter raised")
-
-
-class ProxyLike:
-    def __getattribute__(self, name: str) -> Any:
-        raise RuntimeError("proxy trap")
-
-    def __repr__(self) -> str:
-        raise RuntimeError("proxy trap")
-
-
-@pytest.fixture
-def hub() -> Iterator[FakeHub]:
-    with FakeHub() as h:
-        yield h
+from graphmind.testing import FakeHub, ProxyLike, ThrowingGetterDict
 
 
 def _finished(hub: FakeHub, node_id: str) -> dict[str, Any]:

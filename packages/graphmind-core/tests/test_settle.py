@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -10,20 +9,6 @@ import pytest
 import graphmind
 from graphmind import NodeSpec, Settled
 from graphmind.testing import FakeHub
-
-
-@pytest.fixture
-def hub() -> Iterator[FakeHub]:
-    with FakeHub() as h:
-        yield h
-
-
-@pytest.fixture
-def client(hub: FakeHub) -> Iterator[graphmind.Client]:
-    c = graphmind.Client(app="settle", url=hub.url, retry_interval=0.2)
-    assert c.ready(5)
-    yield c
-    c.dispose()
 
 
 class Raw:

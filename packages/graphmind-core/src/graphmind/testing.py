@@ -226,3 +226,23 @@ class FakeHub:
 
         self.wait_for(check, timeout, "event")
         return found[0]
+
+
+class ThrowingGetterDict(dict):  # type: ignore[type-arg,unused-ignore]
+    """A dict whose reads raise (its items() and []): a value a wrapper must record without failing the call."""
+
+    def items(self) -> Any:
+        raise RuntimeError("getter raised with secret 'hunter2'")
+
+    def __getitem__(self, key: Any) -> Any:
+        raise RuntimeError("getter raised")
+
+
+class ProxyLike:
+    """An object whose every attribute access and repr() raise, like a JavaScript Proxy whose traps throw."""
+
+    def __getattribute__(self, name: str) -> Any:
+        raise RuntimeError("proxy trap")
+
+    def __repr__(self) -> str:
+        raise RuntimeError("proxy trap")

@@ -5,6 +5,6 @@ line; `FakeApp` speaks protocol v1 frame by frame (no SDK needed), for hub and v
 """
 
 from ._fakeapp import FakeApp
-from ._process import HubProcess, HubStartError, api_call, wait_for
+from ._process import HubProcess, HubStartError, api_call, in_thread, wait_for
 
-__all__ = ["FakeApp", "HubProcess", "HubStartError", "api_call", "wait_for"]
+__all__ = ["FakeApp", "HubProcess", "HubStartError", "api_call", "in_thread", "wait_for"]

@@ -141,6 +141,30 @@ class HubProcess:
         """(status, parsed JSON body or text) of one request; never raises for 4xx/5xx."""
         return api_call(self.url, method, path, json, headers=headers, timeout=timeout)
 
+    def held_gates(self, count: int = 1, timeout: float = 10.0) -> list[dict[str, Any]]:
+        """`GET /api/gates` once at least `count` gates are held (AssertionError at the deadline)."""
+
+        def enough() -> list[dict[str, Any]] | None:
+            gates = self.api("GET", "/api/gates")[1]["gates"]
+            return gates if len(gates) >= count else None
+
+        return list(wait_for(enough, timeout, f"{count} held gate(s)"))
+
+
+def in_thread(fn: Callable[[], Any]) -> tuple[threading.Thread, dict[str, Any]]:
+    """Runs `fn` on a daemon thread (a call that will hold at a gate); `out` gets "value" or "error"."""
+    out: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            out["value"] = fn()
+        except BaseException as exc:
+            out["error"] = exc
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    return thread, out
+
 
 def api_call(base: str, method: str, path: str, body: Any = None, *, headers: Mapping[str, str] | None = None,
              timeout: float = 10.0) -> tuple[int, Any]:
