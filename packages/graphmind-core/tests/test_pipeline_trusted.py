@@ -62,4 +62,4 @@ def test_trusted_events_come_out_as_the_full_pass_makes_them(name: str) -> None:
     for event, flag in capture.seen:
         fast = reference.process(copy.copy(event), flag)
         full = reference.process(copy.copy(event), False)
-        assert graphmind._protocol.encode(fast) == graphmind._protocol.encode(full)  # type: ignore[arg-type]
+        assert graphmind.protocol.encode(fast) == graphmind.protocol.encode(full)  # type: ignore[arg-type]

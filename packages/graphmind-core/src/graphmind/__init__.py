@@ -26,13 +26,13 @@ from ._engine import NodeExecution
 from ._errors import RunAborted
 from ._gate import GateAnswer
 from ._node import NodeSpec, Settled, describe_error
-from ._protocol import PROTOCOL_VERSION, REDACTED
 from ._run import RunContext
 from ._run_scope import RunScope
 from ._span import Span
 from ._steps import StepIdentity, StepTracker
 from ._version import __version__
 from ._wrappers import unwrap
+from .protocol import PROTOCOL_VERSION, REDACTED
 
 __all__ = [
     "PROTOCOL_VERSION",

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from . import _protocol as proto
+from . import protocol as proto
 from ._errors import RunAborted
 from ._gate import GateAnswer
 from ._node import Settled

@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
-from . import _protocol as proto
+from . import protocol as proto
 from ._clock import wall_ms
 from ._config import Options
 from ._debug_state import DebugState

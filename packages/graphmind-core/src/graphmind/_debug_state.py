@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ._protocol import AFTER, BEFORE, ERROR_GATE, GATES, MODES
+from .protocol import AFTER, BEFORE, ERROR_GATE, GATES, MODES
 
 
 @dataclass(frozen=True)

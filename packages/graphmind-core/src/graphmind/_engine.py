@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from . import _protocol as proto
+from . import protocol as proto
 from ._call_loop import CallLoop
 from ._clock import round_ms
 from ._errors import RunAborted

@@ -11,7 +11,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from ._protocol import CONTINUE
+from .protocol import CONTINUE
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from . import _protocol as proto
+from . import protocol as proto
 from ._clock import round_ms
 from ._debug_state import DebugState
 from ._gate import GateAnswer, HeldGate

@@ -10,7 +10,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from . import _protocol as proto
+from . import protocol as proto
 from ._clock import Clock, round_ms
 from ._config import Options
 from ._errors import RunAborted

@@ -10,7 +10,7 @@ import contextvars
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from . import _protocol as proto
+from . import protocol as proto
 from ._engine import NodeExecution
 from ._node import NodeSpec
 

@@ -22,7 +22,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from . import _protocol as proto
+from . import protocol as proto
 from ._config import Options
 from ._warn import Warner
 

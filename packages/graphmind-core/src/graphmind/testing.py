@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from . import _protocol as proto
+from . import protocol as proto
 
 Answer = tuple[str, Any]
 

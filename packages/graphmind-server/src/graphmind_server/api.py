@@ -9,6 +9,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from graphmind import protocol as proto
+
 from ._version import __version__
 from .debugstate import DebugStateError
 from .hub import Hub
@@ -16,8 +18,8 @@ from .store import reads
 from .store.derive import RUN_STATUSES
 from .store.ops import DeleteRun
 
-ACTIONS = ("continue", "retry", "inject", "abort")
-REDACTED = "__REDACTED__"
+ACTIONS = proto.ACTIONS
+REDACTED = proto.REDACTED
 
 
 def _hub(request: Request) -> Hub:

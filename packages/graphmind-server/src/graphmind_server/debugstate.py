@@ -7,9 +7,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-PAUSE_ON_ERROR_VALUES = ("on", "off", "tool", "llm", "chain", "retriever", "agent", "custom")
-GATES = ("before", "after", "error")
-MODES = ("run", "step")
+from graphmind import protocol as proto
+
+PAUSE_ON_ERROR_VALUES = ("on", "off", *proto.NODE_KINDS)
+GATES = proto.GATES
+MODES = proto.MODES
 
 
 class DebugStateError(ValueError):

@@ -15,14 +15,16 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from graphmind import protocol as proto
+
 from .config import Settings
 from .debugstate import DebugState
 from .store import Store
 from .store.ops import Abandon, SetSetting
 from .store.writer import Committed
 
-BEFORE_ACTIONS = ["continue", "inject", "abort"]
-OTHER_ACTIONS = ["continue", "retry", "inject", "abort"]
+BEFORE_ACTIONS = list(proto.GATE_ACTIONS[proto.BEFORE])
+OTHER_ACTIONS = list(proto.GATE_ACTIONS[proto.AFTER])
 GATE_CONFIRM_S = 5.0
 DEBUG_ACK_S = 2.0
 RESUMED_MEMORY = 1000  # app gate ids remembered per client, so a replayed exec.paused is not held again

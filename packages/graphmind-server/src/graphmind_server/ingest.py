@@ -9,15 +9,13 @@ from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from graphmind import protocol as proto
+
 from ._version import __version__
 from .hub import AppConnection, Hub
 from .store.derive import text as clean_text
 
-SUPPORTED = [1]
-EVENT_TYPES = frozenset({
-    "run.started", "run.finished", "node.started", "node.token", "node.finished", "node.error",
-    "graph.hint", "exec.paused", "exec.resumed",
-})
+EVENT_TYPES = proto.EVENT_TYPES
 HELLO_TIMEOUT_S = 10.0
 # Past this many uncommitted events the hub stops reading from apps until the writer catches up,
 # so a flood slows the senders (TCP backpressure) instead of growing memory.
@@ -60,11 +58,7 @@ def _error(code: str, message: str, **extra: Any) -> str:
 
 
 def negotiate(hello: dict[str, Any]) -> int | None:
-    offered = hello.get("protocols")
-    if not isinstance(offered, list):
-        offered = [hello.get("protocol")]
-    common = [v for v in offered if isinstance(v, int) and not isinstance(v, bool) and v in SUPPORTED]
-    return max(common) if common else None
+    return proto.negotiate(hello.get("protocols"), hello.get("protocol"))
 
 
 async def ingest(websocket: WebSocket) -> None:
@@ -86,7 +80,7 @@ async def ingest(websocket: WebSocket) -> None:
     try:
         version = hub.debug.version
         await websocket.send_text(json.dumps({
-            "type": "welcome", "protocol": 1, "hub": {"name": "graphmind-server", "version": __version__},
+            "type": proto.WELCOME, "protocol": negotiate(hello), "hub": {"name": "graphmind-server", "version": __version__},
             "debug": hub.debug.to_json(), "connectionId": conn.id,
         }))
         await hub.mark_ready(conn, version)
@@ -113,8 +107,8 @@ async def _read_hello(websocket: WebSocket) -> dict[str, Any] | None:
         return None
     if negotiate(frame) is None:
         await websocket.send_text(_error(
-            "unsupported_protocol", f"this hub speaks protocol versions {SUPPORTED}; upgrade the SDK or the hub",
-            supported=SUPPORTED,
+            "unsupported_protocol", f"this hub speaks protocol versions {list(proto.SUPPORTED_PROTOCOLS)}; upgrade the SDK or the hub",
+            supported=list(proto.SUPPORTED_PROTOCOLS),
         ))
         await websocket.close(4001)
         return None

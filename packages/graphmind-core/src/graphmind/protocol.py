@@ -1,4 +1,4 @@
-"""Wire protocol v1 (docs/protocol.md): names, frame builders and the parser for hub frames.
+"""Wire protocol v1 (docs/protocol.md): names, frame builders and the parser for hub frames. Public.
 
 Both the SDK and the hub import these names, so the two sides cannot drift apart.
 """
