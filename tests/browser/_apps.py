@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -32,6 +33,22 @@ class AgentThread:
         assert self.done.wait(timeout), "the agent did not finish"
         self.thread.join(timeout)
         return self
+
+    def wait_pumping(self, page: Any, timeout: float = 10.0) -> bool:
+        """Wait for the agent while Playwright keeps serving the page.
+
+        Every page routes its requests through a Python handler (conftest's `only_the_hub`), and
+        Playwright's sync API runs those handlers only while the main thread is inside one of its
+        calls. A plain `done.wait()` right after a click would hold the page's answer to the hub
+        (the fetch the click started) until the next Playwright call: the agent waits for an
+        answer the test itself is holding back.
+        """
+        deadline = time.monotonic() + timeout
+        while not self.done.is_set():
+            if time.monotonic() >= deadline:
+                return False
+            page.wait_for_timeout(20)
+        return True
 
 
 def attached_client(hub: Any, app: str, **options: Any) -> graphmind.Client:

@@ -43,7 +43,7 @@ def run_agent(client: graphmind.Client, tool: CountingTool, name: str, calls: in
 
 def finish(agent: AgentThread, hub: Any, page: Any) -> AgentThread:
     """Join the agent; if it hangs, say what the hub and the page were showing."""
-    if not agent.done.wait(10):
+    if not agent.wait_pumping(page, 10):
         raise AssertionError(
             f"the agent did not finish; hub gates: {hub.api('GET', '/api/gates')}; "
             f"page cards: {page.locator('.gate-card').all_inner_texts()}; hub stderr tail: {hub.stderr[-2000:]}")

@@ -89,6 +89,7 @@ def test_screenshot_of_a_held_run(hub: Any, make_page: Any, tmp_path: Path) -> N
         if os.environ.get("GRAPHMIND_SCREENSHOT") == "1":
             shutil.copyfile(shot, DOCS_PNG)
         card.get_by_role("button", name="Continue").click()
+        assert agent.wait_pumping(page), "the agent did not finish after Continue"
         agent.join()
         assert agent.error is None
         assert agent.result == {"booked": "TP1351", "ref": "GM-4411"}
