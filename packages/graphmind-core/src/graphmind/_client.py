@@ -123,25 +123,25 @@ class Client(Wrappers, RunEvents, HubControl, TokenFlusher):
 
     # ---- events ------------------------------------------------------------------------------
     def _emit(self, event: dict[str, Any], trusted: bool = False) -> int:
-        """Numbers, redacts, encodes and buffers one event (in the calling thread). Returns its seq.
+        """Numbers, redacts and buffers one event (in the calling thread). Returns its seq.
 
-        `trusted`: built by the gate engine for a node whose identity strings are ASCII (see
-        EventPipeline.process)."""
+        The JSON text is written by the transport thread when the event is sent: a detached app
+        never pays for encoding what no debugger reads. `trusted`: built by the gate engine for a
+        node whose identity strings are ASCII (see EventPipeline.process)."""
         seq = next(self._seq)
         if self._transport is None or self._disposed:
             return seq
         event["seq"] = seq
         event["ts"] = wall_ms()
         try:
-            out = self._pipeline.process(event, trusted)
-            if out is None:
-                return seq
-            text = proto.encode(out)
+            sized = self._pipeline.process_sized(event, trusted)
         except Exception as exc:  # the pipeline promises never to raise; stay fail-open if it ever does
-            self._warn(f"[graphmind] dropped an event that could not be encoded: {exc!r}", key="encode")
+            self._warn(f"[graphmind] dropped an event that could not be recorded: {exc!r}", key="encode")
+            return seq
+        if sized is None:
             return seq
         self._emitted += 1
-        self._transport.enqueue(text)
+        self._transport.enqueue(sized[0], sized[1])
         return seq
 
     # ---- runs --------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["MAX_PAYLOAD_BYTES", "PREVIEW_CHARS", "encoded_size", "fits", "shrink_oversized", "shrink_text"]
+__all__ = ["MAX_PAYLOAD_BYTES", "PREVIEW_CHARS", "approx_size", "encoded_size", "fits", "shrink_measured", "shrink_oversized", "shrink_text"]
 
 MAX_PAYLOAD_BYTES = 524_288
 PREVIEW_CHARS = 65_536
@@ -61,10 +61,29 @@ def encoded_size(value: Any) -> tuple[int, str]:
     return len(text.encode("utf-8", "surrogatepass")), text
 
 
-def shrink_oversized(value: Any) -> Any:
-    """`value` unchanged, or the truncated marker when its JSON is over MAX_PAYLOAD_BYTES."""
-    if fits(value):
-        return value
+def approx_size(value: Any) -> int:
+    """About how many characters `value` (JSON-safe) takes as JSON: a hint for the replay buffer's
+    byte budget, not a bound. A string counts its length, anything else the length of its repr()."""
+    t = type(value)
+    if t is str:
+        return len(value) + 2
+    if t is int or t is float or t is bool or value is None:
+        return 8
+    try:
+        return len(repr(value))
+    except Exception:
+        return 64
+
+
+def shrink_measured(value: Any) -> tuple[Any, int]:
+    """(`value` unchanged, or the truncated marker when its JSON is over MAX_PAYLOAD_BYTES; about
+    how many characters that takes as JSON). The size comes from the check itself, for free."""
+    try:
+        bound = len(repr(value))
+    except Exception:  # an int too long for repr(), or not JSON-safe after all
+        bound = -1
+    if 0 <= bound * _REPR_FACTOR <= MAX_PAYLOAD_BYTES:
+        return value, bound
     try:
         size, text = encoded_size(value)
     except Exception:
@@ -72,10 +91,15 @@ def shrink_oversized(value: Any) -> Any:
             text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=repr)
             size = len(text.encode("utf-8", "surrogatepass"))
         except Exception:  # e.g. an int too long to print: nothing sensible to measure
-            return value
+            return value, max(bound, 64)
     if size <= MAX_PAYLOAD_BYTES:
-        return value
-    return {"$graphmind": TRUNCATED, "bytes": size, "preview": text[:PREVIEW_CHARS]}
+        return value, size
+    return {"$graphmind": TRUNCATED, "bytes": size, "preview": text[:PREVIEW_CHARS]}, PREVIEW_CHARS + 64
+
+
+def shrink_oversized(value: Any) -> Any:
+    """`value` unchanged, or the truncated marker when its JSON is over MAX_PAYLOAD_BYTES."""
+    return shrink_measured(value)[0]
 
 
 def shrink_text(text: str) -> tuple[str, int] | None:

@@ -31,7 +31,14 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ._jsonsafe import describe_exception, json_key, to_jsonable
-from ._payload import TRUNCATED, shrink_oversized, shrink_text
+from ._payload import (
+    MAX_PAYLOAD_BYTES,
+    TRUNCATED,
+    approx_size,
+    shrink_measured,
+    shrink_oversized,
+    shrink_text,
+)
 from ._redaction import PLACEHOLDER, RedactionSwitches
 
 __all__ = ["HIDEABLE_ORDER", "IDENTITY_FIELDS", "EventPipeline"]
@@ -62,6 +69,11 @@ _ENGINE_KEYS = frozenset(
      "durationMs", "heldMs", "injected", "cutShort", "gateId", "gate", "reason", "by", "action"}
 )
 _MISSING: Any = object()
+# The identity fields of an engine-built event (ids, kind, name, seq, ts, timings), as JSON: about.
+_ENVELOPE_CHARS = 320
+# An ASCII string this short is certainly under the payload limit as JSON (6 characters each at
+# worst, a control character escaped as \u00XX): no need to measure it.
+_SHORT_TEXT = (MAX_PAYLOAD_BYTES - 2) // 6
 TOOL_ARGS = "tool-args"
 DROP_WARN_INTERVAL = 60.0
 
@@ -96,11 +108,18 @@ class EventPipeline:
     def process(self, event: dict[str, Any], trusted: bool = False) -> dict[str, Any] | None:
         """`trusted`: the gate engine built this event and checked its identity strings (ASCII str):
         with no switch on, only its payload fields need a pass (the result is the same)."""
+        sized = self.process_sized(event, trusted)
+        return None if sized is None else sized[0]
+
+    def process_sized(self, event: dict[str, Any], trusted: bool = False) -> tuple[dict[str, Any], int] | None:
+        """`process`, and about how many characters the result takes as JSON (for the replay
+        buffer's byte budget: the event is encoded later, by the transport thread, if ever)."""
         try:
             if type(event) is not dict:
                 event = dict(event.items())
             if self._any:
-                return self._redacting(event)
+                out = self._redacting(event)
+                return out, approx_size(out)
             if trusted and event.keys() <= _ENGINE_KEYS:
                 return self._plain_trusted(event)
             return self._plain(event)
@@ -111,47 +130,62 @@ class EventPipeline:
         return None
 
     # ---- no switch: snapshot and shrink ------------------------------------------------------
-    def _plain(self, event: dict[str, Any]) -> dict[str, Any]:
+    def _plain(self, event: dict[str, Any]) -> tuple[dict[str, Any], int]:
         out: dict[str, Any] = {}
+        size = 2
         for k, v in event.items():
             if type(k) is not str or not k.isascii():
                 k = self._key(k)
+            size += len(k) + 4
             role = _ROLE.get(k)
             if role is None or role is _ID:
                 t = type(v)
                 # The common case: a plain scalar (`v - v == 0` is False for NaN and ±Infinity).
                 if (t is str and v.isascii()) or t is int or t is bool or v is None or (t is float and v - v == 0):
                     out[k] = v
-                elif role is _ID:
-                    out[k] = self._identity(k, v)
+                    size += len(v) if t is str else 8
+                    continue
+                if role is _ID:
+                    out[k] = v = self._identity(k, v)
                 else:
-                    out[k] = to_jsonable(v)
+                    out[k] = v = to_jsonable(v)
+                size += approx_size(v)
             elif role is _DELTAS:
-                out[k] = _plain_deltas(to_jsonable(v))
+                out[k] = v = _plain_deltas(to_jsonable(v))
+                size += approx_size(v)
             elif role is not _SKIP:
-                out[k] = shrink_oversized(to_jsonable(v))
-        return out
+                out[k], n = shrink_measured(to_jsonable(v))
+                size += n
+        return out, size
 
-    def _plain_trusted(self, event: dict[str, Any]) -> dict[str, Any]:
+    def _plain_trusted(self, event: dict[str, Any]) -> tuple[dict[str, Any], int]:
         """`_plain` for an engine-built event, in place: every key is one the engine writes, every
         value outside `_ENGINE_PAYLOADS` a str/number/bool it made itself (identity strings checked
         ASCII once per node), so only the payload fields are visited. Same output as `_plain`."""
         get = event.get
+        size = _ENVELOPE_CHARS
         for k in _ENGINE_PAYLOADS:
             v = get(k, _MISSING)
             if v is _MISSING:
                 continue
             t = type(v)
-            if (t is str and v.isascii()) or t is int or t is bool or v is None or (t is float and v - v == 0):
+            if t is str:
+                if len(v) <= _SHORT_TEXT and v.isascii():
+                    size += len(v)
+                    continue
+            elif t is int or t is bool or v is None or (t is float and v - v == 0):
                 continue
             role = _ROLE.get(k)
             if role is _DELTAS:
-                event[k] = _plain_deltas(to_jsonable(v))
+                event[k] = v = _plain_deltas(to_jsonable(v))
+                size += approx_size(v)
             elif role is None:
-                event[k] = to_jsonable(v)
+                event[k] = v = to_jsonable(v)
+                size += approx_size(v)
             else:
-                event[k] = shrink_oversized(to_jsonable(v))
-        return event
+                event[k], n = shrink_measured(to_jsonable(v))
+                size += n
+        return event, size
 
     # ---- a switch is on ----------------------------------------------------------------------
     def _redacting(self, event: dict[str, Any]) -> dict[str, Any]:

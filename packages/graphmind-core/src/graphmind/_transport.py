@@ -3,8 +3,9 @@
 - Lazy: nothing starts until the first event (or `ready()`); the connect is bounded by
   `connect_timeout`, the `welcome` by `handshake_timeout`; a failed attempt retries every
   `retry_interval` (or at once when `ready()` asks).
-- Every encoded event goes into a replay ring (at most `buffer_size` events and `max_buffer_bytes`,
-  oldest dropped and counted). On each attach the whole ring is sent again, oldest first; the hub
+- Every event goes into a replay ring (at most `buffer_size` events and about `max_buffer_bytes`
+  of JSON, oldest dropped and counted) as the pipeline made it; this thread encodes it when it is
+  first sent and keeps the text for later replays, so a detached app never encodes anything. On each attach the whole ring is sent again, oldest first; the hub
   stores an event once per (clientId, seq), so a replay after a hub restart loses nothing.
 - A reader thread per connection hands hub frames to the client; the writer (the transport thread)
   is the only one that sends.
@@ -47,9 +48,10 @@ class Transport:
         self._on_detach = on_detach
         self._warn = warn
         self._cond = threading.Condition(threading.Lock())
-        self._ring: deque[tuple[str, int]] = deque()
+        # [event dict, or its JSON text once sent; approximate size in characters]
+        self._ring: deque[list[Any]] = deque()
         self._ring_bytes = 0
-        self._pending: list[str] = []  # what the writer still has to send on this connection
+        self._pending: list[list[Any]] = []  # ring entries (and control frames) still to send on this connection
         self._sending = False  # the writer holds a batch it took from _pending and is writing it
         self.attached = False
         self._stopping = False
@@ -60,20 +62,22 @@ class Transport:
         self.counters = {"buffered": 0, "dropped": 0, "sent": 0, "connects": 0, "connect_failures": 0}
 
     # ---- app side -----------------------------------------------------------------------------
-    def enqueue(self, text: str) -> None:
-        size = len(text)  # characters: a cheap, close bound for the byte budget of mostly-ASCII JSON
+    def enqueue(self, event: dict[str, Any], size: int) -> None:
+        """Buffers one event (JSON-safe, owned by the transport from now on: never mutated again).
+        `size`: about how many characters its JSON takes, for the byte budget."""
+        entry = [event, size]
         cond = self._cond
         with cond:
             ring = self._ring
-            ring.append((text, size))
+            ring.append(entry)
             self._ring_bytes += size
             self.counters["buffered"] += 1
             while len(ring) > self._options.buffer_size or (self._ring_bytes > self._options.max_buffer_bytes and len(ring) > 1):
-                _, dropped_size = ring.popleft()
-                self._ring_bytes -= dropped_size
+                dropped = ring.popleft()
+                self._ring_bytes -= dropped[1]
                 self.counters["dropped"] += 1
             if self.attached:
-                self._pending.append(text)
+                self._pending.append(entry)
                 cond.notify()
         if self._thread is None:
             self.start()
@@ -82,7 +86,7 @@ class Transport:
         """A control frame (ack) for the current connection only; never buffered for replay."""
         with self._cond:
             if self.attached:
-                self._pending.append(proto.encode(frame))
+                self._pending.append([proto.encode(frame), 0])
                 self._cond.notify()
 
     def start(self) -> None:
@@ -196,7 +200,7 @@ class Transport:
                 return False
             self._ws = ws
             # Replay everything buffered, oldest first, before anything new.
-            self._pending = [text for text, _ in self._ring]
+            self._pending = list(self._ring)
             self.attached = True
             self.counters["connects"] += 1
         try:
@@ -219,9 +223,16 @@ class Transport:
                 self._sending = True
                 ws = self._ws
             try:
-                for text in batch:
+                sent = 0
+                for entry in batch:
+                    text = entry[0]
+                    if type(text) is not str:
+                        text = self._encode(entry)
+                    if not text:
+                        continue
                     ws.send(text)
-                self.counters["sent"] += len(batch)
+                    sent += 1
+                self.counters["sent"] += sent
             except Exception as exc:
                 _log.debug("graphmind: send failed (%r)", exc)
                 with cond:
@@ -233,6 +244,17 @@ class Transport:
                 cond.notify_all()  # flush() waiters
                 if self._stopping and not self._pending:
                     return
+
+    def _encode(self, entry: list[Any]) -> str | None:
+        """The entry's JSON text, kept in the entry for replays; None (and a warning) if it has none."""
+        try:
+            text = proto.encode(entry[0])
+        except Exception as exc:  # the pipeline makes every event JSON-safe; never let one stop the writer
+            self._warn(f"[graphmind] dropped an event that could not be encoded: {exc!r}", key="encode")
+            entry[0] = ""  # a replay skips it too, without a second warning
+            return None
+        entry[0] = text
+        return text
 
     def _read_loop(self, ws: Any) -> None:
         try:
