@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._ids import random_hex
 from ._steps import StepTracker
 
 
@@ -14,7 +14,7 @@ class RunContext:
     """What `client.run(...)` yields. It works the same whether GraphMind is enabled or not."""
 
     name: str
-    run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    run_id: str = field(default_factory=random_hex)
     meta: dict[str, Any] = field(default_factory=dict)
     implicit: bool = False
     started_ms: float = 0.0

@@ -8,11 +8,12 @@ Every model adapter uses this, so `llm:step` instance ids mean the same thing ev
 from __future__ import annotations
 
 import threading
-import uuid
 from dataclasses import dataclass
 
+from ._ids import random_hex
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, slots=True)
 class StepIdentity:
     instance_id: str
     invocation_id: str
@@ -37,7 +38,7 @@ class StepTracker:
             if first_message_key == self._first_key and prompt_length > self._length and self._invocation:
                 self._step += 1
             else:
-                self._invocation = uuid.uuid4().hex[:12]
+                self._invocation = random_hex(48)
                 self._step = 1
             self._first_key = first_message_key
             self._length = prompt_length

@@ -15,6 +15,10 @@ CHAT = "chat.completions"
 RESPONSES = "responses"
 
 
+# The first message's text for the prompt-prefix rule; built once (json.dumps with options makes a
+# new encoder on every call).
+_KEY_TEXT = json.JSONEncoder(sort_keys=True, default=str).encode
+
 def _text_of(content: Any) -> Any:
     """A message's content as text where it is text; images and files as a short marker."""
     if content is None or isinstance(content, str):
@@ -105,7 +109,7 @@ def describe_request(api: str, body: Mapping[str, Any]) -> tuple[dict[str, Any],
         first = {"instructions": instructions, "first": trimmed[0] if trimmed else None}
         length = len(trimmed)
     try:
-        key = json.dumps(first, sort_keys=True, default=str)
+        key = _KEY_TEXT(first)
     except Exception:
         key = repr(first)
     node_input: dict[str, Any] = {"model": body.get("model"), "messages": trimmed}
