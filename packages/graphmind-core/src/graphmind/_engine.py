@@ -32,6 +32,7 @@ from ._errors import RunAborted
 from ._gate import GateAnswer, HeldGate
 from ._node import NodeSpec, describe_error
 from ._run import RunContext
+from ._stream_loop import StreamLoop
 
 if TYPE_CHECKING:
     from ._client import Client
@@ -46,7 +47,7 @@ def _identity(value: Any) -> Any:
     return value
 
 
-class NodeExecution(CallLoop):
+class NodeExecution(CallLoop, StreamLoop):
     """One execution of one node: its events, its gates, its timing."""
 
     def __init__(self, client: Client, spec: NodeSpec, run: RunContext, parent: str | None) -> None:

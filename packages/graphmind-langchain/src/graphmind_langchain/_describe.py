@@ -170,6 +170,11 @@ def to_chat_result(value: Any) -> ChatResult:
     return ChatResult(generations=[ChatGeneration(message=to_ai_message(value))])
 
 
+def describe_chunks(chunks: list[ChatGenerationChunk]) -> tuple[Any, dict[str, Any] | None]:
+    """(output, usage) of a streamed step from the chunks it produced (the core stream loop's `describe`)."""
+    return chunks_json(chunks), chunks_usage(chunks)
+
+
 def to_chunk(value: Any) -> ChatGenerationChunk:
     if isinstance(value, str):
         return ChatGenerationChunk(message=AIMessageChunk(content=value))

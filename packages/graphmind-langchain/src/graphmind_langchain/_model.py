@@ -21,8 +21,14 @@ import graphmind
 from graphmind import NodeExecution
 
 from . import _registry as registry
-from ._describe import chat_result_json, chat_result_usage, to_chat_result, tool_roster
-from ._drive import stream_async, stream_sync
+from ._describe import (
+    chat_result_json,
+    chat_result_usage,
+    describe_chunks,
+    to_chat_result,
+    to_chunk,
+    tool_roster,
+)
 from ._nodes import llm_spec, llm_step, model_name
 from ._tokens import emit
 
@@ -107,10 +113,10 @@ def gated_stream(client: graphmind.Client, model: Any, orig: Callable[..., Any],
         tee = _tee(registry.Inside(token, ex, tee=offer is None))
         state = registry.Inside(token)  # nested calls (an inherited _astream's _stream) pass through, untee'd
 
-        def step(it: Iterator[ChatGenerationChunk]) -> ChatGenerationChunk | None:
+        def step(it: Iterator[ChatGenerationChunk]) -> ChatGenerationChunk:
             mark = registry.inside.set(state)
             try:
-                return next(it, None)
+                return next(it)
             finally:
                 registry.inside.reset(mark)
 
@@ -121,7 +127,7 @@ def gated_stream(client: graphmind.Client, model: Any, orig: Callable[..., Any],
             finally:
                 registry.inside.reset(mark)
 
-        yield from stream_sync(ex, open_stream, step, tee)
+        yield from ex.stream_sync(open_stream, advance=step, on_item=tee, describe=describe_chunks, from_injected=to_chunk)
 
     return _stream
 
@@ -144,20 +150,18 @@ def gated_astream(client: graphmind.Client, model: Any, orig: Callable[..., Any]
         tee = _tee(registry.Inside(token, ex, tee=offer is None))
         state = registry.Inside(token)
 
-        async def step(it: AsyncIterator[ChatGenerationChunk]) -> ChatGenerationChunk | None:
+        async def step(it: AsyncIterator[ChatGenerationChunk]) -> ChatGenerationChunk:
             mark = registry.inside.set(state)
             try:
-                chunk = await it.__anext__()
-            except StopAsyncIteration:
-                return None
+                return await it.__anext__()
             finally:
                 registry.inside.reset(mark)
-            return chunk
 
         def open_stream() -> AsyncIterator[ChatGenerationChunk]:
             return orig(messages, stop=stop, run_manager=run_manager, **kwargs).__aiter__()
 
-        async for chunk in stream_async(ex, open_stream, step, tee):
+        async for chunk in ex.stream_async(open_stream, advance=step, on_item=tee, describe=describe_chunks,
+                                           from_injected=to_chunk):
             yield chunk
 
     return _astream
