@@ -15,6 +15,8 @@ from ._gate import GateAnswer
 from ._node import Settled
 
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
     from ._client import Client
 
 T = TypeVar("T")
@@ -34,11 +36,15 @@ def _injected(ex: CallLoop, answer: GateAnswer) -> Any:
     return value
 
 
-class CallLoop:
+class NodeSurface:
+    """What the loops use of `NodeExecution` (for the type checker; nothing at runtime)."""
+
     if TYPE_CHECKING:  # provided by NodeExecution
         client: Client
         instance_id: str
 
+        def active(self) -> AbstractContextManager[None]: ...
+        def wants_hold(self, gate: str) -> bool: ...
         def before(self, convert: Callable[[Any], Any] = ...) -> GateAnswer: ...
         async def abefore(self, convert: Callable[[Any], Any] = ...) -> GateAnswer: ...
         def after(self, output: Any, convert: Callable[[Any], Any] = ...) -> GateAnswer: ...
@@ -48,6 +54,8 @@ class CallLoop:
         def finish(self, output: Any = None, *, usage: dict[str, Any] | None = None, cut_short: bool = False, **extra: Any) -> None: ...
         def fail(self, exc: BaseException, **extra: Any) -> None: ...
 
+
+class CallLoop(NodeSurface):
     def run_sync(
         self,
         call: Callable[[], T],

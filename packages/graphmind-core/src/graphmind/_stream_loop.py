@@ -14,14 +14,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from . import protocol as proto
+from ._call_loop import NodeSurface
 from ._errors import RunAborted
-from ._gate import GateAnswer
-
-if TYPE_CHECKING:
-    from contextlib import AbstractContextManager
 
 T = TypeVar("T")
 Describe = Callable[[list[Any]], tuple[Any, "dict[str, Any] | None"]]
@@ -43,19 +40,7 @@ def _describe_items(items: list[Any]) -> tuple[Any, dict[str, Any] | None]:
     return items, None
 
 
-class StreamLoop:
-    if TYPE_CHECKING:  # provided by NodeExecution
-        def active(self) -> AbstractContextManager[None]: ...
-        def before(self, convert: Callable[[Any], Any] = ...) -> GateAnswer: ...
-        async def abefore(self, convert: Callable[[Any], Any] = ...) -> GateAnswer: ...
-        def after(self, output: Any, convert: Callable[[Any], Any] = ...) -> GateAnswer: ...
-        async def aafter(self, output: Any, convert: Callable[[Any], Any] = ...) -> GateAnswer: ...
-        def error(self, exc: BaseException, convert: Callable[[Any], Any] = ...) -> GateAnswer: ...
-        async def aerror(self, exc: BaseException, convert: Callable[[Any], Any] = ...) -> GateAnswer: ...
-        def wants_hold(self, gate: str) -> bool: ...
-        def finish(self, output: Any = None, *, usage: dict[str, Any] | None = None, cut_short: bool = False, **extra: Any) -> None: ...
-        def fail(self, exc: BaseException, **extra: Any) -> None: ...
-
+class StreamLoop(NodeSurface):
     def stream_sync(
         self,
         open_stream: Callable[[], Iterator[T]],
