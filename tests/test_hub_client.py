@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import graphmind
-from graphmind_server.testing import HubProcess
+from graphmind_server.testing import HubProcess, wait_for
 
 
 @pytest.fixture
@@ -71,6 +71,9 @@ def test_parallel_holds_are_answered_independently(hub: HubProcess, client: grap
 def test_a_pause_request_holds_the_next_gate(hub: HubProcess, client: graphmind.Client) -> None:
     assert hub.api("PUT", "/api/debug", {"pauseOnError": "off"})[0] == 200
     assert hub.api("POST", "/api/pause", {}) == (200, {"ok": True})
+    # `pause` has no ack in protocol v1: the API answers once the frame is sent. Wait until the
+    # client's reader thread applied it, or on a loaded machine the call may pass first.
+    wait_for(lambda: client._pause_any, 5, "the client to apply the pause")
     gated = client.wrap(lambda: "ran", name="next")
     out: list[str] = []
     t = threading.Thread(target=lambda: out.append(gated()), daemon=True)
