@@ -20,22 +20,7 @@ from typing import Any
 
 from graphmind._jsonsafe import to_jsonable
 from graphmind._loop_guard import fingerprint
-
-
-def one_kb_args() -> dict[str, Any]:
-    """A realistic tool call: nested filters, a list of objects, a free-text query; about 1 KB of JSON."""
-    args: dict[str, Any] = {
-        "query": "cheap flights from Copenhagen to Oslo next weekend, window seat, no red-eye",
-        "filters": {"airlines": ["SK", "DY", "D8"], "max_price": 250, "currency": "EUR", "stops": 0},
-        "passengers": [{"type": "adult", "age": 34}, {"type": "child", "age": 7}],
-        "page": 1,
-        "page_size": 20,
-        "sort": "price",
-        "include": ["baggage", "seat_map", "fare_rules"],
-        "_meta": {"progressToken": 17},
-    }
-    args["notes"] = "n" * (1024 - len(json.dumps(args)) - 12)
-    return args
+from graphmind.testing import one_kb_tool_args
 
 
 def _naive_normalise(value: Any, ignore: frozenset[str]) -> Any:
@@ -71,7 +56,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=20_000)
     rounds = parser.parse_args().rounds
-    args = one_kb_args()
+    args = one_kb_tool_args()
     plain = {k: v for k, v in args.items() if k != "_meta"}
     print(f"argument: {len(json.dumps(args))} bytes of JSON (with an MCP _meta to ignore)")
 

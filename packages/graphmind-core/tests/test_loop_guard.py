@@ -15,6 +15,7 @@ from graphmind._loop_guard import (
     fingerprint,
     resolve_loop_guard_config,
 )
+from graphmind.testing import one_kb_tool_args
 
 DETACHED_WARNING = (
     "[graphmind] possible loop: search (tool:search) was called 3× in a row with identical arguments; "
@@ -280,22 +281,8 @@ def test_fingerprint_canonical_forms() -> None:
     assert fingerprint({"s": "é😀"}) == fingerprint({"s": "é😀"})
 
 
-def _one_kb_args() -> dict[str, Any]:
-    args: dict[str, Any] = {
-        "query": "cheap flights from Copenhagen to Oslo next weekend, window seat, no red-eye",
-        "filters": {"airlines": ["SK", "DY", "D8"], "max_price": 250, "currency": "EUR", "stops": 0},
-        "passengers": [{"type": "adult", "age": 34}, {"type": "child", "age": 7}],
-        "page": 1,
-        "page_size": 20,
-        "sort": "price",
-        "include": ["baggage", "seat_map", "fare_rules"],
-    }
-    args["notes"] = "n" * (1024 - len(str(args)) - 12)
-    return args
-
-
 def test_fingerprinting_a_1kb_input_is_cheap() -> None:
-    args = _one_kb_args()
+    args = one_kb_tool_args(meta=False)
     assert 1000 <= len(str(args)) <= 1100
     fingerprint(args)
     rounds = 2000

@@ -246,3 +246,22 @@ class ProxyLike:
 
     def __repr__(self) -> str:
         raise RuntimeError("proxy trap")
+
+
+def one_kb_tool_args(*, meta: bool = True) -> dict[str, Any]:
+    """A realistic tool call of about 1 KB of JSON (nested filters, a list of objects, free text),
+    for the fingerprint's cost bound (the seeds bound a 1 KB input) and its benchmark.
+    `meta`: with an MCP-style `_meta` entry, which the fingerprint leaves out."""
+    args: dict[str, Any] = {
+        "query": "cheap flights from Copenhagen to Oslo next weekend, window seat, no red-eye",
+        "filters": {"airlines": ["SK", "DY", "D8"], "max_price": 250, "currency": "EUR", "stops": 0},
+        "passengers": [{"type": "adult", "age": 34}, {"type": "child", "age": 7}],
+        "page": 1,
+        "page_size": 20,
+        "sort": "price",
+        "include": ["baggage", "seat_map", "fare_rules"],
+    }
+    if meta:
+        args["_meta"] = {"progressToken": 17}
+    args["notes"] = "n" * (1024 - len(json.dumps(args)) - 12)
+    return args
