@@ -100,6 +100,7 @@ class Client(Wrappers, RunEvents, HubControl, TokenFlusher):
             on_frame=self._on_frame,
             on_detach=self._on_detach,
             warn=self._warn,
+            on_exit=self.dispose,
         )
 
     # ---- state -------------------------------------------------------------------------------
@@ -330,6 +331,7 @@ class Client(Wrappers, RunEvents, HubControl, TokenFlusher):
             "buffered": transport.buffered_count if transport else 0,
             "dropped": counters.get("dropped", 0),
             "sent": counters.get("sent", 0),
+            "unsent": transport.unsent_count if transport else 0,
             "connects": counters.get("connects", 0),
             "held": held,
             "activeRuns": runs,
@@ -344,9 +346,8 @@ class Client(Wrappers, RunEvents, HubControl, TokenFlusher):
         if self._implicit_run is not None and self._implicit_run.started_ms:
             self._finish_run(self._implicit_run, None)
         self._release_all(proto.CONTINUE, "dispose")
-        self._transport.flush(1.0)
         self._disposed = True
-        self._transport.stop()
+        self._transport.close()  # waits while the hub keeps taking events; reports what it could not send
 
     async def adispose(self) -> None:
         await asyncio.get_running_loop().run_in_executor(None, self.dispose)
