@@ -64,7 +64,7 @@ class _OneLine(logging.LoggerAdapter):  # type: ignore[type-arg]
         kwargs.pop("stack_info", None)
         self.logger.log(min(level, logging.DEBUG), msg, *args, **kwargs)
 
-    def isEnabledFor(self, level: int) -> bool:  # noqa: N802 - logging's name
+    def isEnabledFor(self, level: int) -> bool:
         return self.logger.isEnabledFor(logging.DEBUG)
 
 
@@ -104,7 +104,9 @@ class Transport:
 
         self._ws_connect: Any = connect
         # websockets >= 17 warns unless direct (non-`with`) use is declared; older versions lack the flag.
-        self._legacy: dict[str, Any] = {"legacy": True} if "legacy" in inspect.signature(connect).parameters else {}
+        self._legacy: dict[str, Any] = (
+            {"legacy": True} if "legacy" in inspect.signature(connect).parameters else {}
+        )
         self._ws_logger = _OneLine(logging.getLogger("graphmind.transport.websockets"), {})
         self._encode_frame = proto.encode
         self._decode_frame = proto.decode
@@ -146,7 +148,9 @@ class Transport:
             self._ring_bytes += size
             self._unsent += 1
             self.counters["buffered"] += 1
-            while len(ring) > self._options.buffer_size or (self._ring_bytes > self._options.max_buffer_bytes and len(ring) > 1):
+            while len(ring) > self._options.buffer_size or (
+                self._ring_bytes > self._options.max_buffer_bytes and len(ring) > 1
+            ):
                 dropped = ring.popleft()
                 self._ring_bytes -= dropped[1]
                 if self._unsent > len(ring):  # it was never sent: lost, and counted
@@ -253,7 +257,9 @@ class Transport:
         since = time.monotonic() - self._lost_at
         if since < QUICK_WINDOW_S:
             return QUICK_RETRY_S
-        return min(self._options.retry_interval, 0.5 * 2 ** max(0, failures - int(QUICK_WINDOW_S / QUICK_RETRY_S)))
+        return min(
+            self._options.retry_interval, 0.5 * 2 ** max(0, failures - int(QUICK_WINDOW_S / QUICK_RETRY_S))
+        )
 
     def _main(self) -> None:
         failures = 0
@@ -267,7 +273,10 @@ class Transport:
                 if not reported:
                     reported = True
                     with contextlib.suppress(BaseException):
-                        self._warn(f"[graphmind] connecting to the hub raised {exc!r}; retrying", key="transport-connect")
+                        self._warn(
+                            f"[graphmind] connecting to the hub raised {exc!r}; retrying",
+                            key="transport-connect",
+                        )
             if not connected:
                 failures += 1
                 self.counters["connect_failures"] += 1
@@ -318,7 +327,9 @@ class Transport:
         try:
             ws.send(
                 self._encode_frame(
-                    proto.hello(app=opts.app, sdk=opts.sdk, pid=os.getpid(), client_id=self._client_id, meta=opts.meta)
+                    proto.hello(
+                        app=opts.app, sdk=opts.sdk, pid=os.getpid(), client_id=self._client_id, meta=opts.meta
+                    )
                 )
             )
             welcome = self._decode_frame(ws.recv(timeout=opts.handshake_timeout))
@@ -419,7 +430,10 @@ class Transport:
             for message in ws:
                 frame = self._decode_frame(message)
                 if frame is None:
-                    self._warn("[graphmind] ignored a frame from the hub that is not a JSON object with a type", key="bad-frame")
+                    self._warn(
+                        "[graphmind] ignored a frame from the hub that is not a JSON object with a type",
+                        key="bad-frame",
+                    )
                     continue
                 try:
                     self._on_frame(frame)
@@ -453,4 +467,3 @@ class Transport:
         ws = self._ws
         if ws is not None:
             self._detach(ws)
-

@@ -51,7 +51,8 @@ def build_app(settings: Settings, store: Store) -> Starlette:
             WebSocketRoute("/api/live", live),
             Mount("/", app=Viewer(settings.viewer_dist)),
         ],
-        middleware=[Middleware(Guard, allowed_origins=settings.allowed_origins, bound_host=settings.host)],
+        middleware=[Middleware(Guard, allowed_origins=settings.allowed_origins, bound_host=settings.host,
+                               token=settings.token)],
         lifespan=lifespan,
     )
     app.state.hub = Hub(store, settings, initial_debug_state(store, settings))
