@@ -91,7 +91,7 @@ class Client(Wrappers, RunEvents, HubControl, TokenFlusher):
         self._token_thread: threading.Thread | None = None
         if not self.enabled:
             return
-        self._pipeline = EventPipeline(self.redaction_switches, self._warn)
+        self._pipeline = EventPipeline(self.redaction_switches, self._warn, mask=self.options.mask)
         self._loop_guard = LoopGuard(self.loop_guard_config, self._warn.always)
         self._transport = Transport(
             self.options,

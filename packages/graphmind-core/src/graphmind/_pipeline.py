@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -39,7 +40,7 @@ from ._payload import (
     shrink_oversized,
     shrink_text,
 )
-from ._redaction import PLACEHOLDER, RedactionSwitches
+from ._redaction import PLACEHOLDER, RedactionSwitches, mask_event
 
 __all__ = ["HIDEABLE_ORDER", "IDENTITY_FIELDS", "EventPipeline"]
 
@@ -92,8 +93,11 @@ class _Unreadable(Exception):
 
 
 class EventPipeline:
-    def __init__(self, switches: RedactionSwitches, warn: Callable[[str], None]) -> None:
+    def __init__(
+        self, switches: RedactionSwitches, warn: Callable[[str], None], mask: re.Pattern[str] | None = None
+    ) -> None:
         self._switches = switches
+        self._mask = mask
         self._any = switches.any
         self._warn = warn
         self._lock = threading.Lock()
@@ -117,17 +121,24 @@ class EventPipeline:
         try:
             if type(event) is not dict:
                 event = dict(event.items())
-            if self._any:
-                out = self._redacting(event)
-                return out, approx_size(out)
-            if trusted and event.keys() <= _ENGINE_KEYS:
-                return self._plain_trusted(event)
-            return self._plain(event)
+            if self._mask is not None:
+                out, size = self._process(event, trusted)
+                return mask_event(out, self._mask), size
+            return self._process(event, trusted)
         except _Unreadable as exc:
             self._drop(event, f"its {exc.field!r} field could not be read ({describe_exception(exc.cause)})")
         except Exception as exc:
             self._drop(event, f"it could not be read ({type(exc).__name__})")
         return None
+
+    def _process(self, event: dict[str, Any], trusted: bool) -> tuple[dict[str, Any], int]:
+        """Snapshot, redact, shrink: (the event as sent, about how many characters its JSON takes)."""
+        if self._any:
+            out = self._redacting(event)
+            return out, approx_size(out)
+        if trusted and event.keys() <= _ENGINE_KEYS:
+            return self._plain_trusted(event)
+        return self._plain(event)
 
     # ---- no switch: snapshot and shrink ------------------------------------------------------
     def _plain(self, event: dict[str, Any]) -> tuple[dict[str, Any], int]:

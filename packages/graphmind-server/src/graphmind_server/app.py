@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import Response
 from starlette.routing import Mount, WebSocketRoute
 
 from . import api
@@ -15,10 +18,13 @@ from .config import Settings
 from .debugstate import DebugState
 from .hub import Hub
 from .ingest import ingest
+from .jsontext import JSON
 from .live import live
 from .security import Guard
 from .static import Viewer
 from .store import Store, reads
+
+_log = logging.getLogger("graphmind.hub")
 
 
 def initial_debug_state(store: Store, settings: Settings) -> DebugState:
@@ -27,6 +33,12 @@ def initial_debug_state(store: Store, settings: Settings) -> DebugState:
     state = DebugState.loads(saved) if saved else DebugState()
     state.pause_on_error = settings.pause_on_error
     return state
+
+
+async def _internal_error(request: Request, exc: Exception) -> Response:
+    """A bug must still answer JSON (and a one-line log), never a plain-text 500."""
+    _log.error("graphmind: %s %s failed: %r", request.method, request.url.path, exc)
+    return JSON({"error": f"internal error ({type(exc).__name__}); the hub log has the details"}, status_code=500)
 
 
 def build_app(settings: Settings, store: Store) -> Starlette:
@@ -54,6 +66,7 @@ def build_app(settings: Settings, store: Store) -> Starlette:
         middleware=[Middleware(Guard, allowed_origins=settings.allowed_origins, bound_host=settings.host,
                                token=settings.token)],
         lifespan=lifespan,
+        exception_handlers={Exception: _internal_error},
     )
     app.state.hub = Hub(store, settings, initial_debug_state(store, settings))
     return app
