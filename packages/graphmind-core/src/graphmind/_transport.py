@@ -8,7 +8,8 @@
 - The ring is the only queue: every event goes into it (at most `buffer_size` events and about
   `max_buffer_bytes` of JSON) as the pipeline made it, and `_unsent` counts its newest entries not
   yet written on the current connection. When the ring is full the oldest entry goes: one never
-  sent counts in `dropped`, so the unsent backlog is bounded and every lost event is counted. This
+  sent to any hub counts in `dropped`, so the unsent backlog is bounded and every lost event is
+  counted. This
   thread encodes an event when it first sends it and keeps the text for later replays, so a
   detached app never encodes anything. On each attach the whole ring is sent again, oldest first;
   the hub stores an event once per (clientId, seq), so a replay after a hub restart loses nothing.
@@ -153,9 +154,10 @@ class Transport:
             ):
                 dropped = ring.popleft()
                 self._ring_bytes -= dropped[1]
-                if self._unsent > len(ring):  # it was never sent: lost, and counted
+                if self._unsent > len(ring):
                     self._unsent -= 1
-                    self.counters["dropped"] += 1
+                    if type(dropped[0]) is not str:  # never sent to any hub: lost, and counted
+                        self.counters["dropped"] += 1
             if self.attached:
                 cond.notify()
         if self._thread is None:
