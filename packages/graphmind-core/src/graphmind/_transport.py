@@ -451,9 +451,9 @@ class Transport:
                 return
             self.attached = False
             self._ws = None
-            self._unsent = len(self._ring)  # all of it is replayed on the next attach
             self._control = []
             if not self._stopping:
+                self._unsent = len(self._ring)  # all of it is replayed on the next attach
                 self._lost_at = time.monotonic()
             self._attached_event.clear()
             self._cond.notify_all()

@@ -13,6 +13,9 @@ uvicorn's default ("auto") when that class is not there, and the feed then close
 
 from __future__ import annotations
 
+import contextlib
+import socket
+import struct
 from typing import Any
 
 SHUTDOWN_ABORT_S = 0.5
@@ -34,8 +37,15 @@ def protocol_class() -> Any:
 
         def _abort(self) -> None:
             transport = self.transport
-            if transport is not None:
-                transport.abort()
+            if transport is None or transport.is_closing() and self.disconnected:
+                return
+            # Linger 0: the kernel resets the connection instead of keeping the unsent bytes of an
+            # orphaned socket for a peer that never reads (its memory, and the peer's view of it).
+            sock = transport.get_extra_info("socket")
+            if sock is not None:
+                with contextlib.suppress(OSError):
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            transport.abort()
 
         def shutdown(self) -> None:
             super().shutdown()
