@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, WebSocketRoute
@@ -41,6 +42,13 @@ async def _internal_error(request: Request, exc: Exception) -> Response:
     return JSON({"error": f"internal error ({type(exc).__name__}); the hub log has the details"}, status_code=500)
 
 
+async def _http_error(request: Request, exc: Exception) -> Response:
+    """Starlette's own 404/405 (a path no route matches, e.g. one with a newline) as JSON too."""
+    assert isinstance(exc, HTTPException)
+    message = f"no such route: {request.method} {request.url.path!r} (see docs/api.md)" if exc.status_code == 404 else exc.detail
+    return JSON({"error": message}, status_code=exc.status_code, headers=exc.headers)
+
+
 def build_app(settings: Settings, store: Store) -> Starlette:
     """An app around an opened store; the store is started and closed by the app's lifespan."""
 
@@ -66,7 +74,7 @@ def build_app(settings: Settings, store: Store) -> Starlette:
         middleware=[Middleware(Guard, allowed_origins=settings.allowed_origins, bound_host=settings.host,
                                token=settings.token)],
         lifespan=lifespan,
-        exception_handlers={Exception: _internal_error},
+        exception_handlers={Exception: _internal_error, HTTPException: _http_error},
     )
     app.state.hub = Hub(store, settings, initial_debug_state(store, settings))
     return app
