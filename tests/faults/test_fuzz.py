@@ -179,6 +179,7 @@ def test_random_frames_to_ingest(fuzz_hub: HubProcess) -> None:
 
     one()
     assert sock.alive(), "the hub dropped the connection"
+    sock.ws.close()  # an attached app that never acks would make every PUT /api/debug wait 2 s
     assert fuzz_hub.running
     read_all(fuzz_hub)
     figure("fuzz /ingest frames", f"{sent} sent, {sock.received} answers, connection alive, no 500")

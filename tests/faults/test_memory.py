@@ -20,7 +20,7 @@ from .conftest import figure, rss_mb, scaled
 
 HUB_BUDGET_MB = 400
 APP_BUDGET_MB = 150
-BIG_EVENTS = scaled(1500, 8000)
+BIG_EVENTS = scaled(600, 8000)
 LOOP_SECONDS = scaled(3, 10)
 
 
