@@ -24,21 +24,42 @@ from graphmind_server.testing import HubProcess
 
 from .conftest import figure
 
-HTTP_ROUTES = [("GET", "/"), ("GET", "/index.html"), ("GET", "/api/health"), ("GET", "/api/runs"),
-               ("GET", "/api/runs/r1"), ("GET", "/api/runs/r1/events"), ("DELETE", "/api/runs/r1"),
-               ("POST", "/api/runs/r1/abort"), ("GET", "/api/gates"), ("POST", "/api/gates/g1"),
-               ("GET", "/api/debug"), ("PUT", "/api/debug"), ("POST", "/api/pause"), ("GET", "/api/nowhere")]
+HTTP_ROUTES = [
+    ("GET", "/"),
+    ("GET", "/index.html"),
+    ("GET", "/api/health"),
+    ("GET", "/api/runs"),
+    ("GET", "/api/runs/r1"),
+    ("GET", "/api/runs/r1/events"),
+    ("DELETE", "/api/runs/r1"),
+    ("POST", "/api/runs/r1/abort"),
+    ("GET", "/api/gates"),
+    ("POST", "/api/gates/g1"),
+    ("GET", "/api/debug"),
+    ("PUT", "/api/debug"),
+    ("POST", "/api/pause"),
+    ("GET", "/api/nowhere"),
+]
 STATE_CHANGING = {"POST", "PUT", "DELETE"}
 WS_ROUTES = ["/ingest", "/api/live"]
-TRAVERSALS = ["/../../../../etc/passwd", "/%2e%2e/%2e%2e/%2e%2e/etc/passwd", "/..%2f..%2f..%2fetc%2fpasswd",
-              "/static/../../../../etc/passwd", "/%2e%2e%5c%2e%2e%5cetc%5cpasswd", "/....//....//etc/passwd"]
+TRAVERSALS = [
+    "/../../../../etc/passwd",
+    "/%2e%2e/%2e%2e/%2e%2e/etc/passwd",
+    "/..%2f..%2f..%2fetc%2fpasswd",
+    "/static/../../../../etc/passwd",
+    "/%2e%2e%5c%2e%2e%5cetc%5cpasswd",
+    "/....//....//etc/passwd",
+]
 
 
 def raw_request(port: int, method: str, path: str, headers: dict[str, str]) -> tuple[int, bytes, bytes]:
     """One HTTP/1.1 request written by hand (no client normalises the path): (status, head, body)."""
     upgrade = "Upgrade" in headers
-    extra = ["Connection: Upgrade", "Sec-WebSocket-Version: 13", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ=="] \
-        if upgrade else ["Connection: close", "Content-Length: 0"]
+    extra = (
+        ["Connection: Upgrade", "Sec-WebSocket-Version: 13", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ=="]
+        if upgrade
+        else ["Connection: close", "Content-Length: 0"]
+    )
     lines = [f"{method} {path} HTTP/1.1", *(f"{k}: {v}" for k, v in headers.items()), *extra, "", ""]
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
         sock.sendall("\r\n".join(lines).encode("latin-1"))
@@ -91,8 +112,9 @@ def test_foreign_and_null_origins_and_rebinding_hosts_are_refused_on_every_route
         assert status == 403, (method, path, status)
         refused += 1
     for path in WS_ROUTES:
-        status, _, _ = raw_request(hub.port, "GET", path, {"Host": f"rebind.attacker.example:{hub.port}",
-                                                           "Upgrade": "websocket"})
+        status, _, _ = raw_request(
+            hub.port, "GET", path, {"Host": f"rebind.attacker.example:{hub.port}", "Upgrade": "websocket"}
+        )
         assert status == 403, (path, status)
         refused += 1
     figure("origin / null origin / rebinding host", f"{refused} of {refused} attempts refused")
@@ -129,22 +151,36 @@ def test_a_token_hub_refuses_every_route_without_its_token(token_hub: HubProcess
     assert raw_request(token_hub.port, "GET", "/api/runs", ok)[0] == 200
     status, head, _ = raw_request(token_hub.port, "GET", f"/?token={token}", {"Host": host})
     assert status == 303 and b"location: /\r\n" in head.lower() + b"\r\n"
-    cookie = next(line.split(b":", 1)[1].strip().split(b";")[0] for line in head.split(b"\r\n")
-                  if line.lower().startswith(b"set-cookie:"))
+    cookie = next(
+        line.split(b":", 1)[1].strip().split(b";")[0]
+        for line in head.split(b"\r\n")
+        if line.lower().startswith(b"set-cookie:")
+    )
     assert b"HttpOnly" in head and b"SameSite=Strict" in head
-    assert raw_request(token_hub.port, "GET", "/api/runs", {"Host": host, "Cookie": cookie.decode()})[0] == 200
+    assert (
+        raw_request(token_hub.port, "GET", "/api/runs", {"Host": host, "Cookie": cookie.decode()})[0] == 200
+    )
     assert raw_request(token_hub.port, "GET", "/", {"Host": host, "Cookie": cookie.decode()})[0] == 200
     assert ws_status(f"ws://{host}/api/live", {"Cookie": cookie.decode()}) == 101
     # The cookie does not make a foreign page's request pass the Origin check.
-    assert raw_request(token_hub.port, "PUT", "/api/debug",
-                       {"Host": host, "Cookie": cookie.decode(), "Origin": "https://attacker.example"})[0] == 403
+    assert (
+        raw_request(
+            token_hub.port,
+            "PUT",
+            "/api/debug",
+            {"Host": host, "Cookie": cookie.decode(), "Origin": "https://attacker.example"},
+        )[0]
+        == 403
+    )
     # The printed viewer URL carries the token once.
     assert any(f"?token={token}" in line for line in token_hub.stdout_lines)
     figure("token", f"{refused} of {refused} requests without the right token refused (401)")
 
 
 @pytest.mark.faults
-def test_an_app_of_the_same_user_finds_the_token_without_configuration(token_hub: HubProcess, home: Path) -> None:
+def test_an_app_of_the_same_user_finds_the_token_without_configuration(
+    token_hub: HubProcess, home: Path
+) -> None:
     client = graphmind.Client(app="same-user", url=token_hub.ingest_url)
     try:
         assert client.ready(5)
@@ -176,8 +212,12 @@ OTHER_UID = textwrap.dedent("""
 
 
 @pytest.mark.faults
-@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to run as another uid")
-def test_another_uid_can_neither_read_the_token_nor_use_the_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to run as another uid"
+)
+def test_another_uid_can_neither_read_the_token_nor_use_the_hub(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Everything the other user may walk through is world-readable: only the token file's own 0600 stops it.
     shared = Path(tempfile.mkdtemp(prefix="graphmind-uid-"))
     try:
@@ -189,9 +229,17 @@ def test_another_uid_can_neither_read_the_token_nor_use_the_hub(tmp_path: Path, 
         with HubProcess(tmp_path / "hub.db", args=["--token", "auto"]) as hub:
             token_file = proto.token_file(hub.port)
             (shared / "home").chmod(0o755)
-            python = next((p for p in ("/usr/bin/python3", sys.executable) if os.access(p, os.X_OK)), sys.executable)
-            proc = subprocess.run([python, "-S", str(script), str(token_file), hub.url], user=65534,
-                                  capture_output=True, text=True, timeout=30, cwd="/")
+            python = next(
+                (p for p in ("/usr/bin/python3", sys.executable) if os.access(p, os.X_OK)), sys.executable
+            )
+            proc = subprocess.run(
+                [python, "-S", str(script), str(token_file), hub.url],
+                user=65534,
+                capture_output=True,
+                text=True,
+                timeout=30,
+                cwd="/",
+            )
         assert proc.returncode == 0, proc.stderr
         out = json.loads(proc.stdout)
         assert out == {"read": False, "status": 401}, out

@@ -33,25 +33,66 @@ from .conftest import figure, scaled
 pytestmark = pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisDeprecationWarning")
 
 EXAMPLES = int(os.environ.get("GRAPHMIND_FAULT_EXAMPLES") or scaled(150, 10_000))
-FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None, derandomize=False,
-                suppress_health_check=list(HealthCheck))
+FUZZ = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    database=None,
+    derandomize=False,
+    suppress_health_check=list(HealthCheck),
+)
 
-WEIRD_NUMBERS = ["1e400", "-1e400", "NaN", "Infinity", "-Infinity", "1" + "0" * 400, "-" + "9" * 400,
-                 "1e-400", "-0", "9223372036854775808", "1.7976931348623157e308", "2e308"]
-scalars = (st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True, allow_infinity=True)
-           | st.text(max_size=30))
-json_values = st.recursive(scalars, lambda ch: st.lists(ch, max_size=4) | st.dictionaries(st.text(max_size=8), ch, max_size=4),
-                           max_leaves=15)
-types = st.sampled_from(sorted(proto.EVENT_TYPES) + [proto.HELLO, proto.DEBUG_ACK, proto.GATE_UNKNOWN, "x.y", ""])
+WEIRD_NUMBERS = [
+    "1e400",
+    "-1e400",
+    "NaN",
+    "Infinity",
+    "-Infinity",
+    "1" + "0" * 400,
+    "-" + "9" * 400,
+    "1e-400",
+    "-0",
+    "9223372036854775808",
+    "1.7976931348623157e308",
+    "2e308",
+]
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=30)
+)
+json_values = st.recursive(
+    scalars,
+    lambda ch: st.lists(ch, max_size=4) | st.dictionaries(st.text(max_size=8), ch, max_size=4),
+    max_leaves=15,
+)
+types = st.sampled_from(
+    sorted(proto.EVENT_TYPES) + [proto.HELLO, proto.DEBUG_ACK, proto.GATE_UNKNOWN, "x.y", ""]
+)
 events = st.fixed_dictionaries(
-    {"type": types | json_values, "seq": st.integers(min_value=-2, max_value=2**64) | json_values,
-     "runId": st.sampled_from(["fuzz-run", "fuzz-2"]) | json_values},
-    optional={"ts": st.floats(allow_nan=True, allow_infinity=True) | json_values, "meta": json_values,
-              "nodeId": st.sampled_from(["tool:a", "llm:step", ""]) | json_values, "kind": json_values,
-              "name": json_values, "input": json_values, "output": json_values, "error": json_values,
-              "gateId": json_values, "gate": st.sampled_from(["before", "after", "error"]) | json_values,
-              "actions": json_values, "nodes": st.lists(json_values, max_size=3), "status": json_values,
-              "version": json_values, "value": json_values},
+    {
+        "type": types | json_values,
+        "seq": st.integers(min_value=-2, max_value=2**64) | json_values,
+        "runId": st.sampled_from(["fuzz-run", "fuzz-2"]) | json_values,
+    },
+    optional={
+        "ts": st.floats(allow_nan=True, allow_infinity=True) | json_values,
+        "meta": json_values,
+        "nodeId": st.sampled_from(["tool:a", "llm:step", ""]) | json_values,
+        "kind": json_values,
+        "name": json_values,
+        "input": json_values,
+        "output": json_values,
+        "error": json_values,
+        "gateId": json_values,
+        "gate": st.sampled_from(["before", "after", "error"]) | json_values,
+        "actions": json_values,
+        "nodes": st.lists(json_values, max_size=3),
+        "status": json_values,
+        "version": json_values,
+        "value": json_values,
+    },
 )
 
 
@@ -63,19 +104,44 @@ def _dumps(value: Any) -> str:
 def weird_number_frames(draw: st.DrawFn) -> str:
     number = draw(st.sampled_from(WEIRD_NUMBERS))
     where = draw(st.sampled_from(["ts", "seq", "meta", "input"]))
-    frame = {"type": draw(st.sampled_from(["run.started", "node.started", "exec.paused"])), "runId": "fuzz-num",
-             "seq": draw(st.integers(1, 10**6)), "ts": 1.0, "nodeId": "tool:n", "meta": {}, "input": None}
+    frame = {
+        "type": draw(st.sampled_from(["run.started", "node.started", "exec.paused"])),
+        "runId": "fuzz-num",
+        "seq": draw(st.integers(1, 10**6)),
+        "ts": 1.0,
+        "nodeId": "tool:n",
+        "meta": {},
+        "input": None,
+    }
     text = _dumps(frame)
-    target = {"ts": '"ts": 1.0', "seq": f'"seq": {frame["seq"]}', "meta": '"meta": {}', "input": '"input": null'}[where]
-    replacement = {"ts": f'"ts": {number}', "seq": f'"seq": {number}', "meta": f'"meta": {{"v": {number}}}',
-                   "input": f'"input": [{number}]'}[where]
+    target = {
+        "ts": '"ts": 1.0',
+        "seq": f'"seq": {frame["seq"]}',
+        "meta": '"meta": {}',
+        "input": '"input": null',
+    }[where]
+    replacement = {
+        "ts": f'"ts": {number}',
+        "seq": f'"seq": {number}',
+        "meta": f'"meta": {{"v": {number}}}',
+        "input": f'"input": [{number}]',
+    }[where]
     return text.replace(target, replacement)
 
 
-deep = st.integers(50, 5000).map(lambda n: '{"type":"node.started","runId":"d","seq":1,"input":' + "[" * n + "]" * n + "}")
+deep = st.integers(50, 5000).map(
+    lambda n: '{"type":"node.started","runId":"d","seq":1,"input":' + "[" * n + "]" * n + "}"
+)
 partial = events.map(_dumps).flatmap(lambda t: st.integers(0, max(0, len(t) - 1)).map(lambda k: t[:k]))
-frames = st.one_of(events.map(_dumps), json_values.map(_dumps), weird_number_frames(), deep, partial,
-                   st.text(max_size=200), st.binary(max_size=200))
+frames = st.one_of(
+    events.map(_dumps),
+    json_values.map(_dumps),
+    weird_number_frames(),
+    deep,
+    partial,
+    st.text(max_size=200),
+    st.binary(max_size=200),
+)
 
 
 class Socket:
@@ -84,8 +150,18 @@ class Socket:
     def __init__(self, url: str, hello: bool) -> None:
         self.ws: ClientConnection = connect(url, open_timeout=5, max_size=None, compression=None).__enter__()
         if hello:
-            self.ws.send(_dumps({"type": "hello", "protocol": 1, "app": "fuzz", "clientId": uuid.uuid4().hex,
-                                 "sdk": {"name": "fuzz", "version": "0"}, "pid": 0}))
+            self.ws.send(
+                _dumps(
+                    {
+                        "type": "hello",
+                        "protocol": 1,
+                        "app": "fuzz",
+                        "clientId": uuid.uuid4().hex,
+                        "sdk": {"name": "fuzz", "version": "0"},
+                        "pid": 0,
+                    }
+                )
+            )
         self.received = 0
         threading.Thread(target=self._drain, daemon=True).start()
 
@@ -146,7 +222,7 @@ def read_all(hub: HubProcess) -> int:
         while True:
             frame = strict(ws.recv(timeout=10))
             count += 1
-            if frame.get("cursor", 0) >= upto and frame.get("type") == "run" or not upto:
+            if (frame.get("cursor", 0) >= upto and frame.get("type") == "run") or not upto:
                 break
             if frame.get("type") == "event" and frame["cursor"] >= upto:
                 break
@@ -214,14 +290,35 @@ def test_random_frames_and_cursors_to_the_live_feed(fuzz_hub: HubProcess) -> Non
     figure("fuzz /api/live", f"{sent} frames, {cursors} random cursors, no 500")
 
 
-ROUTES = [("PUT", "/api/debug"), ("POST", "/api/gates/{id}"), ("POST", "/api/pause"), ("POST", "/api/runs/{id}/abort"),
-          ("DELETE", "/api/runs/{id}"), ("GET", "/api/runs?limit={q}&status={q}&app={q}"),
-          ("GET", "/api/runs/{id}/events?after={q}&limit={q}"), ("GET", "/api/runs/{id}")]
-bodies = st.one_of(json_values.map(_dumps), events.map(_dumps), weird_number_frames(), deep, partial,
-                   st.binary(max_size=100),
-                   st.fixed_dictionaries({}, optional={"breakpoints": json_values, "mode": json_values,
-                                                       "pauseOnError": json_values, "action": json_values,
-                                                       "value": json_values, "runId": json_values}).map(_dumps))
+ROUTES = [
+    ("PUT", "/api/debug"),
+    ("POST", "/api/gates/{id}"),
+    ("POST", "/api/pause"),
+    ("POST", "/api/runs/{id}/abort"),
+    ("DELETE", "/api/runs/{id}"),
+    ("GET", "/api/runs?limit={q}&status={q}&app={q}"),
+    ("GET", "/api/runs/{id}/events?after={q}&limit={q}"),
+    ("GET", "/api/runs/{id}"),
+]
+bodies = st.one_of(
+    json_values.map(_dumps),
+    events.map(_dumps),
+    weird_number_frames(),
+    deep,
+    partial,
+    st.binary(max_size=100),
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "breakpoints": json_values,
+            "mode": json_values,
+            "pauseOnError": json_values,
+            "action": json_values,
+            "value": json_values,
+            "runId": json_values,
+        },
+    ).map(_dumps),
+)
 
 
 @pytest.mark.faults
@@ -230,14 +327,17 @@ def test_random_bodies_to_every_rest_route(fuzz_hub: HubProcess, method: str, ro
     conn = http.client.HTTPConnection("127.0.0.1", fuzz_hub.port, timeout=30)
     statuses: dict[int, int] = {}
 
-
     @FUZZ
     @given(bodies, st.text(max_size=20), st.text(max_size=20))
     def one(body: str | bytes, ident: str, query: str) -> None:
         path = route.replace("{id}", quote(ident, safe="") or "x").replace("{q}", quote(query, safe=""))
         data = body.encode("utf-8", "surrogatepass") if isinstance(body, str) else body
-        conn.request(method, path, body=data if method in ("PUT", "POST") else None,
-                     headers={"Content-Type": "application/json"})
+        conn.request(
+            method,
+            path,
+            body=data if method in ("PUT", "POST") else None,
+            headers={"Content-Type": "application/json"},
+        )
         response = conn.getresponse()
         raw = response.read()
         statuses[response.status] = statuses.get(response.status, 0) + 1
@@ -257,11 +357,16 @@ def test_a_stored_infinity_from_an_older_hub_never_breaks_a_read(tmp_path: Path,
     with HubProcess(db) as hub:
         hub.stop()
     with sqlite3.connect(db) as conn:  # what an older hub stored for `"ts": 1e400` and `"meta": {"v": 1e400}`
-        conn.execute("INSERT INTO runs (id, app, name, status, started_at, ended_at, event_count, client_id, meta,"
-                     " implicit, agent_node, cursor, node_count) VALUES ('inf-run','a','n','running',?,NULL,1,'c',"
-                     "'{\"v\": Infinity, \"w\": 1e400}',0,NULL,1,0)", (float("inf"),))
-        conn.execute("INSERT INTO events (cursor, run_id, client_id, seq, type, body) VALUES "
-                     "(1,'inf-run','c',1,'run.started','{\"type\":\"run.started\",\"runId\":\"inf-run\",\"seq\":1,\"ts\":1e400}')")
+        conn.execute(
+            "INSERT INTO runs (id, app, name, status, started_at, ended_at, event_count, client_id, meta,"
+            " implicit, agent_node, cursor, node_count) VALUES ('inf-run','a','n','running',?,NULL,1,'c',"
+            '\'{"v": Infinity, "w": 1e400}\',0,NULL,1,0)',
+            (float("inf"),),
+        )
+        conn.execute(
+            "INSERT INTO events (cursor, run_id, client_id, seq, type, body) VALUES "
+            '(1,\'inf-run\',\'c\',1,\'run.started\',\'{"type":"run.started","runId":"inf-run","seq":1,"ts":1e400}\')'
+        )
     with HubProcess(db) as hub:
         for path in ("/api/runs", "/api/runs?status=running", "/api/runs/inf-run"):
             status, body = hub.api("GET", path)

@@ -63,10 +63,15 @@ def _stored_all(hub: HubProcess) -> int:
 
 def _outage(tmp_path: Path, fault: str) -> dict[str, Any]:
     hub = HubProcess(tmp_path / "hub.db", env={"GRAPHMIND_ABANDON_GRACE_MS": "60000"})
-    client = graphmind.Client(app=f"outage-{fault}", url=hub.ingest_url)  # default options: retry 10 s, ring 5,000
+    client = graphmind.Client(
+        app=f"outage-{fault}", url=hub.ingest_url
+    )  # default options: retry 10 s, ring 5,000
     try:
         assert client.ready(5)
-        assert hub.api("PUT", "/api/debug", {"breakpoints": [{"nodeId": "tool:held", "gate": "before"}]})[0] == 200
+        assert (
+            hub.api("PUT", "/api/debug", {"breakpoints": [{"nodeId": "tool:held", "gate": "before"}]})[0]
+            == 200
+        )
         held_tool = client.wrap(lambda: "ran", name="held")
         emitter = Emitter(client)
         emitter.thread.start()
@@ -102,9 +107,16 @@ def _outage(tmp_path: Path, fault: str) -> dict[str, Any]:
         wait_for(lambda: _stored_all(hub) >= expected, 15, "every event sent to be stored")
         stored_all = _stored_all(hub)
         stored = _stored(hub, run_id)
-        return {"emitted": emitted, "stored": stored_all, "steady_stored": stored, "dropped": stats["dropped"],
-                "worst_call_ms": round(emitter.worst_ms, 1), "released_ms": round(released_ms, 1),
-                "outage_ms": round(restarted_ms), "stderr": hub.stderr}
+        return {
+            "emitted": emitted,
+            "stored": stored_all,
+            "steady_stored": stored,
+            "dropped": stats["dropped"],
+            "worst_call_ms": round(emitter.worst_ms, 1),
+            "released_ms": round(released_ms, 1),
+            "outage_ms": round(restarted_ms),
+            "stderr": hub.stderr,
+        }
     finally:
         client.dispose()
         hub.stop()
@@ -115,9 +127,12 @@ def _outage(tmp_path: Path, fault: str) -> dict[str, Any]:
 def test_a_hub_outage_at_2000_events_per_second_loses_nothing(tmp_path: Path, fault: str) -> None:
     result = _outage(tmp_path, fault)
     lost = result["emitted"] - result["stored"]
-    figure(f"SIG{fault.upper()} hub at 2,000 events/s: events lost", f"{lost} of {result['emitted']} "
-           f"(dropped {result['dropped']}, outage {result['outage_ms']} ms, worst app call "
-           f"{result['worst_call_ms']} ms, held call released in {result['released_ms']} ms)")
+    figure(
+        f"SIG{fault.upper()} hub at 2,000 events/s: events lost",
+        f"{lost} of {result['emitted']} "
+        f"(dropped {result['dropped']}, outage {result['outage_ms']} ms, worst app call "
+        f"{result['worst_call_ms']} ms, held call released in {result['released_ms']} ms)",
+    )
     assert result["dropped"] == 0
     assert lost == 0, result
     assert result["worst_call_ms"] < 250, result  # the app never waits on the hub

@@ -38,19 +38,38 @@ def test_big_events_keep_the_hub_under_its_memory_budget(hub: HubProcess) -> Non
     idle = rss_mb(pid)
     blob = "x" * (500 * 1024)
     with connect(hub.ingest_url, max_size=None, compression=None, open_timeout=5) as ws:
-        ws.send(json.dumps({"type": "hello", "protocol": 1, "app": "big", "clientId": "big-1",
-                            "sdk": {"name": "t", "version": "0"}, "pid": 0}))
+        ws.send(
+            json.dumps(
+                {
+                    "type": "hello",
+                    "protocol": 1,
+                    "app": "big",
+                    "clientId": "big-1",
+                    "sdk": {"name": "t", "version": "0"},
+                    "pid": 0,
+                }
+            )
+        )
         assert json.loads(ws.recv(timeout=5))["type"] == "welcome"
         started = time.perf_counter()
         for seq in range(1, BIG_EVENTS + 1):
-            ws.send(f'{{"type":"node.started","runId":"big-run","seq":{seq},"ts":1,"nodeId":"tool:t",'
-                    f'"instanceId":"i{seq}","kind":"tool","name":"t","input":"{blob}"}}')
+            ws.send(
+                f'{{"type":"node.started","runId":"big-run","seq":{seq},"ts":1,"nodeId":"tool:t",'
+                f'"instanceId":"i{seq}","kind":"tool","name":"t","input":"{blob}"}}'
+            )
         elapsed = time.perf_counter() - started
-    wait_for(lambda: hub.api("GET", "/api/runs/big-run")[1].get("eventCount") == BIG_EVENTS, 120, "every event stored")
+    wait_for(
+        lambda: hub.api("GET", "/api/runs/big-run")[1].get("eventCount") == BIG_EVENTS,
+        120,
+        "every event stored",
+    )
     peak = _hwm_mb(pid)
     after = rss_mb(pid)
-    figure(f"hub RSS, {BIG_EVENTS:,} events of 500 KB", f"idle {idle:.0f} MB, peak {peak:.0f} MB, after {after:.0f} MB "
-           f"({BIG_EVENTS * 0.5 / elapsed:.0f} MB/s in)")
+    figure(
+        f"hub RSS, {BIG_EVENTS:,} events of 500 KB",
+        f"idle {idle:.0f} MB, peak {peak:.0f} MB, after {after:.0f} MB "
+        f"({BIG_EVENTS * 0.5 / elapsed:.0f} MB/s in)",
+    )
     assert peak < HUB_BUDGET_MB, peak
 
 
@@ -87,14 +106,23 @@ APP = textwrap.dedent("""
 def test_an_app_in_a_tight_loop_stays_under_its_memory_budget(hub: HubProcess, tmp_path: Path) -> None:
     script = tmp_path / "tight.py"
     script.write_text(APP)
-    proc = subprocess.run([sys.executable, str(script), hub.ingest_url, str(LOOP_SECONDS)], capture_output=True,
-                          text=True, timeout=LOOP_SECONDS + 60)
+    proc = subprocess.run(
+        [sys.executable, str(script), hub.ingest_url, str(LOOP_SECONDS)],
+        capture_output=True,
+        text=True,
+        timeout=LOOP_SECONDS + 60,
+    )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     grown = out["peak"] - out["before"]
     stats = out["stats"]
-    figure(f"app RSS, {LOOP_SECONDS} s tight loop", f"{out['before']:.0f} MB -> peak {out['peak']:.0f} MB "
-           f"(+{grown:.0f} MB; {out['calls']:,} calls, {stats['events']:,} events, {stats['dropped']:,} dropped "
-           f"and counted, {stats['unsent']:,} unsent at the end)")
+    figure(
+        f"app RSS, {LOOP_SECONDS} s tight loop",
+        f"{out['before']:.0f} MB -> peak {out['peak']:.0f} MB "
+        f"(+{grown:.0f} MB; {out['calls']:,} calls, {stats['events']:,} events, {stats['dropped']:,} dropped "
+        f"and counted, {stats['unsent']:,} unsent at the end)",
+    )
     assert grown < APP_BUDGET_MB, out
-    assert stats["unsent"] <= 5000 + 256  # (+ the batch being written) the unsent backlog is the ring: bounded, whatever the loop does
+    assert (
+        stats["unsent"] <= 5000 + 256
+    )  # (+ the batch being written) the unsent backlog is the ring: bounded, whatever the loop does

@@ -23,8 +23,12 @@ def _open_stuck_viewer(port: int) -> socket.socket:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # a tiny window, never read from
     sock.connect(("127.0.0.1", port))
     key = base64.b64encode(os.urandom(16)).decode()
-    sock.sendall((f"GET /api/live HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
-                  f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
+    sock.sendall(
+        (
+            f"GET /api/live HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+            f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        ).encode()
+    )
     head = b""
     while b"\r\n\r\n" not in head:
         head += sock.recv(1)
@@ -54,18 +58,31 @@ def test_a_viewer_that_never_reads_is_closed_and_its_memory_freed(hub: HubProces
     with FakeApp(hub.ingest_url, app="flood") as app:
         app.run_started("flood")
         for i in range(EVENTS):
-            app.event("node.started", "flood", nodeId="tool:t", instanceId=f"i{i}", kind="tool", name="t", input=BLOB)
+            app.event(
+                "node.started",
+                "flood",
+                nodeId="tool:t",
+                instanceId=f"i{i}",
+                kind="tool",
+                name="t",
+                input=BLOB,
+            )
         app.sent.clear()
         fed = time.perf_counter()
-        wait_for(lambda: hub.api("GET", "/api/runs/flood")[1].get("eventCount") == EVENTS + 1, 60, "events stored")
+        wait_for(
+            lambda: hub.api("GET", "/api/runs/flood")[1].get("eventCount") == EVENTS + 1, 60, "events stored"
+        )
     peak = rss_mb(pid)
     wait_for(lambda: _closed(viewer), SEND_DEADLINE_S + 10, "the hub to cut the stuck viewer")
     closed_after = time.perf_counter() - fed
     time.sleep(0.5)
     after = rss_mb(pid)
     viewer.close()
-    figure("stuck viewer", f"cut {closed_after:.1f} s after the flood (deadline {SEND_DEADLINE_S:.0f} s); hub RSS "
-           f"{baseline:.0f} MB -> {peak:.0f} MB with it -> {after:.0f} MB after ({EVENTS} events of 50 KB)")
+    figure(
+        "stuck viewer",
+        f"cut {closed_after:.1f} s after the flood (deadline {SEND_DEADLINE_S:.0f} s); hub RSS "
+        f"{baseline:.0f} MB -> {peak:.0f} MB with it -> {after:.0f} MB after ({EVENTS} events of 50 KB)",
+    )
     assert closed_after < SEND_DEADLINE_S + 8
     assert after < baseline + 60, (baseline, peak, after)
     # The hub still serves everyone else.

@@ -105,9 +105,9 @@ class Transport:
 
         self._ws_connect: Any = connect
         # websockets >= 17 warns unless direct (non-`with`) use is declared; older versions lack the flag.
-        self._legacy: dict[str, Any] = (
-            {"legacy": True} if "legacy" in inspect.signature(connect).parameters else {}
-        )
+        params = inspect.signature(connect).parameters
+        takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())  # a wrapper around it
+        self._legacy: dict[str, Any] = {"legacy": True} if "legacy" in params or takes_any else {}
         self._ws_logger = _OneLine(logging.getLogger("graphmind.transport.websockets"), {})
         self._encode_frame = proto.encode
         self._decode_frame = proto.decode

@@ -8,8 +8,8 @@ import logging
 from collections.abc import AsyncIterator
 
 from starlette.applications import Starlette
-from starlette.middleware import Middleware
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, WebSocketRoute

@@ -37,7 +37,7 @@ def protocol_class() -> Any:
 
         def _abort(self) -> None:
             transport = self.transport
-            if transport is None or transport.is_closing() and self.disconnected:
+            if transport is None or (transport.is_closing() and self.disconnected):
                 return
             # Linger 0: the kernel resets the connection instead of keeping the unsent bytes of an
             # orphaned socket for a peer that never reads (its memory, and the peer's view of it).
