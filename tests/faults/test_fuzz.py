@@ -68,7 +68,7 @@ json_values = st.recursive(
     max_leaves=15,
 )
 types = st.sampled_from(
-    sorted(proto.EVENT_TYPES) + [proto.HELLO, proto.DEBUG_ACK, proto.GATE_UNKNOWN, "x.y", ""]
+    [*sorted(proto.EVENT_TYPES), proto.HELLO, proto.DEBUG_ACK, proto.GATE_UNKNOWN, "x.y", ""]
 )
 events = st.fixed_dictionaries(
     {
