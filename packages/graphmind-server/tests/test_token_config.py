@@ -34,7 +34,7 @@ def test_a_token_that_would_break_a_header_or_cookie_is_refused(bad: str) -> Non
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.20", "example.com"])
 def test_binding_beyond_loopback_requires_a_token(host: str) -> None:
-    with pytest.raises(ConfigError, match="--host .*--token auto"):
+    with pytest.raises(ConfigError, match=r"--host .*--token auto"):
         settings_from({"host": host}, env={})
     assert settings_from({"host": host, "token": "auto"}, env={}).token
 
