@@ -60,7 +60,7 @@ def build_server(db: Path, port: int, *, allow_control: bool = False) -> MCPServ
         except ToolInputError as exc:
             raise ToolError(str(exc)) from None
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(annotations=READ_ONLY, structured_output=False)
     def list_runs(
         status: str | None = None, app: str | None = None, name_contains: str | None = None, limit: int = 20
     ) -> str:
@@ -73,14 +73,14 @@ def build_server(db: Path, port: int, *, allow_control: bool = False) -> MCPServ
                 )
             )
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(annotations=READ_ONLY, structured_output=False)
     def get_run(run_id: str) -> str:
         """A run's summary and graph: its nodes (kind, name, executions, status, viewer link) and edges
         (which node started which, and how often)."""
         with conn() as c:
             return answer(lambda: reads.get_run(c, links, run_id))
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(annotations=READ_ONLY, structured_output=False)
     def get_events(
         run_id: str,
         after: int = 0,
@@ -99,7 +99,7 @@ def build_server(db: Path, port: int, *, allow_control: bool = False) -> MCPServ
                 )
             )
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(annotations=READ_ONLY, structured_output=False)
     def list_held_gates() -> str:
         """Calls held at a gate right now (waiting for an answer in the viewer), from the running hub;
         without a hub, the gates the database shows as paused in running runs."""
@@ -112,7 +112,7 @@ def build_server(db: Path, port: int, *, allow_control: bool = False) -> MCPServ
             source = f"database ({exc})"
         return encode({"gates": reads.clean(gates), "source": source})
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(annotations=READ_ONLY, structured_output=False)
     def search_events(
         text: str, run_id: str | None = None, limit: int = 20, budget: int = DEFAULT_BUDGET
     ) -> str:
@@ -135,7 +135,7 @@ def _add_control_tools(server: MCPServer, hub: HubApi) -> None:
             raise ToolError(f"the hub answered {status}: {message or body}")
         return encode(body)
 
-    @server.tool(annotations=STEERS)
+    @server.tool(annotations=STEERS, structured_output=False)
     def answer_gate(gate_id: str, action: str, value: Any = None) -> str:
         """CHANGES WHAT THE AGENT DOES: answer a held gate (gate_id from list_held_gates). action:
         continue (let the call proceed), retry (run the call again; after and error gates), inject
@@ -150,7 +150,7 @@ def _add_control_tools(server: MCPServer, hub: HubApi) -> None:
         except HubUnreachable as exc:
             raise ToolError(str(exc)) from None
 
-    @server.tool(annotations=STEERS)
+    @server.tool(annotations=STEERS, structured_output=False)
     def set_breakpoints(breakpoints: list[dict[str, str]]) -> str:
         """CHANGES WHAT THE AGENT DOES: replace the hub's breakpoints. Each is {"nodeId": "tool:search",
         "gate": "before" | "after" | "error"}; an agent reaching one holds there until answered (by the
