@@ -21,6 +21,7 @@ from .live import live
 from .security import Guard
 from .static import Viewer
 from .store import Store, reads
+from .store.writer import Committed
 
 
 def initial_debug_state(store: Store, settings: Settings) -> DebugState:
@@ -50,7 +51,12 @@ def build_app(settings: Settings, store: Store) -> Starlette:
             store.start(asyncio.get_running_loop(), hub.on_commit)
         else:
             forwarder.start()
-            store.start(asyncio.get_running_loop(), lambda c: (hub.on_commit(c), forwarder.on_commit(c)))
+
+            def on_commit(c: Committed) -> None:
+                hub.on_commit(c)
+                forwarder.on_commit(c)
+
+            store.start(asyncio.get_running_loop(), on_commit)
         hub.start(left_running)
         try:
             yield

@@ -56,7 +56,9 @@ class OtlpForwarder:
         """Called on the hub's event loop after each commit: offer every run that just ended."""
         for _cursor, run in committed.runs:
             status = run.get("status")
-            if (status in FINAL_STATUSES or status == "abandoned") and self._sent_status.get(run["id"]) != status:
+            if (status in FINAL_STATUSES or status == "abandoned") and self._sent_status.get(
+                run["id"]
+            ) != status:
                 self._sent_status[run["id"]] = status
                 self._sent_status.move_to_end(run["id"])
                 if len(self._sent_status) > _REMEMBERED:
@@ -74,8 +76,15 @@ class OtlpForwarder:
 
     def stats(self) -> dict[str, Any]:
         with self._lock:
-            return {"endpoint": self.target.url, "protocol": self.target.protocol, "queued": self._queue.qsize(),
-                    "sent": self.sent, "failed": self.failed, "dropped": self.dropped, "lastError": self.last_error}
+            return {
+                "endpoint": self.target.url,
+                "protocol": self.target.protocol,
+                "queued": self._queue.qsize(),
+                "sent": self.sent,
+                "failed": self.failed,
+                "dropped": self.dropped,
+                "lastError": self.last_error,
+            }
 
     def _loop(self) -> None:
         conn: sqlite3.Connection | None = None

@@ -92,15 +92,14 @@ def _open_exclusive(db: Path) -> sqlite3.Connection:
 
 def _import_run(writer: Writer, conn: sqlite3.Connection, item: ImportedRun) -> int:
     run = item.run
-    app = run.get("app") if isinstance(run.get("app"), str) else "unknown"
-    started = run.get("startedAt") if isinstance(run.get("startedAt"), (int, float)) else 0.0
+    app: str = run["app"] if isinstance(run.get("app"), str) else "unknown"
+    started: float = float(run["startedAt"]) if isinstance(run.get("startedAt"), (int, float)) else 0.0
     stored = 0
     batch: list[Any] = []
     for client_id, event in item.events:
-        ts = event.get("ts")
-        if not isinstance(ts, (int, float)) or isinstance(ts, bool):
-            ts = started
-        batch.append(EventItem(client_id, app, event, encode(event), float(ts)))
+        raw_ts = event.get("ts")
+        ts = float(raw_ts) if isinstance(raw_ts, (int, float)) and not isinstance(raw_ts, bool) else started
+        batch.append(EventItem(client_id, app, event, encode(event), ts))
         if len(batch) >= BATCH:
             stored += len(writer._transaction(batch).events)
             batch = []

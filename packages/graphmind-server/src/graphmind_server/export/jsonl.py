@@ -85,7 +85,7 @@ def read_jsonl(lines: IO[str], name: str) -> Iterator[ImportedRun]:
             continue
         try:
             item = json.loads(line)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise ExportError(
                 f"{name}:{number} is not JSON ({exc.msg}); pass a file written by `graphmind record`"
             ) from None

@@ -155,8 +155,8 @@ class TraceBuilder:
         self.seen[instance] = occurrence + 1
         parent_instance = ev.get("parentInstanceId")
         parent = self.open.get(parent_instance) if isinstance(parent_instance, str) else None
-        node_kind = ev.get("kind") if isinstance(ev.get("kind"), str) else "custom"
-        name = ev.get("name") if isinstance(ev.get("name"), str) else str(ev.get("nodeId", "node"))
+        node_kind: str = ev["kind"] if isinstance(ev.get("kind"), str) else "custom"
+        name: str = ev["name"] if isinstance(ev.get("name"), str) else str(ev.get("nodeId", "node"))
         span = _Span(
             span_id(self.run_id, instance, occurrence),
             (parent or self.root).span_id,
@@ -200,7 +200,7 @@ class TraceBuilder:
                 span.attrs["graphmind.held_ms"] = float(ev["heldMs"])
         elif kind == "node.error":
             span.end = ts
-            err = ev.get("error") if isinstance(ev.get("error"), dict) else {}
+            err: dict[str, Any] = ev["error"] if isinstance(ev.get("error"), dict) else {}
             span.error = _error_text(err) or "error"
             span.events.append(
                 _event(

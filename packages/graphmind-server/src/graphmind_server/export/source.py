@@ -88,8 +88,8 @@ def select_runs(
     rows = conn.execute(
         f"SELECT id FROM runs {where} ORDER BY started_at DESC, id DESC {limit}", args
     ).fetchall()
-    runs = [reads.get_run(conn, r[0]) for r in reversed(rows)]
-    return [r for r in runs if r is not None]
+    found = (reads.get_run(conn, r[0]) for r in reversed(rows))
+    return [r for r in found if r is not None]
 
 
 def event_count(conn: sqlite3.Connection, run_id: str) -> int:

@@ -22,9 +22,11 @@ from .reads import DEFAULT_BUDGET, Links, ToolInputError
 
 T = TypeVar("T")
 READ_ONLY = ToolAnnotations(
-    readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
 )
-STEERS = ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=False, openWorldHint=False)
+STEERS = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
+)
 ACTIONS = ("continue", "retry", "inject", "abort")
 
 INSTRUCTIONS = (
