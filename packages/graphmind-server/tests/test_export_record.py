@@ -200,3 +200,21 @@ def test_last_must_be_positive(tmp_path, capsys, bad):
         main(["record", "--last", bad])
     assert exc.value.code == 2
     assert "--last must be a whole number >= 1" in capsys.readouterr().err
+
+
+def test_large_exports_report_progress_on_stderr(make_hub, tmp_path, capsys, monkeypatch):
+    from graphmind_server.export import record
+
+    monkeypatch.setattr(record, "PROGRESS_FROM_EVENTS", 2000)
+    monkeypatch.setattr(record, "PROGRESS_EVERY_S", 0.0)
+    db = tmp_path / "hub.db"
+    hub = make_hub(db=db)
+    app = hub.app(app="big")
+    app.run_started("big", "crawl")
+    for i in range(2500):
+        app.event("node.token", "big", nodeId="llm:step", instanceId="s1", deltas=[{"t": "text", "v": str(i)}])
+    hub.wait_for(lambda: hub.api("GET", "/api/runs/big")[1].get("eventCount") == 2501, 20, "events stored")
+    _record(db, tmp_path / "big.jsonl")
+    err = capsys.readouterr().err.splitlines()
+    assert err[:2] == ["graphmind record: 1000/2501 events", "graphmind record: 2000/2501 events"]
+    assert err[2].startswith("graphmind record: 1 run(s), 2501 event(s)")
