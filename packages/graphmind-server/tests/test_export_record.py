@@ -22,9 +22,11 @@ def _kit(export_fixture):
     record_agent_run = export_fixture.record_agent_run
 
 
-def _recorded_db(make_hub, tmp_path: Path, runs: int = 2) -> Path:
+def _recorded_db(make_hub, tmp_path: Path, runs: int = 2, hubs: list | None = None) -> Path:
     db = tmp_path / "hub.db"
     hub = make_hub(db=db)
+    if hubs is not None:
+        hubs.append(hub)
     app = hub.app(app="travel", client_id="client-1")
     for i in range(runs):
         record_agent_run(app, f"run-{i}")
@@ -42,9 +44,12 @@ def _record(db: Path, out: Path, *args: str) -> str:
 
 
 def test_record_import_record_is_byte_equal_and_secrets_are_stripped(make_hub, tmp_path, capsys):
-    db = _recorded_db(make_hub, tmp_path)
+    hubs: list = []
+    db = _recorded_db(make_hub, tmp_path, hubs=hubs)
     first = _record(db, tmp_path / "a.jsonl")  # the hub is still running: read-only, WAL-safe
     err = capsys.readouterr().err
+    hubs[0].stop()
+    assert _record(db, tmp_path / "stopped.jsonl") == first  # and with no hub running
     assert contains_secret(first) == []
     assert "removed 16 value(s) under secret-looking keys" in err  # 7 in events + the run meta, per run
     items = lines_of(first)
