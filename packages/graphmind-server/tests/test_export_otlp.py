@@ -263,24 +263,26 @@ def test_a_hanging_collector_never_slows_the_hub(make_hub, tmp_path, hanging):
     for i in range(30):
         app.run_started(f"r{i}", "job")
         app.run_finished(f"r{i}")
-    t0 = time.monotonic()
+    # The forwarder's post now hangs until its 10 s timeout: anything of the hub's that waited on it
+    # would take that long. The bounds below leave room for a loaded machine and stay well under it.
     wait_for(lambda: hub.api("GET", "/api/runs/r29")[1].get("status") == "finished", 10, "last run stored")
     assert hanging.accepted.wait(5)  # the forwarder is stuck in its first post
     t1 = time.monotonic()
     status, health = hub.api("GET", "/api/health")
-    assert status == 200 and time.monotonic() - t1 < 1.0
-    assert health["otlp"]["sent"] == 0 and health["otlp"]["queued"] == 29
+    assert status == 200 and time.monotonic() - t1 < 3.0
+    otlp = health["otlp"]
+    # One run in flight; the rest wait (or, past a timeout, failed). Nothing was sent or dropped.
+    assert otlp["sent"] == 0 and otlp["dropped"] == 0 and otlp["queued"] + otlp["failed"] in (29, 30)
     # A gate round trip while the forwarder hangs: as fast as ever.
-    paused = app.hold("r-gate", "tool:x", "i1")
+    app.hold("r-gate", "tool:x", "i1")
     gate = wait_for(lambda: hub.gates(), 5, "gate held")[0]
     app.auto_resume = True
     t2 = time.monotonic()
     assert hub.api("POST", f"/api/gates/{gate['gateId']}", {"action": "continue"})[0] == 200
-    assert time.monotonic() - t2 < 2.0 and time.monotonic() - t0 < 15
-    assert paused["gateId"]
+    assert time.monotonic() - t2 < 5.0
     t3 = time.monotonic()
     hub.stop()
-    assert time.monotonic() - t3 < 5.0  # stopping does not wait for the hanging post
+    assert time.monotonic() - t3 < 8.0  # stopping does not wait for the hanging post
 
 
 def test_a_full_queue_drops_and_counts(tmp_path):

@@ -95,16 +95,16 @@ def _import_run(writer: Writer, conn: sqlite3.Connection, item: ImportedRun) -> 
     app: str = run["app"] if isinstance(run.get("app"), str) else "unknown"
     started: float = float(run["startedAt"]) if isinstance(run.get("startedAt"), (int, float)) else 0.0
     stored = 0
-    batch: list[Any] = []
+    batch: list[EventItem] = []
     for client_id, event in item.events:
         raw_ts = event.get("ts")
         ts = float(raw_ts) if isinstance(raw_ts, (int, float)) and not isinstance(raw_ts, bool) else started
         batch.append(EventItem(client_id, app, event, encode(event), ts))
         if len(batch) >= BATCH:
-            stored += len(writer._transaction(batch).events)
+            stored += writer.write_now(batch)
             batch = []
     if batch:
-        stored += len(writer._transaction(batch).events)
+        stored += writer.write_now(batch)
     _restore_run_row(conn, run)
     writer.runs.pop(run["id"], None)  # the row changed under the writer's cache
     return stored

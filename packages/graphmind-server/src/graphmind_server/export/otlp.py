@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._version import __version__
+from ..store.derive import text as valid_utf8
 
 SPAN_KIND_INTERNAL = 1
 STATUS_OK = 1
@@ -68,7 +69,8 @@ def attr(key: str, value: Any) -> dict[str, Any]:
     elif isinstance(value, float):
         v = {"doubleValue": value}
     else:
-        v = {"stringValue": value if isinstance(value, str) else _json_text(value)[0]}
+        # A lone surrogate (legal in a JSON escape) is not UTF-8, which protobuf strings must be.
+        v = {"stringValue": valid_utf8(value if isinstance(value, str) else _json_text(value)[0])}
     return {"key": key, "value": v}
 
 
