@@ -217,9 +217,34 @@ def test_large_exports_report_progress_on_stderr(make_hub, tmp_path, capsys, mon
     app = hub.app(app="big")
     app.run_started("big", "crawl")
     for i in range(2500):
-        app.event("node.token", "big", nodeId="llm:step", instanceId="s1", deltas=[{"t": "text", "v": str(i)}])
+        app.event(
+            "node.token", "big", nodeId="llm:step", instanceId="s1", deltas=[{"t": "text", "v": str(i)}]
+        )
     hub.wait_for(lambda: hub.api("GET", "/api/runs/big")[1].get("eventCount") == 2501, 20, "events stored")
     _record(db, tmp_path / "big.jsonl")
     err = capsys.readouterr().err.splitlines()
     assert err[:2] == ["graphmind record: 1000/2501 events", "graphmind record: 2000/2501 events"]
     assert err[2].startswith("graphmind record: 1 run(s), 2501 event(s)")
+
+
+def test_a_lone_surrogate_round_trips_and_the_file_stays_utf8(make_hub, tmp_path):
+    from graphmind_server.export.otlp_http import to_protobuf
+
+    db = tmp_path / "hub.db"
+    hub = make_hub(db=db)
+    app = hub.app(app="odd", client_id="odd-1")
+    app.run_started("odd", "trip")
+    app.seq += 1
+    app.send(
+        '{"type":"node.started","seq":' + str(app.seq) + ',"ts":1.0,"runId":"odd","nodeId":"tool:t",'
+        '"instanceId":"i","kind":"tool","name":"t","parentInstanceId":"odd","input":"half \\ud800 pair"}'
+    )
+    hub.wait_for(lambda: hub.api("GET", "/api/runs/odd")[1].get("eventCount") == 2, 5, "events stored")
+    first = _record(db, tmp_path / "a.jsonl")
+    (tmp_path / "a.jsonl").read_bytes().decode("utf-8")  # valid UTF-8
+    assert "half \\ud800 pair" in first
+    fresh = tmp_path / "fresh.db"
+    assert main(["import", str(tmp_path / "a.jsonl"), "--db", str(fresh)]) == 0
+    assert _record(fresh, tmp_path / "b.jsonl") == first
+    otlp_doc = json.loads(_record(db, tmp_path / "o.json", "--format", "otlp"))
+    assert to_protobuf(otlp_doc)  # protobuf strings must be UTF-8: the surrogate became U+FFFD
