@@ -248,3 +248,11 @@ def test_a_lone_surrogate_round_trips_and_the_file_stays_utf8(make_hub, tmp_path
     assert _record(fresh, tmp_path / "b.jsonl") == first
     otlp_doc = json.loads(_record(db, tmp_path / "o.json", "--format", "otlp"))
     assert to_protobuf(otlp_doc)  # protobuf strings must be UTF-8: the surrogate became U+FFFD
+
+
+def test_a_subcommand_error_points_at_that_subcommands_help(capsys):
+    with pytest.raises(SystemExit):
+        main(["record", "--db"])
+    assert capsys.readouterr().err == (
+        "graphmind: argument --db: expected one argument (see graphmind record --help)\n"
+    )

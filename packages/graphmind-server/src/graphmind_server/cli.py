@@ -31,6 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         importlib.import_module(name).add_parser(subparsers)
+    for command, sub in subparsers.choices.items():
+        sub.command_used = command  # type: ignore[attr-defined]  # its own errors point at its own help
     return parser
 
 
