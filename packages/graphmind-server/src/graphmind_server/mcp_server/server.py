@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
 import sqlite3
 from collections.abc import Callable, Iterator
@@ -37,6 +38,23 @@ INSTRUCTIONS = (
 )
 
 
+def tool(
+    server: MCPServer, annotations: ToolAnnotations
+) -> Callable[[Callable[..., str]], Callable[..., str]]:
+    """Register a tool: its docstring (dedented) is its description; its answer is one JSON text."""
+
+    def register(fn: Callable[..., str]) -> Callable[..., str]:
+        server.add_tool(
+            fn,
+            description=inspect.cleandoc(fn.__doc__ or ""),
+            annotations=annotations,
+            structured_output=False,
+        )
+        return fn
+
+    return register
+
+
 def build_server(db: Path, port: int, *, allow_control: bool = False) -> MCPServer:
     links = Links(port)
     hub = HubApi(port)
@@ -62,7 +80,7 @@ def build_server(db: Path, port: int, *, allow_control: bool = False) -> MCPServ
         except ToolInputError as exc:
             raise ToolError(str(exc)) from None
 
-    @server.tool(annotations=READ_ONLY, structured_output=False)
+    @tool(server, READ_ONLY)
     def list_runs(
         status: str | None = None, app: str | None = None, name_contains: str | None = None, limit: int = 20
     ) -> str:
@@ -75,14 +93,14 @@ def build_server(db: Path, port: int, *, allow_control: bool = False) -> MCPServ
                 )
             )
 
-    @server.tool(annotations=READ_ONLY, structured_output=False)
+    @tool(server, READ_ONLY)
     def get_run(run_id: str) -> str:
         """A run's summary and graph: its nodes (kind, name, executions, status, viewer link) and edges
         (which node started which, and how often)."""
         with conn() as c:
             return answer(lambda: reads.get_run(c, links, run_id))
 
-    @server.tool(annotations=READ_ONLY, structured_output=False)
+    @tool(server, READ_ONLY)
     def get_events(
         run_id: str,
         after: int = 0,
@@ -101,7 +119,7 @@ def build_server(db: Path, port: int, *, allow_control: bool = False) -> MCPServ
                 )
             )
 
-    @server.tool(annotations=READ_ONLY, structured_output=False)
+    @tool(server, READ_ONLY)
     def list_held_gates() -> str:
         """Calls held at a gate right now (waiting for an answer in the viewer), from the running hub;
         without a hub, the gates the database shows as paused in running runs."""
@@ -114,7 +132,7 @@ def build_server(db: Path, port: int, *, allow_control: bool = False) -> MCPServ
             source = f"database ({exc})"
         return encode({"gates": reads.clean(gates), "source": source})
 
-    @server.tool(annotations=READ_ONLY, structured_output=False)
+    @tool(server, READ_ONLY)
     def search_events(
         text: str, run_id: str | None = None, limit: int = 20, budget: int = DEFAULT_BUDGET
     ) -> str:
@@ -137,7 +155,7 @@ def _add_control_tools(server: MCPServer, hub: HubApi) -> None:
             raise ToolError(f"the hub answered {status}: {message or body}")
         return encode(body)
 
-    @server.tool(annotations=STEERS, structured_output=False)
+    @tool(server, STEERS)
     def answer_gate(gate_id: str, action: str, value: Any = None) -> str:
         """CHANGES WHAT THE AGENT DOES: answer a held gate (gate_id from list_held_gates). action:
         continue (let the call proceed), retry (run the call again; after and error gates), inject
@@ -152,7 +170,7 @@ def _add_control_tools(server: MCPServer, hub: HubApi) -> None:
         except HubUnreachable as exc:
             raise ToolError(str(exc)) from None
 
-    @server.tool(annotations=STEERS, structured_output=False)
+    @tool(server, STEERS)
     def set_breakpoints(breakpoints: list[dict[str, str]]) -> str:
         """CHANGES WHAT THE AGENT DOES: replace the hub's breakpoints. Each is {"nodeId": "tool:search",
         "gate": "before" | "after" | "error"}; an agent reaching one holds there until answered (by the
