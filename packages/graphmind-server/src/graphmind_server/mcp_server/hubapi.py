@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import urllib.error
 import urllib.request
 from typing import Any
@@ -19,6 +20,9 @@ class HubApi:
         self.timeout = timeout
         # Loopback only: never through a proxy from the environment.
         self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        # A hub started with a token (GRAPHMIND_TOKEN) wants it on every request; one without ignores it.
+        token = os.environ.get("GRAPHMIND_TOKEN", "").strip()
+        self._auth = {"Authorization": f"Bearer {token}"} if token else {}
 
     def call(self, method: str, path: str, body: Any = None, timeout: float | None = None) -> tuple[int, Any]:
         data = None if body is None else json.dumps(body).encode("utf-8")
