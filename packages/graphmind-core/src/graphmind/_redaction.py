@@ -11,6 +11,7 @@ secret-looking keys (``SECRET_KEYS``, ``SECRET_KEY_SUFFIXES``) are removed by ``
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -158,6 +159,7 @@ _SECRET_NAMES = frozenset(_norm(k) for k in SECRET_KEYS)
 _SECRET_SUFFIXES = tuple(_norm(k) for k in SECRET_KEY_SUFFIXES)
 
 
+@functools.lru_cache(maxsize=4096)  # the same few keys repeat in every event of an export
 def is_secret_key(key: str) -> bool:
     """True for a key whose value an export removes (``SECRET_KEYS``, ``SECRET_KEY_SUFFIXES``)."""
     norm = _norm(key)

@@ -111,37 +111,43 @@ def get_events(
     if reads.run_owner(conn, run_id) is None:
         raise ToolInputError(f"no run {run_id!r}; list_runs shows the recorded runs")
     type_clause = f" AND type IN ({','.join('?' * len(types))})" if types else ""
+    # Rows are read lazily: a page stops at its budget, usually long before `limit`.
     rows = conn.execute(
         f"SELECT seq, body FROM events WHERE run_id = ? AND seq > ?{type_clause} ORDER BY seq LIMIT ?",
         (run_id, after, *(types or []), limit + 1),
-    ).fetchall()
-    events: list[tuple[int, str]] = []
+    )
+    events: list[tuple[int, str, bool]] = []  # (seq, JSON, cut to fit)
     used = _RESERVE + 3 * len(run_id) + len(links.base)
-    truncated = 0
-    for seq, body in rows[:limit]:
-        text = encode(clean(json.loads(body)))
-        if len(text) > budget // 2:
-            text = encode(shrink(json.loads(text), budget // 4))
-            truncated += 1
-        if used + len(text) + 1 > budget and events:
+    more = False
+    for seq, body in rows:
+        if len(events) == limit:
+            more = True
             break
-        events.append((seq, text))
+        text = encode(clean(json.loads(body)))
+        cut = len(text) > budget // 2
+        if cut:
+            text = encode(shrink(json.loads(text), budget // 4))
+        if used + len(text) + 1 > budget and events:
+            more = True
+            break
+        events.append((seq, text, cut))
         used += len(text) + 1
+    rows.close()
     while True:
-        more = len(events) < len(rows)
         head = encode(
             {
                 "runId": run_id,
                 "link": links.run(run_id),
                 "count": len(events),
                 "next": events[-1][0] if more and events else None,
-                "truncatedEvents": truncated,
+                "truncatedEvents": sum(1 for e in events if e[2]),
             }
         )
-        answer = head[:-1] + ',"events":[' + ",".join(text for _, text in events) + "]}"
+        answer = head[:-1] + ',"events":[' + ",".join(e[1] for e in events) + "]}"
         if len(answer) <= budget or len(events) <= 1:
             return answer
         events.pop()
+        more = True
 
 
 def shrink(value: Any, limit: int) -> Any:
