@@ -181,8 +181,8 @@ class TraceBuilder:
         if node_kind == "tool":
             span.attrs["tool.name"] = name
             span.attrs["tool_call.function.name"] = name
-            if "input" in ev:
-                span.attrs["tool_call.function.arguments"] = _json_text(ev["input"])[0]
+            if "input" in ev:  # the same text as input.value
+                span.attrs["tool_call.function.arguments"] = span.attrs["input.value"]
             span.attrs["tool_call.id"] = instance
         if isinstance(ev.get("attrs"), dict) and ev["attrs"]:
             span.attrs["graphmind.attrs"] = _json_text(ev["attrs"])[0]
