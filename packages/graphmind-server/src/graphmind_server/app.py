@@ -17,6 +17,8 @@ from starlette.routing import Mount, WebSocketRoute
 from . import api
 from .config import Settings
 from .debugstate import DebugState
+from .export.forwarder import OtlpForwarder
+from .export.otlp_http import OtlpTarget
 from .hub import Hub
 from .ingest import ingest
 from .jsontext import JSON
@@ -24,6 +26,7 @@ from .live import live
 from .security import Guard
 from .static import Viewer
 from .store import Store, reads
+from .store.writer import Committed
 
 _log = logging.getLogger("graphmind.hub")
 
@@ -36,6 +39,7 @@ def initial_debug_state(store: Store, settings: Settings) -> DebugState:
     return state
 
 
+<<<<<<< HEAD
 async def _internal_error(request: Request, exc: Exception) -> Response:
     """A bug must still answer JSON (and a one-line log), never a plain-text 500."""
     _log.error("graphmind: %s %s failed: %r", request.method, request.url.path, exc)
@@ -47,6 +51,13 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     message = f"no such route: {request.method} {request.url.path!r} (see docs/api.md)" if exc.status_code == 404 else exc.detail
     return JSON({"error": message}, status_code=exc.status_code, headers=exc.headers)
+=======
+def otlp_forwarder(settings: Settings, store: Store) -> OtlpForwarder | None:
+    if settings.otlp_endpoint is None:
+        return None
+    target = OtlpTarget(settings.otlp_endpoint, settings.otlp_protocol, settings.otlp_headers)
+    return OtlpForwarder(store.path, target)
+>>>>>>> main
 
 
 def build_app(settings: Settings, store: Store) -> Starlette:
@@ -56,12 +67,24 @@ def build_app(settings: Settings, store: Store) -> Starlette:
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         hub: Hub = app.state.hub
         left_running = store.read_now(reads.running_clients)  # before the writer owns the connection
-        store.start(asyncio.get_running_loop(), hub.on_commit)
+        forwarder = app.state.otlp
+        if forwarder is None:
+            store.start(asyncio.get_running_loop(), hub.on_commit)
+        else:
+            forwarder.start()
+
+            def on_commit(c: Committed) -> None:
+                hub.on_commit(c)
+                forwarder.on_commit(c)
+
+            store.start(asyncio.get_running_loop(), on_commit)
         hub.start(left_running)
         try:
             yield
         finally:
             hub.stop()
+            if forwarder is not None:
+                forwarder.stop()
             await asyncio.get_running_loop().run_in_executor(None, store.close)
 
     app = Starlette(
@@ -77,5 +100,6 @@ def build_app(settings: Settings, store: Store) -> Starlette:
         exception_handlers={Exception: _internal_error, HTTPException: _http_error},
     )
     app.state.hub = Hub(store, settings, initial_debug_state(store, settings))
+    app.state.otlp = otlp_forwarder(settings, store)
     return app
 
