@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ._clock import Clock, monotonic_ms
-from ._redaction import resolve_mask
+from ._mask import resolve_mask
 
 DEFAULT_URL = "ws://127.0.0.1:4747/ingest"
 
@@ -116,7 +116,7 @@ class Options:
     clock: Clock
     sdk: dict[str, str]
     raw: Mapping[str, Any] = field(repr=False)
-    mask: re.Pattern[str] | None = None  # `mask=` and GRAPHMIND_MASK, combined (_redaction.resolve_mask)
+    mask: re.Pattern[str] | None = None  # `mask=` and GRAPHMIND_MASK, combined (_mask.resolve_mask)
 
     @classmethod
     def resolve(cls, app: str | None, options: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> Options:

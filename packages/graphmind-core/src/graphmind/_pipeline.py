@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ._jsonsafe import describe_exception, json_key, to_jsonable
+from ._mask import mask_event
 from ._payload import (
     MAX_PAYLOAD_BYTES,
     TRUNCATED,
@@ -40,7 +41,7 @@ from ._payload import (
     shrink_oversized,
     shrink_text,
 )
-from ._redaction import PLACEHOLDER, RedactionSwitches, mask_event
+from ._redaction import PLACEHOLDER, RedactionSwitches
 
 __all__ = ["HIDEABLE_ORDER", "IDENTITY_FIELDS", "EventPipeline"]
 

@@ -39,7 +39,6 @@ def initial_debug_state(store: Store, settings: Settings) -> DebugState:
     return state
 
 
-<<<<<<< HEAD
 async def _internal_error(request: Request, exc: Exception) -> Response:
     """A bug must still answer JSON (and a one-line log), never a plain-text 500."""
     _log.error("graphmind: %s %s failed: %r", request.method, request.url.path, exc)
@@ -51,13 +50,13 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     message = f"no such route: {request.method} {request.url.path!r} (see docs/api.md)" if exc.status_code == 404 else exc.detail
     return JSON({"error": message}, status_code=exc.status_code, headers=exc.headers)
-=======
+
+
 def otlp_forwarder(settings: Settings, store: Store) -> OtlpForwarder | None:
     if settings.otlp_endpoint is None:
         return None
     target = OtlpTarget(settings.otlp_endpoint, settings.otlp_protocol, settings.otlp_headers)
     return OtlpForwarder(store.path, target)
->>>>>>> main
 
 
 def build_app(settings: Settings, store: Store) -> Starlette:

@@ -41,7 +41,10 @@ class Settings:
     # None means "*": the Origin (and Host) check is off.
     allowed_origins: list[str] | None = field(default_factory=list)
     viewer_dist: Path | None = None
-<<<<<<< HEAD
+    # --otlp-endpoint: forward each finished run to this OTLP/HTTP traces URL (docs/export.md).
+    otlp_endpoint: str | None = None
+    otlp_protocol: str = "http/protobuf"
+    otlp_headers: dict[str, str] = field(default_factory=dict)
     token: str | None = None  # every request must carry it (docs/security.md)
 
 
@@ -63,12 +66,6 @@ def parse_token(value: str, name: str) -> str:
         raise ConfigError(f"{name} must be auto or at least 16 printable ASCII characters without spaces, "
                           f"quotes, commas or semicolons (got {len(text)} characters)")
     return text
-=======
-    # --otlp-endpoint: forward each finished run to this OTLP/HTTP traces URL (docs/export.md).
-    otlp_endpoint: str | None = None
-    otlp_protocol: str = "http/protobuf"
-    otlp_headers: dict[str, str] = field(default_factory=dict)
->>>>>>> main
 
 
 def _whole(value: str, name: str, *, minimum: int, maximum: int | None = None) -> int:
