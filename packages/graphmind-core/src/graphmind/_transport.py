@@ -201,7 +201,8 @@ class Transport:
         none to connect to) or `cap` seconds in all. A connect in progress, or a hub lost moments
         ago, is waited for within the same bounds."""
         start = last_change = time.monotonic()
-        self._kick.set()  # a thread backing off retries now
+        if self._lost_at is not None:
+            self._kick.set()  # a thread backing off from a lost hub retries now
         with self._cond:
             seen = self._progress
             while self._unsent or self._sending or self._control:
