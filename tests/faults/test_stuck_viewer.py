@@ -87,3 +87,20 @@ def test_a_viewer_that_never_reads_is_closed_and_its_memory_freed(hub: HubProces
     assert after < baseline + 60, (baseline, peak, after)
     # The hub still serves everyone else.
     assert hub.api("GET", "/api/health")[0] == 200
+
+
+@pytest.mark.faults
+def test_ctrl_c_does_not_wait_on_a_stuck_viewer(hub: HubProcess) -> None:
+    viewer = _open_stuck_viewer(hub.port)
+    with FakeApp(hub.ingest_url, app="flood") as app:
+        app.run_started("flood")
+        for i in range(200):  # 10 MB of live frames: the viewer's socket is full long before
+            app.event("node.started", "flood", nodeId="tool:t", instanceId=f"i{i}", kind="tool", name="t", input=BLOB)
+        app.sent.clear()
+        wait_for(lambda: hub.api("GET", "/api/runs/flood")[1].get("eventCount") == 201, 30, "events stored")
+    started = time.perf_counter()
+    assert hub.stop(timeout=10) == 0
+    took = time.perf_counter() - started
+    viewer.close()
+    figure("Ctrl-C with a stuck viewer", f"hub exits in {took:.2f} s")
+    assert took < 2.5

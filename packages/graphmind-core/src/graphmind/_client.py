@@ -329,7 +329,8 @@ class Client(Wrappers, RunEvents, HubControl, TokenFlusher):
             "clientId": self.client_id,
             "events": self._emitted,
             "buffered": transport.buffered_count if transport else 0,
-            "dropped": counters.get("dropped", 0),
+            # Events lost: fallen out of the ring unsent, or unreadable by the pipeline.
+            "dropped": counters.get("dropped", 0) + (self._pipeline.dropped if transport else 0),
             "sent": counters.get("sent", 0),
             "unsent": transport.unsent_count if transport else 0,
             "connects": counters.get("connects", 0),
