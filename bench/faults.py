@@ -86,15 +86,29 @@ def hub_rss(tmp: Path) -> str:
         idle = rss_mb(hub.proc.pid)
         blob = "x" * (500 * 1024)
         with connect(hub.ingest_url, max_size=None, compression=None, open_timeout=5) as ws:
-            ws.send(json.dumps({"type": "hello", "protocol": 1, "app": "big", "clientId": "big",
-                                "sdk": {"name": "b", "version": "0"}, "pid": 0}))
+            ws.send(
+                json.dumps(
+                    {
+                        "type": "hello",
+                        "protocol": 1,
+                        "app": "big",
+                        "clientId": "big",
+                        "sdk": {"name": "b", "version": "0"},
+                        "pid": 0,
+                    }
+                )
+            )
             ws.recv(timeout=5)
             for seq in range(1, BIG_EVENTS + 1):
-                ws.send(f'{{"type":"node.started","runId":"big","seq":{seq},"ts":1,"nodeId":"tool:t",'
-                        f'"instanceId":"i{seq}","kind":"tool","name":"t","input":"{blob}"}}')
+                ws.send(
+                    f'{{"type":"node.started","runId":"big","seq":{seq},"ts":1,"nodeId":"tool:t",'
+                    f'"instanceId":"i{seq}","kind":"tool","name":"t","input":"{blob}"}}'
+                )
         wait_for(lambda: hub.api("GET", "/api/runs/big")[1].get("eventCount") == BIG_EVENTS, 600, "stored")
-        return (f"{BIG_EVENTS} x 500 KB: idle {idle:.0f} MB, peak {rss_mb(hub.proc.pid, 'VmHWM'):.0f} MB, "
-                f"after {rss_mb(hub.proc.pid):.0f} MB")
+        return (
+            f"{BIG_EVENTS} x 500 KB: idle {idle:.0f} MB, peak {rss_mb(hub.proc.pid, 'VmHWM'):.0f} MB, "
+            f"after {rss_mb(hub.proc.pid):.0f} MB"
+        )
     finally:
         hub.stop()
 
@@ -125,11 +139,20 @@ def app_rss(tmp: Path) -> str:
     try:
         script = tmp / "tight.py"
         script.write_text(APP)
-        out = json.loads(subprocess.run([sys.executable, str(script), hub.ingest_url, "10"], capture_output=True,
-                                        text=True, timeout=300, check=True).stdout.splitlines()[-1])
+        out = json.loads(
+            subprocess.run(
+                [sys.executable, str(script), hub.ingest_url, "10"],
+                capture_output=True,
+                text=True,
+                timeout=300,
+                check=True,
+            ).stdout.splitlines()[-1]
+        )
         s = out["stats"]
-        return (f"{out['before']:.0f} MB -> peak {out['peak']:.0f} MB over 10 s ({out['calls']:,} calls, "
-                f"{s['events']:,} events, dropped {s.get('dropped')}, unsent at the end {s.get('unsent', 'n/a')})")
+        return (
+            f"{out['before']:.0f} MB -> peak {out['peak']:.0f} MB over 10 s ({out['calls']:,} calls, "
+            f"{s['events']:,} events, dropped {s.get('dropped')}, unsent at the end {s.get('unsent', 'n/a')})"
+        )
     finally:
         hub.stop()
 
@@ -149,8 +172,10 @@ def dispose(tmp: Path) -> str:
         time.sleep(3)
         stored = sum(r["eventCount"] for r in runs(hub, "burst"))
         stats = client.stats()
-        return (f"{stats['events']:,} emitted, {stored:,} stored, {stats.get('dropped')} counted as dropped, "
-                f"dispose() took {took:.1f} s")
+        return (
+            f"{stats['events']:,} emitted, {stored:,} stored, {stats.get('dropped')} counted as dropped, "
+            f"dispose() took {took:.1f} s"
+        )
     finally:
         hub.stop()
 
@@ -179,7 +204,9 @@ def exit_flush(tmp: Path) -> str:
         healthy = f"{run[0]['status']} with {run[0]['eventCount']} events" if run else "no run stored"
         assert hub.proc is not None
         started = time.perf_counter()
-        subprocess.run([sys.executable, str(script), hub.ingest_url, str(hub.proc.pid)], timeout=60, check=True)
+        subprocess.run(
+            [sys.executable, str(script), hub.ingest_url, str(hub.proc.pid)], timeout=60, check=True
+        )
         stopped = time.perf_counter() - started
         hub.proc.send_signal(signal.SIGCONT)
         return f"hub up: exits in {live:.2f} s, run {healthy}; hub SIGSTOPped: exits in {stopped:.2f} s"

@@ -95,7 +95,15 @@ def test_ctrl_c_does_not_wait_on_a_stuck_viewer(hub: HubProcess) -> None:
     with FakeApp(hub.ingest_url, app="flood") as app:
         app.run_started("flood")
         for i in range(200):  # 10 MB of live frames: the viewer's socket is full long before
-            app.event("node.started", "flood", nodeId="tool:t", instanceId=f"i{i}", kind="tool", name="t", input=BLOB)
+            app.event(
+                "node.started",
+                "flood",
+                nodeId="tool:t",
+                instanceId=f"i{i}",
+                kind="tool",
+                name="t",
+                input=BLOB,
+            )
         app.sent.clear()
         wait_for(lambda: hub.api("GET", "/api/runs/flood")[1].get("eventCount") == 201, 30, "events stored")
     started = time.perf_counter()

@@ -22,7 +22,7 @@ def register(dispose: Callable[[], None]) -> None:
     """`dispose` (a bound method) runs at exit if its object is still alive then."""
     global _registered
     with _lock:
-        _callbacks.append(weakref.WeakMethod(dispose))  # type: ignore[arg-type]
+        _callbacks.append(weakref.WeakMethod(dispose))
         if not _registered:
             _registered = True
             atexit.register(run_all)

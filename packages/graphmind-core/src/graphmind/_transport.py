@@ -52,7 +52,7 @@ BATCH = 256  # events written between two looks at the ring
 _LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
-class _OneLine(logging.LoggerAdapter):  # type: ignore[type-arg]
+class _OneLine(logging.LoggerAdapter[logging.Logger]):
     """websockets' own logger, minus tracebacks: a frozen hub's "keepalive ping failed" is one debug line."""
 
     def log(self, level: int, msg: object, *args: Any, **kwargs: Any) -> None:
@@ -106,7 +106,9 @@ class Transport:
         self._ws_connect: Any = connect
         # websockets >= 17 warns unless direct (non-`with`) use is declared; older versions lack the flag.
         params = inspect.signature(connect).parameters
-        takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())  # a wrapper around it
+        takes_any = any(
+            p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()
+        )  # a wrapper around it
         self._legacy: dict[str, Any] = {"legacy": True} if "legacy" in params or takes_any else {}
         self._ws_logger = _OneLine(logging.getLogger("graphmind.transport.websockets"), {})
         self._encode_frame = proto.encode
@@ -260,9 +262,10 @@ class Transport:
         since = time.monotonic() - self._lost_at
         if since < QUICK_WINDOW_S:
             return QUICK_RETRY_S
-        return min(
-            self._options.retry_interval, 0.5 * 2 ** max(0, failures - int(QUICK_WINDOW_S / QUICK_RETRY_S))
-        )
+        doublings = min(
+            30, max(0, failures - int(QUICK_WINDOW_S / QUICK_RETRY_S))
+        )  # capped: no overflow, ever
+        return min(self._options.retry_interval, 0.5 * 2.0**doublings)
 
     def _main(self) -> None:
         failures = 0
@@ -394,11 +397,11 @@ class Transport:
                 self._sending = count
                 ws = self._ws
             try:
-                for text in control:
-                    ws.send(text)
+                for frame in control:
+                    ws.send(frame)
                 sent = 0
                 for entry in batch:
-                    text = entry[0]
+                    text: str | None = entry[0]
                     if type(text) is not str:
                         text = self._encode(entry)
                     if text:

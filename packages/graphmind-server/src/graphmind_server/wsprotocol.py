@@ -28,7 +28,7 @@ def protocol_class() -> Any:
     except ImportError:  # pragma: no cover - another uvicorn layout
         return "auto"
 
-    class Protocol(WebSocketsSansIOProtocol):  # type: ignore[misc,valid-type]
+    class Protocol(WebSocketsSansIOProtocol):
         def handle_connect(self, event: Any) -> None:
             super().handle_connect(event)
             scope = getattr(self, "scope", None)
