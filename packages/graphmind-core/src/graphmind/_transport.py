@@ -9,13 +9,13 @@
   `max_buffer_bytes` of JSON) as the pipeline made it, and `_unsent` counts its newest entries not
   yet written on the current connection. When the ring is full the oldest entry goes: one never
   sent to any hub counts in `dropped`, so the unsent backlog is bounded and every lost event is
-  counted. This
-  thread encodes an event when it first sends it and keeps the text for later replays, so a
-  detached app never encodes anything. On each attach the whole ring is sent again, oldest first;
+  counted. This thread encodes an event when it first sends it and keeps the text for later
+  replays, so a detached app never encodes anything. On each attach the whole ring is sent again, oldest first;
   the hub stores an event once per (clientId, seq), so a replay after a hub restart loses nothing.
 - `close()` (dispose and the exit flush): waits while the hub keeps taking events, gives up after
   `FLUSH_IDLE_S` without progress or `FLUSH_CAP_S` in all, says what it could not send.
-- Everything it calls from `websockets` is bound when it is built: an app that later patches
+- Opening a connection (the token, hello, welcome) is `_hub_link.HubLink`, built with the
+  transport: everything it calls from `websockets` is bound then, so an app that later patches
   `websockets.sync.client.connect` (a test mocking its own connections) never receives ours.
 - Nothing here raises into the app, and no exception a connect attempt raises (BaseException
   included) ends the thread: failures become one rate-limited warning or a debug log line.
@@ -24,21 +24,18 @@
 from __future__ import annotations
 
 import contextlib
-import inspect
 import logging
-import os
 import socket
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable
 from itertools import islice
 from typing import Any
-from urllib.parse import urlsplit
 
 from . import _exit_flush
-from . import protocol as proto
 from ._config import Options
+from ._hub_link import HubLink
 from ._warn import Warner
 
 _log = logging.getLogger("graphmind.transport")
@@ -47,45 +44,7 @@ QUICK_RETRY_S = 0.1  # after losing an attached hub: retry this often…
 QUICK_WINDOW_S = 10.0  # …for this long, then back off (doubling) to retry_interval
 FLUSH_IDLE_S = 1.0  # dispose / exit: give up after this long without progress…
 FLUSH_CAP_S = 10.0  # …or after this long in all
-CLOSE_TIMEOUT_S = 1.0  # the closing handshake after a complete flush
 BATCH = 256  # events written between two looks at the ring
-_LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
-
-
-class _OneLine(logging.LoggerAdapter[logging.Logger]):
-    """websockets' own logger, minus tracebacks: a frozen hub's "keepalive ping failed" is one debug line."""
-
-    def log(self, level: int, msg: object, *args: Any, **kwargs: Any) -> None:
-        exc_info = kwargs.pop("exc_info", None)
-        if exc_info:
-            import sys
-
-            exc = sys.exc_info()[1]
-            msg = f"{msg} ({exc!r})" if exc is not None else msg
-        kwargs.pop("stack_info", None)
-        self.logger.log(min(level, logging.DEBUG), msg, *args, **kwargs)
-
-    def isEnabledFor(self, level: int) -> bool:
-        return self.logger.isEnabledFor(logging.DEBUG)
-
-
-def find_token(url: str, environ: MutableMapping[str, str] | None = None) -> str | None:
-    """GRAPHMIND_TOKEN, else the token file a hub on this loopback port wrote (docs/security.md)."""
-    env = os.environ if environ is None else environ
-    token = env.get(proto.TOKEN_ENV, "").strip()
-    if token:
-        return token
-    try:
-        parts = urlsplit(url)
-        port, host = parts.port, parts.hostname
-    except ValueError:
-        return None
-    if host not in _LOOPBACK or port is None:
-        return None
-    try:
-        return proto.token_file(port, env).read_text(encoding="utf-8").strip() or None
-    except OSError:
-        return None
 
 
 class Transport:
@@ -100,19 +59,9 @@ class Transport:
         warn: Warner,
         on_exit: Callable[[], None] | None = None,
     ) -> None:
-        # Bound now, never looked up again (see the module docstring).
-        from websockets.sync.client import connect
-
-        self._ws_connect: Any = connect
-        # websockets >= 17 warns unless direct (non-`with`) use is declared; older versions lack the flag.
-        params = inspect.signature(connect).parameters
-        takes_any = any(
-            p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()
-        )  # a wrapper around it
-        self._legacy: dict[str, Any] = {"legacy": True} if "legacy" in params or takes_any else {}
-        self._ws_logger = _OneLine(logging.getLogger("graphmind.transport.websockets"), {})
-        self._encode_frame = proto.encode
-        self._decode_frame = proto.decode
+        self._link = HubLink(options, client_id, warn)  # binds websockets now (see the module docstring)
+        self._encode_frame = self._link.encode
+        self._decode_frame = self._link.decode
         self._thread_class = threading.Thread
         self._options = options
         self._client_id = client_id
@@ -298,69 +247,14 @@ class Transport:
             self._kick.clear()
 
     def _connect(self) -> bool:
-        opts = self._options
         self._connecting = True
         try:
-            token = find_token(opts.url)
-            headers = {"Authorization": f"Bearer {token}"} if token else None
-            try:
-                ws = self._ws_connect(
-                    opts.url,
-                    open_timeout=opts.connect_timeout + opts.handshake_timeout,
-                    close_timeout=CLOSE_TIMEOUT_S,
-                    max_size=None,
-                    compression=None,
-                    user_agent_header=f"graphmind-python/{opts.sdk.get('version', '')}",
-                    additional_headers=headers,
-                    logger=self._ws_logger,
-                    **self._legacy,
-                )
-            except Exception as exc:
-                if token is None and "401" in str(exc):
-                    self._warn(
-                        f"[graphmind] the hub at {opts.url} requires a token; running detached. "
-                        f"Set {proto.TOKEN_ENV} (graphmind serve prints it) or run the app as the hub's user.",
-                        key="token",
-                    )
-                _log.debug("graphmind: no hub at %s (%r)", opts.url, exc)
-                return False
-            return self._handshake(ws)
+            opened = self._link.open()
         finally:
             self._connecting = False
-
-    def _handshake(self, ws: Any) -> bool:
-        opts = self._options
-        try:
-            ws.send(
-                self._encode_frame(
-                    proto.hello(
-                        app=opts.app, sdk=opts.sdk, pid=os.getpid(), client_id=self._client_id, meta=opts.meta
-                    )
-                )
-            )
-            welcome = self._decode_frame(ws.recv(timeout=opts.handshake_timeout))
-            if welcome is None or welcome.get("type") != proto.WELCOME:
-                code = welcome.get("code") if welcome else None
-                self._warn(
-                    f"[graphmind] the hub at {opts.url} refused the handshake ({code or 'no welcome'}); "
-                    "running detached. Check that graphmind-server and graphmind-core versions match.",
-                    key="handshake",
-                )
-                ws.close()
-                return False
-            if welcome.get("protocol") not in proto.SUPPORTED_PROTOCOLS:
-                self._warn(
-                    f"[graphmind] the hub at {opts.url} chose protocol {welcome.get('protocol')!r}, which this SDK "
-                    "does not speak; running detached. Upgrade graphmind-core.",
-                    key="handshake",
-                )
-                ws.close()
-                return False
-        except Exception as exc:
-            _log.debug("graphmind: handshake with %s failed (%r)", opts.url, exc)
-            with contextlib.suppress(Exception):
-                ws.close()
+        if opened is None:
             return False
+        ws, welcome = opened
         with self._cond:
             if self._stopping:
                 ws.close()
