@@ -96,7 +96,7 @@ def message_body(value: Any, request: Mapping[str, Any], message_cls: type | Non
     body.setdefault("stop_sequence", None)
     body.setdefault("usage", {"input_tokens": 0, "output_tokens": 0})
     if message_cls is None:
-        from anthropic.types import Message as message_cls  # noqa: N813
+        from anthropic.types import Message as message_cls
     message_cls.model_validate(body)  # type: ignore[attr-defined]
     return body
 
