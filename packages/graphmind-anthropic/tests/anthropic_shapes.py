@@ -18,7 +18,13 @@ from graphmind_anthropic.testing import FakeAnthropic
 MODEL = "claude-test"
 SYSTEM = "You plan trips."
 MESSAGES = [{"role": "user", "content": "Plan a day in Cairo"}]
-TOOLS = [{"name": "search_flights", "description": "Flights to a city", "input_schema": {"type": "object", "properties": {"to": {"type": "string"}}}}]
+TOOLS = [
+    {
+        "name": "search_flights",
+        "description": "Flights to a city",
+        "input_schema": {"type": "object", "properties": {"to": {"type": "string"}}},
+    }
+]
 TEXT = "Visit the pyramids at Giza, then the Egyptian Museum."
 TOOL_USE = FakeAnthropic.tool_use("search_flights", {"to": "CAI"}, tool_use_id="toolu_1")
 

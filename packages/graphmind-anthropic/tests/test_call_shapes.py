@@ -15,7 +15,9 @@ from graphmind_anthropic.testing import FakeAnthropic
 
 
 def _ends(hub: FakeHub) -> list[dict[str, Any]]:
-    return [e for e in hub.events if e["type"] in ("node.finished", "node.error") and e["nodeId"] == "llm:step"]
+    return [
+        e for e in hub.events if e["type"] in ("node.finished", "node.error") and e["nodeId"] == "llm:step"
+    ]
 
 
 @pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
@@ -41,7 +43,9 @@ async def test_each_shape_returns_what_the_bare_sdk_returns_and_records_the_repl
     if reply == TEXT:
         assert end["output"]["content"] == TEXT
     else:
-        assert end["output"]["tool_calls"] == [{"id": "toolu_1", "name": "search_flights", "arguments": {"to": "CAI"}}]
+        assert end["output"]["tool_calls"] == [
+            {"id": "toolu_1", "name": "search_flights", "arguments": {"to": "CAI"}}
+        ]
         assert end["output"]["stop_reason"] == "tool_use"
     assert end["usage"]["outputTokens"] > 0
     assert end["usage"]["cacheReadTokens"] == 0
@@ -53,10 +57,19 @@ async def test_each_shape_returns_what_the_bare_sdk_returns_and_records_the_repl
 
 
 @pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
-async def test_streams_send_their_deltas_as_tokens(fake: FakeAnthropic, gm: graphmind.Client, fakehub: FakeHub, is_async: bool) -> None:
+async def test_streams_send_their_deltas_as_tokens(
+    fake: FakeAnthropic, gm: graphmind.Client, fakehub: FakeHub, is_async: bool
+) -> None:
     shape, _ = SHAPES["create_stream_tool_use"]
     client = instrument_anthropic(new_client(fake, is_async), session=gm)
-    fake.script([{"content": "Looking.", "tool_calls": [{"id": "toolu_9", "name": "search_flights", "arguments": {"to": "CAI"}}]}])
+    fake.script(
+        [
+            {
+                "content": "Looking.",
+                "tool_calls": [{"id": "toolu_9", "name": "search_flights", "arguments": {"to": "CAI"}}],
+            }
+        ]
+    )
     await shape(client)
     await close(client)
     fakehub.wait_for(lambda: bool(_ends(fakehub)), what="node end")
@@ -69,10 +82,14 @@ async def test_streams_send_their_deltas_as_tokens(fake: FakeAnthropic, gm: grap
 
 
 @pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
-async def test_count_tokens_is_recorded_and_never_held(fake: FakeAnthropic, gm: graphmind.Client, fakehub: FakeHub, is_async: bool) -> None:
+async def test_count_tokens_is_recorded_and_never_held(
+    fake: FakeAnthropic, gm: graphmind.Client, fakehub: FakeHub, is_async: bool
+) -> None:
     fakehub.set_debug(breakpoints=[("llm:count_tokens", "before"), ("llm:step", "before")], mode="step")
     client = instrument_anthropic(new_client(fake, is_async), session=gm)
-    result = client.messages.count_tokens(model="claude-test", messages=[{"role": "user", "content": "one two three"}])
+    result = client.messages.count_tokens(
+        model="claude-test", messages=[{"role": "user", "content": "one two three"}]
+    )
     if is_async:
         result = await result
     await close(client)

@@ -53,9 +53,15 @@ class Api:
     node: str  # the node's name (`llm:<node>`)
     gated: bool  # False: observed only (node.started / node.finished, no gate ever holds)
     describe_request: Callable[[Mapping[str, Any]], tuple[dict[str, Any], str, int]]
-    describe_result: Callable[[Any], tuple[Any, dict[str, Any] | None] | None]  # the SDK's typed result; None: not that type
-    describe_body: Callable[[Any], tuple[Any, dict[str, Any] | None]]  # a JSON body (raw shapes, recorded streams)
-    to_body: Callable[[Any, Mapping[str, Any]], dict[str, Any]]  # an injected value -> the response body; raises on a bad shape
+    describe_result: Callable[
+        [Any], tuple[Any, dict[str, Any] | None] | None
+    ]  # the SDK's typed result; None: not that type
+    describe_body: Callable[
+        [Any], tuple[Any, dict[str, Any] | None]
+    ]  # a JSON body (raw shapes, recorded streams)
+    to_body: Callable[
+        [Any, Mapping[str, Any]], dict[str, Any]
+    ]  # an injected value -> the response body; raises on a bad shape
 
 
 MESSAGES = Api(
@@ -76,7 +82,15 @@ BETA_MESSAGES = Api(
     describe_reply,
     lambda value, request: message_body(value, request, _beta_message_type()),
 )
-COUNT_TOKENS = Api("messages.count_tokens", "count_tokens", False, describe_request, _count_result, _count_body, _no_inject)
+COUNT_TOKENS = Api(
+    "messages.count_tokens", "count_tokens", False, describe_request, _count_result, _count_body, _no_inject
+)
 BETA_COUNT_TOKENS = Api(
-    "beta.messages.count_tokens", "count_tokens", False, describe_request, _count_result, _count_body, _no_inject
+    "beta.messages.count_tokens",
+    "count_tokens",
+    False,
+    describe_request,
+    _count_result,
+    _count_body,
+    _no_inject,
 )

@@ -35,10 +35,22 @@ def _text_of(content: Any) -> Any:
         if kind == "text":
             parts.append(block.get("text"))
         elif kind == "tool_use":
-            parts.append({"type": "tool_use", "id": block.get("id"), "name": block.get("name"), "input": block.get("input")})
+            parts.append(
+                {
+                    "type": "tool_use",
+                    "id": block.get("id"),
+                    "name": block.get("name"),
+                    "input": block.get("input"),
+                }
+            )
         elif kind == "tool_result":
             parts.append(
-                {"type": "tool_result", "tool_use_id": block.get("tool_use_id"), "content": _text_of(block.get("content")), "is_error": block.get("is_error")}
+                {
+                    "type": "tool_result",
+                    "tool_use_id": block.get("tool_use_id"),
+                    "content": _text_of(block.get("content")),
+                    "is_error": block.get("is_error"),
+                }
             )
         elif kind == "thinking":
             parts.append({"type": "thinking", "thinking": block.get("thinking")})

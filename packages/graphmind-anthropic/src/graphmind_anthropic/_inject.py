@@ -49,7 +49,9 @@ def _arguments(call: Mapping[str, Any]) -> Any:
         except ValueError as exc:
             raise ValueError(f"tool call {call.get('name')!r}: arguments is not JSON ({exc})") from None
     if not isinstance(args, Mapping):
-        raise TypeError(f"tool call {call.get('name')!r}: arguments must be an object, got {type(args).__name__}")
+        raise TypeError(
+            f"tool call {call.get('name')!r}: arguments must be an object, got {type(args).__name__}"
+        )
     return dict(args)
 
 
@@ -61,7 +63,9 @@ def _blocks(value: Any) -> list[dict[str, Any]]:
     content = value.get("content")
     if content is not None:
         if not isinstance(content, str):
-            raise TypeError(f"content must be a string or a list of content blocks, got {type(content).__name__}")
+            raise TypeError(
+                f"content must be a string or a list of content blocks, got {type(content).__name__}"
+            )
         blocks.append({"type": "text", "text": content, "citations": None})
     calls = value.get("tool_calls") or []
     if not isinstance(calls, list | tuple):
@@ -113,7 +117,9 @@ def split(text: str, pieces: int) -> list[str]:
 
 
 def _sse(events: list[dict[str, Any]]) -> bytes:
-    return "".join(f"event: {e['type']}\ndata: {json.dumps(e, separators=(',', ':'))}\n\n" for e in events).encode()
+    return "".join(
+        f"event: {e['type']}\ndata: {json.dumps(e, separators=(',', ':'))}\n\n" for e in events
+    ).encode()
 
 
 def _block_events(index: int, block: Mapping[str, Any], pieces: int) -> list[dict[str, Any]]:
@@ -129,12 +135,20 @@ def _block_events(index: int, block: Mapping[str, Any], pieces: int) -> list[dic
             if part:
                 delta({"type": "text_delta", "text": part})
     elif kind in ("tool_use", "server_tool_use"):
-        events.append({"type": "content_block_start", "index": index, "content_block": {**block, "input": {}}})
+        events.append(
+            {"type": "content_block_start", "index": index, "content_block": {**block, "input": {}}}
+        )
         arguments = json.dumps(block.get("input") or {}, separators=(",", ":"))
         for part in split(arguments, pieces):
             delta({"type": "input_json_delta", "partial_json": part})
     elif kind == "thinking":
-        events.append({"type": "content_block_start", "index": index, "content_block": {**block, "thinking": "", "signature": ""}})
+        events.append(
+            {
+                "type": "content_block_start",
+                "index": index,
+                "content_block": {**block, "thinking": "", "signature": ""},
+            }
+        )
         for part in split(block.get("thinking") or "", pieces):
             if part:
                 delta({"type": "thinking_delta", "thinking": part})
@@ -148,11 +162,20 @@ def _block_events(index: int, block: Mapping[str, Any], pieces: int) -> list[dic
 def message_sse(body: Mapping[str, Any], pieces: int = 1) -> bytes:
     """A Message body as the event sequence `messages.create(stream=True)` / `messages.stream()` read."""
     usage = dict(body.get("usage") or {"input_tokens": 0, "output_tokens": 0})
-    start = {**body, "content": [], "stop_reason": None, "stop_sequence": None, "usage": {**usage, "output_tokens": 1}}
+    start = {
+        **body,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {**usage, "output_tokens": 1},
+    }
     events: list[dict[str, Any]] = [{"type": "message_start", "message": start}]
     for index, block in enumerate(body.get("content") or []):
         events.extend(_block_events(index, block, pieces))
-    delta_usage = {k: usage.get(k) for k in ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")}
+    delta_usage = {
+        k: usage.get(k)
+        for k in ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+    }
     events.append(
         {
             "type": "message_delta",

@@ -37,7 +37,9 @@ from ._inject import Reply, reply_for
 from ._stream import EventRecorder, abandon, tee
 from ._typed import TypedRecorder, tee_stream
 
-RAW_RESPONSE_HEADER = "X-Stainless-Raw-Response"  # anthropic/_constants.py: "raw" (with_raw_response) or "stream"
+RAW_RESPONSE_HEADER = (
+    "X-Stainless-Raw-Response"  # anthropic/_constants.py: "raw" (with_raw_response) or "stream"
+)
 _DROP_ON_REPLAY = frozenset({"content-encoding", "content-length", "transfer-encoding"})
 
 
@@ -51,7 +53,9 @@ class Exchange:
     answered: int = 0
 
 
-EXCHANGE: contextvars.ContextVar[Exchange | None] = contextvars.ContextVar("graphmind_anthropic_exchange", default=None)
+EXCHANGE: contextvars.ContextVar[Exchange | None] = contextvars.ContextVar(
+    "graphmind_anthropic_exchange", default=None
+)
 
 
 @dataclass
@@ -74,12 +78,26 @@ class Call:
         options = kwargs.get("options") or {}
         headers = options.get("headers") if isinstance(options, Mapping) else None
         raw_mode = headers.get(RAW_RESPONSE_HEADER) if isinstance(headers, Mapping) else None
-        return cls(api, hook, session, path, kwargs, body if isinstance(body, Mapping) else {}, stream, stream or raw_mode == "stream")
+        return cls(
+            api,
+            hook,
+            session,
+            path,
+            kwargs,
+            body if isinstance(body, Mapping) else {},
+            stream,
+            stream or raw_mode == "stream",
+        )
 
     def spec(self) -> NodeSpec:
         """The node, its `llm:step` identity, and the tool roster hinted on an invocation's first step."""
         node_input, key, length = self.api.describe_request(self.body)
-        attrs: dict[str, Any] = {"model": self.body.get("model"), "hook": self.hook, "api": self.api.name, "stream": self.stream}
+        attrs: dict[str, Any] = {
+            "model": self.body.get("model"),
+            "hook": self.hook,
+            "api": self.api.name,
+            "stream": self.stream,
+        }
         if not self.api.gated:
             return NodeSpec(name=self.api.node, kind="llm", input=node_input, attrs=attrs)
         step = self.session.next_llm_step(key, length)
@@ -87,8 +105,20 @@ class Call:
         if tools:
             attrs["tools"] = tools
             if step.first_step:
-                self.session.hint([{"nodeId": f"tool:{n}", "kind": "tool", "name": n} for n in tool_names(self.body.get("tools"))])
-        return NodeSpec(name=self.api.node, kind="llm", input=node_input, node_id="llm:step", instance_id=step.instance_id, attrs=attrs)
+                self.session.hint(
+                    [
+                        {"nodeId": f"tool:{n}", "kind": "tool", "name": n}
+                        for n in tool_names(self.body.get("tools"))
+                    ]
+                )
+        return NodeSpec(
+            name=self.api.node,
+            kind="llm",
+            input=node_input,
+            node_id="llm:step",
+            instance_id=step.instance_id,
+            attrs=attrs,
+        )
 
     def convert(self, value: Any) -> Reply:
         """An injected JSON value -> the synthetic reply (raises on a bad shape: the gate holds again)."""

@@ -46,15 +46,21 @@ class GatedTool:
 
     def _spec(self, input: Any) -> NodeSpec:
         use = self._tool_use
-        return NodeSpec(name=use.name, kind="tool", input=input, instance_id=use.id, attrs={"toolUseId": use.id})
+        return NodeSpec(
+            name=use.name, kind="tool", input=input, instance_id=use.id, attrs={"toolUseId": use.id}
+        )
 
     def call(self, input: Any) -> Any:
         if self._is_async:
             return self._acall(input)
-        return self._session.execute(self._spec(input), lambda: self._tool.call(input), from_injected=_from_injected)
+        return self._session.execute(
+            self._spec(input), lambda: self._tool.call(input), from_injected=_from_injected
+        )
 
     async def _acall(self, input: Any) -> Any:
-        return await self._session.aexecute(self._spec(input), lambda: self._tool.call(input), from_injected=_from_injected)
+        return await self._session.aexecute(
+            self._spec(input), lambda: self._tool.call(input), from_injected=_from_injected
+        )
 
 
 def gate_runner(runner: Any, session_of: Callable[[], graphmind.Client], is_async: bool) -> Any:

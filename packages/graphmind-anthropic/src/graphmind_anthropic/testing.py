@@ -86,10 +86,14 @@ class FakeAnthropic:
         """An error reply: 429 rate limit, 529 overloaded, 500, ... `retry_after_ms` keeps the SDK's own
         retries fast (its `retry-after-ms` header)."""
         kind = _ERROR_TYPES.get(status, "api_error")
-        return FakeError(status, message or f"fake error {status}", kind, {"retry-after-ms": str(retry_after_ms)})
+        return FakeError(
+            status, message or f"fake error {status}", kind, {"retry-after-ms": str(retry_after_ms)}
+        )
 
     @staticmethod
-    def tool_use(name: str, input: Mapping[str, Any], tool_use_id: str | None = None, text: str | None = None) -> dict[str, Any]:
+    def tool_use(
+        name: str, input: Mapping[str, Any], tool_use_id: str | None = None, text: str | None = None
+    ) -> dict[str, Any]:
         """An assistant reply that calls one tool (core's reply shape)."""
         call: dict[str, Any] = {"name": name, "arguments": dict(input)}
         if tool_use_id:
@@ -112,7 +116,9 @@ class FakeAnthropic:
     def base_url(self) -> str:
         """The `base_url` for `Anthropic(base_url=..., api_key=...)`."""
         if self._server is None:
-            raise RuntimeError("FakeAnthropic is not running: use `with FakeAnthropic() as fake:` or call start()")
+            raise RuntimeError(
+                "FakeAnthropic is not running: use `with FakeAnthropic() as fake:` or call start()"
+            )
         return f"http://127.0.0.1:{self._server.server_address[1]}"
 
     # ---- lifecycle ----------------------------------------------------------------------------
@@ -124,7 +130,9 @@ class FakeAnthropic:
 
         self._server = _Server(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="graphmind-fake-anthropic", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, name="graphmind-fake-anthropic", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -153,7 +161,11 @@ class FakeAnthropic:
 
     def render(self, request: Mapping[str, Any], reply: Any) -> dict[str, Any]:
         """The Message body for one scripted reply (deterministic)."""
-        seed = hashlib.sha1(json.dumps([request, reply], sort_keys=True, default=str).encode()).hexdigest()[:20]
+        # The same reply to the same request has the same id streamed or not (so the two compare equal).
+        request_key = {k: v for k, v in request.items() if k != "stream"}
+        seed = hashlib.sha1(
+            json.dumps([request_key, reply], sort_keys=True, default=str).encode()
+        ).hexdigest()[:20]
         if isinstance(reply, Mapping) and reply.get("tool_calls"):
             calls = [dict(c) for c in reply["tool_calls"]]
             for i, call in enumerate(calls):
@@ -202,7 +214,9 @@ class _Handler(BaseHTTPRequestHandler):
         if path == "/v1/messages/count_tokens":
             with self.owner._lock:
                 self.owner.requests.append(request)
-            self._json(200, {"input_tokens": sum(len(json.dumps(m).split()) for m in body.get("messages") or [])})
+            self._json(
+                200, {"input_tokens": sum(len(json.dumps(m).split()) for m in body.get("messages") or [])}
+            )
             return
         if path != "/v1/messages":
             self._error(404, "not_found_error", f"the fake provider does not serve {path}")
