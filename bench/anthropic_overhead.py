@@ -37,10 +37,17 @@ BODY = {
     "type": "message",
     "role": "assistant",
     "model": "claude-bench",
-    "content": [{"type": "text", "text": "Visit the pyramids at Giza, then the Egyptian Museum and Khan el-Khalili."}],
+    "content": [
+        {"type": "text", "text": "Visit the pyramids at Giza, then the Egyptian Museum and Khan el-Khalili."}
+    ],
     "stop_reason": "end_turn",
     "stop_sequence": None,
-    "usage": {"input_tokens": 12, "output_tokens": 18, "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0},
+    "usage": {
+        "input_tokens": 12,
+        "output_tokens": 18,
+        "cache_read_input_tokens": 0,
+        "cache_creation_input_tokens": 0,
+    },
 }
 JSON_BYTES = json.dumps(BODY).encode()
 # 20 text deltas (plus message_start, the block start/stop, message_delta and message_stop, as the
@@ -120,7 +127,9 @@ def openinference_setup() -> tuple[Callable[[], None], Callable[[], None]] | Non
     finally:
         off()
     if spans < 2:
-        print(f"openinference recorded {spans} spans for 2 calls with this anthropic version; its row is skipped")
+        print(
+            f"openinference recorded {spans} spans for 2 calls with this anthropic version; its row is skipped"
+        )
         return None
     return on, off
 
@@ -129,7 +138,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=15)
-    parser.add_argument("--cpu", action="store_true", help="time the calling thread's CPU (thread_time) instead of wall time")
+    parser.add_argument(
+        "--cpu", action="store_true", help="time the calling thread's CPU (thread_time) instead of wall time"
+    )
     args = parser.parse_args()
     global CLOCK
     if args.cpu:
@@ -160,11 +171,15 @@ def main() -> None:
     detached.dispose()
     # The best batch of each variant: on a shared machine the slow batches measure the neighbours.
     results = {name: {shape: min(v) for shape, v in per.items()} for name, per in samples.items()}
-    medians = {name: {shape: statistics.median(v) for shape, v in per.items()} for name, per in samples.items()}
+    medians = {
+        name: {shape: statistics.median(v) for shape, v in per.items()} for name, per in samples.items()
+    }
     print(f"{args.rounds} interleaved rounds of {args.calls} calls; best batch (medians below)")
 
     bare = results["bare"]
-    print(f"\n{'variant':<15}{'plain µs':>10}{'overhead':>10}{'vs OI':>8}{'stream20 µs':>13}{'overhead':>10}{'vs OI':>8}")
+    print(
+        f"\n{'variant':<15}{'plain µs':>10}{'overhead':>10}{'vs OI':>8}{'stream20 µs':>13}{'overhead':>10}{'vs OI':>8}"
+    )
     for name, row in results.items():
         cells = [f"{name:<15}"]
         for shape in shapes:

@@ -48,7 +48,13 @@ RESOURCE_HOOKS: tuple[ResourceHook, ...] = (
     ),
     ResourceHook(
         "beta.messages",
-        {"/v1/messages": BETA_MESSAGES, "/v1/messages/count_tokens": BETA_COUNT_TOKENS},
+        {
+            "/v1/messages": BETA_MESSAGES,
+            "/v1/messages/count_tokens": BETA_COUNT_TOKENS,
+            # older releases (1.x, early 2.x) post the beta calls with a query string
+            "/v1/messages?beta=true": BETA_MESSAGES,
+            "/v1/messages/count_tokens?beta=true": BETA_COUNT_TOKENS,
+        },
         ">=1,<3",
         # resources/beta/messages/messages.py Messages.create / parse / stream / count_tokens; the tool
         # runner's threads send through `client.beta.messages.create` (lib/threads/_beta_threads.py _send).
