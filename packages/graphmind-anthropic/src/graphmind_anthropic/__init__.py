@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 import graphmind
+from graphmind.adapter import engine_for
 
 from . import _hooks
 from ._version import SUPPORTED, __version__
@@ -41,14 +42,14 @@ def instrument_anthropic(client: C, *, session: graphmind.Client | None = None) 
         )
     if _hooks.MARK in vars(client):
         return client
-    if not (session or graphmind.get_client()).enabled:
+    if not engine_for(session).enabled:
         return client  # disabled: the client stays exactly as it was (zero overhead)
     try:
         state = _hooks.apply(client, session, instrument_anthropic)
     except AttributeError as exc:
         import anthropic
 
-        (session or graphmind.get_client()).warn(
+        engine_for(session).warn(
             f"[graphmind] anthropic {anthropic.__version__} no longer has a hook graphmind-anthropic {__version__} uses "
             f"({exc}); the client runs uninstrumented: install a supported anthropic ({SUPPORTED}) or upgrade "
             "graphmind-anthropic.",

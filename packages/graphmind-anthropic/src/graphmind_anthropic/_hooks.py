@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import graphmind
+from graphmind.adapter import Engine, engine_for
 
 from ._apis import BETA_COUNT_TOKENS, BETA_MESSAGES, COUNT_TOKENS, MESSAGES, Api
 from ._request import EXCHANGE, Call, run_async, run_sync
@@ -111,20 +112,20 @@ def _post_wrapper(
         @functools.wraps(original)
         async def apost(path: str, *args: Any, **kwargs: Any) -> Any:
             api = apis.get(path)
-            session = state.session or graphmind.get_client()
-            if api is None or args or not session.live:
+            engine = engine_for(state.session)
+            if api is None or args or not engine.live:
                 return await original(path, *args, **kwargs)
-            return await run_async(original, Call.of(api, label, session, path, kwargs))
+            return await run_async(original, Call.of(api, label, engine, path, kwargs))
 
         return apost
 
     @functools.wraps(original)
     def post(path: str, *args: Any, **kwargs: Any) -> Any:
         api = apis.get(path)
-        session = state.session or graphmind.get_client()
-        if api is None or args or not session.live:
+        engine = engine_for(state.session)
+        if api is None or args or not engine.live:
             return original(path, *args, **kwargs)
-        return run_sync(original, Call.of(api, label, session, path, kwargs))
+        return run_sync(original, Call.of(api, label, engine, path, kwargs))
 
     return post
 
@@ -174,12 +175,12 @@ def _copy_wrapper(
 
 
 def _runner_wrapper(original: Callable[..., Any], state: State, is_async: bool) -> Callable[..., Any]:
-    def session_of() -> graphmind.Client:
-        return state.session or graphmind.get_client()
+    def engine_of() -> Engine:
+        return engine_for(state.session)
 
     @functools.wraps(original)
     def tool_runner(*args: Any, **kwargs: Any) -> Any:
-        return gate_runner(original(*args, **kwargs), session_of, is_async)
+        return gate_runner(original(*args, **kwargs), engine_of, is_async)
 
     return tool_runner
 

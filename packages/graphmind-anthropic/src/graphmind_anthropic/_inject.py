@@ -3,8 +3,8 @@
 The SDK then builds its own object from it (`Message`, `BetaMessage`, `ParsedMessage`,
 `LegacyAPIResponse`, `Stream`, `MessageStream`, ...), exactly as it does from a real reply: nothing
 here constructs an SDK type for the app. A value is core's one model-reply shape (a string, or
-`{"content": "...", "tool_calls": [{"id"?, "name", "arguments" | "args"}]}`) or Anthropic's own
-body (`{"content": [content blocks], ...}`, e.g. what the node's output was copied from).
+`{"content": "...", "tool_calls": [{"id"?, "name", "arguments" | "args"}]}`, read by
+`graphmind.adapter.parse_model_reply`) or Anthropic's own body (`{"content": [content blocks], ...}`, e.g. what the node's output was copied from).
 
 Streams: the same body is rendered as the event sequence the API sends (message_start,
 content_block_start / _delta / _stop per block, message_delta, message_stop), so the SDK's stream
@@ -19,6 +19,8 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from graphmind.adapter import parse_model_reply
 
 
 @dataclass
@@ -39,42 +41,14 @@ class Reply:
 # ---- an injected value as a complete Message body --------------------------------------------------
 
 
-def _arguments(call: Mapping[str, Any]) -> Any:
-    args = call["arguments"] if "arguments" in call else call.get("args", call.get("input"))
-    if args is None:
-        return {}
-    if isinstance(args, str):
-        try:
-            args = json.loads(args) if args.strip() else {}
-        except ValueError as exc:
-            raise ValueError(f"tool call {call.get('name')!r}: arguments is not JSON ({exc})") from None
-    if not isinstance(args, Mapping):
-        raise TypeError(
-            f"tool call {call.get('name')!r}: arguments must be an object, got {type(args).__name__}"
-        )
-    return dict(args)
-
-
 def _blocks(value: Any) -> list[dict[str, Any]]:
-    """Core's reply shape (a string, or content + tool_calls) as Anthropic content blocks."""
-    if isinstance(value, str):
-        return [{"type": "text", "text": value, "citations": None}]
+    """Core's one model-reply shape (docs/protocol.md, read by `parse_model_reply`) as content blocks."""
+    reply = parse_model_reply(value)  # anything else raises ValueError naming the accepted shape
     blocks: list[dict[str, Any]] = []
-    content = value.get("content")
-    if content is not None:
-        if not isinstance(content, str):
-            raise TypeError(
-                f"content must be a string or a list of content blocks, got {type(content).__name__}"
-            )
-        blocks.append({"type": "text", "text": content, "citations": None})
-    calls = value.get("tool_calls") or []
-    if not isinstance(calls, list | tuple):
-        raise TypeError(f"tool_calls must be a list, got {type(calls).__name__}")
-    for i, call in enumerate(calls):
-        if not isinstance(call, Mapping) or not isinstance(call.get("name"), str):
-            raise TypeError(f"tool_calls[{i}] needs a name: {call!r}")
-        call_id = call.get("id") or f"toolu_gm{i}{uuid.uuid4().hex[:16]}"
-        blocks.append({"type": "tool_use", "id": call_id, "name": call["name"], "input": _arguments(call)})
+    if reply.content is not None:
+        blocks.append({"type": "text", "text": reply.content, "citations": None})
+    for call in reply.tool_calls:
+        blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments})
     if not blocks:
         raise ValueError("an injected reply needs content or tool_calls")
     return blocks
@@ -87,10 +61,8 @@ def message_body(value: Any, request: Mapping[str, Any], message_cls: type | Non
     so a bad shape raises here and the engine holds the gate again."""
     if isinstance(value, Mapping) and isinstance(value.get("content"), list):
         body = dict(value)  # Anthropic's own body (content blocks)
-    elif isinstance(value, str | Mapping):
-        body = {"content": _blocks(value)}
     else:
-        raise TypeError(f"expected a string or an object, got {type(value).__name__}")
+        body = {"content": _blocks(value)}
     has_tool_use = any(isinstance(b, Mapping) and b.get("type") == "tool_use" for b in body["content"])
     body.setdefault("id", f"msg_gm{uuid.uuid4().hex[:20]}")
     body.setdefault("type", "message")

@@ -28,8 +28,7 @@ from typing import Any
 
 from anthropic import AsyncStream, Stream
 
-import graphmind
-from graphmind import NodeExecution, NodeSpec, Settled
+from graphmind.adapter import Engine, NodeExecution, NodeSpec, Settled
 
 from ._apis import Api
 from ._describe import tool_names
@@ -64,7 +63,7 @@ class Call:
 
     api: Api
     hook: str
-    session: graphmind.Client
+    engine: Engine
     path: str
     kwargs: dict[str, Any]
     body: Mapping[str, Any] = field(default_factory=dict)
@@ -72,7 +71,7 @@ class Call:
     body_pending: bool = False  # the SDK has not read the body when `_post` returns
 
     @classmethod
-    def of(cls, api: Api, hook: str, session: graphmind.Client, path: str, kwargs: dict[str, Any]) -> Call:
+    def of(cls, api: Api, hook: str, engine: Engine, path: str, kwargs: dict[str, Any]) -> Call:
         body = kwargs.get("body")
         stream = bool(kwargs.get("stream"))
         options = kwargs.get("options") or {}
@@ -81,7 +80,7 @@ class Call:
         return cls(
             api,
             hook,
-            session,
+            engine,
             path,
             kwargs,
             body if isinstance(body, Mapping) else {},
@@ -100,12 +99,12 @@ class Call:
         }
         if not self.api.gated:
             return NodeSpec(name=self.api.node, kind="llm", input=node_input, attrs=attrs)
-        step = self.session.next_llm_step(key, length)
+        step = self.engine.next_llm_step(key, length)
         tools = node_input.get("tools")
         if tools:
             attrs["tools"] = tools
             if step.first_step:
-                self.session.hint(
+                self.engine.hint(
                     [
                         {"nodeId": f"tool:{n}", "kind": "tool", "name": n}
                         for n in tool_names(self.body.get("tools"))
@@ -235,7 +234,7 @@ class _SyncNode:
 
 
 def run_sync(original: Callable[..., Any], call: Call) -> Any:
-    ex = call.session.start_node(call.spec())
+    ex = call.engine.start_node(call.spec())
     if not call.api.gated:
         return observe_sync(original, call, ex)
     node = _SyncNode(original, call, ex)
@@ -313,7 +312,7 @@ class _AsyncNode:
 
 
 async def run_async(original: Callable[..., Awaitable[Any]], call: Call) -> Any:
-    ex = await call.session.astart_node(call.spec())  # a wait_for_attach wait awaits, never blocks the loop
+    ex = await call.engine.astart_node(call.spec())  # a wait_for_attach wait awaits, never blocks the loop
     if not call.api.gated:
         return await observe_async(original, call, ex)
     node = _AsyncNode(original, call, ex)

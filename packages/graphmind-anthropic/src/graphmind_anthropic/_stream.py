@@ -18,7 +18,7 @@ import sys
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-from graphmind import NodeExecution
+from graphmind.adapter import NodeExecution
 
 from ._describe import describe_reply
 

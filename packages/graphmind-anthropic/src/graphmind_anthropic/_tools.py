@@ -16,8 +16,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-import graphmind
-from graphmind import NodeSpec
+from graphmind.adapter import Engine, NodeSpec
 
 # anthropic/lib/tools/_beta_runner.py: BaseSyncToolRunner._run_tool / BaseAsyncToolRunner._run_tool
 RUN_TOOL = "_run_tool"
@@ -33,10 +32,10 @@ def _from_injected(value: Any) -> Any:
 class GatedTool:
     """Stands in for one runnable tool during one call: `call(input)` is a gated `tool:<name>` node."""
 
-    def __init__(self, tool: Any, tool_use: Any, session: graphmind.Client, is_async: bool) -> None:
+    def __init__(self, tool: Any, tool_use: Any, engine: Engine, is_async: bool) -> None:
         self._tool = tool
         self._tool_use = tool_use
-        self._session = session
+        self._engine = engine
         self._is_async = is_async
 
     def __getattr__(self, name: str) -> Any:
@@ -53,17 +52,17 @@ class GatedTool:
     def call(self, input: Any) -> Any:
         if self._is_async:
             return self._acall(input)
-        return self._session.execute(
+        return self._engine.execute(
             self._spec(input), lambda: self._tool.call(input), from_injected=_from_injected
         )
 
     async def _acall(self, input: Any) -> Any:
-        return await self._session.aexecute(
+        return await self._engine.aexecute(
             self._spec(input), lambda: self._tool.call(input), from_injected=_from_injected
         )
 
 
-def gate_runner(runner: Any, session_of: Callable[[], graphmind.Client], is_async: bool) -> Any:
+def gate_runner(runner: Any, engine_of: Callable[[], Engine], is_async: bool) -> Any:
     """Sets the runner's `_run_tool` on the instance; the runner is returned as it was otherwise."""
     original = getattr(runner, RUN_TOOL, None)
     if original is None:
@@ -72,19 +71,19 @@ def gate_runner(runner: Any, session_of: Callable[[], graphmind.Client], is_asyn
     if is_async:
 
         async def arun_tool(tool: Any, tool_use: Any) -> Any:
-            session = session_of()
-            if not session.live:
+            engine = engine_of()
+            if not engine.live:
                 return await original(tool, tool_use)
-            return await original(GatedTool(tool, tool_use, session, True), tool_use)
+            return await original(GatedTool(tool, tool_use, engine, True), tool_use)
 
         vars(runner)[RUN_TOOL] = arun_tool
         return runner
 
     def run_tool(tool: Any, tool_use: Any) -> Any:
-        session = session_of()
-        if not session.live:
+        engine = engine_of()
+        if not engine.live:
             return original(tool, tool_use)
-        return original(GatedTool(tool, tool_use, session, False), tool_use)
+        return original(GatedTool(tool, tool_use, engine, False), tool_use)
 
     vars(runner)[RUN_TOOL] = run_tool
     return runner
