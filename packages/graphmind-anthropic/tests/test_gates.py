@@ -256,3 +256,28 @@ async def test_a_stream_closed_early_finishes_its_node_cut_short(
     end = _ends(fakehub)[0]
     assert end["type"] == "node.finished" and end["cutShort"] is True
     assert TEXT.startswith(end["output"]["content"]) and end["output"]["content"] != TEXT
+
+
+def test_the_request_timeout_does_not_run_while_the_before_gate_holds(
+    fake: FakeAnthropic, gm: graphmind.Client, fakehub: FakeHub
+) -> None:
+    import threading
+    import time
+
+    fakehub.set_debug(breakpoints=[("llm:step", "before")])
+    client = instrument_anthropic(new_client(fake, False, timeout=0.5), session=gm)
+    fake.script([TEXT])
+    out: dict[str, Any] = {}
+    worker = threading.Thread(
+        target=lambda: out.update(
+            value=client.messages.create(
+                model="claude-test", max_tokens=10, messages=[{"role": "user", "content": "hi"}]
+            )
+        )
+    )
+    worker.start()
+    paused = fakehub.next_paused()
+    time.sleep(1.0)  # a person reading the held step for twice the request timeout (not synchronisation)
+    fakehub.resolve(paused["gateId"], "continue")
+    worker.join(10)
+    assert out["value"].content[0].text == TEXT
