@@ -185,6 +185,10 @@ class FakeAnthropic:
 
 
 class _Server(ThreadingHTTPServer):
+    # socketserver's default listen backlog is 5: an app that opens 20 connections at once (20
+    # concurrent async calls) would see some refused.
+    request_queue_size = 128
+
     def handle_error(self, request: Any, client_address: Any) -> None:
         # A client that hangs up (a stream closed early, a pooled connection dropped) is normal here.
         if isinstance(sys.exc_info()[1], ConnectionError):
