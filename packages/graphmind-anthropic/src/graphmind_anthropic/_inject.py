@@ -71,9 +71,12 @@ def message_body(value: Any, request: Mapping[str, Any], message_cls: type | Non
     body.setdefault("stop_reason", "tool_use" if has_tool_use else "end_turn")
     body.setdefault("stop_sequence", None)
     body.setdefault("usage", {"input_tokens": 0, "output_tokens": 0})
-    if message_cls is None:
-        from anthropic.types import Message as message_cls
-    message_cls.model_validate(body)  # type: ignore[attr-defined]
+    validator: Any = message_cls
+    if validator is None:
+        from anthropic.types import Message
+
+        validator = Message
+    validator.model_validate(body)
     return body
 
 
