@@ -98,6 +98,11 @@ def stream_events(tools: bool = False) -> Callable[[Any], Awaitable[tuple[type, 
     return shape
 
 
+async def parse(c: Any) -> tuple[type, Any]:
+    r = await _v(c.messages.parse(**_kw(False)))
+    return type(r), _dump(r)
+
+
 async def raw_create(c: Any) -> tuple[type, Any]:
     r = await _v(c.messages.with_raw_response.create(**_kw(False)))
     return type(r), _dump(await _v(r.parse()))
@@ -138,6 +143,7 @@ SHAPES: dict[str, tuple[Callable[[Any], Awaitable[tuple[type, Any]]], Any]] = {
     "stream_helper": (stream_helper(), TEXT),
     "stream_helper_tool_use": (stream_helper(True), TOOL_USE),
     "stream_events": (stream_events(), TEXT),
+    "parse": (parse, TEXT),
     "raw_create": (raw_create, TEXT),
     "raw_create_stream": (raw_create_stream, TEXT),
     "streaming_response": (streaming_response, TEXT),
