@@ -171,8 +171,14 @@ def _classes(module_name: str) -> tuple[type, type]:
 
     class _Forward:
         # anthropic/_streaming.py `Stream._observer` reads `response.stream.stream_observer` (the
-        # SDK's own OpenTelemetry spans): attributes we do not have come from the wrapped stream.
+        # SDK's own OpenTelemetry spans, anthropic/_tracing.py sets it on the body before `_post`
+        # returns) for every item: copied once here; any other attribute comes from the wrapped stream.
         _inner: Any
+        stream_observer: Any
+
+        def _forward(self, inner: Any) -> None:
+            self._inner = inner
+            self.stream_observer = getattr(inner, "stream_observer", None)
 
         def __getattr__(self, name: str) -> Any:
             if name == "_inner":
@@ -181,7 +187,7 @@ def _classes(module_name: str) -> tuple[type, type]:
 
     class SyncTee(_Forward, module.SyncByteStream):  # type: ignore[name-defined]
         def __init__(self, inner: Any, recorder: EventRecorder) -> None:
-            self._inner = inner
+            self._forward(inner)
             self._recorder = recorder
 
         def __iter__(self) -> Iterator[bytes]:
@@ -203,7 +209,7 @@ def _classes(module_name: str) -> tuple[type, type]:
 
     class AsyncTee(_Forward, module.AsyncByteStream):  # type: ignore[name-defined]
         def __init__(self, inner: Any, recorder: EventRecorder) -> None:
-            self._inner = inner
+            self._forward(inner)
             self._recorder = recorder
 
         async def __aiter__(self) -> AsyncIterator[bytes]:
