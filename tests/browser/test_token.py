@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 
 import graphmind
 from graphmind import protocol as proto
-from graphmind_server.testing import HubProcess
+from graphmind_server.testing import HubProcess, wait_for
 
 pytestmark = pytest.mark.browser
 
@@ -26,7 +26,9 @@ def token_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[HubPr
 
 
 def test_the_viewer_opened_from_the_printed_url_works_with_a_token(token_hub: HubProcess, make_page: Any) -> None:
-    printed = next(line for line in token_hub.stdout_lines if "?token=" in line)
+    # The viewer URL is the line after the listening line: it may still be on its way through the pipe.
+    printed = wait_for(lambda: next((line for line in token_hub.stdout_lines if "?token=" in line), None), 5,
+                       "the printed viewer URL")
     viewer_url = printed.split(": ", 1)[1].strip()
     client = graphmind.Client(app="token-app", url=token_hub.ingest_url)  # finds the token file itself
     try:

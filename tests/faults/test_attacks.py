@@ -20,7 +20,7 @@ from websockets.sync.client import connect
 
 import graphmind
 from graphmind import protocol as proto
-from graphmind_server.testing import HubProcess
+from graphmind_server.testing import HubProcess, wait_for
 
 from .conftest import figure
 
@@ -173,7 +173,7 @@ def test_a_token_hub_refuses_every_route_without_its_token(token_hub: HubProcess
         == 403
     )
     # The printed viewer URL carries the token once.
-    assert any(f"?token={token}" in line for line in token_hub.stdout_lines)
+    wait_for(lambda: any(f"?token={token}" in line for line in token_hub.stdout_lines), 5, "the viewer URL line")
     figure("token", f"{refused} of {refused} requests without the right token refused (401)")
 
 

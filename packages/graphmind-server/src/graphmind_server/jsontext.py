@@ -24,10 +24,11 @@ def finite(value: Any) -> Any:
 
 
 def dumps(value: Any) -> str:
+    """Compact, as Starlette's JSONResponse writes it."""
     try:
-        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+        return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     except ValueError:
-        return json.dumps(finite(value), ensure_ascii=False, allow_nan=False)
+        return json.dumps(finite(value), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
 
 
 def loads_finite(text: str) -> Any:
