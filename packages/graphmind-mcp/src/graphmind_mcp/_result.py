@@ -1,0 +1,80 @@
+"""A tool result as the node's JSON, and an injected JSON value as the MCP SDK's `CallToolResult`.
+
+What a person can inject at a `tool:<name>` gate (docs/mcp.md, "Inject"):
+
+- a string: the result's text (`content: [{"type": "text", "text": ...}]`);
+- the MCP wire form, `{"content": [...], "structuredContent": ..., "isError": ...}` (what the after
+  gate shows, so an edited output injects as it reads);
+- any other JSON value: the structured result (`structuredContent`), mirrored as JSON text.
+
+A tool that declares an `outputSchema` needs structured content that matches it: the caller checks
+the built result with the session's own validator before the app (or the host) sees it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mcp.types import CallToolResult, TextContent
+
+# Keys that mark a value as the wire form of a result (`CallToolResult` serialised by alias).
+_WIRE_KEYS = frozenset({"content", "structuredContent", "isError"})
+_DUMP = {"mode": "json", "by_alias": True, "exclude_none": True, "exclude": {"result_type"}}
+
+
+def describe_result(result: Any) -> Any:
+    """The node's output: the result in its wire form (`content`, `structuredContent`, `isError`)."""
+    dump = getattr(result, "model_dump", None)
+    if dump is None:
+        return result
+    try:
+        return dump(**_DUMP)
+    except Exception:  # a model from an extension claim without these fields
+        return dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def _json_text(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def is_wire_form(value: Any) -> bool:
+    if not isinstance(value, dict) or not value.keys() & _WIRE_KEYS:
+        return False
+    content = value.get("content")
+    return content is None or isinstance(content, list)
+
+
+def to_result(value: Any) -> CallToolResult:
+    """An injected JSON value -> `CallToolResult`; raises ValueError with the reason on a bad shape."""
+    if isinstance(value, CallToolResult):
+        return value
+    if isinstance(value, str):
+        return CallToolResult(content=[TextContent(text=value)])
+    if is_wire_form(value):
+        body = dict(value)
+        if "content" not in body:
+            structured = body.get("structuredContent")
+            body["content"] = [] if structured is None else [{"type": "text", "text": _json_text(structured)}]
+        try:
+            return CallToolResult.model_validate(body, by_name=False)
+        except Exception as exc:
+            raise ValueError(
+                f"not a valid MCP tool result ({exc.__class__.__name__}: {_first_line(exc)})"
+            ) from None
+    try:
+        text = _json_text(value)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"not a JSON value: {exc}") from None
+    return CallToolResult(content=[TextContent(text=text)], structured_content=value)
+
+
+def error_text(result: Any, limit: int = 500) -> str:
+    """The text of a failed result, for the error message (the first text blocks, shortened)."""
+    parts = [block.text for block in getattr(result, "content", None) or () if isinstance(block, TextContent)]
+    text = " ".join(parts).strip() or "(no text content)"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
