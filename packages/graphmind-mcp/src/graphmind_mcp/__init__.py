@@ -22,6 +22,7 @@ import graphmind
 
 from . import _hooks
 from ._call import ToolResultError
+from ._instrument import instrument, uninstrument
 from ._version import SUPPORTED, __version__
 
 __all__ = ["SUPPORTED", "ToolResultError", "__version__", "instrument_mcp", "uninstrument_mcp"]
@@ -36,37 +37,9 @@ def instrument_mcp(session: S, *, client: graphmind.Client | None = None) -> S:
     A second call is harmless; `uninstrument_mcp(session)` undoes it. Disabled (`GRAPHMIND_DISABLED=1`
     or a disabled client): nothing is patched and the very session is returned.
     """
-    return _instrument(session, _hooks.State(client))
-
-
-def _instrument(session: S, state: _hooks.State) -> S:
-    from mcp import ClientSession
-
-    if not isinstance(session, ClientSession):
-        raise TypeError(f"instrument_mcp() takes an mcp.ClientSession, got {type(session).__name__}")
-    if _hooks.MARK in vars(session):
-        return session
-    if not state.gm().enabled:
-        return session  # disabled: the session stays exactly as it was (zero overhead)
-    try:
-        _hooks.apply(session, state)
-    except AttributeError as exc:
-        import mcp
-
-        version = getattr(mcp, "__version__", "?")
-        state.gm().warn(
-            f"[graphmind] mcp {version} no longer has a hook graphmind-mcp {__version__} uses ({exc}); "
-            f"the session runs uninstrumented: install a supported mcp ({SUPPORTED}) or upgrade graphmind-mcp.",
-            key="mcp-hooks",
-        )
-        return session
-    vars(session)[_hooks.MARK] = state
-    return session
+    return instrument(session, _hooks.State(client))
 
 
 def uninstrument_mcp(session: Any) -> Any:
     """Undoes `instrument_mcp(session)`; a session that is not instrumented is returned unchanged."""
-    state = vars(session).pop(_hooks.MARK, None)
-    if state is not None:
-        _hooks.undo(session, state)
-    return session
+    return uninstrument(session)
