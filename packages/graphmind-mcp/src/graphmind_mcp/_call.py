@@ -19,8 +19,7 @@ from typing import Any
 
 from mcp.types import CallToolResult
 
-import graphmind
-from graphmind import NodeSpec, RunContext, Settled
+from graphmind.adapter import Engine, NodeSpec, RunContext, Settled
 
 from ._result import describe_result, error_text, to_result
 
@@ -87,12 +86,12 @@ def spec_for(name: str, arguments: Any, server: str | None) -> NodeSpec:
 
 
 async def call_tool_node(
-    client: graphmind.Client,
+    engine: Engine,
     call: ToolCall,
     server: str | None,
     run: RunContext | None,
 ) -> Any:
-    ex = await client.astart_node(spec_for(call.name, call.arguments, server), run=run)
+    ex = await engine.astart_node(spec_for(call.name, call.arguments, server), run=run)
     try:
         return await ex.run_async(call.body, describe_result, call.from_injected)
     except ToolResultError as exc:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import graphmind
-from graphmind import RunContext
+from graphmind.adapter import Engine, RunContext, engine_for
 
 from ._call import ToolCall, call_tool_node
 
@@ -31,8 +31,9 @@ class State:
     run: Callable[[], RunContext | None] = lambda: None
     patched: list[str] = field(default_factory=list)
 
-    def gm(self) -> graphmind.Client:
-        return self.client or graphmind.get_client()
+    def engine(self) -> Engine:
+        # Asked per call when no client was given: graphmind.configure() may replace the default one.
+        return engine_for(self.client)
 
 
 def _call_tool(
@@ -40,10 +41,10 @@ def _call_tool(
 ) -> Callable[..., Awaitable[Any]]:
     @functools.wraps(original)
     async def call_tool(name: str, arguments: Any = None, *args: Any, **kwargs: Any) -> Any:
-        client = state.gm()
-        if not client.live:
+        engine = state.engine()
+        if not engine.live:
             return await original(name, arguments, *args, **kwargs)
-        switches = client.redaction_switches
+        switches = engine.client.redaction_switches
         info = session.server_info
         call = ToolCall(
             original,
@@ -54,7 +55,7 @@ def _call_tool(
             kwargs,
             hidden=switches.hide_tool_results or switches.hide_outputs,
         )
-        return await call_tool_node(client, call, info.name if info is not None else None, state.run())
+        return await call_tool_node(engine, call, info.name if info is not None else None, state.run())
 
     return call_tool
 

@@ -18,12 +18,12 @@ def instrument(session: S, state: _hooks.State) -> S:
         raise TypeError(f"instrument_mcp() takes an mcp.ClientSession, got {type(session).__name__}")
     if _hooks.MARK in vars(session):
         return session
-    if not state.gm().enabled:
+    if not state.engine().enabled:
         return session  # disabled: the session stays exactly as it was (zero overhead)
     try:
         _hooks.apply(session, state)
     except AttributeError as exc:
-        state.gm().warn(
+        state.engine().warn(
             f"[graphmind] mcp {metadata.version('mcp')} no longer has a hook graphmind-mcp {__version__} uses ({exc}); "
             f"the session runs uninstrumented: install a supported mcp ({SUPPORTED}) or upgrade graphmind-mcp.",
             key="mcp-hooks",

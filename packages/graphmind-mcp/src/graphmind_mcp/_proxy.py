@@ -28,7 +28,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 import graphmind
-from graphmind import RunAborted, RunContext
+from graphmind.adapter import Engine, RunAborted, RunContext, engine_for
 
 from . import _hooks
 from ._instrument import instrument
@@ -48,22 +48,22 @@ class ServerExited(RuntimeError):
 class ProxyRun:
     """The run of one host session; a new one after an abort, so the proxy keeps serving."""
 
-    def __init__(self, gm: graphmind.Client, name: str, meta: dict[str, Any]) -> None:
-        self.gm = gm
+    def __init__(self, engine: Engine, name: str, meta: dict[str, Any]) -> None:
+        self.engine = engine
         self.name = name
         self.meta = meta
         self.count = 1
-        self.current: RunContext = gm.begin_run(name, meta)
+        self.current: RunContext = engine.begin_run(name, meta)
 
     def restart_after_abort(self, aborted: RunContext) -> None:
         if aborted is not self.current:
             return  # another call already started the next run
-        self.gm.end_run(aborted)
+        self.engine.end_run(aborted)
         self.count += 1
-        self.current = self.gm.begin_run(f"{self.name} ({self.count})", self.meta)
+        self.current = self.engine.begin_run(f"{self.name} ({self.count})", self.meta)
 
     def end(self, error: BaseException | None) -> None:
-        self.gm.end_run(self.current, error)
+        self.engine.end_run(self.current, error)
 
 
 class ToolCalls:
@@ -187,7 +187,7 @@ class ProxySession:
                         )
                         return 1
                     meta: dict[str, Any] = {"mcp": {"server": self.label, "protocol": init.protocol_version}}
-                    run = self.run = ProxyRun(self.gm, self.name or init.server_info.name, meta)
+                    run = self.run = ProxyRun(engine_for(self.gm), self.name or init.server_info.name, meta)
                     instrument(upstream, _hooks.State(self.gm, run=lambda: run.current))
                     self.calls = ToolCalls(upstream, run)
                     server, options = build_server(upstream, init, self.calls, host)
