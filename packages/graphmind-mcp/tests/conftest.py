@@ -1,17 +1,22 @@
-"""Fixtures: the real `mcp-server-time` server in process (the SDK's own in-memory transport through
-`mcp.client.Client`), a FakeHub, and a GraphMind client attached to it."""
+"""Fixtures: the real `mcp-server-time` server in process (mcp_time_server.py), through the SDK's
+own in-memory transport (`mcp.client.Client`), a FakeHub, and a GraphMind client attached to it."""
 
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
 from mcp.client import Client
-from mcp_server_time.server import create_server
 
 import graphmind
 from graphmind.testing import FakeHub
+
+# mcp_time_server.py sits next to the tests; importlib mode does not put this folder on sys.path by itself.
+sys.path.insert(0, os.path.dirname(__file__))
+from mcp_time_server import time_server
 
 
 @pytest.fixture
@@ -39,7 +44,7 @@ async def time_client() -> AsyncIterator[Client]:
 
     async def hold() -> None:
         try:
-            async with Client(create_server("UTC"), mode="legacy") as client:
+            async with Client(time_server(), mode="legacy") as client:
                 ready.set_result(client)
                 await done.wait()
         except BaseException as exc:

@@ -72,7 +72,7 @@ HOOKS: tuple[Hook, ...] = (
     Hook(
         "call_tool",
         _call_tool,
-        ">=2.3,<3",
+        ">=2.2,<3",
         # mcp/client/session.py ClientSession.call_tool (mcp 2.3.0, line 1052): every tools/call of a
         # session goes through it (the high-level `mcp.client.Client.call_tool` delegates to the session's).
         # It sends the request, then validates a non-error result against the tool's outputSchema
