@@ -21,13 +21,14 @@ from mcp.types import CallToolResult
 
 from graphmind.adapter import Engine, NodeSpec, RunContext, Settled
 
-from ._result import describe_result, error_text, to_result
+from ._result import describe_result, error_text, is_error, to_result
 
 
 class ToolResultError(Exception):
-    """A tool answered `isError: true`. Carries the result so `continue` hands the app that result."""
+    """A tool answered `isError: true`. Carries the result so `continue` hands the app that result
+    (the SDK's `CallToolResult`, or under graphmind mcp-proxy its wire form)."""
 
-    def __init__(self, name: str, result: CallToolResult, hidden: bool) -> None:
+    def __init__(self, name: str, result: Any, hidden: bool) -> None:
         if hidden:
             message = f"tool {name} failed (isError: true); its content is hidden (GRAPHMIND_HIDE_TOOL_RESULTS / GRAPHMIND_HIDE_OUTPUTS)"
         else:
@@ -61,7 +62,7 @@ class ToolCall:
 
     async def body(self) -> Any:
         result = await self.original(self.name, self.arguments, *self.args, **self.kwargs)
-        if isinstance(result, CallToolResult) and result.is_error:
+        if is_error(result):
             raise ToolResultError(self.name, result, self.hidden)
         return result
 

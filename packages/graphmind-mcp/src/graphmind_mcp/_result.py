@@ -69,9 +69,22 @@ def to_result(value: Any) -> CallToolResult:
     return CallToolResult(content=[TextContent(text=text)], structured_content=value)
 
 
+def is_error(result: Any) -> bool:
+    """An `isError` result: the SDK's `CallToolResult`, or its wire form (the proxy's raw result)."""
+    if isinstance(result, dict):
+        return result.get("isError") is True
+    return isinstance(result, CallToolResult) and result.is_error
+
+
 def error_text(result: Any, limit: int = 500) -> str:
     """The text of a failed result, for the error message (the first text blocks, shortened)."""
-    parts = [block.text for block in getattr(result, "content", None) or () if isinstance(block, TextContent)]
+    blocks = result.get("content") if isinstance(result, dict) else getattr(result, "content", None)
+    parts = []
+    for block in blocks if isinstance(blocks, list) else ():
+        if isinstance(block, TextContent):
+            parts.append(block.text)
+        elif isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+            parts.append(block["text"])
     text = " ".join(parts).strip() or "(no text content)"
     return text if len(text) <= limit else text[: limit - 1] + "…"
 

@@ -45,11 +45,11 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    import anyio
+    import asyncio
 
     from ._proxy import serve
 
-    return anyio.run(lambda: serve(command, name=args.name))
+    return asyncio.run(serve(command, name=args.name))
 
 
 def main(argv: list[str] | None = None) -> int:
