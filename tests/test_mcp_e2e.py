@@ -246,3 +246,28 @@ async def test_hide_inputs_keeps_the_command_line_out_of_the_run(hub: HubProcess
     assert run["meta"]["mcp"]["server"] == Path(sys.executable).name
     started = next(e for e in _events(hub, run["id"]) if e["type"] == "node.started")
     assert started["input"] == "__REDACTED__"
+
+
+async def test_a_held_call_the_host_cancels_is_released_and_ends(hub: HubProcess, tmp_path: Path) -> None:
+    async with proxy(hub, tmp_path) as p:
+        await p.debug(breakpoints=[{"nodeId": NODE, "gate": "before"}])
+        async with anyio.create_task_group() as tg:
+            scope = anyio.CancelScope()
+
+            async def call() -> None:
+                with scope:
+                    await p.session.call_tool("get_current_time", {"timezone": "UTC"})
+
+            tg.start_soon(call)
+            await p.held()
+            scope.cancel()  # the host's SDK sends notifications/cancelled for the request
+        await anyio.to_thread.run_sync(
+            lambda: wait_for(lambda: not hub.api("GET", "/api/gates")[1]["gates"], 20, "the gate released")
+        )
+        await p.debug(breakpoints=[])
+        assert (await p.session.call_tool("get_current_time", {"timezone": "UTC"})).structured_content[
+            "timezone"
+        ] == "UTC"
+    run = (await _run_of(p, "finished"))[0]
+    errors = [e for e in _events(hub, run["id"]) if e["type"] == "node.error"]
+    assert [e["error"]["name"] for e in errors] == ["CancelledError"]

@@ -15,13 +15,16 @@ the gate continues, the app gets the very result back.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
-
-from mcp.types import CallToolResult
+from typing import TYPE_CHECKING, Any
 
 from graphmind.adapter import Engine, NodeSpec, RunContext, Settled
 
 from ._result import describe_result, error_text, is_error, to_result
+
+if (
+    TYPE_CHECKING
+):  # the proxy never imports mcp's models unless a value is injected (they take seconds to import)
+    from mcp.types import CallToolResult
 
 
 class ToolResultError(Exception):

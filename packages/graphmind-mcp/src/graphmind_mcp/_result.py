@@ -14,9 +14,10 @@ the built result with the session's own validator before the app (or the host) s
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mcp.types import CallToolResult, TextContent
+if TYPE_CHECKING:  # imported where used: graphmind mcp-proxy needs mcp's models only for an inject
+    from mcp.types import CallToolResult
 
 # Keys that mark a value as the wire form of a result (`CallToolResult` serialised by alias).
 _WIRE_KEYS = frozenset({"content", "structuredContent", "isError"})
@@ -47,6 +48,8 @@ def is_wire_form(value: Any) -> bool:
 
 def to_result(value: Any) -> CallToolResult:
     """An injected JSON value -> `CallToolResult`; raises ValueError with the reason on a bad shape."""
+    from mcp.types import CallToolResult, TextContent
+
     if isinstance(value, CallToolResult):
         return value
     if isinstance(value, str):
@@ -73,7 +76,7 @@ def is_error(result: Any) -> bool:
     """An `isError` result: the SDK's `CallToolResult`, or its wire form (the proxy's raw result)."""
     if isinstance(result, dict):
         return result.get("isError") is True
-    return isinstance(result, CallToolResult) and result.is_error
+    return getattr(result, "is_error", False) is True  # the SDK's CallToolResult
 
 
 def error_text(result: Any, limit: int = 500) -> str:
@@ -81,8 +84,8 @@ def error_text(result: Any, limit: int = 500) -> str:
     blocks = result.get("content") if isinstance(result, dict) else getattr(result, "content", None)
     parts = []
     for block in blocks if isinstance(blocks, list) else ():
-        if isinstance(block, TextContent):
-            parts.append(block.text)
+        if getattr(block, "type", None) == "text" and isinstance(getattr(block, "text", None), str):
+            parts.append(block.text)  # the SDK's TextContent
         elif isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
             parts.append(block["text"])
     text = " ".join(parts).strip() or "(no text content)"

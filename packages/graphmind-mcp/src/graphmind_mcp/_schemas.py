@@ -6,9 +6,10 @@ reject)."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mcp.types import CallToolResult
+if TYPE_CHECKING:
+    from mcp.types import CallToolResult
 
 
 class OutputSchemas:
