@@ -258,3 +258,14 @@ async def test_disabled_patches_nothing_and_starts_no_thread(time_client: Client
 def test_instrumenting_something_else_is_a_clear_error() -> None:
     with pytest.raises(TypeError, match=r"mcp\.ClientSession"):
         instrument_mcp(object())
+
+
+async def test_uninstrument_puts_back_what_the_session_held_before(
+    gm: graphmind.Client, time_client: Client
+) -> None:
+    Counting(time_client)  # an instance attribute of the app's own, set before instrumenting
+    own = time_client.session.call_tool
+    instrument_mcp(time_client.session, client=gm)
+    assert time_client.session.call_tool is not own
+    uninstrument_mcp(time_client.session)
+    assert time_client.session.call_tool is own

@@ -2,7 +2,7 @@
 
 Each hook is an attribute set on the `ClientSession` instance given (it shadows the class's method),
 so nothing global changes and another session in the process is untouched; uninstrument deletes
-the attribute and the class's own method shows through again. A version change of the SDK is one
+the attribute (or puts back what the instance held before) and the class's own method shows through again. A version change of the SDK is one
 row here. `tests/test_hooks_upstream.py` fails loudly when a hooked method moves.
 """
 
@@ -19,6 +19,7 @@ from graphmind.adapter import Engine, RunContext, engine_for
 from ._call import ToolCall, call_tool_node
 
 MARK = "_graphmind_mcp"
+_ABSENT = object()
 
 
 @dataclass
@@ -29,7 +30,8 @@ class State:
     # The run each call belongs to; None: the calling context's (`gm.run(...)` or the implicit run).
     # graphmind mcp-proxy passes its host session's run (its handlers run in the SDK's own tasks).
     run: Callable[[], RunContext | None] = lambda: None
-    patched: list[str] = field(default_factory=list)
+    # (attribute, what the instance itself held before, or _ABSENT): undo puts back exactly that.
+    patched: list[tuple[str, Any]] = field(default_factory=list)
 
     def engine(self) -> Engine:
         # Asked per call when no client was given: graphmind.configure() may replace the default one.
@@ -86,14 +88,17 @@ def apply(session: Any, state: State) -> None:
     try:
         for hook in HOOKS:
             original = getattr(session, hook.attribute)
+            state.patched.append((hook.attribute, vars(session).get(hook.attribute, _ABSENT)))
             setattr(session, hook.attribute, hook.wrap(session, original, state))
-            state.patched.append(hook.attribute)
     except Exception:
         undo(session, state)
         raise
 
 
 def undo(session: Any, state: State) -> None:
-    for attribute in reversed(state.patched):
-        vars(session).pop(attribute, None)
+    for attribute, previous in reversed(state.patched):
+        if previous is _ABSENT:
+            vars(session).pop(attribute, None)  # the class's own method shows through again
+        else:
+            setattr(session, attribute, previous)
     state.patched.clear()
