@@ -165,22 +165,29 @@ class Proxy:
             if message is not None:
                 method, request_id = message.get("method"), message.get("id")
                 if method == "tools/call" and isinstance(request_id, str | int) and self.engine.live:
-                    task = asyncio.create_task(self._tool_call(request_id, message.get("params") or {}))
-                    self.calls[request_id] = task
-                    task.add_done_callback(lambda _t, key=request_id: self.calls.pop(key, None))
+                    self._start_call(request_id, message.get("params") or {})
                     continue
                 if method == "notifications/cancelled":
-                    task = self.calls.get((message.get("params") or {}).get("requestId"))
+                    held = self.calls.get((message.get("params") or {}).get("requestId"))
                     if (
-                        task is not None
+                        held is not None
                     ):  # the server knows this call by the proxy's id: _request cancels it there
-                        task.cancel()
+                        held.cancel()
                         continue
                 elif method == "tools/list" and isinstance(request_id, str | int):
                     self.host_lists.add(request_id)
                 elif method == "initialize":
                     self.host_init = request_id
             await self.server.send(line)
+
+    def _start_call(self, request_id: str | int, params: dict[str, Any]) -> None:
+        task = asyncio.create_task(self._tool_call(request_id, params))
+        self.calls[request_id] = task
+
+        def forget(_task: asyncio.Task[None]) -> None:
+            self.calls.pop(request_id, None)
+
+        task.add_done_callback(forget)
 
     # ---- server -> host --------------------------------------------------------------------------
     async def _pump_server(self, reader: asyncio.StreamReader) -> None:
