@@ -269,3 +269,11 @@ async def test_uninstrument_puts_back_what_the_session_held_before(
     assert time_client.session.call_tool is not own
     uninstrument_mcp(time_client.session)
     assert time_client.session.call_tool is own
+
+
+async def test_a_call_inside_tool_call_takes_the_model_tool_call_id(hub: FakeHub, gm: graphmind.Client, time_client: Client) -> None:
+    instrument_mcp(time_client.session, client=gm)
+    with gm.tool_call("call_abc123"):
+        await time_client.session.call_tool("get_current_time", {"timezone": "UTC"})
+    started = hub.wait_event(lambda e: e["type"] == "node.started" and e["nodeId"] == NODE)
+    assert started["instanceId"] == "call_abc123"
