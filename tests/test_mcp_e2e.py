@@ -271,3 +271,28 @@ async def test_a_held_call_the_host_cancels_is_released_and_ends(hub: HubProcess
     run = (await _run_of(p, "finished"))[0]
     errors = [e for e in _events(hub, run["id"]) if e["type"] == "node.error"]
     assert [e["error"]["name"] for e in errors] == ["CancelledError"]
+
+
+async def test_the_loop_guard_is_configured_by_the_environment_and_spans_the_host_session(
+    hub: HubProcess, tmp_path: Path
+) -> None:
+    async with (
+        proxy(hub, tmp_path, env={"GRAPHMIND_LOOP_THRESHOLD": "2"}) as p,
+        anyio.create_task_group() as tg,
+    ):
+        await p.session.call_tool("get_current_time", {"timezone": "UTC"})
+        out = await _in_task(tg, lambda: p.session.call_tool("get_current_time", {"timezone": "UTC"}))
+        gate = (await p.held())[0]
+        assert (gate["gate"], gate["reason"], gate["loop"]["repeats"]) == ("before", "loop", 2)
+        await p.answer(gate, "continue")
+    assert out["value"].structured_content["timezone"] == "UTC"
+
+
+async def test_disabled_passes_every_call_through_and_records_nothing(
+    hub: HubProcess, tmp_path: Path
+) -> None:
+    async with proxy(hub, tmp_path, env={"GRAPHMIND_DISABLED": "1"}) as p:
+        await p.debug(breakpoints=[{"nodeId": NODE, "gate": "before"}])
+        result = await p.session.call_tool("get_current_time", {"timezone": "UTC"})
+        assert result.structured_content["timezone"] == "UTC"
+    assert await p.runs() == []
