@@ -296,3 +296,15 @@ async def test_disabled_passes_every_call_through_and_records_nothing(
         result = await p.session.call_tool("get_current_time", {"timezone": "UTC"})
         assert result.structured_content["timezone"] == "UTC"
     assert await p.runs() == []
+
+
+async def test_hidden_results_are_not_quoted_into_the_error_under_the_proxy(
+    hub: HubProcess, tmp_path: Path
+) -> None:
+    async with proxy(hub, tmp_path, env={"GRAPHMIND_HIDE_TOOL_RESULTS": "1"}) as p:
+        await p.debug(pauseOnError="off")
+        failed = await p.session.call_tool("get_current_time", {"timezone": "Mars/Olympus"})
+        assert failed.is_error and "Mars/Olympus" in failed.content[0].text  # the host still gets it all
+    run = (await _run_of(p, "finished"))[0]
+    error = next(e for e in _events(hub, run["id"]) if e["type"] == "node.error")["error"]
+    assert "Mars" not in error["message"] and "content is hidden" in error["message"]
