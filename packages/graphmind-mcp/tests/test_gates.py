@@ -271,7 +271,9 @@ async def test_uninstrument_puts_back_what_the_session_held_before(
     assert time_client.session.call_tool is own
 
 
-async def test_a_call_inside_tool_call_takes_the_model_tool_call_id(hub: FakeHub, gm: graphmind.Client, time_client: Client) -> None:
+async def test_a_call_inside_tool_call_takes_the_model_tool_call_id(
+    hub: FakeHub, gm: graphmind.Client, time_client: Client
+) -> None:
     instrument_mcp(time_client.session, client=gm)
     with gm.tool_call("call_abc123"):
         await time_client.session.call_tool("get_current_time", {"timezone": "UTC"})
