@@ -11,8 +11,10 @@ from ._version import __version__
 
 # (module, …): each module has add_parser(subparsers) that sets `func` (args -> exit code).
 COMMANDS = ["graphmind_server.serve", "graphmind_server.demo"]
+# Runs leave the hub (docs/export.md); `import_` is `graphmind import` (a keyword cannot name a module).
+COMMANDS += ["graphmind_server.export.record", "graphmind_server.export.import_", "graphmind_server.mcp_server.mcp"]
 DEFAULT_COMMAND = "serve"
-COMMAND_NAMES = tuple(module.rsplit(".", 1)[1] for module in COMMANDS)
+COMMAND_NAMES = tuple(module.rsplit(".", 1)[1].rstrip("_") for module in COMMANDS)
 # Commands other packages add (graphmind-mcp's `mcp-proxy`): an entry point in this group names a
 # module with add_parser(subparsers), so this package never depends on theirs.
 PLUGIN_GROUP = "graphmind.commands"
@@ -33,6 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
     for name in COMMANDS:
         importlib.import_module(name).add_parser(subparsers)
     _add_plugins(subparsers)
+    for command, sub in subparsers.choices.items():
+        sub.command_used = command  # type: ignore[attr-defined]  # its own errors point at its own help
     return parser
 
 
