@@ -1,9 +1,9 @@
 """GraphMind for LlamaIndex: an instrumentation handler that sees every call, and gates that can change them.
 
-    from graphmind_llamaindex import gate_llm, gate_tools, instrument_llamaindex
+from graphmind_llamaindex import gate_llm, gate_tools, instrument_llamaindex
 
-    instrument_llamaindex()
-    agent = FunctionAgent(tools=gate_tools(tools), llm=gate_llm(llm))
+instrument_llamaindex()
+agent = FunctionAgent(tools=gate_tools(tools), llm=gate_llm(llm))
 """
 
 from ._gating import gate_llm, gate_tools, ungate_llm, ungate_tools
@@ -17,7 +17,7 @@ __all__ = [
     "gate_llm",
     "gate_tools",
     "instrument_llamaindex",
-    "uninstrument_llamaindex",
     "ungate_llm",
     "ungate_tools",
+    "uninstrument_llamaindex",
 ]

@@ -52,7 +52,9 @@ except ImportError:  # graphmind-core before the adapter module
         for call in value.get("tool_calls") or []:
             if not isinstance(call, Mapping) or not isinstance(call.get("name"), str):
                 raise ValueError(f"{_SHAPE}; each tool call needs a name")
-            calls.append(_Call(call.get("id") or f"call_{uuid.uuid4().hex[:12]}", call["name"], _arguments(call)))
+            calls.append(
+                _Call(call.get("id") or f"call_{uuid.uuid4().hex[:12]}", call["name"], _arguments(call))
+            )
         return _Reply(content, calls)
 
 

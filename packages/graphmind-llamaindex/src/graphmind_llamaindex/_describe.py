@@ -8,7 +8,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from llama_index.core.base.llms.types import ChatMessage, ChatResponse, CompletionResponse, TextBlock, ToolCallBlock
+from llama_index.core.base.llms.types import (
+    ChatMessage,
+    ChatResponse,
+    CompletionResponse,
+    TextBlock,
+    ToolCallBlock,
+)
 from llama_index.core.tools.types import ToolOutput
 
 _TEXT_LIMIT = 2000
@@ -17,7 +23,10 @@ _TEXT_LIMIT = 2000
 def message_json(message: Any) -> dict[str, Any]:
     if not isinstance(message, ChatMessage):
         return {"role": "user", "content": str(message)}
-    out: dict[str, Any] = {"role": str(getattr(message.role, "value", message.role)), "content": message.content}
+    out: dict[str, Any] = {
+        "role": str(getattr(message.role, "value", message.role)),
+        "content": message.content,
+    }
     calls = tool_calls_of(message)
     if calls:
         out["tool_calls"] = calls
@@ -127,7 +136,11 @@ def node_json(scored: Any) -> dict[str, Any]:
         text = node.get_content()
     except Exception:
         text = str(getattr(node, "text", ""))
-    return {"id": getattr(node, "node_id", None), "score": getattr(scored, "score", None), "text": text[:_TEXT_LIMIT]}
+    return {
+        "id": getattr(node, "node_id", None),
+        "score": getattr(scored, "score", None),
+        "text": text[:_TEXT_LIMIT],
+    }
 
 
 def retrieved_json(result: Any) -> Any:
@@ -143,7 +156,10 @@ def query_response_json(result: Any) -> Any:
     text = getattr(result, "response", None)
     if sources is None and text is None:
         return str(result)
-    return {"response": text if isinstance(text, str) else str(result), "sources": [node_json(n) for n in sources or []]}
+    return {
+        "response": text if isinstance(text, str) else str(result),
+        "sources": [node_json(n) for n in sources or []],
+    }
 
 
 def tool_roster(tools: Any) -> list[dict[str, Any]]:

@@ -62,7 +62,9 @@ def _tool_list(tools: Any, what: str) -> list[Any]:
     elif isinstance(tools, (list, tuple)):
         items = list(tools)
     else:
-        raise TypeError(f"{what}() takes a LlamaIndex tool or a list, tuple or dict of them, got {type(tools).__name__}")
+        raise TypeError(
+            f"{what}() takes a LlamaIndex tool or a list, tuple or dict of them, got {type(tools).__name__}"
+        )
     for item in items:
         if not isinstance(item, BaseTool):
             raise TypeError(
@@ -74,7 +76,9 @@ def _tool_list(tools: Any, what: str) -> list[Any]:
 
 def _llm(llm: Any, what: str) -> BaseLLM:
     if not isinstance(llm, BaseLLM):
-        raise TypeError(f"{what}() takes a LlamaIndex LLM (llama_index.core.llms.LLM), got {type(llm).__name__}")
+        raise TypeError(
+            f"{what}() takes a LlamaIndex LLM (llama_index.core.llms.LLM), got {type(llm).__name__}"
+        )
     return llm
 
 

@@ -39,8 +39,16 @@ class _Link:
 
     __slots__ = ("ex", "llm", "node", "owns_run", "role", "run", "workflow")
 
-    def __init__(self, run: RunContext | None, node: str | None, ex: NodeExecution | None = None,
-                 role: Role | None = None, owns_run: bool = False, llm: Any = None, workflow: Any = None) -> None:
+    def __init__(
+        self,
+        run: RunContext | None,
+        node: str | None,
+        ex: NodeExecution | None = None,
+        role: Role | None = None,
+        owns_run: bool = False,
+        llm: Any = None,
+        workflow: Any = None,
+    ) -> None:
         self.run = run
         self.node = node
         self.ex = ex
@@ -70,11 +78,16 @@ class Observer:
         return (link.run, link.node) if link is not None else (None, None)
 
     def _fail_open(self, where: str, exc: BaseException) -> None:
-        self.client().warn(f"[graphmind] the LlamaIndex handler failed in {where} ({type(exc).__name__}: {exc}); "
-                           "the call goes on unobserved (GRAPHMIND_DISABLED=1 turns GraphMind off)", key=f"li-{where}")
+        self.client().warn(
+            f"[graphmind] the LlamaIndex handler failed in {where} ({type(exc).__name__}: {exc}); "
+            "the call goes on unobserved (GRAPHMIND_DISABLED=1 turns GraphMind off)",
+            key=f"li-{where}",
+        )
 
     # ---- spans ----------------------------------------------------------------------------------
-    def span_enter(self, id_: str, bound_args: inspect.BoundArguments, instance: Any, parent_id: str | None) -> None:
+    def span_enter(
+        self, id_: str, bound_args: inspect.BoundArguments, instance: Any, parent_id: str | None
+    ) -> None:
         parent = self._spans.get(parent_id) if parent_id is not None else None
         mark = links.inside.get()
         if mark is not None and instance is mark.obj:  # the gated call's own span: its node is the gate's
@@ -97,8 +110,15 @@ class Observer:
         except Exception as exc:  # RunAborted included: the dispatcher would swallow it anyway
             self._fail_open("span_enter", exc)
 
-    def _open(self, client: graphmind.Client, id_: str, role: Role, bound: inspect.BoundArguments,
-              instance: Any, parent: _Link | None) -> _Link:
+    def _open(
+        self,
+        client: graphmind.Client,
+        id_: str,
+        role: Role,
+        bound: inspect.BoundArguments,
+        instance: Any,
+        parent: _Link | None,
+    ) -> _Link:
         run = parent.run if parent is not None else client.current_run()
         parent_node = parent.node if parent is not None else None
         if role.job == "agent" and run is None:  # a root agent or workflow is the run
@@ -110,10 +130,14 @@ class Observer:
             args, kwargs = tool_call_args(bound)
             spec = tool_spec(instance, args, kwargs, run, gated=False)
         else:
-            spec = NodeSpec(role.name(instance, method_of(id_)), role.kind, role.describe_input(bound), actions=OBSERVED)
+            spec = NodeSpec(
+                role.name(instance, method_of(id_)), role.kind, role.describe_input(bound), actions=OBSERVED
+            )
         ex = client.start_node(spec, run=run, parent_instance_id=parent_node)
         workflow = instance if role.job == "agent" else (parent.workflow if parent is not None else None)
-        link = _Link(ex.run, ex.instance_id, ex, role, llm=instance if role.job == "llm" else None, workflow=workflow)
+        link = _Link(
+            ex.run, ex.instance_id, ex, role, llm=instance if role.job == "llm" else None, workflow=workflow
+        )
         if role.job == "llm":
             self._llms[id_] = link
         return link
@@ -158,7 +182,11 @@ class Observer:
         ex = link.ex
         if ex is None or ex.ended:
             return
-        remember_reply(link.llm, links.scope(link.run if link.run is not None and not link.run.implicit else None), response)
+        remember_reply(
+            link.llm,
+            links.scope(link.run if link.run is not None and not link.run.implicit else None),
+            response,
+        )
         ex.finish(link.role.describe_output(response) if link.role else response, usage=usage_of(response))
 
     def on_event(self, event: Any) -> None:

@@ -37,7 +37,9 @@ def chat_response(value: Any) -> ChatResponse:
         return own
     reply = parse_model_reply(value)
     blocks: list[Any] = [TextBlock(text=reply.content)] if reply.content else []
-    blocks.extend(ToolCallBlock(tool_call_id=c.id, tool_name=c.name, tool_kwargs=c.arguments) for c in reply.tool_calls)
+    blocks.extend(
+        ToolCallBlock(tool_call_id=c.id, tool_name=c.name, tool_kwargs=c.arguments) for c in reply.tool_calls
+    )
     message = ChatMessage(role=MessageRole.ASSISTANT, blocks=blocks)
     return ChatResponse(message=message, delta=reply.content or None, raw={"graphmind_injected": True})
 
@@ -64,7 +66,9 @@ def reply_converter(llm: Any) -> Callable[[Any], ChatResponse]:
     def convert(value: Any) -> ChatResponse:
         response = chat_response(value)
         if _own_form(value) is None:
-            _check_tool_calls(llm, response, sum(isinstance(b, ToolCallBlock) for b in response.message.blocks))
+            _check_tool_calls(
+                llm, response, sum(isinstance(b, ToolCallBlock) for b in response.message.blocks)
+            )
         return response
 
     return convert
@@ -81,8 +85,13 @@ def tool_output_converter(tool: Any) -> Callable[[Any], ToolOutput]:
         if isinstance(value, Mapping) and "content" in value and set(value) <= _TOOL_OUTPUT_KEYS:
             content = value["content"]
             text = content if isinstance(content, str) else json.dumps(content)
-            return ToolOutput(tool_name=name, content=text, raw_output=value.get("raw_output", content),
-                              is_error=bool(value.get("is_error", False)), raw_input={})
+            return ToolOutput(
+                tool_name=name,
+                content=text,
+                raw_output=value.get("raw_output", content),
+                is_error=bool(value.get("is_error", False)),
+                raw_input={},
+            )
         text = value if isinstance(value, str) else json.dumps(value)
         return ToolOutput(tool_name=name, content=text, raw_output=value, raw_input={})
 

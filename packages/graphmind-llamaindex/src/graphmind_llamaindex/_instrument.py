@@ -36,30 +36,68 @@ class GraphmindSpanHandler(BaseSpanHandler[BaseSpan]):
     def class_name(cls) -> str:
         return "GraphmindSpanHandler"
 
-    def span_enter(self, id_: str, bound_args: inspect.BoundArguments, instance: Any = None,
-                   parent_id: str | None = None, tags: dict[str, Any] | None = None, **kwargs: Any) -> None:
+    def span_enter(
+        self,
+        id_: str,
+        bound_args: inspect.BoundArguments,
+        instance: Any = None,
+        parent_id: str | None = None,
+        tags: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
         self._observer.span_enter(id_, bound_args, instance, parent_id)
 
-    def span_exit(self, id_: str, bound_args: inspect.BoundArguments, instance: Any = None, result: Any = None,
-                  **kwargs: Any) -> None:
+    def span_exit(
+        self,
+        id_: str,
+        bound_args: inspect.BoundArguments,
+        instance: Any = None,
+        result: Any = None,
+        **kwargs: Any,
+    ) -> None:
         self._observer.span_exit(id_, result)
 
-    def span_drop(self, id_: str, bound_args: inspect.BoundArguments, instance: Any = None,
-                  err: BaseException | None = None, **kwargs: Any) -> None:
+    def span_drop(
+        self,
+        id_: str,
+        bound_args: inspect.BoundArguments,
+        instance: Any = None,
+        err: BaseException | None = None,
+        **kwargs: Any,
+    ) -> None:
         self._observer.span_drop(id_, err)
 
     # The abstract span-object hooks: never reached, since the three methods above replace the
     # base class's, which are their only callers.
-    def new_span(self, id_: str, bound_args: inspect.BoundArguments, instance: Any = None,
-                 parent_span_id: str | None = None, tags: dict[str, Any] | None = None, **kwargs: Any) -> None:
+    def new_span(
+        self,
+        id_: str,
+        bound_args: inspect.BoundArguments,
+        instance: Any = None,
+        parent_span_id: str | None = None,
+        tags: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
         return None
 
-    def prepare_to_exit_span(self, id_: str, bound_args: inspect.BoundArguments, instance: Any = None,
-                             result: Any = None, **kwargs: Any) -> None:
+    def prepare_to_exit_span(
+        self,
+        id_: str,
+        bound_args: inspect.BoundArguments,
+        instance: Any = None,
+        result: Any = None,
+        **kwargs: Any,
+    ) -> None:
         return None
 
-    def prepare_to_drop_span(self, id_: str, bound_args: inspect.BoundArguments, instance: Any = None,
-                             err: BaseException | None = None, **kwargs: Any) -> None:
+    def prepare_to_drop_span(
+        self,
+        id_: str,
+        bound_args: inspect.BoundArguments,
+        instance: Any = None,
+        err: BaseException | None = None,
+        **kwargs: Any,
+    ) -> None:
         return None
 
 

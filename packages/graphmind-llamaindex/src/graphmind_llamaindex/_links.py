@@ -80,7 +80,11 @@ def remember_tool_calls(key: str, calls: list[Any]) -> None:
         if isinstance(call, Mapping):
             call_id, name, args = call.get("id"), call.get("name"), call.get("arguments")
         else:
-            call_id, name, args = getattr(call, "tool_id", None), getattr(call, "tool_name", None), getattr(call, "tool_kwargs", None)
+            call_id, name, args = (
+                getattr(call, "tool_id", None),
+                getattr(call, "tool_name", None),
+                getattr(call, "tool_kwargs", None),
+            )
         if isinstance(call_id, str) and call_id and isinstance(name, str):
             entries.append((name, call_id, args if isinstance(args, Mapping) else {}))
     if not entries:

@@ -40,12 +40,16 @@ def remember_reply(llm: Any, key: str, response: Any) -> None:
     links.remember_tool_calls(key, calls or tool_calls_of(response.message))
 
 
-def _start(client: graphmind.Client, llm: Any, messages: Sequence[Any], kwargs: Mapping[str, Any]) -> tuple[NodeExecution, str]:
+def _start(
+    client: graphmind.Client, llm: Any, messages: Sequence[Any], kwargs: Mapping[str, Any]
+) -> tuple[NodeExecution, str]:
     run, parent = links.current_context()
     if run is None:
         run = client.current_run()
     step = llm_step(client, run, messages)
-    ex = client.start_node(llm_spec(step, llm, messages, kwargs, gated=True), run=run, parent_instance_id=parent)
+    ex = client.start_node(
+        llm_spec(step, llm, messages, kwargs, gated=True), run=run, parent_instance_id=parent
+    )
     if step.first_step:
         roster = tool_roster(kwargs.get("tools"))
         if roster:
@@ -137,8 +141,9 @@ def gated_stream_chat(client: graphmind.Client, llm: Any, orig: Callable[..., An
 
         def replies() -> Iterator[Any]:
             last = None
-            for last in ex.stream_sync(open_stream, advance=advance, on_item=_tee(ex), describe=chunks_output,
-                                       from_injected=convert):
+            for last in ex.stream_sync(
+                open_stream, advance=advance, on_item=_tee(ex), describe=chunks_output, from_injected=convert
+            ):
                 yield last
             remember_reply(llm, key, last)
 
@@ -172,8 +177,9 @@ def gated_astream_chat(client: graphmind.Client, llm: Any, orig: Callable[..., A
 
         async def replies() -> AsyncIterator[Any]:
             last = None
-            async for last in ex.stream_async(opened, advance=advance, on_item=_tee(ex), describe=chunks_output,
-                                              from_injected=convert):
+            async for last in ex.stream_async(
+                opened, advance=advance, on_item=_tee(ex), describe=chunks_output, from_injected=convert
+            ):
                 yield last
             remember_reply(llm, key, last)
 

@@ -47,7 +47,9 @@ def llm_step(client: graphmind.Client, run: RunContext | None, messages: Sequenc
     return client.next_llm_step(key, length)
 
 
-def llm_spec(step: StepIdentity, llm: Any, messages: Sequence[Any], kwargs: Mapping[str, Any], gated: bool) -> NodeSpec:
+def llm_spec(
+    step: StepIdentity, llm: Any, messages: Sequence[Any], kwargs: Mapping[str, Any], gated: bool
+) -> NodeSpec:
     return NodeSpec(
         name="step",
         kind="llm",
@@ -66,8 +68,12 @@ def tool_name(tool: Any) -> str:
         return type(tool).__name__
 
 
-def tool_spec(tool: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any], run: RunContext | None, gated: bool) -> NodeSpec:
+def tool_spec(
+    tool: Any, args: tuple[Any, ...], kwargs: Mapping[str, Any], run: RunContext | None, gated: bool
+) -> NodeSpec:
     name = tool_name(tool)
     described = tool_input(args, kwargs, getattr(tool, "ctx_param_name", None))
     call_id = links.take_tool_call_id(links.scope(run), name, described)
-    return NodeSpec(name=name, kind="tool", input=described, instance_id=call_id, actions=None if gated else OBSERVED)
+    return NodeSpec(
+        name=name, kind="tool", input=described, instance_id=call_id, actions=None if gated else OBSERVED
+    )

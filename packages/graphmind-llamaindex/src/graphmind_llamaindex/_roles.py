@@ -98,7 +98,18 @@ QUERY = Role("chain", "plain", _class, _query, query_response_json)
 AGENT = Role("agent", "agent", _agent_name, lambda b: b.arguments.get("kwargs") or None, _text)
 STEP = Role("chain", "plain", lambda i, m: m, _step_input, _step_output)
 
-_LLM_METHODS = frozenset({"chat", "achat", "stream_chat", "astream_chat", "complete", "acomplete", "stream_complete", "astream_complete"})
+_LLM_METHODS = frozenset(
+    {
+        "chat",
+        "achat",
+        "stream_chat",
+        "astream_chat",
+        "complete",
+        "acomplete",
+        "stream_complete",
+        "astream_complete",
+    }
+)
 ROWS: tuple[tuple[type, frozenset[str] | None, Role], ...] = (
     (BaseLLM, _LLM_METHODS, LLM),
     (BaseTool, frozenset({"call", "acall"}), TOOL),

@@ -35,7 +35,9 @@ def gated_call(client: graphmind.Client, tool: Any, orig: Callable[..., Any]) ->
         if not client.live or links.is_inside(tool):
             return orig(*args, **kwargs)
         run, parent = _context(client)
-        ex = client.start_node(tool_spec(tool, args, kwargs, run, gated=True), run=run, parent_instance_id=parent)
+        ex = client.start_node(
+            tool_spec(tool, args, kwargs, run, gated=True), run=run, parent_instance_id=parent
+        )
         mark = links.Inside(tool, ex)
 
         def body() -> Any:
@@ -58,7 +60,9 @@ def gated_acall(client: graphmind.Client, tool: Any, orig: Callable[..., Any]) -
         if not client.live or links.is_inside(tool):
             return await orig(*args, **kwargs)
         run, parent = _context(client)
-        ex = await client.astart_node(tool_spec(tool, args, kwargs, run, gated=True), run=run, parent_instance_id=parent)
+        ex = await client.astart_node(
+            tool_spec(tool, args, kwargs, run, gated=True), run=run, parent_instance_id=parent
+        )
         mark = links.Inside(tool, ex)
 
         async def body() -> Any:

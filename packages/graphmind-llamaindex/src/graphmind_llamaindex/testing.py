@@ -54,7 +54,11 @@ def _message(reply: Reply) -> ChatMessage:
     if reply.get("content"):
         blocks.append(TextBlock(text=reply["content"]))
     for call in reply.get("tool_calls") or []:
-        blocks.append(ToolCallBlock(tool_call_id=call["id"], tool_name=call["name"], tool_kwargs=call.get("arguments", {})))
+        blocks.append(
+            ToolCallBlock(
+                tool_call_id=call["id"], tool_name=call["name"], tool_kwargs=call.get("arguments", {})
+            )
+        )
     return ChatMessage(role=MessageRole.ASSISTANT, blocks=blocks)
 
 
@@ -157,7 +161,9 @@ class ScriptedFunctionCallingLLM(FunctionCallingLLM):
     # ---- completion (a prompt is one user message) ---------------------------------------------
     @llm_completion_callback()
     def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
-        return CompletionResponse(text=self._next([ChatMessage(role="user", content=prompt)]).message.content or "")
+        return CompletionResponse(
+            text=self._next([ChatMessage(role="user", content=prompt)]).message.content or ""
+        )
 
     @llm_completion_callback()
     async def acomplete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
@@ -173,7 +179,9 @@ class ScriptedFunctionCallingLLM(FunctionCallingLLM):
         return gen()
 
     @llm_completion_callback()
-    async def astream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponseAsyncGen:
+    async def astream_complete(
+        self, prompt: str, formatted: bool = False, **kwargs: Any
+    ) -> CompletionResponseAsyncGen:
         text = self.complete(prompt, formatted, **kwargs).text
 
         async def gen() -> AsyncGenerator[CompletionResponse, None]:
@@ -194,7 +202,9 @@ class ScriptedFunctionCallingLLM(FunctionCallingLLM):
     ) -> dict[str, Any]:
         messages = list(chat_history or [])
         if user_msg is not None:
-            messages.append(ChatMessage(role="user", content=user_msg) if isinstance(user_msg, str) else user_msg)
+            messages.append(
+                ChatMessage(role="user", content=user_msg) if isinstance(user_msg, str) else user_msg
+            )
         specs = [t.metadata.to_openai_tool() for t in tools]
         return {"messages": messages, "tools": specs, **kwargs}
 
@@ -205,8 +215,11 @@ class ScriptedFunctionCallingLLM(FunctionCallingLLM):
         if not calls and error_on_no_tool_call:
             raise ValueError(f"expected at least one tool call, got {len(calls)}")
         return [
-            ToolSelection(tool_id=c.tool_call_id or "", tool_name=c.tool_name,
-                          tool_kwargs=c.tool_kwargs if isinstance(c.tool_kwargs, dict) else {})
+            ToolSelection(
+                tool_id=c.tool_call_id or "",
+                tool_name=c.tool_name,
+                tool_kwargs=c.tool_kwargs if isinstance(c.tool_kwargs, dict) else {},
+            )
             for c in calls
         ]
 
@@ -227,7 +240,9 @@ class HashEmbedding(BaseEmbedding):
     def _vector(self, text: str) -> list[float]:
         vec = [0.0] * self.dim
         for word in _WORD.findall(text.lower()):
-            vec[int.from_bytes(hashlib.blake2b(word.encode(), digest_size=4).digest(), "big") % self.dim] += 1.0
+            vec[int.from_bytes(hashlib.blake2b(word.encode(), digest_size=4).digest(), "big") % self.dim] += (
+                1.0
+            )
         norm = math.sqrt(sum(v * v for v in vec)) or 1.0
         return [v / norm for v in vec]
 
