@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+
 import pytest
 
 import graphmind
@@ -23,7 +24,6 @@ def client(hub: FakeHub) -> Iterator[graphmind.Client]:
     yield c
     uninstrument_llamaindex()
     c.dispose()
-
 
 
 # li_fixtures.py sits next to the tests; importlib mode does not put this folder on sys.path by itself.

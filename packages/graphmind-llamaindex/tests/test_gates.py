@@ -85,7 +85,9 @@ async def test_before_inject_skips_the_tool_body(hub: FakeHub, client: graphmind
     assert finished["injected"] is True and len(of(hub, "node.started")) == 1
 
 
-async def test_after_inject_replaces_the_result_with_the_frameworks_fields(hub: FakeHub, client: graphmind.Client) -> None:
+async def test_after_inject_replaces_the_result_with_the_frameworks_fields(
+    hub: FakeHub, client: graphmind.Client
+) -> None:
     calls: list[str] = []
     search = gate_tools(make_search(calls), session=client)
     hub.set_debug(breakpoints=[("tool:search", "after")])
@@ -113,7 +115,9 @@ async def test_error_retry_runs_the_tool_again(hub: FakeHub, client: graphmind.C
     assert result.content == "ok" and attempts == ["x", "x"]
 
 
-async def test_abort_at_a_tool_raises_run_aborted_and_the_body_never_runs(hub: FakeHub, client: graphmind.Client) -> None:
+async def test_abort_at_a_tool_raises_run_aborted_and_the_body_never_runs(
+    hub: FakeHub, client: graphmind.Client
+) -> None:
     calls: list[str] = []
     search = gate_tools(make_search(calls), session=client)
     hub.set_debug(breakpoints=[("tool:search", "before")])
@@ -130,14 +134,23 @@ async def test_an_injected_reply_with_a_tool_call_is_a_chat_response_the_llm_rea
 ) -> None:
     llm = gate_llm(ScriptedFunctionCallingLLM(["never"]), session=client)
     hub.set_debug(breakpoints=[("llm:step", "before")])
-    hub.auto_answer("inject", {"content": "", "tool_calls": [{"id": "call_9", "name": "lookup", "arguments": {"order": "A42"}}]})
+    hub.auto_answer(
+        "inject",
+        {"content": "", "tool_calls": [{"id": "call_9", "name": "lookup", "arguments": {"order": "A42"}}]},
+    )
     response = llm.chat(HI) if method == "chat" else await llm.achat(HI)
     assert isinstance(response, ChatResponse) and llm.calls == []
     selection = llm.get_tool_calls_from_response(response)[0]
-    assert (selection.tool_id, selection.tool_name, selection.tool_kwargs) == ("call_9", "lookup", {"order": "A42"})
+    assert (selection.tool_id, selection.tool_name, selection.tool_kwargs) == (
+        "call_9",
+        "lookup",
+        {"order": "A42"},
+    )
 
 
-async def test_an_injected_reply_in_llamaindexs_own_form_is_taken_as_is(hub: FakeHub, client: graphmind.Client) -> None:
+async def test_an_injected_reply_in_llamaindexs_own_form_is_taken_as_is(
+    hub: FakeHub, client: graphmind.Client
+) -> None:
     llm = gate_llm(ScriptedFunctionCallingLLM(["never"]), session=client)
     hub.set_debug(breakpoints=[("llm:step", "before")])
     hub.auto_answer("inject", {"message": {"role": "assistant", "content": "own form"}, "raw": {"id": "r1"}})
@@ -164,18 +177,26 @@ async def test_error_retry_calls_the_llm_again(hub: FakeHub, client: graphmind.C
 
 
 async def test_a_gated_stream_sends_tokens_and_usage(hub: FakeHub, client: graphmind.Client) -> None:
-    llm = gate_llm(ScriptedFunctionCallingLLM(["Hello there, world"], usage={"prompt_tokens": 5, "completion_tokens": 3}),
-                   session=client)
+    llm = gate_llm(
+        ScriptedFunctionCallingLLM(
+            ["Hello there, world"], usage={"prompt_tokens": 5, "completion_tokens": 3}
+        ),
+        session=client,
+    )
     chunks = [c async for c in await llm.astream_chat(HI)]
     assert chunks[-1].message.content == "Hello there, world"
     finished = hub.wait_event(lambda e: e["type"] == "node.finished")
     assert finished["output"] == {"content": "Hello there, world"}
     assert finished["usage"] == {"inputTokens": 5, "outputTokens": 3, "totalTokens": 8}
-    hub.wait_for(lambda: "".join(d["v"] for t in of(hub, "node.token") for d in t["deltas"]) == "Hello there, world")
+    hub.wait_for(
+        lambda: "".join(d["v"] for t in of(hub, "node.token") for d in t["deltas"]) == "Hello there, world"
+    )
 
 
 @pytest.mark.parametrize("path", ["sync", "async"])
-async def test_before_inject_on_a_stream_yields_one_injected_chunk(hub: FakeHub, client: graphmind.Client, path: str) -> None:
+async def test_before_inject_on_a_stream_yields_one_injected_chunk(
+    hub: FakeHub, client: graphmind.Client, path: str
+) -> None:
     llm = gate_llm(ScriptedFunctionCallingLLM(["never"]), session=client)
     hub.set_debug(breakpoints=[("llm:step", "before")])
     hub.auto_answer("inject", {"content": None, "tool_calls": [tool_call("search", "call_s", query="q")]})
@@ -196,7 +217,9 @@ async def test_after_inject_replaces_a_buffered_stream(hub: FakeHub, client: gra
     assert hub.next_paused()["output"] == {"content": "the real reply"}
 
 
-async def test_abort_at_the_llm_raises_and_later_calls_of_the_run_raise_at_once(hub: FakeHub, client: graphmind.Client) -> None:
+async def test_abort_at_the_llm_raises_and_later_calls_of_the_run_raise_at_once(
+    hub: FakeHub, client: graphmind.Client
+) -> None:
     llm = gate_llm(ScriptedFunctionCallingLLM(["a", "b"]), session=client)
     search = gate_tools(make_search([]), session=client)
     hub.set_debug(breakpoints=[("llm:step", "before")])
