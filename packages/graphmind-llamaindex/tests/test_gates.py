@@ -48,7 +48,7 @@ def test_gating_twice_wraps_once_and_ungate_restores_the_very_methods(client: gr
 
 
 def test_bad_arguments_get_a_clear_error(client: graphmind.Client) -> None:
-    with pytest.raises(TypeError, match="FunctionTool.from_defaults"):
+    with pytest.raises(TypeError, match=r"FunctionTool\.from_defaults"):
         gate_tools([lambda q: q], session=client)
     with pytest.raises(TypeError, match="LlamaIndex LLM"):
         gate_llm(object(), session=client)
@@ -200,10 +200,7 @@ async def test_before_inject_on_a_stream_yields_one_injected_chunk(
     llm = gate_llm(ScriptedFunctionCallingLLM(["never"]), session=client)
     hub.set_debug(breakpoints=[("llm:step", "before")])
     hub.auto_answer("inject", {"content": None, "tool_calls": [tool_call("search", "call_s", query="q")]})
-    if path == "sync":
-        chunks = list(llm.stream_chat(HI))
-    else:
-        chunks = [c async for c in await llm.astream_chat(HI)]
+    chunks = list(llm.stream_chat(HI)) if path == "sync" else [c async for c in await llm.astream_chat(HI)]
     assert len(chunks) == 1 and llm.calls == []
     assert llm.get_tool_calls_from_response(chunks[0])[0].tool_id == "call_s"
 
