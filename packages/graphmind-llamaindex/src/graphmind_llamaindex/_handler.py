@@ -25,7 +25,7 @@ from llama_index.core.instrumentation.events.llm import (
 )
 
 import graphmind
-from graphmind import NodeExecution, NodeSpec, RunContext
+from graphmind import NodeExecution, NodeSpec, RunAborted, RunContext
 
 from . import _links as links
 from ._describe import usage_of
@@ -107,7 +107,12 @@ class Observer:
             return
         try:
             self._spans[id_] = self._open(client, id_, role, bound_args, instance, parent)
-        except Exception as exc:  # RunAborted included: the dispatcher would swallow it anyway
+        except RunAborted:
+            # No node in an aborted run, but the span keeps its run: a gated call inside it
+            # finds the aborted run and raises (the dispatcher swallows whatever we raise here).
+            if parent is not None:
+                self._spans[id_] = _Link(parent.run, parent.node, workflow=parent.workflow)
+        except Exception as exc:
             self._fail_open("span_enter", exc)
 
     def _open(
