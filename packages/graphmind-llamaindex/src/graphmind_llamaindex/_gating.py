@@ -16,6 +16,7 @@ from llama_index.core.base.llms.base import BaseLLM
 from llama_index.core.tools.types import BaseTool
 
 import graphmind
+from graphmind.adapter import Engine, engine_for
 
 from ._hooks import LLM_HOOKS, TOOL_HOOKS, Hook
 
@@ -29,7 +30,7 @@ class _GateState:
     saved: dict[str, Any]  # attr -> what the instance __dict__ held before (or _MISSING)
 
 
-def _apply(client: graphmind.Client, obj: Any, hooks: tuple[Hook, ...]) -> None:
+def _apply(engine: Engine, obj: Any, hooks: tuple[Hook, ...]) -> None:
     if STATE_ATTR in obj.__dict__:
         return
     saved: dict[str, Any] = {}
@@ -38,7 +39,7 @@ def _apply(client: graphmind.Client, obj: Any, hooks: tuple[Hook, ...]) -> None:
         if original is None:
             continue
         saved[hook.attr] = obj.__dict__.get(hook.attr, _MISSING)
-        object.__setattr__(obj, hook.attr, hook.make(client, obj, original))
+        object.__setattr__(obj, hook.attr, hook.make(engine, obj, original))
     object.__setattr__(obj, STATE_ATTR, _GateState(saved))
 
 
@@ -89,11 +90,11 @@ def gate_tools(tools: T, session: graphmind.Client | None = None) -> T:
     it (after), retry a failed call (error) or abort the run. Disabled GraphMind: nothing changes.
     """
     items = _tool_list(tools, "gate_tools")
-    client = session or graphmind.get_client()
-    if not client.enabled:
+    engine = engine_for(session)
+    if not engine.enabled:
         return tools
     for tool in items:
-        _apply(client, tool, TOOL_HOOKS)
+        _apply(engine, tool, TOOL_HOOKS)
     return tools
 
 
@@ -111,9 +112,9 @@ def gate_llm(llm: T, session: graphmind.Client | None = None) -> T:
     (or LlamaIndex's own `{"message": {...}}`), turned into a `ChatResponse`.
     """
     target = _llm(llm, "gate_llm")
-    client = session or graphmind.get_client()
-    if client.enabled:
-        _apply(client, target, LLM_HOOKS)
+    engine = engine_for(session)
+    if engine.enabled:
+        _apply(engine, target, LLM_HOOKS)
     return llm
 
 

@@ -25,7 +25,7 @@ from llama_index.core.instrumentation.events.llm import (
 )
 
 import graphmind
-from graphmind import NodeExecution, NodeSpec, RunAborted, RunContext
+from graphmind.adapter import Engine, NodeExecution, NodeSpec, RunAborted, RunContext, engine_for
 
 from . import _links as links
 from ._describe import usage_of
@@ -70,15 +70,17 @@ class Observer:
         self._spans: dict[str, _Link] = {}
         self._llms: dict[str, _Link] = {}  # LLM spans whose node ends on an End event
 
-    def client(self) -> graphmind.Client:
-        return self._session or graphmind.get_client()
+    def engine(self) -> Engine:
+        return engine_for(
+            self._session
+        )  # per call without a session: `graphmind.configure` may replace the default
 
     def context_of_span(self, span_id: str | None) -> tuple[RunContext | None, str | None]:
         link = self._spans.get(span_id) if span_id is not None else None
         return (link.run, link.node) if link is not None else (None, None)
 
     def _fail_open(self, where: str, exc: BaseException) -> None:
-        self.client().warn(
+        self.engine().warn(
             f"[graphmind] the LlamaIndex handler failed in {where} ({type(exc).__name__}: {exc}); "
             "the call goes on unobserved (GRAPHMIND_DISABLED=1 turns GraphMind off)",
             key=f"li-{where}",
@@ -102,11 +104,11 @@ class Observer:
             if parent is not None:
                 self._spans[id_] = _Link(parent.run, parent.node, workflow=parent.workflow)
             return
-        client = self.client()
-        if not client.live:
+        engine = self.engine()
+        if not engine.live:
             return
         try:
-            self._spans[id_] = self._open(client, id_, role, bound_args, instance, parent)
+            self._spans[id_] = self._open(engine, id_, role, bound_args, instance, parent)
         except RunAborted:
             # No node in an aborted run, but the span keeps its run: a gated call inside it
             # finds the aborted run and raises (the dispatcher swallows whatever we raise here).
@@ -117,20 +119,20 @@ class Observer:
 
     def _open(
         self,
-        client: graphmind.Client,
+        engine: Engine,
         id_: str,
         role: Role,
         bound: inspect.BoundArguments,
         instance: Any,
         parent: _Link | None,
     ) -> _Link:
-        run = parent.run if parent is not None else client.current_run()
+        run = parent.run if parent is not None else engine.current_run()
         parent_node = parent.node if parent is not None else None
         if role.job == "agent" and run is None:  # a root agent or workflow is the run
-            return _Link(client.begin_run(role.name(instance, "run")), None, owns_run=True, workflow=instance)
+            return _Link(engine.begin_run(role.name(instance, "run")), None, owns_run=True, workflow=instance)
         if role.job == "llm":
             messages, kwargs = llm_messages(bound)
-            spec = llm_spec(llm_step(client, run, messages), instance, messages, kwargs, gated=False)
+            spec = llm_spec(llm_step(engine, run, messages), instance, messages, kwargs, gated=False)
         elif role.job == "tool":
             args, kwargs = tool_call_args(bound)
             spec = tool_spec(instance, args, kwargs, run, gated=False)
@@ -138,7 +140,7 @@ class Observer:
             spec = NodeSpec(
                 role.name(instance, method_of(id_)), role.kind, role.describe_input(bound), actions=OBSERVED
             )
-        ex = client.start_node(spec, run=run, parent_instance_id=parent_node)
+        ex = engine.start_node(spec, run=run, parent_instance_id=parent_node)
         workflow = instance if role.job == "agent" else (parent.workflow if parent is not None else None)
         link = _Link(
             ex.run, ex.instance_id, ex, role, llm=instance if role.job == "llm" else None, workflow=workflow
@@ -153,7 +155,7 @@ class Observer:
             return
         try:
             if link.owns_run and link.run is not None:
-                self.client().end_run(link.run)
+                self.engine().end_run(link.run)
                 links.forget(link.run.run_id)
             ex = link.ex
             if ex is None or ex.ended or link.role is None:
@@ -177,7 +179,7 @@ class Observer:
             if link.ex is not None and not link.ex.ended:
                 link.ex.fail(err or RuntimeError("span dropped"))
             if link.owns_run and link.run is not None:
-                self.client().end_run(link.run, err)
+                self.engine().end_run(link.run, err)
                 links.forget(link.run.run_id)
         except Exception as exc:
             self._fail_open("span_drop", exc)

@@ -9,7 +9,7 @@
 | `stream_chat` | BaseLLM            | same file, stream_chat_with_tools: `self.stream_chat(**chat_kwargs)`             |
 | `astream_chat`| BaseLLM            | same file, astream_chat_with_tools: `await self.astream_chat(**chat_kwargs)` (FunctionAgent._get_streaming_response) |
 
-Each row's `make(client, obj, original bound method)` returns the replacement; `versions` is the
+Each row's `make(engine, obj, original bound method)` returns the replacement; `versions` is the
 llama-index-core range in which that call site holds.
 """
 

@@ -17,7 +17,7 @@ from typing import Any
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse, MessageRole, TextBlock, ToolCallBlock
 from llama_index.core.tools.types import ToolOutput
 
-from ._core import parse_model_reply
+from graphmind.adapter import parse_model_reply
 
 _TOOL_OUTPUT_KEYS = frozenset({"content", "is_error", "raw_output"})
 

@@ -20,6 +20,7 @@ from llama_index_instrumentation.span import BaseSpan
 from pydantic import PrivateAttr
 
 import graphmind
+from graphmind.adapter import engine_for
 
 from . import _links as links
 from ._handler import Observer
@@ -130,8 +131,7 @@ def instrument_llamaindex(session: graphmind.Client | None = None) -> bool:
     Returns True when the handlers are installed (a second call does nothing); False when GraphMind
     is disabled, and then nothing is added.
     """
-    client = session or graphmind.get_client()
-    if not client.enabled:
+    if not engine_for(session).enabled:
         return False
     with _lock:
         if _installed:

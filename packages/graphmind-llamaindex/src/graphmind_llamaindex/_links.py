@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from llama_index_instrumentation.span import active_span_id
 
-from graphmind import NodeExecution, RunContext
+from graphmind.adapter import NodeExecution, RunContext
 
 
 @dataclass(eq=False, slots=True)

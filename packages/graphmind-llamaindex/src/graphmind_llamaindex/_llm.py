@@ -18,8 +18,7 @@ from typing import Any
 
 from llama_index.core.base.llms.types import ChatResponse
 
-import graphmind
-from graphmind import NodeExecution
+from graphmind.adapter import Engine, NodeExecution
 
 from . import _links as links
 from ._describe import chat_response_json, chunks_output, tool_calls_of, tool_roster, usage_of
@@ -41,19 +40,19 @@ def remember_reply(llm: Any, key: str, response: Any) -> None:
 
 
 def _start(
-    client: graphmind.Client, llm: Any, messages: Sequence[Any], kwargs: Mapping[str, Any]
+    engine: Engine, llm: Any, messages: Sequence[Any], kwargs: Mapping[str, Any]
 ) -> tuple[NodeExecution, str]:
     run, parent = links.current_context()
     if run is None:
-        run = client.current_run()
-    step = llm_step(client, run, messages)
-    ex = client.start_node(
+        run = engine.current_run()
+    step = llm_step(engine, run, messages)
+    ex = engine.start_node(
         llm_spec(step, llm, messages, kwargs, gated=True), run=run, parent_instance_id=parent
     )
     if step.first_step:
         roster = tool_roster(kwargs.get("tools"))
         if roster:
-            client.hint(roster, ex.parent_instance_id, run=ex.run)
+            engine.hint(roster, ex.parent_instance_id, run=ex.run)
     return ex, links.scope(run)
 
 
@@ -66,14 +65,14 @@ def _tee(ex: NodeExecution) -> Callable[[Any], None]:
     return on_item
 
 
-def gated_chat(client: graphmind.Client, llm: Any, orig: Callable[..., Any]) -> Callable[..., Any]:
+def gated_chat(engine: Engine, llm: Any, orig: Callable[..., Any]) -> Callable[..., Any]:
     convert = reply_converter(llm)
 
     @functools.wraps(orig)
     def chat(messages: Sequence[Any], **kwargs: Any) -> Any:
-        if not client.live or links.is_inside(llm):
+        if not engine.live or links.is_inside(llm):
             return orig(messages, **kwargs)
-        ex, key = _start(client, llm, messages, kwargs)
+        ex, key = _start(engine, llm, messages, kwargs)
         mark = links.Inside(llm, ex)
 
         def body() -> Any:
@@ -90,15 +89,15 @@ def gated_chat(client: graphmind.Client, llm: Any, orig: Callable[..., Any]) -> 
     return chat
 
 
-def gated_achat(client: graphmind.Client, llm: Any, orig: Callable[..., Any]) -> Callable[..., Any]:
+def gated_achat(engine: Engine, llm: Any, orig: Callable[..., Any]) -> Callable[..., Any]:
     convert = reply_converter(llm)
 
     @functools.wraps(orig)
     async def achat(messages: Sequence[Any], **kwargs: Any) -> Any:
-        if not client.live or links.is_inside(llm):
+        if not engine.live or links.is_inside(llm):
             return await orig(messages, **kwargs)
-        await client.await_attach_once()
-        ex, key = _start(client, llm, messages, kwargs)
+        await engine.await_attach()
+        ex, key = _start(engine, llm, messages, kwargs)
         mark = links.Inside(llm, ex)
 
         async def body() -> Any:
@@ -115,14 +114,14 @@ def gated_achat(client: graphmind.Client, llm: Any, orig: Callable[..., Any]) ->
     return achat
 
 
-def gated_stream_chat(client: graphmind.Client, llm: Any, orig: Callable[..., Any]) -> Callable[..., Any]:
+def gated_stream_chat(engine: Engine, llm: Any, orig: Callable[..., Any]) -> Callable[..., Any]:
     convert = reply_converter(llm)
 
     @functools.wraps(orig)
     def stream_chat(messages: Sequence[Any], **kwargs: Any) -> Any:
-        if not client.live or links.is_inside(llm):
+        if not engine.live or links.is_inside(llm):
             return orig(messages, **kwargs)
-        ex, key = _start(client, llm, messages, kwargs)
+        ex, key = _start(engine, llm, messages, kwargs)
         mark = links.Inside(llm, ex)
 
         def advance(it: Iterator[Any]) -> Any:
@@ -152,15 +151,15 @@ def gated_stream_chat(client: graphmind.Client, llm: Any, orig: Callable[..., An
     return stream_chat
 
 
-def gated_astream_chat(client: graphmind.Client, llm: Any, orig: Callable[..., Any]) -> Callable[..., Any]:
+def gated_astream_chat(engine: Engine, llm: Any, orig: Callable[..., Any]) -> Callable[..., Any]:
     convert = reply_converter(llm)
 
     @functools.wraps(orig)
     async def astream_chat(messages: Sequence[Any], **kwargs: Any) -> Any:
-        if not client.live or links.is_inside(llm):
+        if not engine.live or links.is_inside(llm):
             return await orig(messages, **kwargs)
-        await client.await_attach_once()
-        ex, key = _start(client, llm, messages, kwargs)
+        await engine.await_attach()
+        ex, key = _start(engine, llm, messages, kwargs)
         mark = links.Inside(llm, ex)
 
         async def opened() -> AsyncIterator[Any]:

@@ -15,8 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import graphmind
-from graphmind import NodeSpec, RunContext, StepIdentity
+from graphmind.adapter import Engine, NodeSpec, RunContext, StepIdentity
 
 from . import _links as links
 from ._describe import first_message_key, messages_input, tool_input
@@ -40,11 +39,11 @@ def model_name(llm: Any) -> str:
     return type(llm).__name__
 
 
-def llm_step(client: graphmind.Client, run: RunContext | None, messages: Sequence[Any]) -> StepIdentity:
+def llm_step(engine: Engine, run: RunContext | None, messages: Sequence[Any]) -> StepIdentity:
     key, length = first_message_key(messages), len(messages)
     if run is not None:
         return run.steps.next_step(key, length)
-    return client.next_llm_step(key, length)
+    return engine.next_llm_step(key, length)
 
 
 def llm_spec(

@@ -14,7 +14,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-import graphmind
+from graphmind.adapter import Engine, RunContext
 
 from . import _links as links
 from ._describe import tool_output_json
@@ -22,20 +22,20 @@ from ._inject import tool_output_converter
 from ._nodes import tool_spec
 
 
-def _context(client: graphmind.Client) -> tuple[graphmind.RunContext | None, str | None]:
+def _context(engine: Engine) -> tuple[RunContext | None, str | None]:
     run, parent = links.current_context()
-    return (run if run is not None else client.current_run()), parent
+    return (run if run is not None else engine.current_run()), parent
 
 
-def gated_call(client: graphmind.Client, tool: Any, orig: Callable[..., Any]) -> Callable[..., Any]:
+def gated_call(engine: Engine, tool: Any, orig: Callable[..., Any]) -> Callable[..., Any]:
     convert = tool_output_converter(tool)
 
     @functools.wraps(orig)
     def call(*args: Any, **kwargs: Any) -> Any:
-        if not client.live or links.is_inside(tool):
+        if not engine.live or links.is_inside(tool):
             return orig(*args, **kwargs)
-        run, parent = _context(client)
-        ex = client.start_node(
+        run, parent = _context(engine)
+        ex = engine.start_node(
             tool_spec(tool, args, kwargs, run, gated=True), run=run, parent_instance_id=parent
         )
         mark = links.Inside(tool, ex)
@@ -52,15 +52,15 @@ def gated_call(client: graphmind.Client, tool: Any, orig: Callable[..., Any]) ->
     return call
 
 
-def gated_acall(client: graphmind.Client, tool: Any, orig: Callable[..., Any]) -> Callable[..., Any]:
+def gated_acall(engine: Engine, tool: Any, orig: Callable[..., Any]) -> Callable[..., Any]:
     convert = tool_output_converter(tool)
 
     @functools.wraps(orig)
     async def acall(*args: Any, **kwargs: Any) -> Any:
-        if not client.live or links.is_inside(tool):
+        if not engine.live or links.is_inside(tool):
             return await orig(*args, **kwargs)
-        run, parent = _context(client)
-        ex = await client.astart_node(
+        run, parent = _context(engine)
+        ex = await engine.astart_node(
             tool_spec(tool, args, kwargs, run, gated=True), run=run, parent_instance_id=parent
         )
         mark = links.Inside(tool, ex)
