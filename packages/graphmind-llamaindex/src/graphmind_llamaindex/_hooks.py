@@ -33,13 +33,13 @@ class Hook:
 
 
 TOOL_HOOKS: tuple[Hook, ...] = (
-    Hook("call", gated_call, ">=0.13,<0.15"),
-    Hook("acall", gated_acall, ">=0.13,<0.15"),
+    Hook("call", gated_call, ">=0.14.5,<0.15"),
+    Hook("acall", gated_acall, ">=0.14.5,<0.15"),
 )
 
 LLM_HOOKS: tuple[Hook, ...] = (
-    Hook("chat", gated_chat, ">=0.13,<0.15"),
-    Hook("achat", gated_achat, ">=0.13,<0.15"),
-    Hook("stream_chat", gated_stream_chat, ">=0.13,<0.15"),
-    Hook("astream_chat", gated_astream_chat, ">=0.13,<0.15"),
+    Hook("chat", gated_chat, ">=0.14.5,<0.15"),
+    Hook("achat", gated_achat, ">=0.14.5,<0.15"),
+    Hook("stream_chat", gated_stream_chat, ">=0.14.5,<0.15"),
+    Hook("astream_chat", gated_astream_chat, ">=0.14.5,<0.15"),
 )
