@@ -174,7 +174,7 @@ def test_a_handler_failure_warns_and_the_call_goes_on(
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise ValueError("boom")
 
-    monkeypatch.setattr(_handler, "llm_spec", broken)
+    monkeypatch.setattr(_handler, "llm_node", broken)
     llm = ScriptedFunctionCallingLLM(["fine"])
     assert llm.chat([ChatMessage(role="user", content="hi")]).message.content == "fine"
     assert "the LlamaIndex handler failed in span_enter" in caplog.text

@@ -23,16 +23,22 @@ _TEXT_LIMIT = 2000
 def message_json(message: Any) -> dict[str, Any]:
     if not isinstance(message, ChatMessage):
         return {"role": "user", "content": str(message)}
-    out: dict[str, Any] = {
-        "role": str(getattr(message.role, "value", message.role)),
-        "content": message.content,
-    }
-    calls = tool_calls_of(message)
-    if calls:
-        out["tool_calls"] = calls
-    call_id = message.additional_kwargs.get("tool_call_id")
-    if call_id:
-        out["tool_call_id"] = call_id
+    blocks = message.blocks
+    if len(blocks) == 1 and type(blocks[0]) is TextBlock:  # the common case, without `content`'s join
+        out: dict[str, Any] = {
+            "role": str(getattr(message.role, "value", message.role)),
+            "content": blocks[0].text,
+        }
+    else:
+        out = {"role": str(getattr(message.role, "value", message.role)), "content": message.content}
+        calls = tool_calls_of(message)
+        if calls:
+            out["tool_calls"] = calls
+    extra = message.additional_kwargs
+    if extra:
+        call_id = extra.get("tool_call_id")
+        if call_id:
+            out["tool_call_id"] = call_id
     return out
 
 
@@ -42,16 +48,6 @@ def messages_input(messages: Sequence[Any], kwargs: Mapping[str, Any] | None = N
     if names:
         described["tools"] = names
     return described
-
-
-def first_message_key(messages: Sequence[Any]) -> str:
-    """A stable text for the prompt's first message (groups model steps into invocations)."""
-    if not messages:
-        return ""
-    first = messages[0]
-    if isinstance(first, ChatMessage):
-        return f"{getattr(first.role, 'value', first.role)}:{(first.content or '')[:_TEXT_LIMIT]}"
-    return str(first)[:_TEXT_LIMIT]
 
 
 def tool_calls_of(message: ChatMessage) -> list[dict[str, Any]]:

@@ -30,7 +30,7 @@ from graphmind.adapter import Engine, NodeExecution, NodeSpec, RunAborted, RunCo
 from . import _links as links
 from ._describe import usage_of
 from ._llm import remember_reply
-from ._nodes import OBSERVED, llm_spec, llm_step, tool_spec
+from ._nodes import OBSERVED, llm_node, tool_spec
 from ._roles import Role, llm_messages, method_of, role_of, tool_call_args
 
 
@@ -87,8 +87,15 @@ class Observer:
         )
 
     # ---- spans ----------------------------------------------------------------------------------
+    # The dispatcher calls these with keywords (Dispatcher.span_enter / span_exit / span_drop).
     def span_enter(
-        self, id_: str, bound_args: inspect.BoundArguments, instance: Any, parent_id: str | None
+        self,
+        id_: str,
+        bound_args: inspect.BoundArguments,
+        instance: Any = None,
+        parent_id: str | None = None,
+        tags: Any = None,
+        **kwargs: Any,
     ) -> None:
         parent = self._spans.get(parent_id) if parent_id is not None else None
         mark = links.inside.get()
@@ -132,7 +139,7 @@ class Observer:
             return _Link(engine.begin_run(role.name(instance, "run")), None, owns_run=True, workflow=instance)
         if role.job == "llm":
             messages, kwargs = llm_messages(bound)
-            spec = llm_spec(llm_step(engine, run, messages), instance, messages, kwargs, gated=False)
+            spec, _ = llm_node(engine, run, instance, messages, kwargs, gated=False)
         elif role.job == "tool":
             args, kwargs = tool_call_args(bound)
             spec = tool_spec(instance, args, kwargs, run, gated=False)
@@ -149,7 +156,9 @@ class Observer:
             self._llms[id_] = link
         return link
 
-    def span_exit(self, id_: str, result: Any) -> None:
+    def span_exit(
+        self, id_: str, bound_args: Any = None, instance: Any = None, result: Any = None, **kwargs: Any
+    ) -> None:
         link = self._spans.pop(id_, None)
         if link is None:
             return
@@ -170,7 +179,14 @@ class Observer:
         except Exception as exc:
             self._fail_open("span_exit", exc)
 
-    def span_drop(self, id_: str, err: BaseException | None) -> None:
+    def span_drop(
+        self,
+        id_: str,
+        bound_args: Any = None,
+        instance: Any = None,
+        err: BaseException | None = None,
+        **kwargs: Any,
+    ) -> None:
         link = self._spans.pop(id_, None)
         self._llms.pop(id_, None)
         if link is None:
@@ -196,7 +212,13 @@ class Observer:
         )
         ex.finish(link.role.describe_output(response) if link.role else response, usage=usage_of(response))
 
-    def on_event(self, event: Any) -> None:
+    def handle(self, event: Any, **kwargs: Any) -> None:
+        try:
+            self._on_event(event)
+        except Exception as exc:
+            self._fail_open("event", exc)
+
+    def _on_event(self, event: Any) -> None:
         kind = type(event)
         if kind is LLMChatInProgressEvent or kind is LLMCompletionInProgressEvent:
             link = self._llms.get(event.span_id) if event.span_id else None

@@ -16,20 +16,25 @@ import functools
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from llama_index.core.base.llms.types import ChatResponse
+from llama_index.core.base.llms.types import ChatResponse, ToolCallBlock
 
 from graphmind.adapter import Engine, NodeExecution
 
 from . import _links as links
 from ._describe import chat_response_json, chunks_output, tool_calls_of, tool_roster, usage_of
 from ._inject import reply_converter
-from ._nodes import llm_spec, llm_step
+from ._nodes import llm_node
 
 
 def remember_reply(llm: Any, key: str, response: Any) -> None:
     """The tool calls a reply asks for, read the way the agent will read them."""
     if not isinstance(response, ChatResponse):
         return
+    message = response.message
+    if "tool_calls" not in message.additional_kwargs and not any(
+        isinstance(b, ToolCallBlock) for b in message.blocks
+    ):
+        return  # no tool call in either place an LLM class keeps them: nothing for a tool node to claim
     calls: list[Any] = []
     reader = getattr(llm, "get_tool_calls_from_response", None)
     try:
@@ -45,10 +50,8 @@ def _start(
     run, parent = links.current_context()
     if run is None:
         run = engine.current_run()
-    step = llm_step(engine, run, messages)
-    ex = engine.start_node(
-        llm_spec(step, llm, messages, kwargs, gated=True), run=run, parent_instance_id=parent
-    )
+    spec, step = llm_node(engine, run, llm, messages, kwargs, gated=True)
+    ex = engine.start_node(spec, run=run, parent_instance_id=parent)
     if step.first_step:
         roster = tool_roster(kwargs.get("tools"))
         if roster:

@@ -18,7 +18,7 @@ from typing import Any
 from graphmind.adapter import Engine, NodeSpec, RunContext, StepIdentity
 
 from . import _links as links
-from ._describe import first_message_key, messages_input, tool_input
+from ._describe import messages_input, tool_input
 
 # What the before gate offers for a node the handler only observes: it never holds (the
 # dispatcher swallows every handler exception, so nothing raised there could abort the call).
@@ -26,38 +26,42 @@ OBSERVED = ("continue",)
 
 
 def model_name(llm: Any) -> str:
-    try:
-        name = llm.metadata.model_name
-    except Exception:
-        name = None
-    if isinstance(name, str) and name and name != "unknown":
-        return name
+    # The provider classes keep the model in a field (OpenAI.model, Anthropic.model); `metadata`
+    # is a property that builds an LLMMetadata on every read, so it is only the fallback.
     for key in ("model", "model_name"):
         value = getattr(llm, key, None)
         if isinstance(value, str) and value:
             return value
-    return type(llm).__name__
+    try:
+        name = llm.metadata.model_name
+    except Exception:
+        name = None
+    return name if isinstance(name, str) and name and name != "unknown" else type(llm).__name__
 
 
-def llm_step(engine: Engine, run: RunContext | None, messages: Sequence[Any]) -> StepIdentity:
-    key, length = first_message_key(messages), len(messages)
-    if run is not None:
-        return run.steps.next_step(key, length)
-    return engine.next_llm_step(key, length)
-
-
-def llm_spec(
-    step: StepIdentity, llm: Any, messages: Sequence[Any], kwargs: Mapping[str, Any], gated: bool
-) -> NodeSpec:
-    return NodeSpec(
+def llm_node(
+    engine: Engine,
+    run: RunContext | None,
+    llm: Any,
+    messages: Sequence[Any],
+    kwargs: Mapping[str, Any],
+    gated: bool,
+) -> tuple[NodeSpec, StepIdentity]:
+    """The `llm:step` node of one call: its step identity (core's invocation grouping) and spec."""
+    described = messages_input(messages, kwargs)
+    shown = described["messages"]
+    key = f"{shown[0]['role']}:{(shown[0]['content'] or '')[:2000]}" if shown else ""
+    step = run.steps.next_step(key, len(shown)) if run is not None else engine.next_llm_step(key, len(shown))
+    spec = NodeSpec(
         name="step",
         kind="llm",
-        input=messages_input(messages, kwargs),
+        input=described,
         node_id="llm:step",
         instance_id=step.instance_id,
         attrs={"model": model_name(llm)},
         actions=None if gated else OBSERVED,
     )
+    return spec, step
 
 
 def tool_name(tool: Any) -> str:
