@@ -19,12 +19,17 @@ def test_a_string_is_the_reply_text() -> None:
 @pytest.mark.parametrize("encode", [False, True], ids=["object", "json-text"])
 def test_tool_calls_take_arguments_or_args_as_an_object_or_json_text(key: str, encode: bool) -> None:
     args = {"to": "CAI", "days": 3}
-    value = {"content": None, "tool_calls": [{"id": "call_1", "name": "search", key: json.dumps(args) if encode else args}]}
+    value = {
+        "content": None,
+        "tool_calls": [{"id": "call_1", "name": "search", key: json.dumps(args) if encode else args}],
+    }
     assert parse_model_reply(value) == ModelReply(None, [ToolCallReply("call_1", "search", args)])
 
 
 def test_a_tool_call_without_an_id_gets_a_generated_call_id() -> None:
-    first, second = parse_model_reply({"tool_calls": [{"name": "a"}, {"name": "b", "arguments": "{}"}]}).tool_calls
+    first, second = parse_model_reply(
+        {"tool_calls": [{"name": "a"}, {"name": "b", "arguments": "{}"}]}
+    ).tool_calls
     assert first.id.startswith("call_") and second.id.startswith("call_") and first.id != second.id
     assert first.arguments == {} and second.arguments == {}
 
@@ -36,7 +41,10 @@ def test_openai_own_tool_call_shape_and_an_assistant_role_are_read_too() -> None
         "tool_calls": [{"id": "c9", "type": "function", "function": {"name": "f", "arguments": '{"x": 1}'}}],
     }
     assert parse_model_reply(value) == ModelReply("looking", [ToolCallReply("c9", "f", {"x": 1})])
-    assert parse_model_reply(value).to_json() == {"content": "looking", "tool_calls": [{"id": "c9", "name": "f", "arguments": {"x": 1}}]}
+    assert parse_model_reply(value).to_json() == {
+        "content": "looking",
+        "tool_calls": [{"id": "c9", "name": "f", "arguments": {"x": 1}}],
+    }
 
 
 @pytest.mark.parametrize(
@@ -86,7 +94,9 @@ def test_the_engine_drives_nodes_runs_steps_and_hints(hub: FakeHub, client: grap
     step = engine.next_llm_step("system: be brief", 1)
     assert step.first_step
     engine.hint([{"nodeId": "tool:search", "kind": "tool", "name": "search"}], run=run)
-    ex = engine.start_node(NodeSpec("step", "llm", {"q": 1}, node_id="llm:step", instance_id=step.instance_id), run=run)
+    ex = engine.start_node(
+        NodeSpec("step", "llm", {"q": 1}, node_id="llm:step", instance_id=step.instance_id), run=run
+    )
     ex.finish({"content": "ok"})
     engine.end_run(run)
     assert engine.new_instance_id() != engine.new_instance_id()
@@ -109,5 +119,7 @@ async def test_the_async_engine_executes_a_node(hub: FakeHub, client: graphmind.
 
     hub.set_debug(breakpoints=[("llm:step", "before")])
     hub.auto_answer("inject", "from the debugger")
-    result = await engine.aexecute(NodeSpec("step", "llm", node_id="llm:step"), call, from_injected=parse_model_reply)
+    result = await engine.aexecute(
+        NodeSpec("step", "llm", node_id="llm:step"), call, from_injected=parse_model_reply
+    )
     assert result == ModelReply("from the debugger", [])

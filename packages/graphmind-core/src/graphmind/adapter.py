@@ -162,7 +162,11 @@ class Engine:
         return self._client.next_llm_step(first_message_key, prompt_length)
 
     def hint(
-        self, tools: list[dict[str, Any]], parent_instance_id: str | None = None, *, run: RunContext | None = None
+        self,
+        tools: list[dict[str, Any]],
+        parent_instance_id: str | None = None,
+        *,
+        run: RunContext | None = None,
     ) -> None:
         """`graph.hint`: nodes that may run (a model's tool roster), drawn grey until they do."""
         self._client.hint(tools, parent_instance_id, run=run)

@@ -11,6 +11,7 @@ generate they pass through and, when no handler streams tokens, tee them into th
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
@@ -159,8 +160,11 @@ def gated_astream(client: Engine, model: Any, orig: Callable[..., Any], token: s
         def open_stream() -> AsyncIterator[ChatGenerationChunk]:
             return orig(messages, stop=stop, run_manager=run_manager, **kwargs).__aiter__()
 
-        async for chunk in ex.stream_async(open_stream, advance=step, on_item=tee, describe=describe_chunks,
-                                           from_injected=to_chunk):
-            yield chunk
+        # aclosing: when this generator is closed early (the app's aclose, or the loop finalizing
+        # it), the node's stream is closed at once too and finishes cutShort.
+        async with contextlib.aclosing(ex.stream_async(open_stream, advance=step, on_item=tee,
+                                                       describe=describe_chunks, from_injected=to_chunk)) as chunks:
+            async for chunk in chunks:
+                yield chunk
 
     return _astream
