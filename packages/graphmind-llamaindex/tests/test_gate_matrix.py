@@ -17,9 +17,9 @@ from graphmind_llamaindex import (
     gate_llm,
     gate_tools,
     instrument_llamaindex,
-    uninstrument_llamaindex,
     ungate_llm,
     ungate_tools,
+    uninstrument_llamaindex,
 )
 from graphmind_llamaindex.testing import ScriptedFunctionCallingLLM
 
