@@ -178,3 +178,34 @@ def test_a_handler_failure_warns_and_the_call_goes_on(
     llm = ScriptedFunctionCallingLLM(["fine"])
     assert llm.chat([ChatMessage(role="user", content="hi")]).message.content == "fine"
     assert "the LlamaIndex handler failed in span_enter" in caplog.text
+
+
+def test_an_observed_stream_dropped_early_ends_its_node_cut_short(
+    hub: FakeHub, client: graphmind.Client
+) -> None:
+    import gc
+
+    instrument_llamaindex(client)
+    llm = ScriptedFunctionCallingLLM(["one two three four five"], chunk_size=4)
+    stream = llm.stream_chat([ChatMessage(role="user", content="hi")])
+    first = next(stream)
+    assert first.delta == "one "
+    stream.close()
+    del stream
+    gc.collect()
+    finished = hub.wait_event(lambda e: e["type"] == "node.finished" and e["nodeId"] == "llm:step")
+    assert finished["cutShort"] is True and finished["output"] == {"content": "one "}
+
+
+def test_an_observed_stream_never_read_ends_cut_short_when_dropped(
+    hub: FakeHub, client: graphmind.Client
+) -> None:
+    import gc
+
+    instrument_llamaindex(client)
+    llm = ScriptedFunctionCallingLLM(["never read"])
+    stream = llm.stream_chat([ChatMessage(role="user", content="hi")])
+    del stream
+    gc.collect()
+    finished = hub.wait_event(lambda e: e["type"] == "node.finished" and e["nodeId"] == "llm:step")
+    assert finished["cutShort"] is True

@@ -13,7 +13,9 @@ A streamed LLM call's span ends when the generator is returned; its node ends on
 
 from __future__ import annotations
 
+import asyncio
 import inspect
+import weakref
 from typing import Any
 
 from llama_index.core.instrumentation.events.exception import ExceptionEvent
@@ -37,7 +39,7 @@ from ._roles import Role, llm_messages, method_of, role_of, tool_call_args
 class _Link:
     """What the handler knows of one open span: its run, the node its children hang under, its own node."""
 
-    __slots__ = ("ex", "llm", "node", "owns_run", "role", "run", "workflow")
+    __slots__ = ("ex", "last", "llm", "node", "owns_run", "role", "run", "workflow")
 
     def __init__(
         self,
@@ -56,6 +58,7 @@ class _Link:
         self.owns_run = owns_run
         self.llm = llm
         self.workflow = workflow  # the workflow whose run this span is inside (its steps are plain functions)
+        self.last: Any = None  # a streamed LLM call's latest chunk (the reply so far)
 
 
 def _step_owner(workflow: Any, method: str) -> Any:
@@ -171,7 +174,10 @@ class Observer:
                 return
             if link.role.job == "llm":
                 if inspect.isgenerator(result) or inspect.isasyncgen(result):
-                    return  # ends on LLMChatEndEvent / LLMCompletionEndEvent
+                    # Ends on LLMChatEndEvent / LLMCompletionEndEvent, which only come when the
+                    # stream is read to the end; a stream the app drops ends cut short instead.
+                    weakref.finalize(result, self._abandoned, id_)
+                    return
                 self._llms.pop(id_, None)
                 self._finish_llm(link, result)
                 return
@@ -212,6 +218,20 @@ class Observer:
         )
         ex.finish(link.role.describe_output(response) if link.role else response, usage=usage_of(response))
 
+    def _abandoned(self, span_id: str) -> None:
+        link = self._llms.pop(span_id, None)
+        if link is None or link.ex is None or link.ex.ended:
+            return
+        try:
+            output = (
+                link.role.describe_output(link.last)
+                if link.role is not None and link.last is not None
+                else None
+            )
+            link.ex.finish(output, usage=usage_of(link.last), cut_short=True)
+        except Exception as exc:
+            self._fail_open("stream end", exc)
+
     def handle(self, event: Any, **kwargs: Any) -> None:
         try:
             self._on_event(event)
@@ -223,13 +243,20 @@ class Observer:
         if kind is LLMChatInProgressEvent or kind is LLMCompletionInProgressEvent:
             link = self._llms.get(event.span_id) if event.span_id else None
             delta = getattr(event.response, "delta", None)
-            if link is not None and link.ex is not None and isinstance(delta, str) and delta:
-                link.ex.token(delta)
+            if link is not None and link.ex is not None:
+                link.last = event.response
+                if isinstance(delta, str) and delta:
+                    link.ex.token(delta)
         elif kind is LLMChatEndEvent or kind is LLMCompletionEndEvent:
             link = self._llms.pop(event.span_id, None) if event.span_id else None
             if link is not None:
                 self._finish_llm(link, event.response)
         elif kind is ExceptionEvent:
+            if isinstance(event.exception, (GeneratorExit, asyncio.CancelledError)):
+                # The app closed the stream early (llm_chat_callback's wrapped_gen reports the
+                # GeneratorExit as an exception): the call did not fail, it was cut short.
+                self._abandoned(event.span_id or "")
+                return
             link = self._llms.pop(event.span_id, None) if event.span_id else None
             if link is not None and link.ex is not None and not link.ex.ended:
                 link.ex.fail(event.exception)
