@@ -74,9 +74,8 @@ class Observer:
         self._llms: dict[str, _Link] = {}  # LLM spans whose node ends on an End event
 
     def engine(self) -> Engine:
-        return engine_for(
-            self._session
-        )  # per call without a session: `graphmind.configure` may replace the default
+        # Looked up per call without a session: `graphmind.configure` may replace the default client.
+        return engine_for(self._session)
 
     def context_of_span(self, span_id: str | None) -> tuple[RunContext | None, str | None]:
         link = self._spans.get(span_id) if span_id is not None else None
