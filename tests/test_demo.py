@@ -63,3 +63,36 @@ def test_a_wrong_flag_is_one_line_pointing_at_the_demos_help(tmp_path: Path) -> 
     assert result.stderr.strip().splitlines() == [
         "graphmind: unrecognized arguments: --bogus (see graphmind demo --help)"
     ]
+
+
+def test_two_scenarios_at_once_is_one_line_pointing_at_the_demos_help() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "graphmind_server", "demo", "--error", "--loop"], capture_output=True, text=True, timeout=30
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "graphmind: argument --loop: not allowed with argument --error (see graphmind demo --help)"
+    ]
+
+
+@pytest.mark.parametrize("mode", [("--headless",), ("--no-browser",)])
+def test_without_the_demo_extra_every_mode_is_the_same_one_line(tmp_path: Path, mode: tuple[str, ...]) -> None:
+    # Shadow the extra's packages with ones that fail to import, as on an install without [demo]
+    # (PYTHONPATH comes before site-packages and the workspace's .pth entries).
+    for name in ("openai", "graphmind_openai"):
+        (tmp_path / "shadow" / name).mkdir(parents=True)
+        (tmp_path / "shadow" / name / "__init__.py").write_text(f"raise ImportError('No module named {name}')\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMIND")}
+    env["PYTHONPATH"] = str(tmp_path / "shadow")
+    result = subprocess.run(
+        [sys.executable, "-m", "graphmind_server", "demo", *mode, "--port", "0", "--db", str(tmp_path / "d.db")],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=env,
+    )
+    assert result.returncode == 2, result
+    assert result.stdout == ""
+    assert result.stderr.strip().splitlines() == [
+        "graphmind: graphmind demo needs the OpenAI adapter: pip install 'graphmind-server[demo]'"
+    ]
