@@ -89,8 +89,9 @@ NEEDS_EXTRA = "graphmind demo needs the OpenAI adapter: pip install 'graphmind-s
 def _require_demo_extra() -> None:
     """Checked before anything starts (a hub, a thread), so every mode fails with the same one line."""
     try:
-        import graphmind_openai.testing  # noqa: F401
         import openai  # noqa: F401
+
+        import graphmind_openai.testing  # noqa: F401
     except ImportError as exc:
         raise DemoError(NEEDS_EXTRA) from exc
 
