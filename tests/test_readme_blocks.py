@@ -16,6 +16,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -70,11 +71,36 @@ def _example(schema: dict[str, Any]) -> Any:
 
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
-    with HubProcess(
-        tmp_path_factory.mktemp("readme") / "hub.db", env={"GRAPHMIND_PAUSE_ON_ERROR": "off"}
-    ) as h:
+    with HubProcess(tmp_path_factory.mktemp("readme") / "hub.db") as h:
         yield h
     assert "Traceback" not in h.stderr, h.stderr
+
+
+class GateAnswerer(threading.Thread):
+    """The person at the viewer: a block that holds (a breakpoint in code, an error caught by the
+    block under the hub's default pause-on-error) is answered `continue`, as a reader would."""
+
+    def __init__(self, hub: HubProcess) -> None:
+        super().__init__(name="readme-gate-answerer", daemon=True)
+        self.hub = hub
+        self.answered: list[dict[str, Any]] = []
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.wait(0.05):
+            status, body = self.hub.api("GET", "/api/gates")
+            for gate in body.get("gates", []) if status == 200 else []:
+                if self.hub.api("POST", f"/api/gates/{gate['gateId']}", {"action": "continue"})[0] == 200:
+                    self.answered.append(gate)
+
+
+@pytest.fixture
+def answerer(hub: HubProcess) -> Iterator[GateAnswerer]:
+    thread = GateAnswerer(hub)
+    thread.start()
+    yield thread
+    thread.done.set()
+    thread.join(5)
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +127,7 @@ def settled_runs(hub: HubProcess, ids: set[str], timeout: float = 10.0) -> dict[
 
 @pytest.mark.parametrize("code", python_blocks())
 def test_the_block_runs_as_printed_and_its_run_is_finished(
-    code: str, hub: HubProcess, model: FakeOpenAI, tmp_path: Path
+    code: str, hub: HubProcess, model: FakeOpenAI, answerer: GateAnswerer, tmp_path: Path
 ) -> None:
     skip = SKIP.search(code)
     if skip is not None:
