@@ -37,7 +37,7 @@ def _tool_name(fn: Any) -> str:
 class _ArgDescriber:
     """Turns (args, kwargs) into the input dict, binding positional arguments to their names."""
 
-    __slots__ = ("_names", "_signature", "_simple")
+    __slots__ = ("_names", "_signature", "_simple", "defaults")
 
     def __init__(self, fn: Callable[..., Any]) -> None:
         try:
@@ -47,6 +47,12 @@ class _ArgDescriber:
         params = list(self._signature.parameters.values()) if self._signature else []
         self._simple = all(p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) for p in params)
         self._names = [p.name for p in params if p.kind == p.POSITIONAL_OR_KEYWORD]
+        # What a hold_if condition sees besides the arguments passed: the defaults of the others.
+        self.defaults = {
+            p.name: p.default
+            for p in params
+            if p.default is not p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+        }
 
     def __call__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         if not args:
@@ -79,6 +85,11 @@ def gate_callable(client: Client, fn: F, name: str, kind: str = "tool", holds: C
     node_id = f"{kind}:{name}"
     gates = holds.gates if holds is not None else frozenset()
     hold_if = holds.hold_if if holds is not None else None
+    if hold_if is not None and describe.defaults:
+        condition, defaults = hold_if, describe.defaults
+
+        def hold_if(**arguments: Any) -> Any:  # the bound arguments, defaults applied
+            return condition(**{**defaults, **arguments})
 
     if inspect.iscoroutinefunction(fn):
 
