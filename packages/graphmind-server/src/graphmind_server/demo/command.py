@@ -76,11 +76,9 @@ class GateAnswerer(threading.Thread):
             self.join(2)
 
 
-def _configure_scenario(base: str, scenario: str) -> None:
-    debug: dict[str, Any] = {"mode": "run", "pauseOnError": "on" if scenario == "error" else "off", "breakpoints": []}
-    if scenario == "default":
-        debug["breakpoints"] = [{"nodeId": "tool:book", "gate": "before"}]
-    _api(base, "PUT", "/api/debug", debug)
+# Each scenario's hold, set in the agent's code for this run only (the loop scenario needs none: the
+# loop guard holds the third identical search while attached).
+SCENARIO_BREAKPOINTS = {"default": {"book": "before"}, "error": {"check_budget": "error"}, "loop": {}}
 
 
 NEEDS_EXTRA = "graphmind demo needs the OpenAI adapter: pip install 'graphmind-server[demo]'"
@@ -153,7 +151,6 @@ def _run(args: argparse.Namespace) -> int:
     else:
         print(f"Using the GraphMind hub already running on {base}")
     ingest = base.replace("http://", "ws://") + "/ingest"
-    _configure_scenario(base, args.scenario)
     answerer = GateAnswerer(base, args.hold) if args.headless else None
     loop = args.scenario == "loop"
     try:
@@ -171,7 +168,12 @@ def _run(args: argparse.Namespace) -> int:
                     _open_browser(base)
                 print(_what_to_do(args.scenario))
             run_id, answer = run_travel_agent(
-                openai_client, gm, tools, model=LIVE_MODEL if args.live else SCRIPTED_MODEL, run_name="travel-assistant"
+                openai_client,
+                gm,
+                tools,
+                model=LIVE_MODEL if args.live else SCRIPTED_MODEL,
+                run_name="travel-assistant",
+                breakpoints=SCENARIO_BREAKPOINTS[args.scenario],
             )
             gm.dispose()
             print(f"\nAgent: {answer}")
