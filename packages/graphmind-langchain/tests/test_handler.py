@@ -241,5 +241,5 @@ def test_a_langgraph_run_takes_the_graphs_name(hub: FakeHub, client: graphmind.C
         warnings.simplefilter("ignore")
         agent = create_react_agent(fake_model(responses=[AIMessage("done")]), [], name="support-agent")
     agent.invoke({"messages": [HumanMessage("hi")]}, config={"callbacks": [handler]})
-    hub.wait_event(lambda e: e["type"] == "run.finished" and e["runId"] == of(hub, "run.started")[-1]["runId"])
+    hub.wait_for(lambda: len(of(hub, "run.finished")) == 3, what="three runs finished")
     assert [r["name"] for r in of(hub, "run.started")] == ["order-bot", "ticket-42", "support-agent"]
