@@ -118,3 +118,28 @@ def test_the_inject_box_finds_the_last_output_of_a_run_that_is_not_open(
     assert agent.wait_pumping(page)
     assert agent.join().error is None
     assert page.evaluate("() => window.graphmindViewer.store.runId") == earlier
+
+
+def test_the_card_says_a_hold_came_from_code_or_a_condition(hub: Any, client: Any, make_page: Any) -> None:
+    page = make_page(hub.url)
+    page.goto(hub.url)
+    expect(page.locator("#conn")).to_have_text("live")
+    book = client.wrap(lambda flight: f"booked {flight}", name="book", breakpoint="before")
+    refund = client.wrap(
+        lambda amount: amount,
+        name="refund",
+        hold_if=lambda amount: amount > 100 and f"refund of {amount} is over 100",
+    )
+
+    def body() -> list[Any]:
+        with client.run("ticket-code"):
+            return [book("TP-544"), refund(30), refund(250)]
+
+    agent = AgentThread(body)
+    card = page.locator(".gate-card")
+    expect(card.locator(".gate-reason")).to_have_text("Breakpoint (set in code)")
+    card.get_by_role("button", name="Continue").click()
+    expect(card.locator(".gate-reason")).to_have_text("Condition: refund of 250 is over 100")
+    card.get_by_role("button", name="Continue").click()
+    assert agent.wait_pumping(page)
+    assert agent.join().result == ["booked TP-544", 30, 250]
