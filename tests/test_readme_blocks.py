@@ -1,8 +1,9 @@
 """Every Python block of README.md and of each package README runs as printed.
 
 Each block is a script of its own (it defines what it uses), run in a subprocess against a real hub
-process, with the OpenAI SDK pointed at `graphmind_openai.testing.FakeOpenAI` through
-`OPENAI_BASE_URL` (no network). The block must exit 0, and every run it made must be stored with
+process, with each SDK pointed at its fake provider through its own variable (`OPENAI_BASE_URL` ->
+`graphmind_openai.testing.FakeOpenAI`, `ANTHROPIC_BASE_URL` -> `graphmind_anthropic.testing.FakeAnthropic`;
+add a row to FAKE_PROVIDERS for a new one; no network). The block must exit 0, and every run it made must be stored with
 status `finished`. Blocks are discovered in `packages/*/README.md`, so a new package's README is
 covered the day it lands.
 
@@ -12,7 +13,10 @@ A block may opt out only with a marker line that says why, e.g.
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import importlib.util
+import json
 import os
 import re
 import subprocess
@@ -25,7 +29,6 @@ from typing import Any
 
 import pytest
 
-from graphmind_openai.testing import FakeOpenAI
 from graphmind_server.testing import HubProcess
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -56,25 +59,54 @@ def python_blocks() -> list[Any]:
 def docs_model_reply(body: dict[str, Any]) -> Any:
     """A model that uses its tools once, then answers: each block's agent loop ends in two steps.
 
-    The first request that offers tools gets a call of the first tool, with a string for every
-    required parameter of its JSON schema; a request that already carries a tool result, or offers
-    no tools, gets a plain answer.
+    The first request that offers tools gets a call of the first tool, with an example value for
+    every required parameter of its JSON schema; a request that already carries a tool result, or
+    offers no tools, gets a plain answer. It reads OpenAI chat, OpenAI Responses and Anthropic
+    request bodies, and answers in core's reply shape, which every fake provider takes.
     """
-    messages = body.get("messages") or []
     tools = body.get("tools") or []
-    answered = any(isinstance(m, dict) and m.get("role") == "tool" for m in messages)
-    if not tools or answered:
+    if not tools or _has_tool_result(body):
         return "Done: everything you asked for is booked."
-    function = tools[0].get("function") or tools[0]
-    schema = function.get("parameters") or {}
+    first = tools[0]
+    function = first.get("function") or first  # chat nests it; Responses and Anthropic do not
+    schema = function.get("parameters") or function.get("input_schema") or {}
     properties = schema.get("properties") or {}
     args = {name: _example(properties.get(name) or {}) for name in schema.get("required") or []}
-    return FakeOpenAI.tool_call(function["name"], args)
+    return {
+        "content": None,
+        "tool_calls": [{"id": None, "name": function["name"], "arguments": json.dumps(args)}],
+    }
+
+
+def _has_tool_result(body: dict[str, Any]) -> bool:
+    items = [
+        *(body.get("messages") or []),
+        *(body.get("input") if isinstance(body.get("input"), list) else []),
+    ]
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        if item.get("role") == "tool" or item.get("type") == "function_call_output":
+            return True
+        content = item.get("content")
+        if isinstance(content, list) and any(
+            isinstance(c, dict) and c.get("type") == "tool_result" for c in content
+        ):
+            return True
+    return False
 
 
 def _example(schema: dict[str, Any]) -> Any:
     kind = schema.get("type")
     return {"integer": 2, "number": 2.5, "boolean": True, "array": [], "object": {}}.get(kind, "CAI")
+
+
+# The fake providers a block's SDK is pointed at through its own environment variable (no network).
+# (module, class, base-URL variable, key variable): a package not installed is left out.
+FAKE_PROVIDERS = [
+    ("graphmind_openai.testing", "FakeOpenAI", "OPENAI_BASE_URL", "OPENAI_API_KEY"),
+    ("graphmind_anthropic.testing", "FakeAnthropic", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -112,9 +144,19 @@ def answerer(hub: HubProcess) -> Iterator[GateAnswerer]:
 
 
 @pytest.fixture(scope="module")
-def model() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI(default_reply=docs_model_reply) as fake:
-        yield fake
+def provider_env() -> Iterator[dict[str, str]]:
+    """Every installed fake provider, started, as the environment variables that point SDKs at it."""
+    env: dict[str, str] = {}
+    with contextlib.ExitStack() as stack:
+        for module, name, url_var, key_var in FAKE_PROVIDERS:
+            try:
+                fake_class = getattr(importlib.import_module(module), name)
+            except ImportError:
+                continue
+            fake = stack.enter_context(fake_class(default_reply=docs_model_reply))
+            env[url_var] = fake.base_url
+            env[key_var] = "test-key-not-used"
+        yield env
 
 
 def run_ids(hub: HubProcess) -> set[str]:
@@ -135,7 +177,7 @@ def settled_runs(hub: HubProcess, ids: set[str], timeout: float = 10.0) -> dict[
 
 @pytest.mark.parametrize("code", python_blocks())
 def test_the_block_runs_as_printed_and_its_run_is_finished(
-    code: str, hub: HubProcess, model: FakeOpenAI, answerer: GateAnswerer, tmp_path: Path
+    code: str, hub: HubProcess, provider_env: dict[str, str], answerer: GateAnswerer, tmp_path: Path
 ) -> None:
     skip = SKIP.search(code)
     if skip is not None:
@@ -144,10 +186,8 @@ def test_the_block_runs_as_printed_and_its_run_is_finished(
         pytest.skip(why)
     script = tmp_path / "block.py"
     script.write_text(code, encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GRAPHMIND", "OPENAI_"))}
-    env.update(
-        GRAPHMIND_URL=hub.ingest_url, OPENAI_BASE_URL=model.base_url, OPENAI_API_KEY="test-key-not-used"
-    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GRAPHMIND", "OPENAI_", "ANTHROPIC_"))}
+    env.update(provider_env, GRAPHMIND_URL=hub.ingest_url)
     before = run_ids(hub)
     result = subprocess.run(
         [sys.executable, str(script)],
