@@ -51,6 +51,8 @@ def client_breakpoints(option: Any) -> dict[str, frozenset[str]]:
     if isinstance(option, (str, Mapping)) or not isinstance(option, Iterable):
         option = [option]
     table: dict[str, set[str]] = {}
+    node_id: Any
+    gate: Any
     for entry in option:
         if isinstance(entry, str):
             node_id, gate = entry, BEFORE
