@@ -1,0 +1,179 @@
+"""What an `llm:step` node shows for a LiteLLM call: the request trimmed to what a person reads, the
+reply (text, tool calls, finish reason), the usage and the cost LiteLLM computed.
+
+Plain functions over LiteLLM's own types (`ModelResponse`, `ModelResponseStream`, `EmbeddingResponse`,
+`ResponsesAPIResponse`, `TextCompletionResponse`) read by attribute, so a field a provider leaves out
+is simply absent from the node. None of them raises on an odd shape: they fall back to less detail.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+# Positional parameters of the public functions (litellm/main.py `completion(model, messages, ...)`,
+# `embedding(model, input, ...)`, `text_completion(prompt, model, ...)`; litellm/responses/main.py
+# `responses(input, model, ...)`): a call that passes them by position is described the same.
+POSITIONAL = {
+    "chat": ("model", "messages"),
+    "embedding": ("model", "input"),
+    "text": ("prompt", "model"),
+    "responses": ("input", "model"),
+}
+
+
+def request_of(kind: str, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The call's arguments by name (positional ones named as the public function names them)."""
+    if not args:
+        return dict(kwargs)
+    named = dict(zip(POSITIONAL[kind], args))
+    named.update(kwargs)
+    return named
+
+
+def _get(obj: Any, name: str) -> Any:
+    if isinstance(obj, Mapping):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def _text(content: Any) -> Any:
+    """A message's content: a string as is; a list of parts as their text (an image as a marker)."""
+    if isinstance(content, str) or content is None:
+        return content
+    if isinstance(content, Sequence):
+        parts = []
+        for part in content:
+            kind = _get(part, "type")
+            if kind == "text":
+                parts.append(_get(part, "text") or "")
+            elif kind is not None:
+                parts.append(f"[{kind}]")
+        return "".join(parts)
+    return str(content)
+
+
+def tool_call(call: Any) -> dict[str, Any]:
+    function = _get(call, "function")
+    return {"id": _get(call, "id"), "name": _get(function, "name"), "arguments": _get(function, "arguments")}
+
+
+def message(msg: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": _get(msg, "role"), "content": _text(_get(msg, "content"))}
+    calls = _get(msg, "tool_calls")
+    if calls:
+        out["tool_calls"] = [tool_call(c) for c in calls]
+    for key in ("tool_call_id", "name"):
+        value = _get(msg, key)
+        if value:
+            out[key] = value
+    return out
+
+
+def tool_names(tools: Any) -> list[str]:
+    names: list[str] = []
+    if isinstance(tools, Sequence) and not isinstance(tools, str):
+        for tool in tools:
+            name = _get(_get(tool, "function"), "name") or _get(tool, "name")
+            if isinstance(name, str):
+                names.append(name)
+    return names
+
+
+def describe_request(kind: str, request: Mapping[str, Any]) -> tuple[dict[str, Any], str, int]:
+    """(node input, first-message key, prompt length) for the step identity (graphmind.StepTracker)."""
+    model = request.get("model")
+    if kind == "chat":
+        raw = request.get("messages") or []
+        trimmed = [message(m) for m in raw] if isinstance(raw, Sequence) else []
+    elif kind == "text":
+        trimmed = [{"role": "user", "content": _text(request.get("prompt"))}]
+    elif kind == "responses":
+        raw = request.get("input")
+        if isinstance(raw, str):
+            trimmed = [{"role": "user", "content": raw}]
+        elif isinstance(raw, Sequence):
+            trimmed = [message(m) if _get(m, "role") else {"type": _get(m, "type")} for m in raw]
+        else:
+            trimmed = []
+    else:  # embedding: its input is the text(s) to embed, not a conversation
+        node_input: dict[str, Any] = {"model": model, "input": request.get("input")}
+        return node_input, repr(request.get("input"))[:200], 1
+    node_input = {"model": model, "messages": trimmed}
+    names = tool_names(request.get("tools"))
+    if names:
+        node_input["tools"] = names
+    if request.get("stream"):
+        node_input["stream"] = True
+    first = trimmed[0] if trimmed else None
+    try:
+        key = json.dumps(first, sort_keys=True, default=str)
+    except Exception:
+        key = repr(first)
+    return node_input, key, len(trimmed)
+
+
+def usage_of(usage: Any, cost: Any = None) -> dict[str, Any] | None:
+    """LiteLLM's `Usage` (OpenAI names) as the wire's `{inputTokens, outputTokens, totalTokens}`, plus `costUsd`."""
+    out: dict[str, Any] = {}
+    if usage is not None:
+        for wire, names in (
+            ("inputTokens", ("prompt_tokens", "input_tokens")),
+            ("outputTokens", ("completion_tokens", "output_tokens")),
+            ("totalTokens", ("total_tokens",)),
+        ):
+            for name in names:
+                value = _get(usage, name)
+                if isinstance(value, int):
+                    out[wire] = value
+                    break
+    if isinstance(cost, int | float) and not isinstance(cost, bool):
+        out["costUsd"] = cost
+    return out or None
+
+
+def _cost(result: Any) -> Any:
+    hidden = getattr(result, "_hidden_params", None)
+    return hidden.get("response_cost") if isinstance(hidden, Mapping) else None
+
+
+def describe_result(kind: str, result: Any) -> tuple[Any, dict[str, Any] | None]:
+    """(node output, usage) of a finished call's result."""
+    usage = usage_of(_get(result, "usage"), _cost(result))
+    if kind == "chat":
+        choices = _get(result, "choices") or []
+        out: dict[str, Any] = {}
+        if choices:
+            out = message(_get(choices[0], "message") or {})
+            out["finish_reason"] = _get(choices[0], "finish_reason")
+        if len(choices) > 1:
+            out["choices"] = len(choices)
+    elif kind == "text":
+        choices = _get(result, "choices") or []
+        out = {"text": _get(choices[0], "text") if choices else None}
+    elif kind == "responses":
+        text: list[str] = []
+        calls: list[dict[str, Any]] = []
+        for item in _get(result, "output") or []:
+            if _get(item, "type") == "message":
+                text.extend(_get(p, "text") or "" for p in _get(item, "content") or [] if _get(p, "type") == "output_text")
+            elif _get(item, "type") == "function_call":
+                calls.append({"id": _get(item, "call_id"), "name": _get(item, "name"), "arguments": _get(item, "arguments")})
+        out = {"role": "assistant", "content": "".join(text) if text else None}
+        if calls:
+            out["tool_calls"] = calls
+        out["status"] = _get(result, "status")
+    else:
+        data = _get(result, "data") or []
+        first = _get(data[0], "embedding") if data else None
+        out = {"vectors": len(data), "dimensions": len(first) if isinstance(first, Sequence) else None}
+    model = _get(result, "model")
+    if isinstance(out, dict) and model:
+        out["model"] = model
+    return out, usage
+
+
+def provider_of(result: Any) -> Any:
+    hidden = getattr(result, "_hidden_params", None)
+    return hidden.get("custom_llm_provider") if isinstance(hidden, Mapping) else None
