@@ -8,7 +8,7 @@ import litellm
 
 from graphmind.testing import FakeHub
 
-MODEL = "openai/gpt-test"
+MODEL = "openai/gpt-4o-mini"  # in LiteLLM's bundled cost map: its cost is recorded
 MESSAGES = [{"role": "system", "content": "You plan trips."}, {"role": "user", "content": "Plan a day in Cairo"}]
 TOOLS = [{"type": "function", "function": {"name": "search_flights", "parameters": {"type": "object", "properties": {"to": {"type": "string"}}}}}]
 

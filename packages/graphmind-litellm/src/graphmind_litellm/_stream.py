@@ -90,12 +90,19 @@ def _abandon(recorder: StreamRecorder) -> None:
 
 
 class TeedStream(CustomStreamWrapper):
-    """`CustomStreamWrapper` whose chunks are recorded (never constructed: instances are swapped in)."""
+    """`CustomStreamWrapper` whose chunks are recorded (never constructed: instances are swapped in).
+
+    LiteLLM closes the stream itself from inside `__next__` / `__anext__` when it ends or fails
+    (streaming_handler.py:2419, :2480, :2514, :2625-2641): only a close from outside, by the app
+    (or `with` / `async with`, :554 / :560), cuts the node short.
+    """
 
     _gm_recorder: StreamRecorder
+    _gm_reading: bool
 
     def __next__(self) -> Any:
         recorder = self._gm_recorder
+        self._gm_reading = True
         try:
             chunk = super().__next__()
         except StopIteration:
@@ -104,11 +111,14 @@ class TeedStream(CustomStreamWrapper):
         except BaseException as exc:
             recorder.fail(exc)
             raise
+        finally:
+            self._gm_reading = False
         recorder.feed(chunk)
         return chunk
 
     async def __anext__(self) -> Any:
         recorder = self._gm_recorder
+        self._gm_reading = True
         try:
             chunk = await super().__anext__()
         except StopAsyncIteration:
@@ -120,15 +130,19 @@ class TeedStream(CustomStreamWrapper):
         except BaseException as exc:
             recorder.fail(exc)
             raise
+        finally:
+            self._gm_reading = False
         recorder.feed(chunk)
         return chunk
 
     def close(self) -> None:
-        self._gm_recorder.end(cut_short=True)
+        if not self._gm_reading:
+            self._gm_recorder.end(cut_short=True)
         super().close()
 
     async def aclose(self) -> Any:
-        self._gm_recorder.end(cut_short=True)
+        if not self._gm_reading:
+            self._gm_recorder.end(cut_short=True)
         return await super().aclose()
 
 
@@ -138,6 +152,7 @@ def tee(stream: Any, ex: NodeExecution) -> Any:
     if type(stream) is CustomStreamWrapper:
         stream.__class__ = TeedStream
         stream._gm_recorder = recorder
+        stream._gm_reading = False
         weakref.finalize(stream, _abandon, recorder)
     else:  # a subclass, or a type this version does not have: end the node now, the app reads it untouched
         ex.finish({"stream": type(stream).__name__})
