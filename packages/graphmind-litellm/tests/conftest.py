@@ -10,20 +10,21 @@ import sys
 # Before litellm is imported anywhere: else it fetches a model cost map from the internet at import.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from collections.abc import Iterator  # noqa: E402
-from typing import Any  # noqa: E402
+from collections.abc import Iterator
+from typing import Any
 
-import litellm  # noqa: E402
-import pytest  # noqa: E402
+import litellm
+import pytest
 
-import graphmind  # noqa: E402
-from graphmind.testing import FakeHub  # noqa: E402
-from graphmind_litellm import instrument_litellm, uninstrument_litellm  # noqa: E402
-from graphmind_openai.testing import FakeOpenAI  # noqa: E402
+import graphmind
+from graphmind.testing import FakeHub
+from graphmind_litellm import instrument_litellm, uninstrument_litellm
+from graphmind_openai.testing import FakeOpenAI
 
 # The helpers module sits next to the tests; importlib mode does not put this folder on sys.path.
 sys.path.insert(0, os.path.dirname(__file__))
-from litellm_helpers import MESSAGES, MODEL  # noqa: E402
+from litellm_helpers import MESSAGES, MODEL
+
 
 @pytest.fixture
 def fakehub() -> Iterator[FakeHub]:
@@ -48,7 +49,14 @@ def fake() -> Iterator[FakeOpenAI]:
 @pytest.fixture
 def kw(fake: FakeOpenAI) -> dict[str, Any]:
     """One call's arguments: the loopback provider, and LiteLLM's and the OpenAI SDK's retries off."""
-    return {"model": MODEL, "messages": MESSAGES, "api_base": fake.base_url, "api_key": "test-key", "num_retries": 0, "max_retries": 0}
+    return {
+        "model": MODEL,
+        "messages": MESSAGES,
+        "api_base": fake.base_url,
+        "api_key": "test-key",
+        "num_retries": 0,
+        "max_retries": 0,
+    }
 
 
 @pytest.fixture
@@ -61,4 +69,14 @@ def instrumented(gm: graphmind.Client) -> Iterator[graphmind.Client]:
 @pytest.fixture(autouse=True)
 def _no_callbacks() -> Iterator[None]:
     yield
-    litellm.callbacks = []
+    # LiteLLM copies `litellm.callbacks` into these lists on a call's setup and skips a logger of a
+    # class it already holds: a test's logger (and its session) must not outlive the test.
+    for name in (
+        "callbacks",
+        "input_callback",
+        "success_callback",
+        "failure_callback",
+        "_async_success_callback",
+        "_async_failure_callback",
+    ):
+        setattr(litellm, name, [])

@@ -9,14 +9,28 @@ import litellm
 from graphmind.testing import FakeHub
 
 MODEL = "openai/gpt-4o-mini"  # in LiteLLM's bundled cost map: its cost is recorded
-MESSAGES = [{"role": "system", "content": "You plan trips."}, {"role": "user", "content": "Plan a day in Cairo"}]
-TOOLS = [{"type": "function", "function": {"name": "search_flights", "parameters": {"type": "object", "properties": {"to": {"type": "string"}}}}}]
+MESSAGES = [
+    {"role": "system", "content": "You plan trips."},
+    {"role": "user", "content": "Plan a day in Cairo"},
+]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "search_flights",
+            "parameters": {"type": "object", "properties": {"to": {"type": "string"}}},
+        },
+    }
+]
 
 
 def ends(hub: FakeHub, count: int = 1, node_id: str = "llm:step") -> list[dict[str, Any]]:
     """The first `count` endings (node.finished or node.error) of `node_id`, waiting for them."""
     kinds = ("node.finished", "node.error")
-    hub.wait_for(lambda: sum(1 for e in hub.events if e["type"] in kinds and e["nodeId"] == node_id) >= count, what=f"{node_id} endings")
+    hub.wait_for(
+        lambda: sum(1 for e in hub.events if e["type"] in kinds and e["nodeId"] == node_id) >= count,
+        what=f"{node_id} endings",
+    )
     return [e for e in hub.events if e["type"] in kinds and e["nodeId"] == node_id]
 
 
@@ -40,3 +54,11 @@ def text_of(chunks: list[Any]) -> str:
 
 MODES = [(False, False), (False, True), (True, False), (True, True)]
 MODE_IDS = ["sync", "sync-stream", "async", "async-stream"]
+
+
+async def aends(hub: FakeHub, count: int = 1, node_id: str = "llm:step") -> list[dict[str, Any]]:
+    """`ends` from a test's event loop: LiteLLM's async success and failure handlers are tasks on
+    this loop, so the wait must not block it."""
+    import asyncio
+
+    return await asyncio.to_thread(ends, hub, count, node_id)

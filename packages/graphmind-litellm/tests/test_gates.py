@@ -17,7 +17,10 @@ from graphmind import RunAborted
 from graphmind.testing import FakeHub
 from graphmind_openai.testing import FakeOpenAI
 
-TOOL_REPLY = {"content": None, "tool_calls": [{"id": "call_x", "name": "search_flights", "arguments": {"to": "CAI"}}]}
+TOOL_REPLY = {
+    "content": None,
+    "tool_calls": [{"id": "call_x", "name": "search_flights", "arguments": {"to": "CAI"}}],
+}
 
 
 async def _text(is_async: bool, stream: bool, result: Any) -> str:
@@ -30,7 +33,12 @@ async def _text(is_async: bool, stream: bool, result: Any) -> str:
 
 @pytest.mark.parametrize(("is_async", "stream"), MODES, ids=MODE_IDS)
 async def test_before_inject_skips_the_provider_request(
-    instrumented: graphmind.Client, fakehub: FakeHub, fake: FakeOpenAI, kw: dict[str, Any], is_async: bool, stream: bool
+    instrumented: graphmind.Client,
+    fakehub: FakeHub,
+    fake: FakeOpenAI,
+    kw: dict[str, Any],
+    is_async: bool,
+    stream: bool,
 ) -> None:
     fakehub.set_debug(breakpoints=[("llm:step", "before")])
     fakehub.auto_answer("inject", "from the debugger")
@@ -44,7 +52,12 @@ async def test_before_inject_skips_the_provider_request(
 
 @pytest.mark.parametrize(("is_async", "stream"), MODES, ids=MODE_IDS)
 async def test_an_injected_tool_call_becomes_the_models_tool_call(
-    instrumented: graphmind.Client, fakehub: FakeHub, fake: FakeOpenAI, kw: dict[str, Any], is_async: bool, stream: bool
+    instrumented: graphmind.Client,
+    fakehub: FakeHub,
+    fake: FakeOpenAI,
+    kw: dict[str, Any],
+    is_async: bool,
+    stream: bool,
 ) -> None:
     fakehub.set_debug(breakpoints=[("llm:step", "before")])
     fakehub.auto_answer("inject", TOOL_REPLY)
@@ -56,7 +69,11 @@ async def test_an_injected_tool_call_becomes_the_models_tool_call(
         assert json.loads("".join(c.function.arguments or "" for c in calls)) == {"to": "CAI"}
     else:
         call = result.choices[0].message.tool_calls[0]
-        assert (call.id, call.function.name, json.loads(call.function.arguments)) == ("call_x", "search_flights", {"to": "CAI"})
+        assert (call.id, call.function.name, json.loads(call.function.arguments)) == (
+            "call_x",
+            "search_flights",
+            {"to": "CAI"},
+        )
         assert result.choices[0].finish_reason == "tool_calls"
     assert fake.request_count == 0
     assert ends(fakehub)[0]["output"]["tool_calls"][0]["name"] == "search_flights"
@@ -64,7 +81,12 @@ async def test_an_injected_tool_call_becomes_the_models_tool_call(
 
 @pytest.mark.parametrize(("is_async", "stream"), MODES, ids=MODE_IDS)
 async def test_after_inject_replaces_the_reply(
-    instrumented: graphmind.Client, fakehub: FakeHub, fake: FakeOpenAI, kw: dict[str, Any], is_async: bool, stream: bool
+    instrumented: graphmind.Client,
+    fakehub: FakeHub,
+    fake: FakeOpenAI,
+    kw: dict[str, Any],
+    is_async: bool,
+    stream: bool,
 ) -> None:
     fake.script(["the provider's reply"])
     seen: list[dict[str, Any]] = []
@@ -83,7 +105,12 @@ async def test_after_inject_replaces_the_reply(
 
 @pytest.mark.parametrize(("is_async", "stream"), MODES, ids=MODE_IDS)
 async def test_after_continue_on_a_held_stream_gives_the_app_the_same_reply(
-    instrumented: graphmind.Client, fakehub: FakeHub, fake: FakeOpenAI, kw: dict[str, Any], is_async: bool, stream: bool
+    instrumented: graphmind.Client,
+    fakehub: FakeHub,
+    fake: FakeOpenAI,
+    kw: dict[str, Any],
+    is_async: bool,
+    stream: bool,
 ) -> None:
     fake.script(["the provider's reply"])
     fakehub.set_debug(breakpoints=[("llm:step", "after")])
@@ -96,7 +123,12 @@ async def test_after_continue_on_a_held_stream_gives_the_app_the_same_reply(
 
 @pytest.mark.parametrize(("is_async", "stream"), MODES, ids=MODE_IDS)
 async def test_after_retry_calls_the_provider_again(
-    instrumented: graphmind.Client, fakehub: FakeHub, fake: FakeOpenAI, kw: dict[str, Any], is_async: bool, stream: bool
+    instrumented: graphmind.Client,
+    fakehub: FakeHub,
+    fake: FakeOpenAI,
+    kw: dict[str, Any],
+    is_async: bool,
+    stream: bool,
 ) -> None:
     fake.script(["first", "second"])
     answers = iter([("retry", None), ("continue", None)])
@@ -109,7 +141,12 @@ async def test_after_retry_calls_the_provider_again(
 
 @pytest.mark.parametrize(("is_async", "stream"), MODES, ids=MODE_IDS)
 async def test_error_gate_retry_after_a_429_succeeds(
-    instrumented: graphmind.Client, fakehub: FakeHub, fake: FakeOpenAI, kw: dict[str, Any], is_async: bool, stream: bool
+    instrumented: graphmind.Client,
+    fakehub: FakeHub,
+    fake: FakeOpenAI,
+    kw: dict[str, Any],
+    is_async: bool,
+    stream: bool,
 ) -> None:
     fake.script([FakeOpenAI.error(429), "after the retry"])
     paused: list[dict[str, Any]] = []
@@ -130,7 +167,12 @@ async def test_error_gate_retry_after_a_429_succeeds(
 
 @pytest.mark.parametrize(("is_async", "stream"), MODES, ids=MODE_IDS)
 async def test_error_gate_continue_raises_litellms_own_exception(
-    instrumented: graphmind.Client, fakehub: FakeHub, fake: FakeOpenAI, kw: dict[str, Any], is_async: bool, stream: bool
+    instrumented: graphmind.Client,
+    fakehub: FakeHub,
+    fake: FakeOpenAI,
+    kw: dict[str, Any],
+    is_async: bool,
+    stream: bool,
 ) -> None:
     fake.script([FakeOpenAI.error(429)])
     fakehub.set_debug(pause_on_error="on")
@@ -143,7 +185,12 @@ async def test_error_gate_continue_raises_litellms_own_exception(
 
 @pytest.mark.parametrize(("is_async", "stream"), MODES, ids=MODE_IDS)
 async def test_error_gate_inject_answers_for_the_provider(
-    instrumented: graphmind.Client, fakehub: FakeHub, fake: FakeOpenAI, kw: dict[str, Any], is_async: bool, stream: bool
+    instrumented: graphmind.Client,
+    fakehub: FakeHub,
+    fake: FakeOpenAI,
+    kw: dict[str, Any],
+    is_async: bool,
+    stream: bool,
 ) -> None:
     fake.script([FakeOpenAI.error(500)])
     fakehub.set_debug(pause_on_error="on")
@@ -154,7 +201,12 @@ async def test_error_gate_inject_answers_for_the_provider(
 
 @pytest.mark.parametrize(("is_async", "stream"), MODES, ids=MODE_IDS)
 async def test_abort_raises_run_aborted_without_a_request(
-    instrumented: graphmind.Client, fakehub: FakeHub, fake: FakeOpenAI, kw: dict[str, Any], is_async: bool, stream: bool
+    instrumented: graphmind.Client,
+    fakehub: FakeHub,
+    fake: FakeOpenAI,
+    kw: dict[str, Any],
+    is_async: bool,
+    stream: bool,
 ) -> None:
     fakehub.set_debug(breakpoints=[("llm:step", "before")])
     fakehub.auto_answer("abort")
@@ -178,7 +230,13 @@ async def test_an_injected_value_of_the_wrong_shape_holds_the_gate_again(
 async def test_the_full_model_response_body_is_taken_as_is(
     instrumented: graphmind.Client, fakehub: FakeHub, fake: FakeOpenAI, kw: dict[str, Any]
 ) -> None:
-    body = {"id": "chatcmpl-x", "model": "gpt-test", "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "whole body"}}]}
+    body = {
+        "id": "chatcmpl-x",
+        "model": "gpt-test",
+        "choices": [
+            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "whole body"}}
+        ],
+    }
     fakehub.set_debug(breakpoints=[("llm:step", "before")])
     fakehub.auto_answer("inject", body)
     result = litellm.completion(**kw)

@@ -46,7 +46,12 @@ def test_a_disabled_session_patches_nothing_and_starts_no_thread(monkeypatch: py
 
 @pytest.mark.parametrize(("is_async", "stream"), MODES, ids=MODE_IDS)
 async def test_a_call_is_one_llm_step_with_model_provider_messages_reply_and_usage(
-    instrumented: graphmind.Client, fakehub: FakeHub, fake: FakeOpenAI, kw: dict[str, Any], is_async: bool, stream: bool
+    instrumented: graphmind.Client,
+    fakehub: FakeHub,
+    fake: FakeOpenAI,
+    kw: dict[str, Any],
+    is_async: bool,
+    stream: bool,
 ) -> None:
     fake.script(["Day one: the Egyptian Museum."])
     result = await complete(is_async, **kw, tools=TOOLS, stream=stream)
@@ -125,7 +130,9 @@ async def test_a_streamed_tool_call_is_recorded(
     fake.script([FakeOpenAI.tool_call("search_flights", {"to": "CAI"}, call_id="call_1")])
     list(litellm.completion(**kw, tools=TOOLS, stream=True))
     end = ends(fakehub)[0]
-    assert end["output"]["tool_calls"] == [{"id": "call_1", "name": "search_flights", "arguments": '{"to": "CAI"}'}]
+    assert end["output"]["tool_calls"] == [
+        {"id": "call_1", "name": "search_flights", "arguments": '{"to": "CAI"}'}
+    ]
     assert end["output"]["finish_reason"] == "tool_calls"
 
 
@@ -135,7 +142,11 @@ async def test_steps_of_one_agent_turn_share_an_invocation(
     fake.script([FakeOpenAI.tool_call("search_flights", {"to": "CAI"}, call_id="call_1"), "done"])
     with instrumented.run("trip"):
         first = litellm.completion(**kw, tools=TOOLS)
-        messages = [*MESSAGES, first.choices[0].message.model_dump(), {"role": "tool", "tool_call_id": "call_1", "content": "MS 985"}]
+        messages = [
+            *MESSAGES,
+            first.choices[0].message.model_dump(),
+            {"role": "tool", "tool_call_id": "call_1", "content": "MS 985"},
+        ]
         litellm.completion(**{**kw, "messages": messages}, tools=TOOLS)
     ids = [e["instanceId"] for e in ends(fakehub, 2)]
     assert ids[0].endswith(":s1") and ids[1].endswith(":s2")
@@ -163,8 +174,12 @@ async def test_embedding_text_completion_and_responses_are_nodes_too(
     instrumented: graphmind.Client, fakehub: FakeHub, fake: FakeOpenAI
 ) -> None:
     fakehub.set_debug(breakpoints=[("llm:embedding", "before"), ("llm:step", "before")])
-    fakehub.auto_answer(lambda frame: ("inject", [0.5, 0.25] if frame["nodeId"] == "llm:embedding" else "from the debugger"))
-    vectors = litellm.embedding(model="openai/text-embedding-3-small", input=["hi"], api_base=fake.base_url, api_key="k")
+    fakehub.auto_answer(
+        lambda frame: ("inject", [0.5, 0.25] if frame["nodeId"] == "llm:embedding" else "from the debugger")
+    )
+    vectors = litellm.embedding(
+        model="openai/text-embedding-3-small", input=["hi"], api_base=fake.base_url, api_key="k"
+    )
     assert vectors.data[0]["embedding"] == [0.5, 0.25]
     text = litellm.text_completion(model="openai/gpt-test", prompt="hi", api_base=fake.base_url, api_key="k")
     assert text.choices[0].text == "from the debugger"

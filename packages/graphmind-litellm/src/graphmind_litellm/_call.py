@@ -60,7 +60,14 @@ def node_spec(session: graphmind.Client, kind: str, request: Mapping[str, Any], 
         attrs["tools"] = tools
         if step.first_step:
             session.hint([{"nodeId": f"tool:{n}", "kind": "tool", "name": n} for n in tools])
-    return NodeSpec(name="step", kind="llm", input=node_input, node_id="llm:step", instance_id=step.instance_id, attrs=attrs)
+    return NodeSpec(
+        name="step",
+        kind="llm",
+        input=node_input,
+        node_id="llm:step",
+        instance_id=step.instance_id,
+        attrs=attrs,
+    )
 
 
 class _Node:
@@ -68,7 +75,15 @@ class _Node:
 
     __slots__ = ("api", "args", "ex", "kwargs", "original", "request")
 
-    def __init__(self, original: Callable[..., Any], api: Api, ex: NodeExecution, args: tuple[Any, ...], kwargs: dict[str, Any], request: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        original: Callable[..., Any],
+        api: Api,
+        ex: NodeExecution,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        request: dict[str, Any],
+    ) -> None:
         self.original = original
         self.api = api
         self.ex = ex
@@ -164,7 +179,13 @@ class _AsyncNode(_Node):
         return Settled(result, output, usage)
 
 
-def run_sync(original: Callable[..., Any], api: Api, session: graphmind.Client, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+def run_sync(
+    original: Callable[..., Any],
+    api: Api,
+    session: graphmind.Client,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> Any:
     request = request_of(api.kind, args, kwargs)
     token = OWNED.set(True)
     try:
@@ -175,7 +196,13 @@ def run_sync(original: Callable[..., Any], api: Api, session: graphmind.Client, 
         OWNED.reset(token)
 
 
-async def run_async(original: Callable[..., Awaitable[Any]], api: Api, session: graphmind.Client, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+async def run_async(
+    original: Callable[..., Awaitable[Any]],
+    api: Api,
+    session: graphmind.Client,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> Any:
     request = request_of(api.kind, args, kwargs)
     token = OWNED.set(True)
     try:

@@ -27,7 +27,7 @@ def request_of(kind: str, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> d
     """The call's arguments by name (positional ones named as the public function names them)."""
     if not args:
         return dict(kwargs)
-    named = dict(zip(POSITIONAL[kind], args))
+    named = dict(zip(POSITIONAL[kind], args, strict=False))  # extra positionals: not described
     named.update(kwargs)
     return named
 
@@ -157,9 +157,19 @@ def describe_result(kind: str, result: Any) -> tuple[Any, dict[str, Any] | None]
         calls: list[dict[str, Any]] = []
         for item in _get(result, "output") or []:
             if _get(item, "type") == "message":
-                text.extend(_get(p, "text") or "" for p in _get(item, "content") or [] if _get(p, "type") == "output_text")
+                text.extend(
+                    _get(p, "text") or ""
+                    for p in _get(item, "content") or []
+                    if _get(p, "type") == "output_text"
+                )
             elif _get(item, "type") == "function_call":
-                calls.append({"id": _get(item, "call_id"), "name": _get(item, "name"), "arguments": _get(item, "arguments")})
+                calls.append(
+                    {
+                        "id": _get(item, "call_id"),
+                        "name": _get(item, "name"),
+                        "arguments": _get(item, "arguments"),
+                    }
+                )
         out = {"role": "assistant", "content": "".join(text) if text else None}
         if calls:
             out["tool_calls"] = calls

@@ -45,14 +45,20 @@ def tool_calls_of(value: Any) -> list[ChatCompletionMessageToolCall]:
     calls = []
     for index, call in enumerate(value):
         if not isinstance(call, Mapping):
-            raise ValueError(f"tool_calls[{index}] must be an object with a name; the reply shape is {_REPLY_SHAPE}")
+            raise ValueError(
+                f"tool_calls[{index}] must be an object with a name; the reply shape is {_REPLY_SHAPE}"
+            )
         function = call.get("function") if isinstance(call.get("function"), Mapping) else call
         name = function.get("name")
         if not isinstance(name, str) or not name:
             raise ValueError(f"tool_calls[{index}] has no name; the reply shape is {_REPLY_SHAPE}")
         arguments = _arguments(function)
         call_id = call.get("id") or _call_id(name, arguments, index)
-        calls.append(ChatCompletionMessageToolCall(id=call_id, type="function", function={"name": name, "arguments": arguments}))
+        calls.append(
+            ChatCompletionMessageToolCall(
+                id=call_id, type="function", function={"name": name, "arguments": arguments}
+            )
+        )
     return calls
 
 
@@ -89,11 +95,17 @@ def text_reply(value: Any, model: Any = None) -> str:
         return value
     if isinstance(value, Mapping) and isinstance(value.get("content"), str) and not value.get("tool_calls"):
         return str(value["content"])
-    raise ValueError(f"inject a string here (this API's mock_response takes text only), got {type(value).__name__}")
+    raise ValueError(
+        f"inject a string here (this API's mock_response takes text only), got {type(value).__name__}"
+    )
 
 
 def embedding_reply(value: Any, model: Any = None) -> list[float]:
     """`embedding`: one vector, a list of numbers (litellm/main.py `mock_embedding`)."""
-    if isinstance(value, Sequence) and not isinstance(value, str) and all(isinstance(v, int | float) for v in value):
+    if (
+        isinstance(value, Sequence)
+        and not isinstance(value, str)
+        and all(isinstance(v, int | float) for v in value)
+    ):
         return [float(v) for v in value]
     raise ValueError("inject one embedding vector, a list of numbers")

@@ -26,7 +26,9 @@ _lock = threading.Lock()
 _originals: dict[str, Callable[..., Any]] = {}  # attribute -> the function it held before instrumenting
 
 
-def _sync_wrapper(original: Callable[..., Any], api: Api, session: graphmind.Client | None) -> Callable[..., Any]:
+def _sync_wrapper(
+    original: Callable[..., Any], api: Api, session: graphmind.Client | None
+) -> Callable[..., Any]:
     @functools.wraps(original)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         client = session or graphmind.get_client()
@@ -40,7 +42,9 @@ def _sync_wrapper(original: Callable[..., Any], api: Api, session: graphmind.Cli
     return wrapper
 
 
-def _async_wrapper(original: Callable[..., Any], api: Api, session: graphmind.Client | None) -> Callable[..., Any]:
+def _async_wrapper(
+    original: Callable[..., Any], api: Api, session: graphmind.Client | None
+) -> Callable[..., Any]:
     @functools.wraps(original)
     async def wrapper(*args: Any, **kwargs: Any) -> Any:
         client = session or graphmind.get_client()

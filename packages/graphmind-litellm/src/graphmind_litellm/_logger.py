@@ -12,8 +12,10 @@ What a callback can do, by path (litellm 1.110.2; docs/litellm.md has the table)
   at :1837 with no try): the before gate holds without blocking the loop, abort raises out of the
   call with no HTTP request, inject returns the kwargs with `mock_response` (LiteLLM answers it
   itself, streams included). `async_post_call_success_deployment_hook` (:2577) holds the after gate
-  on a non-streamed reply, and inject replaces it. Each streamed chunk passes
-  `async_post_call_streaming_deployment_hook` (streaming_handler.py:1981): tokens reach the hub live.
+  on a non-streamed reply, and inject replaces it.
+- streams: no callback sees each chunk (`async_post_call_streaming_deployment_hook` runs on the final
+  chunk only, streaming_handler.py:2589; the sync `log_stream_event` is not called per chunk), so
+  the node gets the whole reply at the end; `instrument_litellm()` sends tokens as they arrive.
 - success / failure events (background threads or tasks) finish the node: reply, usage, LiteLLM's
   `response_cost`, or the error with LiteLLM's exception type. Nothing a callback does can retry.
 
@@ -35,7 +37,6 @@ from graphmind import NodeExecution, RunAborted
 from ._call import OWNED, node_spec
 from ._describe import describe_result, usage_of
 from ._inject import model_response
-from ._stream import StreamRecorder
 
 # LiteLLM's call types (litellm/types/utils.py `CallTypes`) -> the request kind of `_describe`.
 _KINDS = {
@@ -57,12 +58,11 @@ def _call_type(value: Any) -> str:
 
 
 class _Logged:
-    __slots__ = ("ex", "kind", "recorder")
+    __slots__ = ("ex", "kind")
 
     def __init__(self, ex: NodeExecution, kind: str) -> None:
         self.ex = ex
         self.kind = kind
-        self.recorder: StreamRecorder | None = None
 
 
 class GraphmindLogger(CustomLogger):
@@ -78,7 +78,9 @@ class GraphmindLogger(CustomLogger):
         self._lock = threading.Lock()
 
     # ---- the node of one call ----------------------------------------------------------------
-    def _start(self, request: Mapping[str, Any], call_id: Any, call_type: str, actions: tuple[str, ...]) -> _Logged | None:
+    def _start(
+        self, request: Mapping[str, Any], call_id: Any, call_type: str, actions: tuple[str, ...]
+    ) -> _Logged | None:
         if OWNED.get() or not isinstance(call_id, str):
             return None
         client = self.session or graphmind.get_client()
@@ -107,8 +109,15 @@ class GraphmindLogger(CustomLogger):
     # ---- before the call -----------------------------------------------------------------------
     def log_pre_api_call(self, model: Any, messages: Any, kwargs: Any) -> None:
         params = kwargs.get("optional_params") or {}
-        request = {"model": kwargs.get("model") or model, "messages": messages, "tools": params.get("tools"), "stream": kwargs.get("stream")}
-        logged = self._start(request, kwargs.get("litellm_call_id"), _call_type(kwargs.get("call_type")), _SYNC_ACTIONS)
+        request = {
+            "model": kwargs.get("model") or model,
+            "messages": messages,
+            "tools": params.get("tools"),
+            "stream": kwargs.get("stream"),
+        }
+        logged = self._start(
+            request, kwargs.get("litellm_call_id"), _call_type(kwargs.get("call_type")), _SYNC_ACTIONS
+        )
         if logged is None:
             return
         try:
@@ -116,7 +125,9 @@ class GraphmindLogger(CustomLogger):
         except RunAborted:
             pass  # LiteLLM swallows a callback's exception: the run is aborted, its next node stops
 
-    async def async_pre_call_deployment_hook(self, kwargs: dict[str, Any], call_type: Any) -> dict[str, Any] | None:
+    async def async_pre_call_deployment_hook(
+        self, kwargs: dict[str, Any], call_type: Any
+    ) -> dict[str, Any] | None:
         logged = self._start(kwargs, kwargs.get("litellm_call_id"), _call_type(call_type), _ASYNC_ACTIONS)
         if logged is None:
             return None
@@ -126,12 +137,15 @@ class GraphmindLogger(CustomLogger):
         if answer.action != "inject":
             return None
         described = describe_result("chat", answer.value) if logged.kind == "chat" else (answer.raw, None)
-        self._take(kwargs)
+        # Finished now, but kept until LiteLLM's own success event: the mocked call's pre-call log
+        # must find this call and not start a second node.
         logged.ex.finish(described[0], usage=described[1])
         return {**kwargs, "mock_response": answer.value}
 
     # ---- after the call (async paths) ----------------------------------------------------------
-    async def async_post_call_success_deployment_hook(self, request_data: dict[str, Any], response: Any, call_type: Any) -> Any:
+    async def async_post_call_success_deployment_hook(
+        self, request_data: dict[str, Any], response: Any, call_type: Any
+    ) -> Any:
         logged = self._peek(request_data)
         if logged is None or logged.kind != "chat" or not isinstance(response, ModelResponse):
             return None
@@ -140,25 +154,20 @@ class GraphmindLogger(CustomLogger):
         answer = await logged.ex.aafter(output, lambda v: model_response(v, model))
         if answer.action != "inject":
             return None
-        self._take(request_data)
         output, usage = describe_result("chat", answer.value)
         logged.ex.finish(output, usage=usage)
         return answer.value
-
-    async def async_post_call_streaming_deployment_hook(self, request_data: dict[str, Any], response_chunk: Any, call_type: Any) -> Any:
-        logged = self._peek(request_data)
-        if logged is not None and getattr(response_chunk, "choices", None):
-            if logged.recorder is None:
-                logged.recorder = StreamRecorder(logged.ex)
-            logged.recorder.feed(response_chunk)
-        return None
 
     # ---- endings -------------------------------------------------------------------------------
     def _finish(self, kwargs: Mapping[str, Any], response: Any) -> None:
         logged = self._take(kwargs)
         if logged is None or logged.ex.ended:
             return
-        response = kwargs.get("complete_streaming_response") or kwargs.get("async_complete_streaming_response") or response
+        response = (
+            kwargs.get("complete_streaming_response")
+            or kwargs.get("async_complete_streaming_response")
+            or response
+        )
         output, usage = describe_result(logged.kind, response)
         cost = kwargs.get("response_cost")
         if cost is not None:
@@ -175,11 +184,15 @@ class GraphmindLogger(CustomLogger):
     def log_success_event(self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any) -> None:
         self._finish(kwargs, response_obj)
 
-    async def async_log_success_event(self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any) -> None:
+    async def async_log_success_event(
+        self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any
+    ) -> None:
         self._finish(kwargs, response_obj)
 
     def log_failure_event(self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any) -> None:
         self._fail(kwargs, response_obj)
 
-    async def async_log_failure_event(self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any) -> None:
+    async def async_log_failure_event(
+        self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any
+    ) -> None:
         self._fail(kwargs, response_obj)
