@@ -8,23 +8,34 @@ import os
 # Before litellm is imported: else it fetches a model cost map from the internet at import.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-import json  # noqa: E402
-from collections.abc import Iterator  # noqa: E402
-from typing import Any  # noqa: E402
+import json
+from collections.abc import Iterator
+from typing import Any
 
-import litellm  # noqa: E402
-import pytest  # noqa: E402
-from litellm import ModelResponse  # noqa: E402
-from litellm.litellm_core_utils.streaming_handler import CustomStreamWrapper  # noqa: E402
+import litellm
+import pytest
+from litellm import ModelResponse
+from litellm.litellm_core_utils.streaming_handler import CustomStreamWrapper
 
-import graphmind  # noqa: E402
-from graphmind_litellm import GraphmindLogger, instrument_litellm, uninstrument_litellm  # noqa: E402
-from graphmind_openai.testing import FakeOpenAI  # noqa: E402
-from graphmind_server.testing import HubProcess, in_thread, wait_for  # noqa: E402
+import graphmind
+from graphmind_litellm import GraphmindLogger, instrument_litellm, uninstrument_litellm
+from graphmind_openai.testing import FakeOpenAI
+from graphmind_server.testing import HubProcess, in_thread, wait_for
 
 MODEL = "openai/gpt-4o-mini"
-MESSAGES = [{"role": "system", "content": "You plan trips."}, {"role": "user", "content": "Plan a day in Cairo"}]
-TOOLS = [{"type": "function", "function": {"name": "search_flights", "parameters": {"type": "object", "properties": {"to": {"type": "string"}}}}}]
+MESSAGES = [
+    {"role": "system", "content": "You plan trips."},
+    {"role": "user", "content": "Plan a day in Cairo"},
+]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "search_flights",
+            "parameters": {"type": "object", "properties": {"to": {"type": "string"}}},
+        },
+    }
+]
 
 
 @pytest.fixture
@@ -46,7 +57,13 @@ def fake() -> Iterator[FakeOpenAI]:
 @pytest.fixture
 def kw(fake: FakeOpenAI) -> dict[str, Any]:
     """LiteLLM's and the OpenAI SDK's own retries off: the error gate sees the first 429."""
-    return {"model": MODEL, "api_base": fake.base_url, "api_key": "test-key", "num_retries": 0, "max_retries": 0}
+    return {
+        "model": MODEL,
+        "api_base": fake.base_url,
+        "api_key": "test-key",
+        "num_retries": 0,
+        "max_retries": 0,
+    }
 
 
 def _events(hub: HubProcess, run_id: str, status: str) -> list[dict[str, Any]]:
@@ -65,7 +82,9 @@ def _answer(hub: HubProcess, action: str, value: Any = None) -> dict[str, Any]:
     return gate
 
 
-def test_before_inject_returns_a_model_response_and_steers_the_tool_loop(hub: HubProcess, gm: graphmind.Client, fake: FakeOpenAI, kw: dict[str, Any]) -> None:
+def test_before_inject_returns_a_model_response_and_steers_the_tool_loop(
+    hub: HubProcess, gm: graphmind.Client, fake: FakeOpenAI, kw: dict[str, Any]
+) -> None:
     _breakpoint(hub, "before")
     fake.script(["Fly out at 09:40."])
     ran: list[str] = []
@@ -94,7 +113,10 @@ def test_before_inject_returns_a_model_response_and_steers_the_tool_loop(hub: Hu
                     messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
 
     t, out = in_thread(agent)
-    injected = {"content": None, "tool_calls": [{"id": "call_x", "name": "search_flights", "arguments": {"to": "CAI"}}]}
+    injected = {
+        "content": None,
+        "tool_calls": [{"id": "call_x", "name": "search_flights", "arguments": {"to": "CAI"}}],
+    }
     gate = _answer(hub, "inject", injected)
     assert (gate["nodeId"], gate["gate"]) == ("llm:step", "before")
     wait_for(lambda: len(ran) == 2, 10, "the injected tool to run")  # the run id, then the tool
@@ -113,7 +135,9 @@ def test_before_inject_returns_a_model_response_and_steers_the_tool_loop(hub: Hu
 
 
 @pytest.mark.parametrize("is_async", [False, True], ids=["completion", "acompletion"])
-def test_error_gate_retry_after_a_429_succeeds(hub: HubProcess, gm: graphmind.Client, fake: FakeOpenAI, kw: dict[str, Any], is_async: bool) -> None:
+def test_error_gate_retry_after_a_429_succeeds(
+    hub: HubProcess, gm: graphmind.Client, fake: FakeOpenAI, kw: dict[str, Any], is_async: bool
+) -> None:
     assert hub.api("GET", "/api/debug")[1]["pauseOnError"] == "on"
     fake.script([FakeOpenAI.error(429), "Second time lucky."])
     runs: list[str] = []
@@ -135,10 +159,14 @@ def test_error_gate_retry_after_a_429_succeeds(hub: HubProcess, gm: graphmind.Cl
     assert fake.request_count == 2
     events = _events(hub, runs[0], "finished")
     assert next(e for e in events if e["type"] == "exec.paused")["error"]["name"] == "RateLimitError"
-    assert [e["type"] for e in events if e["nodeId"] == "llm:step" and e["type"].startswith("node.")][-1] == "node.finished"
+    assert [e["type"] for e in events if e["nodeId"] == "llm:step" and e["type"].startswith("node.")][
+        -1
+    ] == "node.finished"
 
 
-def test_error_gate_continue_re_raises_litellms_exception(hub: HubProcess, gm: graphmind.Client, fake: FakeOpenAI, kw: dict[str, Any]) -> None:
+def test_error_gate_continue_re_raises_litellms_exception(
+    hub: HubProcess, gm: graphmind.Client, fake: FakeOpenAI, kw: dict[str, Any]
+) -> None:
     fake.script([FakeOpenAI.error(429)])
     t, out = in_thread(lambda: litellm.completion(**kw, messages=MESSAGES))
     _answer(hub, "continue")
@@ -161,7 +189,11 @@ def test_streamed_tokens_reach_the_hub_while_the_stream_is_read_and_a_cut_stream
             return [e for e in events if e["type"] == "node.token"]
 
         wait_for(lambda: bool(tokens()), 10, "node.token while the stream is open")
-        assert not [e for e in hub.api("GET", f"/api/runs/{run.run_id}/events")[1]["events"] if e["type"] == "node.finished"]
+        assert not [
+            e
+            for e in hub.api("GET", f"/api/runs/{run.run_id}/events")[1]["events"]
+            if e["type"] == "node.finished"
+        ]
         stream.close()  # the app stops reading half way
     assert read[1].choices[0].delta.content
     events = _events(hub, run.run_id, "finished")
@@ -170,7 +202,9 @@ def test_streamed_tokens_reach_the_hub_while_the_stream_is_read_and_a_cut_stream
     assert end["output"]["content"] == "".join(c.choices[0].delta.content or "" for c in read)
 
 
-def test_the_logger_alone_holds_an_async_call_and_injects(hub: HubProcess, fake: FakeOpenAI, kw: dict[str, Any]) -> None:
+def test_the_logger_alone_holds_an_async_call_and_injects(
+    hub: HubProcess, fake: FakeOpenAI, kw: dict[str, Any]
+) -> None:
     """`litellm.callbacks = [GraphmindLogger()]` without instrument_litellm(): the async path's hooks."""
     session = graphmind.Client(app="litellm-logger", url=hub.ingest_url)
     assert session.ready(5)
@@ -190,6 +224,13 @@ def test_the_logger_alone_holds_an_async_call_and_injects(hub: HubProcess, fake:
         assert out["value"].choices[0].message.content == "Held and answered by a person."
         assert fake.request_count == 0
     finally:
-        for name in ("callbacks", "input_callback", "success_callback", "failure_callback", "_async_success_callback", "_async_failure_callback"):
+        for name in (
+            "callbacks",
+            "input_callback",
+            "success_callback",
+            "failure_callback",
+            "_async_success_callback",
+            "_async_failure_callback",
+        ):
             setattr(litellm, name, [])
         session.dispose()

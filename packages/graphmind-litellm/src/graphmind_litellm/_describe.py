@@ -8,9 +8,10 @@ is simply absent from the node. None of them raises on an odd shape: they fall b
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from litellm import ModelResponse
 
 # Positional parameters of the public functions (litellm/main.py `completion(model, messages, ...)`,
 # `embedding(model, input, ...)`, `text_completion(prompt, model, ...)`; litellm/responses/main.py
@@ -33,7 +34,7 @@ def request_of(kind: str, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> d
 
 
 def _get(obj: Any, name: str) -> Any:
-    if isinstance(obj, Mapping):
+    if type(obj) is dict or isinstance(obj, Mapping):  # (the exact-type check skips the ABC check: hot path)
         return obj.get(name)
     return getattr(obj, name, None)
 
@@ -86,7 +87,8 @@ def describe_request(kind: str, request: Mapping[str, Any]) -> tuple[dict[str, A
     model = request.get("model")
     if kind == "chat":
         raw = request.get("messages") or []
-        trimmed = [message(m) for m in raw] if isinstance(raw, Sequence) else []
+        # A plain dict message goes as it is (the event pipeline snapshots it); a typed one is read.
+        trimmed = [m if type(m) is dict else message(m) for m in raw] if isinstance(raw, list | tuple) else []
     elif kind == "text":
         trimmed = [{"role": "user", "content": _text(request.get("prompt"))}]
     elif kind == "responses":
@@ -107,10 +109,7 @@ def describe_request(kind: str, request: Mapping[str, Any]) -> tuple[dict[str, A
     if request.get("stream"):
         node_input["stream"] = True
     first = trimmed[0] if trimmed else None
-    try:
-        key = json.dumps(first, sort_keys=True, default=str)
-    except Exception:
-        key = repr(first)
+    key = f"{_get(first, 'role')}\x00{_get(first, 'content')}" if first is not None else ""
     return node_input, key, len(trimmed)
 
 
@@ -138,8 +137,40 @@ def _cost(result: Any) -> Any:
     return hidden.get("response_cost") if isinstance(hidden, Mapping) else None
 
 
+def _chat_reply(result: ModelResponse) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The common case read by attribute (the generic path's lookups cost most of a node's time)."""
+    choices = result.choices
+    out: dict[str, Any] = {}
+    if choices:
+        choice = choices[0]
+        msg = choice.message  # type: ignore[union-attr]
+        out = {"role": msg.role, "content": msg.content}
+        if msg.tool_calls:
+            out["tool_calls"] = [tool_call(c) for c in msg.tool_calls]
+        out["finish_reason"] = choice.finish_reason
+        if len(choices) > 1:
+            out["choices"] = len(choices)
+    if result.model:
+        out["model"] = result.model
+    usage: dict[str, Any] | None = None
+    tokens = getattr(result, "usage", None)
+    if tokens is not None:
+        usage = {
+            "inputTokens": tokens.prompt_tokens,
+            "outputTokens": tokens.completion_tokens,
+            "totalTokens": tokens.total_tokens,
+        }
+    cost = result._hidden_params.get("response_cost")
+    if isinstance(cost, int | float):
+        usage = usage or {}
+        usage["costUsd"] = cost
+    return out, usage
+
+
 def describe_result(kind: str, result: Any) -> tuple[Any, dict[str, Any] | None]:
     """(node output, usage) of a finished call's result."""
+    if kind == "chat" and type(result) is ModelResponse:
+        return _chat_reply(result)
     usage = usage_of(_get(result, "usage"), _cost(result))
     if kind == "chat":
         choices = _get(result, "choices") or []
