@@ -7,10 +7,10 @@ request (how to describe it), how an injected value becomes its `mock_response`,
 
 Upstream (litellm 1.110.2): `litellm.completion` / `acompletion` are
 litellm/chat_completions/dispatch.py:111 / :127 (they run litellm/main.py `completion` :5508 and
-`acompletion` :645, which runs `main.completion` in an executor: only the public names are replaced,
-so one call is gated once); `embedding` / `aembedding` litellm/embeddings/dispatch.py;
-`responses` / `aresponses` litellm/responses/dispatch.py; `text_completion` / `atext_completion`
-litellm/main.py:8056 / :7984.
+`acompletion` :645, which runs `main.completion` in an executor, main.py:932: only the public names
+are replaced, so one call is gated once); `embedding` / `aembedding` litellm/embeddings/dispatch.py:71
+/ :86; `responses` / `aresponses` litellm/responses/dispatch.py:130 / :146; `text_completion` /
+`atext_completion` litellm/main.py:8056 / :7984.
 """
 
 from __future__ import annotations

@@ -101,7 +101,7 @@ def text_reply(value: Any, model: Any = None) -> str:
 
 
 def embedding_reply(value: Any, model: Any = None) -> list[float]:
-    """`embedding`: one vector, a list of numbers (litellm/main.py `mock_embedding`)."""
+    """`embedding`: one vector, a list of numbers (litellm/litellm_core_utils/mock_functions.py `mock_embedding`)."""
     if (
         isinstance(value, Sequence)
         and not isinstance(value, str)

@@ -14,7 +14,7 @@ What a callback can do, by path (litellm 1.110.2; docs/litellm.md has the table)
   itself, streams included). `async_post_call_success_deployment_hook` (:2577) holds the after gate
   on a non-streamed reply, and inject replaces it.
 - streams: no callback sees each chunk (`async_post_call_streaming_deployment_hook` runs on the final
-  chunk only, streaming_handler.py:2589; the sync `log_stream_event` is not called per chunk), so
+  chunk only, streaming_handler.py:2588-2591; the sync `log_stream_event` is not called per chunk), so
   the node gets the whole reply at the end; `instrument_litellm()` sends tokens as they arrive.
 - success / failure events (background threads or tasks) finish the node: reply, usage, LiteLLM's
   `response_cost`, or the error with LiteLLM's exception type. Nothing a callback does can retry.
