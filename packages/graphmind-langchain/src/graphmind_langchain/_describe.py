@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult, LLMResult
 
-INJECT_SHAPE = 'an injected model reply is a string or {"content": "...", "tool_calls": [{"name", "args", "id"}]}'
+from graphmind.adapter import ModelReply, parse_model_reply
 
 
 def text_of(content: Any) -> str:
@@ -132,38 +131,14 @@ def chunks_json(chunks: Sequence[ChatGenerationChunk]) -> Any:
     return ai_json(merged.message)
 
 
-def _tool_calls(value: dict[str, Any]) -> list[dict[str, Any]]:
-    calls = value.get("tool_calls") or []
-    if not isinstance(calls, list):
-        raise ValueError(INJECT_SHAPE)
-    out = []
-    for call in calls:
-        if not isinstance(call, dict) or not isinstance(call.get("name"), str):
-            raise ValueError(f"{INJECT_SHAPE}; every tool call needs a name")
-        args = call.get("args") or {}
-        if isinstance(args, str):
-            args = json.loads(args)
-        if not isinstance(args, dict):
-            raise ValueError(f"{INJECT_SHAPE}; a tool call's args is an object")
-        out.append({"name": call["name"], "args": args, "id": call.get("id") or f"call_{uuid.uuid4().hex[:12]}"})
-    return out
-
-
-def _content(value: dict[str, Any]) -> Any:
-    content = value.get("content", "")
-    if content is None:
-        return ""
-    if not isinstance(content, (str, list)):
-        raise ValueError(f"{INJECT_SHAPE}; content is a string")
-    return content
+def _tool_calls(reply: ModelReply) -> list[dict[str, Any]]:
+    return [{"name": c.name, "args": c.arguments, "id": c.id} for c in reply.tool_calls]
 
 
 def to_ai_message(value: Any) -> AIMessage:
-    if isinstance(value, str):
-        return AIMessage(content=value)
-    if isinstance(value, dict):
-        return AIMessage(content=_content(value), tool_calls=_tool_calls(value))
-    raise ValueError(INJECT_SHAPE)
+    """The one model-reply shape (docs/protocol.md) as LangChain's `AIMessage`."""
+    reply = parse_model_reply(value)
+    return AIMessage(content=reply.content or "", tool_calls=_tool_calls(reply))  # type: ignore[arg-type]
 
 
 def to_chat_result(value: Any) -> ChatResult:
@@ -176,15 +151,12 @@ def describe_chunks(chunks: list[ChatGenerationChunk]) -> tuple[Any, dict[str, A
 
 
 def to_chunk(value: Any) -> ChatGenerationChunk:
-    if isinstance(value, str):
-        return ChatGenerationChunk(message=AIMessageChunk(content=value))
-    if not isinstance(value, dict):
-        raise ValueError(INJECT_SHAPE)
+    reply = parse_model_reply(value)
     chunks = [
         {"name": c["name"], "args": json.dumps(c["args"]), "id": c["id"], "index": i, "type": "tool_call_chunk"}
-        for i, c in enumerate(_tool_calls(value))
+        for i, c in enumerate(_tool_calls(reply))
     ]
-    return ChatGenerationChunk(message=AIMessageChunk(content=_content(value), tool_call_chunks=chunks))  # type: ignore[arg-type]
+    return ChatGenerationChunk(message=AIMessageChunk(content=reply.content or "", tool_call_chunks=chunks))  # type: ignore[arg-type]
 
 
 def tool_output_json(output: Any) -> Any:

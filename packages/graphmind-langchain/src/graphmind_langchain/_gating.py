@@ -17,6 +17,7 @@ from langchain_core.runnables import RunnableBinding
 from langchain_core.tools import BaseTool
 
 import graphmind
+from graphmind.adapter import Engine, engine_for
 
 from ._hooks import MODEL_HOOKS, TOOL_HOOKS, Hook
 from ._registry import MARK
@@ -33,7 +34,7 @@ class _GateState:
     metadata: Any
 
 
-def _apply(client: graphmind.Client, obj: Any, hooks: tuple[Hook, ...]) -> None:
+def _apply(client: Engine, obj: Any, hooks: tuple[Hook, ...]) -> None:
     if STATE_ATTR in obj.__dict__:
         return
     token = uuid.uuid4().hex
@@ -97,7 +98,7 @@ def gate_tools(tools: T, session: graphmind.Client | None = None) -> T:
     it (after), or retry a failed call (error). Disabled GraphMind: nothing changes.
     """
     items = _tool_list(tools)
-    client = session or graphmind.get_client()
+    client = engine_for(session)
     if not client.enabled:
         return tools
     for tool in items:
@@ -117,7 +118,7 @@ def gate_model(model: T, session: graphmind.Client | None = None) -> T:
     An injected reply is a string or `{"content": ..., "tool_calls": [{"name", "args", "id"}]}`.
     """
     target = _chat_model(model, "gate_model")
-    client = session or graphmind.get_client()
+    client = engine_for(session)
     if client.enabled:
         _apply(client, target, MODEL_HOOKS)
     return model

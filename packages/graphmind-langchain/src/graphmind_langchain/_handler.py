@@ -25,7 +25,7 @@ from uuid import UUID
 from langchain_core.callbacks import BaseCallbackHandler
 
 import graphmind
-from graphmind import NodeExecution, NodeSpec, RunAborted, RunContext
+from graphmind.adapter import Engine, NodeExecution, NodeSpec, RunAborted, RunContext, engine_for
 
 from . import _registry as registry
 from ._describe import documents_json, llm_result_json, llm_result_usage, tool_output_json, tool_roster
@@ -76,8 +76,8 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
         self._session = session
         self._links: dict[UUID, _Link] = {}
 
-    def _client(self) -> graphmind.Client:
-        return self._session or graphmind.get_client()
+    def _client(self) -> Engine:
+        return engine_for(self._session)
 
     def _context(self, parent_run_id: UUID | None) -> tuple[RunContext | None, str | None]:
         link = self._links.get(parent_run_id) if parent_run_id is not None else None
@@ -86,7 +86,7 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
         return link.run, link.ex.instance_id if link.ex is not None else link.parent
 
     @staticmethod
-    def _fail_open(client: graphmind.Client, where: str, exc: Exception) -> None:
+    def _fail_open(client: Engine, where: str, exc: Exception) -> None:
         client.warn(f"[graphmind] the LangChain handler failed in {where} ({type(exc).__name__}: {exc}); "
                             "the call goes on unobserved (GRAPHMIND_DISABLED=1 turns GraphMind off)", key=f"lc-{where}")
 
@@ -132,7 +132,7 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
         self._end_chain(run_id, error)
 
     # ---- opening nodes (shared by the sync and async variants) ----------------------------------
-    def _open_model(self, client: graphmind.Client, serialized: Any, messages: list[Any], run_id: UUID,
+    def _open_model(self, client: Engine, serialized: Any, messages: list[Any], run_id: UUID,
                     parent_run_id: UUID | None, metadata: dict[str, Any] | None, kwargs: dict[str, Any],
                     prompts: bool) -> NodeExecution | None:
         run, parent = self._context(parent_run_id)
@@ -151,7 +151,7 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
             return None
         return ex
 
-    def _open_tool(self, client: graphmind.Client, serialized: Any, input_str: str, run_id: UUID,
+    def _open_tool(self, client: Engine, serialized: Any, input_str: str, run_id: UUID,
                    parent_run_id: UUID | None, metadata: dict[str, Any] | None, inputs: Any,
                    kwargs: dict[str, Any]) -> NodeExecution | None:
         run, parent = self._context(parent_run_id)
@@ -166,7 +166,7 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
             return None
         return ex
 
-    def _open_retriever(self, client: graphmind.Client, serialized: Any, query: str, run_id: UUID,
+    def _open_retriever(self, client: Engine, serialized: Any, query: str, run_id: UUID,
                         parent_run_id: UUID | None, kwargs: dict[str, Any]) -> NodeExecution:
         run, parent = self._context(parent_run_id)
         spec = NodeSpec(_name(serialized, kwargs, "retriever"), "retriever", {"query": query},
@@ -175,7 +175,7 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
         self._links[run_id] = _Link(ex.run, None, ex)
         return ex
 
-    def _open(self, client: graphmind.Client, where: str, opener: Any, *args: Any) -> NodeExecution | None:
+    def _open(self, client: Engine, where: str, opener: Any, *args: Any) -> NodeExecution | None:
         try:
             return opener(client, *args)
         except RunAborted:
@@ -184,7 +184,7 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
             self._fail_open(client, where, exc)
             return None
 
-    def _hold(self, client: graphmind.Client, ex: NodeExecution | None) -> None:
+    def _hold(self, client: Engine, ex: NodeExecution | None) -> None:
         if ex is None:
             return
         try:
@@ -194,7 +194,7 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
         except Exception as exc:
             self._fail_open(client, "before gate", exc)
 
-    async def _ahold(self, client: graphmind.Client, ex: NodeExecution | None) -> None:
+    async def _ahold(self, client: Engine, ex: NodeExecution | None) -> None:
         if ex is None:
             return
         try:
@@ -218,7 +218,7 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
                                  metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
         client = self._client()
         if client.live:
-            await client.await_attach_once()
+            await client.await_attach()
             await self._ahold(client, self._open(client, "on_chat_model_start", self._open_model, serialized,
                                                  messages[0] if messages else [], run_id, parent_run_id, metadata, kwargs, False))
 
@@ -237,7 +237,7 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
                           metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
         client = self._client()
         if client.live:
-            await client.await_attach_once()
+            await client.await_attach()
             await self._ahold(client, self._open(client, "on_llm_start", self._open_model, serialized, prompts, run_id,
                                                  parent_run_id, metadata, kwargs, True))
 
@@ -258,7 +258,7 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
                            **kwargs: Any) -> None:
         client = self._client()
         if client.live:
-            await client.await_attach_once()
+            await client.await_attach()
             await self._ahold(client, self._open(client, "on_tool_start", self._open_tool, serialized, input_str, run_id,
                                                  parent_run_id, metadata, inputs, kwargs))
 
@@ -277,7 +277,7 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
                                 metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
         client = self._client()
         if client.live:
-            await client.await_attach_once()
+            await client.await_attach()
             await self._ahold(client, self._open(client, "on_retriever_start", self._open_retriever, serialized, query,
                                                  run_id, parent_run_id, kwargs))
 

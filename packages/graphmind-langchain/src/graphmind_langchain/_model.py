@@ -11,14 +11,14 @@ generate they pass through and, when no handler streams tokens, tee them into th
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 from langchain_core.outputs import ChatGenerationChunk
 
-import graphmind
-from graphmind import NodeExecution
+from graphmind.adapter import Engine, NodeExecution
 
 from . import _registry as registry
 from ._describe import (
@@ -33,7 +33,7 @@ from ._nodes import llm_spec, llm_step, model_name
 from ._tokens import emit
 
 
-def _start(client: graphmind.Client, model: Any, messages: list[Any], kwargs: dict[str, Any]) -> NodeExecution:
+def _start(client: Engine, model: Any, messages: list[Any], kwargs: dict[str, Any]) -> NodeExecution:
     """A model node without the handler: identity from core's step tracker in the current run."""
     step = llm_step(client, None, messages)
     ex = client.start_node(llm_spec(step, messages, model_name(model), gated=True))
@@ -51,7 +51,7 @@ def _tee(state: registry.Inside | None) -> Callable[[ChatGenerationChunk], None]
     return lambda chunk: emit(ex, chunk.message.content, chunk.message, ids)
 
 
-def gated_generate(client: graphmind.Client, model: Any, orig: Callable[..., Any], token: str) -> Callable[..., Any]:
+def gated_generate(client: Engine, model: Any, orig: Callable[..., Any], token: str) -> Callable[..., Any]:
     @functools.wraps(orig)
     def _generate_with_cache(messages: list[Any], stop: list[str] | None = None, run_manager: Any = None,
                              **kwargs: Any) -> Any:
@@ -73,7 +73,7 @@ def gated_generate(client: graphmind.Client, model: Any, orig: Callable[..., Any
     return _generate_with_cache
 
 
-def gated_agenerate(client: graphmind.Client, model: Any, orig: Callable[..., Any], token: str) -> Callable[..., Any]:
+def gated_agenerate(client: Engine, model: Any, orig: Callable[..., Any], token: str) -> Callable[..., Any]:
     @functools.wraps(orig)
     async def _agenerate_with_cache(messages: list[Any], stop: list[str] | None = None, run_manager: Any = None,
                                     **kwargs: Any) -> Any:
@@ -81,7 +81,7 @@ def gated_agenerate(client: graphmind.Client, model: Any, orig: Callable[..., An
             return await orig(messages, stop=stop, run_manager=run_manager, **kwargs)
         offer = registry.claim(getattr(run_manager, "run_id", None), token)
         if offer is None:
-            await client.await_attach_once()
+            await client.await_attach()
         ex = offer.ex if offer is not None else _start(client, model, messages, kwargs)
         state = registry.Inside(token, ex, tee=offer is None)
 
@@ -97,7 +97,7 @@ def gated_agenerate(client: graphmind.Client, model: Any, orig: Callable[..., An
     return _agenerate_with_cache
 
 
-def gated_stream(client: graphmind.Client, model: Any, orig: Callable[..., Any], token: str) -> Callable[..., Any]:
+def gated_stream(client: Engine, model: Any, orig: Callable[..., Any], token: str) -> Callable[..., Any]:
     @functools.wraps(orig)
     def _stream(messages: list[Any], stop: list[str] | None = None, run_manager: Any = None,
                 **kwargs: Any) -> Iterator[ChatGenerationChunk]:
@@ -132,7 +132,7 @@ def gated_stream(client: graphmind.Client, model: Any, orig: Callable[..., Any],
     return _stream
 
 
-def gated_astream(client: graphmind.Client, model: Any, orig: Callable[..., Any], token: str) -> Callable[..., Any]:
+def gated_astream(client: Engine, model: Any, orig: Callable[..., Any], token: str) -> Callable[..., Any]:
     @functools.wraps(orig)
     async def _astream(messages: list[Any], stop: list[str] | None = None, run_manager: Any = None,
                        **kwargs: Any) -> AsyncIterator[ChatGenerationChunk]:
@@ -145,7 +145,7 @@ def gated_astream(client: graphmind.Client, model: Any, orig: Callable[..., Any]
             return
         offer = registry.claim(getattr(run_manager, "run_id", None), token) or registry.claim_last_model(token)
         if offer is None:
-            await client.await_attach_once()
+            await client.await_attach()
         ex = offer.ex if offer is not None else _start(client, model, messages, kwargs)
         tee = _tee(registry.Inside(token, ex, tee=offer is None))
         state = registry.Inside(token)
@@ -160,8 +160,11 @@ def gated_astream(client: graphmind.Client, model: Any, orig: Callable[..., Any]
         def open_stream() -> AsyncIterator[ChatGenerationChunk]:
             return orig(messages, stop=stop, run_manager=run_manager, **kwargs).__aiter__()
 
-        async for chunk in ex.stream_async(open_stream, advance=step, on_item=tee, describe=describe_chunks,
-                                           from_injected=to_chunk):
-            yield chunk
+        # aclosing: when this generator is closed early (the app's aclose, or the loop finalizing
+        # it), the node's stream is closed at once too and finishes cutShort.
+        async with contextlib.aclosing(ex.stream_async(open_stream, advance=step, on_item=tee,
+                                                       describe=describe_chunks, from_injected=to_chunk)) as chunks:
+            async for chunk in chunks:
+                yield chunk
 
     return _astream

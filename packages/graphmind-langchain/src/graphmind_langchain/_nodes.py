@@ -13,8 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import graphmind
-from graphmind import NodeSpec, StepIdentity
+from graphmind.adapter import Engine, NodeSpec, RunContext, StepIdentity
 
 from ._describe import first_message_key, messages_input
 
@@ -38,7 +37,7 @@ def model_name(model: Any = None, params: dict[str, Any] | None = None, metadata
     return None
 
 
-def llm_step(client: graphmind.Client, run: graphmind.RunContext | None, messages: Sequence[Any]) -> StepIdentity:
+def llm_step(client: Engine, run: RunContext | None, messages: Sequence[Any]) -> StepIdentity:
     key, length = first_message_key(messages), len(messages)
     if run is not None:
         return run.steps.next_step(key, length)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from uuid import UUID
 
-from graphmind import NodeExecution
+from graphmind.adapter import NodeExecution
 
 MARK = "graphmind_gate"  # the metadata key gate_tools / gate_model add (visible to other tracers too)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphmind import NodeExecution
+from graphmind.adapter import NodeExecution
 
 from ._describe import text_of
 

@@ -15,8 +15,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-import graphmind
-from graphmind import NodeSpec
+from graphmind.adapter import Engine, NodeSpec
 
 from . import _registry as registry
 from ._describe import tool_output_json
@@ -62,7 +61,7 @@ def _converter(tool: Any) -> Callable[[Any], Any]:
     return to_pair
 
 
-def gated_run(client: graphmind.Client, tool: Any, orig: Callable[..., Any], token: str) -> Callable[..., Any]:
+def gated_run(client: Engine, tool: Any, orig: Callable[..., Any], token: str) -> Callable[..., Any]:
     sig, takes_rm = signature_with_run_manager(orig)
     convert = _converter(tool)
 
@@ -90,7 +89,7 @@ def gated_run(client: graphmind.Client, tool: Any, orig: Callable[..., Any], tok
     return _run
 
 
-def gated_arun(client: graphmind.Client, tool: Any, orig: Callable[..., Any], token: str) -> Callable[..., Any]:
+def gated_arun(client: Engine, tool: Any, orig: Callable[..., Any], token: str) -> Callable[..., Any]:
     sig, takes_rm = signature_with_run_manager(orig)
     convert = _converter(tool)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 import graphmind
+from graphmind.adapter import engine_for
 
 from . import _hooks
 from ._version import SUPPORTED, __version__
@@ -38,14 +39,14 @@ def instrument_openai(client: C, *, session: graphmind.Client | None = None) -> 
         )
     if _hooks.MARK in vars(client):
         return client
-    if session is not None and not session.enabled:
+    if session is not None and not engine_for(session).enabled:
         return client  # a disabled session: the client stays exactly as it was (zero overhead)
     try:
         state = _hooks.apply(client, session, instrument_openai)
     except AttributeError as exc:
         import openai
 
-        (session or graphmind.get_client()).warn(
+        engine_for(session).warn(
             f"[graphmind] openai {openai.__version__} no longer has a hook graphmind-openai {__version__} uses ({exc}); "
             f"the client runs uninstrumented: install a supported openai ({SUPPORTED}) or upgrade graphmind-openai.",
             key="openai-hooks",

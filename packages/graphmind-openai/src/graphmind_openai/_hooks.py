@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import graphmind
+from graphmind.adapter import engine_for
 
 from ._describe import CHAT, RESPONSES
 from ._request import EXCHANGE, Call, run_async, run_sync
@@ -93,19 +94,19 @@ def _post_wrapper(original: Callable[..., Any], hook: ResourceHook, state: State
 
         @functools.wraps(original)
         async def apost(path: str, *args: Any, **kwargs: Any) -> Any:
-            session = state.session or graphmind.get_client()
-            if args or path != hook.path or not session.live:
+            engine = engine_for(state.session)
+            if args or path != hook.path or not engine.live:
                 return await original(path, *args, **kwargs)
-            return await run_async(original, Call.of(hook.api, label, session, path, kwargs))
+            return await run_async(original, Call.of(hook.api, label, engine, path, kwargs))
 
         return apost
 
     @functools.wraps(original)
     def post(path: str, *args: Any, **kwargs: Any) -> Any:
-        session = state.session or graphmind.get_client()
-        if args or path != hook.path or not session.live:
+        engine = engine_for(state.session)
+        if args or path != hook.path or not engine.live:
             return original(path, *args, **kwargs)
-        return run_sync(original, Call.of(hook.api, label, session, path, kwargs))
+        return run_sync(original, Call.of(hook.api, label, engine, path, kwargs))
 
     return post
 

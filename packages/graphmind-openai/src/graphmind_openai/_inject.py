@@ -2,8 +2,9 @@
 
 The SDK then builds its own object from it (`ChatCompletion`, `ParsedChatCompletion`, `Response`,
 `LegacyAPIResponse`, `Stream`, ...), exactly as it does from a real reply: nothing here
-constructs an SDK type for the app. A string injects an assistant text reply; an object injects
-an assistant message (`{"content": ..., "tool_calls": [...]}`) or a full response body.
+constructs an SDK type for the app. A value in core's one model-reply shape (a string, or
+`{"content": ..., "tool_calls": [...]}`, read by `graphmind.adapter.parse_model_reply`) injects an
+assistant reply; an object with `choices` (Chat Completions) or `output` (Responses) is a full body.
 
 Streams: the same body is rendered as the SSE event sequence the provider sends, so the SDK's
 stream helpers (`.stream()`, which check event order) accept it.
@@ -18,6 +19,8 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from graphmind.adapter import parse_model_reply
 
 from ._describe import CHAT
 
@@ -41,33 +44,21 @@ class Reply:
 
 
 def _chat_message(value: Any) -> dict[str, Any]:
-    if isinstance(value, str):
-        return {"role": "assistant", "content": value}
-    message = dict(value)
-    message.setdefault("role", "assistant")
-    message.setdefault("content", None)
-    calls = message.get("tool_calls")
-    if calls:
-        fixed = []
-        for i, call in enumerate(calls):
-            call = dict(call)
-            if "function" not in call and "name" in call:  # the flat shape the node shows
-                call = {"id": call.get("id"), "function": {"name": call["name"], "arguments": call.get("arguments", "{}")}}
-            call.setdefault("id", f"call_gm{i}{uuid.uuid4().hex[:8]}")
-            call.setdefault("type", "function")
-            fn = dict(call["function"])
-            if not isinstance(fn.get("arguments"), str):
-                fn["arguments"] = json.dumps(fn.get("arguments") or {})
-            call["function"] = fn
-            fixed.append(call)
-        message["tool_calls"] = fixed
+    """The one model-reply shape (docs/protocol.md) as a chat.completion message."""
+    reply = parse_model_reply(value)
+    message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+    if reply.tool_calls:
+        message["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
+            for c in reply.tool_calls
+        ]
     return message
 
 
 def chat_body(value: Any, model: str) -> dict[str, Any]:
     if isinstance(value, Mapping) and "choices" in value:
         body = dict(value)
-    elif isinstance(value, str | Mapping):
+    else:  # the one model-reply shape; anything else raises ValueError there
         message = _chat_message(value)
         body = {
             "choices": [
@@ -79,8 +70,6 @@ def chat_body(value: Any, model: str) -> dict[str, Any]:
                 }
             ]
         }
-    else:
-        raise TypeError(f"expected a string or an object, got {type(value).__name__}")
     body.setdefault("id", f"chatcmpl-gm{uuid.uuid4().hex[:16]}")
     body.setdefault("object", "chat.completion")
     body.setdefault("created", int(time.time()))
@@ -92,31 +81,27 @@ def chat_body(value: Any, model: str) -> dict[str, Any]:
 
 
 def _responses_output(value: Any) -> list[dict[str, Any]]:
-    if isinstance(value, str):
-        value = {"content": value}
+    """The one model-reply shape (docs/protocol.md) as a Response's output items."""
+    reply = parse_model_reply(value)
     output: list[dict[str, Any]] = []
-    content = value.get("content")
-    if content is not None:
+    if reply.content is not None:
         output.append(
             {
                 "type": "message",
                 "id": f"msg_gm{uuid.uuid4().hex[:16]}",
                 "role": "assistant",
                 "status": "completed",
-                "content": [{"type": "output_text", "text": str(content), "annotations": []}],
+                "content": [{"type": "output_text", "text": reply.content, "annotations": []}],
             }
         )
-    for i, call in enumerate(value.get("tool_calls") or []):
-        call = dict(call)
-        fn: Mapping[str, Any] = call["function"] if isinstance(call.get("function"), Mapping) else call
-        arguments = fn.get("arguments", "{}")
+    for i, call in enumerate(reply.tool_calls):
         output.append(
             {
                 "type": "function_call",
                 "id": f"fc_gm{i}{uuid.uuid4().hex[:8]}",
-                "call_id": call.get("call_id") or call.get("id") or f"call_gm{i}{uuid.uuid4().hex[:8]}",
-                "name": fn["name"],
-                "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments),
+                "call_id": call.id,
+                "name": call.name,
+                "arguments": json.dumps(call.arguments),
                 "status": "completed",
             }
         )
@@ -126,10 +111,8 @@ def _responses_output(value: Any) -> list[dict[str, Any]]:
 def responses_body(value: Any, request: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(value, Mapping) and "output" in value:
         body = dict(value)
-    elif isinstance(value, str | Mapping):
-        body = {"output": _responses_output(value)}
     else:
-        raise TypeError(f"expected a string or an object, got {type(value).__name__}")
+        body = {"output": _responses_output(value)}
     body.setdefault("id", f"resp_gm{uuid.uuid4().hex[:16]}")
     body.setdefault("object", "response")
     body.setdefault("created_at", int(time.time()))

@@ -26,8 +26,7 @@ from typing import Any
 
 from openai import AsyncStream, BaseModel, Stream
 
-import graphmind
-from graphmind import NodeExecution, NodeSpec, Settled
+from graphmind.adapter import Engine, NodeExecution, NodeSpec, Settled
 
 from ._describe import describe_model, describe_reply, describe_request
 from ._inject import Reply, reply_for, to_body
@@ -57,7 +56,7 @@ class Call:
 
     api: str
     hook: str
-    session: graphmind.Client
+    engine: Engine
     path: str
     kwargs: dict[str, Any]
     body: Mapping[str, Any] = field(default_factory=dict)
@@ -65,21 +64,21 @@ class Call:
     body_pending: bool = False  # the SDK has not read the body when `_post` returns
 
     @classmethod
-    def of(cls, api: str, hook: str, session: graphmind.Client, path: str, kwargs: dict[str, Any]) -> Call:
+    def of(cls, api: str, hook: str, engine: Engine, path: str, kwargs: dict[str, Any]) -> Call:
         body = kwargs.get("body")
         stream = bool(kwargs.get("stream"))
         options = kwargs.get("options") or {}
         headers = options.get("headers") if isinstance(options, Mapping) else None
         raw_mode = headers.get(RAW_RESPONSE_HEADER) if isinstance(headers, Mapping) else None
-        return cls(api, hook, session, path, kwargs, body if isinstance(body, Mapping) else {}, stream, stream or raw_mode == "stream")
+        return cls(api, hook, engine, path, kwargs, body if isinstance(body, Mapping) else {}, stream, stream or raw_mode == "stream")
 
     def spec(self) -> NodeSpec:
         """The node, its `llm:step` identity, and the tool roster hinted on an invocation's first step."""
         node_input, key, length = describe_request(self.api, self.body)
-        step = self.session.next_llm_step(key, length)
+        step = self.engine.next_llm_step(key, length)
         tools = node_input.get("tools")
         if tools and step.first_step:
-            self.session.hint([{"nodeId": f"tool:{n}", "kind": "tool", "name": n} for n in tools])
+            self.engine.hint([{"nodeId": f"tool:{n}", "kind": "tool", "name": n} for n in tools])
         attrs: dict[str, Any] = {"model": self.body.get("model"), "hook": self.hook, "api": self.api, "stream": self.stream}
         if tools:
             attrs["tools"] = tools
@@ -203,7 +202,7 @@ class _SyncNode:
 
 
 def run_sync(original: Callable[..., Any], call: Call) -> Any:
-    ex = call.session.start_node(call.spec())
+    ex = call.engine.start_node(call.spec())
     node = _SyncNode(original, call, ex)
     return ex.run_sync(node.body, from_injected=node.from_injected, settle=node.settle)
 
@@ -263,6 +262,6 @@ class _AsyncNode:
 
 
 async def run_async(original: Callable[..., Awaitable[Any]], call: Call) -> Any:
-    ex = await call.session.astart_node(call.spec())  # a wait_for_attach wait awaits, never blocks the loop
+    ex = await call.engine.astart_node(call.spec())  # a wait_for_attach wait awaits, never blocks the loop
     node = _AsyncNode(original, call, ex)
     return await ex.run_async(node.body, from_injected=node.from_injected, settle=node.settle)

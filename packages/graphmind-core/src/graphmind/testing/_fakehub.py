@@ -20,14 +20,19 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from . import protocol as proto
+from .. import protocol as proto
 
 Answer = tuple[str, Any]
 
 
 class FakeHub:
     def __init__(self, *, pause_on_error: str = "off", mode: str = "run") -> None:
-        self._debug: dict[str, Any] = {"version": 1, "breakpoints": [], "mode": mode, "pauseOnError": pause_on_error}
+        self._debug: dict[str, Any] = {
+            "version": 1,
+            "breakpoints": [],
+            "mode": mode,
+            "pauseOnError": pause_on_error,
+        }
         self.events: list[dict[str, Any]] = []
         self.acks: list[int] = []
         self.unknown_gates: list[str] = []
@@ -109,7 +114,16 @@ class FakeHub:
             return
         with self._cond:
             self.hellos.append(hello)
-        await ws.send(proto.encode({"type": proto.WELCOME, "protocol": 1, "hub": {"name": "fakehub", "version": "0"}, "debug": self._debug}))
+        await ws.send(
+            proto.encode(
+                {
+                    "type": proto.WELCOME,
+                    "protocol": 1,
+                    "hub": {"name": "fakehub", "version": "0"},
+                    "debug": self._debug,
+                }
+            )
+        )
         self._connections.add(ws)
         try:
             async for message in ws:
@@ -134,7 +148,16 @@ class FakeHub:
             answer = self._auto(frame)
             if answer is not None:
                 action, value = answer
-                await ws.send(proto.encode({"type": proto.GATE_RESOLVE, "gateId": frame["gateId"], "action": action, "value": value}))
+                await ws.send(
+                    proto.encode(
+                        {
+                            "type": proto.GATE_RESOLVE,
+                            "gateId": frame["gateId"],
+                            "action": action,
+                            "value": value,
+                        }
+                    )
+                )
 
     def _broadcast(self, frame: dict[str, Any]) -> None:
         loop = self._loop
@@ -167,7 +190,9 @@ class FakeHub:
         if wait_ack and self._connections:
             self.wait_for(lambda: version in self.acks, what=f"debug.ack {version}")
 
-    def auto_answer(self, action: str | Callable[[dict[str, Any]], Answer | None] | None, value: Any = None) -> None:
+    def auto_answer(
+        self, action: str | Callable[[dict[str, Any]], Answer | None] | None, value: Any = None
+    ) -> None:
         """Answer every `exec.paused` automatically (a fixed answer, or a function of the paused event)."""
         if action is None or callable(action):
             self._auto = action

@@ -1,0 +1,192 @@
+"""The shared gate matrix (graphmind.testing.gate_matrix), run on core itself with a toy framework
+and a toy adapter built only on `graphmind.adapter`, the way every real adapter is."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+
+import graphmind
+from graphmind.adapter import NodeSpec, engine_for, parse_model_reply
+from graphmind.testing.gate_matrix import CASES, GateSubject, run_case
+
+
+@dataclasses.dataclass
+class Reply:
+    """The toy framework's own reply type."""
+
+    text: str
+
+
+class ToyError(Exception):
+    pass
+
+
+class ToyModel:
+    """A framework object: sync, async and streamed calls, each counted."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.fail: ToyError | None = None
+
+    def _attempt(self) -> None:
+        self.calls += 1
+        if self.fail is not None:
+            error, self.fail = self.fail, None
+            raise error
+
+    def reply(self, prompt: str) -> Reply:
+        self._attempt()
+        return Reply(f"real: {prompt}")
+
+    async def areply(self, prompt: str) -> Reply:
+        self._attempt()
+        return Reply(f"real: {prompt}")
+
+    def stream(self, prompt: str) -> Iterator[Reply]:
+        self._attempt()
+        for word in ("real", "streamed", prompt):
+            yield Reply(word)
+
+    async def astream(self, prompt: str) -> AsyncIterator[Reply]:
+        self._attempt()
+        for word in ("real", "streamed", prompt):
+            yield Reply(word)
+
+
+def _to_reply(value: Any) -> Reply:
+    return Reply(parse_model_reply(value).content or "")
+
+
+def _describe(items: list[Reply]) -> tuple[Any, dict[str, Any] | None]:
+    return {"content": " ".join(i.text for i in items)}, None
+
+
+def instrument_toy(model: ToyModel, session: graphmind.Client) -> ToyModel:
+    """The toy adapter: four instance attributes, all through the engine."""
+    engine = engine_for(session)
+    if not engine.enabled or "_gm_originals" in vars(model):
+        return model
+    reply, areply, stream, astream = model.reply, model.areply, model.stream, model.astream
+
+    def spec(prompt: str) -> NodeSpec:
+        return NodeSpec("step", "llm", {"prompt": prompt}, node_id="llm:step")
+
+    def gated_reply(prompt: str) -> Reply:
+        return engine.execute(
+            spec(prompt), lambda: reply(prompt), describe_output=dataclasses.asdict, from_injected=_to_reply
+        )
+
+    async def gated_areply(prompt: str) -> Reply:
+        return await engine.aexecute(
+            spec(prompt), lambda: areply(prompt), describe_output=dataclasses.asdict, from_injected=_to_reply
+        )
+
+    def gated_stream(prompt: str) -> Iterator[Reply]:
+        ex = engine.start_node(spec(prompt))
+        return ex.stream_sync(lambda: stream(prompt), describe=_describe, from_injected=_to_reply)
+
+    async def gated_astream(prompt: str) -> AsyncIterator[Reply]:
+        ex = await engine.astart_node(spec(prompt))
+        # aclosing: the app closing this generator early closes the node's stream too (cutShort)
+        async with contextlib.aclosing(
+            ex.stream_async(lambda: astream(prompt), describe=_describe, from_injected=_to_reply)
+        ) as items:
+            async for item in items:
+                yield item
+
+    vars(model)["_gm_originals"] = (reply, areply, stream, astream)
+    model.reply, model.areply, model.stream, model.astream = (
+        gated_reply,
+        gated_areply,
+        gated_stream,
+        gated_astream,
+    )  # type: ignore[method-assign]
+    return model
+
+
+def uninstrument_toy(model: ToyModel) -> ToyModel:
+    originals = vars(model).pop("_gm_originals", None)
+    if originals is not None:
+        for name in ("reply", "areply", "stream", "astream"):
+            vars(model).pop(name, None)
+    return model
+
+
+class ToySubject(GateSubject):
+    node_id = "llm:step"
+    injected = "from the debugger"
+    error_type = ToyError
+    streams = True
+
+    def __init__(self) -> None:
+        self.models: list[ToyModel] = []
+
+    @property
+    def real_calls(self) -> int:
+        return sum(m.calls for m in self.models)
+
+    def make(self) -> ToyModel:
+        self.models.append(ToyModel())
+        return self.models[-1]
+
+    def instrument(self, thing: ToyModel, session: graphmind.Client) -> ToyModel:
+        return instrument_toy(thing, session)
+
+    def undo(self, thing: ToyModel) -> ToyModel:
+        return uninstrument_toy(thing)
+
+    def call(self, thing: ToyModel) -> Reply:
+        return thing.reply("hi")
+
+    async def acall(self, thing: ToyModel) -> Reply:
+        return await thing.areply("hi")
+
+    def stream(self, thing: ToyModel) -> Iterator[Reply]:
+        return thing.stream("hi")
+
+    def astream(self, thing: ToyModel) -> AsyncIterator[Reply]:
+        return thing.astream("hi")
+
+    def fail_next(self) -> None:
+        self.raised = ToyError("the provider said no")
+        for model in self.models:
+            model.fail = self.raised
+
+    def check_real(self, result: Any) -> None:
+        assert result == Reply("real: hi")
+
+    def check_injected(self, result: Any, value: Any) -> None:
+        assert result == Reply(value)
+
+    def check_stream(self, items: list[Any]) -> None:
+        assert items == [Reply("real"), Reply("streamed"), Reply("hi")]
+
+
+@pytest.mark.parametrize("case", CASES)
+async def test_gate_matrix_on_a_toy_adapter(case: str) -> None:
+    await run_case(case, ToySubject())
+
+
+async def test_the_kit_catches_an_async_after_retry_that_acts_as_continue(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The mutation issue 20 found unguarded: `retry` at an async after gate treated as `continue`."""
+    original = graphmind.NodeExecution.aafter
+
+    async def retry_as_continue(self: Any, output: Any, convert: Any) -> Any:
+        answer = await original(self, output, convert)
+        return dataclasses.replace(answer, action="continue") if answer.action == "retry" else answer
+
+    monkeypatch.setattr(graphmind.NodeExecution, "aafter", retry_as_continue)
+    with pytest.raises(AssertionError, match="retry at the after gate runs the call again"):
+        await run_case("after_retry_async", ToySubject())
+
+
+async def test_an_unknown_case_is_refused_with_the_list() -> None:
+    with pytest.raises(ValueError, match="unknown gate-matrix case 'nope'"):
+        await run_case("nope", ToySubject())

@@ -1,0 +1,142 @@
+"""The shared gate matrix (graphmind.testing.gate_matrix) on a chat model gated with `gate_model`:
+invoke, ainvoke, stream and astream of a counting fake model."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+
+import graphmind
+from graphmind.testing.gate_matrix import CASES, GateSubject, run_case
+from graphmind_langchain import gate_model, ungate_model
+
+REPLY = "real reply"
+WORDS = ["real", " ", "reply"]
+
+
+class ProviderError(Exception):
+    pass
+
+
+class Provider:
+    """What the fake model calls: counts attempts, fails once on request."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.fail: ProviderError | None = None
+
+    def attempt(self) -> None:
+        self.calls += 1
+        if self.fail is not None:
+            error, self.fail = self.fail, None
+            raise error
+
+
+class CountingChatModel(BaseChatModel):
+    provider: Any
+
+    @property
+    def _llm_type(self) -> str:
+        return "counting-fake"
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: Any = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        self.provider.attempt()
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(REPLY))])
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: Any = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return self._generate(messages, stop)
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: Any = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        self.provider.attempt()
+        for word in WORDS:
+            yield ChatGenerationChunk(message=AIMessageChunk(content=word))
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: Any = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        self.provider.attempt()
+        for word in WORDS:
+            yield ChatGenerationChunk(message=AIMessageChunk(content=word))
+
+
+class LangChainSubject(GateSubject):
+    node_id = "llm:step"
+    # The one model-reply shape (docs/protocol.md), with LangChain's own word `args` and no id.
+    error_type = ProviderError
+    streams = True
+
+    def __init__(self) -> None:
+        self.provider = Provider()
+        self.injected = {"content": "", "tool_calls": [{"name": "search", "args": {"query": "cats"}}]}
+
+    @property
+    def real_calls(self) -> int:
+        return self.provider.calls
+
+    def make(self) -> CountingChatModel:
+        return CountingChatModel(provider=self.provider)
+
+    def instrument(self, thing: Any, session: graphmind.Client) -> Any:
+        return gate_model(thing, session=session)
+
+    def undo(self, thing: Any) -> Any:
+        return ungate_model(thing)
+
+    def call(self, thing: Any) -> Any:
+        return thing.invoke("hi")
+
+    async def acall(self, thing: Any) -> Any:
+        return await thing.ainvoke("hi")
+
+    def stream(self, thing: Any) -> Iterator[Any]:
+        return thing.stream("hi")  # type: ignore[no-any-return]
+
+    def astream(self, thing: Any) -> AsyncIterator[Any]:
+        return thing.astream("hi")  # type: ignore[no-any-return]
+
+    def fail_next(self) -> None:
+        self.raised = self.provider.fail = ProviderError("the provider said no")
+
+    def check_real(self, result: Any) -> None:
+        assert isinstance(result, AIMessage) and result.content == REPLY
+
+    def check_injected(self, result: Any, value: Any) -> None:
+        assert isinstance(result, AIMessage)
+        assert [(c["name"], c["args"]) for c in result.tool_calls] == [("search", {"query": "cats"})]
+        assert result.tool_calls[0]["id"].startswith("call_")
+
+    def check_stream(self, items: list[Any]) -> None:
+        assert all(isinstance(i, AIMessageChunk) for i in items)
+        assert "".join(str(i.content) for i in items) == REPLY
+
+
+@pytest.mark.parametrize("case", CASES)
+async def test_gate_matrix(case: str) -> None:
+    await run_case(case, LangChainSubject())
