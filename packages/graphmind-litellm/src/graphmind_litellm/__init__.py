@@ -27,8 +27,9 @@ def instrument_litellm(*, session: graphmind.Client | None = None) -> bool:
     call (and their async twins): before, after and error gates with inject, retry and abort.
 
     `session`: the GraphMind client to report to (default: `graphmind.get_client()` at each call).
-    Returns whether the functions are instrumented: a second call changes nothing; a disabled
-    session (`GRAPHMIND_DISABLED=1`) patches nothing. Call it before any `from litellm import
+    Returns whether the functions are instrumented: a second call patches nothing more (its
+    `session` becomes the one reported to); a disabled session (`GRAPHMIND_DISABLED=1`) patches
+    nothing. Call it before any `from litellm import
     completion`: a name imported earlier keeps the plain function (use `litellm.completion`).
     """
     return _instrument.instrument(session)

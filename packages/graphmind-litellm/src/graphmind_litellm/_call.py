@@ -25,8 +25,7 @@ from typing import Any
 from litellm import ModelResponse, stream_chunk_builder
 from litellm.litellm_core_utils.streaming_handler import CustomStreamWrapper
 
-import graphmind
-from graphmind import NodeExecution, NodeSpec, Settled
+from graphmind.adapter import Engine, NodeExecution, NodeSpec, Settled
 
 from ._apis import Api
 from ._describe import describe_request, describe_result, request_of
@@ -46,7 +45,7 @@ def provider_of(request: Mapping[str, Any]) -> Any:
     return None
 
 
-def node_spec(session: graphmind.Client, kind: str, request: Mapping[str, Any], hook: str) -> NodeSpec:
+def node_spec(engine: Engine, kind: str, request: Mapping[str, Any], hook: str) -> NodeSpec:
     """The node, its `llm:step` identity (one invocation per agent turn), and the tool roster hint."""
     node_input, key, length = describe_request(kind, request)
     attrs: dict[str, Any] = {"model": request.get("model"), "provider": provider_of(request), "hook": hook}
@@ -54,12 +53,12 @@ def node_spec(session: graphmind.Client, kind: str, request: Mapping[str, Any], 
         attrs["stream"] = True
     if kind == "embedding":
         return NodeSpec(name="embedding", kind="llm", input=node_input, node_id="llm:embedding", attrs=attrs)
-    step = session.next_llm_step(key, length)
+    step = engine.next_llm_step(key, length)
     tools = node_input.get("tools")
     if tools:
         attrs["tools"] = tools
         if step.first_step:
-            session.hint([{"nodeId": f"tool:{n}", "kind": "tool", "name": n} for n in tools])
+            engine.hint([{"nodeId": f"tool:{n}", "kind": "tool", "name": n} for n in tools])
     return NodeSpec(
         name="step",
         kind="llm",
@@ -182,14 +181,14 @@ class _AsyncNode(_Node):
 def run_sync(
     original: Callable[..., Any],
     api: Api,
-    session: graphmind.Client,
+    engine: Engine,
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
 ) -> Any:
     request = request_of(api.kind, args, kwargs)
     token = OWNED.set(True)
     try:
-        ex = session.start_node(node_spec(session, api.kind, request, api.attr))
+        ex = engine.start_node(node_spec(engine, api.kind, request, api.attr))
         node = _SyncNode(original, api, ex, args, kwargs, request)
         return ex.run_sync(node.body, from_injected=node.from_injected, settle=node.settle)
     finally:
@@ -199,14 +198,14 @@ def run_sync(
 async def run_async(
     original: Callable[..., Awaitable[Any]],
     api: Api,
-    session: graphmind.Client,
+    engine: Engine,
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
 ) -> Any:
     request = request_of(api.kind, args, kwargs)
     token = OWNED.set(True)
     try:
-        ex = await session.astart_node(node_spec(session, api.kind, request, api.attr))
+        ex = await engine.astart_node(node_spec(engine, api.kind, request, api.attr))
         node = _AsyncNode(original, api, ex, args, kwargs, request)
         return await ex.run_async(node.body, from_injected=node.from_injected, settle=node.settle)
     finally:

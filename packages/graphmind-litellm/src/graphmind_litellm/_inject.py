@@ -13,7 +13,6 @@ holds the gate again with a warning, and nothing is lost.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -21,49 +20,12 @@ from typing import Any
 from litellm import ModelResponse
 from litellm.types.utils import ChatCompletionMessageToolCall, Choices, Message
 
-_REPLY_SHAPE = 'a string, or {"content": ..., "tool_calls": [{"name": ..., "arguments": {...}}]}'
-
-
-def _arguments(call: Mapping[str, Any]) -> str:
-    args = call.get("arguments", call.get("args", {}))
-    if isinstance(args, str):
-        return args
-    try:
-        return json.dumps(args, ensure_ascii=False)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"tool call arguments must be JSON: {exc}") from None
-
-
-def _call_id(name: str, arguments: str, index: int) -> str:
-    digest = hashlib.sha256(f"{index}:{name}:{arguments}".encode()).hexdigest()[:24]
-    return f"call_gm{digest}"
-
-
-def tool_calls_of(value: Any) -> list[ChatCompletionMessageToolCall]:
-    if not isinstance(value, Sequence) or isinstance(value, str):
-        raise ValueError(f"tool_calls must be a list of objects; the reply shape is {_REPLY_SHAPE}")
-    calls = []
-    for index, call in enumerate(value):
-        if not isinstance(call, Mapping):
-            raise ValueError(
-                f"tool_calls[{index}] must be an object with a name; the reply shape is {_REPLY_SHAPE}"
-            )
-        function = call.get("function") if isinstance(call.get("function"), Mapping) else call
-        name = function.get("name")
-        if not isinstance(name, str) or not name:
-            raise ValueError(f"tool_calls[{index}] has no name; the reply shape is {_REPLY_SHAPE}")
-        arguments = _arguments(function)
-        call_id = call.get("id") or _call_id(name, arguments, index)
-        calls.append(
-            ChatCompletionMessageToolCall(
-                id=call_id, type="function", function={"name": name, "arguments": arguments}
-            )
-        )
-    return calls
+from graphmind.adapter import parse_model_reply
 
 
 def model_response(value: Any, model: Any = None) -> ModelResponse:
-    """A chat reply for `mock_response`: the reply shape, LiteLLM's full body, or a `ModelResponse`."""
+    """A chat reply for `mock_response`: core's reply shape (`parse_model_reply`), LiteLLM's full
+    body (an object with `choices`), or a `ModelResponse`."""
     if isinstance(value, ModelResponse):
         return value
     if isinstance(value, Mapping) and "choices" in value:
@@ -71,17 +33,16 @@ def model_response(value: Any, model: Any = None) -> ModelResponse:
             return ModelResponse(**value)
         except Exception as exc:
             raise ValueError(f"not a ModelResponse body ({type(exc).__name__}: {exc})") from None
-    if isinstance(value, str):
-        content: Any = value
-        calls: list[ChatCompletionMessageToolCall] = []
-    elif isinstance(value, Mapping) and ("content" in value or "tool_calls" in value):
-        content = value.get("content")
-        if content is not None and not isinstance(content, str):
-            raise ValueError(f"content must be a string or null; the reply shape is {_REPLY_SHAPE}")
-        calls = tool_calls_of(value.get("tool_calls") or [])
-    else:
-        raise ValueError(f"cannot use {type(value).__name__} as a model reply; inject {_REPLY_SHAPE}")
-    message = Message(role="assistant", content=content, tool_calls=calls or None)
+    reply = parse_model_reply(value)  # raises ValueError naming the accepted shape
+    calls = [
+        ChatCompletionMessageToolCall(
+            id=c.id,
+            type="function",
+            function={"name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False)},
+        )
+        for c in reply.tool_calls
+    ]
+    message = Message(role="assistant", content=reply.content, tool_calls=calls or None)
     choice = Choices(index=0, message=message, finish_reason="tool_calls" if calls else "stop")
     response = ModelResponse(choices=[choice])
     if isinstance(model, str):
@@ -91,13 +52,10 @@ def model_response(value: Any, model: Any = None) -> ModelResponse:
 
 def text_reply(value: Any, model: Any = None) -> str:
     """`text_completion` / `responses`: LiteLLM mocks these from a string only."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, Mapping) and isinstance(value.get("content"), str) and not value.get("tool_calls"):
-        return str(value["content"])
-    raise ValueError(
-        f"inject a string here (this API's mock_response takes text only), got {type(value).__name__}"
-    )
+    reply = parse_model_reply(value)
+    if reply.tool_calls or reply.content is None:
+        raise ValueError("inject text here: LiteLLM's mock for this API takes a string, not tool calls")
+    return reply.content
 
 
 def embedding_reply(value: Any, model: Any = None) -> list[float]:

@@ -32,7 +32,7 @@ from litellm import ModelResponse
 from litellm.integrations.custom_logger import CustomLogger
 
 import graphmind
-from graphmind import NodeExecution, RunAborted
+from graphmind.adapter import NodeExecution, RunAborted, engine_for
 
 from ._call import OWNED, node_spec
 from ._describe import describe_result, usage_of
@@ -83,8 +83,8 @@ class GraphmindLogger(CustomLogger):
     ) -> _Logged | None:
         if OWNED.get() or not isinstance(call_id, str):
             return None
-        client = self.session or graphmind.get_client()
-        if not client.live:
+        engine = engine_for(self.session)
+        if not engine.live:
             return None
         kind = _KINDS.get(call_type)
         if kind is None:
@@ -92,9 +92,9 @@ class GraphmindLogger(CustomLogger):
         with self._lock:
             if call_id in self._calls:
                 return None  # the async pre-call hook started it; the sync pre-call log follows
-        spec = node_spec(client, kind, request, type(self).__name__)
+        spec = node_spec(engine, kind, request, type(self).__name__)
         spec.actions = actions
-        logged = _Logged(client.start_node(spec), kind)
+        logged = _Logged(engine.start_node(spec), kind)
         with self._lock:
             self._calls[call_id] = logged
         return logged

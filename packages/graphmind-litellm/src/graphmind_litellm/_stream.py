@@ -17,7 +17,7 @@ from typing import Any
 
 from litellm.litellm_core_utils.streaming_handler import CustomStreamWrapper
 
-from graphmind import NodeExecution
+from graphmind.adapter import NodeExecution
 
 from ._describe import usage_of
 
