@@ -143,7 +143,7 @@ def _chat_reply(result: ModelResponse) -> tuple[dict[str, Any], dict[str, Any] |
     out: dict[str, Any] = {}
     if choices:
         choice = choices[0]
-        msg = choice.message  # type: ignore[union-attr]
+        msg = choice.message
         out = {"role": msg.role, "content": msg.content}
         if msg.tool_calls:
             out["tool_calls"] = [tool_call(c) for c in msg.tool_calls]

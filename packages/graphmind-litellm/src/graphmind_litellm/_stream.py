@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from typing import Any
+from typing import Any, cast
 
 from litellm.litellm_core_utils.streaming_handler import CustomStreamWrapper
 
@@ -151,9 +151,10 @@ def tee(stream: Any, ex: NodeExecution) -> Any:
     recorder = StreamRecorder(ex)
     if type(stream) is CustomStreamWrapper:
         stream.__class__ = TeedStream
-        stream._gm_recorder = recorder
-        stream._gm_reading = False
-        weakref.finalize(stream, _abandon, recorder)
+        teed = cast(TeedStream, stream)  # (its class was just swapped)
+        teed._gm_recorder = recorder
+        teed._gm_reading = False
+        weakref.finalize(teed, _abandon, recorder)
     else:  # a subclass, or a type this version does not have: end the node now, the app reads it untouched
         ex.finish({"stream": type(stream).__name__})
     return stream
