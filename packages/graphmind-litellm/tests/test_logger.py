@@ -105,6 +105,7 @@ async def test_async_abort_stops_the_call_with_no_request(
     with pytest.raises(RunAborted):
         await litellm.acompletion(**kw)
     assert fake.request_count == 0
+    assert not logger._calls  # nothing left behind
 
 
 async def test_async_after_inject_replaces_the_reply(

@@ -50,6 +50,7 @@ _KINDS = {
     "aembedding": "embedding",
 }
 _SYNC_ACTIONS = ("continue", "abort")
+_MAX_OPEN = 4096  # calls started and not yet ended that the logger keeps track of
 _ASYNC_ACTIONS = ("continue", "inject", "abort")
 
 
@@ -97,6 +98,9 @@ class GraphmindLogger(CustomLogger):
         logged = _Logged(engine.start_node(spec), kind)
         with self._lock:
             self._calls[call_id] = logged
+            if len(self._calls) > _MAX_OPEN:  # a call LiteLLM never reported the end of (a stream never read)
+                stale = self._calls.pop(next(iter(self._calls)))
+                stale.ex.finish(None, cut_short=True)
         return logged
 
     def _take(self, kwargs: Mapping[str, Any]) -> _Logged | None:
@@ -133,7 +137,11 @@ class GraphmindLogger(CustomLogger):
             return None
         model = kwargs.get("model")
         convert = (lambda v: model_response(v, model)) if logged.kind == "chat" else (lambda v: v)
-        answer = await logged.ex.abefore(convert)
+        try:
+            answer = await logged.ex.abefore(convert)
+        except RunAborted:
+            self._take(kwargs)  # the call ends here: no success or failure event will come for it
+            raise
         if answer.action != "inject":
             return None
         described = describe_result("chat", answer.value) if logged.kind == "chat" else (answer.raw, None)
