@@ -118,6 +118,9 @@ class GraphmindLogger(CustomLogger):
             "messages": messages,
             "tools": params.get("tools"),
             "stream": kwargs.get("stream"),
+            "custom_llm_provider": kwargs.get(
+                "custom_llm_provider"
+            ),  # (LiteLLM has split it off `model` here)
         }
         logged = self._start(
             request, kwargs.get("litellm_call_id"), _call_type(kwargs.get("call_type")), _SYNC_ACTIONS
