@@ -94,7 +94,7 @@ class _Node:
         return self.api.tees_streams and isinstance(result, CustomStreamWrapper)
 
     def mocked(self, value: Any) -> tuple[dict[str, Any], Any]:
-        """(kwargs that make LiteLLM answer `value` itself, the described output and usage)."""
+        """(the kwargs that make LiteLLM answer `value` itself, the `mock_response` value); raises on a bad shape."""
         mock = self.api.to_mock(value, self.request.get("model"))
         kwargs = dict(self.kwargs)
         kwargs["mock_response"] = mock
