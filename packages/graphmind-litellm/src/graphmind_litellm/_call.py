@@ -28,7 +28,7 @@ from litellm.litellm_core_utils.streaming_handler import CustomStreamWrapper
 from graphmind.adapter import Engine, NodeExecution, NodeSpec, Settled
 
 from ._apis import Api
-from ._describe import describe_request, describe_result, request_of
+from ._describe import request_of
 from ._stream import StreamRecorder, tee
 
 OWNED: contextvars.ContextVar[bool] = contextvars.ContextVar("graphmind_litellm_owned", default=False)
@@ -45,26 +45,27 @@ def provider_of(request: Mapping[str, Any]) -> Any:
     return None
 
 
-def node_spec(engine: Engine, kind: str, request: Mapping[str, Any], hook: str) -> NodeSpec:
+def node_spec(engine: Engine, api: Api, request: Mapping[str, Any], hook: str) -> NodeSpec:
     """The node, its `llm:step` identity (one invocation per agent turn), and the tool roster hint."""
-    node_input, key, length = describe_request(kind, request)
+    node_input, key, length = api.describe_request(request)
     attrs: dict[str, Any] = {"model": request.get("model"), "provider": provider_of(request), "hook": hook}
     if request.get("stream"):
         attrs["stream"] = True
-    if kind == "embedding":
-        return NodeSpec(name="embedding", kind="llm", input=node_input, node_id="llm:embedding", attrs=attrs)
-    step = engine.next_llm_step(key, length)
+    instance_id = None
     tools = node_input.get("tools")
+    if api.steps:
+        step = engine.next_llm_step(key, length)
+        instance_id = step.instance_id
+        if tools and step.first_step:
+            engine.hint([{"nodeId": f"tool:{n}", "kind": "tool", "name": n} for n in tools])
     if tools:
         attrs["tools"] = tools
-        if step.first_step:
-            engine.hint([{"nodeId": f"tool:{n}", "kind": "tool", "name": n} for n in tools])
     return NodeSpec(
-        name="step",
+        name=api.node_name,
         kind="llm",
         input=node_input,
-        node_id="llm:step",
-        instance_id=step.instance_id,
+        node_id=f"llm:{api.node_name}",
+        instance_id=instance_id,
         attrs=attrs,
     )
 
@@ -102,10 +103,10 @@ class _Node:
 
     def described(self, mock: Any, result: Any) -> tuple[Any, Any]:
         if isinstance(mock, ModelResponse):
-            return describe_result("chat", mock)
+            return self.api.describe_result(mock)
         if self.request.get("stream"):
             return {"role": "assistant", "content": mock}, None
-        return describe_result(self.api.kind, result)
+        return self.api.describe_result(result)
 
     def buffered(self, chunks: list[Any], recorder: StreamRecorder) -> tuple[dict[str, Any], Any, Any]:
         """A stream read whole for the after gate: the kwargs of its replay, its output and usage."""
@@ -118,7 +119,7 @@ class _Node:
     def plain(self, result: Any) -> Settled:
         if self.request.get("stream"):  # a stream this API does not tee: the node ends as it is handed over
             return Settled(result, {"stream": type(result).__name__}, None)
-        output, usage = describe_result(self.api.kind, result)
+        output, usage = self.api.describe_result(result)
         return Settled(result, output, usage)
 
 
@@ -185,10 +186,10 @@ def run_sync(
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
 ) -> Any:
-    request = request_of(api.kind, args, kwargs)
+    request = request_of(api.positional, args, kwargs)
     token = OWNED.set(True)
     try:
-        ex = engine.start_node(node_spec(engine, api.kind, request, api.attr))
+        ex = engine.start_node(node_spec(engine, api, request, api.attr))
         node = _SyncNode(original, api, ex, args, kwargs, request)
         return ex.run_sync(node.body, from_injected=node.from_injected, settle=node.settle)
     finally:
@@ -202,10 +203,10 @@ async def run_async(
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
 ) -> Any:
-    request = request_of(api.kind, args, kwargs)
+    request = request_of(api.positional, args, kwargs)
     token = OWNED.set(True)
     try:
-        ex = await engine.astart_node(node_spec(engine, api.kind, request, api.attr))
+        ex = await engine.astart_node(node_spec(engine, api, request, api.attr))
         node = _AsyncNode(original, api, ex, args, kwargs, request)
         return await ex.run_async(node.body, from_injected=node.from_injected, settle=node.settle)
     finally:

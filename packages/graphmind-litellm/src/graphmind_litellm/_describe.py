@@ -13,22 +13,14 @@ from typing import Any
 
 from litellm import ModelResponse
 
-# Positional parameters of the public functions (litellm/main.py `completion(model, messages, ...)`,
-# `embedding(model, input, ...)`, `text_completion(prompt, model, ...)`; litellm/responses/main.py
-# `responses(input, model, ...)`): a call that passes them by position is described the same.
-POSITIONAL = {
-    "chat": ("model", "messages"),
-    "embedding": ("model", "input"),
-    "text": ("prompt", "model"),
-    "responses": ("input", "model"),
-}
 
-
-def request_of(kind: str, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, Any]:
+def request_of(
+    positional: tuple[str, ...], args: tuple[Any, ...], kwargs: Mapping[str, Any]
+) -> dict[str, Any]:
     """The call's arguments by name (positional ones named as the public function names them)."""
     if not args:
         return dict(kwargs)
-    named = dict(zip(POSITIONAL[kind], args, strict=False))  # extra positionals: not described
+    named = dict(zip(positional, args, strict=False))  # extra positionals: not described
     named.update(kwargs)
     return named
 
@@ -82,27 +74,9 @@ def tool_names(tools: Any) -> list[str]:
     return names
 
 
-def describe_request(kind: str, request: Mapping[str, Any]) -> tuple[dict[str, Any], str, int]:
-    """(node input, first-message key, prompt length) for the step identity (graphmind.StepTracker)."""
-    model = request.get("model")
-    if kind == "chat":
-        raw = request.get("messages") or []
-        # A plain dict message goes as it is (the event pipeline snapshots it); a typed one is read.
-        trimmed = [m if type(m) is dict else message(m) for m in raw] if isinstance(raw, list | tuple) else []
-    elif kind == "text":
-        trimmed = [{"role": "user", "content": _text(request.get("prompt"))}]
-    elif kind == "responses":
-        raw = request.get("input")
-        if isinstance(raw, str):
-            trimmed = [{"role": "user", "content": raw}]
-        elif isinstance(raw, Sequence):
-            trimmed = [message(m) if _get(m, "role") else {"type": _get(m, "type")} for m in raw]
-        else:
-            trimmed = []
-    else:  # embedding: its input is the text(s) to embed, not a conversation
-        node_input: dict[str, Any] = {"model": model, "input": request.get("input")}
-        return node_input, repr(request.get("input"))[:200], 1
-    node_input = {"model": model, "messages": trimmed}
+def _conversation(request: Mapping[str, Any], trimmed: list[Any]) -> tuple[dict[str, Any], str, int]:
+    """(node input, first-message key, prompt length): the step identity's inputs (graphmind.StepTracker)."""
+    node_input: dict[str, Any] = {"model": request.get("model"), "messages": trimmed}
     names = tool_names(request.get("tools"))
     if names:
         node_input["tools"] = names
@@ -111,6 +85,33 @@ def describe_request(kind: str, request: Mapping[str, Any]) -> tuple[dict[str, A
     first = trimmed[0] if trimmed else None
     key = f"{_get(first, 'role')}\x00{_get(first, 'content')}" if first is not None else ""
     return node_input, key, len(trimmed)
+
+
+def chat_request(request: Mapping[str, Any]) -> tuple[dict[str, Any], str, int]:
+    raw = request.get("messages") or []
+    # A plain dict message goes as it is (the event pipeline snapshots it); a typed one is read.
+    trimmed = [m if type(m) is dict else message(m) for m in raw] if isinstance(raw, list | tuple) else []
+    return _conversation(request, trimmed)
+
+
+def text_request(request: Mapping[str, Any]) -> tuple[dict[str, Any], str, int]:
+    return _conversation(request, [{"role": "user", "content": _text(request.get("prompt"))}])
+
+
+def responses_request(request: Mapping[str, Any]) -> tuple[dict[str, Any], str, int]:
+    raw = request.get("input")
+    if isinstance(raw, str):
+        trimmed: list[Any] = [{"role": "user", "content": raw}]
+    elif isinstance(raw, Sequence):
+        trimmed = [message(m) if _get(m, "role") else {"type": _get(m, "type")} for m in raw]
+    else:
+        trimmed = []
+    return _conversation(request, trimmed)
+
+
+def embedding_request(request: Mapping[str, Any]) -> tuple[dict[str, Any], str, int]:
+    """Its input is the text(s) to embed, not a conversation."""
+    return {"model": request.get("model"), "input": request.get("input")}, "", 1
 
 
 def usage_of(usage: Any, cost: Any = None) -> dict[str, Any] | None:
@@ -167,52 +168,60 @@ def _chat_reply(result: ModelResponse) -> tuple[dict[str, Any], dict[str, Any] |
     return out, usage
 
 
-def describe_result(kind: str, result: Any) -> tuple[Any, dict[str, Any] | None]:
-    """(node output, usage) of a finished call's result."""
-    if kind == "chat" and type(result) is ModelResponse:
-        return _chat_reply(result)
-    usage = usage_of(_get(result, "usage"), _cost(result))
-    if kind == "chat":
-        choices = _get(result, "choices") or []
-        out: dict[str, Any] = {}
-        if choices:
-            out = message(_get(choices[0], "message") or {})
-            out["finish_reason"] = _get(choices[0], "finish_reason")
-        if len(choices) > 1:
-            out["choices"] = len(choices)
-    elif kind == "text":
-        choices = _get(result, "choices") or []
-        out = {"text": _get(choices[0], "text") if choices else None}
-    elif kind == "responses":
-        text: list[str] = []
-        calls: list[dict[str, Any]] = []
-        for item in _get(result, "output") or []:
-            if _get(item, "type") == "message":
-                text.extend(
-                    _get(p, "text") or ""
-                    for p in _get(item, "content") or []
-                    if _get(p, "type") == "output_text"
-                )
-            elif _get(item, "type") == "function_call":
-                calls.append(
-                    {
-                        "id": _get(item, "call_id"),
-                        "name": _get(item, "name"),
-                        "arguments": _get(item, "arguments"),
-                    }
-                )
-        out = {"role": "assistant", "content": "".join(text) if text else None}
-        if calls:
-            out["tool_calls"] = calls
-        out["status"] = _get(result, "status")
-    else:
-        data = _get(result, "data") or []
-        first = _get(data[0], "embedding") if data else None
-        out = {"vectors": len(data), "dimensions": len(first) if isinstance(first, Sequence) else None}
+def _with_model(out: dict[str, Any], result: Any) -> dict[str, Any]:
     model = _get(result, "model")
-    if isinstance(out, dict) and model:
+    if model:
         out["model"] = model
-    return out, usage
+    return out
+
+
+def chat_result(result: Any) -> tuple[Any, dict[str, Any] | None]:
+    if type(result) is ModelResponse:
+        return _chat_reply(result)
+    choices = _get(result, "choices") or []
+    out: dict[str, Any] = {}
+    if choices:
+        out = message(_get(choices[0], "message") or {})
+        out["finish_reason"] = _get(choices[0], "finish_reason")
+    if len(choices) > 1:
+        out["choices"] = len(choices)
+    return _with_model(out, result), usage_of(_get(result, "usage"), _cost(result))
+
+
+def text_result(result: Any) -> tuple[Any, dict[str, Any] | None]:
+    choices = _get(result, "choices") or []
+    out = {"text": _get(choices[0], "text") if choices else None}
+    return _with_model(out, result), usage_of(_get(result, "usage"), _cost(result))
+
+
+def responses_result(result: Any) -> tuple[Any, dict[str, Any] | None]:
+    text: list[str] = []
+    calls: list[dict[str, Any]] = []
+    for item in _get(result, "output") or []:
+        if _get(item, "type") == "message":
+            text.extend(
+                _get(p, "text") or "" for p in _get(item, "content") or [] if _get(p, "type") == "output_text"
+            )
+        elif _get(item, "type") == "function_call":
+            calls.append(
+                {
+                    "id": _get(item, "call_id"),
+                    "name": _get(item, "name"),
+                    "arguments": _get(item, "arguments"),
+                }
+            )
+    out: dict[str, Any] = {"role": "assistant", "content": "".join(text) if text else None}
+    if calls:
+        out["tool_calls"] = calls
+    out["status"] = _get(result, "status")
+    return _with_model(out, result), usage_of(_get(result, "usage"), _cost(result))
+
+
+def embedding_result(result: Any) -> tuple[Any, dict[str, Any] | None]:
+    data = _get(result, "data") or []
+    first = _get(data[0], "embedding") if data else None
+    out = {"vectors": len(data), "dimensions": len(first) if isinstance(first, Sequence) else None}
+    return _with_model(out, result), usage_of(_get(result, "usage"), _cost(result))
 
 
 def provider_of(result: Any) -> Any:

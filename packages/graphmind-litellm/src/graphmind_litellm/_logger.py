@@ -34,21 +34,11 @@ from litellm.integrations.custom_logger import CustomLogger
 import graphmind
 from graphmind.adapter import NodeExecution, RunAborted, engine_for
 
+from ._apis import BY_NAME, Api
 from ._call import OWNED, node_spec
-from ._describe import describe_result, usage_of
+from ._describe import usage_of
 from ._inject import model_response
 
-# LiteLLM's call types (litellm/types/utils.py `CallTypes`) -> the request kind of `_describe`.
-_KINDS = {
-    "completion": "chat",
-    "acompletion": "chat",
-    "text_completion": "text",
-    "atext_completion": "text",
-    "responses": "responses",
-    "aresponses": "responses",
-    "embedding": "embedding",
-    "aembedding": "embedding",
-}
 _SYNC_ACTIONS = ("continue", "abort")
 _MAX_OPEN = 4096  # calls started and not yet ended that the logger keeps track of
 _ASYNC_ACTIONS = ("continue", "inject", "abort")
@@ -59,11 +49,11 @@ def _call_type(value: Any) -> str:
 
 
 class _Logged:
-    __slots__ = ("ex", "kind")
+    __slots__ = ("api", "ex")
 
-    def __init__(self, ex: NodeExecution, kind: str) -> None:
+    def __init__(self, ex: NodeExecution, api: Api) -> None:
         self.ex = ex
-        self.kind = kind
+        self.api = api
 
 
 class GraphmindLogger(CustomLogger):
@@ -87,15 +77,15 @@ class GraphmindLogger(CustomLogger):
         engine = engine_for(self.session)
         if not engine.live:
             return None
-        kind = _KINDS.get(call_type)
-        if kind is None:
+        api = BY_NAME.get(call_type)  # LiteLLM's call type names the function called
+        if api is None:
             return None
         with self._lock:
             if call_id in self._calls:
                 return None  # the async pre-call hook started it; the sync pre-call log follows
-        spec = node_spec(engine, kind, request, type(self).__name__)
+        spec = node_spec(engine, api, request, type(self).__name__)
         spec.actions = actions
-        logged = _Logged(engine.start_node(spec), kind)
+        logged = _Logged(engine.start_node(spec), api)
         with self._lock:
             self._calls[call_id] = logged
             if len(self._calls) > _MAX_OPEN:  # a call LiteLLM never reported the end of (a stream never read)
@@ -138,16 +128,18 @@ class GraphmindLogger(CustomLogger):
         logged = self._start(kwargs, kwargs.get("litellm_call_id"), _call_type(call_type), _ASYNC_ACTIONS)
         if logged is None:
             return None
-        model = kwargs.get("model")
-        convert = (lambda v: model_response(v, model)) if logged.kind == "chat" else (lambda v: v)
+        model, to_mock = kwargs.get("model"), logged.api.to_mock
         try:
-            answer = await logged.ex.abefore(convert)
+            answer = await logged.ex.abefore(lambda v: to_mock(v, model))
         except RunAborted:
             self._take(kwargs)  # the call ends here: no success or failure event will come for it
             raise
         if answer.action != "inject":
             return None
-        described = describe_result("chat", answer.value) if logged.kind == "chat" else (answer.raw, None)
+        mock = answer.value
+        described = (
+            logged.api.describe_result(mock) if isinstance(mock, ModelResponse) else ({"content": mock}, None)
+        )
         # Finished now, but kept until LiteLLM's own success event: the mocked call's pre-call log
         # must find this call and not start a second node.
         logged.ex.finish(described[0], usage=described[1])
@@ -158,14 +150,14 @@ class GraphmindLogger(CustomLogger):
         self, request_data: dict[str, Any], response: Any, call_type: Any
     ) -> Any:
         logged = self._peek(request_data)
-        if logged is None or logged.kind != "chat" or not isinstance(response, ModelResponse):
+        if logged is None or not isinstance(response, ModelResponse):  # a chat reply, not a stream
             return None
-        output, usage = describe_result("chat", response)
+        output, usage = logged.api.describe_result(response)
         model = request_data.get("model")
         answer = await logged.ex.aafter(output, lambda v: model_response(v, model))
         if answer.action != "inject":
             return None
-        output, usage = describe_result("chat", answer.value)
+        output, usage = logged.api.describe_result(answer.value)
         logged.ex.finish(output, usage=usage)
         return answer.value
 
@@ -179,7 +171,7 @@ class GraphmindLogger(CustomLogger):
             or kwargs.get("async_complete_streaming_response")
             or response
         )
-        output, usage = describe_result(logged.kind, response)
+        output, usage = logged.api.describe_result(response)
         cost = kwargs.get("response_cost")
         if cost is not None:
             usage = {**(usage or {}), **(usage_of(None, cost) or {})}
