@@ -20,7 +20,7 @@ nox.options.default_venv_backend = "uv"
 nox.options.sessions = ["tests"]
 
 ROOT = pathlib.Path(__file__).parent
-PACKAGES = ["graphmind-core", "graphmind-server", "graphmind-openai", "graphmind-langchain", "graphmind-anthropic", "graphmind-mcp", "graphmind-llamaindex"]
+PACKAGES = ["graphmind-core", "graphmind-server", "graphmind-openai", "graphmind-langchain", "graphmind-anthropic", "graphmind-mcp", "graphmind-llamaindex", "graphmind-litellm"]
 # One row per adapter: its package, the framework distribution, the versions to test, its tests.
 MATRIX = {
     "openai": ("graphmind-openai", "openai", ["3", "2"], ["packages/graphmind-openai/tests"]),
@@ -28,7 +28,11 @@ MATRIX = {
     "anthropic": ("graphmind-anthropic", "anthropic", ["2", "1"], ["packages/graphmind-anthropic/tests"]),
     "mcp": ("graphmind-mcp", "mcp", ["2.3", "2.2"], ["packages/graphmind-mcp/tests"]),
     "llamaindex": ("graphmind-llamaindex", "llama-index-core", ["0.14", "0.14.5"], ["packages/graphmind-llamaindex/tests"]),
+    # The newest line and the one before it (never 1.107.0: reported compromised; the range excludes it).
+    "litellm": ("graphmind-litellm", "litellm", ["1.110", "1.109"], ["packages/graphmind-litellm/tests"]),
 }
+# Workspace packages a row's tests use beyond its own (graphmind-litellm's tests use FakeOpenAI).
+TEST_PACKAGES = {"litellm": ["graphmind-openai"]}
 TEST_DEPS = ["pytest>=8", "pytest-asyncio>=0.24", "pytest-timeout>=2.3", "httpx>=0.27", "respx>=0.22"]
 
 
@@ -49,7 +53,7 @@ def _matrix_session(name: str) -> None:
     @nox.parametrize(framework.replace("-", "_"), versions)
     def run(session: nox.Session, **kwargs: str) -> None:
         version = next(iter(kwargs.values()))
-        _install_workspace(session, "graphmind-core", "graphmind-server", package)
+        _install_workspace(session, "graphmind-core", "graphmind-server", package, *TEST_PACKAGES.get(name, []))
         # One resolution: a later `install("langgraph")` would upgrade langchain-core past the cell's version.
         extra = {"langchain-core": ["langgraph"], "mcp": ["mcp-server-time"]}.get(framework, [])
         session.install(*TEST_DEPS, f"{framework}=={version}.*", *extra)

@@ -156,6 +156,8 @@ def provider_env() -> Iterator[dict[str, str]]:
             fake = stack.enter_context(fake_class(default_reply=docs_model_reply))
             env[url_var] = fake.base_url
             env[key_var] = "test-key-not-used"
+        # LiteLLM fetches a model cost map from the internet at import unless told to use its own copy.
+        env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
         yield env
 
 
