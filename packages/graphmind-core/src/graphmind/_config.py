@@ -41,6 +41,7 @@ KNOWN_OPTIONS = frozenset(
         "pause_timeout",
         "logger",
         "wait_for_attach",
+        "breakpoints",
         "hide_inputs",
         "hide_outputs",
         "hide_tool_args",
@@ -127,6 +128,8 @@ class Options:
                 f"graphmind: unknown option(s) {', '.join(sorted(unknown))}; "
                 f"known options are {', '.join(sorted(KNOWN_OPTIONS))}"
             )
+        # Only the option as given; the default (wait where the hub is local and listening) and the
+        # variable: _attach_wait.py.
         wait = options.get("wait_for_attach")
         if wait is True:
             wait_s: float | None = 2.0

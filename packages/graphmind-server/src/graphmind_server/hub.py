@@ -80,7 +80,7 @@ class Gate:
             "instanceId": ev.get("instanceId"), "kind": ev.get("kind"), "name": ev.get("name"),
             "gate": ev.get("gate"), "reason": ev.get("reason"), "actions": self.actions,
             "input": ev.get("input"), "output": ev.get("output"), "error": ev.get("error"),
-            "loop": ev.get("loop"), "heldSince": self.held_since,
+            "loop": ev.get("loop"), "source": ev.get("source"), "why": ev.get("why"), "heldSince": self.held_since,
         }
 
 
