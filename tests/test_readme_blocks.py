@@ -35,8 +35,6 @@ READMES = [ROOT / "README.md", *sorted(ROOT.glob("packages/*/README.md"))]
 BLOCK = re.compile(r"^```python[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
 SKIP = re.compile(r"^\s*#\s*readme-test:\s*skip\b(.*)$", re.MULTILINE)
 TERMINAL = {"finished", "error", "aborted", "abandoned"}
-    "needs the exit flush at interpreter exit (issue 11, its first Build line), not in this tree yet"
-)
 
 
 def python_blocks() -> list[Any]:
