@@ -30,6 +30,7 @@ from graphmind.adapter import Engine, NodeExecution, NodeSpec, RunAborted, RunCo
 from . import _registry as registry
 from ._describe import documents_json, llm_result_json, llm_result_usage, tool_output_json, tool_roster
 from ._dual import dual
+from ._inline import InlineExceptTextLlmStart
 from ._nodes import OBSERVE_ONLY_ACTIONS, llm_spec, llm_step, model_name, tool_spec
 from ._tokens import emit
 
@@ -69,8 +70,10 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
     # a before gate stops the call. Every other failure inside the handler is caught here.
     raise_error = True
     # Sync methods then run on the event loop itself on async paths instead of in the default
-    # executor (manager.py, _ahandle_event_for_handler); the ones that may hold are `dual`.
-    run_inline = True
+    # executor (manager.py, _ahandle_event_for_handler); the ones that may hold are `dual`. False
+    # only for the async text-LLM start's dispatch, which would otherwise hide the run from every
+    # other handler (_inline.py).
+    run_inline = InlineExceptTextLlmStart()
 
     def __init__(self, session: graphmind.Client | None = None) -> None:
         self._session = session
