@@ -187,6 +187,7 @@ class Client(Wrappers, RunEvents, HubControl, TokenFlusher):
                 seq=seq,
                 attached=self.attached,
                 hide_fingerprint=switches.hide_inputs or (spec.kind == "tool" and switches.hide_tool_args),
+                implicit=run.implicit,  # outside any run the streak is the thread's / task's
             )
         return ex
 
