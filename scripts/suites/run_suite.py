@@ -1,0 +1,157 @@
+"""Runs a framework's own test suite bare, instrumented detached, and instrumented attached to a real hub.
+
+    python scripts/suites/run_suite.py openai <source dir> [pytest args...]
+    python scripts/suites/run_suite.py langchain <source dir> [pytest args...]
+
+Run it through nox (`uv run nox -s "suite(framework='openai')"`), which installs the suite's
+dependencies and fetches the source package. Each of the three runs writes a JUnit XML file;
+this script compares them test by test and exits 1 when a test that passes bare does not pass
+instrumented (detached or attached), except the tests listed in EXPECTED_DIFFERENT (each named
+with its reason in docs/compatibility.md). Prints one line per run and the GraphMind counts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+
+SUITES: dict[str, dict[str, Any]] = {
+    "openai": {
+        "plugin": "gm_suite_openai",
+        # tests/api_resources talk to the SDK's Prism mock server (TEST_API_BASE_URL, port 4010).
+        "args": [
+            "tests",
+            "--ignore=tests/api_resources",
+            "-p",
+            "no:cacheprovider",
+            "-n",
+            "2",
+            "-q",
+            "-o",
+            "addopts=",
+            "--timeout=120",
+        ],
+    },
+    "langchain": {
+        "plugin": "gm_suite_langchain",
+        # The Makefile's --disable-socket would also stop GraphMind's own connection to the hub.
+        "args": ["tests/unit_tests", "-p", "no:cacheprovider", "-n", "2", "-q", "--timeout=120"],
+    },
+}
+
+# Tests that assert the exact list of a run's handlers: one more handler on every run (the point
+# of the exercise) changes that list. Each is named, with why, in docs/compatibility.md.
+EXPECTED_DIFFERENT: dict[str, set[str]] = {"openai": set(), "langchain": set()}
+
+
+def outcomes(junit: Path) -> dict[str, str]:
+    result: dict[str, str] = {}
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        name = f"{case.get('classname')}::{case.get('name')}"
+        kinds = {child.tag for child in case}
+        if "failure" in kinds or "error" in kinds:
+            result[name] = "failed"
+        elif "skipped" in kinds:
+            result[name] = "skipped"
+        else:
+            result[name] = "passed"
+    return result
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def run(name: str, src: Path, mode: str, extra: list[str], work: Path, hub_url: str | None) -> dict[str, Any]:
+    suite = SUITES[name]
+    junit = work / f"{name}-{mode}.xml"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
+    for key in [k for k in env if k.startswith("GRAPHMIND_")]:
+        del env[key]
+    args = [sys.executable, "-m", "pytest", *suite["args"], f"--junitxml={junit}", *extra]
+    if mode == "bare":
+        env["GRAPHMIND_DISABLED"] = "1"
+    else:
+        args[3:3] = ["-p", suite["plugin"]]
+        env["GRAPHMIND_URL"] = hub_url or f"ws://127.0.0.1:{closed_port()}"
+        env["GRAPHMIND_SUITE_REPORT"] = str(work / f"{name}-{mode}")
+    started = time.monotonic()
+    proc = subprocess.run(args, cwd=src, env=env, check=False)
+    seconds = time.monotonic() - started
+    counts: dict[str, Any] = {}
+    for part in work.glob(f"{name}-{mode}.*.json"):
+        data = json.loads(part.read_text())
+        stats = data.pop("stats", {})
+        for key, value in [
+            *data.items(),
+            *((f"events_{k}", stats.get(k, 0)) for k in ("events", "sent", "dropped")),
+        ]:
+            counts[key] = counts.get(key, 0) + int(value)
+    return {
+        "mode": mode,
+        "exit": proc.returncode,
+        "seconds": seconds,
+        "outcomes": outcomes(junit),
+        "counts": counts,
+    }
+
+
+def hub_counts(db: Path) -> dict[str, int]:
+    with sqlite3.connect(db) as conn:
+        return {
+            "hub_runs": conn.execute("SELECT count(*) FROM runs").fetchone()[0],
+            "hub_nodes": conn.execute("SELECT count(*) FROM nodes").fetchone()[0],
+            "hub_events": conn.execute("SELECT count(*) FROM events").fetchone()[0],
+        }
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 2 or argv[0] not in SUITES:
+        print(__doc__, file=sys.stderr)
+        return 2
+    name, src, extra = argv[0], Path(argv[1]).resolve(), argv[2:]
+    from graphmind_server.testing import HubProcess
+
+    with tempfile.TemporaryDirectory(prefix=f"gm-suite-{name}-") as tmp:
+        work = Path(tmp)
+        results = [run(name, src, "bare", extra, work, None), run(name, src, "detached", extra, work, None)]
+        with HubProcess(work / "hub.db") as hub:
+            results.append(run(name, src, "attached", extra, work, f"ws://127.0.0.1:{hub.port}"))
+            time.sleep(1.0)  # the hub writes in batches; let the last one land before counting
+            results[-1]["counts"].update(hub_counts(work / "hub.db"))
+    bare = results[0]["outcomes"]
+    passed_bare = {t for t, o in bare.items() if o == "passed"}
+    regressions = 0
+    for result in results:
+        out = result["outcomes"]
+        tally = {k: sum(1 for o in out.values() if o == k) for k in ("passed", "failed", "skipped")}
+        lost = sorted(t for t in passed_bare if out.get(t) != "passed")
+        unexpected = [t for t in lost if t not in EXPECTED_DIFFERENT[name]]
+        regressions += len(unexpected)
+        print(
+            f"[suite {name}] {result['mode']:8} {len(out)} tests: {tally['passed']} passed, {tally['failed']} failed, "
+            f"{tally['skipped']} skipped; {len(lost)} passing bare do not pass here "
+            f"({len(lost) - len(unexpected)} expected); {result['seconds']:.0f} s; {json.dumps(result['counts'])}"
+        )
+        for test in lost:
+            print(
+                f"    {'expected ' if test in EXPECTED_DIFFERENT[name] else 'REGRESSED'} {test}: {out.get(test, 'missing')}"
+            )
+    return 1 if regressions else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
