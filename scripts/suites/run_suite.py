@@ -52,7 +52,13 @@ SUITES: dict[str, dict[str, Any]] = {
 
 # Tests that assert the exact list of a run's handlers: one more handler on every run (the point
 # of the exercise) changes that list. Each is named, with why, in docs/compatibility.md.
-EXPECTED_DIFFERENT: dict[str, set[str]] = {"openai": set(), "langchain": set()}
+EXPECTED_DIFFERENT: dict[str, set[str]] = {
+    "openai": set(),
+    "langchain": {
+        # `trace_as_chain_group`'s manager is configured, so it holds the hook's handler too: `len == 1` fails.
+        "tests.unit_tests.runnables.test_config::test_merge_config_callbacks",
+    },
+}
 
 
 def outcomes(junit: Path) -> dict[str, str]:
@@ -69,35 +75,58 @@ def outcomes(junit: Path) -> dict[str, str]:
     return result
 
 
+def node_id(src: Path, junit_name: str) -> str:
+    """`tests.x.test_mod.TestCls::test_a[p]` (JUnit's classname::name) -> `tests/x/test_mod.py::TestCls::test_a[p]`."""
+    classname, name = junit_name.split("::", 1)
+    parts = classname.split(".")
+    for cut in range(len(parts), 0, -1):
+        path = Path(*parts[:cut]).with_suffix(".py")
+        if (src / path).is_file():
+            return "::".join([path.as_posix(), *parts[cut:], name])
+    return junit_name
+
+
 def closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
 
 
-def run(name: str, src: Path, mode: str, extra: list[str], work: Path, hub_url: str | None) -> dict[str, Any]:
+def run(
+    name: str,
+    src: Path,
+    mode: str,
+    extra: list[str],
+    work: Path,
+    hub_url: str | None,
+    only: list[str] | None = None,
+) -> dict[str, Any]:
+    """One pytest run of the suite; `only`: these tests alone, one process (a rerun)."""
     suite = SUITES[name]
-    junit = work / f"{name}-{mode}.xml"
+    label = f"{mode}-rerun" if only else mode
+    junit = work / f"{name}-{label}.xml"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
     for key in [k for k in env if k.startswith("GRAPHMIND_")]:
         del env[key]
     args = [sys.executable, "-m", "pytest", *suite["args"], f"--junitxml={junit}", *extra]
+    if only:
+        args = [a for a in args if a not in suite["args"][:1]] + ["-n", "0", *only]
     if mode == "bare":
         env["GRAPHMIND_DISABLED"] = "1"
     else:
         args[3:3] = ["-p", suite["plugin"]]
-        env["GRAPHMIND_URL"] = hub_url or f"ws://127.0.0.1:{closed_port()}"
-        env["GRAPHMIND_SUITE_REPORT"] = str(work / f"{name}-{mode}")
+        env["GRAPHMIND_URL"] = hub_url or f"ws://127.0.0.1:{closed_port()}/ingest"
+        env["GRAPHMIND_SUITE_REPORT"] = str(work / f"{name}-{label}")
     started = time.monotonic()
     proc = subprocess.run(args, cwd=src, env=env, check=False)
     seconds = time.monotonic() - started
     counts: dict[str, Any] = {}
-    for part in work.glob(f"{name}-{mode}.*.json"):
+    for part in work.glob(f"{name}-{label}.*.json"):
         data = json.loads(part.read_text())
         stats = data.pop("stats", {})
         for key, value in [
             *data.items(),
-            *((f"events_{k}", stats.get(k, 0)) for k in ("events", "sent", "dropped")),
+            *((k, stats.get(k, 0)) for k in ("events", "sent", "dropped")),
         ]:
             counts[key] = counts.get(key, 0) + int(value)
     return {
@@ -118,6 +147,47 @@ def hub_counts(db: Path) -> dict[str, int]:
         }
 
 
+def report(name: str, result: dict[str, Any], passed_bare: set[str], rerun: dict[str, Any] | None) -> int:
+    """Prints one run's line and each test that passes bare but not here; returns the regressions."""
+    out = result["outcomes"]
+    tally = {k: sum(1 for o in out.values() if o == k) for k in ("passed", "failed", "skipped")}
+    lost = sorted(t for t in passed_bare if out.get(t) != "passed")
+    alone = rerun["outcomes"] if rerun else {}
+    regressed = [t for t in lost if t not in EXPECTED_DIFFERENT[name] and alone.get(t) != "passed"]
+    print(
+        f"[suite {name}] {result['mode']:8} {len(out)} tests: {tally['passed']} passed, {tally['failed']} failed, "
+        f"{tally['skipped']} skipped; {len(lost)} passing bare do not pass here, {len(regressed)} regressed; "
+        f"{result['seconds']:.0f} s; {json.dumps(result['counts'])}"
+    )
+    for test in lost:
+        why = (
+            "expected (named in docs/compatibility.md)"
+            if test in EXPECTED_DIFFERENT[name]
+            else "passes when rerun alone (timing under load)"
+            if alone.get(test) == "passed"
+            else "REGRESSED"
+        )
+        print(f"    {test}: {out.get(test, 'missing')}; {why}")
+    return len(regressed)
+
+
+def instrumented(
+    name: str, src: Path, mode: str, extra: list[str], work: Path, hub_url: str | None, passed_bare: set[str]
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The instrumented run, and a rerun alone of what passed bare but failed here (a wall-clock
+    assertion can fail on a loaded machine with two workers; alone it shows whether GraphMind breaks it)."""
+    result = run(name, src, mode, extra, work, hub_url)
+    suspects = [
+        t for t in passed_bare if result["outcomes"].get(t) != "passed" and t not in EXPECTED_DIFFERENT[name]
+    ]
+    rerun = (
+        run(name, src, mode, extra, work, hub_url, only=[node_id(src, t) for t in suspects])
+        if suspects
+        else None
+    )
+    return result, rerun
+
+
 def main(argv: list[str]) -> int:
     if len(argv) < 2 or argv[0] not in SUITES:
         print(__doc__, file=sys.stderr)
@@ -127,29 +197,16 @@ def main(argv: list[str]) -> int:
 
     with tempfile.TemporaryDirectory(prefix=f"gm-suite-{name}-") as tmp:
         work = Path(tmp)
-        results = [run(name, src, "bare", extra, work, None), run(name, src, "detached", extra, work, None)]
+        bare = run(name, src, "bare", extra, work, None)
+        passed_bare = {t for t, o in bare["outcomes"].items() if o == "passed"}
+        detached = instrumented(name, src, "detached", extra, work, None, passed_bare)
         with HubProcess(work / "hub.db") as hub:
-            results.append(run(name, src, "attached", extra, work, f"ws://127.0.0.1:{hub.port}"))
+            attached = instrumented(name, src, "attached", extra, work, hub.ingest_url, passed_bare)
             time.sleep(1.0)  # the hub writes in batches; let the last one land before counting
-            results[-1]["counts"].update(hub_counts(work / "hub.db"))
-    bare = results[0]["outcomes"]
-    passed_bare = {t for t, o in bare.items() if o == "passed"}
-    regressions = 0
-    for result in results:
-        out = result["outcomes"]
-        tally = {k: sum(1 for o in out.values() if o == k) for k in ("passed", "failed", "skipped")}
-        lost = sorted(t for t in passed_bare if out.get(t) != "passed")
-        unexpected = [t for t in lost if t not in EXPECTED_DIFFERENT[name]]
-        regressions += len(unexpected)
-        print(
-            f"[suite {name}] {result['mode']:8} {len(out)} tests: {tally['passed']} passed, {tally['failed']} failed, "
-            f"{tally['skipped']} skipped; {len(lost)} passing bare do not pass here "
-            f"({len(lost) - len(unexpected)} expected); {result['seconds']:.0f} s; {json.dumps(result['counts'])}"
-        )
-        for test in lost:
-            print(
-                f"    {'expected ' if test in EXPECTED_DIFFERENT[name] else 'REGRESSED'} {test}: {out.get(test, 'missing')}"
-            )
+            attached[0]["counts"].update(hub_counts(work / "hub.db"))
+    report(name, bare, passed_bare, None)
+    regressions = report(name, detached[0], passed_bare, detached[1])
+    regressions += report(name, attached[0], passed_bare, attached[1])
     return 1 if regressions else 0
 
 
