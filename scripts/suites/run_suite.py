@@ -3,6 +3,8 @@
     python scripts/suites/run_suite.py openai <source dir> [pytest args...]
     python scripts/suites/run_suite.py langchain <source dir> [pytest args...]
 
+Test paths among the pytest args (relative to the source dir) replace the whole suite.
+
 Run it through nox (`uv run nox -s "suite(framework='openai')"`), which installs the suite's
 dependencies and fetches the source package. Each of the three runs writes a JUnit XML file;
 this script compares them test by test and exits 1 when a test that passes bare does not pass
@@ -108,9 +110,15 @@ def run(
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
     for key in [k for k in env if k.startswith("GRAPHMIND_")]:
         del env[key]
-    args = [sys.executable, "-m", "pytest", *suite["args"], f"--junitxml={junit}", *extra]
+    options = suite["args"]
+    paths = [a for a in extra if not a.startswith("-") and (src / a.split("::")[0]).exists()]
+    if only or paths:
+        options = options[1:]  # test paths given: they replace the whole suite
     if only:
-        args = [a for a in args if a not in suite["args"][:1]] + ["-n", "0", *only]
+        extra = [a for a in extra if a not in paths]
+    args = [sys.executable, "-m", "pytest", *options, f"--junitxml={junit}", *extra]
+    if only:
+        args += ["-n", "0", *only]
     if mode == "bare":
         env["GRAPHMIND_DISABLED"] = "1"
     else:
