@@ -1,6 +1,7 @@
 """Runs a framework's own test suite bare, instrumented detached, and instrumented attached to a real hub.
 
     python scripts/suites/run_suite.py openai <source dir> [pytest args...]
+    python scripts/suites/run_suite.py anthropic <source dir> [pytest args...]
     python scripts/suites/run_suite.py langchain <source dir> [pytest args...]
 
 Test paths among the pytest args (relative to the source dir) replace the whole suite.
@@ -45,6 +46,22 @@ SUITES: dict[str, dict[str, Any]] = {
             "--timeout=120",
         ],
     },
+    "anthropic": {
+        "plugin": "gm_suite_anthropic",
+        # Like openai's: tests/api_resources need the Prism mock server; its addopts loads a needed plugin.
+        "args": [
+            "tests",
+            "--ignore=tests/api_resources",
+            "-p",
+            "no:cacheprovider",
+            "-n",
+            "2",
+            "-q",
+            "-o",
+            "addopts=-p tests._alias_httpx",
+            "--timeout=120",
+        ],
+    },
     "langchain": {
         "plugin": "gm_suite_langchain",
         # The Makefile's --disable-socket would also stop GraphMind's own connection to the hub.
@@ -56,6 +73,7 @@ SUITES: dict[str, dict[str, Any]] = {
 # of the exercise) changes that list. Each is named, with why, in docs/compatibility.md.
 EXPECTED_DIFFERENT: dict[str, set[str]] = {
     "openai": set(),
+    "anthropic": set(),
     "langchain": {
         # `trace_as_chain_group`'s manager is configured, so it holds the hook's handler too: `len == 1` fails.
         "tests.unit_tests.runnables.test_config::test_merge_config_callbacks",
