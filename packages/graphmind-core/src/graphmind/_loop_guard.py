@@ -18,7 +18,7 @@ import sys
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -259,7 +259,7 @@ class LoopGuard:
         self._lock = threading.Lock()
         # run id (with the line of execution for the implicit run) -> its current streak; the
         # oldest are forgotten past MAX_TRACKED_RUNS.
-        self._streaks: OrderedDict[str | tuple[str, int], _Streak] = OrderedDict()
+        self._streaks: OrderedDict[Hashable, _Streak] = OrderedDict()
 
     def observe(
         self,
@@ -273,8 +273,10 @@ class LoopGuard:
         attached: bool,
         hide_fingerprint: bool,
         implicit: bool = False,
+        line: Hashable | None = None,
     ) -> LoopHit | None:
-        """`implicit`: the call is outside any run, so its streak is its thread's or task's."""
+        """`implicit`: the call is outside any run, so its streak is `line`'s (an adapter that knows
+        where one framework-level call begins names it) or else the calling thread's or task's."""
         config = self.config
         if not config.enabled or kind not in self._kinds:
             return None  # unwatched calls neither count nor break a streak
@@ -284,7 +286,7 @@ class LoopGuard:
             return None
         key = (hash(text), len(text))
         allowed = node_id in self._allow or name in self._allow
-        line: str | tuple[str, int] = (run_id, line_of_execution()) if implicit else run_id
+        line = (run_id, line_of_execution() if line is None else line) if implicit else run_id
         with self._lock:
             streak = self._streaks.get(line)
             if streak is not None and streak.node_id == node_id and streak.key == key:
