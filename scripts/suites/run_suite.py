@@ -32,6 +32,9 @@ HERE = Path(__file__).resolve().parent
 SUITES: dict[str, dict[str, Any]] = {
     "openai": {
         "plugin": "gm_suite_openai",
+        # The suite raises API errors on purpose; the hub's default pauseOnError=on would hold each at
+        # its error gate like a breakpoint. "No breakpoint" means none of those either.
+        "hub_args": ["--pause-on-error", "off"],
         # tests/api_resources talk to the SDK's Prism mock server (TEST_API_BASE_URL, port 4010).
         "args": [
             "tests",
@@ -48,6 +51,7 @@ SUITES: dict[str, dict[str, Any]] = {
     },
     "anthropic": {
         "plugin": "gm_suite_anthropic",
+        "hub_args": ["--pause-on-error", "off"],
         # Like openai's: tests/api_resources need the Prism mock server; its addopts loads a needed plugin.
         "args": [
             "tests",
@@ -64,6 +68,7 @@ SUITES: dict[str, dict[str, Any]] = {
     },
     "langchain": {
         "plugin": "gm_suite_langchain",
+        "hub_args": [],  # the hub's defaults: the handler has before gates only
         # The Makefile's --disable-socket would also stop GraphMind's own connection to the hub.
         "args": ["tests/unit_tests", "-p", "no:cacheprovider", "-n", "2", "-q", "--timeout=120"],
     },
@@ -226,7 +231,7 @@ def main(argv: list[str]) -> int:
         bare = run(name, src, "bare", extra, work, None)
         passed_bare = {t for t, o in bare["outcomes"].items() if o == "passed"}
         detached = instrumented(name, src, "detached", extra, work, None, passed_bare)
-        with HubProcess(work / "hub.db") as hub:
+        with HubProcess(work / "hub.db", args=SUITES[name]["hub_args"]) as hub:
             attached = instrumented(name, src, "attached", extra, work, hub.ingest_url, passed_bare)
             time.sleep(1.0)  # the hub writes in batches; let the last one land before counting
             attached[0]["counts"].update(hub_counts(work / "hub.db"))
