@@ -2,6 +2,7 @@
 
     uv run nox -s tests                 # the default suite (same as `uv run pytest`)
     uv run nox -s wheels                # build every package, install each wheel alone in a fresh venv, smoke it
+    uv run nox -s faults                # the fault suite at full scale (the default run uses CI sizes)
     uv run nox -s "openai(openai='3')"  # one cell of the matrix; `uv run nox -t matrix` runs them all
 
 The matrix tests each adapter against the newest release and the previous major of its framework.
@@ -19,13 +20,14 @@ nox.options.default_venv_backend = "uv"
 nox.options.sessions = ["tests"]
 
 ROOT = pathlib.Path(__file__).parent
-PACKAGES = ["graphmind-core", "graphmind-server", "graphmind-openai", "graphmind-langchain", "graphmind-anthropic", "graphmind-mcp"]
+PACKAGES = ["graphmind-core", "graphmind-server", "graphmind-openai", "graphmind-langchain", "graphmind-anthropic", "graphmind-mcp", "graphmind-llamaindex"]
 # One row per adapter: its package, the framework distribution, the versions to test, its tests.
 MATRIX = {
     "openai": ("graphmind-openai", "openai", ["3", "2"], ["packages/graphmind-openai/tests"]),
     "langchain": ("graphmind-langchain", "langchain-core", ["1", "0.3"], ["packages/graphmind-langchain/tests"]),
     "anthropic": ("graphmind-anthropic", "anthropic", ["2", "1"], ["packages/graphmind-anthropic/tests"]),
     "mcp": ("graphmind-mcp", "mcp", ["2.3", "2.2"], ["packages/graphmind-mcp/tests"]),
+    "llamaindex": ("graphmind-llamaindex", "llama-index-core", ["0.14", "0.14.5"], ["packages/graphmind-llamaindex/tests"]),
 }
 TEST_DEPS = ["pytest>=8", "pytest-asyncio>=0.24", "pytest-timeout>=2.3", "httpx>=0.27", "respx>=0.22"]
 
@@ -57,6 +59,15 @@ def _matrix_session(name: str) -> None:
 for _name in MATRIX:
     _matrix_session(_name)
 
+
+
+@nox.session
+def faults(session: nox.Session) -> None:
+    """The fault suite at full scale (tests/faults; docs/reliability.md): 10,000 examples per fuzzed
+    route, 8,000 events of 500 KB, a 10 s tight loop, 100,000 events before dispose(). Prints every figure."""
+    session.run("uv", "sync", "--all-packages", "--quiet", external=True)
+    session.run("uv", "run", "pytest", "tests/faults", "-s", "-o", "timeout=3600", *session.posargs,
+                external=True, env={"GRAPHMIND_FAULT_SCALE": "full"})
 
 @nox.session
 def wheels(session: nox.Session) -> None:
