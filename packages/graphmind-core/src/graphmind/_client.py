@@ -9,7 +9,7 @@ import itertools
 import os
 import threading
 import uuid
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Hashable, Iterator, Mapping
 from typing import Any, TypeVar
 
 from . import protocol as proto
@@ -166,12 +166,18 @@ class Client(Wrappers, RunEvents, HubControl, TokenFlusher):
 
     # ---- nodes -------------------------------------------------------------------------------
     def start_node(
-        self, spec: NodeSpec, *, run: RunContext | None = None, parent_instance_id: str | None = None
+        self,
+        spec: NodeSpec,
+        *,
+        run: RunContext | None = None,
+        parent_instance_id: str | None = None,
+        line: Hashable | None = None,
     ) -> NodeExecution:
         """Starts one node execution (emits `node.started`); the adapter then drives its gates.
 
         `run` and `parent_instance_id` default to the calling context's (`client.run(...)` and the
         enclosing node); a framework that reports them itself (LangChain's run ids) passes them.
+        `line`: outside any run, the loop streak's line of execution (default: the thread / task).
         Raises RunAborted at once when the run was aborted.
         """
         if self._attach_wait.pending:
@@ -201,6 +207,8 @@ class Client(Wrappers, RunEvents, HubControl, TokenFlusher):
                 seq=seq,
                 attached=self.attached,
                 hide_fingerprint=switches.hide_inputs or (spec.kind == "tool" and switches.hide_tool_args),
+                implicit=run.implicit,  # outside any run the streak is the line's / thread's / task's
+                line=line,
             )
         return ex
 

@@ -15,7 +15,7 @@ injected values, the gate-matrix kit every adapter's tests run). An adapter impo
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._engine import NodeExecution
@@ -122,13 +122,20 @@ class Engine:
 
     # ---- a node the adapter drives itself -------------------------------------------------------
     def start_node(
-        self, spec: NodeSpec, *, run: RunContext | None = None, parent_instance_id: str | None = None
+        self,
+        spec: NodeSpec,
+        *,
+        run: RunContext | None = None,
+        parent_instance_id: str | None = None,
+        line: Hashable | None = None,
     ) -> NodeExecution:
         """Starts one node (emits `node.started`); raises RunAborted when the run was aborted.
 
         `run` / `parent_instance_id` default to the calling context's; a framework that reports
-        them itself (LangChain's run ids) passes them."""
-        return self._client.start_node(spec, run=run, parent_instance_id=parent_instance_id)
+        them itself (LangChain's run ids) passes them. `line`: for a call outside any run, what
+        the loop streak belongs to (default: the calling thread / task); a framework whose
+        top-level calls are separate runs of its own (a LangChain root run) names them."""
+        return self._client.start_node(spec, run=run, parent_instance_id=parent_instance_id, line=line)
 
     async def astart_node(
         self, spec: NodeSpec, *, run: RunContext | None = None, parent_instance_id: str | None = None
