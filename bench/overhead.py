@@ -4,7 +4,8 @@ Variants, timed in interleaved rounds (a busy machine slows them all alike), syn
 
   bare           the function alone
   detached       `client.wrap(fn)` with no hub (events go to the replay buffer)
-  attached       `client.wrap(fn)` attached to an in-process FakeHub, no breakpoint
+  attached       `client.wrap(fn)` attached to the real hub (a subprocess: its CPU is not the app's),
+                 no breakpoint
   otel span      the function inside a bare OpenTelemetry span (SDK TracerProvider, in-memory
                  exporter) that records the input and the output as JSON attributes: the least a
                  tracer does to show the same data
@@ -22,6 +23,7 @@ import asyncio
 import json
 import os
 import statistics
+import tempfile
 import time
 from collections.abc import Callable
 from typing import Any
@@ -31,7 +33,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import graphmind
-from graphmind.testing import FakeHub
+from graphmind_server.testing import HubProcess
 
 CLOCK = time.process_time_ns
 
@@ -96,8 +98,8 @@ def main() -> None:
     exporter = InMemorySpanExporter()
     traced, atraced = otel_wrappers(exporter)
     detached = graphmind.Client(app="bench", url="ws://127.0.0.1:9/ingest", retry_interval=3600)
-    hub = FakeHub().start()
-    attached = graphmind.Client(app="bench", url=hub.url)
+    hub = HubProcess(os.path.join(tempfile.mkdtemp(prefix="gm-bench-"), "hub.db"))
+    attached = graphmind.Client(app="bench", url=hub.ingest_url)
     if not attached.ready(5):
         raise SystemExit("the in-process hub did not attach")
     variants: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {
