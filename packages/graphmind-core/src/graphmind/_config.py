@@ -117,12 +117,11 @@ class Options:
     @classmethod
     def resolve(cls, app: str | None, options: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> Options:
         env = os.environ if environ is None else environ
-        unknown = set(options) - KNOWN_OPTIONS
-        if unknown:
-            raise TypeError(
-                f"graphmind: unknown option(s) {', '.join(sorted(unknown))}; "
-                f"known options are {', '.join(sorted(KNOWN_OPTIONS))}"
-            )
+        # Fail open (_config_check.py): never raise for an option; warn only when enabled.
+        from ._config_check import check_options
+
+        enabled = is_enabled(options.get("enabled"), env)
+        options = check_options(options, enabled, options.get("logger"))
         wait = options.get("wait_for_attach")
         if wait is True:
             wait_s: float | None = 2.0
@@ -134,7 +133,7 @@ class Options:
 
         return cls(
             app=app or default_app_name(),
-            enabled=is_enabled(options.get("enabled"), env),
+            enabled=enabled,
             url=options.get("url") or env.get("GRAPHMIND_URL") or DEFAULT_URL,
             meta=dict(options.get("meta") or {}),
             connect_timeout=_seconds("connect_timeout", options.get("connect_timeout"), 0.3) or 0.3,  # 0 would never connect
