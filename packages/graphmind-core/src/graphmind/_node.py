@@ -17,6 +17,8 @@ class NodeSpec:
     instance_id: str | None = None
     attrs: dict[str, Any] | None = None
     actions: tuple[str, ...] | None = None  # restrict what the before gate offers (spans: no inject)
+    # Top-level fields added to node.started (the wire schema is loose): `providerExecuted`, `ungated`.
+    extra: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if self.node_id is None:
