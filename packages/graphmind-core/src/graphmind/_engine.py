@@ -256,7 +256,13 @@ class NodeExecution(CallLoop, StreamLoop):
             if held is None:
                 return CONTINUE_ANSWER
             started = self.client._clock()
-            answer = await held.wait_async(self.client.options.pause_timeout)
+            try:
+                answer = await held.wait_async(self.client.options.pause_timeout)
+            except asyncio.CancelledError:
+                # The task held here was cancelled (its caller gave up on the call): the gate is no
+                # longer held, so the hub stops showing it (exec.resumed, by "cancelled").
+                self.client._close_gate(self, held, GateAnswer(proto.CONTINUE, by="cancelled"), self.client._clock() - started)
+                raise
             settled = self._settle(gate, held, answer, started, convert)
             if settled is None:
                 continue
