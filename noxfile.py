@@ -19,13 +19,14 @@ nox.options.default_venv_backend = "uv"
 nox.options.sessions = ["tests"]
 
 ROOT = pathlib.Path(__file__).parent
-PACKAGES = ["graphmind-core", "graphmind-server", "graphmind-openai", "graphmind-langchain", "graphmind-anthropic", "graphmind-mcp"]
+PACKAGES = ["graphmind-core", "graphmind-server", "graphmind-openai", "graphmind-langchain", "graphmind-anthropic", "graphmind-mcp", "graphmind-llamaindex"]
 # One row per adapter: its package, the framework distribution, the versions to test, its tests.
 MATRIX = {
     "openai": ("graphmind-openai", "openai", ["3", "2"], ["packages/graphmind-openai/tests"]),
     "langchain": ("graphmind-langchain", "langchain-core", ["1", "0.3"], ["packages/graphmind-langchain/tests"]),
     "anthropic": ("graphmind-anthropic", "anthropic", ["2", "1"], ["packages/graphmind-anthropic/tests"]),
     "mcp": ("graphmind-mcp", "mcp", ["2.3", "2.2"], ["packages/graphmind-mcp/tests"]),
+    "llamaindex": ("graphmind-llamaindex", "llama-index-core", ["0.14", "0.14.5"], ["packages/graphmind-llamaindex/tests"]),
 }
 TEST_DEPS = ["pytest>=8", "pytest-asyncio>=0.24", "pytest-timeout>=2.3", "httpx>=0.27", "respx>=0.22"]
 

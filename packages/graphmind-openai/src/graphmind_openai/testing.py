@@ -195,8 +195,8 @@ def _chat_message(message: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class _Server(ThreadingHTTPServer):
-    # socketserver's listen backlog is 5: twenty concurrent connects on a loaded machine overflow it
-    # and the SDK sees a reset (the gate-matrix kit's twenty_async_holds case flaked so).
+    # socketserver's default listen backlog is 5: twenty calls released at once from held gates
+    # (the gate matrix's twenty_async_holds) overflowed it on a loaded machine (a reset connection).
     request_queue_size = 128
 
     def handle_error(self, request: Any, client_address: Any) -> None:
