@@ -2,6 +2,7 @@
 
     uv run nox -s tests                 # the default suite (same as `uv run pytest`)
     uv run nox -s wheels                # build every package, install each wheel alone in a fresh venv, smoke it
+    uv run nox -s faults                # the fault suite at full scale (the default run uses CI sizes)
     uv run nox -s "openai(openai='3')"  # one cell of the matrix; `uv run nox -t matrix` runs them all
 
 The matrix tests each adapter against the newest release and the previous major of its framework.
@@ -58,6 +59,15 @@ def _matrix_session(name: str) -> None:
 for _name in MATRIX:
     _matrix_session(_name)
 
+
+
+@nox.session
+def faults(session: nox.Session) -> None:
+    """The fault suite at full scale (tests/faults; docs/reliability.md): 10,000 examples per fuzzed
+    route, 8,000 events of 500 KB, a 10 s tight loop, 100,000 events before dispose(). Prints every figure."""
+    session.run("uv", "sync", "--all-packages", "--quiet", external=True)
+    session.run("uv", "run", "pytest", "tests/faults", "-s", "-o", "timeout=3600", *session.posargs,
+                external=True, env={"GRAPHMIND_FAULT_SCALE": "full"})
 
 @nox.session
 def wheels(session: nox.Session) -> None:

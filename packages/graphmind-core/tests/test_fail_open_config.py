@@ -17,7 +17,7 @@ DISABLED = {"GRAPHMIND_DISABLED": "1"}
 BAD: list[tuple[dict[str, Any], str]] = [
     ({"hide_input": True}, "unknown option 'hide_input' is ignored; did you mean hide_inputs?"),
     ({"bufer_size": 10}, "unknown option 'bufer_size' is ignored; did you mean buffer_size?"),
-    ({"zzz": 1}, "unknown option 'zzz' is ignored; valid names: buffer_size,"),
+    ({"zzz": 1}, "unknown option 'zzz' is ignored; valid names: breakpoints, buffer_size,"),
     ({"buffer_size": 0}, "option buffer_size=0 is not a whole number >= 1; using the default (5000)"),
     (
         {"connect_timeout": -1},
@@ -37,6 +37,8 @@ BAD: list[tuple[dict[str, Any], str]] = [
     ),
     ({"loop_guard": {"mode": "hold"}}, "loop_guard mode='hold' is not one of 'pause', 'warn' or 'off'"),
     ({"loop_guard": "yes"}, "option loop_guard='yes' is not False, True or a dict"),
+    ({"breakpoints": ["nocolon"]}, "option breakpoints=['nocolon'] has 'nocolon'; each entry is a node id"),
+    ({"mask": "("}, "mask: '(' is not a regular expression"),
 ]
 
 
@@ -54,6 +56,9 @@ def test_enabled_a_bad_option_warns_once_and_falls_back(
     defaults = graphmind.Client(app="t", environ={})
     if "hide_inputs" in options:
         assert client.redaction_switches.hide_inputs  # unreadable means hidden, never quietly recorded
+    elif "mask" in options:
+        # A mask that cannot be read masks nothing: every value is hidden instead of leaking.
+        assert client.redaction_switches.hide_inputs and client.redaction_switches.hide_outputs
     else:
         assert client.redaction_switches == defaults.redaction_switches
         assert client.loop_guard_config == defaults.loop_guard_config

@@ -13,7 +13,10 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
 from . import protocol as proto
+from ._attach_wait import AttachWait, AttachWaitPolicy
+from ._attach_wait import env_problem as attach_wait_env_problem
 from ._clock import wall_ms
+from ._code_holds import ConditionChecker, client_breakpoints
 from ._config import Options
 from ._debug_state import DebugState
 from ._engine import NodeExecution
@@ -31,6 +34,7 @@ from ._span import Span
 from ._steps import StepIdentity
 from ._token_flusher import TokenFlusher
 from ._transport import Transport
+from ._url import url_problem
 from ._warn import Warner
 from ._wrappers import Wrappers
 
@@ -77,7 +81,11 @@ class Client(Wrappers, RunEvents, HubControl, TokenFlusher):
         self._pause_any = False
         self._pause_runs: set[str] = set()
         self._debug = DebugState()
-        self._wait_pending = self.options.wait_for_attach is not None
+        url_warning = url_problem(self.options.url, from_env=not options.get("url"))
+        policy = AttachWaitPolicy.resolve(self.options.raw.get("wait_for_attach"), env, self.options.url)
+        self._attach_wait = AttachWait(policy, self.options.url, self.options.connect_timeout)
+        self._code_breakpoints = client_breakpoints(self.options.raw.get("breakpoints"))
+        self._conditions = ConditionChecker(self._warn.always)
         self._seq = itertools.count(1)
         self._gate_seq = itertools.count(1)
         self.client_id = uuid.uuid4().hex
@@ -91,8 +99,14 @@ class Client(Wrappers, RunEvents, HubControl, TokenFlusher):
         self._token_thread: threading.Thread | None = None
         if not self.enabled:
             return
-        self._pipeline = EventPipeline(self.redaction_switches, self._warn)
+        self._pipeline = EventPipeline(self.redaction_switches, self._warn, mask=self.options.mask)
         self._loop_guard = LoopGuard(self.loop_guard_config, self._warn.always)
+        for problem in (url_warning, attach_wait_env_problem(env)):
+            if problem:
+                self._warn.always(problem)
+        if url_warning:  # detached for good: no transport, gates continue, nothing is buffered
+            self._attach_wait.pending = False
+            return
         self._transport = Transport(
             self.options,
             self.client_id,
@@ -100,6 +114,7 @@ class Client(Wrappers, RunEvents, HubControl, TokenFlusher):
             on_frame=self._on_frame,
             on_detach=self._on_detach,
             warn=self._warn,
+            on_exit=self.dispose,
         )
 
     # ---- state -------------------------------------------------------------------------------
@@ -159,9 +174,8 @@ class Client(Wrappers, RunEvents, HubControl, TokenFlusher):
         enclosing node); a framework that reports them itself (LangChain's run ids) passes them.
         Raises RunAborted at once when the run was aborted.
         """
-        if self._wait_pending:
-            self._wait_pending = False
-            self.ready(self.options.wait_for_attach or 0.0)
+        if self._attach_wait.pending:
+            self._wait_for_attach()
         if run is None:
             run = self._run_for_call()
         if run.aborted:
@@ -308,11 +322,18 @@ class Client(Wrappers, RunEvents, HubControl, TokenFlusher):
             return True
         return await asyncio.get_running_loop().run_in_executor(None, self.ready, timeout)
 
+    def _wait_for_attach(self) -> None:
+        """The first run or gated call waits for the hub once (_attach_wait.py); others return at once."""
+        seconds = self._attach_wait.take() if self.live else None
+        if seconds:
+            self.ready(seconds)
+
     async def await_attach_once(self) -> None:
-        """With `wait_for_attach`, the first caller awaits the hub once; everyone else returns at once."""
-        if self._wait_pending:
-            self._wait_pending = False
-            await self.aready(self.options.wait_for_attach or 0.0)
+        """`_wait_for_attach` from asyncio code: the wait awaits instead of blocking the loop."""
+        if self._attach_wait.pending:
+            seconds = self._attach_wait.take() if self.live else None
+            if seconds:
+                await self.aready(seconds)
 
     def stats(self) -> dict[str, Any]:
         transport = self._transport
@@ -328,8 +349,10 @@ class Client(Wrappers, RunEvents, HubControl, TokenFlusher):
             "clientId": self.client_id,
             "events": self._emitted,
             "buffered": transport.buffered_count if transport else 0,
-            "dropped": counters.get("dropped", 0),
+            # Events lost: fallen out of the ring unsent, or unreadable by the pipeline.
+            "dropped": counters.get("dropped", 0) + (self._pipeline.dropped if transport else 0),
             "sent": counters.get("sent", 0),
+            "unsent": transport.unsent_count if transport else 0,
             "connects": counters.get("connects", 0),
             "held": held,
             "activeRuns": runs,
@@ -344,9 +367,8 @@ class Client(Wrappers, RunEvents, HubControl, TokenFlusher):
         if self._implicit_run is not None and self._implicit_run.started_ms:
             self._finish_run(self._implicit_run, None)
         self._release_all(proto.CONTINUE, "dispose")
-        self._transport.flush(1.0)
         self._disposed = True
-        self._transport.stop()
+        self._transport.close()  # waits while the hub keeps taking events; reports what it could not send
 
     async def adispose(self) -> None:
         await asyncio.get_running_loop().run_in_executor(None, self.dispose)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ._clock import Clock, monotonic_ms
+from ._mask import resolve_mask
 
 DEFAULT_URL = "ws://127.0.0.1:4747/ingest"
 
@@ -39,6 +41,7 @@ KNOWN_OPTIONS = frozenset(
         "pause_timeout",
         "logger",
         "wait_for_attach",
+        "breakpoints",
         "hide_inputs",
         "hide_outputs",
         "hide_tool_args",
@@ -47,8 +50,17 @@ KNOWN_OPTIONS = frozenset(
         "clock",
         "sdk",
         "token_flush_interval",
+        "mask",
     }
 )
+
+
+def _warn_option(logger: Any, message: str) -> None:
+    log = logger if callable(getattr(logger, "warning", None)) else logging.getLogger("graphmind")
+    try:
+        log.warning(message)
+    except Exception:  # a broken logger must not break the app either
+        pass
 
 
 def is_enabled(enabled_option: bool | None, environ: Mapping[str, str]) -> bool:
@@ -113,6 +125,7 @@ class Options:
     clock: Clock
     sdk: dict[str, str]
     raw: Mapping[str, Any] = field(repr=False)
+    mask: re.Pattern[str] | None = None  # `mask=` and GRAPHMIND_MASK, combined (_mask.resolve_mask)
 
     @classmethod
     def resolve(cls, app: str | None, options: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> Options:
@@ -122,6 +135,8 @@ class Options:
 
         enabled = is_enabled(options.get("enabled"), env)
         options = check_options(options, enabled, options.get("logger"))
+        # Only the option as given; the default (wait where the hub is local and listening) and the
+        # variable: _attach_wait.py.
         wait = options.get("wait_for_attach")
         if wait is True:
             wait_s: float | None = 2.0
@@ -130,6 +145,15 @@ class Options:
         else:
             wait_s = _seconds("wait_for_attach", wait, None)
         from ._version import __version__
+
+        mask = None
+        if enabled:  # disabled: nothing is checked (a GRAPHMIND_MASK typo included)
+            try:
+                mask = resolve_mask(options.get("mask"), env)
+            except ValueError as exc:
+                # Fail open without leaking: a mask that cannot be read hides every value instead.
+                _warn_option(options.get("logger"), f"graphmind: {exc}; every input and output is hidden instead")
+                options = {**options, "hide_inputs": True, "hide_outputs": True}
 
         return cls(
             app=app or default_app_name(),
@@ -148,4 +172,5 @@ class Options:
             clock=options.get("clock") or monotonic_ms,
             sdk=dict(options.get("sdk") or {"name": "graphmind-python", "version": __version__}),
             raw=dict(options),
+            mask=mask,
         )

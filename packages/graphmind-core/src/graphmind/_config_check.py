@@ -33,7 +33,7 @@ def nearest(name: str, candidates: Any) -> str:
     return f"did you mean {match[0]}?" if match else f"valid names: {', '.join(names)}"
 
 
-def _seconds(value: Any, *, allow_none: bool = False) -> None:
+def _seconds(value: Any) -> None:
     if value is None:
         return
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
@@ -77,6 +77,15 @@ def _any(value: Any) -> None:
     return
 
 
+def _breakpoints(value: Any) -> None:
+    from ._code_holds import client_breakpoints
+
+    try:
+        client_breakpoints(value)
+    except ValueError as exc:
+        raise ValueError(str(exc).replace("graphmind: option breakpoints ", "", 1)) from exc
+
+
 # option -> (check that raises ValueError with the reason, what the fallback is called in the warning)
 CHECKS: dict[str, tuple[Callable[[Any], None], str]] = {
     "url": (_text, "the default (GRAPHMIND_URL or ws://127.0.0.1:4747/ingest)"),
@@ -89,11 +98,13 @@ CHECKS: dict[str, tuple[Callable[[Any], None], str]] = {
     "max_buffer_bytes": (_count, "the default (8 MiB)"),
     "pause_timeout": (_seconds, "the default (hold forever)"),
     "logger": (_logger, "the default (logging.getLogger('graphmind'))"),
-    "wait_for_attach": (_wait, "the default (no wait)"),
+    "wait_for_attach": (_wait, "the default (GRAPHMIND_WAIT_FOR_ATTACH, else a short wait for a local hub)"),
     "clock": (_clock, "the default (a monotonic clock)"),
     "sdk": (_mapping, "the default"),
     "token_flush_interval": (_seconds, "the default (0.034)"),
     "loop_guard": (_any, ""),  # checked field by field below
+    "breakpoints": (_breakpoints, "no breakpoints from code"),
+    "mask": (_any, ""),  # checked in Options.resolve: an unreadable mask hides every value instead
     **{name: (_any, "") for name, _ in SWITCHES},  # checked below: unreadable means on
 }
 

@@ -62,6 +62,7 @@ class NodeExecution(CallLoop, StreamLoop):
         self.injected = False
         self.ended = False
         self.loop_hit: Any = None
+        self.hold_why: str | None = None  # a hold_if verdict: None = not asked yet, "" = no hold
         self._deltas: list[dict[str, Any]] = []
         self._last_flush = self.started_at
         try:  # one check per node lets the pipeline skip the identity fields of its events

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import protocol as proto
 from ._clock import round_ms
+from ._code_holds import CONDITION_REASON, ConditionChecker
 from ._debug_state import DebugState
 from ._gate import GateAnswer, HeldGate
 from ._warn import Warner
@@ -35,6 +36,8 @@ class HubControl:
     _held_nodes: dict[str, NodeExecution]
     _runs: dict[str, RunContext]
     _warn: Warner
+    _conditions: ConditionChecker
+    _code_breakpoints: dict[str, frozenset[str]]
 
     @property
     def attached(self) -> bool:
@@ -57,7 +60,17 @@ class HubControl:
                     return "pause"
         if gate == proto.BEFORE and ex.loop_hit is not None:
             return "loop"
-        return self._debug.reason_to_hold(ex.node_id, ex.spec.kind, gate)
+        spec = ex.spec
+        if gate == proto.BEFORE and spec.hold_if is not None:
+            if ex.hold_why is None:  # asked once per execution, in the app, before the before gate
+                args = spec.input if isinstance(spec.input, dict) else {}
+                ex.hold_why = self._conditions.why(spec.hold_if, spec.name, args) or ""
+            if ex.hold_why:
+                return CONDITION_REASON
+        reason = self._debug.reason_to_hold(ex.node_id, spec.kind, gate)
+        if reason is None and (gate in spec.breakpoints or gate in self._code_breakpoints.get(ex.node_id, ())):
+            return "breakpoint"
+        return reason
 
     def _open_gate(
         self, ex: NodeExecution, gate: str, reason: str, payload: dict[str, Any], loop: asyncio.AbstractEventLoop | None
@@ -75,6 +88,10 @@ class HubControl:
         event.update(payload)
         if reason == "loop" and ex.loop_hit is not None:
             event["loop"] = ex.loop_hit.as_wire()
+        elif reason == CONDITION_REASON:
+            event["why"] = ex.hold_why
+        elif reason == "breakpoint" and (ex.node_id, gate) not in self._debug.breakpoints:
+            event["source"] = "code"  # the card says the hold came from the app's code
         self._emit(event, ex.trusted)
         # The hub may have gone between the decision and now: nobody could answer.
         if not self.attached:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,10 @@ class NodeSpec:
     actions: tuple[str, ...] | None = None  # restrict what the before gate offers (spans: no inject)
     # Top-level fields added to node.started (the wire schema is loose): `providerExecuted`, `ungated`.
     extra: dict[str, Any] | None = None
+    # Holds asked for from code (_code_holds.py): gates to hold at while attached, and a condition
+    # on the call's arguments (`input` as keyword arguments) checked at the before gate.
+    breakpoints: frozenset[str] = frozenset()
+    hold_if: Callable[..., Any] | None = None
 
     def __post_init__(self) -> None:
         if self.node_id is None:

@@ -27,9 +27,8 @@ class RunScope:
 
     def __enter__(self) -> RunContext:
         client = self._client
-        if client._wait_pending:
-            client._wait_pending = False
-            client.ready(client.options.wait_for_attach or 0.0)
+        if client._attach_wait.pending:
+            client._wait_for_attach()
         return self._enter()
 
     async def __aenter__(self) -> RunContext:

@@ -12,6 +12,7 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
+from ._code_holds import BreakpointArg, CodeHolds, Condition
 from ._node import NodeSpec
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ def _tool_name(fn: Any) -> str:
 class _ArgDescriber:
     """Turns (args, kwargs) into the input dict, binding positional arguments to their names."""
 
-    __slots__ = ("_names", "_signature", "_simple")
+    __slots__ = ("_names", "_signature", "_simple", "defaults")
 
     def __init__(self, fn: Callable[..., Any]) -> None:
         try:
@@ -46,6 +47,12 @@ class _ArgDescriber:
         params = list(self._signature.parameters.values()) if self._signature else []
         self._simple = all(p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) for p in params)
         self._names = [p.name for p in params if p.kind == p.POSITIONAL_OR_KEYWORD]
+        # What a hold_if condition sees besides the arguments passed: the defaults of the others.
+        self.defaults = {
+            p.name: p.default
+            for p in params
+            if p.default is not p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+        }
 
     def __call__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         if not args:
@@ -72,10 +79,17 @@ class _ArgDescriber:
         return {"args": list(args), **kwargs}
 
 
-def gate_callable(client: Client, fn: F, name: str, kind: str = "tool") -> F:
+def gate_callable(client: Client, fn: F, name: str, kind: str = "tool", holds: CodeHolds | None = None) -> F:
     """The one place a plain callable becomes a gated one."""
     describe = _ArgDescriber(fn)
     node_id = f"{kind}:{name}"
+    gates = holds.gates if holds is not None else frozenset()
+    hold_if = holds.hold_if if holds is not None else None
+    if hold_if is not None and describe.defaults:
+        condition, defaults = hold_if, describe.defaults
+
+        def hold_if(**arguments: Any) -> Any:  # the bound arguments, defaults applied
+            return condition(**{**defaults, **arguments})
 
     if inspect.iscoroutinefunction(fn):
 
@@ -83,7 +97,7 @@ def gate_callable(client: Client, fn: F, name: str, kind: str = "tool") -> F:
         async def agated(*args: Any, **kwargs: Any) -> Any:
             if not client.live:
                 return await fn(*args, **kwargs)
-            spec = NodeSpec(name, kind, describe(args, kwargs), node_id)
+            spec = NodeSpec(name, kind, describe(args, kwargs), node_id, breakpoints=gates, hold_if=hold_if)
             return await client.aexecute(spec, lambda: fn(*args, **kwargs))
 
         gated: Any = agated
@@ -93,7 +107,7 @@ def gate_callable(client: Client, fn: F, name: str, kind: str = "tool") -> F:
         def sgated(*args: Any, **kwargs: Any) -> Any:
             if not client.live:
                 return fn(*args, **kwargs)
-            spec = NodeSpec(name, kind, describe(args, kwargs), node_id)
+            spec = NodeSpec(name, kind, describe(args, kwargs), node_id, breakpoints=gates, hold_if=hold_if)
             return client.execute(spec, lambda: fn(*args, **kwargs))
 
         gated = sgated
@@ -107,51 +121,74 @@ class Wrappers:
 
     enabled: bool
 
-    def wrap(self, fn: F, name: str | None = None) -> F:
-        """A gated version of `fn`, producing a `tool:<name>` node per call."""
+    def wrap(
+        self, fn: F, name: str | None = None, *, breakpoint: BreakpointArg = None, hold_if: Condition | None = None
+    ) -> F:
+        """A gated version of `fn`, producing a `tool:<name>` node per call.
+
+        `breakpoint`: hold at that gate (True or "before", "after", "error", or several) whenever a
+        hub is attached; `hold_if`: a callable given the call's arguments as keyword arguments,
+        returning a bool or a reason string, checked at the before gate (_code_holds.py)."""
+        holds = CodeHolds.of(breakpoint, hold_if)  # a bad value is an error even when disabled
         if not self.enabled:
             return fn
         if hasattr(fn, WRAPPED_ATTR):
             return fn
         if not callable(fn):
             raise TypeError(f"graphmind: wrap() takes a callable, got {type(fn).__name__}")
-        return gate_callable(self, fn, name or _tool_name(fn))  # type: ignore[arg-type]
+        return gate_callable(self, fn, name or _tool_name(fn), holds=holds)  # type: ignore[arg-type]
 
     @overload
     def tool(self, name: F) -> F: ...
     @overload
-    def tool(self, name: str | None = None) -> Callable[[F], F]: ...
+    def tool(
+        self, name: str | None = None, *, breakpoint: BreakpointArg = None, hold_if: Condition | None = None
+    ) -> Callable[[F], F]: ...
 
-    def tool(self, name: Any = None) -> Any:
-        """`@client.tool`, `@client.tool()`, `@client.tool("search")` or `@client.tool(name="search")`."""
+    def tool(self, name: Any = None, *, breakpoint: BreakpointArg = None, hold_if: Condition | None = None) -> Any:
+        """`@client.tool`, `@client.tool()`, `@client.tool("search")`, `@client.tool(name="search")`,
+        `@client.tool(breakpoint="before")`, `@client.tool(hold_if=lambda amount, **_: amount > 100)`."""
         if callable(name):
-            return self.wrap(name)
+            return self.wrap(name, breakpoint=breakpoint, hold_if=hold_if)
+        CodeHolds.of(breakpoint, hold_if)  # say what is wrong at the decorator line, not at the first call
 
         def decorate(fn: F) -> F:
-            return self.wrap(fn, name)
+            return self.wrap(fn, name, breakpoint=breakpoint, hold_if=hold_if)
 
         return decorate
 
-    def wrap_tools(self, tools: ToolsT) -> ToolsT:
-        """Wraps a `{name: callable}` dict (keys name the nodes), a list, or one callable; same shape back."""
+    def wrap_tools(self, tools: ToolsT, *, breakpoint: BreakpointArg = None, hold_if: Condition | None = None) -> ToolsT:
+        """Wraps a `{name: callable}` dict (keys name the nodes), a list, or one callable; same shape back.
+        `breakpoint` / `hold_if` apply to each tool."""
+        CodeHolds.of(breakpoint, hold_if)
         if not self.enabled:
             return tools
+        holds: dict[str, Any] = {"breakpoint": breakpoint, "hold_if": hold_if}
         if isinstance(tools, Mapping):
-            return {key: self.wrap(fn, str(key)) for key, fn in tools.items()}  # type: ignore[return-value]
+            return {key: self.wrap(fn, str(key), **holds) for key, fn in tools.items()}  # type: ignore[return-value]
         if isinstance(tools, (list, tuple)):
-            return type(tools)(self.wrap(fn) for fn in tools)
+            return type(tools)(self.wrap(fn, **holds) for fn in tools)
         if callable(tools):
-            return self.wrap(tools)
+            return self.wrap(tools, **holds)
         raise TypeError(f"graphmind: wrap_tools() takes a dict, a list or a callable, got {type(tools).__name__}")
 
-    def wrap_method(self, obj: Any, method_name: str, name: str | None = None) -> Any:
+    def wrap_method(
+        self,
+        obj: Any,
+        method_name: str,
+        name: str | None = None,
+        *,
+        breakpoint: BreakpointArg = None,
+        hold_if: Condition | None = None,
+    ) -> Any:
         """Gates one method of one object, in place (other instances are untouched). Returns `obj`."""
+        CodeHolds.of(breakpoint, hold_if)
         if not self.enabled:
             return obj
         current = getattr(obj, method_name)
         if hasattr(current, WRAPPED_ATTR):
             return obj
-        gated = self.wrap(current, name or method_name)
+        gated = self.wrap(current, name or method_name, breakpoint=breakpoint, hold_if=hold_if)
         gated.__graphmind_own_attr__ = method_name in getattr(obj, "__dict__", {})
         try:
             setattr(obj, method_name, gated)
