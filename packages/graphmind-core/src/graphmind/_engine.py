@@ -88,6 +88,8 @@ class NodeExecution(CallLoop, StreamLoop):
         event["input"] = self.spec.input
         if self.spec.attrs:
             event["attrs"] = self.spec.attrs
+        if self.spec.extra:
+            event.update(self.spec.extra)
         return self.client._emit(event, self.trusted)
 
     @contextmanager

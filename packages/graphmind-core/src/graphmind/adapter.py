@@ -149,6 +149,32 @@ class Engine:
         For an adapter that drives gates from async callbacks without `astart_node` / `aexecute`."""
         await self._client.await_attach_once()
 
+    def observe_ungated(
+        self,
+        spec: NodeSpec,
+        output: Any = None,
+        *,
+        error: BaseException | None = None,
+        run: RunContext | None = None,
+        parent_instance_id: str | None = None,
+    ) -> None:
+        """A node that already ran where no gate can reach it (a provider-executed tool, AI SDK page):
+        `node.started` and `node.finished` (or `node.error`), both marked `ungated: true` plus
+        `spec.extra` (e.g. `providerExecuted: true`). No gate opens; never raises (an aborted run or
+        a failure to record only drops the node)."""
+        extra = {"ungated": True, **(spec.extra or {})}
+        spec.extra = extra
+        try:
+            ex = self._client.start_node(spec, run=run, parent_instance_id=parent_instance_id)
+            if error is not None:
+                ex.fail(error, **extra)
+            else:
+                ex.finish(output, **extra)
+        except RunAborted:
+            pass
+        except Exception as exc:  # fail open: recording a provider's tool must not break the call
+            self.warn(f"[graphmind] could not record the ungated node {spec.node_id}: {exc!r}", key="ungated")
+
     # ---- runs, identity, hints, warnings --------------------------------------------------------
     def begin_run(self, name: str, meta: dict[str, Any] | None = None) -> RunContext:
         """A run that starts in one callback and ends in another; end it with `end_run`."""

@@ -28,8 +28,9 @@ from openai import AsyncStream, BaseModel, Stream
 
 from graphmind.adapter import Engine, NodeExecution, NodeSpec, Settled
 
-from ._describe import describe_model, describe_reply, describe_request
+from ._describe import RESPONSES, describe_model, describe_reply, describe_request
 from ._inject import Reply, reply_for, to_body
+from ._provider_tools import hint_entry, hosted_names, observe
 from ._stream import StreamRecorder, abandon, tee
 from ._typed import TypedRecorder, tee_stream
 
@@ -78,7 +79,8 @@ class Call:
         step = self.engine.next_llm_step(key, length)
         tools = node_input.get("tools")
         if tools and step.first_step:
-            self.engine.hint([{"nodeId": f"tool:{n}", "kind": "tool", "name": n} for n in tools])
+            hosted = hosted_names(self.body.get("tools")) if self.api == RESPONSES else set()
+            self.engine.hint([hint_entry(n, n in hosted) for n in tools])
         attrs: dict[str, Any] = {"model": self.body.get("model"), "hook": self.hook, "api": self.api, "stream": self.stream}
         if tools:
             attrs["tools"] = tools
@@ -127,6 +129,20 @@ def _described_body(call: Call, result: Any, response: Any) -> tuple[Any, Any]:
     if data is None and hasattr(result, "model_dump"):
         data = result.model_dump(mode="json")
     return describe_reply(call.api, data)
+
+
+def _observe_hosted(call: Call, ex: NodeExecution, result: Any, response: Any) -> None:
+    """A non-streamed Responses reply's provider-executed tools, as ungated child nodes."""
+    if call.api != RESPONSES:
+        return
+    items = getattr(result, "output", None)
+    if not isinstance(items, list) and response is not None:
+        try:
+            items = json.loads(response.content).get("output")
+        except Exception:
+            return
+    if isinstance(items, list):
+        observe(ex, items)
 
 
 def _recorded_reply(response: Any) -> Reply:
@@ -193,6 +209,7 @@ class _SyncNode:
             output, usage = _bytes_output(call, ex, response.content)
             return Settled(_replay_sync(self.original, call, _recorded_reply(response)), output, usage)
         output, usage = _described_body(call, result, response)
+        _observe_hosted(call, ex, result, response)
         return Settled(result, output, usage)
 
     def from_injected(self, value: Any) -> Settled:
@@ -250,6 +267,7 @@ class _AsyncNode:
             output, usage = _bytes_output(call, ex, response.content)
             return Settled(await _replay_async(self.original, call, _recorded_reply(response)), output, usage)
         output, usage = _described_body(call, result, response)
+        _observe_hosted(call, ex, result, response)
         return Settled(result, output, usage)
 
     def from_injected(self, value: Any) -> Awaitable[Settled]:

@@ -20,6 +20,7 @@ from typing import Any
 from graphmind import NodeExecution
 
 from ._describe import CHAT, describe_reply
+from ._provider_tools import is_hosted, observe
 
 
 class StreamRecorder:
@@ -131,6 +132,8 @@ class StreamRecorder:
             item = event.get("item") or {}
             if item.get("id"):
                 self._items[item["id"]] = item
+            if kind == "response.output_item.done" and is_hosted(item):
+                observe(self.ex, [item])  # a provider-executed tool: an ungated child node, now
         elif kind in ("response.created", "response.in_progress"):
             self._final = self._final or event.get("response")
         elif kind in ("response.completed", "response.failed", "response.incomplete"):

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from ._describe import CHAT
+from ._provider_tools import is_hosted, observe
 from ._stream import StreamRecorder
 
 
@@ -100,6 +101,8 @@ class TypedRecorder(StreamRecorder):
             self.ex.token(event.delta, "reasoning")
         elif kind in ("response.output_item.added", "response.output_item.done"):
             item = event.item
+            if kind == "response.output_item.done" and is_hosted(item):
+                observe(self.ex, [item])  # a provider-executed tool: an ungated child node, now
             if item.type == "function_call":
                 entry = {"type": "function_call", "call_id": item.call_id, "name": item.name, "arguments": item.arguments}
                 if item.id:

@@ -19,6 +19,8 @@ answered by the hub as soon as they are seen (`auto_answer`), so no case sleeps 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from typing import Any, Protocol, TypeVar
@@ -465,6 +467,45 @@ async def disabled(c: _Case) -> None:
         assert started == [], f"a disabled client started threads: {started}"
     finally:
         client.dispose()
+    # The default session under GRAPHMIND_DISABLED=1 (environment page: the adapter's wrappers are
+    # identity functions): nothing is patched, not even a marker attribute (issue 16 item 3).
+    with _kill_switch():
+        bare = c.subject.make()
+        attrs = _attrs(bare)
+        assert c.subject.instrument(bare, None) is bare  # type: ignore[arg-type]  # None: the default session
+        assert _attrs(bare) == attrs, "GRAPHMIND_DISABLED=1 with the default session still patched the object"
+        c.subject.check_real(c.subject.call(bare))
+        c.subject.check_real(await c.subject.acall(bare))
+
+
+def _attrs(thing: Any) -> list[list[str] | None]:
+    """Instance attribute names of the thing and of what it holds (a subject may make a pair of clients)."""
+    objects = [thing, *(thing if isinstance(thing, tuple) else ())]
+    with contextlib.suppress(TypeError):
+        objects += list(vars(thing).values())
+    return [sorted(vars(obj)) if hasattr(obj, "__dict__") else None for obj in objects]
+
+
+@contextlib.contextmanager
+def _kill_switch() -> Iterator[None]:
+    """GRAPHMIND_DISABLED=1 and no default client yet; both restored afterwards."""
+    import graphmind
+
+    saved_env = os.environ.get("GRAPHMIND_DISABLED")
+    with graphmind._default_lock:
+        saved_default, graphmind._default = graphmind._default, None
+    os.environ["GRAPHMIND_DISABLED"] = "1"
+    try:
+        yield
+    finally:
+        if saved_env is None:
+            os.environ.pop("GRAPHMIND_DISABLED", None)
+        else:
+            os.environ["GRAPHMIND_DISABLED"] = saved_env
+        with graphmind._default_lock:
+            made, graphmind._default = graphmind._default, saved_default
+        if made is not None:
+            made.dispose()
 
 
 # ---- running a case ---------------------------------------------------------------------------------
