@@ -73,7 +73,7 @@ def test_a_pause_request_holds_the_next_gate(hub: HubProcess, client: graphmind.
     assert hub.api("POST", "/api/pause", {}) == (200, {"ok": True})
     # `pause` has no ack in protocol v1: the API answers once the frame is sent. Wait until the
     # client's reader thread applied it, or on a loaded machine the call may pass first.
-    wait_for(lambda: client._pause_any, 5, "the client to apply the pause")
+    wait_for(lambda: client._hub.pause_pending, 5, "the client to apply the pause")
     gated = client.wrap(lambda: "ran", name="next")
     out: list[str] = []
     t = threading.Thread(target=lambda: out.append(gated()), daemon=True)

@@ -18,6 +18,7 @@ from _apps import AgentThread, attached_client
 from playwright.sync_api import expect
 
 import graphmind
+from graphmind.adapter import engine_for
 
 pytestmark = pytest.mark.browser
 
@@ -52,7 +53,7 @@ def trip_agent(client: graphmind.Client) -> AgentThread:
 
     def body() -> Any:
         with client.run("plan-trip", meta={"user": "ana"}):
-            client.hint([{"nodeId": f"tool:{t}", "kind": "tool", "name": t} for t in TOOLS])
+            engine_for(client).hint([{"nodeId": f"tool:{t}", "kind": "tool", "name": t} for t in TOOLS])
             with client.span("travel-policy", kind="retriever", input={"query": "booking limits"}) as r:
                 r.output = ["Economy only under 3 h", "Book refundable fares"]
             step("Find me a flight to Lisbon next Friday and a hotel for 2 nights",

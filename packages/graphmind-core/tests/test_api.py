@@ -8,6 +8,7 @@ import inspect
 import pytest
 
 import graphmind
+from graphmind.adapter import NodeSpec, engine_for
 from graphmind.testing import FakeHub
 
 
@@ -213,7 +214,7 @@ def test_disposed_client_calls_through() -> None:
     gated = client.wrap(lambda: 5, name="after-dispose")
     client.dispose()
     assert gated() == 5
-    assert asyncio.run(client.aexecute(graphmind.NodeSpec("x"), lambda: asyncio.sleep(0, "y"))) == "y"
+    assert asyncio.run(engine_for(client).aexecute(NodeSpec("x"), lambda: asyncio.sleep(0, "y"))) == "y"
 
 
 def test_tool_call_names_the_tool_node_after_the_models_call_id(hub: FakeHub) -> None:

@@ -9,6 +9,7 @@ import time
 import pytest
 
 import graphmind
+from graphmind.adapter import NodeSpec, engine_for
 from graphmind.testing import FakeHub
 
 
@@ -237,7 +238,7 @@ def test_pause_request_holds_the_next_gate_once(hub: FakeHub, client: graphmind.
     hub.pause()
     hub.auto_answer("continue")
     deadline = time.monotonic() + 2
-    while not client._pause_any and time.monotonic() < deadline:
+    while not client._hub.pause_pending and time.monotonic() < deadline:
         time.sleep(0.005)
     assert gated() == "v" and gated() == "v"
     assert [p["reason"] for p in hub.of_type("exec.paused")] == ["pause"]
@@ -269,11 +270,11 @@ def test_unknown_gate_answer_is_reported(hub: FakeHub, client: graphmind.Client)
 
 
 def test_an_injected_value_that_cannot_be_converted_holds_the_gate_again(hub: FakeHub, client: graphmind.Client) -> None:
-    spec = graphmind.NodeSpec("typed", "tool", {"x": 1})
+    spec = NodeSpec("typed", "tool", {"x": 1})
     answers = iter([("inject", "not a number"), ("inject", 7)])
     hub.set_debug(breakpoints=[("tool:typed", "before")])
     hub.auto_answer(lambda _e: next(answers))
-    assert client.execute(spec, lambda: 1, from_injected=int) == 7
+    assert engine_for(client).execute(spec, lambda: 1, from_injected=int) == 7
     assert len(hub.of_type("exec.paused")) == 2
 
 

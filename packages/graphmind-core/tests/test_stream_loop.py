@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import graphmind
-from graphmind import NodeSpec
+from graphmind.adapter import NodeExecution, NodeSpec, engine_for
 from graphmind.testing import FakeHub
 
 
@@ -44,8 +44,8 @@ def describe(items: list[str]) -> tuple[Any, dict[str, Any] | None]:
     return {"text": "".join(items)}, {"outputTokens": len(items)}
 
 
-def node(client: graphmind.Client) -> graphmind.NodeExecution:
-    return client.start_node(NodeSpec("step", "llm", {"prompt": "hi"}, node_id="llm:step"))
+def node(client: graphmind.Client) -> NodeExecution:
+    return engine_for(client).start_node(NodeSpec("step", "llm", {"prompt": "hi"}, node_id="llm:step"))
 
 
 def finished(hub: FakeHub) -> dict[str, Any]:

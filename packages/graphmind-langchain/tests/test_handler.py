@@ -17,6 +17,7 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.tools import tool
 
 import graphmind
+from graphmind.adapter import engine_for
 from graphmind import RunAborted
 from graphmind.testing import FakeHub
 from graphmind_langchain import GraphmindCallbackHandler
@@ -188,7 +189,7 @@ def test_a_failure_inside_the_handler_fails_open(hub: FakeHub, client: graphmind
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise ValueError("boom")
 
-    monkeypatch.setattr(client, "start_node", broken)
+    monkeypatch.setattr(engine_for(client), "start_node", broken)
     calls: list[str] = []
     search = make_search(calls)
     assert search.invoke({"query": "x"}, config={"callbacks": [GraphmindCallbackHandler(client)]}) == "results for x"

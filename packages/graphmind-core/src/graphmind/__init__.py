@@ -11,7 +11,7 @@
         search(query="refund")
 
 With no hub attached every call runs as if GraphMind were not there. Run `graphmind` and open
-http://127.0.0.1:4747 to watch, hold and steer it.
+http://127.0.0.1:4747 to watch, hold and steer it. Adapter authors: `graphmind.adapter`.
 """
 
 from __future__ import annotations
@@ -21,15 +21,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from ._client import Client
-from ._debug_state import DebugState
-from ._engine import NodeExecution
 from ._errors import RunAborted
-from ._gate import GateAnswer
-from ._node import NodeSpec, Settled, describe_error
 from ._run import RunContext
 from ._run_scope import RunScope
 from ._span import Span
-from ._steps import StepIdentity, StepTracker
 from ._version import __version__
 from ._wrappers import unwrap
 from .protocol import PROTOCOL_VERSION, REDACTED
@@ -38,23 +33,15 @@ __all__ = [
     "PROTOCOL_VERSION",
     "REDACTED",
     "Client",
-    "DebugState",
-    "GateAnswer",
-    "NodeExecution",
-    "NodeSpec",
     "RunAborted",
     "RunContext",
     "RunScope",
-    "Settled",
     "Span",
-    "StepIdentity",
-    "StepTracker",
     "__version__",
     "adispose",
     "aready",
     "configure",
     "current_run",
-    "describe_error",
     "dispose",
     "get_client",
     "ready",

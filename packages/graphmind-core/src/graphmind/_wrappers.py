@@ -10,12 +10,12 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._node import NodeSpec
 
 if TYPE_CHECKING:
-    from ._client import Client
+    from ._engine import Engine
 
 F = TypeVar("F", bound=Callable[..., Any])
 ToolsT = TypeVar("ToolsT")
@@ -72,7 +72,7 @@ class _ArgDescriber:
         return {"args": list(args), **kwargs}
 
 
-def gate_callable(client: Client, fn: F, name: str, kind: str = "tool") -> F:
+def gate_callable(engine: Engine, fn: F, name: str, kind: str = "tool") -> F:
     """The one place a plain callable becomes a gated one."""
     describe = _ArgDescriber(fn)
     node_id = f"{kind}:{name}"
@@ -81,20 +81,20 @@ def gate_callable(client: Client, fn: F, name: str, kind: str = "tool") -> F:
 
         @functools.wraps(fn)
         async def agated(*args: Any, **kwargs: Any) -> Any:
-            if not client.live:
+            if not engine.live:
                 return await fn(*args, **kwargs)
             spec = NodeSpec(name, kind, describe(args, kwargs), node_id)
-            return await client.aexecute(spec, lambda: fn(*args, **kwargs))
+            return await engine.aexecute(spec, lambda: fn(*args, **kwargs))
 
         gated: Any = agated
     else:
 
         @functools.wraps(fn)
         def sgated(*args: Any, **kwargs: Any) -> Any:
-            if not client.live:
+            if not engine.live:
                 return fn(*args, **kwargs)
             spec = NodeSpec(name, kind, describe(args, kwargs), node_id)
-            return client.execute(spec, lambda: fn(*args, **kwargs))
+            return engine.execute(spec, lambda: fn(*args, **kwargs))
 
         gated = sgated
     setattr(gated, WRAPPED_ATTR, fn)
@@ -102,74 +102,57 @@ def gate_callable(client: Client, fn: F, name: str, kind: str = "tool") -> F:
     return gated
 
 
-class Wrappers:
-    """Mixed into Client."""
+def wrap(engine: Engine, fn: F, name: str | None = None) -> F:
+    """A gated version of `fn`, producing a `tool:<name>` node per call."""
+    if not engine.enabled:
+        return fn
+    if hasattr(fn, WRAPPED_ATTR):
+        return fn
+    if not callable(fn):
+        raise TypeError(f"graphmind: wrap() takes a callable, got {type(fn).__name__}")
+    return gate_callable(engine, fn, name or _tool_name(fn))
 
-    enabled: bool
 
-    def wrap(self, fn: F, name: str | None = None) -> F:
-        """A gated version of `fn`, producing a `tool:<name>` node per call."""
-        if not self.enabled:
-            return fn
-        if hasattr(fn, WRAPPED_ATTR):
-            return fn
-        if not callable(fn):
-            raise TypeError(f"graphmind: wrap() takes a callable, got {type(fn).__name__}")
-        return gate_callable(self, fn, name or _tool_name(fn))  # type: ignore[arg-type]
+def wrap_tools(engine: Engine, tools: ToolsT) -> ToolsT:
+    """Wraps a `{name: callable}` dict (keys name the nodes), a list, or one callable; same shape back."""
+    if not engine.enabled:
+        return tools
+    if isinstance(tools, Mapping):
+        return {key: wrap(engine, fn, str(key)) for key, fn in tools.items()}  # type: ignore[return-value]
+    if isinstance(tools, (list, tuple)):
+        return type(tools)(wrap(engine, fn) for fn in tools)
+    if callable(tools):
+        return wrap(engine, tools)
+    raise TypeError(f"graphmind: wrap_tools() takes a dict, a list or a callable, got {type(tools).__name__}")
 
-    @overload
-    def tool(self, name: F) -> F: ...
-    @overload
-    def tool(self, name: str | None = None) -> Callable[[F], F]: ...
 
-    def tool(self, name: Any = None) -> Any:
-        """`@client.tool`, `@client.tool()`, `@client.tool("search")` or `@client.tool(name="search")`."""
-        if callable(name):
-            return self.wrap(name)
+def wrap_method(engine: Engine, obj: Any, method_name: str, name: str | None = None) -> Any:
+    """Gates one method of one object, in place (other instances are untouched). Returns `obj`."""
+    if not engine.enabled:
+        return obj
+    current = getattr(obj, method_name)
+    if hasattr(current, WRAPPED_ATTR):
+        return obj
+    gated = wrap(engine, current, name or method_name)
+    gated.__graphmind_own_attr__ = method_name in getattr(obj, "__dict__", {})  # type: ignore[attr-defined]
+    try:
+        setattr(obj, method_name, gated)
+    except (AttributeError, TypeError, ValueError):
+        # pydantic models and frozen dataclasses refuse setattr; the instance dict still takes it.
+        object.__setattr__(obj, method_name, gated)
+    return obj
 
-        def decorate(fn: F) -> F:
-            return self.wrap(fn, name)
 
-        return decorate
-
-    def wrap_tools(self, tools: ToolsT) -> ToolsT:
-        """Wraps a `{name: callable}` dict (keys name the nodes), a list, or one callable; same shape back."""
-        if not self.enabled:
-            return tools
-        if isinstance(tools, Mapping):
-            return {key: self.wrap(fn, str(key)) for key, fn in tools.items()}  # type: ignore[return-value]
-        if isinstance(tools, (list, tuple)):
-            return type(tools)(self.wrap(fn) for fn in tools)
-        if callable(tools):
-            return self.wrap(tools)
-        raise TypeError(f"graphmind: wrap_tools() takes a dict, a list or a callable, got {type(tools).__name__}")
-
-    def wrap_method(self, obj: Any, method_name: str, name: str | None = None) -> Any:
-        """Gates one method of one object, in place (other instances are untouched). Returns `obj`."""
-        if not self.enabled:
-            return obj
-        current = getattr(obj, method_name)
-        if hasattr(current, WRAPPED_ATTR):
-            return obj
-        gated = self.wrap(current, name or method_name)
-        gated.__graphmind_own_attr__ = method_name in getattr(obj, "__dict__", {})
+def unwrap_method(obj: Any, method_name: str) -> Any:
+    """Undoes `wrap_method`. Returns `obj`."""
+    current = getattr(obj, method_name, None)
+    if current is None or not hasattr(current, WRAPPED_ATTR):
+        return obj
+    if getattr(current, "__graphmind_own_attr__", False):
+        object.__setattr__(obj, method_name, getattr(current, WRAPPED_ATTR))
+    else:
         try:
-            setattr(obj, method_name, gated)
-        except (AttributeError, TypeError, ValueError):
-            # pydantic models and frozen dataclasses refuse setattr; the instance dict still takes it.
-            object.__setattr__(obj, method_name, gated)
-        return obj
-
-    def unwrap_method(self, obj: Any, method_name: str) -> Any:
-        """Undoes `wrap_method`. Returns `obj`."""
-        current = getattr(obj, method_name, None)
-        if current is None or not hasattr(current, WRAPPED_ATTR):
-            return obj
-        if getattr(current, "__graphmind_own_attr__", False):
-            object.__setattr__(obj, method_name, getattr(current, WRAPPED_ATTR))
-        else:
-            try:
-                delattr(obj, method_name)
-            except (AttributeError, TypeError):
-                object.__delattr__(obj, method_name)
-        return obj
+            delattr(obj, method_name)
+        except (AttributeError, TypeError):
+            object.__delattr__(obj, method_name)
+    return obj

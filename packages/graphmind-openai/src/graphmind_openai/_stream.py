@@ -17,7 +17,7 @@ import sys
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-from graphmind import NodeExecution
+from graphmind.adapter import NodeExecution
 
 from ._describe import CHAT, describe_reply
 
@@ -61,7 +61,7 @@ class StreamRecorder:
                 self._block(block)
         except Exception as exc:
             self.broken = True
-            self.ex.client.warn(
+            self.ex.warn(
                 f"[graphmind] could not read an OpenAI stream ({type(exc).__name__}: {exc}); the app's stream is "
                 "unaffected, the node shows what was read so far.",
                 key="openai-stream-parse",

@@ -51,7 +51,7 @@ class TypedRecorder(StreamRecorder):
                 self._responses_item(obj)
         except Exception as exc:
             self.broken = True
-            self.ex.client.warn(
+            self.ex.warn(
                 f"[graphmind] could not read an OpenAI stream item ({type(exc).__name__}: {exc}); the app's stream "
                 "is unaffected, the node shows what was read so far.",
                 key="openai-stream-item",

@@ -195,6 +195,10 @@ def _chat_message(message: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class _Server(ThreadingHTTPServer):
+    # socketserver's default listen backlog is 5: twenty calls connecting at once (the gate
+    # matrix's concurrent holds) could be refused under load.
+    request_queue_size = 128
+
     def handle_error(self, request: Any, client_address: Any) -> None:
         # A client that hangs up (a stream closed early, a pooled connection dropped) is normal here.
         if isinstance(sys.exc_info()[1], ConnectionError):
