@@ -73,3 +73,12 @@ def wheels(session: nox.Session) -> None:
         python = str(venv / "bin" / "python")
         session.run("uv", "pip", "install", "--quiet", "--python", python, core, wheel, external=True)
         session.run(python, str(ROOT / "scripts" / "smoke" / f"smoke_{module}.py"), external=True)
+
+
+@nox.session
+def phoenix(session: nox.Session) -> None:
+    """On demand (not in the default run): a recorded run posted to a local Arize Phoenix opens there
+    with every span (`graphmind record --otlp-endpoint`, docs/export.md)."""
+    _install_workspace(session, "graphmind-core", "graphmind-server")
+    session.install("arize-phoenix", "opentelemetry-proto>=1.27")
+    session.run("python", str(ROOT / "scripts" / "phoenix_roundtrip.py"))

@@ -68,7 +68,11 @@ def _contains_redacted(value: Any) -> bool:
 
 
 async def health(request: Request) -> Response:
-    return JSONResponse({"ok": True, "version": __version__, "protocol": 1})
+    body: dict[str, Any] = {"ok": True, "version": __version__, "protocol": 1}
+    forwarder = getattr(request.app.state, "otlp", None)
+    if forwarder is not None:  # serve --otlp-endpoint: how the forwarding goes
+        body["otlp"] = forwarder.stats()
+    return JSONResponse(body)
 
 
 async def list_runs(request: Request) -> Response:

@@ -13,12 +13,15 @@ from starlette.routing import Mount, WebSocketRoute
 from . import api
 from .config import Settings
 from .debugstate import DebugState
+from .export.forwarder import OtlpForwarder
+from .export.otlp_http import OtlpTarget
 from .hub import Hub
 from .ingest import ingest
 from .live import live
 from .security import Guard
 from .static import Viewer
 from .store import Store, reads
+from .store.writer import Committed
 
 
 def initial_debug_state(store: Store, settings: Settings) -> DebugState:
@@ -29,6 +32,13 @@ def initial_debug_state(store: Store, settings: Settings) -> DebugState:
     return state
 
 
+def otlp_forwarder(settings: Settings, store: Store) -> OtlpForwarder | None:
+    if settings.otlp_endpoint is None:
+        return None
+    target = OtlpTarget(settings.otlp_endpoint, settings.otlp_protocol, settings.otlp_headers)
+    return OtlpForwarder(store.path, target)
+
+
 def build_app(settings: Settings, store: Store) -> Starlette:
     """An app around an opened store; the store is started and closed by the app's lifespan."""
 
@@ -36,12 +46,24 @@ def build_app(settings: Settings, store: Store) -> Starlette:
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         hub: Hub = app.state.hub
         left_running = store.read_now(reads.running_clients)  # before the writer owns the connection
-        store.start(asyncio.get_running_loop(), hub.on_commit)
+        forwarder = app.state.otlp
+        if forwarder is None:
+            store.start(asyncio.get_running_loop(), hub.on_commit)
+        else:
+            forwarder.start()
+
+            def on_commit(c: Committed) -> None:
+                hub.on_commit(c)
+                forwarder.on_commit(c)
+
+            store.start(asyncio.get_running_loop(), on_commit)
         hub.start(left_running)
         try:
             yield
         finally:
             hub.stop()
+            if forwarder is not None:
+                forwarder.stop()
             await asyncio.get_running_loop().run_in_executor(None, store.close)
 
     app = Starlette(
@@ -55,5 +77,6 @@ def build_app(settings: Settings, store: Store) -> Starlette:
         lifespan=lifespan,
     )
     app.state.hub = Hub(store, settings, initial_debug_state(store, settings))
+    app.state.otlp = otlp_forwarder(settings, store)
     return app
 

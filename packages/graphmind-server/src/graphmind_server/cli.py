@@ -11,8 +11,10 @@ from ._version import __version__
 
 # (module, …): each module has add_parser(subparsers) that sets `func` (args -> exit code).
 COMMANDS = ["graphmind_server.serve", "graphmind_server.demo"]
+# Runs leave the hub (docs/export.md); `import_` is `graphmind import` (a keyword cannot name a module).
+COMMANDS += ["graphmind_server.export.record", "graphmind_server.export.import_", "graphmind_server.mcp_server.mcp"]
 DEFAULT_COMMAND = "serve"
-COMMAND_NAMES = tuple(module.rsplit(".", 1)[1] for module in COMMANDS)
+COMMAND_NAMES = tuple(module.rsplit(".", 1)[1].rstrip("_") for module in COMMANDS)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -29,6 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         importlib.import_module(name).add_parser(subparsers)
+    for command, sub in subparsers.choices.items():
+        sub.command_used = command  # type: ignore[attr-defined]  # its own errors point at its own help
     return parser
 
 

@@ -10,6 +10,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from .debugstate import PAUSE_ON_ERROR_VALUES
@@ -38,6 +39,10 @@ class Settings:
     # None means "*": the Origin (and Host) check is off.
     allowed_origins: list[str] | None = field(default_factory=list)
     viewer_dist: Path | None = None
+    # --otlp-endpoint: forward each finished run to this OTLP/HTTP traces URL (docs/export.md).
+    otlp_endpoint: str | None = None
+    otlp_protocol: str = "http/protobuf"
+    otlp_headers: dict[str, str] = field(default_factory=dict)
 
 
 def _whole(value: str, name: str, *, minimum: int, maximum: int | None = None) -> int:
@@ -133,4 +138,23 @@ def settings_from(flags: Mapping[str, str | bool | None], env: Mapping[str, str]
         if not dist.is_dir():
             raise ConfigError(f"GRAPHMIND_VIEWER_DIST={v[0]} is not a directory; unset it to serve the bundled viewer")
         s.viewer_dist = dist
+    _otlp_settings(s, flags)
     return s
+
+
+def _otlp_settings(s: Settings, flags: Mapping[str, Any]) -> None:
+    endpoint = flags.get("otlp_endpoint")
+    if not isinstance(endpoint, str):
+        return
+    from .export.otlp_http import check_protocol, parse_headers, traces_url
+    from .export.source import ExportError
+
+    protocol = flags.get("otlp_protocol")
+    try:
+        s.otlp_endpoint = traces_url(endpoint)
+        s.otlp_protocol = protocol if isinstance(protocol, str) else s.otlp_protocol
+        check_protocol(s.otlp_protocol)
+        headers = flags.get("otlp_header")
+        s.otlp_headers = parse_headers(headers if isinstance(headers, list) else None)
+    except ExportError as exc:
+        raise ConfigError(str(exc)) from None

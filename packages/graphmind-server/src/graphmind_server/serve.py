@@ -38,6 +38,11 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--days", help="days of runs to keep at start-up (default $GRAPHMIND_KEEP_DAYS or 30)")
     p.add_argument("--pause-on-error", dest="pause_on_error",
                    help="on, off, or a node kind (default $GRAPHMIND_PAUSE_ON_ERROR or on)")
+    p.add_argument("--otlp-endpoint", dest="otlp_endpoint", metavar="URL",
+                   help="forward each finished run to this OTLP/HTTP collector (e.g. http://127.0.0.1:4318)")
+    p.add_argument("--otlp-protocol", dest="otlp_protocol", help="http/protobuf (default) or http/json")
+    p.add_argument("--otlp-header", dest="otlp_header", action="append", metavar="K=V",
+                   help="an HTTP header for the collector (repeatable)")
     p.set_defaults(func=run_command)
 
 

@@ -173,6 +173,11 @@ class Writer:
         self._trim_cache()
         return out
 
+    def write_now(self, items: list[EventItem]) -> int:
+        """Store events in one transaction on the calling thread, for a writer whose thread is not
+        started (`graphmind import`); returns how many were new. Raises what the transaction raised."""
+        return len(self._transaction(list(items)).events)
+
     def _report(self, exc: Exception, item: Any) -> None:
         self._failures += 1
         if self._failures <= 3 or self._failures % 1000 == 0:

@@ -1,0 +1,1 @@
+"""Runs leave the hub: `graphmind record` (JSONL, JSON, OTLP), `graphmind import`, OTLP forwarding."""

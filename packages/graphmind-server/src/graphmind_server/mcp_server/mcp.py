@@ -1,0 +1,52 @@
+"""`graphmind mcp`: the MCP server (stdio) a coding assistant reads the recorded runs through.
+
+    claude mcp add graphmind -- graphmind mcp --port 4747
+
+The mcp SDK is an extra (`graphmind-server[mcp]`): it is imported only when the command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+MCP_EXTRA_MISSING = "graphmind mcp needs the mcp SDK: pip install 'graphmind-server[mcp]'"
+
+
+def add_parser(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "mcp",
+        help="serve the recorded runs to an MCP client (stdio), with deep links to the viewer",
+        description="An MCP server on stdio: read-only tools over the runs in the hub's database "
+        "(list runs, a run's graph, its events in pages, held gates, search). "
+        "--allow-control adds tools that answer held gates and set breakpoints.",
+    )
+    p.add_argument(
+        "--port", type=int, default=4747, help="the hub's port, for deep links and live state (default 4747)"
+    )
+    p.add_argument("--db", help="the hub's database (default $GRAPHMIND_DB or ~/.graphmind/graphmind.db)")
+    p.add_argument(
+        "--allow-control",
+        action="store_true",
+        help="also offer tools that answer held gates and set breakpoints (off by default)",
+    )
+    p.set_defaults(func=run_command)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    try:
+        from .server import build_server
+    except ImportError as exc:
+        if getattr(exc, "name", "") and str(exc.name).split(".")[0] in ("mcp", "mcp_types"):
+            print(f"graphmind: {MCP_EXTRA_MISSING}", file=sys.stderr, flush=True)
+            return 2
+        raise
+    from ..export.source import default_db
+
+    if not 1 <= args.port <= 65535:
+        print(f"graphmind: --port must be from 1 to 65535 (got {args.port})", file=sys.stderr, flush=True)
+        return 2
+    server = build_server(default_db(args.db), args.port, allow_control=args.allow_control)
+    server.run("stdio")
+    return 0

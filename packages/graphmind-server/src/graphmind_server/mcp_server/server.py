@@ -1,0 +1,181 @@
+"""The MCP server: tools over the hub's database (read-only) and, with --allow-control, its control API."""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import json
+import sqlite3
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+
+from .._version import __version__
+from ..export.jsonl import encode
+from ..export.source import ExportError, open_readonly
+from . import reads
+from .hubapi import HubApi, HubUnreachable
+from .reads import DEFAULT_BUDGET, Links, ToolInputError
+
+T = TypeVar("T")
+READ_ONLY = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+STEERS = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
+)
+ACTIONS = ("continue", "retry", "inject", "abort")
+
+INSTRUCTIONS = (
+    "GraphMind records what LLM agents did: runs, their nodes (llm, tool, retriever, chain, agent) and "
+    "events. Start with list_runs, then get_run for a run's graph and get_events to read it page by page "
+    "(follow `next`). Every answer has a `link` to the run or node in the GraphMind viewer: give it to the "
+    'person you work with. Values shown as "__REDACTED__" were hidden on purpose and cannot be recovered.'
+)
+
+
+def tool(
+    server: MCPServer, annotations: ToolAnnotations
+) -> Callable[[Callable[..., str]], Callable[..., str]]:
+    """Register a tool: its docstring (dedented) is its description; its answer is one JSON text."""
+
+    def register(fn: Callable[..., str]) -> Callable[..., str]:
+        server.add_tool(
+            fn,
+            description=inspect.cleandoc(fn.__doc__ or ""),
+            annotations=annotations,
+            structured_output=False,
+        )
+        return fn
+
+    return register
+
+
+def build_server(db: Path, port: int, *, allow_control: bool = False) -> MCPServer:
+    links = Links(port)
+    hub = HubApi(port)
+    server: MCPServer = MCPServer("graphmind", instructions=INSTRUCTIONS, version=__version__)
+
+    @contextlib.contextmanager
+    def conn() -> Iterator[sqlite3.Connection]:
+        # A connection per call: between calls the file stays free for `graphmind import`, and
+        # every call sees the hub's latest commit.
+        try:
+            c = open_readonly(db)
+        except ExportError as exc:
+            raise ToolError(str(exc)) from None
+        try:
+            c.execute("BEGIN")
+            yield c
+        finally:
+            c.close()
+
+    def answer(fn: Callable[[], T]) -> T:
+        try:
+            return fn()
+        except ToolInputError as exc:
+            raise ToolError(str(exc)) from None
+
+    @tool(server, READ_ONLY)
+    def list_runs(
+        status: str | None = None, app: str | None = None, name_contains: str | None = None, limit: int = 20
+    ) -> str:
+        """List recorded runs, newest first, with a viewer link each. Filters: status (running, finished,
+        error, aborted, abandoned), app (exact), name_contains (case-insensitive); limit 1..200."""
+        with conn() as c:
+            return answer(
+                lambda: reads.list_runs(
+                    c, links, status=status, app=app, name_contains=name_contains, limit=limit
+                )
+            )
+
+    @tool(server, READ_ONLY)
+    def get_run(run_id: str) -> str:
+        """A run's summary and graph: its nodes (kind, name, executions, status, viewer link) and edges
+        (which node started which, and how often)."""
+        with conn() as c:
+            return answer(lambda: reads.get_run(c, links, run_id))
+
+    @tool(server, READ_ONLY)
+    def get_events(
+        run_id: str,
+        after: int = 0,
+        limit: int = 200,
+        budget: int = DEFAULT_BUDGET,
+        types: list[str] | None = None,
+    ) -> str:
+        """A page of a run's events (seq > after, in seq order), at most `budget` characters (2000..400000)
+        and `limit` events. Pass the answer's `next` as `after` for the next page; `next` is null at the end.
+        `types` keeps only those event types (e.g. ["node.started", "node.error"]). An event too large for
+        the budget comes with its long strings cut and `_truncated: true`."""
+        with conn() as c:
+            return answer(
+                lambda: reads.get_events(
+                    c, links, run_id, after=after, limit=limit, budget=budget, types=types
+                )
+            )
+
+    @tool(server, READ_ONLY)
+    def list_held_gates() -> str:
+        """Calls held at a gate right now (waiting for an answer in the viewer), from the running hub;
+        without a hub, the gates the database shows as paused in running runs."""
+        try:
+            gates = [{**g, "link": links.run(g["runId"])} for g in hub.gates()]
+            source = "hub"
+        except HubUnreachable as exc:
+            with conn() as c:
+                gates = reads.held_gates_from_db(c, links)
+            source = f"database ({exc})"
+        return encode({"gates": reads.clean(gates), "source": source})
+
+    @tool(server, READ_ONLY)
+    def search_events(
+        text: str, run_id: str | None = None, limit: int = 20, budget: int = DEFAULT_BUDGET
+    ) -> str:
+        """Find events whose JSON contains `text` (case-insensitive), newest first, optionally in one run:
+        each match has its run, seq, node, a snippet around the text and a viewer link."""
+        with conn() as c:
+            return answer(
+                lambda: reads.search_events(c, links, text, run_id=run_id, limit=limit, budget=budget)
+            )
+
+    if allow_control:
+        _add_control_tools(server, hub)
+    return server
+
+
+def _add_control_tools(server: MCPServer, hub: HubApi) -> None:
+    def result(status: int, body: Any) -> str:
+        if status >= 400:
+            message = body.get("error") if isinstance(body, dict) else None
+            raise ToolError(f"the hub answered {status}: {message or body}")
+        return encode(body)
+
+    @tool(server, STEERS)
+    def answer_gate(gate_id: str, action: str, value: Any = None) -> str:
+        """CHANGES WHAT THE AGENT DOES: answer a held gate (gate_id from list_held_gates). action:
+        continue (let the call proceed), retry (run the call again; after and error gates), inject
+        (skip or replace the call's result with `value`, any JSON), abort (stop the whole run).
+        Returns once the agent confirmed."""
+        if action not in ACTIONS:
+            raise ToolError(f"action must be one of {', '.join(ACTIONS)} (got {action!r})")
+        if action == "inject" and value is None:
+            raise ToolError("inject needs a value: the JSON the call returns instead")
+        try:
+            return result(*hub.answer(gate_id, action, value, action == "inject"))
+        except HubUnreachable as exc:
+            raise ToolError(str(exc)) from None
+
+    @tool(server, STEERS)
+    def set_breakpoints(breakpoints: list[dict[str, str]]) -> str:
+        """CHANGES WHAT THE AGENT DOES: replace the hub's breakpoints. Each is {"nodeId": "tool:search",
+        "gate": "before" | "after" | "error"}; an agent reaching one holds there until answered (by the
+        person in the viewer or answer_gate). Pass [] to clear them all. Returns the new debug state."""
+        try:
+            return result(*hub.set_debug({"breakpoints": json.loads(json.dumps(breakpoints))}))
+        except HubUnreachable as exc:
+            raise ToolError(str(exc)) from None
