@@ -17,8 +17,8 @@ from langchain_core.retrievers import BaseRetriever
 from langchain_core.tools import tool
 
 import graphmind
-from graphmind.adapter import engine_for
 from graphmind import RunAborted
+from graphmind.adapter import engine_for
 from graphmind.testing import FakeHub
 from graphmind_langchain import GraphmindCallbackHandler
 from graphmind_langchain._dual import dual

@@ -45,7 +45,7 @@ class DebugState:
         return bool(self.breakpoints) or self.mode == "step" or self.pause_on_error != "off"
 
     def reason_to_hold(self, node_id: str, kind: str, gate: str) -> str | None:
-        """Why this gate should hold under this state, or None (rules 4-6 of protocol.md)."""
+        """Why this gate should hold under this state, or None (rules 4-6 of docs/protocol.md, "Gates")."""
         if (node_id, gate) in self.breakpoints:
             return "breakpoint"
         if self.mode == "step" and gate in (BEFORE, AFTER):

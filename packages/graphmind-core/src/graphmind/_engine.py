@@ -18,7 +18,7 @@ loops (`_call_loop.py`, `_stream_loop.py`). Nothing here knows about any framewo
 from __future__ import annotations
 
 import contextvars
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator, Iterator
 from typing import Any, TypeVar
 
 from . import protocol as proto
@@ -81,7 +81,7 @@ class NodeExecution(NodeRecord):
         on_item: Callable[[T], None] | None = None,
         describe: Describe = _describe_items,
         from_injected: Callable[[Any], T] = _identity,
-    ) -> Iterator[T]:
+    ) -> Generator[T, None, None]:
         """Runs a streamed call as this node; iterate the result in place of the stream.
 
         `open_stream()` starts the call (again on retry); `advance(it)` takes the next item (it
@@ -102,7 +102,7 @@ class NodeExecution(NodeRecord):
         on_item: Callable[[T], None] | None = None,
         describe: Describe = _describe_items,
         from_injected: Callable[[Any], T] = _identity,
-    ) -> AsyncIterator[T]:
+    ) -> AsyncGenerator[T, None]:
         """`stream_sync` from async code: `advance` raises StopAsyncIteration at the end, and a
         cancelled task finishes the node as cut short too."""
         return stream_async(
@@ -260,7 +260,7 @@ class Engine:
         return self._runs.current.get()
 
     def next_llm_step(self, first_message_key: str, prompt_length: int) -> StepIdentity:
-        """The `llm:step` identity of a model call in the current run (docs/protocol.md, "Node identity").
+        """The `llm:step` identity of a model call in the current run (docs/protocol.md, "Model step identity").
 
         `first_message_key`: a stable text for the prompt's first message; `prompt_length`: its message count."""
         return self._runs.for_call().steps.next_step(first_message_key, prompt_length)

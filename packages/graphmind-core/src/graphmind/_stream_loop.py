@@ -14,7 +14,7 @@ only call or await what it asks and hand the app what it emits.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator, Iterator
 from typing import Any, TypeVar
 
 from . import protocol as proto
@@ -117,7 +117,7 @@ def stream_sync(
     on_item: Callable[[T], None] | None = None,
     describe: Describe = _describe_items,
     from_injected: Callable[[Any], T] = _identity,
-) -> Iterator[T]:
+) -> Generator[T, None, None]:
     """Drives `stream_flow` from sync code; iterate the result in place of the stream."""
     flow = stream_flow(node, describe, on_item)
     try:
@@ -152,7 +152,7 @@ async def stream_async(
     on_item: Callable[[T], None] | None = None,
     describe: Describe = _describe_items,
     from_injected: Callable[[Any], T] = _identity,
-) -> AsyncIterator[T]:
+) -> AsyncGenerator[T, None]:
     """Drives `stream_flow` from async code: `advance` raises StopAsyncIteration at the end, and a
     cancelled task finishes the node as cut short too."""
     flow = stream_flow(node, describe, on_item)

@@ -99,7 +99,7 @@ def gate_callable(engine: Engine, fn: F, name: str, kind: str = "tool") -> F:
         gated = sgated
     setattr(gated, WRAPPED_ATTR, fn)
     gated.__graphmind_node__ = node_id
-    return gated
+    return gated  # type: ignore[no-any-return]
 
 
 def wrap(engine: Engine, fn: F, name: str | None = None) -> F:
@@ -134,7 +134,7 @@ def wrap_method(engine: Engine, obj: Any, method_name: str, name: str | None = N
     if hasattr(current, WRAPPED_ATTR):
         return obj
     gated = wrap(engine, current, name or method_name)
-    gated.__graphmind_own_attr__ = method_name in getattr(obj, "__dict__", {})  # type: ignore[attr-defined]
+    gated.__graphmind_own_attr__ = method_name in getattr(obj, "__dict__", {})
     try:
         setattr(obj, method_name, gated)
     except (AttributeError, TypeError, ValueError):

@@ -138,7 +138,7 @@ def _tool_calls(reply: ModelReply) -> list[dict[str, Any]]:
 def to_ai_message(value: Any) -> AIMessage:
     """The one model-reply shape (docs/protocol.md) as LangChain's `AIMessage`."""
     reply = parse_model_reply(value)
-    return AIMessage(content=reply.content or "", tool_calls=_tool_calls(reply))  # type: ignore[arg-type]
+    return AIMessage(content=reply.content or "", tool_calls=_tool_calls(reply))
 
 
 def to_chat_result(value: Any) -> ChatResult:

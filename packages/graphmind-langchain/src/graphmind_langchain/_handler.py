@@ -177,7 +177,8 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
 
     def _open(self, client: Engine, where: str, opener: Any, *args: Any) -> NodeExecution | None:
         try:
-            return opener(client, *args)
+            opened: NodeExecution | None = opener(client, *args)
+            return opened
         except RunAborted:
             raise
         except Exception as exc:

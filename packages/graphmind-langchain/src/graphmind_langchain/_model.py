@@ -158,7 +158,8 @@ def gated_astream(client: Engine, model: Any, orig: Callable[..., Any], token: s
                 registry.inside.reset(mark)
 
         def open_stream() -> AsyncIterator[ChatGenerationChunk]:
-            return orig(messages, stop=stop, run_manager=run_manager, **kwargs).__aiter__()
+            stream: AsyncIterator[ChatGenerationChunk] = orig(messages, stop=stop, run_manager=run_manager, **kwargs)
+            return stream.__aiter__()
 
         # aclosing: when this generator is closed early (the app's aclose, or the loop finalizing
         # it), the node's stream is closed at once too and finishes cutShort.

@@ -156,7 +156,7 @@ def _copy_wrapper(original: Callable[..., Any], state: State, instrument: Callab
 def is_async_client(client: Any) -> bool:
     from openai import AsyncOpenAI
 
-    # `AsyncCompletions.create` is not a coroutine function to `inspect` (frameworks.md): decide by type.
+    # `AsyncCompletions.create` is not a coroutine function to `inspect`: decide by type.
     return isinstance(client, AsyncOpenAI)
 
 

@@ -199,7 +199,7 @@ def _classes(module_name: str) -> tuple[type, type]:
         return found
     module = sys.modules[module_name]
 
-    class SyncTee(module.SyncByteStream):  # type: ignore[name-defined]
+    class SyncTee(module.SyncByteStream):  # type: ignore[name-defined,misc]
         def __init__(self, inner: Any, recorder: StreamRecorder) -> None:
             self._inner = inner
             self._recorder = recorder
@@ -221,7 +221,7 @@ def _classes(module_name: str) -> tuple[type, type]:
             finally:
                 self._recorder.close()
 
-    class AsyncTee(module.AsyncByteStream):  # type: ignore[name-defined]
+    class AsyncTee(module.AsyncByteStream):  # type: ignore[name-defined,misc]
         def __init__(self, inner: Any, recorder: StreamRecorder) -> None:
             self._inner = inner
             self._recorder = recorder

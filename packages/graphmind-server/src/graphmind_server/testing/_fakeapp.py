@@ -66,7 +66,7 @@ class FakeApp:
         if replay:
             for event in self.sent:
                 self.send(event)
-        return welcome
+        return welcome  # type: ignore[no-any-return]
 
     def _read(self) -> None:
         ws = self._ws
