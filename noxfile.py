@@ -1,6 +1,7 @@
 """Sessions beyond the default suite: the framework-version matrix and the wheel smoke.
 
     uv run nox -s tests                 # the default suite (same as `uv run pytest`)
+    uv run nox -s lint                  # ruff check, ruff format --check, mypy --strict on every package's src (CI runs it)
     uv run nox -s wheels                # build every package, install each wheel alone in a fresh venv, smoke it
     uv run nox -s "openai(openai='3')"  # one cell of the matrix; `uv run nox -t matrix` runs them all
 
@@ -36,6 +37,15 @@ def _install_workspace(session: nox.Session, *packages: str) -> None:
 def tests(session: nox.Session) -> None:
     session.run("uv", "sync", "--all-packages", "--quiet", external=True)
     session.run("uv", "run", "pytest", *session.posargs, external=True)
+
+
+@nox.session(venv_backend="none")
+def lint(session: nox.Session) -> None:
+    """What CI checks before the tests: lint rules, formatting, and strict types on every package's
+    src (the files are named in pyproject.toml's [tool.mypy])."""
+    session.run("uv", "run", "--quiet", "ruff", "check", ".", external=True)
+    session.run("uv", "run", "--quiet", "ruff", "format", "--check", ".", external=True)
+    session.run("uv", "run", "--quiet", "mypy", "--strict", external=True)
 
 
 def _matrix_session(name: str) -> None:

@@ -4,6 +4,8 @@ import json
 import random
 from typing import Any
 
+import pytest
+
 from graphmind._payload import MAX_PAYLOAD_BYTES, PREVIEW_CHARS, fits, shrink_oversized, shrink_text
 
 
@@ -91,3 +93,19 @@ def test_delta_text_keeps_a_string() -> None:
     assert shrink_text("a" * 100_000) is None
     cut = shrink_text("b" * 600_000)
     assert cut == ("b" * PREVIEW_CHARS, 600_002)
+
+
+@pytest.mark.parametrize(
+    ("char", "width"),
+    [("a", 1), ("é", 2), ("€", 3), ("\n", 2)],  # "\n" is spelled `\n` in JSON: two bytes
+    ids=["ascii", "2-byte", "3-byte", "escaped"],
+)
+def test_delta_text_is_cut_exactly_past_the_limit(char: str, width: int) -> None:
+    """The boundary of `shrink_text`: a text whose JSON spelling (quotes included) is exactly
+    MAX_PAYLOAD_BYTES is kept; one byte more is cut, with its exact size."""
+    count, extra = divmod(MAX_PAYLOAD_BYTES - 2, width)
+    at_limit = char * count + "a" * extra
+    assert len(json.dumps(at_limit, ensure_ascii=False).encode()) == MAX_PAYLOAD_BYTES
+    assert shrink_text(at_limit) is None
+    over = at_limit + "a"
+    assert shrink_text(over) == (over[:PREVIEW_CHARS], MAX_PAYLOAD_BYTES + 1)
