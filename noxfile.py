@@ -24,7 +24,12 @@ PACKAGES = ["graphmind-core", "graphmind-server", "graphmind-openai", "graphmind
 # One row per adapter: its package, the framework distribution, the versions to test, its tests.
 MATRIX = {
     "openai": ("graphmind-openai", "openai", ["3", "2"], ["packages/graphmind-openai/tests"]),
-    "langchain": ("graphmind-langchain", "langchain-core", ["1", "0.3"], ["packages/graphmind-langchain/tests"]),
+    "langchain": (
+        "graphmind-langchain",
+        "langchain-core",
+        ["1", "0.3"],
+        ["packages/graphmind-langchain/tests"],
+    ),
 }
 TEST_DEPS = ["pytest>=8", "pytest-asyncio>=0.24", "pytest-timeout>=2.3", "httpx>=0.27", "respx>=0.22"]
 
@@ -59,7 +64,17 @@ def _matrix_session(name: str) -> None:
         # One resolution: a later `install("langgraph")` would upgrade langchain-core past the cell's version.
         extra = ["langgraph"] if framework == "langchain-core" else []
         session.install(*TEST_DEPS, f"{framework}=={version}.*", *extra)
-        session.run("python", "-m", "pytest", "-p", "no:cacheprovider", "-o", "addopts=--import-mode=importlib -q", *paths, *session.posargs)
+        session.run(
+            "python",
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-o",
+            "addopts=--import-mode=importlib -q",
+            *paths,
+            *session.posargs,
+        )
 
 
 for _name in MATRIX:

@@ -35,7 +35,9 @@ def _naive_normalise(value: Any, ignore: frozenset[str]) -> Any:
 
 def naive(args: Any) -> str:
     """The obvious pure-Python canonicaliser: snapshot, normalise every node, dump sorted, hash."""
-    text = json.dumps(_naive_normalise(to_jsonable(args), frozenset({"_meta"})), sort_keys=True, separators=(",", ":"))
+    text = json.dumps(
+        _naive_normalise(to_jsonable(args), frozenset({"_meta"})), sort_keys=True, separators=(",", ":")
+    )
     return hashlib.sha256(text.encode()).hexdigest()
 
 

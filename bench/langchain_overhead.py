@@ -91,7 +91,9 @@ def measure(handlers: dict[str, list[Any]]) -> dict[str, dict[str, float]]:
                     if is_async:
                         loop.run_until_complete(run_async_round(name, path, config))
                     else:
-                        samples[name][path].append(_time_sync(lambda config=config, path=path: paths[path][1](config)))
+                        samples[name][path].append(
+                            _time_sync(lambda config=config, path=path: paths[path][1](config))
+                        )
                     if round_no == 0:  # warm-up round, not counted
                         samples[name][path].clear()
     finally:
@@ -105,19 +107,24 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, HubProcess(os.path.join(tmp, "hub.db")) as hub:
         attached = graphmind.Client(app="bench", url=hub.ingest_url, **opts)
         assert attached.ready(5)
-        results = measure({
-            "no handler": [],
-            "no-op handler": [NoOp()],
-            "no-op handler, run_inline": [InlineNoOp()],
-            "graphmind, disabled": [GraphmindCallbackHandler(graphmind.Client(app="off", enabled=False))],
-            "graphmind, detached": [GraphmindCallbackHandler(detached)],
-            "graphmind, attached": [GraphmindCallbackHandler(attached)],
-        })
+        results = measure(
+            {
+                "no handler": [],
+                "no-op handler": [NoOp()],
+                "no-op handler, run_inline": [InlineNoOp()],
+                "graphmind, disabled": [GraphmindCallbackHandler(graphmind.Client(app="off", enabled=False))],
+                "graphmind, detached": [GraphmindCallbackHandler(detached)],
+                "graphmind, attached": [GraphmindCallbackHandler(attached)],
+            }
+        )
         attached.dispose()
     detached.dispose()
     base = results["no handler"]
     columns = list(base)
-    print(f"{'µs per call, median of ' + str(ROUNDS) + ' rounds x ' + str(CALLS):<34}" + "".join(f"{c:>20}" for c in columns))
+    print(
+        f"{'µs per call, median of ' + str(ROUNDS) + ' rounds x ' + str(CALLS):<34}"
+        + "".join(f"{c:>20}" for c in columns)
+    )
     for name, row in results.items():
         cells = "".join(f"{row[c]:>10.1f} ({row[c] - base[c]:+7.1f})" for c in columns)
         print(f"{name:<34}{cells}")

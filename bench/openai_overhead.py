@@ -33,7 +33,10 @@ from graphmind.testing import FakeHub
 from graphmind_openai import instrument_openai
 from graphmind_openai._inject import chat_sse
 
-MESSAGES = [{"role": "system", "content": "You plan trips."}, {"role": "user", "content": "Plan a day in Cairo"}]
+MESSAGES = [
+    {"role": "system", "content": "You plan trips."},
+    {"role": "user", "content": "Plan a day in Cairo"},
+]
 BODY = {
     "id": "chatcmpl-bench",
     "object": "chat.completion",
@@ -42,7 +45,10 @@ BODY = {
     "choices": [
         {
             "index": 0,
-            "message": {"role": "assistant", "content": "Visit the pyramids at Giza, then the Egyptian Museum and Khan el-Khalili."},
+            "message": {
+                "role": "assistant",
+                "content": "Visit the pyramids at Giza, then the Egyptian Museum and Khan el-Khalili.",
+            },
             "finish_reason": "stop",
             "logprobs": None,
         }
@@ -67,8 +73,12 @@ def handler(request: httpx2.Request) -> httpx2.Response:
 
 
 def make_client() -> OpenAI:
-    return OpenAI(api_key="bench", base_url="http://bench.invalid/v1", max_retries=0,
-                  http_client=httpx2.Client(transport=httpx2.MockTransport(handler)))
+    return OpenAI(
+        api_key="bench",
+        base_url="http://bench.invalid/v1",
+        max_retries=0,
+        http_client=httpx2.Client(transport=httpx2.MockTransport(handler)),
+    )
 
 
 def plain(client: OpenAI) -> Any:
@@ -123,7 +133,9 @@ def openinference_setup() -> tuple[Callable[[], None], Callable[[], None]] | Non
     finally:
         off()
     if spans < 2:
-        print(f"openinference recorded {spans} spans for 2 calls with this openai version; its row is skipped")
+        print(
+            f"openinference recorded {spans} spans for 2 calls with this openai version; its row is skipped"
+        )
         return None
     return on, off
 
@@ -144,7 +156,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=15)
-    parser.add_argument("--cpu", action="store_true", help="time the calling thread's CPU (thread_time) instead of wall time")
+    parser.add_argument(
+        "--cpu", action="store_true", help="time the calling thread's CPU (thread_time) instead of wall time"
+    )
     args = parser.parse_args()
     global CLOCK
     if args.cpu:
@@ -185,11 +199,17 @@ def main() -> None:
     hub.stop()
     # The best batch of each variant: on a shared machine the slow batches measure the neighbours.
     results = {name: {shape: min(v) for shape, v in per.items()} for name, per in samples.items()}
-    medians = {name: {shape: statistics.median(v) for shape, v in per.items()} for name, per in samples.items()}
-    print(f"hub: {hub_kind}; {args.rounds} interleaved rounds of {args.calls} calls; best batch (median in brackets)")
+    medians = {
+        name: {shape: statistics.median(v) for shape, v in per.items()} for name, per in samples.items()
+    }
+    print(
+        f"hub: {hub_kind}; {args.rounds} interleaved rounds of {args.calls} calls; best batch (median in brackets)"
+    )
 
     bare = results["bare"]
-    print(f"\n{'variant':<15}{'plain µs':>10}{'overhead':>10}{'vs OI':>8}{'stream20 µs':>13}{'overhead':>10}{'vs OI':>8}")
+    print(
+        f"\n{'variant':<15}{'plain µs':>10}{'overhead':>10}{'vs OI':>8}{'stream20 µs':>13}{'overhead':>10}{'vs OI':>8}"
+    )
     for name, row in results.items():
         cells = [f"{name:<15}"]
         for shape in shapes:

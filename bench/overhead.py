@@ -66,8 +66,12 @@ def main() -> None:
     print(f"{'':32}{'sync µs/call':>14}{'async µs/call':>15}")
     print(f"{'bare function':32}{bare:14.2f}{abare:15.2f}")
     print(f"{'detached (no hub)':32}{d:14.2f}{ad:15.2f}   overhead {d - bare:.2f} / {ad - abare:.2f} µs")
-    print(f"{'attached, no breakpoint':32}{a:14.2f}{aa:15.2f}   overhead {a - bare:.2f} / {aa - abare:.2f} µs")
-    print(f"target: detached overhead under 20 µs -> {'met' if d - bare < 20 and ad - abare < 20 else 'NOT met'}")
+    print(
+        f"{'attached, no breakpoint':32}{a:14.2f}{aa:15.2f}   overhead {a - bare:.2f} / {aa - abare:.2f} µs"
+    )
+    print(
+        f"target: detached overhead under 20 µs -> {'met' if d - bare < 20 and ad - abare < 20 else 'NOT met'}"
+    )
 
 
 if __name__ == "__main__":

@@ -14,7 +14,18 @@ def run_demo(tmp_path: Path, *flags: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMIND")}
     env["GRAPHMIND_HOME"] = str(tmp_path)
     return subprocess.run(
-        [sys.executable, "-m", "graphmind_server", "demo", "--headless", "--port", "0", "--db", str(tmp_path / "demo.db"), *flags],
+        [
+            sys.executable,
+            "-m",
+            "graphmind_server",
+            "demo",
+            "--headless",
+            "--port",
+            "0",
+            "--db",
+            str(tmp_path / "demo.db"),
+            *flags,
+        ],
         capture_output=True,
         text=True,
         timeout=90,
@@ -30,7 +41,9 @@ def run_demo(tmp_path: Path, *flags: str) -> subprocess.CompletedProcess[str]:
         (("--loop",), "tool:search_flights before gate (loop, 3× identical arguments)"),
     ],
 )
-def test_headless_demo_holds_and_answers_a_gate_and_exits_0(tmp_path: Path, flags: tuple[str, ...], held: str) -> None:
+def test_headless_demo_holds_and_answers_a_gate_and_exits_0(
+    tmp_path: Path, flags: tuple[str, ...], held: str
+) -> None:
     result = run_demo(tmp_path, *flags)
     assert result.returncode == 0, result.stderr
     out = result.stdout
@@ -43,7 +56,17 @@ def test_headless_demo_holds_and_answers_a_gate_and_exits_0(tmp_path: Path, flag
 def test_live_without_a_key_says_so(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
     result = subprocess.run(
-        [sys.executable, "-m", "graphmind_server", "demo", "--live", "--port", "0", "--db", str(tmp_path / "d.db")],
+        [
+            sys.executable,
+            "-m",
+            "graphmind_server",
+            "demo",
+            "--live",
+            "--port",
+            "0",
+            "--db",
+            str(tmp_path / "d.db"),
+        ],
         capture_output=True,
         text=True,
         timeout=30,
@@ -57,7 +80,10 @@ def test_live_without_a_key_says_so(tmp_path: Path) -> None:
 
 def test_a_wrong_flag_is_one_line_pointing_at_the_demos_help(tmp_path: Path) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "graphmind_server", "demo", "--bogus"], capture_output=True, text=True, timeout=30
+        [sys.executable, "-m", "graphmind_server", "demo", "--bogus"],
+        capture_output=True,
+        text=True,
+        timeout=30,
     )
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [

@@ -65,7 +65,9 @@ def browser() -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
     if not Path(CHROMIUM).exists():  # only reached under CI=true (else these tests are skipped)
-        pytest.fail(f"CI=true and {CHROMIUM} is missing: the browser tests must run in CI (apt-get install -y chromium)")
+        pytest.fail(
+            f"CI=true and {CHROMIUM} is missing: the browser tests must run in CI (apt-get install -y chromium)"
+        )
 
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -94,6 +96,7 @@ def make_page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
         ctx = browser.new_context(viewport={"width": 1600, "height": 900})
         contexts.append(ctx)
         page = ctx.new_page()
+
         def on_console(msg: Any) -> None:
             if msg.type == "error" and not allow_console_errors:
                 problems.items.append(f"console error: {msg.text}")

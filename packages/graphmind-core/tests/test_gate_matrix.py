@@ -172,13 +172,19 @@ async def test_gate_matrix_on_a_toy_adapter(case: str) -> None:
     await run_case(case, ToySubject())
 
 
-async def test_the_kit_catches_an_async_after_retry_that_acts_as_continue(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_the_kit_catches_an_async_after_retry_that_acts_as_continue(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The mutation issue 20 found unguarded: `retry` at an async after gate treated as `continue`."""
     original = NodeExecution.agate
 
     async def retry_as_continue(self: Any, gate: str, payload: Any = None, convert: Any = None) -> Any:
         answer = await original(self, gate, payload, convert)
-        return dataclasses.replace(answer, action="continue") if answer.action == "retry" and gate == "after" else answer
+        return (
+            dataclasses.replace(answer, action="continue")
+            if answer.action == "retry" and gate == "after"
+            else answer
+        )
 
     monkeypatch.setattr(NodeExecution, "agate", retry_as_continue)
     with pytest.raises(AssertionError, match="retry at the after gate runs the call again"):

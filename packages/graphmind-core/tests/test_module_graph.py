@@ -92,5 +92,7 @@ def test_the_circle_finder_finds_a_circle() -> None:
 
 
 def test_no_core_module_is_over_400_lines() -> None:
-    long = {p.name: n for p in ROOT.rglob("*.py") if (n := len(p.read_text(encoding="utf-8").splitlines())) > 400}
+    long = {
+        p.name: n for p in ROOT.rglob("*.py") if (n := len(p.read_text(encoding="utf-8").splitlines())) > 400
+    }
     assert long == {}

@@ -22,7 +22,11 @@ def test_small_values_are_returned_as_they_are() -> None:
 def test_an_oversized_string_becomes_the_marker() -> None:
     value = "a" * 600_000
     out = shrink_oversized(value)
-    assert out == {"$graphmind": "truncated", "bytes": 600_002, "preview": ('"' + "a" * 600_000)[:PREVIEW_CHARS]}
+    assert out == {
+        "$graphmind": "truncated",
+        "bytes": 600_002,
+        "preview": ('"' + "a" * 600_000)[:PREVIEW_CHARS],
+    }
     assert len(out["preview"]) == PREVIEW_CHARS
 
 
@@ -72,12 +76,23 @@ def test_fits_never_says_yes_to_a_value_over_the_limit() -> None:
     def build(depth: int) -> Any:
         roll = rng.random()
         if depth > 3 or roll < 0.5:
-            return rng.choice([
-                "".join(rng.choice(chars) for _ in range(rng.randint(0, 30))),
-                rng.randint(-(10**30), 10**30), rng.random() * 1e300, True, False, None, 1e16, -0.0,
-            ])
+            return rng.choice(
+                [
+                    "".join(rng.choice(chars) for _ in range(rng.randint(0, 30))),
+                    rng.randint(-(10**30), 10**30),
+                    rng.random() * 1e300,
+                    True,
+                    False,
+                    None,
+                    1e16,
+                    -0.0,
+                ]
+            )
         if roll < 0.75:
-            return {"".join(rng.choice(chars) for _ in range(3)): build(depth + 1) for _ in range(rng.randint(0, 4))}
+            return {
+                "".join(rng.choice(chars) for _ in range(3)): build(depth + 1)
+                for _ in range(rng.randint(0, 4))
+            }
         return [build(depth + 1) for _ in range(rng.randint(0, 4))]
 
     for _ in range(3000):

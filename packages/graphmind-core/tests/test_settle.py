@@ -22,7 +22,9 @@ def _finished(hub: FakeHub, name: str) -> dict[str, Any]:
     return hub.wait_event(lambda e: e["type"] == "node.finished" and e["name"] == name)
 
 
-def test_settle_describes_the_result_and_replaces_what_the_app_gets(hub: FakeHub, client: graphmind.Client) -> None:
+def test_settle_describes_the_result_and_replaces_what_the_app_gets(
+    hub: FakeHub, client: graphmind.Client
+) -> None:
     original = Raw("hello")
     replacement = Raw("replayed")
     seen: list[Raw] = []
@@ -33,7 +35,12 @@ def test_settle_describes_the_result_and_replaces_what_the_app_gets(hub: FakeHub
 
     hub.set_debug(breakpoints=[("llm:step", "after")])
     hub.auto_answer("continue")
-    got = engine_for(client).execute(NodeSpec("step", "llm", {"q": 1}), lambda: original, describe_output=lambda _r: "unused", settle=settle)
+    got = engine_for(client).execute(
+        NodeSpec("step", "llm", {"q": 1}),
+        lambda: original,
+        describe_output=lambda _r: "unused",
+        settle=settle,
+    )
     assert got is replacement and seen == [original]
     paused = hub.of_type("exec.paused")[0]
     assert paused["gate"] == "after" and paused["output"] == {"text": "hello"}
@@ -41,7 +48,9 @@ def test_settle_describes_the_result_and_replaces_what_the_app_gets(hub: FakeHub
     assert finished["output"] == {"text": "hello"} and finished["usage"] == {"total_tokens": 3}
 
 
-def test_finishes_later_skips_the_after_gate_and_the_adapter_finishes_the_node(hub: FakeHub, client: graphmind.Client) -> None:
+def test_finishes_later_skips_the_after_gate_and_the_adapter_finishes_the_node(
+    hub: FakeHub, client: graphmind.Client
+) -> None:
     stream = Raw("live")
     hub.set_debug(breakpoints=[("llm:stream", "after")])
     hub.auto_answer("inject", "must not be asked")
@@ -71,13 +80,20 @@ def test_after_gate_retry_settles_each_result(hub: FakeHub, client: graphmind.Cl
 
 
 @pytest.mark.parametrize("gate", ["before", "after"])
-def test_a_converter_returning_settled_finishes_with_its_description(hub: FakeHub, client: graphmind.Client, gate: str) -> None:
+def test_a_converter_returning_settled_finishes_with_its_description(
+    hub: FakeHub, client: graphmind.Client, gate: str
+) -> None:
     def from_injected(value: Any) -> Settled:
         return Settled(Raw(value["text"]), {"described": value["text"]}, {"total_tokens": 1})
 
     hub.set_debug(breakpoints=[("tool:conv", gate)])
     hub.auto_answer("inject", {"text": "injected"})
-    got = engine_for(client).execute(NodeSpec("conv"), lambda: Raw("real"), from_injected=from_injected, settle=lambda r: Settled(r, r.text))
+    got = engine_for(client).execute(
+        NodeSpec("conv"),
+        lambda: Raw("real"),
+        from_injected=from_injected,
+        settle=lambda r: Settled(r, r.text),
+    )
     assert isinstance(got, Raw) and got.text == "injected"
     finished = _finished(hub, "conv")
     assert finished["output"] == {"described": "injected"} and finished["usage"] == {"total_tokens": 1}
@@ -90,7 +106,12 @@ def test_error_gate_inject_through_a_settled_converter(hub: FakeHub, client: gra
 
     hub.set_debug(pause_on_error="on")
     hub.auto_answer("inject", "fallback")
-    got = engine_for(client).execute(NodeSpec("err"), broken, from_injected=lambda v: Settled(Raw(v), {"text": v}), settle=lambda r: Settled(r))
+    got = engine_for(client).execute(
+        NodeSpec("err"),
+        broken,
+        from_injected=lambda v: Settled(Raw(v), {"text": v}),
+        settle=lambda r: Settled(r),
+    )
     assert got.text == "fallback"
     assert _finished(hub, "err")["output"] == {"text": "fallback"}
 

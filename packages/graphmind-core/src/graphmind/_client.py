@@ -54,7 +54,9 @@ class Client:
     Enabled and detached: gates continue at once; events wait in a replay buffer.
     """
 
-    def __init__(self, app: str | None = None, *, environ: Mapping[str, str] | None = None, **options: Any) -> None:
+    def __init__(
+        self, app: str | None = None, *, environ: Mapping[str, str] | None = None, **options: Any
+    ) -> None:
         env = os.environ if environ is None else environ
         self.options = Options.resolve(app, options, env)
         self.app = self.options.app
@@ -77,7 +79,9 @@ class Client:
         self._runs = Runs(self.app, self.options.meta, clock, self._emit, self._is_live, forget, key)
         self._hub = HubControl(self._warn, self._emit, self._runs.find)
         flusher = TokenFlusher(self.options.token_flush_interval * 1000.0, self._warn, self._is_disposed)
-        current_node: contextvars.ContextVar[str | None] = contextvars.ContextVar(f"graphmind_node_{key}", default=None)
+        current_node: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+            f"graphmind_node_{key}", default=None
+        )
         host = NodeHost(
             emit=self._emit,
             clock=clock,

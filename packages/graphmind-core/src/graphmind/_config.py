@@ -115,7 +115,9 @@ class Options:
     raw: Mapping[str, Any] = field(repr=False)
 
     @classmethod
-    def resolve(cls, app: str | None, options: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> Options:
+    def resolve(
+        cls, app: str | None, options: Mapping[str, Any], environ: Mapping[str, str] | None = None
+    ) -> Options:
         env = os.environ if environ is None else environ
         unknown = set(options) - KNOWN_OPTIONS
         if unknown:
@@ -137,14 +139,17 @@ class Options:
             enabled=is_enabled(options.get("enabled"), env),
             url=options.get("url") or env.get("GRAPHMIND_URL") or DEFAULT_URL,
             meta=dict(options.get("meta") or {}),
-            connect_timeout=_seconds("connect_timeout", options.get("connect_timeout"), 0.3) or 0.3,  # 0 would never connect
+            connect_timeout=_seconds("connect_timeout", options.get("connect_timeout"), 0.3)
+            or 0.3,  # 0 would never connect
             handshake_timeout=_seconds("handshake_timeout", options.get("handshake_timeout"), 1.0) or 1.0,
             retry_interval=_seconds("retry_interval", options.get("retry_interval"), 10.0) or 10.0,
             buffer_size=_count("buffer_size", options.get("buffer_size"), 5000),
             max_buffer_bytes=_count("max_buffer_bytes", options.get("max_buffer_bytes"), 8 * 1024 * 1024),
             pause_timeout=_seconds("pause_timeout", options.get("pause_timeout"), None, allow_none=True),
             wait_for_attach=wait_s,
-            token_flush_interval=_float(_seconds("token_flush_interval", options.get("token_flush_interval"), 0.034)),
+            token_flush_interval=_float(
+                _seconds("token_flush_interval", options.get("token_flush_interval"), 0.034)
+            ),
             logger=options.get("logger") or logging.getLogger("graphmind"),
             clock=options.get("clock") or monotonic_ms,
             sdk=dict(options.get("sdk") or {"name": "graphmind-python", "version": __version__}),

@@ -91,7 +91,12 @@ class NodeExecution(NodeRecord):
         gets from an injected JSON value.
         """
         return stream_sync(
-            self, open_stream, advance=advance, on_item=on_item, describe=describe, from_injected=from_injected
+            self,
+            open_stream,
+            advance=advance,
+            on_item=on_item,
+            describe=describe,
+            from_injected=from_injected,
         )
 
     def stream_async(
@@ -106,7 +111,12 @@ class NodeExecution(NodeRecord):
         """`stream_sync` from async code: `advance` raises StopAsyncIteration at the end, and a
         cancelled task finishes the node as cut short too."""
         return stream_async(
-            self, open_stream, advance=advance, on_item=on_item, describe=describe, from_injected=from_injected
+            self,
+            open_stream,
+            advance=advance,
+            on_item=on_item,
+            describe=describe,
+            from_injected=from_injected,
         )
 
 
@@ -227,7 +237,9 @@ class Engine:
         if not self._host.live():
             return call()
         node = self.start_node(spec)
-        return run_sync(node, call, describe_output or _identity, from_injected or _identity, describe_usage, settle)
+        return run_sync(
+            node, call, describe_output or _identity, from_injected or _identity, describe_usage, settle
+        )
 
     async def aexecute(
         self,
@@ -244,7 +256,9 @@ class Engine:
             return await call()
         await self.await_attach()
         node = self.start_node(spec)
-        return await run_async(node, call, describe_output or _identity, from_injected or _identity, describe_usage, settle)
+        return await run_async(
+            node, call, describe_output or _identity, from_injected or _identity, describe_usage, settle
+        )
 
     # ---- runs, identity, hints, warnings ---------------------------------------------------------
     def begin_run(self, name: str, meta: dict[str, Any] | None = None) -> RunContext:
@@ -266,7 +280,11 @@ class Engine:
         return self._runs.for_call().steps.next_step(first_message_key, prompt_length)
 
     def hint(
-        self, nodes: list[dict[str, Any]], parent_instance_id: str | None = None, *, run: RunContext | None = None
+        self,
+        nodes: list[dict[str, Any]],
+        parent_instance_id: str | None = None,
+        *,
+        run: RunContext | None = None,
     ) -> None:
         """`graph.hint`: nodes that may run (a model's tool roster), drawn grey until they do."""
         if not self._host.live():

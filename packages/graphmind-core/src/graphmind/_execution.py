@@ -69,7 +69,9 @@ class NodeRecord:
         self._deltas: list[dict[str, Any]] = []
         self._last_flush = self.started_at
         try:  # one check per node lets the pipeline skip the identity fields of its events
-            self.trusted = (self.node_id + spec.kind + spec.name + self.instance_id + (parent or "") + run.run_id).isascii()
+            self.trusted = (
+                self.node_id + spec.kind + spec.name + self.instance_id + (parent or "") + run.run_id
+            ).isascii()
         except TypeError:  # a name that is not a str: the pipeline reads every field
             self.trusted = False
         self._token_lock = _NO_TOKENS  # replaced by a real lock on the first delta (see token())
@@ -122,7 +124,12 @@ class NodeRecord:
             deltas = self._deltas
             was_empty = not deltas
             last = deltas[-1] if deltas else None
-            if last is not None and last["t"] == t and len(last) == 2 + len(extra) and all(last.get(k) == v for k, v in extra.items()):
+            if (
+                last is not None
+                and last["t"] == t
+                and len(last) == 2 + len(extra)
+                and all(last.get(k) == v for k, v in extra.items())
+            ):
                 last["v"] += text
             else:
                 delta = {"t": t, "v": text}
@@ -154,7 +161,14 @@ class NodeRecord:
         event.update(extra)
         self.host.emit(event, self.trusted)
 
-    def finish(self, output: Any = None, *, usage: dict[str, Any] | None = None, cut_short: bool = False, **extra: Any) -> None:
+    def finish(
+        self,
+        output: Any = None,
+        *,
+        usage: dict[str, Any] | None = None,
+        cut_short: bool = False,
+        **extra: Any,
+    ) -> None:
         if self.ended:
             return
         self.flush_tokens()
@@ -184,14 +198,18 @@ class NodeRecord:
         return self._hold_reason(gate, consume=False) is not None
 
     def _hold_reason(self, gate: str, consume: bool = True) -> str | None:
-        return self.host.hub.hold_reason(self.run.run_id, self.node_id, self.spec.kind, gate, self.loop_hit, consume)
+        return self.host.hub.hold_reason(
+            self.run.run_id, self.node_id, self.spec.kind, gate, self.loop_hit, consume
+        )
 
     def may_hold(self) -> bool:
         """False on the fast path: detached, and the run not aborted (no gate can hold or raise)."""
         transport = self.host.hub.transport
         return (transport is not None and transport.attached) or self.run._aborted
 
-    def _open(self, gate: str, payload: dict[str, Any], loop: asyncio.AbstractEventLoop | None) -> HeldGate | None:
+    def _open(
+        self, gate: str, payload: dict[str, Any], loop: asyncio.AbstractEventLoop | None
+    ) -> HeldGate | None:
         if self.run._aborted:
             error = RunAborted(self.run.run_id)
             self.fail(error)
@@ -210,7 +228,9 @@ class NodeRecord:
             paused["loop"] = self.loop_hit.as_wire()
         return self.host.hub.open_gate(paused, self.run, gate, loop, self.trusted)
 
-    def _decide(self, gate: str, held: HeldGate, answer: GateAnswer, started: float, convert: Callable[[Any], Any]) -> GateAnswer | None:
+    def _decide(
+        self, gate: str, held: HeldGate, answer: GateAnswer, started: float, convert: Callable[[Any], Any]
+    ) -> GateAnswer | None:
         """The one place a gate's answer is decided. Returns the answer the caller acts on (an inject
         carries the converted value), or None when the gate must be held again (the value did not
         convert). Abort never returns: it marks the run and raises RunAborted."""
@@ -218,7 +238,9 @@ class NodeRecord:
         self.held_ms += held_for
         self.host.hub.close_gate(held)
         resumed = self._base(proto.EXEC_RESUMED)
-        resumed.update(gateId=held.gate_id, gate=held.gate, action=answer.action, heldMs=round_ms(held_for), by=answer.by)
+        resumed.update(
+            gateId=held.gate_id, gate=held.gate, action=answer.action, heldMs=round_ms(held_for), by=answer.by
+        )
         self.host.emit(resumed, self.trusted)
         action = answer.action
         if self.spec.actions is not None and action not in self.spec.actions:
@@ -247,7 +269,9 @@ class NodeRecord:
             key=f"inject-{self.node_id}",
         )
 
-    def gate(self, gate: str, payload: dict[str, Any] | None = None, convert: Callable[[Any], Any] = _identity) -> GateAnswer:
+    def gate(
+        self, gate: str, payload: dict[str, Any] | None = None, convert: Callable[[Any], Any] = _identity
+    ) -> GateAnswer:
         """Passes one gate from sync code. Raises RunAborted on abort; an inject answer carries the converted value."""
         if not self.may_hold():
             return CONTINUE_ANSWER  # detached: nothing can hold (docs/architecture.md, "The gate engine")
@@ -260,7 +284,9 @@ class NodeRecord:
             if decided is not None:
                 return decided
 
-    async def agate(self, gate: str, payload: dict[str, Any] | None = None, convert: Callable[[Any], Any] = _identity) -> GateAnswer:
+    async def agate(
+        self, gate: str, payload: dict[str, Any] | None = None, convert: Callable[[Any], Any] = _identity
+    ) -> GateAnswer:
         """Passes one gate from asyncio code without blocking the loop.
 
         `convert` may be a coroutine function here (an adapter that must await to build its type).
@@ -272,7 +298,9 @@ class NodeRecord:
             if held is None:
                 return CONTINUE_ANSWER
             started = self.host.clock()
-            decided = self._decide(gate, held, await held.wait_async(self.host.pause_timeout), started, convert)
+            decided = self._decide(
+                gate, held, await held.wait_async(self.host.pause_timeout), started, convert
+            )
             if decided is not None and decided.action == proto.INJECT and asyncio.iscoroutine(decided.value):
                 # An async converter (`async def from_injected`): a failure holds the gate again too.
                 try:
@@ -300,4 +328,6 @@ class NodeRecord:
         return self.gate(proto.ERROR_GATE, {"input": self.spec.input, "error": describe_error(exc)}, convert)
 
     async def aerror(self, exc: BaseException, convert: Callable[[Any], Any] = _identity) -> GateAnswer:
-        return await self.agate(proto.ERROR_GATE, {"input": self.spec.input, "error": describe_error(exc)}, convert)
+        return await self.agate(
+            proto.ERROR_GATE, {"input": self.spec.input, "error": describe_error(exc)}, convert
+        )

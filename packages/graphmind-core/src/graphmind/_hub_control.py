@@ -69,7 +69,9 @@ class HubControl:
             return len(self._held)
 
     # ---- gates -----------------------------------------------------------------------------------
-    def hold_reason(self, run_id: str, node_id: str, kind: str, gate: str, loop_hit: Any, consume: bool = True) -> str | None:
+    def hold_reason(
+        self, run_id: str, node_id: str, kind: str, gate: str, loop_hit: Any, consume: bool = True
+    ) -> str | None:
         """Why this gate holds now, or None (docs/protocol.md, "Gates", rules 2-6)."""
         if not self.attached:
             return None
@@ -85,7 +87,12 @@ class HubControl:
         return self.debug.reason_to_hold(node_id, kind, gate)
 
     def open_gate(
-        self, paused: dict[str, Any], run: RunContext, gate: str, loop: asyncio.AbstractEventLoop | None, trusted: bool
+        self,
+        paused: dict[str, Any],
+        run: RunContext,
+        gate: str,
+        loop: asyncio.AbstractEventLoop | None,
+        trusted: bool,
     ) -> HeldGate:
         """Registers a held gate and emits its `exec.paused` (given whole but for `gateId`)."""
         held = HeldGate(f"g{next(self._gate_seq)}", run.run_id, gate, loop)
@@ -133,7 +140,10 @@ class HubControl:
                 transport.send_control({"type": proto.GATE_UNKNOWN, "gateId": gate_id})
                 return
             if action not in proto.ACTIONS:
-                self._warn(f"[graphmind] the hub sent an unknown gate action {action!r}; continuing", key="bad-action")
+                self._warn(
+                    f"[graphmind] the hub sent an unknown gate action {action!r}; continuing",
+                    key="bad-action",
+                )
                 action = proto.CONTINUE
             held.resolve(GateAnswer(action, frame.get("value"), by="hub"))
         elif kind == proto.DEBUG_STATE:
@@ -153,7 +163,10 @@ class HubControl:
                 run.mark_aborted()
                 self.release_all(proto.ABORT, "hub", run.run_id)
         elif kind == proto.ERROR:
-            self._warn(f"[graphmind] the hub reported: {frame.get('code')}: {frame.get('message')}", key=f"hub-{frame.get('code')}")
+            self._warn(
+                f"[graphmind] the hub reported: {frame.get('code')}: {frame.get('message')}",
+                key=f"hub-{frame.get('code')}",
+            )
 
     @property
     def pause_pending(self) -> bool:

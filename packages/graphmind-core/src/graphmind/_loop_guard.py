@@ -121,7 +121,9 @@ def _option_names(name: str, value: Any) -> tuple[str, ...]:
     raise ValueError(f"loop_guard {name}={value!r} must be a list of strings")
 
 
-def resolve_loop_guard_config(option: Mapping[str, Any] | bool | None, environ: Mapping[str, str]) -> LoopGuardConfig:
+def resolve_loop_guard_config(
+    option: Mapping[str, Any] | bool | None, environ: Mapping[str, str]
+) -> LoopGuardConfig:
     """For each field: the option, else the environment variable, else the default.
 
     Raises ValueError (one line) for an option it cannot read; environment values never raise.
@@ -141,7 +143,9 @@ def resolve_loop_guard_config(option: Mapping[str, Any] | bool | None, environ: 
     if option is False:
         return LoopGuardConfig(**{**values, "mode": "off", "mode_origin": "option"})
     if not isinstance(option, Mapping):
-        raise ValueError(f"loop_guard={option!r} must be False, True, None or a dict such as {{'threshold': 5}}")
+        raise ValueError(
+            f"loop_guard={option!r} must be False, True, None or a dict such as {{'threshold': 5}}"
+        )
     for key, value in option.items():
         name = _OPTION_KEYS.get(key) if isinstance(key, str) else None
         if name is None:
@@ -196,7 +200,7 @@ def loop_warning(name: str, node_id: str, repeats: int, config: LoopGuardConfig)
         why = "no debugger is attached to hold it (start `graphmind` to pause it there)"
     return (
         f"[graphmind] possible loop: {name} ({node_id}) was called {repeats}× in a row with identical "
-        f"arguments; {why}. Polling on purpose? add it to loop_guard={{\"allow_nodes\": [...]}} or "
+        f'arguments; {why}. Polling on purpose? add it to loop_guard={{"allow_nodes": [...]}} or '
         "GRAPHMIND_LOOP_ALLOW; GRAPHMIND_ON_LOOP=off silences this"
     )
 
@@ -250,7 +254,9 @@ class LoopGuard:
             if allowed or repeats < config.threshold:
                 return None
             if attached and config.mode == "pause":
-                return LoopHit(repeats, streak.first_seq, seq, PLACEHOLDER if hide_fingerprint else digest_of(text))
+                return LoopHit(
+                    repeats, streak.first_seq, seq, PLACEHOLDER if hide_fingerprint else digest_of(text)
+                )
             if streak.warned:
                 return None
             streak.warned = True

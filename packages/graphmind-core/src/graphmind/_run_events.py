@@ -40,7 +40,9 @@ class Runs:
         self._lock = threading.Lock()
         self._runs: dict[str, RunContext] = {}
         self._implicit: RunContext | None = None
-        self.current: contextvars.ContextVar[RunContext | None] = contextvars.ContextVar(f"graphmind_run_{key}", default=None)
+        self.current: contextvars.ContextVar[RunContext | None] = contextvars.ContextVar(
+            f"graphmind_run_{key}", default=None
+        )
 
     def find(self, run_id: str) -> RunContext | None:
         with self._lock:

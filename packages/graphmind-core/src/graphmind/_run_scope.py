@@ -37,7 +37,9 @@ class RunScope:
 
     def _enter(self) -> RunContext:
         if self._run is not None:
-            raise RuntimeError("graphmind: a run scope can be entered once; call client.run(...) again for a new run")
+            raise RuntimeError(
+                "graphmind: a run scope can be entered once; call client.run(...) again for a new run"
+            )
         self._run = self._runs.start(self._name, self._meta)
         self._token = self._runs.current.set(self._run)
         return self._run

@@ -48,7 +48,9 @@ def _describe_items(items: list[Any]) -> tuple[Any, dict[str, Any] | None]:
     return items, None
 
 
-def stream_flow(node: NodeRecord, describe: Describe, on_item: Callable[[Any], None] | None) -> Generator[Request, Any, None]:
+def stream_flow(
+    node: NodeRecord, describe: Describe, on_item: Callable[[Any], None] | None
+) -> Generator[Request, Any, None]:
     """Every decision of a node around one streamed call (a gate that cannot hold is passed here)."""
     if node.may_hold():
         answer = yield (GATE, proto.BEFORE, {"input": node.spec.input})
@@ -73,7 +75,10 @@ def stream_flow(node: NodeRecord, describe: Describe, on_item: Callable[[Any], N
                 if not buffered:
                     sent = True
                     yield (EMIT, item)
-        except (GeneratorExit, asyncio.CancelledError):  # the app closed the stream early, or its task was cancelled
+        except (
+            GeneratorExit,
+            asyncio.CancelledError,
+        ):  # the app closed the stream early, or its task was cancelled
             output, usage = describe(items)
             node.finish(output, usage=usage, cut_short=True)
             raise

@@ -45,7 +45,9 @@ class TokenFlusher:
                 continue
             self._wakeup.clear()
             if self._interval > 0:
-                self._wakeup.wait(self._interval)  # the batching window: deltas arriving meanwhile join the same frame
+                self._wakeup.wait(
+                    self._interval
+                )  # the batching window: deltas arriving meanwhile join the same frame
             with self._lock:
                 pending = list(self._pending.values())
                 self._pending.clear()

@@ -51,7 +51,9 @@ class Transport:
         # [event dict, or its JSON text once sent; approximate size in characters]
         self._ring: deque[list[Any]] = deque()
         self._ring_bytes = 0
-        self._pending: list[list[Any]] = []  # ring entries (and control frames) still to send on this connection
+        self._pending: list[
+            list[Any]
+        ] = []  # ring entries (and control frames) still to send on this connection
         self._sending = False  # the writer holds a batch it took from _pending and is writing it
         self.attached = False
         self._stopping = False
@@ -72,7 +74,9 @@ class Transport:
             ring.append(entry)
             self._ring_bytes += size
             self.counters["buffered"] += 1
-            while len(ring) > self._options.buffer_size or (self._ring_bytes > self._options.max_buffer_bytes and len(ring) > 1):
+            while len(ring) > self._options.buffer_size or (
+                self._ring_bytes > self._options.max_buffer_bytes and len(ring) > 1
+            ):
                 dropped = ring.popleft()
                 self._ring_bytes -= dropped[1]
                 self.counters["dropped"] += 1
@@ -168,7 +172,9 @@ class Transport:
         try:
             ws.send(
                 proto.encode(
-                    proto.hello(app=opts.app, sdk=opts.sdk, pid=os.getpid(), client_id=self._client_id, meta=opts.meta)
+                    proto.hello(
+                        app=opts.app, sdk=opts.sdk, pid=os.getpid(), client_id=self._client_id, meta=opts.meta
+                    )
                 )
             )
             welcome = proto.decode(ws.recv(timeout=opts.handshake_timeout))
@@ -261,7 +267,10 @@ class Transport:
             for message in ws:
                 frame = proto.decode(message)
                 if frame is None:
-                    self._warn("[graphmind] ignored a frame from the hub that is not a JSON object with a type", key="bad-frame")
+                    self._warn(
+                        "[graphmind] ignored a frame from the hub that is not a JSON object with a type",
+                        key="bad-frame",
+                    )
                     continue
                 try:
                     self._on_frame(frame)

@@ -44,6 +44,7 @@ __all__ = [
     "parse_model_reply",
 ]
 
+
 def engine_for(session: Client | None = None) -> Engine:
     """The engine of `session`, or of the process-wide default client when None."""
     if session is None:

@@ -19,6 +19,7 @@ RESPONSES = "responses"
 # new encoder on every call).
 _KEY_TEXT = json.JSONEncoder(sort_keys=True, default=str).encode
 
+
 def _text_of(content: Any) -> Any:
     """A message's content as text where it is text; images and files as a short marker."""
     if content is None or isinstance(content, str):
@@ -66,7 +67,12 @@ def _responses_item(item: Any) -> Any:
     if kind == "message" or "role" in item:
         return {"role": item.get("role"), "content": _text_of(item.get("content"))}
     if kind == "function_call":
-        return {"type": kind, "call_id": item.get("call_id"), "name": item.get("name"), "arguments": item.get("arguments")}
+        return {
+            "type": kind,
+            "call_id": item.get("call_id"),
+            "name": item.get("name"),
+            "arguments": item.get("arguments"),
+        }
     if kind == "function_call_output":
         return {"type": kind, "call_id": item.get("call_id"), "output": _text_of(item.get("output"))}
     return {"type": kind}
@@ -147,7 +153,9 @@ def describe_reply(api: str, data: Any) -> tuple[Any, dict[str, Any] | None]:
                 if isinstance(part, Mapping) and part.get("type") == "output_text":
                     text.append(part.get("text") or "")
         elif item.get("type") == "function_call":
-            calls.append({"id": item.get("call_id"), "name": item.get("name"), "arguments": item.get("arguments")})
+            calls.append(
+                {"id": item.get("call_id"), "name": item.get("name"), "arguments": item.get("arguments")}
+            )
     reply: dict[str, Any] = {"role": "assistant", "content": "".join(text) if text else None}
     if calls:
         reply["tool_calls"] = calls
@@ -183,7 +191,9 @@ def describe_model(api: str, obj: Any) -> tuple[Any, dict[str, Any] | None] | No
             out = {"role": message.role, "content": message.content}
             if message.tool_calls:
                 out["tool_calls"] = [
-                    {"id": c.id, "name": c.function.name, "arguments": c.function.arguments} if c.type == "function" else {"id": c.id, "type": c.type}
+                    {"id": c.id, "name": c.function.name, "arguments": c.function.arguments}
+                    if c.type == "function"
+                    else {"id": c.id, "type": c.type}
                     for c in message.tool_calls
                 ]
             out["finish_reason"] = choices[0].finish_reason
@@ -192,7 +202,11 @@ def describe_model(api: str, obj: Any) -> tuple[Any, dict[str, Any] | None] | No
         out["model"] = obj.model
         tokens = None
         if usage is not None:
-            tokens = {"inputTokens": usage.prompt_tokens, "outputTokens": usage.completion_tokens, "totalTokens": usage.total_tokens}
+            tokens = {
+                "inputTokens": usage.prompt_tokens,
+                "outputTokens": usage.completion_tokens,
+                "totalTokens": usage.total_tokens,
+            }
         return out, tokens
     output = getattr(obj, "output", None)
     if not isinstance(output, list):
@@ -212,5 +226,9 @@ def describe_model(api: str, obj: Any) -> tuple[Any, dict[str, Any] | None] | No
     reply["model"] = obj.model
     tokens = None
     if usage is not None:
-        tokens = {"inputTokens": usage.input_tokens, "outputTokens": usage.output_tokens, "totalTokens": usage.total_tokens}
+        tokens = {
+            "inputTokens": usage.input_tokens,
+            "outputTokens": usage.output_tokens,
+            "totalTokens": usage.total_tokens,
+        }
     return reply, tokens

@@ -87,7 +87,9 @@ def _set(state: State, obj: Any, name: str, value: Any) -> None:
     setattr(obj, name, value)
 
 
-def _post_wrapper(original: Callable[..., Any], hook: ResourceHook, state: State, is_async: bool) -> Callable[..., Any]:
+def _post_wrapper(
+    original: Callable[..., Any], hook: ResourceHook, state: State, is_async: bool
+) -> Callable[..., Any]:
     label = f"{hook.resource}._post"
 
     if is_async:
@@ -145,7 +147,9 @@ def _send_wrapper(original: Callable[..., Any], is_async: bool) -> Callable[...,
     return send
 
 
-def _copy_wrapper(original: Callable[..., Any], state: State, instrument: Callable[..., Any]) -> Callable[..., Any]:
+def _copy_wrapper(
+    original: Callable[..., Any], state: State, instrument: Callable[..., Any]
+) -> Callable[..., Any]:
     @functools.wraps(original)
     def copy(*args: Any, **kwargs: Any) -> Any:
         return instrument(original(*args, **kwargs), session=state.session)

@@ -49,7 +49,11 @@ def _chat_message(value: Any) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.content}
     if reply.tool_calls:
         message["tool_calls"] = [
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {"name": c.name, "arguments": json.dumps(c.arguments)},
+            }
             for c in reply.tool_calls
         ]
     return message
@@ -155,7 +159,12 @@ def split(text: str, pieces: int) -> list[str]:
 
 def chat_sse(body: Mapping[str, Any], pieces: int = 1, usage: bool = True) -> bytes:
     """A chat.completion body as `chat.completion.chunk` events ending in `data: [DONE]`."""
-    base = {"id": body["id"], "object": "chat.completion.chunk", "created": body["created"], "model": body["model"]}
+    base = {
+        "id": body["id"],
+        "object": "chat.completion.chunk",
+        "created": body["created"],
+        "model": body["model"],
+    }
     events: list[tuple[str | None, Any]] = []
     for choice in body.get("choices") or []:
         index = choice.get("index", 0)
@@ -175,7 +184,12 @@ def chat_sse(body: Mapping[str, Any], pieces: int = 1, usage: bool = True) -> by
                     chunk(
                         {
                             "tool_calls": [
-                                {"index": i, "id": call.get("id"), "type": "function", "function": {"name": fn.get("name"), "arguments": ""}}
+                                {
+                                    "index": i,
+                                    "id": call.get("id"),
+                                    "type": "function",
+                                    "function": {"name": fn.get("name"), "arguments": ""},
+                                }
                             ]
                         }
                     ),
@@ -183,7 +197,9 @@ def chat_sse(body: Mapping[str, Any], pieces: int = 1, usage: bool = True) -> by
             )
             for part in split(fn.get("arguments") or "", pieces):
                 if part:
-                    events.append((None, chunk({"tool_calls": [{"index": i, "function": {"arguments": part}}]})))
+                    events.append(
+                        (None, chunk({"tool_calls": [{"index": i, "function": {"arguments": part}}]}))
+                    )
         events.append((None, chunk({}, choice.get("finish_reason") or "stop")))
     if usage and body.get("usage"):
         events.append((None, {**base, "choices": [], "usage": body["usage"]}))
@@ -207,24 +223,62 @@ def responses_sse(body: Mapping[str, Any], pieces: int = 1) -> bytes:
         kind = item.get("type")
         item_id = item.get("id") or f"item_gm{index}"
         if kind == "message":
-            emit("response.output_item.added", output_index=index, item={**item, "status": "in_progress", "content": []})
+            emit(
+                "response.output_item.added",
+                output_index=index,
+                item={**item, "status": "in_progress", "content": []},
+            )
             for c, part in enumerate(item.get("content") or []):
                 if part.get("type") != "output_text":
                     continue
-                emit("response.content_part.added", item_id=item_id, output_index=index, content_index=c,
-                     part={**part, "text": ""})
+                emit(
+                    "response.content_part.added",
+                    item_id=item_id,
+                    output_index=index,
+                    content_index=c,
+                    part={**part, "text": ""},
+                )
                 for delta in split(part.get("text", ""), pieces):
-                    emit("response.output_text.delta", item_id=item_id, output_index=index, content_index=c,
-                         delta=delta, logprobs=[])
-                emit("response.output_text.done", item_id=item_id, output_index=index, content_index=c,
-                     text=part.get("text", ""), logprobs=[])
-                emit("response.content_part.done", item_id=item_id, output_index=index, content_index=c, part=part)
+                    emit(
+                        "response.output_text.delta",
+                        item_id=item_id,
+                        output_index=index,
+                        content_index=c,
+                        delta=delta,
+                        logprobs=[],
+                    )
+                emit(
+                    "response.output_text.done",
+                    item_id=item_id,
+                    output_index=index,
+                    content_index=c,
+                    text=part.get("text", ""),
+                    logprobs=[],
+                )
+                emit(
+                    "response.content_part.done",
+                    item_id=item_id,
+                    output_index=index,
+                    content_index=c,
+                    part=part,
+                )
         elif kind == "function_call":
-            emit("response.output_item.added", output_index=index, item={**item, "status": "in_progress", "arguments": ""})
+            emit(
+                "response.output_item.added",
+                output_index=index,
+                item={**item, "status": "in_progress", "arguments": ""},
+            )
             for delta in split(item.get("arguments", ""), pieces):
-                emit("response.function_call_arguments.delta", item_id=item_id, output_index=index, delta=delta)
-            emit("response.function_call_arguments.done", item_id=item_id, output_index=index,
-                 arguments=item.get("arguments", ""), name=item.get("name"))
+                emit(
+                    "response.function_call_arguments.delta", item_id=item_id, output_index=index, delta=delta
+                )
+            emit(
+                "response.function_call_arguments.done",
+                item_id=item_id,
+                output_index=index,
+                arguments=item.get("arguments", ""),
+                name=item.get("name"),
+            )
         else:
             emit("response.output_item.added", output_index=index, item=item)
         emit("response.output_item.done", output_index=index, item=item)

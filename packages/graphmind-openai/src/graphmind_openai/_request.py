@@ -33,7 +33,9 @@ from ._inject import Reply, reply_for, to_body
 from ._stream import StreamRecorder, abandon, tee
 from ._typed import TypedRecorder, tee_stream
 
-RAW_RESPONSE_HEADER = "X-Stainless-Raw-Response"  # openai/_constants.py: "true" (with_raw_response) or "stream"
+RAW_RESPONSE_HEADER = (
+    "X-Stainless-Raw-Response"  # openai/_constants.py: "true" (with_raw_response) or "stream"
+)
 _DROP_ON_REPLAY = frozenset({"content-encoding", "content-length", "transfer-encoding"})
 
 
@@ -47,7 +49,9 @@ class Exchange:
     answered: int = 0
 
 
-EXCHANGE: contextvars.ContextVar[Exchange | None] = contextvars.ContextVar("graphmind_openai_exchange", default=None)
+EXCHANGE: contextvars.ContextVar[Exchange | None] = contextvars.ContextVar(
+    "graphmind_openai_exchange", default=None
+)
 
 
 @dataclass
@@ -70,7 +74,16 @@ class Call:
         options = kwargs.get("options") or {}
         headers = options.get("headers") if isinstance(options, Mapping) else None
         raw_mode = headers.get(RAW_RESPONSE_HEADER) if isinstance(headers, Mapping) else None
-        return cls(api, hook, engine, path, kwargs, body if isinstance(body, Mapping) else {}, stream, stream or raw_mode == "stream")
+        return cls(
+            api,
+            hook,
+            engine,
+            path,
+            kwargs,
+            body if isinstance(body, Mapping) else {},
+            stream,
+            stream or raw_mode == "stream",
+        )
 
     def spec(self) -> NodeSpec:
         """The node, its `llm:step` identity, and the tool roster hinted on an invocation's first step."""
@@ -79,10 +92,22 @@ class Call:
         tools = node_input.get("tools")
         if tools and step.first_step:
             self.engine.hint([{"nodeId": f"tool:{n}", "kind": "tool", "name": n} for n in tools])
-        attrs: dict[str, Any] = {"model": self.body.get("model"), "hook": self.hook, "api": self.api, "stream": self.stream}
+        attrs: dict[str, Any] = {
+            "model": self.body.get("model"),
+            "hook": self.hook,
+            "api": self.api,
+            "stream": self.stream,
+        }
         if tools:
             attrs["tools"] = tools
-        return NodeSpec(name="step", kind="llm", input=node_input, node_id="llm:step", instance_id=step.instance_id, attrs=attrs)
+        return NodeSpec(
+            name="step",
+            kind="llm",
+            input=node_input,
+            node_id="llm:step",
+            instance_id=step.instance_id,
+            attrs=attrs,
+        )
 
     def convert(self, value: Any) -> Reply:
         """An injected JSON value -> the synthetic reply (raises on a bad shape: the gate holds again)."""

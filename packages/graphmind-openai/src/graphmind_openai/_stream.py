@@ -124,7 +124,12 @@ class StreamRecorder:
             self.ex.token(event.get("delta") or "")
         elif kind == "response.function_call_arguments.delta":
             item = self._items.get(event.get("item_id") or "", {})
-            self.ex.token(event.get("delta") or "", "tool-args", toolCallId=item.get("call_id"), toolName=item.get("name"))
+            self.ex.token(
+                event.get("delta") or "",
+                "tool-args",
+                toolCallId=item.get("call_id"),
+                toolName=item.get("name"),
+            )
         elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
             self.ex.token(event.get("delta") or "", "reasoning")
         elif kind in ("response.output_item.added", "response.output_item.done"):
@@ -146,13 +151,24 @@ class StreamRecorder:
             except ValueError:
                 return None
         if self.api == CHAT:
-            message: dict[str, Any] = {"role": "assistant", "content": "".join(self._text) if self._text else None}
+            message: dict[str, Any] = {
+                "role": "assistant",
+                "content": "".join(self._text) if self._text else None,
+            }
             if self._calls:
                 message["tool_calls"] = [
-                    {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+                    {
+                        "id": c["id"],
+                        "type": "function",
+                        "function": {"name": c["name"], "arguments": c["arguments"]},
+                    }
                     for _, c in sorted(self._calls.items())
                 ]
-            return {**self._head, "choices": [{"index": 0, "message": message, "finish_reason": self._finish}], "usage": self._usage}
+            return {
+                **self._head,
+                "choices": [{"index": 0, "message": message, "finish_reason": self._finish}],
+                "usage": self._usage,
+            }
         final = dict(self._final or {})
         if not final.get("output") and self._items:
             final["output"] = list(self._items.values())

@@ -62,7 +62,11 @@ class TypedRecorder(StreamRecorder):
             self._head = {"id": chunk.id, "model": chunk.model, "created": chunk.created}
         usage = chunk.usage
         if usage is not None:
-            self._usage = {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens, "total_tokens": usage.total_tokens}
+            self._usage = {
+                "prompt_tokens": usage.prompt_tokens,
+                "completion_tokens": usage.completion_tokens,
+                "total_tokens": usage.total_tokens,
+            }
         for choice in chunk.choices:
             if choice.index != 0:
                 continue
@@ -83,7 +87,9 @@ class TypedRecorder(StreamRecorder):
                             slot["name"] = fn.name
                         if fn.arguments:
                             slot["arguments"] += fn.arguments
-                            self.ex.token(fn.arguments, "tool-args", toolCallId=slot["id"], toolName=slot["name"])
+                            self.ex.token(
+                                fn.arguments, "tool-args", toolCallId=slot["id"], toolName=slot["name"]
+                            )
             if choice.finish_reason:
                 self._finish = choice.finish_reason
                 self.complete = True
@@ -101,7 +107,12 @@ class TypedRecorder(StreamRecorder):
         elif kind in ("response.output_item.added", "response.output_item.done"):
             item = event.item
             if item.type == "function_call":
-                entry = {"type": "function_call", "call_id": item.call_id, "name": item.name, "arguments": item.arguments}
+                entry = {
+                    "type": "function_call",
+                    "call_id": item.call_id,
+                    "name": item.name,
+                    "arguments": item.arguments,
+                }
                 if item.id:
                     self._items[item.id] = entry
                 if kind == "response.output_item.done":
@@ -111,7 +122,11 @@ class TypedRecorder(StreamRecorder):
             self._status, self._model = response.status, response.model
             usage = response.usage
             if usage is not None:
-                self._usage = {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens, "total_tokens": usage.total_tokens}
+                self._usage = {
+                    "input_tokens": usage.input_tokens,
+                    "output_tokens": usage.output_tokens,
+                    "total_tokens": usage.total_tokens,
+                }
             self.complete = True
 
     def body(self) -> Any:
@@ -119,7 +134,9 @@ class TypedRecorder(StreamRecorder):
             return super().body()
         output: list[dict[str, Any]] = []
         if self._text:
-            output.append({"type": "message", "content": [{"type": "output_text", "text": "".join(self._text)}]})
+            output.append(
+                {"type": "message", "content": [{"type": "output_text", "text": "".join(self._text)}]}
+            )
         output.extend(self._out_calls)
         return {"output": output, "status": self._status, "model": self._model, "usage": self._usage}
 

@@ -74,11 +74,17 @@ class FakeOpenAI:
     @staticmethod
     def error(status: int = 429, message: str | None = None, *, retry_after_ms: int = 1) -> FakeError:
         """An error reply. `retry_after_ms` keeps the SDK's own retries fast (its `retry-after-ms` header)."""
-        kind = {429: "rate_limit_error", 401: "authentication_error", 400: "invalid_request_error"}.get(status, "server_error")
-        return FakeError(status, message or f"fake error {status}", kind, {"retry-after-ms": str(retry_after_ms)})
+        kind = {429: "rate_limit_error", 401: "authentication_error", 400: "invalid_request_error"}.get(
+            status, "server_error"
+        )
+        return FakeError(
+            status, message or f"fake error {status}", kind, {"retry-after-ms": str(retry_after_ms)}
+        )
 
     @staticmethod
-    def tool_call(name: str, arguments: Mapping[str, Any] | str, call_id: str | None = None, content: str | None = None) -> dict[str, Any]:
+    def tool_call(
+        name: str, arguments: Mapping[str, Any] | str, call_id: str | None = None, content: str | None = None
+    ) -> dict[str, Any]:
         """An assistant message that calls one tool."""
         args = arguments if isinstance(arguments, str) else json.dumps(arguments)
         return {"content": content, "tool_calls": [{"id": call_id, "name": name, "arguments": args}]}
@@ -110,7 +116,9 @@ class FakeOpenAI:
 
         self._server = _Server(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="graphmind-fake-openai", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, name="graphmind-fake-openai", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -139,14 +147,18 @@ class FakeOpenAI:
 
     def render(self, api: str, request: Mapping[str, Any], reply: Any) -> dict[str, Any]:
         """The response body for one scripted reply (deterministic)."""
-        seed = hashlib.sha1(json.dumps([api, request, reply], sort_keys=True, default=str).encode()).hexdigest()[:16]
+        seed = hashlib.sha1(
+            json.dumps([api, request, reply], sort_keys=True, default=str).encode()
+        ).hexdigest()[:16]
         message: dict[str, Any] = {"content": reply} if isinstance(reply, str) else dict(reply)
         calls = [dict(c) for c in message.get("tool_calls") or []]
         for i, call in enumerate(calls):
             call["id"] = call.get("id") or f"call_{seed[:8]}{i}"
         message["tool_calls"] = calls or None
         words = sum(len(str(m).split()) for m in (request.get("messages") or [request.get("input")]))
-        out_words = len(str(message.get("content") or "").split()) + sum(len(c.get("arguments", "")) // 4 for c in calls)
+        out_words = len(str(message.get("content") or "").split()) + sum(
+            len(c.get("arguments", "")) // 4 for c in calls
+        )
         if api == "chat":
             if not calls:
                 message.pop("tool_calls")
@@ -162,7 +174,11 @@ class FakeOpenAI:
                             "logprobs": None,
                         }
                     ],
-                    "usage": {"prompt_tokens": words, "completion_tokens": out_words, "total_tokens": words + out_words},
+                    "usage": {
+                        "prompt_tokens": words,
+                        "completion_tokens": out_words,
+                        "total_tokens": words + out_words,
+                    },
                 },
                 str(request.get("model") or "fake-model"),
             )
@@ -188,7 +204,11 @@ def _chat_message(message: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"role": "assistant", "content": message.get("content"), "refusal": None}
     if message.get("tool_calls"):
         out["tool_calls"] = [
-            {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c.get("arguments", "{}")}}
+            {
+                "id": c["id"],
+                "type": "function",
+                "function": {"name": c["name"], "arguments": c.get("arguments", "{}")},
+            }
             for c in message["tool_calls"]
         ]
     return out
@@ -227,19 +247,41 @@ class _Handler(BaseHTTPRequestHandler):
         elif path.endswith("/responses"):
             api = "responses"
         else:
-            self._json(404, {"error": {"message": f"the fake provider does not serve {path}", "type": "not_found"}})
+            self._json(
+                404, {"error": {"message": f"the fake provider does not serve {path}", "type": "not_found"}}
+            )
             return
         if not isinstance(body, dict):
-            self._json(400, {"error": {"message": "the request body is not a JSON object", "type": "invalid_request_error"}})
+            self._json(
+                400,
+                {
+                    "error": {
+                        "message": "the request body is not a JSON object",
+                        "type": "invalid_request_error",
+                    }
+                },
+            )
             return
         reply = self.owner._next(request)
         if isinstance(reply, FakeError):
-            self._json(reply.status, {"error": {"message": reply.message, "type": reply.type, "code": None, "param": None}}, reply.headers)
+            self._json(
+                reply.status,
+                {"error": {"message": reply.message, "type": reply.type, "code": None, "param": None}},
+                reply.headers,
+            )
             return
         try:
             rendered = self.owner.render(api, body, reply)
         except Exception as exc:
-            self._json(500, {"error": {"message": f"the fake could not render the scripted reply: {exc}", "type": "server_error"}})
+            self._json(
+                500,
+                {
+                    "error": {
+                        "message": f"the fake could not render the scripted reply: {exc}",
+                        "type": "server_error",
+                    }
+                },
+            )
             return
         if not body.get("stream"):
             self._json(200, rendered)

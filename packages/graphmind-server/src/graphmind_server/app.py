@@ -79,4 +79,3 @@ def build_app(settings: Settings, store: Store) -> Starlette:
     app.state.hub = Hub(store, settings, initial_debug_state(store, settings))
     app.state.otlp = otlp_forwarder(settings, store)
     return app
-

@@ -12,7 +12,11 @@ from ._version import __version__
 # (module, …): each module has add_parser(subparsers) that sets `func` (args -> exit code).
 COMMANDS = ["graphmind_server.serve", "graphmind_server.demo"]
 # Runs leave the hub (docs/export.md); `import_` is `graphmind import` (a keyword cannot name a module).
-COMMANDS += ["graphmind_server.export.record", "graphmind_server.export.import_", "graphmind_server.mcp_server.mcp"]
+COMMANDS += [
+    "graphmind_server.export.record",
+    "graphmind_server.export.import_",
+    "graphmind_server.mcp_server.mcp",
+]
 DEFAULT_COMMAND = "serve"
 COMMAND_NAMES = tuple(module.rsplit(".", 1)[1].rstrip("_") for module in COMMANDS)
 

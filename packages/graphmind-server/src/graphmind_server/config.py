@@ -136,7 +136,9 @@ def settings_from(flags: Mapping[str, str | bool | None], env: Mapping[str, str]
     if (v := pick("", "", "GRAPHMIND_VIEWER_DIST")) is not None:
         dist = Path(v[0].strip()).expanduser()
         if not dist.is_dir():
-            raise ConfigError(f"GRAPHMIND_VIEWER_DIST={v[0]} is not a directory; unset it to serve the bundled viewer")
+            raise ConfigError(
+                f"GRAPHMIND_VIEWER_DIST={v[0]} is not a directory; unset it to serve the bundled viewer"
+            )
         s.viewer_dist = dist
     _otlp_settings(s, flags)
     return s

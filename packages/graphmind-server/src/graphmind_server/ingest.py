@@ -79,10 +79,17 @@ async def ingest(websocket: WebSocket) -> None:
     conn = hub.attach(client_id, app, hello.get("pid"), websocket.send_text)
     try:
         version = hub.debug.version
-        await websocket.send_text(json.dumps({
-            "type": proto.WELCOME, "protocol": negotiate(hello), "hub": {"name": "graphmind-server", "version": __version__},
-            "debug": hub.debug.to_json(), "connectionId": conn.id,
-        }))
+        await websocket.send_text(
+            json.dumps(
+                {
+                    "type": proto.WELCOME,
+                    "protocol": negotiate(hello),
+                    "hub": {"name": "graphmind-server", "version": __version__},
+                    "debug": hub.debug.to_json(),
+                    "connectionId": conn.id,
+                }
+            )
+        )
         await hub.mark_ready(conn, version)
         await _frames(websocket, hub, conn)
     except WebSocketDisconnect:
@@ -102,14 +109,19 @@ async def _read_hello(websocket: WebSocket) -> dict[str, Any] | None:
         except BadFrame:
             frame = None
     if frame is None or frame.get("type") != "hello":
-        await websocket.send_text(_error("hello_required", "the first frame must be a hello (see docs/protocol.md)"))
+        await websocket.send_text(
+            _error("hello_required", "the first frame must be a hello (see docs/protocol.md)")
+        )
         await websocket.close(4002)
         return None
     if negotiate(frame) is None:
-        await websocket.send_text(_error(
-            "unsupported_protocol", f"this hub speaks protocol versions {list(proto.SUPPORTED_PROTOCOLS)}; upgrade the SDK or the hub",
-            supported=list(proto.SUPPORTED_PROTOCOLS),
-        ))
+        await websocket.send_text(
+            _error(
+                "unsupported_protocol",
+                f"this hub speaks protocol versions {list(proto.SUPPORTED_PROTOCOLS)}; upgrade the SDK or the hub",
+                supported=list(proto.SUPPORTED_PROTOCOLS),
+            )
+        )
         await websocket.close(4001)
         return None
     return frame
@@ -123,7 +135,9 @@ async def _frames(websocket: WebSocket, hub: Hub, conn: AppConnection) -> None:
             return
         text = message.get("text")
         if text is None:
-            await websocket.send_text(_error("bad_frame", "binary frames are not part of the protocol; send JSON text"))
+            await websocket.send_text(
+                _error("bad_frame", "binary frames are not part of the protocol; send JSON text")
+            )
             continue
         try:
             frame, raw = parse_frame(text)
@@ -133,11 +147,21 @@ async def _frames(websocket: WebSocket, hub: Hub, conn: AppConnection) -> None:
         kind = frame["type"]
         if kind in EVENT_TYPES:
             seq, run_id = frame.get("seq"), frame.get("runId")
-            if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0 or not isinstance(run_id, str) or not run_id:
-                await websocket.send_text(_error("bad_frame", f"a {kind} event needs an integer 'seq' and a string 'runId'"))
+            if (
+                not isinstance(seq, int)
+                or isinstance(seq, bool)
+                or seq < 0
+                or not isinstance(run_id, str)
+                or not run_id
+            ):
+                await websocket.send_text(
+                    _error("bad_frame", f"a {kind} event needs an integer 'seq' and a string 'runId'")
+                )
                 continue
             if clean_text(run_id) != run_id:
-                await websocket.send_text(_error("bad_frame", "runId must be valid Unicode text (it has a lone surrogate)"))
+                await websocket.send_text(
+                    _error("bad_frame", "runId must be valid Unicode text (it has a lone surrogate)")
+                )
                 continue
             ts = frame.get("ts")
             if not isinstance(ts, (int, float)) or isinstance(ts, bool):

@@ -41,8 +41,15 @@ async def live(websocket: WebSocket) -> None:
         try:
             after = int(after_text)
         except ValueError:
-            await websocket.send_text(json.dumps({"type": "error", "code": "bad_cursor",
-                                                  "message": f"?after= must be a whole number (got {after_text!r})"}))
+            await websocket.send_text(
+                json.dumps(
+                    {
+                        "type": "error",
+                        "code": "bad_cursor",
+                        "message": f"?after= must be a whole number (got {after_text!r})",
+                    }
+                )
+            )
             await websocket.close(1008)
             return
     viewer = Viewer()
@@ -51,10 +58,16 @@ async def live(websocket: WebSocket) -> None:
     hub.viewers.add(viewer)
     upto = store.last_cursor
     try:
-        await websocket.send_text(json.dumps({
-            "type": "hello", "cursor": upto, "debug": hub.debug.to_json(),
-            "gates": [g.to_api() for g in hub.gates.values()],
-        }))
+        await websocket.send_text(
+            json.dumps(
+                {
+                    "type": "hello",
+                    "cursor": upto,
+                    "debug": hub.debug.to_json(),
+                    "gates": [g.to_api() for g in hub.gates.values()],
+                }
+            )
+        )
         if after is not None and after < upto:
             await _catch_up(websocket, hub, after, upto)
         sender = asyncio.ensure_future(_send(websocket, viewer))

@@ -70,15 +70,23 @@ class Guard:
         host = headers.get("host")
         if host is not None and host_name(host) not in self.hosts:
             name = host_name(host)
-            await _deny(scope, send, f"Host {name!r} is not a loopback name of this hub, so the request was refused "
-                        "(DNS rebinding protection); if you reach the hub through that name on purpose, set "
-                        f"GRAPHMIND_ALLOWED_ORIGINS=http://{host.strip()}")
+            await _deny(
+                scope,
+                send,
+                f"Host {name!r} is not a loopback name of this hub, so the request was refused "
+                "(DNS rebinding protection); if you reach the hub through that name on purpose, set "
+                f"GRAPHMIND_ALLOWED_ORIGINS=http://{host.strip()}",
+            )
             return
         origin = headers.get("origin")
         checked = scope["type"] == "websocket" or scope.get("method") in STATE_CHANGING
         if origin is not None and checked and not self._origin_ok(origin, port):
-            await _deny(scope, send, f"Origin {origin!r} may not use the hub: only its own loopback origins may; "
-                        f"set GRAPHMIND_ALLOWED_ORIGINS={origin} to allow it (or * to turn the check off)")
+            await _deny(
+                scope,
+                send,
+                f"Origin {origin!r} may not use the hub: only its own loopback origins may; "
+                f"set GRAPHMIND_ALLOWED_ORIGINS={origin} to allow it (or * to turn the check off)",
+            )
             return
         await self.app(scope, receive, _with_headers(send) if scope["type"] == "http" else send)
 

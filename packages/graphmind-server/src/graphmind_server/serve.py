@@ -29,20 +29,35 @@ class ServeError(Exception):
 
 
 def add_parser(subparsers: Any) -> None:
-    p = subparsers.add_parser("serve", help="start the hub (the default command)",
-                              description="Start the GraphMind hub: apps attach at /ingest, the viewer is at /.")
+    p = subparsers.add_parser(
+        "serve",
+        help="start the hub (the default command)",
+        description="Start the GraphMind hub: apps attach at /ingest, the viewer is at /.",
+    )
     p.add_argument("--port", help="port to listen on (default 4747; 0 picks a free one)")
     p.add_argument("--host", help="interface to bind (default 127.0.0.1)")
     p.add_argument("--db", help="SQLite database file (default $GRAPHMIND_DB or ~/.graphmind/graphmind.db)")
     p.add_argument("--keep", help="runs to keep at start-up (default $GRAPHMIND_KEEP_RUNS or 200)")
     p.add_argument("--days", help="days of runs to keep at start-up (default $GRAPHMIND_KEEP_DAYS or 30)")
-    p.add_argument("--pause-on-error", dest="pause_on_error",
-                   help="on, off, or a node kind (default $GRAPHMIND_PAUSE_ON_ERROR or on)")
-    p.add_argument("--otlp-endpoint", dest="otlp_endpoint", metavar="URL",
-                   help="forward each finished run to this OTLP/HTTP collector (e.g. http://127.0.0.1:4318)")
+    p.add_argument(
+        "--pause-on-error",
+        dest="pause_on_error",
+        help="on, off, or a node kind (default $GRAPHMIND_PAUSE_ON_ERROR or on)",
+    )
+    p.add_argument(
+        "--otlp-endpoint",
+        dest="otlp_endpoint",
+        metavar="URL",
+        help="forward each finished run to this OTLP/HTTP collector (e.g. http://127.0.0.1:4318)",
+    )
     p.add_argument("--otlp-protocol", dest="otlp_protocol", help="http/protobuf (default) or http/json")
-    p.add_argument("--otlp-header", dest="otlp_header", action="append", metavar="K=V",
-                   help="an HTTP header for the collector (repeatable)")
+    p.add_argument(
+        "--otlp-header",
+        dest="otlp_header",
+        action="append",
+        metavar="K=V",
+        help="an HTTP header for the collector (repeatable)",
+    )
     p.set_defaults(func=run_command)
 
 
@@ -72,10 +87,16 @@ def bind(host: str, port: int) -> socket.socket:
     except OSError as exc:
         sock.close()
         if exc.errno == errno.EADDRINUSE:
-            raise ServeError(f"port {port} on {host} is already in use (another hub?); choose another with --port") from None
+            raise ServeError(
+                f"port {port} on {host} is already in use (another hub?); choose another with --port"
+            ) from None
         if isinstance(exc, socket.gaierror) or exc.errno in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT):
-            raise ServeError(f"cannot listen on {host}: not an address of this machine ({exc.strerror}); check --host") from None
-        raise ServeError(f"cannot listen on {host}:{port} ({exc.strerror or exc}); check --host and --port") from None
+            raise ServeError(
+                f"cannot listen on {host}: not an address of this machine ({exc.strerror}); check --host"
+            ) from None
+        raise ServeError(
+            f"cannot listen on {host}:{port} ({exc.strerror or exc}); check --host and --port"
+        ) from None
     sock.setblocking(False)
     return sock
 
@@ -133,8 +154,14 @@ def _prepare(settings: Settings, on_ready: Callable[[int], None]) -> tuple[_Serv
         store.close()
         sock.close()
         raise
-    config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on",
-                            timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S, ws_max_size=64 * 1024 * 1024)
+    config = uvicorn.Config(
+        app,
+        log_config=None,
+        access_log=False,
+        lifespan="on",
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
+        ws_max_size=64 * 1024 * 1024,
+    )
     return _Server(config, app.state.hub, lambda: on_ready(port)), sock
 
 
@@ -178,8 +205,14 @@ class HubHandle:
         self.stop()
 
 
-def start_in_thread(*, port: int = 0, db: str | None = None, host: str = "127.0.0.1",
-                    settings: Settings | None = None, timeout: float = 15.0) -> HubHandle:
+def start_in_thread(
+    *,
+    port: int = 0,
+    db: str | None = None,
+    host: str = "127.0.0.1",
+    settings: Settings | None = None,
+    timeout: float = 15.0,
+) -> HubHandle:
     """Start a hub on a daemon thread and return once it listens.
 
     Settings not given come from the GRAPHMIND_* variables and the defaults, like the CLI.
@@ -211,10 +244,10 @@ def start_in_thread(*, port: int = 0, db: str | None = None, host: str = "127.0.
     if not ready.wait(timeout) or not bound:
         server.should_exit = True
         thread.join(5)
-        raise ServeError(f"the hub did not start within {timeout} s" + (f" ({failure[0]!r})" if failure else ""))
+        raise ServeError(
+            f"the hub did not start within {timeout} s" + (f" ({failure[0]!r})" if failure else "")
+        )
     return HubHandle(server, thread, settings.host, bound[0])
 
 
 __all__ = ["ConfigError", "HubHandle", "ServeError", "StoreError", "add_parser", "run", "start_in_thread"]
-
-

@@ -17,13 +17,20 @@ from .travel import PROMPT, TOOL_SCHEMAS, TravelTools
 SYSTEM = "You are a travel assistant. Use the tools to search, check the budget, then book."
 
 
-def run_travel_agent(openai_client: Any, gm: graphmind.Client, tools: TravelTools, *, model: str, run_name: str) -> tuple[str, str]:
+def run_travel_agent(
+    openai_client: Any, gm: graphmind.Client, tools: TravelTools, *, model: str, run_name: str
+) -> tuple[str, str]:
     """Runs one conversation to its end. Returns (run id, the assistant's final answer)."""
     gated = gm.wrap_tools(tools.as_dict())
-    messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": PROMPT}]
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": PROMPT},
+    ]
     with gm.run(run_name, meta={"demo": True, "model": model}) as run:
         for _ in range(12):
-            completion = openai_client.chat.completions.create(model=model, messages=messages, tools=TOOL_SCHEMAS)
+            completion = openai_client.chat.completions.create(
+                model=model, messages=messages, tools=TOOL_SCHEMAS
+            )
             message = completion.choices[0].message
             messages.append(message.model_dump(exclude_none=True))
             if not message.tool_calls:

@@ -26,7 +26,9 @@ class DemoError(Exception):
 
 def _api(base: str, method: str, path: str, body: Any = None, timeout: float = 5.0) -> Any:
     data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(base + path, data=data, method=method, headers={"content-type": "application/json"})
+    request = urllib.request.Request(
+        base + path, data=data, method=method, headers={"content-type": "application/json"}
+    )
     with urllib.request.urlopen(request, timeout=timeout) as response:
         return json.loads(response.read() or b"null")
 
@@ -76,7 +78,11 @@ class GateAnswerer(threading.Thread):
 
 
 def _configure_scenario(base: str, scenario: str) -> None:
-    debug: dict[str, Any] = {"mode": "run", "pauseOnError": "on" if scenario == "error" else "off", "breakpoints": []}
+    debug: dict[str, Any] = {
+        "mode": "run",
+        "pauseOnError": "on" if scenario == "error" else "off",
+        "breakpoints": [],
+    }
     if scenario == "default":
         debug["breakpoints"] = [{"nodeId": "tool:book", "gate": "before"}]
     _api(base, "PUT", "/api/debug", debug)
@@ -86,7 +92,9 @@ def _openai_client(live: bool, base_url: str | None) -> Any:
     try:
         import openai
     except ImportError as exc:
-        raise DemoError("graphmind demo needs the OpenAI adapter: pip install 'graphmind-server[demo]'") from exc
+        raise DemoError(
+            "graphmind demo needs the OpenAI adapter: pip install 'graphmind-server[demo]'"
+        ) from exc
     if live:
         return openai.OpenAI()
     return openai.OpenAI(base_url=base_url, api_key="demo-key-not-used", max_retries=0)
@@ -96,7 +104,9 @@ def _instrument(client: Any, gm: Any) -> Any:
     try:
         from graphmind_openai import instrument_openai
     except ImportError as exc:
-        raise DemoError("graphmind demo needs the OpenAI adapter: pip install 'graphmind-server[demo]'") from exc
+        raise DemoError(
+            "graphmind demo needs the OpenAI adapter: pip install 'graphmind-server[demo]'"
+        ) from exc
     return instrument_openai(client, session=gm)
 
 
@@ -105,12 +115,16 @@ def _scripted_model(loop: bool) -> Any:
     try:
         from graphmind_openai.testing import FakeOpenAI
     except ImportError as exc:
-        raise DemoError("graphmind demo needs the OpenAI adapter: pip install 'graphmind-server[demo]'") from exc
+        raise DemoError(
+            "graphmind demo needs the OpenAI adapter: pip install 'graphmind-server[demo]'"
+        ) from exc
     return FakeOpenAI(default_reply=lambda body: scripted_reply(body.get("messages") or [], loop=loop))
 
 
 def _open_browser(url: str) -> None:
-    has_display = sys.platform in ("darwin", "win32") or bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+    has_display = sys.platform in ("darwin", "win32") or bool(
+        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+    )
     if has_display:
         try:
             webbrowser.open(url)
@@ -120,7 +134,10 @@ def _open_browser(url: str) -> None:
 
 def run_demo(args: argparse.Namespace) -> int:
     if args.live and not os.environ.get("OPENAI_API_KEY"):
-        print("graphmind: demo --live needs OPENAI_API_KEY in the environment; set it, or run without --live to use the scripted model", file=sys.stderr)
+        print(
+            "graphmind: demo --live needs OPENAI_API_KEY in the environment; set it, or run without --live to use the scripted model",
+            file=sys.stderr,
+        )
         return 2
     try:
         return _run(args)
@@ -151,7 +168,9 @@ def _run(args: argparse.Namespace) -> int:
         with _scripted_model(loop) as model:
             gm = graphmind.Client(app="travel-demo", url=ingest, retry_interval=1.0)
             if not gm.ready(5):
-                raise DemoError(f"could not attach to the hub at {ingest}; is something else on port {args.port}? try --port 0")
+                raise DemoError(
+                    f"could not attach to the hub at {ingest}; is something else on port {args.port}? try --port 0"
+                )
             openai_client = _instrument(_openai_client(args.live, model.base_url), gm)
             tools = TravelTools(fail_budget_once=args.scenario == "error")
             print(f"Open the viewer: {base}")
@@ -162,7 +181,11 @@ def _run(args: argparse.Namespace) -> int:
                     _open_browser(base)
                 print(_what_to_do(args.scenario))
             run_id, answer = run_travel_agent(
-                openai_client, gm, tools, model=LIVE_MODEL if args.live else SCRIPTED_MODEL, run_name="travel-assistant"
+                openai_client,
+                gm,
+                tools,
+                model=LIVE_MODEL if args.live else SCRIPTED_MODEL,
+                run_name="travel-assistant",
             )
             gm.dispose()
             print(f"\nAgent: {answer}")
