@@ -163,12 +163,11 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
         serialized: Any,
         messages: list[Any],
         run_id: UUID,
-        parent_run_id: UUID | None,
-        metadata: dict[str, Any] | None,
         kwargs: dict[str, Any],
         prompts: bool,
     ) -> NodeExecution | None:
-        run, parent = self._context(parent_run_id)
+        run, parent = self._context(kwargs.get("parent_run_id"))
+        metadata = kwargs.get("metadata")
         token = metadata.get(registry.MARK) if metadata else None
         params = kwargs.get("invocation_params") or {}
         step = llm_step(client, run, messages)
@@ -192,12 +191,11 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
         serialized: Any,
         input_str: str,
         run_id: UUID,
-        parent_run_id: UUID | None,
-        metadata: dict[str, Any] | None,
-        inputs: Any,
         kwargs: dict[str, Any],
     ) -> NodeExecution | None:
-        run, parent = self._context(parent_run_id)
+        run, parent = self._context(kwargs.get("parent_run_id"))
+        metadata = kwargs.get("metadata")
+        inputs = kwargs.get("inputs")
         token = metadata.get(registry.MARK) if metadata else None
         name = _name(serialized, kwargs, "tool")
         instance = kwargs.get("tool_call_id") or run_id.hex
@@ -217,10 +215,9 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
         serialized: Any,
         query: str,
         run_id: UUID,
-        parent_run_id: UUID | None,
         kwargs: dict[str, Any],
     ) -> NodeExecution:
-        run, parent = self._context(parent_run_id)
+        run, parent = self._context(kwargs.get("parent_run_id"))
         spec = NodeSpec(
             _name(serialized, kwargs, "retriever"),
             "retriever",
@@ -262,247 +259,69 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
         except Exception as exc:
             self._fail_open(client, "before gate", exc)
 
-    # ---- model starts -------------------------------------------------------------------------
-    def _chat_model_start(
-        self,
-        serialized: dict[str, Any],
-        messages: list[list[Any]],
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        tags: list[str] | None = None,
-        metadata: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> None:
+    # ---- starts: open the node, then pass its before gate (held on the sync path, awaited on async)
+    def _start(self, where: str, opener: Any, *args: Any) -> None:
         client = self._client()
         if client.live:
-            self._hold(
-                client,
-                self._open(
-                    client,
-                    "on_chat_model_start",
-                    self._open_model,
-                    serialized,
-                    messages[0] if messages else [],
-                    run_id,
-                    parent_run_id,
-                    metadata,
-                    kwargs,
-                    False,
-                ),
-            )
+            self._hold(client, self._open(client, where, opener, *args))
 
-    async def _achat_model_start(
-        self,
-        serialized: dict[str, Any],
-        messages: list[list[Any]],
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        tags: list[str] | None = None,
-        metadata: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> None:
+    async def _astart(self, where: str, opener: Any, *args: Any) -> None:
         client = self._client()
         if client.live:
             await client.await_attach()
-            await self._ahold(
-                client,
-                self._open(
-                    client,
-                    "on_chat_model_start",
-                    self._open_model,
-                    serialized,
-                    messages[0] if messages else [],
-                    run_id,
-                    parent_run_id,
-                    metadata,
-                    kwargs,
-                    False,
-                ),
-            )
+            await self._ahold(client, self._open(client, where, opener, *args))
+
+    # Each start below is one sync and one async variant of a single line (see _dual.py for why
+    # both exist). LangChain passes run_id, parent_run_id, metadata (and inputs for tools) by name.
+    def _chat_model_start(
+        self, serialized: Any, messages: list[list[Any]], *, run_id: UUID, **kw: Any
+    ) -> None:
+        self._start(
+            "on_chat_model_start",
+            self._open_model,
+            serialized,
+            messages[0] if messages else [],
+            run_id,
+            kw,
+            False,
+        )
+
+    async def _achat_model_start(
+        self, serialized: Any, messages: list[list[Any]], *, run_id: UUID, **kw: Any
+    ) -> None:
+        await self._astart(
+            "on_chat_model_start",
+            self._open_model,
+            serialized,
+            messages[0] if messages else [],
+            run_id,
+            kw,
+            False,
+        )
 
     on_chat_model_start = dual(_chat_model_start, _achat_model_start)
 
-    def _llm_start(
-        self,
-        serialized: dict[str, Any],
-        prompts: list[str],
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        tags: list[str] | None = None,
-        metadata: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        client = self._client()
-        if client.live:
-            self._hold(
-                client,
-                self._open(
-                    client,
-                    "on_llm_start",
-                    self._open_model,
-                    serialized,
-                    prompts,
-                    run_id,
-                    parent_run_id,
-                    metadata,
-                    kwargs,
-                    True,
-                ),
-            )
+    def _llm_start(self, serialized: Any, prompts: list[str], *, run_id: UUID, **kw: Any) -> None:
+        self._start("on_llm_start", self._open_model, serialized, prompts, run_id, kw, True)
 
-    async def _allm_start(
-        self,
-        serialized: dict[str, Any],
-        prompts: list[str],
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        tags: list[str] | None = None,
-        metadata: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        client = self._client()
-        if client.live:
-            await client.await_attach()
-            await self._ahold(
-                client,
-                self._open(
-                    client,
-                    "on_llm_start",
-                    self._open_model,
-                    serialized,
-                    prompts,
-                    run_id,
-                    parent_run_id,
-                    metadata,
-                    kwargs,
-                    True,
-                ),
-            )
+    async def _allm_start(self, serialized: Any, prompts: list[str], *, run_id: UUID, **kw: Any) -> None:
+        await self._astart("on_llm_start", self._open_model, serialized, prompts, run_id, kw, True)
 
     on_llm_start = dual(_llm_start, _allm_start)
 
-    # ---- tool and retriever starts --------------------------------------------------------------
-    def _tool_start(
-        self,
-        serialized: dict[str, Any],
-        input_str: str,
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        tags: list[str] | None = None,
-        metadata: dict[str, Any] | None = None,
-        inputs: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        client = self._client()
-        if client.live:
-            self._hold(
-                client,
-                self._open(
-                    client,
-                    "on_tool_start",
-                    self._open_tool,
-                    serialized,
-                    input_str,
-                    run_id,
-                    parent_run_id,
-                    metadata,
-                    inputs,
-                    kwargs,
-                ),
-            )
+    def _tool_start(self, serialized: Any, input_str: str, *, run_id: UUID, **kw: Any) -> None:
+        self._start("on_tool_start", self._open_tool, serialized, input_str, run_id, kw)
 
-    async def _atool_start(
-        self,
-        serialized: dict[str, Any],
-        input_str: str,
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        tags: list[str] | None = None,
-        metadata: dict[str, Any] | None = None,
-        inputs: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        client = self._client()
-        if client.live:
-            await client.await_attach()
-            await self._ahold(
-                client,
-                self._open(
-                    client,
-                    "on_tool_start",
-                    self._open_tool,
-                    serialized,
-                    input_str,
-                    run_id,
-                    parent_run_id,
-                    metadata,
-                    inputs,
-                    kwargs,
-                ),
-            )
+    async def _atool_start(self, serialized: Any, input_str: str, *, run_id: UUID, **kw: Any) -> None:
+        await self._astart("on_tool_start", self._open_tool, serialized, input_str, run_id, kw)
 
     on_tool_start = dual(_tool_start, _atool_start)
 
-    def _retriever_start(
-        self,
-        serialized: dict[str, Any],
-        query: str,
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        tags: list[str] | None = None,
-        metadata: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        client = self._client()
-        if client.live:
-            self._hold(
-                client,
-                self._open(
-                    client,
-                    "on_retriever_start",
-                    self._open_retriever,
-                    serialized,
-                    query,
-                    run_id,
-                    parent_run_id,
-                    kwargs,
-                ),
-            )
+    def _retriever_start(self, serialized: Any, query: str, *, run_id: UUID, **kw: Any) -> None:
+        self._start("on_retriever_start", self._open_retriever, serialized, query, run_id, kw)
 
-    async def _aretriever_start(
-        self,
-        serialized: dict[str, Any],
-        query: str,
-        *,
-        run_id: UUID,
-        parent_run_id: UUID | None = None,
-        tags: list[str] | None = None,
-        metadata: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        client = self._client()
-        if client.live:
-            await client.await_attach()
-            await self._ahold(
-                client,
-                self._open(
-                    client,
-                    "on_retriever_start",
-                    self._open_retriever,
-                    serialized,
-                    query,
-                    run_id,
-                    parent_run_id,
-                    kwargs,
-                ),
-            )
+    async def _aretriever_start(self, serialized: Any, query: str, *, run_id: UUID, **kw: Any) -> None:
+        await self._astart("on_retriever_start", self._open_retriever, serialized, query, run_id, kw)
 
     on_retriever_start = dual(_retriever_start, _aretriever_start)
 

@@ -15,7 +15,7 @@ from typing import Any
 import graphmind
 from graphmind.adapter import engine_for
 
-from ._describe import CHAT, RESPONSES
+from ._apis import CHAT, RESPONSES, Api
 from ._request import EXCHANGE, Call, run_async, run_sync
 
 MARK = "_graphmind_openai"
@@ -27,7 +27,7 @@ class ResourceHook:
 
     resource: str  # attribute path from the client
     path: str
-    api: str
+    api: Api  # its row of the API table
     openai: str  # the openai versions this row was read in and is tested against
     upstream: str  # where the hook lives upstream, and why it is enough
 

@@ -28,8 +28,8 @@ from openai import AsyncStream, BaseModel, Stream
 
 from graphmind.adapter import Engine, NodeExecution, NodeSpec, Settled
 
-from ._describe import describe_model, describe_reply, describe_request
-from ._inject import Reply, reply_for, to_body
+from ._apis import Api
+from ._inject import Reply, reply_for
 from ._stream import StreamRecorder, abandon, tee
 from ._typed import TypedRecorder, tee_stream
 
@@ -58,7 +58,7 @@ EXCHANGE: contextvars.ContextVar[Exchange | None] = contextvars.ContextVar(
 class Call:
     """What one `_post` call is, decided once before any gate."""
 
-    api: str
+    api: Api
     hook: str
     engine: Engine
     path: str
@@ -68,7 +68,7 @@ class Call:
     body_pending: bool = False  # the SDK has not read the body when `_post` returns
 
     @classmethod
-    def of(cls, api: str, hook: str, engine: Engine, path: str, kwargs: dict[str, Any]) -> Call:
+    def of(cls, api: Api, hook: str, engine: Engine, path: str, kwargs: dict[str, Any]) -> Call:
         body = kwargs.get("body")
         stream = bool(kwargs.get("stream"))
         options = kwargs.get("options") or {}
@@ -87,7 +87,7 @@ class Call:
 
     def spec(self) -> NodeSpec:
         """The node, its `llm:step` identity, and the tool roster hinted on an invocation's first step."""
-        node_input, key, length = describe_request(self.api, self.body)
+        node_input, key, length = self.api.describe_request(self.body)
         step = self.engine.next_llm_step(key, length)
         tools = node_input.get("tools")
         if tools and step.first_step:
@@ -95,7 +95,7 @@ class Call:
         attrs: dict[str, Any] = {
             "model": self.body.get("model"),
             "hook": self.hook,
-            "api": self.api,
+            "api": self.api.name,
             "stream": self.stream,
         }
         if tools:
@@ -111,9 +111,9 @@ class Call:
 
     def convert(self, value: Any) -> Reply:
         """An injected JSON value -> the synthetic reply (raises on a bad shape: the gate holds again)."""
-        body = to_body(self.api, value, self.body)
+        body = self.api.to_body(value, self.body)
         reply = reply_for(self.api, body, self.stream)
-        reply.described = describe_reply(self.api, body)
+        reply.described = self.api.describe_reply(body)
         return reply
 
     def recorder(self, ex: NodeExecution) -> StreamRecorder:
@@ -138,7 +138,7 @@ def _described_body(call: Call, result: Any, response: Any) -> tuple[Any, Any]:
     """(output, usage) of a non-streamed call: off the SDK's typed result, else from the body bytes it read."""
     if isinstance(result, BaseModel):
         try:
-            described = describe_model(call.api, result)
+            described = call.api.describe_model(result)
         except Exception:  # a model shape this version does not know: read the bytes instead
             described = None
         if described is not None:
@@ -151,7 +151,7 @@ def _described_body(call: Call, result: Any, response: Any) -> tuple[Any, Any]:
             data = None
     if data is None and hasattr(result, "model_dump"):
         data = result.model_dump(mode="json")
-    return describe_reply(call.api, data)
+    return call.api.describe_reply(data)
 
 
 def _recorded_reply(response: Any) -> Reply:
@@ -164,7 +164,7 @@ def _bytes_output(call: Call, ex: NodeExecution, content: bytes) -> tuple[Any, A
     recorder.feed(content)
     if call.stream:
         recorder.feed(b"\n\n")  # flush a last event without its blank line
-    return describe_reply(call.api, recorder.body())
+    return call.api.describe_reply(recorder.body())
 
 
 def _keep_alive(result: Any, recorder: StreamRecorder) -> None:
