@@ -20,7 +20,7 @@ from typing import Any
 from . import protocol as proto
 from ._clock import Clock, round_ms
 from ._errors import RunAborted
-from ._gate import GateAnswer, HeldGate
+from ._gate import GateAnswer, HeldGate, async_waiter
 from ._hub_control import HubControl
 from ._node import NodeSpec, describe_error
 from ._run import RunContext
@@ -207,9 +207,7 @@ class NodeRecord:
         transport = self.host.hub.transport
         return (transport is not None and transport.attached) or self.run._aborted
 
-    def _open(
-        self, gate: str, payload: dict[str, Any], loop: asyncio.AbstractEventLoop | None
-    ) -> HeldGate | None:
+    def _open(self, gate: str, payload: dict[str, Any], is_async: bool) -> HeldGate | None:
         if self.run._aborted:
             error = RunAborted(self.run.run_id)
             self.fail(error)
@@ -226,7 +224,9 @@ class NodeRecord:
         paused.update(payload)
         if reason == "loop" and self.loop_hit is not None:
             paused["loop"] = self.loop_hit.as_wire()
-        return self.host.hub.open_gate(paused, self.run, gate, loop, self.trusted)
+        # Which async library waits is asked only now that the gate holds (asyncio or trio).
+        waiter = async_waiter() if is_async else None
+        return self.host.hub.open_gate(paused, self.run, gate, waiter, self.trusted)
 
     def _decide(
         self, gate: str, held: HeldGate, answer: GateAnswer, started: float, convert: Callable[[Any], Any]
@@ -276,7 +276,7 @@ class NodeRecord:
         if not self.may_hold():
             return CONTINUE_ANSWER  # detached: nothing can hold (docs/architecture.md, "The gate engine")
         while True:
-            held = self._open(gate, payload or {}, None)
+            held = self._open(gate, payload or {}, False)
             if held is None:
                 return CONTINUE_ANSWER
             started = self.host.clock()
@@ -287,14 +287,14 @@ class NodeRecord:
     async def agate(
         self, gate: str, payload: dict[str, Any] | None = None, convert: Callable[[Any], Any] = _identity
     ) -> GateAnswer:
-        """Passes one gate from asyncio code without blocking the loop.
+        """Passes one gate from async code (asyncio or trio) without blocking the event loop.
 
         `convert` may be a coroutine function here (an adapter that must await to build its type).
         """
         if not self.may_hold():
             return CONTINUE_ANSWER
         while True:
-            held = self._open(gate, payload or {}, asyncio.get_running_loop())
+            held = self._open(gate, payload or {}, True)
             if held is None:
                 return CONTINUE_ANSWER
             started = self.host.clock()

@@ -91,11 +91,11 @@ class HubControl:
         paused: dict[str, Any],
         run: RunContext,
         gate: str,
-        loop: asyncio.AbstractEventLoop | None,
+        waiter: Any,
         trusted: bool,
     ) -> HeldGate:
         """Registers a held gate and emits its `exec.paused` (given whole but for `gateId`)."""
-        held = HeldGate(f"g{next(self._gate_seq)}", run.run_id, gate, loop)
+        held = HeldGate(f"g{next(self._gate_seq)}", run.run_id, gate, waiter)
         with self._lock:
             self._held[held.gate_id] = held
         paused["gateId"] = held.gate_id

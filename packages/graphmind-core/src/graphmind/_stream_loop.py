@@ -13,7 +13,6 @@ only call or await what it asks and hand the app what it emits.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator, Iterator
 from typing import Any, TypeVar
 
@@ -75,13 +74,6 @@ def stream_flow(
                 if not buffered:
                     sent = True
                     yield (EMIT, item)
-        except (
-            GeneratorExit,
-            asyncio.CancelledError,
-        ):  # the app closed the stream early, or its task was cancelled
-            output, usage = describe(items)
-            node.finish(output, usage=usage, cut_short=True)
-            raise
         except RunAborted as exc:
             node.fail(exc)
             raise
@@ -97,6 +89,12 @@ def stream_flow(
                 yield (EMIT, answer.value)
                 return
             node.fail(exc)
+            raise
+        except (
+            BaseException
+        ):  # closed early (GeneratorExit), its task cancelled (asyncio or trio), interrupted
+            output, usage = describe(items)
+            node.finish(output, usage=usage, cut_short=True)
             raise
         output, usage = describe(items)
         if buffered:
