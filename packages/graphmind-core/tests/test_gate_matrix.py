@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
+import trio
 
 import graphmind
 from graphmind.adapter import NodeExecution, NodeSpec, engine_for, parse_model_reply
@@ -194,3 +195,8 @@ async def test_the_kit_catches_an_async_after_retry_that_acts_as_continue(
 async def test_an_unknown_case_is_refused_with_the_list() -> None:
     with pytest.raises(ValueError, match="unknown gate-matrix case 'nope'"):
         await run_case("nope", ToySubject())
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_gate_matrix_on_a_toy_adapter_under_trio(case: str) -> None:
+    trio.run(run_case, case, ToySubject())

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
+import functools
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -60,7 +60,10 @@ class Case:
 
 
 async def in_thread(fn: Callable[..., T], *args: Any) -> T:
-    return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
+    # anyio: the same wait under asyncio and trio (the kit's async cases run under both)
+    import anyio.to_thread
+
+    return await anyio.to_thread.run_sync(functools.partial(fn, *args))
 
 
 async def astream_items(subject: GateSubject, thing: Any, limit: int | None = None) -> tuple[list[Any], Any]:
