@@ -20,7 +20,14 @@ nox.options.default_venv_backend = "uv"
 nox.options.sessions = ["tests"]
 
 ROOT = pathlib.Path(__file__).parent
-PACKAGES = ["graphmind-core", "graphmind-server", "graphmind-openai", "graphmind-langchain"]
+PACKAGES = [
+    "graphmind-core",
+    "graphmind-server",
+    "graphmind-openai",
+    "graphmind-langchain",
+    "graphmind-anthropic",
+    "graphmind-mcp",
+]
 # One row per adapter: its package, the framework distribution, the versions to test, its tests.
 MATRIX = {
     "openai": ("graphmind-openai", "openai", ["3", "2"], ["packages/graphmind-openai/tests"]),
@@ -30,6 +37,8 @@ MATRIX = {
         ["1", "0.3"],
         ["packages/graphmind-langchain/tests"],
     ),
+    "anthropic": ("graphmind-anthropic", "anthropic", ["2", "1"], ["packages/graphmind-anthropic/tests"]),
+    "mcp": ("graphmind-mcp", "mcp", ["2.3", "2.2"], ["packages/graphmind-mcp/tests"]),
 }
 TEST_DEPS = ["pytest>=8", "pytest-asyncio>=0.24", "pytest-timeout>=2.3", "httpx>=0.27", "respx>=0.22"]
 
@@ -62,7 +71,7 @@ def _matrix_session(name: str) -> None:
         version = next(iter(kwargs.values()))
         _install_workspace(session, "graphmind-core", "graphmind-server", package)
         # One resolution: a later `install("langgraph")` would upgrade langchain-core past the cell's version.
-        extra = ["langgraph"] if framework == "langchain-core" else []
+        extra = {"langchain-core": ["langgraph"], "mcp": ["mcp-server-time"]}.get(framework, [])
         session.install(*TEST_DEPS, f"{framework}=={version}.*", *extra)
         session.run(
             "python",

@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -176,3 +177,39 @@ def test_an_ipv6_loopback_host(tmp_path):
         assert hub.stdout_lines == [f"GraphMind hub listening on http://[::1]:{hub.port}\n"]
         with urllib.request.urlopen(f"http://[::1]:{hub.port}/api/health", timeout=5) as response:
             assert json.loads(response.read())["ok"] is True
+
+
+class _Entry:
+    """An entry point of the `graphmind.commands` group, as importlib.metadata gives it."""
+
+    def __init__(self, name: str, module: object, dist: str = "graphmind-addon") -> None:
+        self.name = name
+        self.value = f"{dist}.cli"
+        self.dist = type("Dist", (), {"name": dist})()
+        self._module = module
+
+    def load(self) -> object:
+        if isinstance(self._module, Exception):
+            raise self._module
+        return self._module
+
+
+def test_commands_of_other_packages_come_from_the_entry_point_group(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import types
+
+    from graphmind_server import cli
+
+    def add_parser(subparsers: Any) -> None:
+        sub = subparsers.add_parser("hello", help="an add-on command")
+        sub.set_defaults(func=lambda _args: 7)
+
+    addon = types.SimpleNamespace(add_parser=add_parser)
+    broken = _Entry("broken", ImportError("no module named graphmind_broken"), dist="graphmind-broken")
+    shadow = _Entry("serve", addon)  # a built-in command keeps its name
+    monkeypatch.setattr(cli, "_entry_points", lambda: [_Entry("hello", addon), broken, shadow])
+    assert cli.main(["hello"]) == 7
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "the `broken` command from graphmind-broken could not be loaded" in err
+    assert cli.build_parser().parse_args(["serve"]).func is not None

@@ -154,6 +154,11 @@ class Engine:
         )
 
     @property
+    def redaction_switches(self) -> RedactionSwitches:
+        """What this client records less of (`hide_inputs`, `hide_tool_results`, ...)."""
+        return self._redaction
+
+    @property
     def live(self) -> bool:
         """Enabled and not disposed: a call made now becomes a node (else: call straight through)."""
         return self._host.live()

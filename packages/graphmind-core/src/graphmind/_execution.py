@@ -228,12 +228,8 @@ class NodeRecord:
         waiter = async_waiter() if is_async else None
         return self.host.hub.open_gate(paused, self.run, gate, waiter, self.trusted)
 
-    def _decide(
-        self, gate: str, held: HeldGate, answer: GateAnswer, started: float, convert: Callable[[Any], Any]
-    ) -> GateAnswer | None:
-        """The one place a gate's answer is decided. Returns the answer the caller acts on (an inject
-        carries the converted value), or None when the gate must be held again (the value did not
-        convert). Abort never returns: it marks the run and raises RunAborted."""
+    def _close(self, held: HeldGate, answer: GateAnswer, started: float) -> None:
+        """The gate no longer holds: `exec.resumed` with how it was answered."""
         held_for = self.host.clock() - started
         self.held_ms += held_for
         self.host.hub.close_gate(held)
@@ -242,6 +238,14 @@ class NodeRecord:
             gateId=held.gate_id, gate=held.gate, action=answer.action, heldMs=round_ms(held_for), by=answer.by
         )
         self.host.emit(resumed, self.trusted)
+
+    def _decide(
+        self, gate: str, held: HeldGate, answer: GateAnswer, started: float, convert: Callable[[Any], Any]
+    ) -> GateAnswer | None:
+        """The one place a gate's answer is decided. Returns the answer the caller acts on (an inject
+        carries the converted value), or None when the gate must be held again (the value did not
+        convert). Abort never returns: it marks the run and raises RunAborted."""
+        self._close(held, answer, started)
         action = answer.action
         if self.spec.actions is not None and action not in self.spec.actions:
             return CONTINUE_ANSWER  # a gate that does not take this answer (a span offers no inject)
@@ -298,9 +302,14 @@ class NodeRecord:
             if held is None:
                 return CONTINUE_ANSWER
             started = self.host.clock()
-            decided = self._decide(
-                gate, held, await held.wait_async(self.host.pause_timeout), started, convert
-            )
+            try:
+                answer = await held.wait_async(self.host.pause_timeout)
+            except BaseException:
+                # The task held here was cancelled (asyncio or trio: its caller gave up on the call):
+                # the gate no longer holds, so the hub stops showing it (exec.resumed, by "cancelled").
+                self._close(held, GateAnswer(proto.CONTINUE, by="cancelled"), started)
+                raise
+            decided = self._decide(gate, held, answer, started, convert)
             if decided is not None and decided.action == proto.INJECT and asyncio.iscoroutine(decided.value):
                 # An async converter (`async def from_injected`): a failure holds the gate again too.
                 try:

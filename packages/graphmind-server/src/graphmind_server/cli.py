@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from ._version import __version__
 
@@ -19,6 +19,9 @@ COMMANDS += [
 ]
 DEFAULT_COMMAND = "serve"
 COMMAND_NAMES = tuple(module.rsplit(".", 1)[1].rstrip("_") for module in COMMANDS)
+# Commands other packages add (graphmind-mcp's `mcp-proxy`): an entry point in this group names a
+# module with add_parser(subparsers), so this package never depends on theirs.
+PLUGIN_GROUP = "graphmind.commands"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -35,9 +38,30 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         importlib.import_module(name).add_parser(subparsers)
+    _add_plugins(subparsers)
     for command, sub in subparsers.choices.items():
         sub.command_used = command  # type: ignore[attr-defined]  # its own errors point at its own help
     return parser
+
+
+def _add_plugins(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    for entry in _entry_points():
+        if entry.name in subparsers.choices:
+            continue  # a built-in command keeps its name
+        try:
+            entry.load().add_parser(subparsers)
+        except Exception as exc:  # a broken add-on must not take `graphmind serve` down with it
+            dist = entry.dist.name if entry.dist is not None else entry.value
+            print(
+                f"graphmind: the `{entry.name}` command from {dist} could not be loaded ({exc!r}); reinstall {dist}",
+                file=sys.stderr,
+            )
+
+
+def _entry_points() -> list[Any]:
+    from importlib.metadata import entry_points
+
+    return list(entry_points(group=PLUGIN_GROUP))
 
 
 def with_default_command(argv: list[str]) -> list[str]:
@@ -55,7 +79,8 @@ def main(argv: list[str] | None = None) -> int:
     args_list = with_default_command(sys.argv[1:] if argv is None else list(argv))
     parser = build_parser()
     if args_list and not args_list[0].startswith("-"):
-        parser.command_used = args_list[0] if args_list[0] in COMMAND_NAMES else ""  # type: ignore[attr-defined]
+        known = args_list[0] in COMMAND_NAMES or any(e.name == args_list[0] for e in _entry_points())
+        parser.command_used = args_list[0] if known else ""  # type: ignore[attr-defined]
     args = parser.parse_args(args_list)
     try:
         return int(args.func(args) or 0)

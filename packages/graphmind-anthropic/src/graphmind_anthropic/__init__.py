@@ -1,0 +1,68 @@
+"""GraphMind adapter for the Anthropic Python SDK.
+
+    from anthropic import Anthropic
+    from graphmind_anthropic import instrument_anthropic
+
+    client = instrument_anthropic(Anthropic())
+
+Every Messages call of that client (create, create(stream=True), the stream() helper, parse, raw
+responses, the beta namespace, the beta tool runner's tools) is a node the debugger can hold,
+inspect, replace and retry; count_tokens is recorded. Nothing global is patched.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import graphmind
+from graphmind.adapter import engine_for
+
+from . import _hooks
+from ._version import SUPPORTED, __version__
+
+__all__ = ["SUPPORTED", "__version__", "instrument_anthropic", "uninstrument_anthropic"]
+
+C = TypeVar("C")
+
+
+def instrument_anthropic(client: C, *, session: graphmind.Client | None = None) -> C:
+    """Instruments an `Anthropic` / `AsyncAnthropic` client in place and returns it.
+
+    `session`: the GraphMind client to report to (default: `graphmind.get_client()` at each call).
+    A second call is harmless; clients made with `client.with_options()` / `client.copy()` are
+    instrumented too; `uninstrument_anthropic(client)` undoes it. With GraphMind disabled
+    (`GRAPHMIND_DISABLED=1`, or a disabled `session`) nothing is patched.
+    """
+    from anthropic import Anthropic, AsyncAnthropic
+
+    if not isinstance(client, Anthropic | AsyncAnthropic):
+        raise TypeError(
+            "instrument_anthropic() takes an anthropic.Anthropic or anthropic.AsyncAnthropic client, "
+            f"got {type(client).__name__}"
+        )
+    if _hooks.MARK in vars(client):
+        return client
+    if not engine_for(session).enabled:
+        return client  # disabled: the client stays exactly as it was (zero overhead)
+    try:
+        state = _hooks.apply(client, session, instrument_anthropic)
+    except AttributeError as exc:
+        import anthropic
+
+        engine_for(session).warn(
+            f"[graphmind] anthropic {anthropic.__version__} no longer has a hook graphmind-anthropic {__version__} uses "
+            f"({exc}); the client runs uninstrumented: install a supported anthropic ({SUPPORTED}) or upgrade "
+            "graphmind-anthropic.",
+            key="anthropic-hooks",
+        )
+        return client
+    vars(client)[_hooks.MARK] = state
+    return client
+
+
+def uninstrument_anthropic(client: Any) -> Any:
+    """Undoes `instrument_anthropic(client)`; a client that is not instrumented is returned unchanged."""
+    state = vars(client).pop(_hooks.MARK, None)
+    if state is not None:
+        _hooks.undo(state)
+    return client

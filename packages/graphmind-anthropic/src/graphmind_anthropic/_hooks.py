@@ -1,0 +1,247 @@
+"""The hook points, as one table that drives both instrument and uninstrument.
+
+Every hook is an attribute set on an instance (a resource object, the client, or the client's
+httpx2 client), so nothing global changes and another client in the process is untouched. A
+version change of the SDK is one row here. `tests/test_hooks_upstream.py` fails loudly when a
+private hook moves.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import graphmind
+from graphmind.adapter import Engine, engine_for
+
+from ._apis import BETA_COUNT_TOKENS, BETA_MESSAGES, COUNT_TOKENS, MESSAGES, Api
+from ._request import EXCHANGE, Call, run_async, run_sync
+from ._tools import gate_runner
+
+MARK = "_graphmind_anthropic"
+SEND_MARK = "_graphmind_anthropic_send"  # on the httpx2 client: [original send, number of clients using it]
+
+
+@dataclass(frozen=True)
+class ResourceHook:
+    """`<resource>._post` on the instance, gating POSTs to the paths in `apis`."""
+
+    resource: str  # attribute path from the client
+    apis: dict[str, Api]  # POST path -> the API row
+    anthropic: str  # the anthropic versions this row was read in and is tested against
+    upstream: str  # where the hook lives upstream, and why it is enough
+
+
+RESOURCE_HOOKS: tuple[ResourceHook, ...] = (
+    ResourceHook(
+        "messages",
+        {"/v1/messages": MESSAGES, "/v1/messages/count_tokens": COUNT_TOKENS},
+        ">=1,<3",
+        # anthropic/_resource.py SyncAPIResource.__init__ / AsyncAPIResource.__init__ store
+        # `self._post = client.post` on the instance. Every Messages call shape posts through it:
+        # resources/messages/messages.py Messages.create (`self._post("/v1/messages")`), .parse, .stream
+        # (`partial(self._post, ...)`, called by MessageStreamManager.__enter__, not through create),
+        # .count_tokens (`self._post("/v1/messages/count_tokens")`), and with_raw_response /
+        # with_streaming_response, which wrap the bound methods.
+        "anthropic/_resource.py SyncAPIResource.__init__; resources/messages/messages.py Messages.create / stream",
+    ),
+    ResourceHook(
+        "beta.messages",
+        {
+            "/v1/messages": BETA_MESSAGES,
+            "/v1/messages/count_tokens": BETA_COUNT_TOKENS,
+            # older releases (1.x, early 2.x) post the beta calls with a query string
+            "/v1/messages?beta=true": BETA_MESSAGES,
+            "/v1/messages/count_tokens?beta=true": BETA_COUNT_TOKENS,
+        },
+        ">=1,<3",
+        # resources/beta/messages/messages.py Messages.create / parse / stream / count_tokens; the tool
+        # runner's threads send through `client.beta.messages.create` (lib/threads/_beta_threads.py _send).
+        "anthropic/_resource.py SyncAPIResource.__init__; resources/beta/messages/messages.py Messages.create / stream",
+    ),
+)
+
+# resources/beta/messages/messages.py Messages.tool_runner: returns the runner whose `_run_tool`
+# `_tools.gate_runner` gates (lib/tools/_beta_runner.py).
+RUNNER_HOOK = ("beta.messages", "tool_runner")
+
+# anthropic/_base_client.py SyncAPIClient._attempt_request / AsyncAPIClient._attempt_request: call
+# `self._client.send(request, stream=...)` once per HTTP attempt inside `_request()`'s retry loop.
+# `send` is set on that httpx2 client instance to answer an inject with a synthetic response (no
+# request leaves the process) and to see the final response. The httpx2 client is shared with
+# `copy()` / `with_options()` clients (and may be the app's own `http_client=`), so one wrapper is
+# installed per httpx2 client, counted, and removed when the last instrumented client lets go.
+HTTP_CLIENT = "_client"
+SEND = "send"
+# anthropic/_client.py Anthropic.copy (`with_options = copy`) and with_middleware (a copy with more
+# middleware): build a new client; patch them so derived clients are instrumented too.
+COPY_HOOKS = ("copy", "with_options", "with_middleware")
+
+
+@dataclass
+class State:
+    """What instrument_anthropic did to one client, so uninstrument can undo exactly that."""
+
+    session: graphmind.Client | None
+    patched: list[tuple[Any, str, Any, bool]]  # (object, attribute, previous value, was it on the instance)
+    http: Any = None  # the httpx2 client whose send this client counts on
+
+
+def resolve(obj: Any, dotted: str) -> Any:
+    for part in dotted.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _set(state: State, obj: Any, name: str, value: Any) -> None:
+    had = name in vars(obj)
+    state.patched.append((obj, name, vars(obj).get(name), had))
+    setattr(obj, name, value)
+
+
+def _post_wrapper(
+    original: Callable[..., Any], hook: ResourceHook, state: State, is_async: bool
+) -> Callable[..., Any]:
+    label = f"{hook.resource}._post"
+    apis = hook.apis
+
+    if is_async:
+
+        @functools.wraps(original)
+        async def apost(path: str, *args: Any, **kwargs: Any) -> Any:
+            api = apis.get(path)
+            engine = engine_for(state.session)
+            if api is None or args or not engine.live:
+                return await original(path, *args, **kwargs)
+            return await run_async(original, Call.of(api, label, engine, path, kwargs))
+
+        return apost
+
+    @functools.wraps(original)
+    def post(path: str, *args: Any, **kwargs: Any) -> Any:
+        api = apis.get(path)
+        engine = engine_for(state.session)
+        if api is None or args or not engine.live:
+            return original(path, *args, **kwargs)
+        return run_sync(original, Call.of(api, label, engine, path, kwargs))
+
+    return post
+
+
+def _send_wrapper(original: Callable[..., Any], is_async: bool) -> Callable[..., Any]:
+    if is_async:
+
+        @functools.wraps(original)
+        async def asend(request: Any, *args: Any, **kwargs: Any) -> Any:
+            exchange = EXCHANGE.get()
+            if exchange is None:
+                return await original(request, *args, **kwargs)
+            if exchange.reply is not None:
+                exchange.answered += 1
+                exchange.response = exchange.reply.build(request)
+            else:
+                exchange.sent += 1
+                exchange.response = await original(request, *args, **kwargs)
+            return exchange.response
+
+        return asend
+
+    @functools.wraps(original)
+    def send(request: Any, *args: Any, **kwargs: Any) -> Any:
+        exchange = EXCHANGE.get()
+        if exchange is None:
+            return original(request, *args, **kwargs)
+        if exchange.reply is not None:
+            exchange.answered += 1
+            exchange.response = exchange.reply.build(request)
+        else:
+            exchange.sent += 1
+            exchange.response = original(request, *args, **kwargs)
+        return exchange.response
+
+    return send
+
+
+def _copy_wrapper(
+    original: Callable[..., Any], state: State, instrument: Callable[..., Any]
+) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def copy(*args: Any, **kwargs: Any) -> Any:
+        return instrument(original(*args, **kwargs), session=state.session)
+
+    return copy
+
+
+def _runner_wrapper(original: Callable[..., Any], state: State, is_async: bool) -> Callable[..., Any]:
+    def engine_of() -> Engine:
+        return engine_for(state.session)
+
+    @functools.wraps(original)
+    def tool_runner(*args: Any, **kwargs: Any) -> Any:
+        return gate_runner(original(*args, **kwargs), engine_of, is_async)
+
+    return tool_runner
+
+
+def _hold_send(state: State, client: Any, is_async: bool) -> None:
+    http = getattr(client, HTTP_CLIENT)
+    held = vars(http).get(SEND_MARK)
+    if held is None:
+        original = getattr(http, SEND)
+        held = vars(http)[SEND_MARK] = [original, 0, SEND in vars(http)]
+        setattr(http, SEND, _send_wrapper(original, is_async))
+    held[1] += 1
+    state.http = http
+
+
+def _release_send(state: State) -> None:
+    http, state.http = state.http, None
+    if http is None:
+        return
+    held = vars(http).get(SEND_MARK)
+    if held is None:
+        return
+    held[1] -= 1
+    if held[1] <= 0:
+        original, _, was_on_instance = vars(http).pop(SEND_MARK)
+        if was_on_instance:
+            setattr(http, SEND, original)
+        else:
+            vars(http).pop(SEND, None)
+
+
+def is_async_client(client: Any) -> bool:
+    from anthropic import AsyncAnthropic
+
+    return isinstance(client, AsyncAnthropic)
+
+
+def apply(client: Any, session: graphmind.Client | None, instrument: Callable[..., Any]) -> State:
+    is_async = is_async_client(client)
+    state = State(session, [])
+    try:
+        for hook in RESOURCE_HOOKS:
+            resource = resolve(client, hook.resource)
+            _set(state, resource, "_post", _post_wrapper(resource._post, hook, state, is_async))
+        owner = resolve(client, RUNNER_HOOK[0])
+        _set(state, owner, RUNNER_HOOK[1], _runner_wrapper(getattr(owner, RUNNER_HOOK[1]), state, is_async))
+        for name in COPY_HOOKS:
+            if hasattr(client, name):  # with_middleware is newer than some supported versions
+                _set(state, client, name, _copy_wrapper(getattr(client, name), state, instrument))
+        _hold_send(state, client, is_async)
+    except Exception:
+        undo(state)
+        raise
+    return state
+
+
+def undo(state: State) -> None:
+    for obj, name, previous, had in reversed(state.patched):
+        if had:
+            setattr(obj, name, previous)
+        else:
+            vars(obj).pop(name, None)
+    state.patched.clear()
+    _release_send(state)

@@ -1,0 +1,40 @@
+"""Fixtures: an in-process hub (graphmind.testing.FakeHub), a session attached to it, and the
+loopback fake provider (graphmind_anthropic.testing.FakeAnthropic)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+import graphmind
+from graphmind.testing import FakeHub
+from graphmind_anthropic.testing import FakeAnthropic
+
+
+@pytest.fixture
+def fakehub() -> Iterator[FakeHub]:
+    with FakeHub() as hub:
+        yield hub
+
+
+@pytest.fixture
+def gm(fakehub: FakeHub) -> Iterator[graphmind.Client]:
+    client = graphmind.Client(app="anthropic-tests", url=fakehub.url, retry_interval=0.2)
+    assert client.ready(5)
+    yield client
+    client.dispose()
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeAnthropic]:
+    with FakeAnthropic(chunks=6) as provider:
+        yield provider
+
+
+# The shared call-shape table (anthropic_shapes.py) sits next to the tests; importlib mode does not
+# put this folder on sys.path by itself.
+import os as _os  # noqa: E402
+import sys as _sys  # noqa: E402
+
+_sys.path.insert(0, _os.path.dirname(__file__))
