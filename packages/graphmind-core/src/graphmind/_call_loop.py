@@ -48,10 +48,10 @@ def call_flow(
 ) -> Generator[Request, Any, Any]:
     """Every decision of a node around one call; returns what the app gets, or raises.
 
-    A gate that cannot hold (detached, the run not aborted) is passed here without a round trip
-    to the driver: that is the fast path of every call made with no debugger attached."""
-    may_hold = node.may_hold
-    if may_hold():
+    A gate that cannot hold or raise (detached, or nothing holds it) is passed here without a round
+    trip to the driver: the fast path of every call the debugger does not stop."""
+    needed = node.gate_needed
+    if needed(proto.BEFORE):
         answer = yield (GATE, proto.BEFORE, {"input": node.spec.input})
         if answer.action == proto.INJECT:
             return injected(node, answer)
@@ -64,7 +64,7 @@ def call_flow(
             node.fail(exc)
             raise
         except Exception as exc:
-            if not may_hold():
+            if not needed(proto.ERROR_GATE):
                 node.fail(exc)
                 raise
             answer = yield (GATE, proto.ERROR_GATE, {"input": node.spec.input, "error": describe_error(exc)})
@@ -85,7 +85,7 @@ def call_flow(
             output, usage, app_result = settled.output, settled.usage, settled.result
         else:
             output = describe_output(result)
-        if may_hold():
+        if needed(proto.AFTER):
             answer = yield (GATE, proto.AFTER, {"input": node.spec.input, "output": output})
             if answer.action == proto.RETRY:
                 continue

@@ -155,12 +155,6 @@ class NodeRecord:
         self.host.emit(event, self.trusted)
 
     # ---- endings --------------------------------------------------------------------------------
-    def _end(self, event: dict[str, Any], extra: dict[str, Any]) -> None:
-        event["durationMs"] = round_ms(self.host.clock() - self.started_at)
-        event["heldMs"] = round_ms(self.held_ms)
-        event.update(extra)
-        self.host.emit(event, self.trusted)
-
     def finish(
         self,
         output: Any = None,
@@ -175,13 +169,17 @@ class NodeRecord:
         self.ended = True
         event = self._base(proto.NODE_FINISHED)
         event["output"] = output
+        event["durationMs"] = round_ms(self.host.clock() - self.started_at)
+        event["heldMs"] = round_ms(self.held_ms)
         if self.injected:
-            extra["injected"] = True
+            event["injected"] = True
         if usage is not None:
-            extra["usage"] = usage
+            event["usage"] = usage
         if cut_short:
-            extra["cutShort"] = True
-        self._end(event, extra)
+            event["cutShort"] = True
+        if extra:
+            event.update(extra)
+        self.host.emit(event, self.trusted)
 
     def fail(self, exc: BaseException, **extra: Any) -> None:
         if self.ended:
@@ -190,7 +188,10 @@ class NodeRecord:
         self.ended = True
         event = self._base(proto.NODE_ERROR)
         event["error"] = describe_error(exc)
-        self._end(event, extra)
+        event["durationMs"] = round_ms(self.host.clock() - self.started_at)
+        event["heldMs"] = round_ms(self.held_ms)
+        event.update(extra)
+        self.host.emit(event, self.trusted)
 
     # ---- gates ---------------------------------------------------------------------------------
     def wants_hold(self, gate: str) -> bool:
@@ -201,6 +202,14 @@ class NodeRecord:
         return self.host.hub.hold_reason(
             self.run.run_id, self.node_id, self.spec.kind, gate, self.loop_hit, consume
         )
+
+    def gate_needed(self, gate: str) -> bool:
+        """Whether passing `gate` now can do anything: hold, or raise for an aborted run. False on the
+        fast paths (detached; attached with nothing that holds this gate), where the loops skip it."""
+        transport = self.host.hub.transport
+        if transport is None or not transport.attached:
+            return self.run._aborted
+        return self.run._aborted or self._hold_reason(gate, consume=False) is not None
 
     def may_hold(self) -> bool:
         """False on the fast path: detached, and the run not aborted (no gate can hold or raise)."""
