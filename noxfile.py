@@ -3,6 +3,7 @@
     uv run nox -s tests                 # the default suite (same as `uv run pytest`)
     uv run nox -s lint                  # ruff check, ruff format --check, mypy --strict on every package's src (CI runs it)
     uv run nox -s wheels                # build every package, install each wheel alone in a fresh venv, smoke it
+    uv run nox -s faults                # the fault suite at full scale (the default run uses CI sizes)
     uv run nox -s "openai(openai='3')"  # one cell of the matrix; `uv run nox -t matrix` runs them all
 
 The matrix tests each adapter against the newest release and the previous major of its framework.
@@ -27,6 +28,8 @@ PACKAGES = [
     "graphmind-langchain",
     "graphmind-anthropic",
     "graphmind-mcp",
+    "graphmind-llamaindex",
+    "graphmind-litellm",
 ]
 # One row per adapter: its package, the framework distribution, the versions to test, its tests.
 MATRIX = {
@@ -39,7 +42,17 @@ MATRIX = {
     ),
     "anthropic": ("graphmind-anthropic", "anthropic", ["2", "1"], ["packages/graphmind-anthropic/tests"]),
     "mcp": ("graphmind-mcp", "mcp", ["2.3", "2.2"], ["packages/graphmind-mcp/tests"]),
+    "llamaindex": (
+        "graphmind-llamaindex",
+        "llama-index-core",
+        ["0.14", "0.14.5"],
+        ["packages/graphmind-llamaindex/tests"],
+    ),
+    # The newest line and the one before it (never 1.107.0: reported compromised; the range excludes it).
+    "litellm": ("graphmind-litellm", "litellm", ["1.110", "1.109"], ["packages/graphmind-litellm/tests"]),
 }
+# Workspace packages a row's tests use beyond its own (graphmind-litellm's tests use FakeOpenAI).
+TEST_PACKAGES = {"litellm": ["graphmind-openai"]}
 TEST_DEPS = ["pytest>=8", "pytest-asyncio>=0.24", "pytest-timeout>=2.3", "httpx>=0.27", "respx>=0.22"]
 
 
@@ -69,7 +82,9 @@ def _matrix_session(name: str) -> None:
     @nox.parametrize(framework.replace("-", "_"), versions)
     def run(session: nox.Session, **kwargs: str) -> None:
         version = next(iter(kwargs.values()))
-        _install_workspace(session, "graphmind-core", "graphmind-server", package)
+        _install_workspace(
+            session, "graphmind-core", "graphmind-server", package, *TEST_PACKAGES.get(name, [])
+        )
         # One resolution: a later `install("langgraph")` would upgrade langchain-core past the cell's version.
         extra = {"langchain-core": ["langgraph"], "mcp": ["mcp-server-time"]}.get(framework, [])
         session.install(*TEST_DEPS, f"{framework}=={version}.*", *extra)
@@ -88,6 +103,25 @@ def _matrix_session(name: str) -> None:
 
 for _name in MATRIX:
     _matrix_session(_name)
+
+
+@nox.session
+def faults(session: nox.Session) -> None:
+    """The fault suite at full scale (tests/faults; docs/reliability.md): 10,000 examples per fuzzed
+    route, 8,000 events of 500 KB, a 10 s tight loop, 100,000 events before dispose(). Prints every figure."""
+    session.run("uv", "sync", "--all-packages", "--quiet", external=True)
+    session.run(
+        "uv",
+        "run",
+        "pytest",
+        "tests/faults",
+        "-s",
+        "-o",
+        "timeout=3600",
+        *session.posargs,
+        external=True,
+        env={"GRAPHMIND_FAULT_SCALE": "full"},
+    )
 
 
 @nox.session

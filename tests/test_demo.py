@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -89,3 +91,114 @@ def test_a_wrong_flag_is_one_line_pointing_at_the_demos_help(tmp_path: Path) -> 
     assert result.stderr.strip().splitlines() == [
         "graphmind: unrecognized arguments: --bogus (see graphmind demo --help)"
     ]
+
+
+def test_two_scenarios_at_once_is_one_line_pointing_at_the_demos_help() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "graphmind_server", "demo", "--error", "--loop"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "graphmind: argument --loop: not allowed with argument --error (see graphmind demo --help)"
+    ]
+
+
+@pytest.mark.parametrize("mode", [("--headless",), ("--no-browser",)])
+def test_without_the_demo_extra_every_mode_is_the_same_one_line(
+    tmp_path: Path, mode: tuple[str, ...]
+) -> None:
+    # Shadow the extra's packages with ones that fail to import, as on an install without [demo]
+    # (PYTHONPATH comes before site-packages and the workspace's .pth entries).
+    for name in ("openai", "graphmind_openai"):
+        (tmp_path / "shadow" / name).mkdir(parents=True)
+        (tmp_path / "shadow" / name / "__init__.py").write_text(
+            f"raise ImportError('No module named {name}')\n"
+        )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMIND")}
+    env["PYTHONPATH"] = str(tmp_path / "shadow")
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "graphmind_server",
+            "demo",
+            *mode,
+            "--port",
+            "0",
+            "--db",
+            str(tmp_path / "d.db"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=env,
+    )
+    assert result.returncode == 2, result
+    assert result.stdout == ""
+    assert result.stderr.strip().splitlines() == [
+        "graphmind: graphmind demo needs the OpenAI adapter: pip install 'graphmind-server[demo]'"
+    ]
+
+
+PERSONS_DEBUG = {
+    "breakpoints": [{"nodeId": "tool:lookup", "gate": "after"}],
+    "mode": "run",
+    "pauseOnError": "tool",
+}
+
+
+def _demo_against(hub: Any, *flags: str) -> subprocess.Popen[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMIND")}
+    return subprocess.Popen(
+        [sys.executable, "-m", "graphmind_server", "demo", "--port", str(hub.port), "--no-browser", *flags],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+@pytest.mark.parametrize(
+    "flags", [("--headless",), (), ("--error",)], ids=["headless", "interactive", "interactive-error"]
+)
+def test_the_demo_leaves_the_persons_debug_state_as_it_was(tmp_path: Path, flags: tuple[str, ...]) -> None:
+    from graphmind_server.testing import HubProcess
+
+    with HubProcess(tmp_path / "hub.db") as hub:
+        assert hub.api("PUT", "/api/debug", PERSONS_DEBUG)[0] == 200
+        before = hub.api("GET", "/api/debug")[1]
+        demo = _demo_against(hub, *flags)
+        try:
+            if "--headless" not in flags:  # the person answers the demo's gate in the viewer
+                deadline = time.monotonic() + 60
+                while not (gates := hub.api("GET", "/api/gates")[1]["gates"]):
+                    assert demo.poll() is None and time.monotonic() < deadline, demo.communicate()
+                    time.sleep(0.05)
+                held = gates[0]
+                expected = ("tool:check_budget", "error") if flags else ("tool:book", "before")
+                assert (held["nodeId"], held["gate"]) == expected
+                assert (
+                    hub.api("GET", "/api/debug")[1] == before
+                )  # held from the demo's code, not the hub's state
+                assert hub.api("POST", f"/api/gates/{held['gateId']}", {"action": "continue"})[0] == 200
+            out, err = demo.communicate(timeout=60)
+        finally:
+            if demo.poll() is None:
+                demo.kill()
+                demo.communicate()
+        assert demo.returncode == 0, err
+        assert "Run travel-assistant (finished)" in out
+        assert hub.api("GET", "/api/debug")[1] == before
+
+
+def test_the_demos_own_hub_saves_no_breakpoint_for_the_next_graphmind(tmp_path: Path) -> None:
+    from graphmind_server.testing import HubProcess
+
+    assert run_demo(tmp_path).returncode == 0
+    with HubProcess(tmp_path / "demo.db") as hub:
+        debug = hub.api("GET", "/api/debug")[1]
+    assert debug["breakpoints"] == [] and debug["pauseOnError"] == "on" and debug["mode"] == "run"

@@ -131,8 +131,12 @@ def test_before_breakpoint_inject_on_a_tool_the_agent_continues_and_the_body_nev
     tool_message = next(m for m in messages if isinstance(m, ToolMessage))
     assert tool_message.content == "injected: 3 flights" and tool_message.tool_call_id == "c1"
     assert messages[-1].content == "booked"
-    run = hub.api("GET", f"/api/runs/{gate['runId']}")[1]
-    assert run["status"] == "finished"
+    # The app has finished; its last events may still be on their way to the hub (load): wait for them.
+    run = wait_for(
+        lambda: (r := hub.api("GET", f"/api/runs/{gate['runId']}")[1])["status"] == "finished" and r,
+        10,
+        "run.finished stored",
+    )
     assert {n["nodeId"]: n["status"] for n in run["nodes"]}["tool:search"] == "injected"
 
 

@@ -3,6 +3,7 @@ requests out. What needs a real app (inject, continue, retry, abort) is in test_
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from typing import Any
@@ -131,8 +132,11 @@ def test_inject_refuses_invalid_json_and_redacted_values_and_sends_nothing(
         "hidden by GRAPHMIND_HIDE_INPUTS or GRAPHMIND_HIDE_TOOL_ARGS"
     )
     card.get_by_role("button", name="Inject").click()
+    expect(card).to_have_attribute("data-inject-ready", "true")
     box = page.get_by_label("Inject value (JSON)")
-    assert '"apiKey": "__REDACTED__"' in box.input_value()  # prefilled with the current input
+    # Prefilled with the node's last output (the shape the gate expects back), never the input.
+    assert json.loads(box.input_value()) == {"result": "answer 4"}
+    box.fill('{"q": "lisbon", "apiKey": "__REDACTED__"}')
     page.get_by_role("button", name="Send").click()
     expect(card.locator(".gate-msg")).to_contain_text("__REDACTED__")
     box.fill("{not json")
@@ -148,9 +152,12 @@ def test_inject_refuses_invalid_json_and_redacted_values_and_sends_nothing(
 def test_inject_at_an_error_gate_is_prefilled_with_null_and_after_gate_with_the_output(
     stub_hub: Any, make_page: Any
 ) -> None:
+    small_run(stub_hub)  # a held gate's run exists on a real hub; tool:book never finished in it
     stub_hub.gates = [
         gate(
             "e1",
+            nodeId="tool:book",
+            name="book",
             gate="error",
             reason="error",
             error={"name": "E", "message": "x"},
@@ -169,8 +176,10 @@ def test_inject_at_an_error_gate_is_prefilled_with_null_and_after_gate_with_the_
     page.goto(stub_hub.url + "/")
     cards = page.locator(".gate-card")
     cards.nth(0).get_by_role("button", name="Inject").click()
+    expect(cards.nth(0)).to_have_attribute("data-inject-ready", "true")
     assert cards.nth(0).get_by_label("Inject value (JSON)").input_value() == "null"
     cards.nth(1).get_by_role("button", name="Inject").click()
+    expect(cards.nth(1)).to_have_attribute("data-inject-ready", "true")
     assert '"hits"' in cards.nth(1).get_by_label("Inject value (JSON)").input_value()
 
 
@@ -543,6 +552,7 @@ def test_abort_run_and_pause_this_run_buttons_post_to_the_hub(stub_hub: Any, mak
 
 
 def test_r_retries_and_i_opens_inject_on_the_oldest_gate(stub_hub: Any, make_page: Any) -> None:
+    small_run(stub_hub)  # the held gates' run: the page opens it
     page = make_page(stub_hub.url)
     page.goto(stub_hub.url + "/")
     expect(page.locator("#conn")).to_have_text("live")

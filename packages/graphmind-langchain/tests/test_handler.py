@@ -247,3 +247,29 @@ def test_a_disabled_client_makes_the_handler_a_no_op(fake_model: Any) -> None:
         "x", config={"callbacks": [GraphmindCallbackHandler(client)]}
     )
     assert out.content == "a" and client.stats()["events"] == 0
+
+
+def test_a_langgraph_run_takes_the_graphs_name(
+    hub: FakeHub, client: graphmind.Client, fake_model: Any
+) -> None:
+    from typing import TypedDict
+
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.prebuilt import create_react_agent
+
+    class State(TypedDict):
+        n: int
+
+    graph = StateGraph(State)
+    graph.add_node("add", lambda s: {"n": s["n"] + 1})
+    graph.add_edge(START, "add")
+    graph.add_edge("add", END)
+    handler = GraphmindCallbackHandler(client)
+    graph.compile(name="order-bot").invoke({"n": 1}, config={"callbacks": [handler]})
+    graph.compile(name="order-bot").invoke({"n": 1}, config={"callbacks": [handler], "run_name": "ticket-42"})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        agent = create_react_agent(fake_model(responses=[AIMessage("done")]), [], name="support-agent")
+    agent.invoke({"messages": [HumanMessage("hi")]}, config={"callbacks": [handler]})
+    hub.wait_for(lambda: len(of(hub, "run.finished")) == 3, what="three runs finished")
+    assert [r["name"] for r in of(hub, "run.started")] == ["order-bot", "ticket-42", "support-agent"]

@@ -242,3 +242,23 @@ def test_a_pause_during_a_stream_holds_its_after_gate(
     fakehub.resolve(after["gateId"], "continue")
     worker.join(10)
     assert "".join(c.choices[0].delta.content or "" for c in out[0] if c.choices) == TEXT
+
+
+def test_the_breakpoints_option_holds_a_model_step_from_code(fakehub: FakeHub, fake: FakeOpenAI) -> None:
+    """`breakpoints=["llm:step"]` on the session: every model call holds before the request, while the
+    hub's own debug state stays empty."""
+    gm = graphmind.Client(app="openai-code-holds", url=fakehub.url, breakpoints=["llm:step"])
+    try:
+        held: list[dict[str, Any]] = []
+        fakehub.auto_answer(lambda frame: held.append(frame) or ("inject", "from the debugger"))
+        client = instrument_openai(
+            openai.OpenAI(base_url=fake.base_url, api_key="test", max_retries=0), session=gm
+        )
+        reply = client.chat.completions.create(model=MODEL, messages=MESSAGES)
+        assert reply.choices[0].message.content == "from the debugger"
+        assert fake.request_count == 0
+        assert [(p["nodeId"], p["gate"], p["reason"], p.get("source")) for p in held] == [
+            ("llm:step", "before", "breakpoint", "code")
+        ]
+    finally:
+        gm.dispose()

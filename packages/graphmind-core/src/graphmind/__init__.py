@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from ._client import Client
+from ._code_holds import BreakpointArg, Condition
 from ._errors import RunAborted
 from ._run import RunContext
 from ._run_scope import RunScope
@@ -90,20 +91,29 @@ def run(name: str, meta: dict[str, Any] | None = None) -> RunScope:
     return get_client().run(name, meta)
 
 
-def tool(name: Any = None) -> Any:
-    return get_client().tool(name)
+def tool(name: Any = None, *, breakpoint: BreakpointArg = None, hold_if: Condition | None = None) -> Any:
+    return get_client().tool(name, breakpoint=breakpoint, hold_if=hold_if)
 
 
-def wrap(fn: F, name: str | None = None) -> F:
-    return get_client().wrap(fn, name)
+def wrap(
+    fn: F, name: str | None = None, *, breakpoint: BreakpointArg = None, hold_if: Condition | None = None
+) -> F:
+    return get_client().wrap(fn, name, breakpoint=breakpoint, hold_if=hold_if)
 
 
-def wrap_tools(tools: T) -> T:
-    return get_client().wrap_tools(tools)
+def wrap_tools(tools: T, *, breakpoint: BreakpointArg = None, hold_if: Condition | None = None) -> T:
+    return get_client().wrap_tools(tools, breakpoint=breakpoint, hold_if=hold_if)
 
 
-def wrap_method(obj: Any, method_name: str, name: str | None = None) -> Any:
-    return get_client().wrap_method(obj, method_name, name)
+def wrap_method(
+    obj: Any,
+    method_name: str,
+    name: str | None = None,
+    *,
+    breakpoint: BreakpointArg = None,
+    hold_if: Condition | None = None,
+) -> Any:
+    return get_client().wrap_method(obj, method_name, name, breakpoint=breakpoint, hold_if=hold_if)
 
 
 def span(name: str, kind: str = "custom", input: Any = None) -> Span:

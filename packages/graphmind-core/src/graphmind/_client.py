@@ -26,7 +26,10 @@ from typing import Any, TypeVar, overload
 
 from . import _wrappers
 from . import protocol as proto
+from ._attach_wait import AttachWait, AttachWaitPolicy
+from ._attach_wait import env_problem as attach_wait_env_problem
 from ._clock import wall_ms
+from ._code_holds import BreakpointArg, CodeHolds, Condition, client_breakpoints
 from ._config import Options
 from ._debug_state import DebugState
 from ._engine import Engine
@@ -41,6 +44,7 @@ from ._run_scope import RunScope
 from ._span import Span
 from ._token_flusher import TokenFlusher
 from ._transport import Transport
+from ._url import url_problem
 from ._warn import Warner
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -77,7 +81,11 @@ class Client:
         self._loop_guard = LoopGuard(self.loop_guard_config, self._warn.always) if self.enabled else None
         forget = self._loop_guard.forget_run if self._loop_guard is not None else _ignore
         self._runs = Runs(self.app, self.options.meta, clock, self._emit, self._is_live, forget, key)
-        self._hub = HubControl(self._warn, self._emit, self._runs.find)
+        url_warning = url_problem(self.options.url, from_env=not options.get("url"))
+        policy = AttachWaitPolicy.resolve(options.get("wait_for_attach"), env, self.options.url)
+        attach_wait = AttachWait(policy, self.options.url, self.options.connect_timeout)
+        breakpoints = client_breakpoints(options.get("breakpoints"))
+        self._hub = HubControl(self._warn, self._emit, self._runs.find, breakpoints)
         flusher = TokenFlusher(self.options.token_flush_interval * 1000.0, self._warn, self._is_disposed)
         current_node: contextvars.ContextVar[str | None] = contextvars.ContextVar(
             f"graphmind_node_{key}", default=None
@@ -102,12 +110,18 @@ class Client:
             loop_guard=self._loop_guard,
             loop_guard_config=self.loop_guard_config,
             redaction=self.redaction_switches,
-            wait_for_attach=self.options.wait_for_attach,
+            attach_wait=attach_wait,
             key=key,
         )
         if not self.enabled:
             return
-        self._pipeline = EventPipeline(self.redaction_switches, self._warn)
+        self._pipeline = EventPipeline(self.redaction_switches, self._warn, mask=self.options.mask)
+        for problem in (url_warning, attach_wait_env_problem(env)):
+            if problem:
+                self._warn.always(problem)
+        if url_warning:  # detached for good: no transport, gates continue, nothing is buffered
+            attach_wait.pending = False
+            return
         self._transport = self._hub.transport = Transport(
             self.options,
             self.client_id,
@@ -115,6 +129,7 @@ class Client:
             on_frame=self._hub.on_frame,
             on_detach=self._hub.on_detach,
             warn=self._warn,
+            on_exit=self.dispose,
         )
 
     # ---- state -------------------------------------------------------------------------------
@@ -171,32 +186,62 @@ class Client:
         """A run boundary: `with client.run("name") as run:`, `async with`, or `@client.run("name")`."""
         return RunScope(self._engine, self._runs, name, meta)
 
-    def wrap(self, fn: F, name: str | None = None) -> F:
-        """A gated version of `fn`, producing a `tool:<name>` node per call."""
-        return _wrappers.wrap(self._engine, fn, name)
+    def wrap(
+        self,
+        fn: F,
+        name: str | None = None,
+        *,
+        breakpoint: BreakpointArg = None,
+        hold_if: Condition | None = None,
+    ) -> F:
+        """A gated version of `fn`, producing a `tool:<name>` node per call.
+
+        `breakpoint`: hold at that gate (True or "before", "after", "error", or several) whenever a
+        hub is attached; `hold_if`: a callable given the call's arguments as keyword arguments,
+        returning a bool or a reason string, checked at the before gate (_code_holds.py)."""
+        return _wrappers.wrap(self._engine, fn, name, breakpoint=breakpoint, hold_if=hold_if)
 
     @overload
     def tool(self, name: F) -> F: ...
     @overload
-    def tool(self, name: str | None = None) -> Callable[[F], F]: ...
+    def tool(
+        self, name: str | None = None, *, breakpoint: BreakpointArg = None, hold_if: Condition | None = None
+    ) -> Callable[[F], F]: ...
 
-    def tool(self, name: Any = None) -> Any:
-        """`@client.tool`, `@client.tool()`, `@client.tool("search")` or `@client.tool(name="search")`."""
+    def tool(
+        self, name: Any = None, *, breakpoint: BreakpointArg = None, hold_if: Condition | None = None
+    ) -> Any:
+        """`@client.tool`, `@client.tool()`, `@client.tool("search")`, `@client.tool(name="search")`,
+        `@client.tool(breakpoint="before")`, `@client.tool(hold_if=lambda amount, **_: amount > 100)`."""
         if callable(name):
-            return self.wrap(name)
+            return self.wrap(name, breakpoint=breakpoint, hold_if=hold_if)
+        CodeHolds.of(breakpoint, hold_if)  # say what is wrong at the decorator line, not at the first call
 
         def decorate(fn: F) -> F:
-            return self.wrap(fn, name)
+            return self.wrap(fn, name, breakpoint=breakpoint, hold_if=hold_if)
 
         return decorate
 
-    def wrap_tools(self, tools: T) -> T:
-        """Wraps a `{name: callable}` dict (keys name the nodes), a list, or one callable; same shape back."""
-        return _wrappers.wrap_tools(self._engine, tools)
+    def wrap_tools(
+        self, tools: T, *, breakpoint: BreakpointArg = None, hold_if: Condition | None = None
+    ) -> T:
+        """Wraps a `{name: callable}` dict (keys name the nodes), a list, or one callable; same shape back.
+        `breakpoint` / `hold_if` apply to each tool."""
+        return _wrappers.wrap_tools(self._engine, tools, breakpoint=breakpoint, hold_if=hold_if)
 
-    def wrap_method(self, obj: Any, method_name: str, name: str | None = None) -> Any:
+    def wrap_method(
+        self,
+        obj: Any,
+        method_name: str,
+        name: str | None = None,
+        *,
+        breakpoint: BreakpointArg = None,
+        hold_if: Condition | None = None,
+    ) -> Any:
         """Gates one method of one object, in place (other instances are untouched). Returns `obj`."""
-        return _wrappers.wrap_method(self._engine, obj, method_name, name)
+        return _wrappers.wrap_method(
+            self._engine, obj, method_name, name, breakpoint=breakpoint, hold_if=hold_if
+        )
 
     def unwrap_method(self, obj: Any, method_name: str) -> Any:
         """Undoes `wrap_method`. Returns `obj`."""
@@ -243,8 +288,10 @@ class Client:
             "clientId": self.client_id,
             "events": self._emitted,
             "buffered": transport.buffered_count if transport else 0,
-            "dropped": counters.get("dropped", 0),
+            # Events lost: fallen out of the ring unsent, or unreadable by the pipeline.
+            "dropped": counters.get("dropped", 0) + (self._pipeline.dropped if transport else 0),
             "sent": counters.get("sent", 0),
+            "unsent": transport.unsent_count if transport else 0,
             "connects": counters.get("connects", 0),
             "held": self._hub.held_count,
             "activeRuns": self._runs.count,
@@ -258,9 +305,8 @@ class Client:
             return
         self._runs.finish_implicit()
         self._hub.release_all(proto.CONTINUE, "dispose")
-        self._transport.flush(1.0)
         self._disposed = True
-        self._transport.stop()
+        self._transport.close()  # waits while the hub keeps taking events; reports what it could not send
 
     async def adispose(self) -> None:
         await asyncio.get_running_loop().run_in_executor(None, self.dispose)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ._clock import Clock, monotonic_ms
+from ._mask import resolve_mask
 
 DEFAULT_URL = "ws://127.0.0.1:4747/ingest"
 
@@ -39,6 +41,7 @@ KNOWN_OPTIONS = frozenset(
         "pause_timeout",
         "logger",
         "wait_for_attach",
+        "breakpoints",
         "hide_inputs",
         "hide_outputs",
         "hide_tool_args",
@@ -47,6 +50,7 @@ KNOWN_OPTIONS = frozenset(
         "clock",
         "sdk",
         "token_flush_interval",
+        "mask",
     }
 )
 
@@ -113,6 +117,7 @@ class Options:
     clock: Clock
     sdk: dict[str, str]
     raw: Mapping[str, Any] = field(repr=False)
+    mask: re.Pattern[str] | None = None  # `mask=` and GRAPHMIND_MASK, combined (_mask.resolve_mask)
 
     @classmethod
     def resolve(
@@ -125,6 +130,8 @@ class Options:
                 f"graphmind: unknown option(s) {', '.join(sorted(unknown))}; "
                 f"known options are {', '.join(sorted(KNOWN_OPTIONS))}"
             )
+        # Only the option as given; the default (wait where the hub is local and listening) and the
+        # variable: _attach_wait.py.
         wait = options.get("wait_for_attach")
         if wait is True:
             wait_s: float | None = 2.0
@@ -154,4 +161,5 @@ class Options:
             clock=options.get("clock") or monotonic_ms,
             sdk=dict(options.get("sdk") or {"name": "graphmind-python", "version": __version__}),
             raw=dict(options),
+            mask=resolve_mask(options.get("mask"), env),
         )

@@ -22,6 +22,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, 
 from typing import Any, TypeVar
 
 from . import protocol as proto
+from ._attach_wait import AttachWait
 from ._call_loop import run_async, run_sync
 from ._errors import RunAborted
 from ._execution import NodeHost, NodeRecord
@@ -136,7 +137,7 @@ class Engine:
         loop_guard: LoopGuard | None,
         loop_guard_config: LoopGuardConfig,
         redaction: RedactionSwitches,
-        wait_for_attach: float | None,
+        attach_wait: AttachWait,
         key: str,
     ) -> None:
         self.enabled = enabled
@@ -146,8 +147,7 @@ class Engine:
         self._loop_guard = loop_guard
         self._loop_config = loop_guard_config
         self._redaction = redaction
-        self._wait_for_attach = wait_for_attach
-        self._wait_pending = wait_for_attach is not None
+        self._attach_wait = attach_wait
         # (call id, the node execution it was set under): see Client.tool_call().
         self.tool_call_id: contextvars.ContextVar[tuple[str, str | None] | None] = contextvars.ContextVar(
             f"graphmind_tool_call_{key}", default=None
@@ -165,16 +165,18 @@ class Engine:
 
     # ---- waiting for the hub once (`wait_for_attach`) -------------------------------------------
     def attach_once(self) -> None:
-        """With `wait_for_attach`, the first caller waits for the hub once; everyone else returns at once."""
-        if self._wait_pending:
-            self._wait_pending = False
-            self._hub.ready(self._wait_for_attach or 0.0)
+        """The first run or gated call waits for the hub once (_attach_wait.py); others return at once."""
+        if self._attach_wait.pending:
+            seconds = self._attach_wait.take() if self.live else None
+            if seconds:
+                self._hub.ready(seconds)
 
     async def await_attach(self) -> None:
         """`attach_once` from async code: the wait awaits, the event loop keeps running."""
-        if self._wait_pending:
-            self._wait_pending = False
-            await self._hub.aready(self._wait_for_attach or 0.0)
+        if self._attach_wait.pending:
+            seconds = self._attach_wait.take() if self.live else None
+            if seconds:
+                await self._hub.aready(seconds)
 
     # ---- nodes -----------------------------------------------------------------------------------
     def current_parent(self) -> str | None:
@@ -190,7 +192,7 @@ class Engine:
         enclosing node); a framework that reports them itself (LangChain's run ids) passes them.
         Raises RunAborted at once when the run was aborted.
         """
-        if self._wait_pending:
+        if self._attach_wait.pending:
             self.attach_once()
         if run is None:
             run = self._runs.for_call()

@@ -19,6 +19,7 @@ from typing import Any
 
 from . import protocol as proto
 from ._clock import Clock, round_ms
+from ._code_holds import CONDITION_REASON
 from ._errors import RunAborted
 from ._gate import GateAnswer, HeldGate, async_waiter
 from ._hub_control import HubControl
@@ -66,6 +67,7 @@ class NodeRecord:
         self.injected = False
         self.ended = False
         self.loop_hit: Any = None
+        self.hold_why: str | None = None  # a hold_if verdict: None = not asked yet, "" = no hold
         self._deltas: list[dict[str, Any]] = []
         self._last_flush = self.started_at
         try:  # one check per node lets the pipeline skip the identity fields of its events
@@ -199,9 +201,7 @@ class NodeRecord:
         return self._hold_reason(gate, consume=False) is not None
 
     def _hold_reason(self, gate: str, consume: bool = True) -> str | None:
-        return self.host.hub.hold_reason(
-            self.run.run_id, self.node_id, self.spec.kind, gate, self.loop_hit, consume
-        )
+        return self.host.hub.hold_reason(self, gate, consume)
 
     def gate_needed(self, gate: str) -> bool:
         """Whether passing `gate` now can do anything: hold, or raise for an aborted run. False on the
@@ -233,6 +233,10 @@ class NodeRecord:
         paused.update(payload)
         if reason == "loop" and self.loop_hit is not None:
             paused["loop"] = self.loop_hit.as_wire()
+        elif reason == CONDITION_REASON:
+            paused["why"] = self.hold_why
+        elif reason == "breakpoint" and self.host.hub.from_code(self.node_id, gate):
+            paused["source"] = "code"  # the card says the hold came from the app's code
         # Which async library waits is asked only now that the gate holds (asyncio or trio).
         waiter = async_waiter() if is_async else None
         return self.host.hub.open_gate(paused, self.run, gate, waiter, self.trusted)

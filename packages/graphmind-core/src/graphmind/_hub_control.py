@@ -12,11 +12,13 @@ import asyncio
 import itertools
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from . import protocol as proto
+from ._code_holds import CONDITION_REASON, ConditionChecker
 from ._debug_state import DebugState
 from ._gate import GateAnswer, HeldGate
+from ._node import NodeSpec
 from ._run import RunContext
 from ._warn import Warner
 
@@ -26,9 +28,30 @@ if TYPE_CHECKING:
 Emit = Callable[[dict[str, Any], bool], int]
 
 
+class Holdable(Protocol):
+    """What `hold_reason` reads of a node execution (`_execution.NodeRecord`), and `hold_why` it
+    writes (the hold_if verdict, asked once per execution)."""
+
+    run: RunContext
+    node_id: str
+    spec: NodeSpec
+    loop_hit: Any
+    hold_why: str | None
+
+
 class HubControl:
-    def __init__(self, warn: Warner, emit: Emit, find_run: Callable[[str], RunContext | None]) -> None:
+    def __init__(
+        self,
+        warn: Warner,
+        emit: Emit,
+        find_run: Callable[[str], RunContext | None],
+        code_breakpoints: dict[str, frozenset[str]] | None = None,
+    ) -> None:
         self._warn = warn
+        # Holds asked for from code (_code_holds.py): the client's `breakpoints=[...]` option and a
+        # node's `hold_if` condition (asked once per execution, in the app, before the before gate).
+        self._code_breakpoints = code_breakpoints or {}
+        self._conditions = ConditionChecker(warn.always)
         self._emit = emit
         self._find_run = find_run
         self._lock = threading.Lock()
@@ -69,12 +92,11 @@ class HubControl:
             return len(self._held)
 
     # ---- gates -----------------------------------------------------------------------------------
-    def hold_reason(
-        self, run_id: str, node_id: str, kind: str, gate: str, loop_hit: Any, consume: bool = True
-    ) -> str | None:
-        """Why this gate holds now, or None (docs/protocol.md, "Gates", rules 2-6)."""
+    def hold_reason(self, ex: Holdable, gate: str, consume: bool = True) -> str | None:
+        """Why this gate of `ex` holds now, or None (docs/protocol.md, "Gates", rules 2-6)."""
         if not self.attached:
             return None
+        run_id = ex.run.run_id
         if self._pause_any or self._pause_runs:
             with self._lock:
                 if self._pause_any or run_id in self._pause_runs:
@@ -82,9 +104,25 @@ class HubControl:
                         self._pause_any = False
                         self._pause_runs.discard(run_id)
                     return "pause"
-        if gate == proto.BEFORE and loop_hit is not None:
+        if gate == proto.BEFORE and ex.loop_hit is not None:
             return "loop"
-        return self.debug.reason_to_hold(node_id, kind, gate)
+        spec = ex.spec
+        if gate == proto.BEFORE and spec.hold_if is not None:
+            if ex.hold_why is None:  # asked once per execution, in the app, before the before gate
+                args = spec.input if isinstance(spec.input, dict) else {}
+                ex.hold_why = self._conditions.why(spec.hold_if, spec.name, args) or ""
+            if ex.hold_why:
+                return CONDITION_REASON
+        reason = self.debug.reason_to_hold(ex.node_id, spec.kind, gate)
+        if reason is None and (
+            gate in spec.breakpoints or gate in self._code_breakpoints.get(ex.node_id, ())
+        ):
+            return "breakpoint"
+        return reason
+
+    def from_code(self, node_id: str, gate: str) -> bool:
+        """A breakpoint hold the hub's debug state did not ask for: the app's code did."""
+        return (node_id, gate) not in self.debug.breakpoints
 
     def open_gate(
         self,

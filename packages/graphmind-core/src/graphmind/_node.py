@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +18,10 @@ class NodeSpec:
     instance_id: str | None = None
     attrs: dict[str, Any] | None = None
     actions: tuple[str, ...] | None = None  # restrict what the before gate offers (spans: no inject)
+    # Holds asked for from code (_code_holds.py): gates to hold at while attached, and a condition
+    # on the call's arguments (`input` as keyword arguments) checked at the before gate.
+    breakpoints: frozenset[str] = frozenset()
+    hold_if: Callable[..., Any] | None = None
 
     def __post_init__(self) -> None:
         if self.node_id is None:

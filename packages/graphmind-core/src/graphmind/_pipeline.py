@@ -25,12 +25,14 @@ from __future__ import annotations
 
 import contextlib
 import math
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from ._jsonsafe import describe_exception, json_key, to_jsonable
+from ._mask import mask_event
 from ._payload import (
     MAX_PAYLOAD_BYTES,
     TRUNCATED,
@@ -123,8 +125,11 @@ class _Unreadable(Exception):
 
 
 class EventPipeline:
-    def __init__(self, switches: RedactionSwitches, warn: Callable[[str], None]) -> None:
+    def __init__(
+        self, switches: RedactionSwitches, warn: Callable[[str], None], mask: re.Pattern[str] | None = None
+    ) -> None:
         self._switches = switches
+        self._mask = mask
         self._any = switches.any
         self._warn = warn
         self._lock = threading.Lock()
@@ -150,17 +155,24 @@ class EventPipeline:
         try:
             if type(event) is not dict:
                 event = dict(event.items())
-            if self._any:
-                out = self._redacting(event)
-                return out, approx_size(out)
-            if trusted and event.keys() <= _ENGINE_KEYS:
-                return self._plain_trusted(event)
-            return self._plain(event)
+            if self._mask is not None:
+                out, size = self._process(event, trusted)
+                return mask_event(out, self._mask), size
+            return self._process(event, trusted)
         except _Unreadable as exc:
             self._drop(event, f"its {exc.field!r} field could not be read ({describe_exception(exc.cause)})")
         except Exception as exc:
             self._drop(event, f"it could not be read ({type(exc).__name__})")
         return None
+
+    def _process(self, event: dict[str, Any], trusted: bool) -> tuple[dict[str, Any], int]:
+        """Snapshot, redact, shrink: (the event as sent, about how many characters its JSON takes)."""
+        if self._any:
+            out = self._redacting(event)
+            return out, approx_size(out)
+        if trusted and event.keys() <= _ENGINE_KEYS:
+            return self._plain_trusted(event)
+        return self._plain(event)
 
     # ---- no switch: snapshot and shrink ------------------------------------------------------
     def _plain(self, event: dict[str, Any]) -> tuple[dict[str, Any], int]:

@@ -1,33 +1,50 @@
-"""The transport: one daemon thread per client owns the WebSocket; app threads only append to a buffer.
+"""The transport: one daemon thread per client owns the WebSocket; app threads only append to a ring.
 
 - Lazy: nothing starts until the first event (or `ready()`); the connect is bounded by
-  `connect_timeout`, the `welcome` by `handshake_timeout`; a failed attempt retries every
-  `retry_interval` (or at once when `ready()` asks).
-- Every event goes into a replay ring (at most `buffer_size` events and about `max_buffer_bytes`
-  of JSON, oldest dropped and counted) as the pipeline made it; this thread encodes it when it is
-  first sent and keeps the text for later replays, so a detached app never encodes anything. On each attach the whole ring is sent again, oldest first; the hub
-  stores an event once per (clientId, seq), so a replay after a hub restart loses nothing.
-- A reader thread per connection hands hub frames to the client; the writer (the transport thread)
-  is the only one that sends.
-- Nothing here raises into the app: failures become one rate-limited warning or a debug log line.
+  `connect_timeout`, the `welcome` by `handshake_timeout`. A hub that was never there is retried
+  every `retry_interval` (or at once when `ready()` or a flush asks); a hub this client was attached
+  to and lost is retried at once and then every `QUICK_RETRY_S` for `QUICK_WINDOW_S`, then with a
+  doubling delay up to `retry_interval`, so a restarted hub gets the ring before it overflows.
+- The ring is the only queue: every event goes into it (at most `buffer_size` events and about
+  `max_buffer_bytes` of JSON) as the pipeline made it, and `_unsent` counts its newest entries not
+  yet written on the current connection. When the ring is full the oldest entry goes: one never
+  sent to any hub counts in `dropped`, so the unsent backlog is bounded and every lost event is
+  counted. This thread encodes an event when it first sends it and keeps the text for later
+  replays, so a detached app never encodes anything. On each attach the whole ring is sent again, oldest first;
+  the hub stores an event once per (clientId, seq), so a replay after a hub restart loses nothing.
+- `close()` (dispose and the exit flush): waits while the hub keeps taking events, gives up after
+  `FLUSH_IDLE_S` without progress or `FLUSH_CAP_S` in all, says what it could not send.
+- Opening a connection (the token, hello, welcome) is `_hub_link.HubLink`, built with the
+  transport: everything it calls from `websockets` is bound then, so an app that later patches
+  `websockets.sync.client.connect` (a test mocking its own connections) never receives ours.
+- Nothing here raises into the app, and no exception a connect attempt raises (BaseException
+  included) ends the thread: failures become one rate-limited warning or a debug log line.
 """
 
 from __future__ import annotations
 
 import contextlib
-import inspect
 import logging
-import os
+import socket
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
+from itertools import islice
 from typing import Any
 
-from . import protocol as proto
+from . import _exit_flush
 from ._config import Options
+from ._hub_link import HubLink
 from ._warn import Warner
 
 _log = logging.getLogger("graphmind.transport")
+
+QUICK_RETRY_S = 0.1  # after losing an attached hub: retry this often…
+QUICK_WINDOW_S = 10.0  # …for this long, then back off (doubling) to retry_interval
+FLUSH_IDLE_S = 1.0  # dispose / exit: give up after this long without progress…
+FLUSH_CAP_S = 10.0  # …or after this long in all
+BATCH = 256  # events written between two looks at the ring
 
 
 class Transport:
@@ -40,22 +57,30 @@ class Transport:
         on_frame: Callable[[dict[str, Any]], None],
         on_detach: Callable[[], None],
         warn: Warner,
+        on_exit: Callable[[], None] | None = None,
     ) -> None:
+        self._link = HubLink(options, client_id, warn)  # binds websockets now (see the module docstring)
+        self._encode_frame = self._link.encode
+        self._decode_frame = self._link.decode
+        self._thread_class = threading.Thread
         self._options = options
         self._client_id = client_id
         self._on_attach = on_attach
         self._on_frame = on_frame
         self._on_detach = on_detach
+        self._on_exit = on_exit
         self._warn = warn
         self._cond = threading.Condition(threading.Lock())
         # [event dict, or its JSON text once sent; approximate size in characters]
         self._ring: deque[list[Any]] = deque()
         self._ring_bytes = 0
-        self._pending: list[
-            list[Any]
-        ] = []  # ring entries (and control frames) still to send on this connection
-        self._sending = False  # the writer holds a batch it took from _pending and is writing it
+        self._unsent = 0  # the newest entries of the ring not yet written on this connection
+        self._control: list[str] = []  # control frames (acks) for this connection only
+        self._sending = 0  # entries the writer took and is writing now
+        self._progress = 0  # batches written: what a flush watches
         self.attached = False
+        self._connecting = False
+        self._lost_at: float | None = None  # when an attached hub was last lost
         self._stopping = False
         self._thread: threading.Thread | None = None
         self._ws: Any = None
@@ -73,15 +98,18 @@ class Transport:
             ring = self._ring
             ring.append(entry)
             self._ring_bytes += size
+            self._unsent += 1
             self.counters["buffered"] += 1
             while len(ring) > self._options.buffer_size or (
                 self._ring_bytes > self._options.max_buffer_bytes and len(ring) > 1
             ):
                 dropped = ring.popleft()
                 self._ring_bytes -= dropped[1]
-                self.counters["dropped"] += 1
+                if self._unsent > len(ring):
+                    self._unsent -= 1
+                    if type(dropped[0]) is not str:  # never sent to any hub: lost, and counted
+                        self.counters["dropped"] += 1
             if self.attached:
-                self._pending.append(entry)
                 cond.notify()
         if self._thread is None:
             self.start()
@@ -90,14 +118,16 @@ class Transport:
         """A control frame (ack) for the current connection only; never buffered for replay."""
         with self._cond:
             if self.attached:
-                self._pending.append([proto.encode(frame), 0])
+                self._control.append(self._encode_frame(frame))
                 self._cond.notify()
 
     def start(self) -> None:
         with self._cond:
             if self._thread is not None or self._stopping:
                 return
-            self._thread = threading.Thread(target=self._main, name="graphmind-transport", daemon=True)
+            self._thread = self._thread_class(target=self._main, name="graphmind-transport", daemon=True)
+        if self._on_exit is not None:
+            _exit_flush.register(self._on_exit)
         self._thread.start()
 
     def ready(self, timeout: float) -> bool:
@@ -111,150 +141,183 @@ class Transport:
     def buffered_count(self) -> int:
         return len(self._ring)
 
-    def flush(self, timeout: float) -> None:
-        """Waits (bounded) until what is pending on the current connection has been written."""
-        deadline = threading.Event()
-        timer = threading.Timer(timeout, deadline.set)
-        timer.daemon = True
-        timer.start()
-        try:
-            with self._cond:
-                while self.attached and (self._pending or self._sending) and not deadline.is_set():
-                    self._cond.wait(0.02)
-        finally:
-            timer.cancel()
+    @property
+    def unsent_count(self) -> int:
+        return self._unsent + self._sending
 
-    def stop(self) -> None:
+    def flush(self, idle: float = FLUSH_IDLE_S, cap: float = FLUSH_CAP_S) -> int:
+        """Waits while the hub keeps taking events; returns how many are still unsent.
+
+        Gives up after `idle` seconds without a batch written (a hub that stopped answering, or
+        none to connect to) or `cap` seconds in all. A connect in progress, or a hub lost moments
+        ago, is waited for within the same bounds."""
+        start = last_change = time.monotonic()
+        if self._lost_at is not None:
+            self._kick.set()  # a thread backing off from a lost hub retries now
+        with self._cond:
+            seen = self._progress
+            while self._unsent or self._sending or self._control:
+                now = time.monotonic()
+                if now - start >= cap:
+                    break
+                if not (self.attached or self._connecting or self._reconnecting(now)):
+                    break
+                if self._progress != seen:
+                    seen, last_change = self._progress, now
+                elif now - last_change >= idle:
+                    break
+                self._cond.wait(0.02)
+            return self._unsent + self._sending
+
+    def close(self, idle: float = FLUSH_IDLE_S, cap: float = FLUSH_CAP_S) -> int:
+        """dispose() and the exit flush: flush (bounded), then stop. Returns and reports what was not sent."""
+        if self._thread is None:
+            return 0
+        left = self.flush(idle, cap)
+        self.stop(graceful=left == 0)
+        dropped = self.counters["dropped"]
+        if (left or dropped) and self.counters["connects"]:
+            where = f"the hub at {self._options.url}"
+            self._warn(
+                f"[graphmind] {left} event(s) could not be sent to {where} before closing (it stopped taking them)"
+                f" and {dropped} were dropped earlier because the replay buffer was full; "
+                "stats() counts them. Raise buffer_size / max_buffer_bytes, or keep the hub running until the app exits.",
+                key="close-unsent",
+            )
+        return left
+
+    def stop(self, graceful: bool = True) -> None:
         with self._cond:
             self._stopping = True
             self._cond.notify_all()
         self._kick.set()
+        ws = self._ws
+        if ws is not None and not graceful:
+            # The hub stopped reading: a closing handshake would block behind a full socket. Cut it.
+            with contextlib.suppress(Exception):
+                ws.socket.shutdown(socket.SHUT_RDWR)
         self._close_ws()
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout=2.0)
+            thread.join(timeout=1.0)
 
     # ---- transport thread ---------------------------------------------------------------------
+    def _reconnecting(self, now: float) -> bool:
+        return self._lost_at is not None and now - self._lost_at < QUICK_WINDOW_S
+
+    def _retry_delay(self, failures: int) -> float:
+        if self._lost_at is None:
+            return self._options.retry_interval  # a hub that was never there
+        since = time.monotonic() - self._lost_at
+        if since < QUICK_WINDOW_S:
+            return QUICK_RETRY_S
+        doublings = min(
+            30, max(0, failures - int(QUICK_WINDOW_S / QUICK_RETRY_S))
+        )  # capped: no overflow, ever
+        return min(self._options.retry_interval, 0.5 * 2.0**doublings)
+
     def _main(self) -> None:
+        failures = 0
+        reported = False
         while not self._stopping:
             try:
                 connected = self._connect()
-            except Exception as exc:  # pragma: no cover - defensive: never let the thread die
-                self._warn(f"[graphmind] transport error: {exc!r}", key="transport-connect")
+            except BaseException as exc:  # a patched or broken connect: KeyboardInterrupt included
                 connected = False
+                self._connecting = False
+                if not reported:
+                    reported = True
+                    with contextlib.suppress(BaseException):
+                        self._warn(
+                            f"[graphmind] connecting to the hub raised {exc!r}; retrying",
+                            key="transport-connect",
+                        )
             if not connected:
+                failures += 1
                 self.counters["connect_failures"] += 1
-                self._kick.wait(self._options.retry_interval)
+                self._kick.wait(self._retry_delay(failures))
                 self._kick.clear()
                 continue
-            self._write_loop()
+            failures = 0
+            try:
+                self._write_loop()
+            except BaseException as exc:  # never let the thread die
+                _log.debug("graphmind: writer stopped (%r)", exc)
+                self._close_ws()
             self._kick.clear()
 
     def _connect(self) -> bool:
-        from websockets.sync.client import connect
-
-        opts = self._options
-        # websockets >= 17 warns unless direct (non-`with`) use is declared; older versions lack the flag.
-        legacy: dict[str, Any] = {"legacy": True} if "legacy" in inspect.signature(connect).parameters else {}
+        self._connecting = True
         try:
-            ws = connect(  # type: ignore[call-overload,unused-ignore]
-                opts.url,
-                open_timeout=opts.connect_timeout + opts.handshake_timeout,
-                close_timeout=0.5,
-                max_size=None,
-                compression=None,
-                user_agent_header=f"graphmind-python/{opts.sdk.get('version', '')}",
-                **legacy,
-            )
-        except Exception as exc:
-            _log.debug("graphmind: no hub at %s (%r)", opts.url, exc)
+            opened = self._link.open()
+        finally:
+            self._connecting = False
+        if opened is None:
             return False
-        try:
-            ws.send(
-                proto.encode(
-                    proto.hello(
-                        app=opts.app, sdk=opts.sdk, pid=os.getpid(), client_id=self._client_id, meta=opts.meta
-                    )
-                )
-            )
-            welcome = proto.decode(ws.recv(timeout=opts.handshake_timeout))
-            if welcome is None or welcome.get("type") != proto.WELCOME:
-                code = welcome.get("code") if welcome else None
-                self._warn(
-                    f"[graphmind] the hub at {opts.url} refused the handshake ({code or 'no welcome'}); "
-                    "running detached. Check that graphmind-server and graphmind-core versions match.",
-                    key="handshake",
-                )
-                ws.close()
-                return False
-            if welcome.get("protocol") not in proto.SUPPORTED_PROTOCOLS:
-                self._warn(
-                    f"[graphmind] the hub at {opts.url} chose protocol {welcome.get('protocol')!r}, which this SDK "
-                    "does not speak; running detached. Upgrade graphmind-core.",
-                    key="handshake",
-                )
-                ws.close()
-                return False
-        except Exception as exc:
-            _log.debug("graphmind: handshake with %s failed (%r)", opts.url, exc)
-            with contextlib.suppress(Exception):
-                ws.close()
-            return False
+        ws, welcome = opened
         with self._cond:
             if self._stopping:
                 ws.close()
                 return False
             self._ws = ws
             # Replay everything buffered, oldest first, before anything new.
-            self._pending = list(self._ring)
+            self._unsent = len(self._ring)
+            self._control = []
             self.attached = True
+            self._lost_at = None
             self.counters["connects"] += 1
         try:
             self._on_attach(welcome)
         except Exception as exc:  # pragma: no cover - defensive
             self._warn(f"[graphmind] internal error on attach: {exc!r}", key="on-attach")
         self._attached_event.set()
-        threading.Thread(target=self._read_loop, args=(ws,), name="graphmind-reader", daemon=True).start()
+        self._thread_class(target=self._read_loop, args=(ws,), name="graphmind-reader", daemon=True).start()
         return True
 
     def _write_loop(self) -> None:
         cond = self._cond
+        ring = self._ring
         while True:
             with cond:
-                while self.attached and not self._pending and not self._stopping:
+                while self.attached and not self._unsent and not self._control and not self._stopping:
                     cond.wait(1.0)
-                if not self.attached:
+                if not self.attached or (self._stopping and not self._unsent and not self._control):
                     return
-                batch, self._pending = self._pending, []
-                self._sending = True
+                control, self._control = self._control, []
+                count = min(self._unsent, BATCH)
+                first = len(ring) - self._unsent
+                batch = list(islice(ring, first, first + count))
+                self._unsent -= count
+                self._sending = count
                 ws = self._ws
             try:
+                for frame in control:
+                    ws.send(frame)
                 sent = 0
                 for entry in batch:
-                    text = entry[0]
+                    text: str | None = entry[0]
                     if type(text) is not str:
                         text = self._encode(entry)
-                    if not text:
-                        continue
-                    ws.send(text)
-                    sent += 1
-                self.counters["sent"] += sent
+                    if text:
+                        ws.send(text)
+                        sent += 1
             except Exception as exc:
                 _log.debug("graphmind: send failed (%r)", exc)
                 with cond:
-                    self._sending = False
+                    self._sending = 0
+                    cond.notify_all()
                 self._detach(ws)
                 return
             with cond:
-                self._sending = False
+                self.counters["sent"] += sent
+                self._sending = 0
+                self._progress += 1
                 cond.notify_all()  # flush() waiters
-                if self._stopping and not self._pending:
-                    return
 
     def _encode(self, entry: list[Any]) -> str | None:
         """The entry's JSON text, kept in the entry for replays; None (and a warning) if it has none."""
         try:
-            text = proto.encode(entry[0])
+            text = self._encode_frame(entry[0])
         except Exception as exc:  # the pipeline makes every event JSON-safe; never let one stop the writer
             self._warn(f"[graphmind] dropped an event that could not be encoded: {exc!r}", key="encode")
             entry[0] = ""  # a replay skips it too, without a second warning
@@ -265,7 +328,7 @@ class Transport:
     def _read_loop(self, ws: Any) -> None:
         try:
             for message in ws:
-                frame = proto.decode(message)
+                frame = self._decode_frame(message)
                 if frame is None:
                     self._warn(
                         "[graphmind] ignored a frame from the hub that is not a JSON object with a type",
@@ -286,9 +349,13 @@ class Transport:
                 return
             self.attached = False
             self._ws = None
-            self._pending = []
+            self._control = []
+            if not self._stopping:
+                self._unsent = len(self._ring)  # all of it is replayed on the next attach
+                self._lost_at = time.monotonic()
             self._attached_event.clear()
             self._cond.notify_all()
+        self._kick.set()  # the first retry is immediate
         with contextlib.suppress(Exception):
             ws.close()
         try:

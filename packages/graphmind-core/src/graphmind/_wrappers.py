@@ -12,6 +12,7 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ._code_holds import BreakpointArg, CodeHolds, Condition
 from ._node import NodeSpec
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ def _tool_name(fn: Any) -> str:
 class _ArgDescriber:
     """Turns (args, kwargs) into the input dict, binding positional arguments to their names."""
 
-    __slots__ = ("_names", "_signature", "_simple")
+    __slots__ = ("_names", "_signature", "_simple", "defaults")
 
     def __init__(self, fn: Callable[..., Any]) -> None:
         try:
@@ -46,6 +47,12 @@ class _ArgDescriber:
         params = list(self._signature.parameters.values()) if self._signature else []
         self._simple = all(p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) for p in params)
         self._names = [p.name for p in params if p.kind == p.POSITIONAL_OR_KEYWORD]
+        # What a hold_if condition sees besides the arguments passed: the defaults of the others.
+        self.defaults = {
+            p.name: p.default
+            for p in params
+            if p.default is not p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+        }
 
     def __call__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         if not args:
@@ -72,10 +79,17 @@ class _ArgDescriber:
         return {"args": list(args), **kwargs}
 
 
-def gate_callable(engine: Engine, fn: F, name: str, kind: str = "tool") -> F:
+def gate_callable(engine: Engine, fn: F, name: str, kind: str = "tool", holds: CodeHolds | None = None) -> F:
     """The one place a plain callable becomes a gated one."""
     describe = _ArgDescriber(fn)
     node_id = f"{kind}:{name}"
+    gates = holds.gates if holds is not None else frozenset()
+    hold_if = holds.hold_if if holds is not None else None
+    if hold_if is not None and describe.defaults:
+        condition, defaults = hold_if, describe.defaults
+
+        def hold_if(**arguments: Any) -> Any:  # the bound arguments, defaults applied
+            return condition(**{**defaults, **arguments})
 
     if inspect.iscoroutinefunction(fn):
 
@@ -83,7 +97,7 @@ def gate_callable(engine: Engine, fn: F, name: str, kind: str = "tool") -> F:
         async def agated(*args: Any, **kwargs: Any) -> Any:
             if not engine.live:
                 return await fn(*args, **kwargs)
-            spec = NodeSpec(name, kind, describe(args, kwargs), node_id)
+            spec = NodeSpec(name, kind, describe(args, kwargs), node_id, breakpoints=gates, hold_if=hold_if)
             return await engine.aexecute(spec, lambda: fn(*args, **kwargs))
 
         gated: Any = agated
@@ -93,7 +107,7 @@ def gate_callable(engine: Engine, fn: F, name: str, kind: str = "tool") -> F:
         def sgated(*args: Any, **kwargs: Any) -> Any:
             if not engine.live:
                 return fn(*args, **kwargs)
-            spec = NodeSpec(name, kind, describe(args, kwargs), node_id)
+            spec = NodeSpec(name, kind, describe(args, kwargs), node_id, breakpoints=gates, hold_if=hold_if)
             return engine.execute(spec, lambda: fn(*args, **kwargs))
 
         gated = sgated
@@ -102,38 +116,60 @@ def gate_callable(engine: Engine, fn: F, name: str, kind: str = "tool") -> F:
     return gated  # type: ignore[no-any-return]
 
 
-def wrap(engine: Engine, fn: F, name: str | None = None) -> F:
-    """A gated version of `fn`, producing a `tool:<name>` node per call."""
+def wrap(
+    engine: Engine,
+    fn: F,
+    name: str | None = None,
+    *,
+    breakpoint: BreakpointArg = None,
+    hold_if: Condition | None = None,
+) -> F:
+    """A gated version of `fn`, producing a `tool:<name>` node per call (holds: _code_holds.py)."""
+    holds = CodeHolds.of(breakpoint, hold_if)  # a bad value is an error even when disabled
     if not engine.enabled:
         return fn
     if hasattr(fn, WRAPPED_ATTR):
         return fn
     if not callable(fn):
         raise TypeError(f"graphmind: wrap() takes a callable, got {type(fn).__name__}")
-    return gate_callable(engine, fn, name or _tool_name(fn))
+    return gate_callable(engine, fn, name or _tool_name(fn), holds=holds)
 
 
-def wrap_tools(engine: Engine, tools: ToolsT) -> ToolsT:
-    """Wraps a `{name: callable}` dict (keys name the nodes), a list, or one callable; same shape back."""
+def wrap_tools(
+    engine: Engine, tools: ToolsT, *, breakpoint: BreakpointArg = None, hold_if: Condition | None = None
+) -> ToolsT:
+    """Wraps a `{name: callable}` dict (keys name the nodes), a list, or one callable; same shape back.
+    `breakpoint` / `hold_if` apply to each tool."""
+    CodeHolds.of(breakpoint, hold_if)
     if not engine.enabled:
         return tools
+    holds: dict[str, Any] = {"breakpoint": breakpoint, "hold_if": hold_if}
     if isinstance(tools, Mapping):
-        return {key: wrap(engine, fn, str(key)) for key, fn in tools.items()}  # type: ignore[return-value]
+        return {key: wrap(engine, fn, str(key), **holds) for key, fn in tools.items()}  # type: ignore[return-value]
     if isinstance(tools, (list, tuple)):
-        return type(tools)(wrap(engine, fn) for fn in tools)
+        return type(tools)(wrap(engine, fn, **holds) for fn in tools)
     if callable(tools):
-        return wrap(engine, tools)
+        return wrap(engine, tools, **holds)
     raise TypeError(f"graphmind: wrap_tools() takes a dict, a list or a callable, got {type(tools).__name__}")
 
 
-def wrap_method(engine: Engine, obj: Any, method_name: str, name: str | None = None) -> Any:
+def wrap_method(
+    engine: Engine,
+    obj: Any,
+    method_name: str,
+    name: str | None = None,
+    *,
+    breakpoint: BreakpointArg = None,
+    hold_if: Condition | None = None,
+) -> Any:
     """Gates one method of one object, in place (other instances are untouched). Returns `obj`."""
+    CodeHolds.of(breakpoint, hold_if)
     if not engine.enabled:
         return obj
     current = getattr(obj, method_name)
     if hasattr(current, WRAPPED_ATTR):
         return obj
-    gated = wrap(engine, current, name or method_name)
+    gated = wrap(engine, current, name or method_name, breakpoint=breakpoint, hold_if=hold_if)
     gated.__graphmind_own_attr__ = method_name in getattr(obj, "__dict__", {})
     try:
         setattr(obj, method_name, gated)

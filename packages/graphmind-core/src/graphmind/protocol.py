@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import json
 import json.encoder
+import os
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Final
 
 PROTOCOL_VERSION: Final = 1
@@ -71,6 +74,20 @@ REDACTED: Final = "__REDACTED__"
 CLOSE_UNSUPPORTED_PROTOCOL: Final = 4001
 CLOSE_HELLO_REQUIRED: Final = 4002
 CLOSE_FORBIDDEN: Final = 4003
+CLOSE_UNAUTHORIZED: Final = 4401
+
+# The hub's token (docs/security.md): apps send `Authorization: Bearer <token>` on the upgrade.
+TOKEN_ENV: Final = "GRAPHMIND_TOKEN"
+HOME_ENV: Final = "GRAPHMIND_HOME"
+TOKEN_COOKIE: Final = "graphmind_token"
+
+
+def token_file(port: int, environ: Mapping[str, str] | None = None) -> Path:
+    """Where a hub on `port` keeps its token (0600), so an app of the same user finds it:
+    `$GRAPHMIND_HOME/token-<port>`, by default `~/.graphmind/token-<port>`."""
+    env = os.environ if environ is None else environ
+    home = env.get(HOME_ENV, "").strip()
+    return (Path(home) if home else Path("~/.graphmind")).expanduser() / f"token-{port}"
 
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)

@@ -53,6 +53,14 @@ class _Link:
         self.tool_ids: dict[int, tuple[str, str]] = {}
 
 
+def _run_name(serialized: Any, kwargs: dict[str, Any]) -> str:
+    """A run is named after its graph: `compile(name=...)`, `create_react_agent(name=...)` or the
+    config's `run_name` arrive as the callback's `name`; `serialized` names only the class
+    (langchain-core 0.3 passes {"name": "LangGraph"} for every compiled graph), so it comes second."""
+    name = kwargs.get("name")
+    return name if isinstance(name, str) and name else _name(serialized, kwargs, "chain")
+
+
 def _name(serialized: Any, kwargs: dict[str, Any], default: str) -> str:
     if isinstance(serialized, dict):
         name = serialized.get("name")
@@ -129,9 +137,7 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
                     raise RunAborted(run.run_id)
                 self._links[run_id] = _Link(run, None)
                 return
-            self._links[run_id] = _Link(
-                client.begin_run(_name(serialized, kwargs, "chain")), None, owns_run=True
-            )
+            self._links[run_id] = _Link(client.begin_run(_run_name(serialized, kwargs)), None, owns_run=True)
         except RunAborted:
             raise
         except Exception as exc:

@@ -215,8 +215,8 @@ def _chat_message(message: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class _Server(ThreadingHTTPServer):
-    # socketserver's default listen backlog is 5: twenty calls connecting at once (the gate
-    # matrix's concurrent holds) could be refused under load.
+    # socketserver's default listen backlog is 5: twenty calls released at once from held gates
+    # (the gate matrix's twenty_async_holds) overflowed it on a loaded machine (a reset connection).
     request_queue_size = 128
 
     def handle_error(self, request: Any, client_address: Any) -> None:

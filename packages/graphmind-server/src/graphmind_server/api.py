@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
 from graphmind import protocol as proto
@@ -14,6 +14,7 @@ from graphmind import protocol as proto
 from ._version import __version__
 from .debugstate import DebugStateError
 from .hub import Hub
+from .jsontext import JSON
 from .store import reads
 from .store.derive import RUN_STATUSES
 from .store.ops import DeleteRun
@@ -26,8 +27,8 @@ def _hub(request: Request) -> Hub:
     return request.app.state.hub
 
 
-def error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status)
+def error(status: int, message: str) -> JSON:
+    return JSON({"error": message}, status_code=status)
 
 
 class BadRequest(Exception):
@@ -52,9 +53,24 @@ async def _json_body(request: Request) -> Any:
     if not raw.strip():
         return {}
     try:
-        return json.loads(raw)
+        return json.loads(raw, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except BadRequest:
+        raise
+    except RecursionError:
+        raise BadRequest("the body is nested too deeply to read") from None
     except ValueError as exc:
-        raise BadRequest(f"the body is not JSON ({exc})") from None
+        raise BadRequest(f"the body is not JSON ({str(exc)[:200]})") from None
+
+
+def _refuse_constant(name: str) -> None:
+    raise BadRequest(f"the body contains {name}, which is not JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value - value != 0:
+        raise BadRequest(f"the number {text[:40]} in the body is out of range")
+    return value
 
 
 def _contains_redacted(value: Any) -> bool:
@@ -72,7 +88,7 @@ async def health(request: Request) -> Response:
     forwarder = getattr(request.app.state, "otlp", None)
     if forwarder is not None:  # serve --otlp-endpoint: how the forwarding goes
         body["otlp"] = forwarder.stats()
-    return JSONResponse(body)
+    return JSON(body)
 
 
 async def list_runs(request: Request) -> Response:
@@ -89,7 +105,7 @@ async def list_runs(request: Request) -> Response:
     held = hub.held_counts()
     for run in runs:
         run["heldCount"] = held.get(run["id"], 0)
-    return JSONResponse({"runs": runs})
+    return JSON({"runs": runs})
 
 
 async def get_run(request: Request) -> Response:
@@ -100,7 +116,7 @@ async def get_run(request: Request) -> Response:
     if run is None:
         return error(404, f"no run {run_id!r} (deleted, pruned, or never reported)")
     run["heldCount"] = hub.held_counts().get(run_id, 0)
-    return JSONResponse(run)
+    return JSON(run)
 
 
 def _events_page(conn: Any, run_id: str, after: int, limit: int) -> tuple[list[str], int | None] | None:
@@ -132,7 +148,7 @@ async def delete_run(request: Request) -> Response:
     run_id = request.path_params["run_id"]
     if not await hub.store.submit(DeleteRun(run_id)):
         return error(404, f"no run {run_id!r}")
-    return JSONResponse({"ok": True})
+    return JSON({"ok": True})
 
 
 async def abort_run(request: Request) -> Response:
@@ -147,11 +163,11 @@ async def abort_run(request: Request) -> Response:
         return error(409, f"run {run_id!r} is {status}, not running: there is nothing to abort")
     if not await hub.abort(client_id, run_id):
         return error(409, f"the app of run {run_id!r} is not attached, so it cannot be aborted now")
-    return JSONResponse({"ok": True})
+    return JSON({"ok": True})
 
 
 async def list_gates(request: Request) -> Response:
-    return JSONResponse({"gates": [g.to_api() for g in _hub(request).gates.values()]})
+    return JSON({"gates": [g.to_api() for g in _hub(request).gates.values()]})
 
 
 async def answer_gate(request: Request) -> Response:
@@ -163,10 +179,10 @@ async def answer_gate(request: Request) -> Response:
         return error(400, str(exc))
     if not isinstance(body, dict) or body.get("action") not in ACTIONS:
         return error(
-            400, 'the body must be {"action": "continue" | "retry" | "inject" | "abort", "value": ...}'
+            400, 'the body must be {"action": ' + " | ".join(f'"{a}"' for a in ACTIONS) + ', "value": ...}'
         )
     action = body["action"]
-    if action == "inject" and "value" not in body:
+    if action == proto.INJECT and "value" not in body:
         return error(400, 'inject needs a "value" (any JSON, null included)')
     gate = hub.gates.get(gate_id)
     if gate is None:
@@ -176,13 +192,13 @@ async def answer_gate(request: Request) -> Response:
             422,
             f"a {gate.event.get('gate')} gate does not take {action!r}; it takes {', '.join(gate.actions)}",
         )
-    if action == "inject" and _contains_redacted(body["value"]):
+    if action == proto.INJECT and _contains_redacted(body["value"]):
         return error(
             422, f"the inject value still contains {REDACTED!r} (a hidden value); replace it with real data"
         )
-    outcome = await hub.resolve_gate(gate, action, body.get("value"), action == "inject")
+    outcome = await hub.resolve_gate(gate, action, body.get("value"), action == proto.INJECT)
     if outcome == "resumed":
-        return JSONResponse({"ok": True, "gateId": gate_id, "action": action})
+        return JSON({"ok": True, "gateId": gate_id, "action": action})
     if outcome == "timeout":
         return error(
             504,
@@ -194,7 +210,7 @@ async def answer_gate(request: Request) -> Response:
 
 
 async def get_debug(request: Request) -> Response:
-    return JSONResponse(_hub(request).debug.to_json())
+    return JSON(_hub(request).debug.to_json())
 
 
 async def put_debug(request: Request) -> Response:
@@ -212,7 +228,7 @@ async def put_debug(request: Request) -> Response:
     out = state.to_json()
     if pending:
         out["pending"] = pending
-    return JSONResponse(out)
+    return JSON(out)
 
 
 async def pause(request: Request) -> Response:
@@ -225,7 +241,7 @@ async def pause(request: Request) -> Response:
     if not isinstance(body, dict) or set(body) - {"runId"} or not (run_id is None or isinstance(run_id, str)):
         return error(400, 'the body must be {} or {"runId": "..."}')
     await hub.pause(run_id)
-    return JSONResponse({"ok": True})
+    return JSON({"ok": True})
 
 
 async def not_found(request: Request) -> Response:

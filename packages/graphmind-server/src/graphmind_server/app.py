@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import Response
 from starlette.routing import Mount, WebSocketRoute
 
 from . import api
@@ -17,11 +21,14 @@ from .export.forwarder import OtlpForwarder
 from .export.otlp_http import OtlpTarget
 from .hub import Hub
 from .ingest import ingest
+from .jsontext import JSON
 from .live import live
 from .security import Guard
 from .static import Viewer
 from .store import Store, reads
 from .store.writer import Committed
+
+_log = logging.getLogger("graphmind.hub")
 
 
 def initial_debug_state(store: Store, settings: Settings) -> DebugState:
@@ -30,6 +37,25 @@ def initial_debug_state(store: Store, settings: Settings) -> DebugState:
     state = DebugState.loads(saved) if saved else DebugState()
     state.pause_on_error = settings.pause_on_error
     return state
+
+
+async def _internal_error(request: Request, exc: Exception) -> Response:
+    """A bug must still answer JSON (and a one-line log), never a plain-text 500."""
+    _log.error("graphmind: %s %s failed: %r", request.method, request.url.path, exc)
+    return JSON(
+        {"error": f"internal error ({type(exc).__name__}); the hub log has the details"}, status_code=500
+    )
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    """Starlette's own 404/405 (a path no route matches, e.g. one with a newline) as JSON too."""
+    assert isinstance(exc, HTTPException)
+    message = (
+        f"no such route: {request.method} {request.url.path!r} (see docs/api.md)"
+        if exc.status_code == 404
+        else exc.detail
+    )
+    return JSON({"error": message}, status_code=exc.status_code, headers=exc.headers)
 
 
 def otlp_forwarder(settings: Settings, store: Store) -> OtlpForwarder | None:
@@ -73,8 +99,16 @@ def build_app(settings: Settings, store: Store) -> Starlette:
             WebSocketRoute("/api/live", live),
             Mount("/", app=Viewer(settings.viewer_dist)),
         ],
-        middleware=[Middleware(Guard, allowed_origins=settings.allowed_origins, bound_host=settings.host)],
+        middleware=[
+            Middleware(
+                Guard,
+                allowed_origins=settings.allowed_origins,
+                bound_host=settings.host,
+                token=settings.token,
+            )
+        ],
         lifespan=lifespan,
+        exception_handlers={Exception: _internal_error, HTTPException: _http_error},
     )
     app.state.hub = Hub(store, settings, initial_debug_state(store, settings))
     app.state.otlp = otlp_forwarder(settings, store)

@@ -27,8 +27,10 @@ PLUGIN_GROUP = "graphmind.commands"
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         # One line, not usage + error: the rule for every CLI error in this project.
-        # Point at the help of the command used (set by main(); unknown flags surface at the top level).
-        command = getattr(self, "command_used", DEFAULT_COMMAND)
+        # Point at the help of the command used: a subcommand's own parser knows its name from its
+        # prog ("graphmind demo"); on the top parser main() sets it (unknown flags surface there).
+        words = self.prog.split()
+        command = words[1] if len(words) > 1 else getattr(self, "command_used", DEFAULT_COMMAND)
         self.exit(2, f"graphmind: {message} (see graphmind {command + ' ' if command else ''}--help)\n")
 
 

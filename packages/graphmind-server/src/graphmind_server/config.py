@@ -6,7 +6,9 @@ names the flag or variable that fixes it.
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +45,29 @@ class Settings:
     otlp_endpoint: str | None = None
     otlp_protocol: str = "http/protobuf"
     otlp_headers: dict[str, str] = field(default_factory=dict)
+    token: str | None = None  # every request must carry it (docs/security.md)
+
+
+def is_loopback(host: str) -> bool:
+    name = host.strip().strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def parse_token(value: str, name: str) -> str:
+    text = value.strip()
+    if text == "auto":
+        return secrets.token_urlsafe(24)
+    if len(text) < 16 or not text.isascii() or not text.isprintable() or any(c in text for c in " ;,\"'"):
+        raise ConfigError(
+            f"{name} must be auto or at least 16 printable ASCII characters without spaces, "
+            f"quotes, commas or semicolons (got {len(text)} characters)"
+        )
+    return text
 
 
 def _whole(value: str, name: str, *, minimum: int, maximum: int | None = None) -> int:
@@ -133,6 +158,13 @@ def settings_from(flags: Mapping[str, str | bool | None], env: Mapping[str, str]
         s.retention = text == "on"
     if (v := pick("", "", "GRAPHMIND_ALLOWED_ORIGINS")) is not None:
         s.allowed_origins = parse_allowed_origins(v[0])
+    if (v := pick("token", "--token", "GRAPHMIND_TOKEN")) is not None:
+        s.token = parse_token(v[0], v[1])
+    if not is_loopback(s.host) and s.token is None:
+        raise ConfigError(
+            f"--host {s.host} exposes prompts and the steering API beyond this machine, so it "
+            "requires a token: add --token auto (or set GRAPHMIND_TOKEN)"
+        )
     if (v := pick("", "", "GRAPHMIND_VIEWER_DIST")) is not None:
         dist = Path(v[0].strip()).expanduser()
         if not dist.is_dir():

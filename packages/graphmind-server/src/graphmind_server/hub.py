@@ -19,6 +19,7 @@ from graphmind import protocol as proto
 
 from .config import Settings
 from .debugstate import DebugState
+from .jsontext import dumps
 from .store import Store
 from .store.ops import Abandon, SetSetting
 from .store.writer import Committed
@@ -47,7 +48,7 @@ class AppConnection:
 
     async def send(self, frame: dict[str, Any]) -> bool:
         try:
-            await self.send_text(json.dumps(frame))
+            await self.send_text(dumps(frame))
             return True
         except Exception:  # the app went away mid-send; its disconnect is handled by the ingest loop
             return False
@@ -65,11 +66,11 @@ class Gate:
 
     @property
     def actions(self) -> list[str]:
-        before = self.event.get("gate") == "before"
+        before = self.event.get("gate") == proto.BEFORE
         acts = self.event.get("actions")
         if isinstance(acts, list) and all(isinstance(a, str) for a in acts):
             # A before gate never takes retry, whatever the app listed (protocol.md, "Gates").
-            return [a for a in acts if not (before and a == "retry")]
+            return [a for a in acts if not (before and a == proto.RETRY)]
         return BEFORE_ACTIONS if before else OTHER_ACTIONS
 
     def to_api(self) -> dict[str, Any]:
@@ -88,6 +89,8 @@ class Gate:
             "output": ev.get("output"),
             "error": ev.get("error"),
             "loop": ev.get("loop"),
+            "source": ev.get("source"),
+            "why": ev.get("why"),
             "heldSince": self.held_since,
         }
 
@@ -125,7 +128,9 @@ class Hub:
         self.closing = True
         gates = list(self.gates.values())
         for gate in gates:
-            await gate.conn.send({"type": "gate.resolve", "gateId": gate.app_id, "action": "continue"})
+            await gate.conn.send(
+                {"type": proto.GATE_RESOLVE, "gateId": gate.app_id, "action": proto.CONTINUE}
+            )
         deadline = time.monotonic() + timeout
         while any(g.hub_id in self.gates for g in gates) and time.monotonic() < deadline:
             await asyncio.sleep(0.01)
@@ -150,12 +155,12 @@ class Hub:
         """The welcome went out: from now on the app gets every debug change."""
         conn.ready = True
         if self.debug.version != welcomed_version:
-            await conn.send({"type": "debug.state", **self.debug.to_json()})
+            await conn.send({"type": proto.DEBUG_STATE, **self.debug.to_json()})
 
     def detach(self, conn: AppConnection) -> None:
         self.conns.pop(conn.id, None)
         for gate in list(conn.gates.values()):
-            self._release(gate, action="continue", by="disconnect", outcome="gone")
+            self._release(gate, action=proto.CONTINUE, by="disconnect", outcome="gone")
         if self.clients.get(conn.client_id) is conn:
             del self.clients[conn.client_id]
             if not self.closing:
@@ -216,7 +221,7 @@ class Hub:
         gate = conn.gates.get(app_id)
         if gate is not None:
             action, by = event.get("action"), event.get("by")
-            action = action if isinstance(action, str) else "continue"
+            action = action if isinstance(action, str) else proto.CONTINUE
             by = by if isinstance(by, str) else "hub"
             self._release(gate, action=action, by=by, outcome="resumed")
 
@@ -239,7 +244,7 @@ class Hub:
         if gate.waiter is not None and not gate.waiter.done():
             return "busy"
         gate.waiter = asyncio.get_running_loop().create_future()
-        frame: dict[str, Any] = {"type": "gate.resolve", "gateId": gate.app_id, "action": action}
+        frame: dict[str, Any] = {"type": proto.GATE_RESOLVE, "gateId": gate.app_id, "action": action}
         if has_value:
             frame["value"] = value
         if not await gate.conn.send(frame):
@@ -268,7 +273,7 @@ class Hub:
         self.debug = state
         self.store.submit(SetSetting("debug", state.dumps()))
         self.broadcast({"type": "debug", "debug": state.to_json()})
-        frame = {"type": "debug.state", **state.to_json()}
+        frame = {"type": proto.DEBUG_STATE, **state.to_json()}
         await asyncio.gather(*(c.send(frame) for c in list(self.conns.values()) if c.ready))
         deadline = time.monotonic() + DEBUG_ACK_S
         while True:
@@ -281,21 +286,21 @@ class Hub:
                 await asyncio.wait_for(self._ack_changed.wait(), remaining)
 
     async def pause(self, run_id: str | None) -> None:
-        frame = {"type": "pause", "runId": run_id}
+        frame = {"type": proto.PAUSE, "runId": run_id}
         await asyncio.gather(*(c.send(frame) for c in list(self.conns.values()) if c.ready))
 
     async def abort(self, client_id: str, run_id: str) -> bool:
         conn = self.clients.get(client_id)
         if conn is None:
             return False
-        return await conn.send({"type": "run.abort", "runId": run_id})
+        return await conn.send({"type": proto.RUN_ABORT, "runId": run_id})
 
     # -- the live feed -------------------------------------------------------------------------
 
     def broadcast(self, frame: dict[str, Any] | str) -> None:
         if not self.viewers:
             return
-        text = frame if isinstance(frame, str) else json.dumps(frame)
+        text = frame if isinstance(frame, str) else dumps(frame)
         for viewer in list(self.viewers):
             viewer.offer(text)
 

@@ -17,10 +17,15 @@ from .store.derive import text as clean_text
 
 EVENT_TYPES = proto.EVENT_TYPES
 HELLO_TIMEOUT_S = 10.0
-# Past this many uncommitted events the hub stops reading from apps until the writer catches up,
-# so a flood slows the senders (TCP backpressure) instead of growing memory.
+# Past this many uncommitted events, or this much uncommitted event text, the hub stops reading
+# from apps until the writer catches up: a flood slows the senders (TCP backpressure; the app's
+# events wait in its own bounded ring) instead of growing the hub's memory (docs/hub.md).
 BACKLOG_HIGH = 50_000
 BACKLOG_LOW = 10_000
+BACKLOG_HIGH_BYTES = 32 * 1024 * 1024
+BACKLOG_LOW_BYTES = 8 * 1024 * 1024
+MAX_SEQ = 2**63 - 1  # SQLite's INTEGER
+MAX_TS = 2**63 - 1  # an integer ts beyond this would not fit a double's exact range anyway
 
 
 class BadFrame(ValueError):
@@ -31,21 +36,35 @@ def _nonfinite(_: str) -> None:
     raise BadFrame("nonfinite")
 
 
+def _float(text: str) -> float:
+    value = float(text)
+    if value - value != 0:  # 1e400 parses as inf
+        raise BadFrame(f"the number {text[:40]} is out of range (JSON numbers here must be finite doubles)")
+    return value
+
+
 # Built once: json.loads(text, parse_constant=...) would build a decoder per frame (the hot path).
-_DECODER = json.JSONDecoder(parse_constant=_nonfinite)
+# A float hook costs little (integers keep the C fast path): 1e400 is refused, not stored as Infinity.
+_DECODER = json.JSONDecoder(parse_constant=_nonfinite, parse_float=_float)
+_LENIENT = json.JSONDecoder(parse_constant=lambda _: None, parse_float=_float)
 
 
 def parse_frame(text: str) -> tuple[dict[str, Any], str]:
     """The frame as an object and the text to store (BadFrame with a reason otherwise)."""
     try:
-        obj = _DECODER.decode(text)
+        try:
+            obj = _DECODER.decode(text)
+        except BadFrame as exc:
+            if str(exc) != "nonfinite":
+                raise
+            # The literals NaN / Infinity are not JSON, but Python's json.dumps writes them: keep the
+            # event and store those values as null, so every reader can parse what the hub hands back.
+            obj = _LENIENT.decode(text)
+            text = json.dumps(obj, separators=(",", ":"))
     except BadFrame:
-        # NaN / Infinity are not JSON, but Python's json.dumps writes them: keep the event and
-        # store those values as null, so every reader can parse what the hub hands back.
-        obj = json.loads(text, parse_constant=lambda _: None)
-        text = json.dumps(obj, separators=(",", ":"))
+        raise
     except (ValueError, RecursionError) as exc:
-        raise BadFrame(f"frame is not JSON ({exc})") from None
+        raise BadFrame(f"frame is not JSON ({str(exc)[:200]})") from None
     if not isinstance(obj, dict):
         raise BadFrame("a frame must be a JSON object")
     if not isinstance(obj.get("type"), str):
@@ -54,7 +73,7 @@ def parse_frame(text: str) -> tuple[dict[str, Any], str]:
 
 
 def _error(code: str, message: str, **extra: Any) -> str:
-    return json.dumps({"type": "error", "code": code, "message": message, **extra})
+    return json.dumps({"type": proto.ERROR, "code": code, "message": message, **extra})
 
 
 def negotiate(hello: dict[str, Any]) -> int | None:
@@ -108,11 +127,11 @@ async def _read_hello(websocket: WebSocket) -> dict[str, Any] | None:
             frame, _ = parse_frame(message["text"])
         except BadFrame:
             frame = None
-    if frame is None or frame.get("type") != "hello":
+    if frame is None or frame.get("type") != proto.HELLO:
         await websocket.send_text(
             _error("hello_required", "the first frame must be a hello (see docs/protocol.md)")
         )
-        await websocket.close(4002)
+        await websocket.close(proto.CLOSE_HELLO_REQUIRED)
         return None
     if negotiate(frame) is None:
         await websocket.send_text(
@@ -122,7 +141,7 @@ async def _read_hello(websocket: WebSocket) -> dict[str, Any] | None:
                 supported=list(proto.SUPPORTED_PROTOCOLS),
             )
         )
-        await websocket.close(4001)
+        await websocket.close(proto.CLOSE_UNSUPPORTED_PROTOCOL)
         return None
     return frame
 
@@ -150,12 +169,15 @@ async def _frames(websocket: WebSocket, hub: Hub, conn: AppConnection) -> None:
             if (
                 not isinstance(seq, int)
                 or isinstance(seq, bool)
-                or seq < 0
+                or not 0 <= seq <= MAX_SEQ
                 or not isinstance(run_id, str)
                 or not run_id
             ):
                 await websocket.send_text(
-                    _error("bad_frame", f"a {kind} event needs an integer 'seq' and a string 'runId'")
+                    _error(
+                        "bad_frame",
+                        f"a {kind} event needs an integer 'seq' (0 to 2**63-1) and a string 'runId'",
+                    )
                 )
                 continue
             if clean_text(run_id) != run_id:
@@ -166,20 +188,25 @@ async def _frames(websocket: WebSocket, hub: Hub, conn: AppConnection) -> None:
             ts = frame.get("ts")
             if not isinstance(ts, (int, float)) or isinstance(ts, bool):
                 ts = time.time() * 1000.0
+            elif type(ts) is int and not -MAX_TS <= ts <= MAX_TS:
+                await websocket.send_text(
+                    _error("bad_frame", f"'ts' is out of range (milliseconds since 1970, at most {MAX_TS})")
+                )
+                continue
             store.put_event(conn.client_id, conn.app, frame, raw, float(ts))
-            if kind == "exec.paused":
+            if kind == proto.EXEC_PAUSED:
                 hub.on_paused(conn, frame)
-            elif kind == "exec.resumed":
+            elif kind == proto.EXEC_RESUMED:
                 hub.on_resumed(conn, frame)
-            if store.backlog > BACKLOG_HIGH:
-                await store.wait_backlog_below(BACKLOG_LOW)
-        elif kind == "debug.ack":
+            if store.backlog > BACKLOG_HIGH or store.backlog_bytes > BACKLOG_HIGH_BYTES:
+                await store.wait_backlog_below(BACKLOG_LOW, BACKLOG_LOW_BYTES)
+        elif kind == proto.DEBUG_ACK:
             version = frame.get("version")
             if isinstance(version, int) and not isinstance(version, bool):
                 hub.on_ack(conn, version)
-        elif kind == "gate.unknown":
+        elif kind == proto.GATE_UNKNOWN:
             hub.on_gate_unknown(conn, frame.get("gateId"))
-        elif kind == "hello":
+        elif kind == proto.HELLO:
             await websocket.send_text(_error("bad_frame", "hello was already received on this connection"))
         else:
             await websocket.send_text(_error("unknown_type", f"unknown frame type {kind!r}; ignored"))

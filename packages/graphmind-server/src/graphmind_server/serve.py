@@ -7,20 +7,27 @@ import contextlib
 import errno
 import signal
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import uvicorn
 
+from graphmind import protocol as graphmind_protocol
+
+from . import tokenfile
 from .app import build_app
-from .config import ConfigError, Settings, settings_from
+from .config import ConfigError, Settings, is_loopback, settings_from
 from .hub import Hub
 from .store import Store, StoreError
+from .wsprotocol import protocol_class
 
 LISTENING = "GraphMind hub listening on http://{host}:{port}"
+VIEWER_WITH_TOKEN = "Open the viewer (carries the token once): http://{host}:{port}/?token={token}"
 GRACEFUL_SHUTDOWN_S = 3
 
 
@@ -39,6 +46,11 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--db", help="SQLite database file (default $GRAPHMIND_DB or ~/.graphmind/graphmind.db)")
     p.add_argument("--keep", help="runs to keep at start-up (default $GRAPHMIND_KEEP_RUNS or 200)")
     p.add_argument("--days", help="days of runs to keep at start-up (default $GRAPHMIND_KEEP_DAYS or 30)")
+    p.add_argument(
+        "--token",
+        help="require this token on every request; auto makes a random one "
+        "(default $GRAPHMIND_TOKEN; required with a non-loopback --host)",
+    )
     p.add_argument(
         "--pause-on-error",
         dest="pause_on_error",
@@ -106,6 +118,12 @@ class _Server(uvicorn.Server):
         super().__init__(config)
         self.hub = hub
         self.on_ready = on_ready
+        self.token_file: tuple[Path, str] | None = None
+
+    def remove_token_file(self) -> None:
+        if self.token_file is not None:
+            tokenfile.remove(*self.token_file)
+            self.token_file = None
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets)
@@ -154,28 +172,53 @@ def _prepare(settings: Settings, on_ready: Callable[[int], None]) -> tuple[_Serv
         store.close()
         sock.close()
         raise
+    server_token: tuple[Path, str] | None = None
+    if settings.token:
+        try:
+            server_token = (tokenfile.write(port, settings.token), settings.token)
+        except OSError as exc:
+            store.close()
+            sock.close()
+            raise ServeError(
+                f"cannot write the token file {graphmind_protocol.token_file(port)} ({exc.strerror or exc}); "
+                "set GRAPHMIND_HOME to a writable directory"
+            ) from None
     config = uvicorn.Config(
         app,
         log_config=None,
         access_log=False,
         lifespan="on",
+        ws=protocol_class(),
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
         ws_max_size=64 * 1024 * 1024,
     )
-    return _Server(config, app.state.hub, lambda: on_ready(port)), sock
+    server = _Server(config, app.state.hub, lambda: on_ready(port))
+    server.token_file = server_token
+    return server, sock
 
 
 def run(settings: Settings) -> None:
     """Serve until SIGINT/SIGTERM, printing the listening line once ready. Raises the one-line errors."""
 
     def ready(port: int) -> None:
-        print(LISTENING.format(host=display_host(settings.host), port=port), flush=True)
+        host = display_host(settings.host)
+        print(LISTENING.format(host=host, port=port), flush=True)
+        if settings.token:
+            print(VIEWER_WITH_TOKEN.format(host=host, port=port, token=settings.token), flush=True)
 
+    if not is_loopback(settings.host):
+        print(
+            f"graphmind: warning: listening on {settings.host}, beyond this machine; every request needs the "
+            "token (docs/security.md)",
+            file=sys.stderr,
+            flush=True,
+        )
     server, sock = _prepare(settings, ready)
     try:
         server.run(sockets=[sock])
     finally:
         sock.close()
+        server.remove_token_file()
 
 
 class HubHandle:
@@ -237,6 +280,7 @@ def start_in_thread(
             failure.append(exc)
         finally:
             sock.close()
+            server.remove_token_file()
             ready.set()
 
     thread = threading.Thread(target=target, name="graphmind-hub", daemon=True)

@@ -3,6 +3,8 @@
 This is the shape of a real agent: the model is an `openai.OpenAI` client (here pointed at the
 scripted model on loopback, or at OpenAI with `--live`), the tools are plain functions gated with
 `gm.wrap_tools`, and `gm.tool_call(call.id)` links each tool node to the model step that asked for it.
+The scenario's hold is a breakpoint in this code (`breakpoint=`), so the demo never touches the
+hub's debug state: the person's own breakpoints and pause-on-error stay as they were.
 """
 
 from __future__ import annotations
@@ -18,10 +20,21 @@ SYSTEM = "You are a travel assistant. Use the tools to search, check the budget,
 
 
 def run_travel_agent(
-    openai_client: Any, gm: graphmind.Client, tools: TravelTools, *, model: str, run_name: str
+    openai_client: Any,
+    gm: graphmind.Client,
+    tools: TravelTools,
+    *,
+    model: str,
+    run_name: str,
+    breakpoints: dict[str, str] | None = None,
 ) -> tuple[str, str]:
-    """Runs one conversation to its end. Returns (run id, the assistant's final answer)."""
-    gated = gm.wrap_tools(tools.as_dict())
+    """Runs one conversation to its end. Returns (run id, the assistant's final answer).
+    `breakpoints`: tool name -> the gate held from code ("before", "error")."""
+    holds = breakpoints or {}
+    plain = {name: fn for name, fn in tools.as_dict().items() if name not in holds}
+    gated = gm.wrap_tools(plain)
+    for name, gate in holds.items():
+        gated[name] = gm.wrap(tools.as_dict()[name], name, breakpoint=gate)
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": SYSTEM},
         {"role": "user", "content": PROMPT},

@@ -74,50 +74,46 @@ class GateAnswerer(threading.Thread):
 
     def stop(self) -> None:
         self._done.set()
-        self.join(2)
+        if self.ident is not None:  # never started when the demo failed before its first gate
+            self.join(2)
 
 
-def _configure_scenario(base: str, scenario: str) -> None:
-    debug: dict[str, Any] = {
-        "mode": "run",
-        "pauseOnError": "on" if scenario == "error" else "off",
-        "breakpoints": [],
-    }
-    if scenario == "default":
-        debug["breakpoints"] = [{"nodeId": "tool:book", "gate": "before"}]
-    _api(base, "PUT", "/api/debug", debug)
+# Each scenario's hold, set in the agent's code for this run only (the loop scenario needs none: the
+# loop guard holds the third identical search while attached).
+SCENARIO_BREAKPOINTS = {"default": {"book": "before"}, "error": {"check_budget": "error"}, "loop": {}}
+
+
+NEEDS_EXTRA = "graphmind demo needs the OpenAI adapter: pip install 'graphmind-server[demo]'"
+
+
+def _require_demo_extra() -> None:
+    """Checked before anything starts (a hub, a thread), so every mode fails with the same one line."""
+    try:
+        import openai  # noqa: F401
+
+        import graphmind_openai.testing  # noqa: F401
+    except ImportError as exc:
+        raise DemoError(NEEDS_EXTRA) from exc
 
 
 def _openai_client(live: bool, base_url: str | None) -> Any:
-    try:
-        import openai
-    except ImportError as exc:
-        raise DemoError(
-            "graphmind demo needs the OpenAI adapter: pip install 'graphmind-server[demo]'"
-        ) from exc
+    import openai
+
     if live:
         return openai.OpenAI()
     return openai.OpenAI(base_url=base_url, api_key="demo-key-not-used", max_retries=0)
 
 
 def _instrument(client: Any, gm: Any) -> Any:
-    try:
-        from graphmind_openai import instrument_openai
-    except ImportError as exc:
-        raise DemoError(
-            "graphmind demo needs the OpenAI adapter: pip install 'graphmind-server[demo]'"
-        ) from exc
+    from graphmind_openai import instrument_openai
+
     return instrument_openai(client, session=gm)
 
 
 def _scripted_model(loop: bool) -> Any:
     """The loopback fake provider of graphmind-openai, answering with the travel script."""
-    try:
-        from graphmind_openai.testing import FakeOpenAI
-    except ImportError as exc:
-        raise DemoError(
-            "graphmind demo needs the OpenAI adapter: pip install 'graphmind-server[demo]'"
-        ) from exc
+    from graphmind_openai.testing import FakeOpenAI
+
     return FakeOpenAI(default_reply=lambda body: scripted_reply(body.get("messages") or [], loop=loop))
 
 
@@ -152,6 +148,7 @@ def _run(args: argparse.Namespace) -> int:
     from ..serve import start_in_thread
     from .agent import run_travel_agent
 
+    _require_demo_extra()
     hub_handle = None
     base = _existing_hub(args.port)
     if base is None:
@@ -161,7 +158,6 @@ def _run(args: argparse.Namespace) -> int:
     else:
         print(f"Using the GraphMind hub already running on {base}")
     ingest = base.replace("http://", "ws://") + "/ingest"
-    _configure_scenario(base, args.scenario)
     answerer = GateAnswerer(base, args.hold) if args.headless else None
     loop = args.scenario == "loop"
     try:
@@ -186,6 +182,7 @@ def _run(args: argparse.Namespace) -> int:
                 tools,
                 model=LIVE_MODEL if args.live else SCRIPTED_MODEL,
                 run_name="travel-assistant",
+                breakpoints=SCENARIO_BREAKPOINTS[args.scenario],
             )
             gm.dispose()
             print(f"\nAgent: {answer}")

@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..jsontext import finite, loads_finite
+
 RUN_STATUSES = ("running", "finished", "error", "aborted", "abandoned")
 FINAL_STATUSES = ("finished", "error", "aborted")
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -65,16 +67,16 @@ def run_to_api(row: tuple[Any, ...]) -> dict[str, Any]:
     """A runs row (id, app, name, status, started_at, ended_at, node_count, event_count, client_id,
     meta) as the API's Run object, without heldCount (the hub adds it)."""
     try:
-        meta = json.loads(row[9])
-    except (TypeError, ValueError):
+        meta = loads_finite(row[9])
+    except (TypeError, ValueError, RecursionError):
         meta = {}
     return {
         "id": row[0],
         "app": row[1],
         "name": row[2],
         "status": row[3],
-        "startedAt": row[4],
-        "endedAt": row[5],
+        "startedAt": finite(row[4]),
+        "endedAt": finite(row[5]),
         "nodeCount": row[6],
         "eventCount": row[7],
         "clientId": row[8],

@@ -31,6 +31,8 @@ class Store:
         self._on_commit: Callable[[Committed], None] | None = None
         self._enqueued = 0
         self._committed = 0
+        self._enqueued_bytes = 0
+        self._committed_bytes = 0
         self._barriers: list[tuple[int, asyncio.Future[None]]] = []
         self._ops: dict[int, asyncio.Future[Any]] = {}
         self._op_ids = itertools.count(1)
@@ -76,9 +78,15 @@ class Store:
     def backlog(self) -> int:
         return self._enqueued - self._committed
 
+    @property
+    def backlog_bytes(self) -> int:
+        """Characters of event text received and not committed yet (the ingest byte budget)."""
+        return self._enqueued_bytes - self._committed_bytes
+
     def put_event(self, client_id: str, app: str, event: dict[str, Any], raw: str, ts: float) -> None:
         assert self._writer is not None
         self._enqueued += 1
+        self._enqueued_bytes += len(raw)
         self._writer.queue.put(EventItem(client_id, app, event, raw, ts))
 
     def submit(self, op: Op) -> asyncio.Future[Any]:
@@ -101,9 +109,9 @@ class Store:
         self._barriers.append((target, fut))
         await fut
 
-    async def wait_backlog_below(self, limit: int) -> None:
+    async def wait_backlog_below(self, limit: int, limit_bytes: int) -> None:
         assert self._drained is not None
-        while self.backlog > limit:
+        while self.backlog > limit or self.backlog_bytes > limit_bytes:
             self._drained.clear()
             await self._drained.wait()
 
@@ -129,6 +137,7 @@ class Store:
 
     def _committed_on_loop(self, c: Committed) -> None:
         self._committed = c.processed
+        self._committed_bytes = c.processed_bytes
         self.last_cursor = c.last_cursor
         for op_id, result, exc in c.results:
             fut = self._ops.pop(op_id, None)

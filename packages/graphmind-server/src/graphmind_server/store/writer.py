@@ -21,6 +21,7 @@ from . import derive
 from .derive import NodeRow, RunRow
 
 BATCH_MAX = 500
+BATCH_MAX_BYTES = 8 * 1024 * 1024  # a transaction also stops at this much event text (big events)
 RUN_CACHE_MAX = 2000
 
 _RUN_COLUMNS = (
@@ -57,6 +58,7 @@ class Committed:
     """What one transaction stored, handed to the event loop after COMMIT."""
 
     processed: int  # queue items consumed so far (for barriers)
+    processed_bytes: int = 0  # event text consumed so far (the ingest byte budget)
     events: list[tuple[int, str, str]] = field(default_factory=list)  # (cursor, runId, raw)
     runs: list[tuple[int, dict[str, Any]]] = field(default_factory=list)  # (cursor, Run)
     deleted: list[str] = field(default_factory=list)
@@ -67,6 +69,10 @@ class Committed:
 _STOP = object()
 
 
+def _size(item: Any) -> int:
+    return len(item.raw) if type(item) is EventItem else 0
+
+
 class Writer:
     def __init__(self, conn: sqlite3.Connection, notify: Callable[[Committed], None]) -> None:
         self.conn = conn
@@ -75,6 +81,7 @@ class Writer:
         self.runs: dict[str, RunRow] = {}
         self._hwm: dict[str, int] = {}  # highest seq stored per client: the dedupe fast path
         self._processed = 0
+        self._processed_bytes = 0
         row = conn.execute(
             "SELECT MAX(COALESCE((SELECT MAX(cursor) FROM events), 0),"
             " COALESCE((SELECT CAST(value AS INTEGER) FROM settings WHERE key = 'cursor'), 0))"
@@ -96,12 +103,16 @@ class Writer:
     def _loop(self) -> None:
         while True:
             batch = [self.queue.get()]
-            while len(batch) < BATCH_MAX:
+            size = _size(batch[0])
+            while len(batch) < BATCH_MAX and size < BATCH_MAX_BYTES:
                 try:
-                    batch.append(self.queue.get_nowait())
+                    item = self.queue.get_nowait()
                 except queue.Empty:
                     break
+                batch.append(item)
+                size += _size(item)
             stop = any(item is _STOP for item in batch)
+            self._processed_bytes += size
             self._commit([item for item in batch if item is not _STOP], len(batch))
             if stop:
                 return
@@ -131,6 +142,7 @@ class Writer:
                     out.results.append((batch[0][0], None, exc))
         self._processed += consumed
         out.processed = self._processed
+        out.processed_bytes = self._processed_bytes
         out.last_cursor = self.last_cursor
         self._notify(out)
 

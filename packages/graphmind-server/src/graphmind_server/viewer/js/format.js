@@ -31,7 +31,9 @@ export function ago(ts, now = Date.now()) {
 export function reasonText(gate) {
   switch (gate.reason) {
     case "breakpoint":
-      return "Breakpoint";
+      return gate.source === "code" ? "Breakpoint (set in code)" : "Breakpoint";
+    case "condition":
+      return `Condition: ${typeof gate.why === "string" && gate.why ? gate.why : "condition"}`;
     case "step":
       return "Step";
     case "error": {

@@ -1,8 +1,10 @@
 // The pause card: every held gate, oldest first, with Continue, Retry (where the gate takes it),
-// Inject and Abort. Inject sends only valid JSON that no longer holds "__REDACTED__".
+// Inject and Abort. Inject sends only valid JSON that no longer holds "__REDACTED__"; the box starts
+// with the shape the gate expects back (inject.js), and says what the value becomes.
 
 import { api, errorText } from "./api.js";
 import { h } from "./frame.js";
+import { injectMeaning, injectStart } from "./inject.js";
 import { containsRedacted, gateText, hiddenBy, reasonText, ago, REDACTED } from "./format.js";
 import { jsonView } from "./json.js";
 import { store, removeGate } from "./state.js";
@@ -90,18 +92,25 @@ export class GatesView {
     const textarea = h("textarea", { id: injectId, rows: "5", spellcheck: "false", class: "mono" });
     const injectBox = h("div", { class: "inject", hidden: true },
       h("label", { for: injectId }, "Inject value (JSON)"), textarea,
+      h("p", { class: "muted small inject-meaning" }, injectMeaning(g)),
       h("div", { class: "gate-actions" },
         h("button", { type: "button", class: "primary", onclick: () => trySend() }, "Send"),
         h("button", { type: "button", class: "ghost", onclick: () => { injectBox.hidden = true; msg.textContent = ""; } }, "Cancel")));
     textarea.addEventListener("keydown", (ev) => {
       if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) trySend();
     });
-    const toggleInject = () => {
+    let started = false;
+    const toggleInject = async () => {
       injectBox.hidden = !injectBox.hidden;
-      if (!injectBox.hidden) {
-        if (!textarea.value) textarea.value = prefill(value);
-        textarea.focus();
-      }
+      if (injectBox.hidden) return;
+      textarea.focus();
+      if (started) return;
+      started = true;
+      card.dataset.injectReady = "false";
+      const start = await injectStart(g);
+      // The person may have typed while the node's last output was being looked up.
+      if (!textarea.value) textarea.value = prefill(start);
+      card.dataset.injectReady = "true";
     };
     const trySend = () => {
       let parsed;

@@ -38,6 +38,7 @@ on("runs", () => {
   schedule("gates", () => gatesView.render()); // cards name their run
 });
 on("gates", () => {
+  openHeldRun();
   schedule("gates", () => gatesView.render());
   // A background tab says it is waiting for an answer.
   schedule("title", () => (document.title = store.gates.length ? `(${store.gates.length} held) GraphMind` : "GraphMind"));
@@ -264,6 +265,17 @@ function onRoute() {
   } else if (nodeId !== store.selectedNode) {
     select(nodeId, null);
   }
+}
+
+/** With no run selected, a held gate opens its run (the oldest gate first) so its graph shows
+ * while it waits. Once per gate: a person who goes back to the list is not pulled away again. */
+const autoOpened = new Set();
+function openHeldRun() {
+  const fresh = store.gates.filter((g) => !autoOpened.has(g.gateId));
+  for (const g of fresh) autoOpened.add(g.gateId);
+  if (store.runId || /^#\/run\//.test(location.hash)) return;
+  const g = fresh.find((x) => typeof x.runId === "string" && x.runId);
+  if (g) go(g.runId, null);
 }
 
 // ---- keyboard -------------------------------------------------------------------------------

@@ -1,0 +1,213 @@
+"""One LiteLLM call through the gate engine, as one `llm:step` node.
+
+```
+node.started ─► before ─► litellm.<api>(...) (LiteLLM's retries inside) ─► after ─► node.finished
+                  │ inject: litellm.<api>(..., mock_response=<the injected reply>): zero HTTP requests
+                  └─ error gate on LiteLLM's final exception: retry calls again, inject answers, continue re-raises it
+```
+
+The engine (`NodeExecution.run_sync` / `run_async`) drives the gates; this module supplies the body
+(the original function), `settle` (a stream is teed and finished when the app has read it; a stream
+the after gate will hold is read whole first and handed to the app as LiteLLM's own replay of it)
+and `from_injected` (LiteLLM builds its own type from `mock_response`). LiteLLM starts its request
+timeout inside the body, so a held before gate never eats into it.
+
+`OWNED` is set for the whole call: a `GraphmindLogger` also in `litellm.callbacks` leaves a call
+this module records alone, so one call is one node.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from litellm import ModelResponse, stream_chunk_builder
+from litellm.litellm_core_utils.streaming_handler import CustomStreamWrapper
+
+from graphmind.adapter import Engine, NodeExecution, NodeSpec, Settled
+
+from ._apis import Api
+from ._describe import request_of
+from ._stream import StreamRecorder, tee
+
+OWNED: contextvars.ContextVar[bool] = contextvars.ContextVar("graphmind_litellm_owned", default=False)
+
+
+def provider_of(request: Mapping[str, Any]) -> Any:
+    """The provider as the request names it (LiteLLM resolves the rest; the node's output has its answer)."""
+    provider = request.get("custom_llm_provider")
+    if provider:
+        return provider
+    model = request.get("model")
+    if isinstance(model, str) and "/" in model:
+        return model.split("/", 1)[0]
+    return None
+
+
+def node_spec(engine: Engine, api: Api, request: Mapping[str, Any], hook: str) -> NodeSpec:
+    """The node, its `llm:step` identity (one invocation per agent turn), and the tool roster hint."""
+    node_input, key, length = api.describe_request(request)
+    attrs: dict[str, Any] = {"model": request.get("model"), "provider": provider_of(request), "hook": hook}
+    if request.get("stream"):
+        attrs["stream"] = True
+    instance_id = None
+    tools = node_input.get("tools")
+    if api.steps:
+        step = engine.next_llm_step(key, length)
+        instance_id = step.instance_id
+        if tools and step.first_step:
+            engine.hint([{"nodeId": f"tool:{n}", "kind": "tool", "name": n} for n in tools])
+    if tools:
+        attrs["tools"] = tools
+    return NodeSpec(
+        name=api.node_name,
+        kind="llm",
+        input=node_input,
+        node_id=f"llm:{api.node_name}",
+        instance_id=instance_id,
+        attrs=attrs,
+    )
+
+
+class _Node:
+    """What the sync and async paths share: the call, its request, and how results are described."""
+
+    __slots__ = ("api", "args", "ex", "kwargs", "original", "request")
+
+    def __init__(
+        self,
+        original: Callable[..., Any],
+        api: Api,
+        ex: NodeExecution,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        request: dict[str, Any],
+    ) -> None:
+        self.original = original
+        self.api = api
+        self.ex = ex
+        self.args = args
+        self.kwargs = kwargs
+        self.request = request
+
+    def teed(self, result: Any) -> bool:
+        return self.api.tees_streams and isinstance(result, CustomStreamWrapper)
+
+    def mocked(self, value: Any) -> tuple[dict[str, Any], Any]:
+        """(the kwargs that make LiteLLM answer `value` itself, the `mock_response` value); raises on a bad shape."""
+        mock = self.api.to_mock(value, self.request.get("model"))
+        kwargs = dict(self.kwargs)
+        kwargs["mock_response"] = mock
+        return kwargs, mock
+
+    def described(self, mock: Any, result: Any) -> tuple[Any, Any]:
+        if isinstance(mock, ModelResponse):
+            return self.api.describe_result(mock)
+        if self.request.get("stream"):
+            return {"role": "assistant", "content": mock}, None
+        return self.api.describe_result(result)
+
+    def buffered(self, chunks: list[Any], recorder: StreamRecorder) -> tuple[dict[str, Any], Any, Any]:
+        """A stream read whole for the after gate: the kwargs of its replay, its output and usage."""
+        built = stream_chunk_builder(chunks, messages=self.request.get("messages"))
+        output, usage = recorder.output()
+        kwargs = dict(self.kwargs)
+        kwargs["mock_response"] = built
+        return kwargs, output, usage
+
+    def plain(self, result: Any) -> Settled:
+        if self.request.get("stream"):  # a stream this API does not tee: the node ends as it is handed over
+            return Settled(result, {"stream": type(result).__name__}, None)
+        output, usage = self.api.describe_result(result)
+        return Settled(result, output, usage)
+
+
+class _SyncNode(_Node):
+    __slots__ = ()
+
+    def body(self) -> Any:
+        return self.original(*self.args, **self.kwargs)
+
+    def settle(self, result: Any) -> Settled:
+        if not self.teed(result):
+            return self.plain(result)
+        if not self.ex.wants_hold("after"):
+            return Settled(tee(result, self.ex), finishes_later=True)
+        recorder = StreamRecorder(self.ex)  # tokens still reach the hub while the stream is read whole
+        chunks = []
+        for chunk in result:
+            recorder.feed(chunk)
+            chunks.append(chunk)
+        kwargs, output, usage = self.buffered(chunks, recorder)
+        return Settled(self.original(*self.args, **kwargs), output, usage)
+
+    def from_injected(self, value: Any) -> Settled:
+        kwargs, mock = self.mocked(value)
+        result = self.original(*self.args, **kwargs)
+        output, usage = self.described(mock, result)
+        return Settled(result, output, usage)
+
+
+class _AsyncNode(_Node):
+    __slots__ = ()
+
+    async def body(self) -> Any:
+        return await self.original(*self.args, **self.kwargs)
+
+    async def settle(self, result: Any) -> Settled:
+        if not self.teed(result):
+            return self.plain(result)
+        if not self.ex.wants_hold("after"):
+            return Settled(tee(result, self.ex), finishes_later=True)
+        recorder = StreamRecorder(self.ex)
+        chunks = []
+        async for chunk in result:
+            recorder.feed(chunk)
+            chunks.append(chunk)
+        kwargs, output, usage = self.buffered(chunks, recorder)
+        return Settled(await self.original(*self.args, **kwargs), output, usage)
+
+    def from_injected(self, value: Any) -> Awaitable[Settled]:
+        """Checks the shape now (a bad one raises: the gate holds again); the engine awaits the answer."""
+        kwargs, mock = self.mocked(value)
+        return self._answered(kwargs, mock)
+
+    async def _answered(self, kwargs: dict[str, Any], mock: Any) -> Settled:
+        result = await self.original(*self.args, **kwargs)
+        output, usage = self.described(mock, result)
+        return Settled(result, output, usage)
+
+
+def run_sync(
+    original: Callable[..., Any],
+    api: Api,
+    engine: Engine,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> Any:
+    request = request_of(api.positional, args, kwargs)
+    token = OWNED.set(True)
+    try:
+        ex = engine.start_node(node_spec(engine, api, request, api.attr))
+        node = _SyncNode(original, api, ex, args, kwargs, request)
+        return ex.run_sync(node.body, from_injected=node.from_injected, settle=node.settle)
+    finally:
+        OWNED.reset(token)
+
+
+async def run_async(
+    original: Callable[..., Awaitable[Any]],
+    api: Api,
+    engine: Engine,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> Any:
+    request = request_of(api.positional, args, kwargs)
+    token = OWNED.set(True)
+    try:
+        ex = await engine.astart_node(node_spec(engine, api, request, api.attr))
+        node = _AsyncNode(original, api, ex, args, kwargs, request)
+        return await ex.run_async(node.body, from_injected=node.from_injected, settle=node.settle)
+    finally:
+        OWNED.reset(token)

@@ -1,0 +1,142 @@
+"""The shared gate matrix (graphmind.testing.gate_matrix) on `litellm.completion` / `acompletion`,
+plain and streamed, against the loopback provider speaking the OpenAI wire format."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from types import ModuleType
+from typing import Any
+
+import litellm
+import pytest
+from litellm import ModelResponse
+from litellm.litellm_core_utils.streaming_handler import CustomStreamWrapper
+from litellm.types.utils import ModelResponseStream
+
+import graphmind
+from graphmind.testing.gate_matrix import CASES, GateSubject, run_case
+from graphmind_litellm import instrument_litellm, uninstrument_litellm
+from graphmind_litellm._apis import APIS
+from graphmind_openai.testing import FakeOpenAI
+
+MESSAGES = [{"role": "user", "content": "Plan a day in Cairo"}]
+REPLY = "Visit the pyramids."
+
+
+class LiteLLMSubject(GateSubject):
+    """`litellm.completion(...)` / `await litellm.acompletion(...)`: the app gets a `ModelResponse`."""
+
+    node_id = "llm:step"
+    error_type = litellm.BadRequestError
+    streams = True
+
+    def __init__(self, fake: FakeOpenAI) -> None:
+        self.fake = fake
+        # The one model-reply shape: a tool call with object arguments and no id.
+        self.injected = {
+            "content": None,
+            "tool_calls": [{"name": "search_flights", "arguments": {"to": "CAI"}}],
+        }
+        self.kw = {
+            "model": "openai/gpt-4o-mini",
+            "messages": MESSAGES,
+            "api_base": fake.base_url,
+            "api_key": "k",
+            "num_retries": 0,
+            "max_retries": 0,
+        }
+
+    @property
+    def real_calls(self) -> int:
+        return self.fake.request_count
+
+    def make(self) -> ModuleType:
+        return litellm  # LiteLLM's functions are module-level: the "thing" is the module
+
+    def instrument(self, thing: ModuleType, session: graphmind.Client) -> ModuleType:
+        originals = {api.attr: getattr(thing, api.attr) for api in APIS}
+        patched = instrument_litellm(session=session)
+        if not session.enabled:
+            assert patched is False and all(getattr(thing, a) is f for a, f in originals.items())
+        return thing
+
+    def undo(self, thing: ModuleType) -> ModuleType:
+        uninstrument_litellm()
+        return thing
+
+    def call(self, thing: ModuleType) -> Any:
+        return thing.completion(**self.kw)
+
+    async def acall(self, thing: ModuleType) -> Any:
+        return await thing.acompletion(**self.kw)
+
+    def stream(self, thing: ModuleType) -> Any:
+        return thing.completion(**self.kw, stream=True)
+
+    async def astream(self, thing: ModuleType) -> Any:
+        return await thing.acompletion(**self.kw, stream=True)
+
+    def fail_next(self) -> None:
+        self.fake.script([FakeOpenAI.error(400, "bad request (fake)")])
+
+    def check_real(self, result: Any) -> None:
+        assert isinstance(result, ModelResponse)
+        assert result.choices[0].message.content == REPLY
+
+    def check_injected(self, result: Any, value: Any) -> None:
+        assert isinstance(result, ModelResponse)
+        message = result.choices[0].message
+        assert message.content is None and message.tool_calls
+        call = message.tool_calls[0]
+        assert call.function.name == "search_flights"
+        assert json.loads(call.function.arguments) == {"to": "CAI"}
+        assert call.id.startswith("call_")
+
+    def check_stream(self, items: list[Any]) -> None:
+        assert items and all(isinstance(i, ModelResponseStream) for i in items)
+        assert "".join(c.choices[0].delta.content or "" for c in items if c.choices) == REPLY
+
+
+class LiteLLMStreamedSubject(LiteLLMSubject):
+    """The same matrix on streamed calls: the app reads `completion(..., stream=True)` to its end and
+    gets LiteLLM's chunks (an inject arrives as LiteLLM's own stream of the injected reply)."""
+
+    streams = False  # the stream cases already run in LiteLLMSubject
+
+    def call(self, thing: ModuleType) -> Any:
+        stream = thing.completion(**self.kw, stream=True)
+        assert isinstance(stream, CustomStreamWrapper)
+        return list(stream)
+
+    async def acall(self, thing: ModuleType) -> Any:
+        stream = await thing.acompletion(**self.kw, stream=True)
+        assert isinstance(stream, CustomStreamWrapper)
+        return [chunk async for chunk in stream]
+
+    def check_real(self, result: Any) -> None:
+        assert all(isinstance(c, ModelResponseStream) for c in result)
+        assert "".join(c.choices[0].delta.content or "" for c in result if c.choices) == REPLY
+
+    def check_injected(self, result: Any, value: Any) -> None:
+        assert all(isinstance(c, ModelResponseStream) for c in result)
+        calls = [t for c in result if c.choices for t in c.choices[0].delta.tool_calls or []]
+        assert calls[0].function.name == "search_flights" and calls[0].id.startswith("call_")
+        assert json.loads("".join(t.function.arguments or "" for t in calls)) == {"to": "CAI"}
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeOpenAI]:
+    with FakeOpenAI(chunks=4, default_reply=REPLY) as provider:
+        yield provider
+    uninstrument_litellm()  # the kit's client is gone: the next case instruments afresh
+
+
+@pytest.mark.parametrize("case", CASES)
+async def test_gate_matrix_completion(case: str, fake: FakeOpenAI) -> None:
+    await run_case(case, LiteLLMSubject(fake))
+
+
+@pytest.mark.parametrize("case", CASES)
+async def test_gate_matrix_streamed_completion(case: str, fake: FakeOpenAI) -> None:
+    await run_case(case, LiteLLMStreamedSubject(fake))

@@ -1,0 +1,79 @@
+"""Gated `call` / `acall` for one LlamaIndex tool instance.
+
+Agents call tools through these two methods (llama_index/core/agent/workflow/base_agent.py,
+BaseWorkflowAgent._call_tool: `await tool.acall(**tool_input)`; FunctionCallingLLM.predict_and_call
+through llama_index/core/tools/calling.py, `tool.call(...)` / `tool.acall(...)`). The instance
+attribute shadows the class's method, which the dispatcher wraps in a span
+(llama_index_instrumentation/__init__.py, DispatcherSpanMixin): the real call still opens that span,
+inside the gated node.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from graphmind.adapter import Engine, RunContext
+
+from . import _links as links
+from ._describe import tool_output_json
+from ._inject import tool_output_converter
+from ._nodes import tool_spec
+
+
+def _context(engine: Engine) -> tuple[RunContext | None, str | None]:
+    run, parent = links.current_context()
+    return (run if run is not None else engine.current_run()), parent
+
+
+def gated_call(engine: Engine, tool: Any, orig: Callable[..., Any]) -> Callable[..., Any]:
+    convert = tool_output_converter(tool)
+
+    @functools.wraps(orig)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if not engine.live or links.is_inside(tool):
+            return orig(*args, **kwargs)
+        run, parent = _context(engine)
+        ex = engine.start_node(
+            tool_spec(tool, args, kwargs, run, gated=True), run=run, parent_instance_id=parent
+        )
+        mark = links.Inside(tool, ex)
+
+        def body() -> Any:
+            token = links.inside.set(mark)
+            try:
+                return orig(*args, **kwargs)
+            finally:
+                links.inside.reset(token)
+
+        return ex.run_sync(body, tool_output_json, convert)
+
+    return call
+
+
+def gated_acall(engine: Engine, tool: Any, orig: Callable[..., Any]) -> Callable[..., Any]:
+    convert = tool_output_converter(tool)
+
+    @functools.wraps(orig)
+    async def acall(*args: Any, **kwargs: Any) -> Any:
+        if not engine.live or links.is_inside(tool):
+            return await orig(*args, **kwargs)
+        run, parent = _context(engine)
+        ex = await engine.astart_node(
+            tool_spec(tool, args, kwargs, run, gated=True), run=run, parent_instance_id=parent
+        )
+        mark = links.Inside(tool, ex)
+
+        async def body() -> Any:
+            # A sync tool's acall may run `call` in a thread with a copy of this context: the
+            # mark makes that nested call pass through instead of gating the same call twice.
+            token = links.inside.set(mark)
+            try:
+                return await orig(*args, **kwargs)
+            finally:
+                links.inside.reset(token)
+
+        return await ex.run_async(body, tool_output_json, convert)
+
+    return acall

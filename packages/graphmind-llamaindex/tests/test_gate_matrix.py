@@ -1,0 +1,154 @@
+"""The shared gate matrix (graphmind.testing.gate_matrix) on LlamaIndex's own objects: an LLM gated
+with `gate_llm` (chat, achat, stream_chat, astream_chat of the scripted FunctionCallingLLM), with and
+without the root-dispatcher handler installed, and a `FunctionTool` gated with `gate_tools`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from llama_index.core.base.llms.types import ChatMessage, ChatResponse
+from llama_index.core.tools import FunctionTool, ToolOutput
+
+import graphmind
+from graphmind.testing.gate_matrix import CASES, GateSubject, run_case
+from graphmind_llamaindex import (
+    gate_llm,
+    gate_tools,
+    instrument_llamaindex,
+    ungate_llm,
+    ungate_tools,
+    uninstrument_llamaindex,
+)
+from graphmind_llamaindex.testing import ScriptedFunctionCallingLLM
+
+REPLY = "real reply"
+HI = [ChatMessage(role="user", content="hi")]
+
+
+class ProviderError(Exception):
+    pass
+
+
+class LlmSubject(GateSubject):
+    node_id = "llm:step"
+    error_type = ProviderError
+    streams = True
+
+    def __init__(self, observe: bool) -> None:
+        self.observe = observe
+        self.made: list[ScriptedFunctionCallingLLM] = []
+        # The one model-reply shape (docs/protocol.md), without an id: the adapter makes one.
+        self.injected = {"content": "", "tool_calls": [{"name": "search", "arguments": {"query": "cats"}}]}
+
+    @property
+    def real_calls(self) -> int:
+        return sum(len(llm.calls) for llm in self.made)
+
+    def make(self) -> ScriptedFunctionCallingLLM:
+        llm = ScriptedFunctionCallingLLM(default=REPLY, chunk_size=4)
+        self.made.append(llm)
+        return llm
+
+    def instrument(self, thing: Any, session: graphmind.Client) -> Any:
+        if self.observe:
+            instrument_llamaindex(session)
+        return gate_llm(thing, session=session)
+
+    def undo(self, thing: Any) -> Any:
+        uninstrument_llamaindex()
+        return ungate_llm(thing)
+
+    def call(self, thing: Any) -> Any:
+        return thing.chat(HI)
+
+    async def acall(self, thing: Any) -> Any:
+        return await thing.achat(HI)
+
+    def stream(self, thing: Any) -> Iterator[Any]:
+        return thing.stream_chat(HI)  # type: ignore[no-any-return]
+
+    def astream(self, thing: Any) -> Any:
+        return thing.astream_chat(HI)  # a coroutine that returns the async generator, as in LlamaIndex
+
+    def fail_next(self) -> None:
+        self.raised = ProviderError("the provider said no")
+        self.made[-1].add(self.raised)
+
+    def check_real(self, result: Any) -> None:
+        assert isinstance(result, ChatResponse) and result.message.content == REPLY
+
+    def check_injected(self, result: Any, value: Any) -> None:
+        assert isinstance(result, ChatResponse)
+        calls = self.made[-1].get_tool_calls_from_response(result)
+        assert [(c.tool_name, c.tool_kwargs) for c in calls] == [("search", {"query": "cats"})]
+        assert calls[0].tool_id.startswith("call_")
+
+    def check_stream(self, items: list[Any]) -> None:
+        assert len(items) > 1 and all(isinstance(i, ChatResponse) for i in items)
+        assert "".join(i.delta for i in items) == REPLY and items[-1].message.content == REPLY
+
+
+class ToolSubject(GateSubject):
+    node_id = "tool:search"
+    error_type = ProviderError
+    injected = "from the debugger"
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.fail: ProviderError | None = None
+
+    @property
+    def real_calls(self) -> int:
+        return self.calls
+
+    def make(self) -> FunctionTool:
+        def search(query: str) -> str:
+            """Search the web."""
+            self.calls += 1
+            if self.fail is not None:
+                error, self.fail = self.fail, None
+                raise error
+            return f"results for {query}"
+
+        return FunctionTool.from_defaults(search)
+
+    def instrument(self, thing: Any, session: graphmind.Client) -> Any:
+        return gate_tools(thing, session=session)
+
+    def undo(self, thing: Any) -> Any:
+        return ungate_tools(thing)
+
+    def call(self, thing: Any) -> Any:
+        return thing.call(query="cats")
+
+    async def acall(self, thing: Any) -> Any:
+        return await thing.acall(query="cats")
+
+    def fail_next(self) -> None:
+        self.raised = self.fail = ProviderError("the search backend said no")
+
+    def check_real(self, result: Any) -> None:
+        assert isinstance(result, ToolOutput) and result.content == "results for cats" and not result.is_error
+
+    def check_injected(self, result: Any, value: Any) -> None:
+        assert isinstance(result, ToolOutput) and result.content == value and result.tool_name == "search"
+
+
+@pytest.mark.parametrize("case", CASES)
+async def test_gate_matrix_llm(case: str) -> None:
+    await run_case(case, LlmSubject(observe=False))
+
+
+@pytest.mark.parametrize("case", CASES)
+async def test_gate_matrix_llm_with_the_handler_installed(case: str) -> None:
+    try:
+        await run_case(case, LlmSubject(observe=True))
+    finally:
+        uninstrument_llamaindex()
+
+
+@pytest.mark.parametrize("case", CASES)
+async def test_gate_matrix_tool(case: str) -> None:
+    await run_case(case, ToolSubject())

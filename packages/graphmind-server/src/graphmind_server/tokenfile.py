@@ -1,0 +1,35 @@
+"""The token file: where an app of the same user finds the hub's token without configuration.
+
+`$GRAPHMIND_HOME/token-<port>` (default `~/.graphmind/token-<port>`, `graphmind.protocol.token_file`),
+created 0600 in a 0700 directory before the hub listens and removed when it stops. Another user
+cannot read it; any process of the same user can (docs/security.md says what that means).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+from graphmind import protocol as proto
+
+
+def write(port: int, token: str) -> Path:
+    path = proto.token_file(port)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        os.write(fd, token.encode())
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    return path
+
+
+def remove(path: Path, token: str) -> None:
+    """Remove the file if it is still ours (a newer hub on the same port may have replaced it)."""
+    with contextlib.suppress(OSError):
+        if path.read_text(encoding="utf-8").strip() == token:
+            path.unlink()

@@ -1,0 +1,56 @@
+// What the Inject box starts with, and what the card says the value becomes. The box holds the
+// shape the gate expects back: the node's output, never its input (an input sent unchanged at a
+// before gate would become the tool's return value). At an after gate that is the output just
+// produced; at a before or error gate, this node's last output in the run where one exists, else
+// null.
+
+import { api } from "./api.js";
+import { store } from "./state.js";
+
+const PAGE = 2000;
+const MAX_PAGES = 25; // a run of 50,000 events; past that the box starts at null
+
+/** The value the Inject box starts with for a held gate (a Promise). */
+export async function injectStart(g) {
+  if (g.gate === "after") return g.output === undefined ? null : g.output;
+  const loaded = store.runId === g.runId && store.model && !store.loading && !store.model.summaryOnly;
+  if (loaded) return lastOutputInModel(store.model, g);
+  return lastOutputFromHub(g);
+}
+
+function lastOutputInModel(model, g) {
+  const node = model.nodes.get(g.nodeId);
+  if (!node) return null;
+  for (let i = node.execs.length - 1; i >= 0; i--) {
+    const x = node.execs[i];
+    if (x.instanceId !== g.instanceId && x.output !== undefined) return x.output;
+  }
+  return null;
+}
+
+async function lastOutputFromHub(g) {
+  let found = null;
+  let after = 0;
+  for (let page = 0; page < MAX_PAGES; page++) {
+    const res = await api.events(g.runId, after, PAGE);
+    if (!res.ok) return found;
+    const events = res.body.events || [];
+    for (const ev of events) {
+      if (ev.type === "node.finished" && ev.nodeId === g.nodeId && ev.instanceId !== g.instanceId && ev.output !== undefined) {
+        found = ev.output;
+      }
+    }
+    if (res.body.next === null || res.body.next === undefined || !events.length) return found;
+    after = res.body.next;
+  }
+  return found;
+}
+
+/** One line under the Inject box: what the value sent becomes. */
+export function injectMeaning(g) {
+  const what = g.kind === "llm" ? "the model's reply" : g.kind === "tool" ? "the tool's return value" : "the call's result";
+  if (g.gate === "before") return `Sent as ${what}: the call is skipped and never runs.`;
+  if (g.gate === "after") return `Replaces ${what}: the app gets this instead of what the call returned.`;
+  if (g.gate === "error") return `Returned as ${what} instead of the error: the app never sees the exception.`;
+  return `Becomes ${what}.`;
+}
