@@ -150,3 +150,115 @@ def phoenix(session: nox.Session) -> None:
     _install_workspace(session, "graphmind-core", "graphmind-server")
     session.install("arize-phoenix", "opentelemetry-proto>=1.27")
     session.run("python", str(ROOT / "scripts" / "phoenix_roundtrip.py"))
+
+
+# One row per adapter: the framework's distribution, its workspace adapter, what its own suite needs
+# (from the suite's dev/test dependency groups; run_suite.py says which tests run and how).
+SUITES = {
+    "openai": (
+        "openai",
+        "graphmind-openai",
+        [
+            "openai[aiohttp,realtime,datalib,bedrock,vertex]",
+            "pytest",
+            "pytest-asyncio",
+            "pytest-xdist",
+            "pytest-timeout",
+            "inline-snapshot",
+            "trio",
+            "rich",
+            "respx",
+            "Pillow",
+            "azure-identity",
+            "griffe",
+            "cryptography",
+            "requests",
+            "tomli",
+        ],
+    ),
+    "anthropic": (
+        "anthropic",
+        "graphmind-anthropic",
+        [
+            "anthropic[aiohttp,vertex,bedrock,webhooks]",
+            "pytest",
+            "pytest-asyncio",
+            "pytest-xdist",
+            "pytest-timeout",
+            "respx",
+            "time-machine",
+            "dirty-equals",
+            "rich",
+            "hypothesis",
+            "inline-snapshot",
+            "griffe",
+            "http-snapshot[httpx]==0.1.9",
+            "packaging",
+            "httpx2",
+            "opentelemetry-sdk",
+            "importlib-metadata",
+        ],
+    ),
+    "langchain": (
+        "langchain-core",
+        "graphmind-langchain",
+        [
+            "pytest",
+            "pytest-asyncio",
+            "pytest-xdist",
+            "pytest-timeout",
+            "freezegun",
+            "pytest-mock",
+            "syrupy",
+            "grandalf",
+            "responses",
+            "pytest-socket",
+            "blockbuster<1.6",
+            "numpy",
+            "langchain-tests",
+            "pytest-benchmark",
+        ],
+    ),
+}
+
+
+def _locked_version(distribution: str) -> str:
+    import tomllib
+
+    lock = tomllib.loads((ROOT / "uv.lock").read_text())
+    versions = [p["version"] for p in lock["package"] if p["name"] == distribution]  # a fork may lock two
+    return max(versions, key=lambda v: tuple(int(x) if x.isdigit() else 0 for x in v.split(".")))
+
+
+@nox.session(tags=["suites"])
+@nox.parametrize("framework", list(SUITES))
+def suite(session: nox.Session, framework: str) -> None:
+    """On demand (slow, not in the default run): the framework's own offline test suite, from its source
+    package at the version in uv.lock, run bare, then with every client instrumented detached and
+    attached to a real hub (scripts/suites/run_suite.py); fails if a test that passes bare does not."""
+    distribution, adapter, deps = SUITES[framework]
+    version = _locked_version(distribution)
+    _install_workspace(session, "graphmind-core", "graphmind-server", adapter)
+    session.install("pip", *deps, f"{distribution}=={version}")
+    src_root = ROOT / ".nox" / "suite-src"
+    src = src_root / f"{distribution.replace('-', '_')}-{version}"
+    if not src.is_dir():
+        src_root.mkdir(parents=True, exist_ok=True)
+        session.run(
+            "python",
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--no-binary",
+            ":all:",
+            "--no-deps",
+            f"{distribution}=={version}",
+            "-d",
+            str(src_root),
+        )
+        archive = next(src_root.glob(f"{distribution.replace('-', '_')}-{version}.tar.gz"))
+        session.run("tar", "-xzf", str(archive), "-C", str(src_root), external=True)
+    session.run(
+        "python", str(ROOT / "scripts" / "suites" / "run_suite.py"), framework, str(src), *session.posargs
+    )

@@ -4,8 +4,12 @@ Times `tool.invoke` / `await tool.ainvoke` of a trivial `@tool`, and `model.invo
 of a fake chat model, with: no handler, a no-op BaseCallbackHandler (LangChain's default: on async
 paths it runs in the default executor), a no-op handler with run_inline=True, and
 GraphmindCallbackHandler detached (no hub) and attached to the real hub (a subprocess) with no
-breakpoint. Prints the
-median microseconds per call and each variant's cost over the no-handler baseline, same run.
+breakpoint, and OpenInference's LangChainInstrumentor (in-memory span exporter; instrumented only
+for its own turn of each round). Prints the median microseconds per call, each variant's cost over
+the no-handler baseline, same run, and graphmind's cost as a fraction of OpenInference's.
+Clock: process CPU time (`time.process_time_ns`, every thread of the process: the transport and
+OpenInference's exporter are counted, the hub subprocess is not), so that a loaded machine's
+waiting is not measured; `--wall` for wall time.
 Run: `uv run python bench/langchain_overhead.py`. Numbers depend on the machine.
 """
 
@@ -14,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import os
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
@@ -28,8 +33,9 @@ import graphmind
 from graphmind_langchain import GraphmindCallbackHandler
 from graphmind_server.testing import HubProcess
 
-ROUNDS = 15
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "15"))
 CALLS = 200
+CLOCK = time.process_time_ns
 
 
 class NoOp(BaseCallbackHandler):
@@ -56,20 +62,53 @@ MODEL = FakeMessagesListChatModel(responses=[AIMessage("ok")])
 
 
 def _time_sync(fn: Callable[[], Any]) -> float:
-    start = time.perf_counter_ns()
+    start = CLOCK()
     for _ in range(CALLS):
         fn()
-    return (time.perf_counter_ns() - start) / CALLS / 1000
+    return (CLOCK() - start) / CALLS / 1000
 
 
 async def _time_async(fn: Callable[[], Awaitable[Any]]) -> float:
-    start = time.perf_counter_ns()
+    start = CLOCK()
     for _ in range(CALLS):
         await fn()
-    return (time.perf_counter_ns() - start) / CALLS / 1000
+    return (CLOCK() - start) / CALLS / 1000
 
 
-def measure(handlers: dict[str, list[Any]]) -> dict[str, dict[str, float]]:
+def openinference_setup() -> tuple[Callable[[], None], Callable[[], None]]:
+    """(instrument, uninstrument) for LangChainInstrumentor with an in-memory span exporter."""
+    from openinference.instrumentation.langchain import LangChainInstrumentor
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    instrumentor = LangChainInstrumentor()
+
+    def on() -> None:
+        instrumentor.instrument(tracer_provider=provider)
+
+    def off() -> None:
+        instrumentor.uninstrument()
+        exporter.clear()
+
+    on()
+    try:
+        search.invoke({"query": "q"})
+        MODEL.invoke("hi")
+        spans = len(exporter.get_finished_spans())
+    finally:
+        off()
+    if spans < 2:
+        raise SystemExit(f"openinference recorded {spans} spans for 2 calls with this langchain version")
+    return on, off
+
+
+def measure(
+    handlers: dict[str, list[Any]], oi: tuple[Callable[[], None], Callable[[], None]]
+) -> dict[str, dict[str, float]]:
     """Rounds interleave the variants, so machine noise and drift hit them all alike."""
     paths: dict[str, tuple[bool, Callable[[Any], Any]]] = {
         "tool sync": (False, lambda config: search.invoke({"query": "q"}, config=config)),
@@ -88,12 +127,18 @@ def measure(handlers: dict[str, list[Any]]) -> dict[str, dict[str, float]]:
             for path, (is_async, _) in paths.items():
                 for name, callbacks in handlers.items():
                     config: Any = {"callbacks": callbacks}
-                    if is_async:
-                        loop.run_until_complete(run_async_round(name, path, config))
-                    else:
-                        samples[name][path].append(
-                            _time_sync(lambda config=config, path=path: paths[path][1](config))
-                        )
+                    if name == "openinference":
+                        oi[0]()  # it patches LangChain's callback manager: on only for its own turn
+                    try:
+                        if is_async:
+                            loop.run_until_complete(run_async_round(name, path, config))
+                        else:
+                            samples[name][path].append(
+                                _time_sync(lambda config=config, path=path: paths[path][1](config))
+                            )
+                    finally:
+                        if name == "openinference":
+                            oi[1]()
                     if round_no == 0:  # warm-up round, not counted
                         samples[name][path].clear()
     finally:
@@ -102,6 +147,10 @@ def measure(handlers: dict[str, list[Any]]) -> dict[str, dict[str, float]]:
 
 
 def main() -> None:
+    global CLOCK
+    if "--wall" in sys.argv:
+        CLOCK = time.perf_counter_ns
+    oi = openinference_setup()
     opts: dict[str, Any] = {"loop_guard": False}
     detached = graphmind.Client(app="bench", url="ws://127.0.0.1:9/ingest", retry_interval=3600, **opts)
     with tempfile.TemporaryDirectory() as tmp, HubProcess(os.path.join(tmp, "hub.db")) as hub:
@@ -115,7 +164,9 @@ def main() -> None:
                 "graphmind, disabled": [GraphmindCallbackHandler(graphmind.Client(app="off", enabled=False))],
                 "graphmind, detached": [GraphmindCallbackHandler(detached)],
                 "graphmind, attached": [GraphmindCallbackHandler(attached)],
-            }
+                "openinference": [],
+            },
+            oi,
         )
         attached.dispose()
     detached.dispose()
@@ -128,6 +179,18 @@ def main() -> None:
     for name, row in results.items():
         cells = "".join(f"{row[c]:>10.1f} ({row[c] - base[c]:+7.1f})" for c in columns)
         print(f"{name:<34}{cells}")
+    oi_row = results["openinference"]
+    print("\ngraphmind's overhead / openinference's (targets: detached <= 0.10, attached <= 0.20)")
+    for name in ("graphmind, detached", "graphmind, attached"):
+        cells = "".join(
+            f"{(results[name][c] - base[c]) / (oi_row[c] - base[c]):>20.2f}"
+            if oi_row[c] > base[c]
+            else f"{'n/a':>20}"
+            for c in columns
+        )
+        print(f"{name:<34}{cells}")
+    clock = "wall" if CLOCK is time.perf_counter_ns else "process CPU"
+    print(f"clock: {clock}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
 
 
 if __name__ == "__main__":

@@ -101,9 +101,12 @@ def test_a_bad_breakpoint_is_a_clear_error_at_the_decorator(
         client.wrap(lambda: 1, hold_if="yes")  # type: ignore[arg-type]
 
 
-def test_a_bad_breakpoints_option_names_the_entry() -> None:
-    with pytest.raises(ValueError, match=r"option breakpoints has 'step'"):
-        graphmind.Client(app="x", url="ws://127.0.0.1:9/ingest", breakpoints=["step"])
+def test_a_bad_breakpoints_option_names_the_entry(caplog: pytest.LogCaptureFixture) -> None:
+    # Options fail open (issue 16 item 2): one warning naming the entry, not a crash at start.
+    caplog.set_level("WARNING", logger="graphmind")
+    client = graphmind.Client(app="x", url="ws://127.0.0.1:9/ingest", breakpoints=["step"])
+    assert "option breakpoints=['step'] has 'step'; each entry is a node id" in caplog.text
+    assert client._hub._code_breakpoints == {}
 
 
 def test_detached_nothing_holds_and_the_condition_is_not_even_asked() -> None:

@@ -54,11 +54,19 @@ def test_graphmind_mask_takes_one_expression_or_a_json_list() -> None:
 
 
 @pytest.mark.parametrize("value", ["(unclosed", [""], [1], 42])
-def test_a_mask_that_cannot_work_is_refused_loudly(value: Any) -> None:
-    with pytest.raises(ValueError, match="mask"):
-        _client(mask=value)
-    with pytest.raises(ValueError, match="GRAPHMIND_MASK"):
-        graphmind.Client(app="m", environ={"GRAPHMIND_MASK": "[not json"})
+def test_a_mask_that_cannot_work_warns_loudly_and_hides_everything(
+    value: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Options fail open (issue 16 item 2) without leaking: no crash at start, one warning, and
+    # every input and output hidden, since a mask that masks nothing would record what it meant to hide.
+    caplog.set_level("WARNING", logger="graphmind")
+    client = _client(mask=value)
+    from_env = graphmind.Client(app="m", environ={"GRAPHMIND_MASK": "[not json"})
+    for c in (client, from_env):
+        assert c.options.mask is None
+        assert c.redaction_switches.hide_inputs and c.redaction_switches.hide_outputs
+    assert "mask" in caplog.text and "GRAPHMIND_MASK" in caplog.text
+    assert "every input and output is hidden instead" in caplog.text
 
 
 def test_no_mask_changes_nothing() -> None:

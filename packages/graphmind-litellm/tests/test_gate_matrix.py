@@ -54,10 +54,11 @@ class LiteLLMSubject(GateSubject):
     def make(self) -> ModuleType:
         return litellm  # LiteLLM's functions are module-level: the "thing" is the module
 
-    def instrument(self, thing: ModuleType, session: graphmind.Client) -> ModuleType:
+    def instrument(self, thing: ModuleType, session: graphmind.Client | None) -> ModuleType:
         originals = {api.attr: getattr(thing, api.attr) for api in APIS}
         patched = instrument_litellm(session=session)
-        if not session.enabled:
+        # None: the default session, which the kit only passes under GRAPHMIND_DISABLED=1.
+        if session is None or not session.enabled:
             assert patched is False and all(getattr(thing, a) is f for a, f in originals.items())
         return thing
 

@@ -237,6 +237,8 @@ async def test_instrument_twice_is_once_and_uninstrument_restores_the_original(
     instrument_mcp(session, client=gm)
     assert session.call_tool is wrapped
     await session.call_tool("get_current_time", {"timezone": "UTC"})
+    # The event reaches the hub on the transport thread: wait for it rather than race it.
+    await asyncio.to_thread(hub.wait_for, lambda: len(hub.of_type("node.started")) >= 1, 5, "node.started")
     assert len(hub.of_type("node.started")) == 1
     uninstrument_mcp(session)
     assert "call_tool" not in vars(session) and session.call_tool == original

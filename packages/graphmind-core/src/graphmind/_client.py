@@ -82,9 +82,9 @@ class Client:
         forget = self._loop_guard.forget_run if self._loop_guard is not None else _ignore
         self._runs = Runs(self.app, self.options.meta, clock, self._emit, self._is_live, forget, key)
         url_warning = url_problem(self.options.url, from_env=not options.get("url"))
-        policy = AttachWaitPolicy.resolve(options.get("wait_for_attach"), env, self.options.url)
+        policy = AttachWaitPolicy.resolve(self.options.raw.get("wait_for_attach"), env, self.options.url)
         attach_wait = AttachWait(policy, self.options.url, self.options.connect_timeout)
-        breakpoints = client_breakpoints(options.get("breakpoints"))
+        breakpoints = client_breakpoints(self.options.raw.get("breakpoints"))
         self._hub = HubControl(self._warn, self._emit, self._runs.find, breakpoints)
         flusher = TokenFlusher(self.options.token_flush_interval * 1000.0, self._warn, self._is_disposed)
         current_node: contextvars.ContextVar[str | None] = contextvars.ContextVar(

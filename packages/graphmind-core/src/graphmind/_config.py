@@ -55,6 +55,14 @@ KNOWN_OPTIONS = frozenset(
 )
 
 
+def _warn_option(logger: Any, message: str) -> None:
+    log = logger if callable(getattr(logger, "warning", None)) else logging.getLogger("graphmind")
+    try:
+        log.warning(message)
+    except Exception:  # a broken logger must not break the app either
+        pass
+
+
 def is_enabled(enabled_option: bool | None, environ: Mapping[str, str]) -> bool:
     """The kill-switch table, top to bottom; the first match wins."""
     if environ.get("GRAPHMIND_DISABLED", "").strip() == "1":
@@ -124,12 +132,11 @@ class Options:
         cls, app: str | None, options: Mapping[str, Any], environ: Mapping[str, str] | None = None
     ) -> Options:
         env = os.environ if environ is None else environ
-        unknown = set(options) - KNOWN_OPTIONS
-        if unknown:
-            raise TypeError(
-                f"graphmind: unknown option(s) {', '.join(sorted(unknown))}; "
-                f"known options are {', '.join(sorted(KNOWN_OPTIONS))}"
-            )
+        # Fail open (_config_check.py): never raise for an option; warn only when enabled.
+        from ._config_check import check_options
+
+        enabled = is_enabled(options.get("enabled"), env)
+        options = check_options(options, enabled, options.get("logger"))
         # Only the option as given; the default (wait where the hub is local and listening) and the
         # variable: _attach_wait.py.
         wait = options.get("wait_for_attach")
@@ -141,9 +148,20 @@ class Options:
             wait_s = _seconds("wait_for_attach", wait, None)
         from ._version import __version__
 
+        mask = None
+        if enabled:  # disabled: nothing is checked (a GRAPHMIND_MASK typo included)
+            try:
+                mask = resolve_mask(options.get("mask"), env)
+            except ValueError as exc:
+                # Fail open without leaking: a mask that cannot be read hides every value instead.
+                _warn_option(
+                    options.get("logger"), f"graphmind: {exc}; every input and output is hidden instead"
+                )
+                options = {**options, "hide_inputs": True, "hide_outputs": True}
+
         return cls(
             app=app or default_app_name(),
-            enabled=is_enabled(options.get("enabled"), env),
+            enabled=enabled,
             url=options.get("url") or env.get("GRAPHMIND_URL") or DEFAULT_URL,
             meta=dict(options.get("meta") or {}),
             connect_timeout=_seconds("connect_timeout", options.get("connect_timeout"), 0.3)
@@ -161,5 +179,5 @@ class Options:
             clock=options.get("clock") or monotonic_ms,
             sdk=dict(options.get("sdk") or {"name": "graphmind-python", "version": __version__}),
             raw=dict(options),
-            mask=resolve_mask(options.get("mask"), env),
+            mask=mask,
         )

@@ -18,7 +18,7 @@ loops (`_call_loop.py`, `_stream_loop.py`). Nothing here knows about any framewo
 from __future__ import annotations
 
 import contextvars
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator, Hashable, Iterator
 from typing import Any, TypeVar
 
 from . import protocol as proto
@@ -184,12 +184,20 @@ class Engine:
         return self._host.current_node.get()
 
     def start_node(
-        self, spec: NodeSpec, *, run: RunContext | None = None, parent_instance_id: str | None = None
+        self,
+        spec: NodeSpec,
+        *,
+        run: RunContext | None = None,
+        parent_instance_id: str | None = None,
+        line: Hashable | None = None,
     ) -> NodeExecution:
         """Starts one node execution (emits `node.started`); the adapter then drives its gates.
 
         `run` and `parent_instance_id` default to the calling context's (`client.run(...)` and the
         enclosing node); a framework that reports them itself (LangChain's run ids) passes them.
+        `line`: for a call outside any run, what the loop streak belongs to (default: the calling
+        thread / task); a framework whose top-level calls are separate runs of its own (a LangChain
+        root run) names them (docs/protocol.md, "The loop streak").
         Raises RunAborted at once when the run was aborted.
         """
         if self._attach_wait.pending:
@@ -219,15 +227,48 @@ class Engine:
                 seq=seq,
                 attached=self._hub.attached,
                 hide_fingerprint=switches.hide_inputs or (spec.kind == "tool" and switches.hide_tool_args),
+                implicit=run.implicit,  # outside any run the streak is the line's / thread's / task's
+                line=line,
             )
         return node
 
     async def astart_node(
-        self, spec: NodeSpec, *, run: RunContext | None = None, parent_instance_id: str | None = None
+        self,
+        spec: NodeSpec,
+        *,
+        run: RunContext | None = None,
+        parent_instance_id: str | None = None,
+        line: Hashable | None = None,
     ) -> NodeExecution:
         """`start_node` from async code: a `wait_for_attach` wait awaits instead of blocking the loop."""
         await self.await_attach()
-        return self.start_node(spec, run=run, parent_instance_id=parent_instance_id)
+        return self.start_node(spec, run=run, parent_instance_id=parent_instance_id, line=line)
+
+    def observe_ungated(
+        self,
+        spec: NodeSpec,
+        output: Any = None,
+        *,
+        error: BaseException | None = None,
+        run: RunContext | None = None,
+        parent_instance_id: str | None = None,
+    ) -> None:
+        """A node that already ran where no gate can reach it (a provider-executed tool, AI SDK page):
+        `node.started` and `node.finished` (or `node.error`), both marked `ungated: true` plus
+        `spec.extra` (e.g. `providerExecuted: true`). No gate opens; never raises (an aborted run or
+        a failure to record only drops the node)."""
+        extra = {"ungated": True, **(spec.extra or {})}
+        spec.extra = extra
+        try:
+            node = self.start_node(spec, run=run, parent_instance_id=parent_instance_id)
+            if error is not None:
+                node.fail(error, **extra)
+            else:
+                node.finish(output, **extra)
+        except RunAborted:
+            pass
+        except Exception as exc:  # fail open: recording a provider's tool must not break the call
+            self.warn(f"[graphmind] could not record the ungated node {spec.node_id}: {exc!r}", key="ungated")
 
     def execute(
         self,

@@ -95,6 +95,8 @@ class NodeRecord:
         event["input"] = self.spec.input
         if self.spec.attrs:
             event["attrs"] = self.spec.attrs
+        if self.spec.extra:
+            event.update(self.spec.extra)
         return self.host.emit(event, self.trusted)
 
     @contextmanager

@@ -156,12 +156,27 @@ def _conv(value: Any, depth: int, path: set[int], strict: bool) -> Any:
         path.add(ident)
         depth += 1
         try:
+            # The leaves of a payload are mostly ASCII strings and ints: kept inline, with no call
+            # per leaf (the same result as `_conv`, which returns them as they are).
             if t is dict:
                 out: dict[str, Any] = {}
                 for k, v in value.items():
-                    out[k if type(k) is str and k.isascii() else json_key(k)] = _conv(v, depth, path, strict)
+                    if type(k) is not str or not k.isascii():
+                        k = json_key(k)
+                    tv = type(v)
+                    if (tv is str and v.isascii()) or tv is int or tv is bool or v is None:
+                        out[k] = v
+                    else:
+                        out[k] = _conv(v, depth, path, strict)
                 return out
-            return [_conv(v, depth, path, strict) for v in value]
+            items: list[Any] = []
+            for v in value:
+                tv = type(v)
+                if (tv is str and v.isascii()) or tv is int or tv is bool or v is None:
+                    items.append(v)
+                else:
+                    items.append(_conv(v, depth, path, strict))
+            return items
         except UnreadableValue:
             raise
         except Exception as exc:  # e.g. "dictionary changed size during iteration"

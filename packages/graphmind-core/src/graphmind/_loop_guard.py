@@ -1,7 +1,9 @@
 """The loop hold: the same tool, with the same arguments, called again and again in one run.
 
-Every watched call (tool calls by default) is fingerprinted at its start. "In a row" is per run:
-any other watched call in between starts the count again; unwatched calls (LLM steps) do not.
+Every watched call (tool calls by default) is fingerprinted at its start. "In a row" is per line
+of execution: within a run, the run; for calls outside any run (the implicit run), the calling
+thread or asyncio / trio task, so unrelated requests of one process never form a streak. Any other
+watched call in between on the same line starts the count again; unwatched calls (LLM steps) do not.
 When the streak reaches the threshold the call is held at its before gate if a debugger is
 attached and the mode is ``pause``; otherwise one warning is logged per streak. The rules and
 messages are the environment page's "Loop hold" section.
@@ -9,10 +11,14 @@ messages are the environment page's "Loop hold" section.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import itertools
+import sys
 import threading
+import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -163,6 +169,42 @@ def resolve_loop_guard_config(
     return LoopGuardConfig(**values)
 
 
+# ---- lines of execution ----------------------------------------------------------------------
+_line_numbers = itertools.count(1)
+_thread_line = threading.local()
+# A task's number lives as long as the task (a dead task's id() can be reused, its number not).
+_task_lines: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
+_task_lines_lock = threading.Lock()
+
+
+def _current_task() -> Any:
+    """The running asyncio task, else the running trio task, else None (plain thread code)."""
+    if asyncio._get_running_loop() is not None:  # the C-level check asyncio itself uses; never raises
+        return asyncio.current_task()
+    trio = sys.modules.get("trio")
+    if trio is not None:
+        try:
+            return trio.lowlevel.current_task()
+        except RuntimeError:  # trio imported, not running in this thread
+            return None
+    return None
+
+
+def line_of_execution() -> int:
+    """A number for the calling task (asyncio or trio), else for the calling thread; never reused."""
+    task = _current_task()
+    if task is not None:
+        number = _task_lines.get(task)
+        if number is None:
+            with _task_lines_lock:
+                number = _task_lines.setdefault(task, next(_line_numbers))
+        return number
+    number = getattr(_thread_line, "number", None)
+    if number is None:
+        number = _thread_line.number = next(_line_numbers)
+    return number
+
+
 # ---- the guard -------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class LoopHit:
@@ -206,7 +248,7 @@ def loop_warning(name: str, node_id: str, repeats: int, config: LoopGuardConfig)
 
 
 class LoopGuard:
-    """Counts identical watched calls in a row, per run. Thread-safe; never raises."""
+    """Counts identical watched calls in a row, per run (per thread / task outside any run). Thread-safe; never raises."""
 
     def __init__(self, config: LoopGuardConfig, warn: Callable[[str], None]) -> None:
         self.config = config
@@ -215,8 +257,9 @@ class LoopGuard:
         self._kinds = frozenset(config.kinds)
         self._allow = frozenset(config.allow_nodes)
         self._lock = threading.Lock()
-        # run id -> its current streak; the oldest runs are forgotten past MAX_TRACKED_RUNS.
-        self._streaks: OrderedDict[str, _Streak] = OrderedDict()
+        # run id (with the line of execution for the implicit run) -> its current streak; the
+        # oldest are forgotten past MAX_TRACKED_RUNS.
+        self._streaks: OrderedDict[Hashable, _Streak] = OrderedDict()
 
     def observe(
         self,
@@ -229,7 +272,11 @@ class LoopGuard:
         seq: int,
         attached: bool,
         hide_fingerprint: bool,
+        implicit: bool = False,
+        line: Hashable | None = None,
     ) -> LoopHit | None:
+        """`implicit`: the call is outside any run, so its streak is `line`'s (an adapter that knows
+        where one framework-level call begins names it) or else the calling thread's or task's."""
         config = self.config
         if not config.enabled or kind not in self._kinds:
             return None  # unwatched calls neither count nor break a streak
@@ -239,15 +286,16 @@ class LoopGuard:
             return None
         key = (hash(text), len(text))
         allowed = node_id in self._allow or name in self._allow
+        line = (run_id, line_of_execution() if line is None else line) if implicit else run_id
         with self._lock:
-            streak = self._streaks.get(run_id)
+            streak = self._streaks.get(line)
             if streak is not None and streak.node_id == node_id and streak.key == key:
                 streak.count += 1
-                self._streaks.move_to_end(run_id)
+                self._streaks.move_to_end(line)
             else:
                 streak = _Streak(node_id, key, 1, seq)
-                self._streaks[run_id] = streak
-                self._streaks.move_to_end(run_id)
+                self._streaks[line] = streak
+                self._streaks.move_to_end(line)
                 if len(self._streaks) > MAX_TRACKED_RUNS:
                     self._streaks.popitem(last=False)
             repeats = streak.count
@@ -267,4 +315,4 @@ class LoopGuard:
     def forget_run(self, run_id: str) -> None:
         """Drop a finished run's streak (optional: old runs are evicted anyway)."""
         with self._lock:
-            self._streaks.pop(run_id, None)
+            self._streaks.pop(run_id, None)  # the implicit run's per-line streaks age out instead

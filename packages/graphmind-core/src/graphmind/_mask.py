@@ -41,7 +41,8 @@ _MASK_SKIP = frozenset(
 def resolve_mask(option: Any, environ: Mapping[str, str]) -> re.Pattern[str] | None:
     """`mask=` (a regular expression or a list of them) and GRAPHMIND_MASK (one expression, or a JSON
     list of them), combined: every match in every string the app records becomes __MASKED__.
-    A pattern that does not compile is refused loudly: a mask that silently does nothing leaks."""
+    A pattern that does not compile raises ValueError here; Options.resolve turns that into one warning
+    and hides every input and output instead: a mask that silently does nothing would leak."""
     patterns: list[str] = []
     for name, value in (("mask", option), (MASK_ENV, environ.get(MASK_ENV, "").strip() or None)):
         if value is None:

@@ -18,6 +18,8 @@ class NodeSpec:
     instance_id: str | None = None
     attrs: dict[str, Any] | None = None
     actions: tuple[str, ...] | None = None  # restrict what the before gate offers (spans: no inject)
+    # Top-level fields added to node.started (the wire schema is loose): `providerExecuted`, `ungated`.
+    extra: dict[str, Any] | None = None
     # Holds asked for from code (_code_holds.py): gates to hold at while attached, and a condition
     # on the call's arguments (`input` as keyword arguments) checked at the before gate.
     breakpoints: frozenset[str] = frozenset()

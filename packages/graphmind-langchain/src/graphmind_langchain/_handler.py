@@ -30,6 +30,7 @@ from graphmind.adapter import Engine, NodeExecution, NodeSpec, RunAborted, RunCo
 from . import _registry as registry
 from ._describe import documents_json, llm_result_json, llm_result_usage, tool_output_json, tool_roster
 from ._dual import dual
+from ._inline import InlineExceptTextLlmStart
 from ._nodes import OBSERVE_ONLY_ACTIONS, llm_spec, llm_step, model_name, tool_spec
 from ._tokens import emit
 
@@ -73,6 +74,13 @@ def _name(serialized: Any, kwargs: dict[str, Any], default: str) -> str:
     return name if isinstance(name, str) and name else default
 
 
+def _root_line(run: RunContext | None, run_id: UUID) -> UUID | None:
+    """A LangChain root call (no parent run) outside any GraphMind run is a line of execution of its
+    own for the loop streak: LangChain makes each top-level `invoke` a separate run, so identical
+    top-level calls (parametrized tests on one thread, requests of a thread pool) are not a loop."""
+    return run_id if run is None else None
+
+
 class GraphmindCallbackHandler(BaseCallbackHandler):
     """Pass it in `config={"callbacks": [GraphmindCallbackHandler()]}`.
 
@@ -83,8 +91,10 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
     # a before gate stops the call. Every other failure inside the handler is caught here.
     raise_error = True
     # Sync methods then run on the event loop itself on async paths instead of in the default
-    # executor (manager.py, _ahandle_event_for_handler); the ones that may hold are `dual`.
-    run_inline = True
+    # executor (manager.py, _ahandle_event_for_handler); the ones that may hold are `dual`. False
+    # only for the async text-LLM start's dispatch, which would otherwise hide the run from every
+    # other handler (_inline.py).
+    run_inline = InlineExceptTextLlmStart()
 
     def __init__(self, session: graphmind.Client | None = None) -> None:
         self._session = session
@@ -179,7 +189,10 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
         step = llm_step(client, run, messages)
         name = model_name(None, params, metadata) or _name(serialized, kwargs, "model")
         ex = client.start_node(
-            llm_spec(step, messages, name, token is not None, prompts), run=run, parent_instance_id=parent
+            llm_spec(step, messages, name, token is not None, prompts),
+            run=run,
+            parent_instance_id=parent,
+            line=_root_line(run, run_id),
         )
         if step.first_step:
             roster = tool_roster(params.get("tools"))
@@ -207,7 +220,10 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
         instance = kwargs.get("tool_call_id") or run_id.hex
         described = inputs if inputs is not None else input_str
         ex = client.start_node(
-            tool_spec(name, described, instance, token is not None), run=run, parent_instance_id=parent
+            tool_spec(name, described, instance, token is not None),
+            run=run,
+            parent_instance_id=parent,
+            line=_root_line(run, run_id),
         )
         self._links[run_id] = _Link(ex.run, None, ex)
         if token is not None:
@@ -231,7 +247,7 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
             instance_id=run_id.hex,
             actions=OBSERVE_ONLY_ACTIONS,
         )
-        ex = client.start_node(spec, run=run, parent_instance_id=parent)
+        ex = client.start_node(spec, run=run, parent_instance_id=parent, line=_root_line(run, run_id))
         self._links[run_id] = _Link(ex.run, None, ex)
         return ex
 

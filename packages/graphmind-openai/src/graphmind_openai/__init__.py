@@ -39,8 +39,10 @@ def instrument_openai(client: C, *, session: graphmind.Client | None = None) -> 
         )
     if _hooks.MARK in vars(client):
         return client
-    if session is not None and not engine_for(session).enabled:
-        return client  # a disabled session: the client stays exactly as it was (zero overhead)
+    if not engine_for(session).enabled:
+        # A disabled session, the default one included (GRAPHMIND_DISABLED=1): the client stays
+        # exactly as it was, zero overhead (environment page: the adapter is the identity).
+        return client
     try:
         state = _hooks.apply(client, session, instrument_openai)
     except AttributeError as exc:

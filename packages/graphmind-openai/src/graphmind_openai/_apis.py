@@ -8,13 +8,13 @@ module of these functions and one more row here (and its hook in `_hooks.py`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Set
 from dataclasses import dataclass
 from typing import Any
 
 from graphmind.adapter import NodeExecution
 
-from . import _chat, _responses
+from . import _chat, _provider_tools, _responses
 from ._common import StreamState
 
 Described = tuple[Any, "dict[str, Any] | None"]
@@ -34,6 +34,10 @@ class Api:
     on_item: Callable[[StreamState, Any, NodeExecution], None]  # one item the SDK decoded
     stream_body: Callable[[StreamState], Any]  # the body read from the bytes
     typed_body: Callable[[StreamState], Any]  # the body read from the SDK's items
+    # provider-executed tools (_provider_tools.py): the hosted names in a `tools` parameter, and a
+    # non-streamed reply's output items (result, raw response) that may hold hosted-tool calls
+    hosted_tools: Callable[[Any], Set[str]]
+    output_items: Callable[[Any, Any], list[Any]]
 
 
 CHAT = Api(
@@ -47,6 +51,8 @@ CHAT = Api(
     _chat.on_item,
     _chat.stream_body,
     _chat.stream_body,
+    _provider_tools.no_hosted_tools,
+    _provider_tools.no_output_items,
 )
 RESPONSES = Api(
     _responses.NAME,
@@ -59,5 +65,7 @@ RESPONSES = Api(
     _responses.on_item,
     _responses.stream_body,
     _responses.typed_body,
+    _provider_tools.hosted_names,
+    _provider_tools.output_items,
 )
 APIS: dict[str, Api] = {api.name: api for api in (CHAT, RESPONSES)}

@@ -129,3 +129,5 @@ class StreamState:
     status: Any = None
     model: Any = None
     out_calls: list[dict[str, Any]] = field(default_factory=list)
+    # graphmind.adapter.Engine: a provider-executed tool seen in the stream is recorded through it
+    engine: Any = None

@@ -30,6 +30,7 @@ from graphmind.adapter import Engine, NodeExecution, NodeSpec, Settled
 
 from ._apis import Api
 from ._inject import Reply, reply_for
+from ._provider_tools import hint_entry, observe
 from ._stream import StreamRecorder, abandon, tee
 from ._typed import TypedRecorder, tee_stream
 
@@ -91,7 +92,8 @@ class Call:
         step = self.engine.next_llm_step(key, length)
         tools = node_input.get("tools")
         if tools and step.first_step:
-            self.engine.hint([{"nodeId": f"tool:{n}", "kind": "tool", "name": n} for n in tools])
+            hosted = self.api.hosted_tools(self.body.get("tools"))
+            self.engine.hint([hint_entry(n, n in hosted) for n in tools])
         attrs: dict[str, Any] = {
             "model": self.body.get("model"),
             "hook": self.hook,
@@ -117,13 +119,13 @@ class Call:
         return reply
 
     def recorder(self, ex: NodeExecution) -> StreamRecorder:
-        return StreamRecorder(self.api, ex, sse=self.stream)
+        return StreamRecorder(self.api, ex, sse=self.stream, engine=self.engine)
 
     def tee(self, ex: NodeExecution, result: Any, response: Any, is_async: bool) -> None:
         """Records a stream the app will read: from the SDK's typed items when it is the SDK's own
         `Stream` (cheaper: they are decoded once), else from the bytes (raw response shapes)."""
         if isinstance(result, Stream | AsyncStream):
-            typed = TypedRecorder(self.api, ex)
+            typed = TypedRecorder(self.api, ex, self.engine)
             tee_stream(result, typed, is_async)
             if not response.is_stream_consumed:
                 tee(response, typed, is_async)  # for the ending: the SDK's close vs the app's
@@ -218,6 +220,7 @@ class _SyncNode:
             output, usage = _bytes_output(call, ex, response.content)
             return Settled(_replay_sync(self.original, call, _recorded_reply(response)), output, usage)
         output, usage = _described_body(call, result, response)
+        observe(call.engine, ex, call.api.output_items(result, response))
         return Settled(result, output, usage)
 
     def from_injected(self, value: Any) -> Settled:
@@ -275,6 +278,7 @@ class _AsyncNode:
             output, usage = _bytes_output(call, ex, response.content)
             return Settled(await _replay_async(self.original, call, _recorded_reply(response)), output, usage)
         output, usage = _described_body(call, result, response)
+        observe(call.engine, ex, call.api.output_items(result, response))
         return Settled(result, output, usage)
 
     def from_injected(self, value: Any) -> Awaitable[Settled]:

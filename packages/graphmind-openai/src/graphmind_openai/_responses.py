@@ -16,6 +16,7 @@ from typing import Any
 from graphmind.adapter import NodeExecution, parse_model_reply
 
 from ._common import StreamState, request_input, split, sse, text_of, usage_of
+from ._provider_tools import is_hosted, observe
 
 NAME = "responses"
 
@@ -257,6 +258,8 @@ def on_sse(state: StreamState, event: dict[str, Any], ex: NodeExecution) -> None
         item = event.get("item") or {}
         if item.get("id"):
             state.items[item["id"]] = item
+        if kind == "response.output_item.done" and is_hosted(item):
+            observe(state.engine, ex, [item])  # a provider-executed tool: an ungated child node, now
     elif kind in ("response.created", "response.in_progress"):
         state.final = state.final or event.get("response")
     elif kind in ("response.completed", "response.failed", "response.incomplete"):
@@ -277,6 +280,8 @@ def on_item(state: StreamState, event: Any, ex: NodeExecution) -> None:
         ex.token(event.delta, "reasoning")
     elif kind in ("response.output_item.added", "response.output_item.done"):
         item = event.item
+        if kind == "response.output_item.done" and is_hosted(item):
+            observe(state.engine, ex, [item])  # a provider-executed tool: an ungated child node, now
         if item.type == "function_call":
             entry = {
                 "type": "function_call",

@@ -17,7 +17,7 @@ import sys
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-from graphmind.adapter import NodeExecution
+from graphmind.adapter import Engine, NodeExecution
 
 from ._apis import Api
 from ._common import StreamState
@@ -27,13 +27,13 @@ class StreamRecorder:
     """Reads SSE (or, for `with_streaming_response` without `stream=True`, JSON) bytes as they pass;
     sends text / tool-argument deltas as `node.token`; finishes the node once, however the stream ends."""
 
-    def __init__(self, api: Api, ex: NodeExecution, sse: bool) -> None:
+    def __init__(self, api: Api, ex: NodeExecution, sse: bool, engine: Engine) -> None:
         self.api = api
         self.ex = ex
         self.sse = sse
         self.chunks = 0
         self.broken = False  # our parser failed: stop reading, never disturb the app
-        self.state = StreamState()
+        self.state = StreamState(engine=engine)
         self._buf = b""
         self._raw: list[bytes] = []
 

@@ -15,13 +15,15 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+from graphmind.adapter import Engine
+
 from ._apis import Api
 from ._stream import StreamRecorder
 
 
 class TypedRecorder(StreamRecorder):
-    def __init__(self, api: Api, ex: Any) -> None:
-        super().__init__(api, ex, sse=True)
+    def __init__(self, api: Api, ex: Any, engine: Engine) -> None:
+        super().__init__(api, ex, sse=True, engine=engine)
         self.reading = False  # inside the SDK's next(): a close now is the SDK's own end-of-stream close
 
     # Bytes pass untouched; only the ending is taken from the byte stream.

@@ -17,6 +17,7 @@ COMMANDS += [
     "graphmind_server.export.import_",
     "graphmind_server.mcp_server.mcp",
 ]
+COMMANDS += ["graphmind_server.telemetry"]  # docs/telemetry.md
 DEFAULT_COMMAND = "serve"
 COMMAND_NAMES = tuple(module.rsplit(".", 1)[1].rstrip("_") for module in COMMANDS)
 # Commands other packages add (graphmind-mcp's `mcp-proxy`): an entry point in this group names a
@@ -84,6 +85,10 @@ def main(argv: list[str] | None = None) -> int:
         known = args_list[0] in COMMAND_NAMES or any(e.name == args_list[0] for e in _entry_points())
         parser.command_used = args_list[0] if known else ""  # type: ignore[attr-defined]
     args = parser.parse_args(args_list)
+    if args.command != "telemetry":  # the status command reports nothing itself
+        from .telemetry import report
+
+        report(args.command or DEFAULT_COMMAND)  # background, never raises (docs/telemetry.md)
     try:
         return int(args.func(args) or 0)
     except (ConfigError, ServeError, StoreError) as exc:

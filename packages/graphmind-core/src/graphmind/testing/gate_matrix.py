@@ -27,6 +27,7 @@ from .._client import Client
 from .._errors import RunAborted
 from ._case import Case, astream_items
 from ._fakehub import FakeHub
+from ._kill_switch import instance_attrs, kill_switch
 from ._subject import GateSubject, Hub
 
 __all__ = ["BACKENDS", "CASES", "GateSubject", "Hub", "run_case"]
@@ -304,6 +305,17 @@ async def disabled(c: Case) -> None:
         assert started == [], f"a disabled client started threads: {started}"
     finally:
         client.dispose()
+    # The default session under GRAPHMIND_DISABLED=1 (environment page: the adapter's wrappers are
+    # identity functions): nothing is patched, not even a marker attribute (issue 16 item 3).
+    with kill_switch():
+        bare = c.subject.make()
+        attrs = instance_attrs(bare)
+        assert c.subject.instrument(bare, None) is bare  # type: ignore[arg-type]  # None: the default session
+        assert instance_attrs(bare) == attrs, (
+            "GRAPHMIND_DISABLED=1 with the default session still patched the object"
+        )
+        c.subject.check_real(c.subject.call(bare))
+        c.subject.check_real(await c.subject.acall(bare))
 
 
 # ---- running a case ---------------------------------------------------------------------------------
