@@ -24,6 +24,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from _harness import Toggle, openinference_toggle
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
 from langchain_core.messages import AIMessage
@@ -75,35 +76,24 @@ async def _time_async(fn: Callable[[], Awaitable[Any]]) -> float:
     return (CLOCK() - start) / CALLS / 1000
 
 
-def openinference_setup() -> tuple[Callable[[], None], Callable[[], None]]:
+def openinference_setup() -> Toggle:
     """(instrument, uninstrument) for LangChainInstrumentor with an in-memory span exporter."""
-    from openinference.instrumentation.langchain import LangChainInstrumentor
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    instrumentor = LangChainInstrumentor()
-
-    def on() -> None:
-        instrumentor.instrument(tracer_provider=provider)
-
-    def off() -> None:
-        instrumentor.uninstrument()
-        exporter.clear()
-
-    on()
-    try:
+    def probe() -> None:
         search.invoke({"query": "q"})
         MODEL.invoke("hi")
-        spans = len(exporter.get_finished_spans())
-    finally:
-        off()
-    if spans < 2:
-        raise SystemExit(f"openinference recorded {spans} spans for 2 calls with this langchain version")
-    return on, off
+
+    toggle = openinference_toggle(
+        "openinference-instrumentation-langchain",
+        "openinference.instrumentation.langchain",
+        "LangChainInstrumentor",
+        probe,
+        2,
+        "this langchain version",
+    )
+    if toggle is None:  # this bench's ratios are against openinference: nothing to print without it
+        raise SystemExit("openinference's row is required here")
+    return toggle
 
 
 def measure(

@@ -28,12 +28,12 @@ import os
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # else LiteLLM fetches its cost map at import
 
 import argparse
-import statistics
 import time
 from collections.abc import Callable
 from typing import Any
 
 import litellm
+from _harness import Toggle, Variant, interleaved_rounds, openinference_toggle, print_ratio_table, summarise
 
 import graphmind
 from graphmind_litellm import GraphmindLogger, instrument_litellm, uninstrument_litellm
@@ -57,47 +57,15 @@ def streamed() -> int:
     return chunks
 
 
-CLOCK = time.thread_time_ns
-
-
-def batch_us(fn: Callable[[], Any], calls: int) -> float:
-    start = CLOCK()
-    for _ in range(calls):
-        fn()
-    return (CLOCK() - start) / calls / 1000
-
-
-def openinference_toggle() -> tuple[Callable[[], None], Callable[[], None]] | None:
-    try:
-        from openinference.instrumentation.litellm import LiteLLMInstrumentor
-        from opentelemetry.sdk.trace import TracerProvider
-        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-    except ImportError as exc:
-        print(f"openinference-instrumentation-litellm is not installed ({exc}); its row is skipped")
-        return None
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    instrumentor = LiteLLMInstrumentor()
-
-    def on() -> None:
-        instrumentor.instrument(tracer_provider=provider)
-
-    def off() -> None:
-        instrumentor.uninstrument()
-        exporter.clear()
-
-    on()
-    try:
-        plain()
-        spans = len(exporter.get_finished_spans())
-    finally:
-        off()
-    if spans < 1:
-        print("openinference recorded no span with this litellm version; its row is skipped")
-        return None
-    return on, off
+def openinference_toggle_litellm() -> Toggle | None:
+    return openinference_toggle(
+        "openinference-instrumentation-litellm",
+        "openinference.instrumentation.litellm",
+        "LiteLLMInstrumentor",
+        plain,
+        1,
+        "this litellm version",
+    )
 
 
 def main() -> None:
@@ -108,9 +76,7 @@ def main() -> None:
         "--wall", action="store_true", help="time wall-clock time instead of the calling thread's CPU time"
     )
     args = parser.parse_args()
-    global CLOCK
-    if args.wall:
-        CLOCK = time.perf_counter_ns
+    clock_ns = time.perf_counter_ns if args.wall else time.thread_time_ns
 
     session = graphmind.Client(
         app="bench", url="ws://127.0.0.1:9/ingest", retry_interval=60
@@ -136,51 +102,24 @@ def main() -> None:
         "detached": (lambda: instrument_litellm(session=session), uninstrument_litellm),
         "logger": (logger_on, logger_off),
     }
-    oi = openinference_toggle()
+    oi = openinference_toggle_litellm()
     if oi is not None:
         toggles["openinference"] = oi
     shapes = {"plain": plain, "stream": streamed}
-    samples: dict[str, dict[str, list[float]]] = {name: {shape: [] for shape in shapes} for name in toggles}
-    for round_ in range(args.rounds + 1):
-        for name, (on, off) in toggles.items():
-            on()  # each variant is on only for its own turn (they all patch the same module)
-            try:
-                for shape, fn in shapes.items():
-                    value = batch_us(fn, args.calls)
-                    if round_:  # round 0 warms up
-                        samples[name][shape].append(value)
-            finally:
-                off()
+    # each variant is on only for its own turn (they all patch the same module)
+    variants: dict[str, Variant] = {name: (on, off, shapes) for name, (on, off) in toggles.items()}
+    samples = interleaved_rounds(variants, args.rounds, args.calls, clock_ns)
     stats = session.stats()
     session.dispose()
 
-    best = {name: {shape: min(v) for shape, v in per.items()} for name, per in samples.items()}
-    medians = {
-        name: {shape: statistics.median(v) for shape, v in per.items()} for name, per in samples.items()
-    }
+    best, medians = summarise(samples)
     import importlib.metadata
 
     clock = "wall" if args.wall else "thread CPU"
     print(
         f"litellm {importlib.metadata.version('litellm')}; {args.rounds} interleaved rounds of {args.calls} calls; {clock} µs per call, best batch (median)"
     )
-    bare = best["bare"]
-    header = f"{'variant':<15}" + "".join(
-        f"{shape + ' µs':>20}{'overhead':>10}{'vs OI':>8}" for shape in shapes
-    )
-    print(header)
-    for name, row in best.items():
-        cells = [f"{name:<15}"]
-        for shape in shapes:
-            over = row[shape] - bare[shape]
-            cells.append(f"{row[shape]:>9.1f} ({medians[name][shape]:>7.1f})")
-            cells.append(f"{over:>+10.1f}" if name != "bare" else f"{'':>10}")
-            if name not in ("bare", "openinference") and "openinference" in best:
-                oi_over = best["openinference"][shape] - bare[shape]
-                cells.append(f"{over / oi_over:>8.3f}" if oi_over > 0 else f"{'n/a':>8}")
-            else:
-                cells.append(f"{'':>8}")
-        print("".join(cells))
+    print_ratio_table("variant", best, medians=medians, digits=3)
     print(
         f"\nGraphMind events recorded detached: {stats['events']} (the replay buffer keeps the newest {stats['buffered']})"
     )

@@ -20,11 +20,12 @@ Target (issue 15): detached <= 0.10 of openinference's overhead.
 from __future__ import annotations
 
 import argparse
-import statistics
+import functools
 import time
 from collections.abc import Callable
 from typing import Any
 
+from _harness import Variant, interleaved_rounds, openinference_toggle, print_ratio_table, summarise
 from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.tools import FunctionTool
 
@@ -37,7 +38,6 @@ MESSAGES = [
     ChatMessage(role="user", content="Plan a day in Cairo"),
 ]
 REPLY = "Visit the pyramids at Giza, then the Egyptian Museum and Khan el-Khalili."
-CLOCK = time.perf_counter_ns
 
 
 def search(query: str) -> str:
@@ -67,48 +67,21 @@ class Subject:
         return self.tool.call(query=f"cairo {self.n}")
 
 
-def batch_us(fn: Callable[[], Any], calls: int) -> float:
-    start = CLOCK()
-    for _ in range(calls):
-        fn()
-    return (CLOCK() - start) / calls / 1000
-
-
 def openinference_subject() -> Subject | None:
-    try:
-        from openinference.instrumentation.llama_index import LlamaIndexInstrumentor
-        from opentelemetry.sdk.trace import TracerProvider
-        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-    except ImportError as exc:
-        print(f"openinference-instrumentation-llama-index is not installed ({exc}); its row is skipped")
-        return None
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    instrumentor = LlamaIndexInstrumentor()
-
-    def on() -> None:
-        instrumentor.instrument(tracer_provider=provider)
-
-    def off() -> None:
-        instrumentor.uninstrument()
-        exporter.clear()
-
-    subject = Subject(on, off)
-    on()
-    try:
+    def probe() -> None:
+        subject = Subject()
         subject.chat()
         subject.call()
-        spans = len(exporter.get_finished_spans())
-    finally:
-        off()
-    if spans < 2:
-        print(
-            f"openinference recorded {spans} spans for 2 calls with this llama-index-core; its row is skipped"
-        )
-        return None
-    return subject
+
+    toggle = openinference_toggle(
+        "openinference-instrumentation-llama-index",
+        "openinference.instrumentation.llama_index",
+        "LlamaIndexInstrumentor",
+        probe,
+        2,
+        "this llama-index-core",
+    )
+    return None if toggle is None else Subject(*toggle)
 
 
 def main() -> None:
@@ -119,9 +92,7 @@ def main() -> None:
         "--cpu", action="store_true", help="time the calling thread's CPU (thread_time) instead of wall time"
     )
     args = parser.parse_args()
-    global CLOCK
-    if args.cpu:
-        CLOCK = time.thread_time_ns
+    clock = time.thread_time_ns if args.cpu else time.perf_counter_ns
 
     client = graphmind.Client(app="bench", url="ws://127.0.0.1:9/ingest", retry_interval=60)
     detached = Subject(lambda: instrument_llamaindex(client), uninstrument_llamaindex)
@@ -136,40 +107,18 @@ def main() -> None:
     if oi is not None:
         subjects["openinference"] = oi
     shapes = {"chat": Subject.chat, "tool": Subject.call}
-    samples: dict[str, dict[str, list[float]]] = {name: {shape: [] for shape in shapes} for name in subjects}
-    for round_ in range(args.rounds + 1):
-        for name, subject in subjects.items():
-            subject.on()
-            try:
-                for shape, method in shapes.items():
-                    value = batch_us(lambda s=subject, m=method: m(s), args.calls)
-                    if round_:  # round 0 warms up
-                        samples[name][shape].append(value)
-            finally:
-                subject.off()
+    # Each variant's handler is on the root dispatcher only during its own turn.
+    variants: dict[str, Variant] = {
+        name: (subject.on, subject.off, {shape: functools.partial(m, subject) for shape, m in shapes.items()})
+        for name, subject in subjects.items()
+    }
+    samples = interleaved_rounds(variants, args.rounds, args.calls, clock)
     stats = client.stats()
     client.dispose()
-    medians = {
-        name: {shape: statistics.median(v) for shape, v in per.items()} for name, per in samples.items()
-    }
-    best = {name: {shape: min(v) for shape, v in per.items()} for name, per in samples.items()}
+    best, medians = summarise(samples)
     print(f"{args.rounds} interleaved rounds of {args.calls} calls per variant and shape")
     for title, results in (("median batch", medians), ("best batch", best)):
-        print(
-            f"\n{title:<15}{'chat µs':>10}{'overhead':>10}{'vs OI':>8}{'tool µs':>10}{'overhead':>10}{'vs OI':>8}"
-        )
-        for name, row in results.items():
-            cells = [f"{name:<15}"]
-            for shape in shapes:
-                over = row[shape] - results["bare"][shape]
-                cells.append(f"{row[shape]:>10.1f}")
-                cells.append(f"{over:>+10.1f}" if name != "bare" else f"{'':>10}")
-                if name not in ("bare", "openinference") and "openinference" in results:
-                    oi_over = results["openinference"][shape] - results["bare"][shape]
-                    cells.append(f"{over / oi_over:>8.2f}" if oi_over > 0 else f"{'n/a':>8}")
-                else:
-                    cells.append(f"{'':>8}")
-            print("".join(cells))
+        print_ratio_table(title, results)
     print(f"graphmind events recorded (detached, to the replay buffer): {stats.get('events')}")
     print("\ntarget: detached <= 0.10 of openinference's overhead")
 

@@ -19,13 +19,22 @@ Numbers depend on the machine; run it twice and compare the ratios, not the abso
 from __future__ import annotations
 
 import argparse
+import functools
 import json
-import statistics
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import httpx2
+from _harness import (
+    Toggle,
+    Variant,
+    interleaved_rounds,
+    noop,
+    openinference_toggle,
+    print_ratio_table,
+    summarise,
+)
 from openai import OpenAI
 
 import graphmind
@@ -92,52 +101,22 @@ def streamed(client: OpenAI) -> Any:
     return chunks
 
 
-CLOCK = time.perf_counter_ns
-
-
-def batch_us(fn: Callable[[OpenAI], Any], client: OpenAI, calls: int) -> float:
-    start = CLOCK()
-    for _ in range(calls):
-        fn(client)
-    return (CLOCK() - start) / calls / 1000
-
-
-def openinference_setup() -> tuple[Callable[[], None], Callable[[], None]] | None:
+def openinference_setup() -> Toggle | None:
     """(instrument, uninstrument) for OpenAIInstrumentor with an in-memory exporter, or None."""
-    try:
-        from openinference.instrumentation.openai import OpenAIInstrumentor
-        from opentelemetry.sdk.trace import TracerProvider
-        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-    except ImportError as exc:
-        print(f"openinference-instrumentation-openai is not installed ({exc}); its row is skipped")
-        return None
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    instrumentor = OpenAIInstrumentor()
 
-    def on() -> None:
-        instrumentor.instrument(tracer_provider=provider)
-
-    def off() -> None:
-        instrumentor.uninstrument()
-        exporter.clear()
-
-    on()
-    try:
+    def probe() -> None:
         client = make_client()
         plain(client)
         streamed(client)
-        spans = len(exporter.get_finished_spans())
-    finally:
-        off()
-    if spans < 2:
-        print(
-            f"openinference recorded {spans} spans for 2 calls with this openai version; its row is skipped"
-        )
-        return None
-    return on, off
+
+    return openinference_toggle(
+        "openinference-instrumentation-openai",
+        "openinference.instrumentation.openai",
+        "OpenAIInstrumentor",
+        probe,
+        2,
+        "this openai version",
+    )
 
 
 def start_hub() -> tuple[Any, str]:
@@ -160,9 +139,7 @@ def main() -> None:
         "--cpu", action="store_true", help="time the calling thread's CPU (thread_time) instead of wall time"
     )
     args = parser.parse_args()
-    global CLOCK
-    if args.cpu:
-        CLOCK = time.thread_time_ns
+    clock = time.thread_time_ns if args.cpu else time.perf_counter_ns
 
     shapes = {"plain": plain, "stream20": streamed}
     hub, hub_kind = start_hub()
@@ -178,50 +155,20 @@ def main() -> None:
     oi = openinference_setup()
     if oi is not None:
         clients["openinference"] = make_client()
-    # Rounds interleave the variants, so a busy machine slows all of them alike; medians per variant.
-    samples: dict[str, dict[str, list[float]]] = {name: {shape: [] for shape in shapes} for name in clients}
-    for round_ in range(args.rounds + 1):
-        for name, client in clients.items():
-            if name == "openinference":
-                assert oi is not None
-                oi[0]()  # OpenAIInstrumentor patches the OpenAI class: on only for its own turn
-            try:
-                for shape, fn in shapes.items():
-                    value = batch_us(fn, client, args.calls)
-                    if round_:  # round 0 warms up
-                        samples[name][shape].append(value)
-            finally:
-                if name == "openinference":
-                    assert oi is not None
-                    oi[1]()
+    variants: dict[str, Variant] = {}
+    for name, client in clients.items():
+        # OpenAIInstrumentor patches the OpenAI class: on only for its own turn
+        on, off = oi if name == "openinference" and oi is not None else (noop, noop)
+        variants[name] = (on, off, {shape: functools.partial(fn, client) for shape, fn in shapes.items()})
+    samples = interleaved_rounds(variants, args.rounds, args.calls, clock)
     detached.dispose()
     attached.dispose()
     hub.stop()
-    # The best batch of each variant: on a shared machine the slow batches measure the neighbours.
-    results = {name: {shape: min(v) for shape, v in per.items()} for name, per in samples.items()}
-    medians = {
-        name: {shape: statistics.median(v) for shape, v in per.items()} for name, per in samples.items()
-    }
+    results, medians = summarise(samples)
     print(
         f"hub: {hub_kind}; {args.rounds} interleaved rounds of {args.calls} calls; best batch (median in brackets)"
     )
-
-    bare = results["bare"]
-    print(
-        f"\n{'variant':<15}{'plain µs':>10}{'overhead':>10}{'vs OI':>8}{'stream20 µs':>13}{'overhead':>10}{'vs OI':>8}"
-    )
-    for name, row in results.items():
-        cells = [f"{name:<15}"]
-        for shape in shapes:
-            over = row[shape] - bare[shape]
-            cells.append(f"{row[shape]:>10.1f}" if shape == "plain" else f"{row[shape]:>13.1f}")
-            cells.append(f"{over:>+10.1f}" if name != "bare" else f"{'':>10}")
-            if name not in ("bare", "openinference") and "openinference" in results:
-                oi_over = results["openinference"][shape] - bare[shape]
-                cells.append(f"{over / oi_over:>8.2f}" if oi_over > 0 else f"{'n/a':>8}")
-            else:
-                cells.append(f"{'':>8}")
-        print("".join(cells))
+    print_ratio_table("variant", results)
     print("medians: " + "; ".join(f"{n} {r['plain']:.0f}/{r['stream20']:.0f} µs" for n, r in medians.items()))
     print("\ntargets: detached <= 0.10 of openinference's overhead, attached <= 0.20")
 

@@ -1,0 +1,141 @@
+"""The harness every `bench/*_overhead.py` shares: interleaved rounds, a chosen clock, best/median
+per variant, openinference's in-memory toggle and the ratio table.
+
+A variant is `(on, off, shapes)`: `on()` before its turn, `off()` after it (even on error), and
+`shapes` maps a call shape's name to a no-argument call. Rounds interleave the variants, so a busy
+machine slows all of them alike; round 0 warms up and is not kept.
+"""
+
+from __future__ import annotations
+
+import importlib
+import statistics
+from collections.abc import Callable, Mapping
+from typing import Any
+
+__all__ = [
+    "Results",
+    "Samples",
+    "Toggle",
+    "Variant",
+    "batch_us",
+    "interleaved_rounds",
+    "noop",
+    "openinference_toggle",
+    "print_ratio_table",
+    "summarise",
+]
+
+Toggle = tuple[Callable[[], Any], Callable[[], Any]]
+Variant = tuple[Callable[[], Any], Callable[[], Any], Mapping[str, Callable[[], Any]]]
+Samples = dict[str, dict[str, list[float]]]
+Results = dict[str, dict[str, float]]
+
+
+def noop() -> None:
+    """The on/off of a variant that needs no switching."""
+
+
+def batch_us(fn: Callable[[], Any], calls: int, clock: Callable[[], int]) -> float:
+    """µs per call of `calls` calls of `fn`, timed with `clock` (a `time.*_ns` function)."""
+    start = clock()
+    for _ in range(calls):
+        fn()
+    return (clock() - start) / calls / 1000
+
+
+def interleaved_rounds(
+    variants: Mapping[str, Variant], rounds: int, calls: int, clock: Callable[[], int]
+) -> Samples:
+    """One batch per variant and shape per round, `rounds` rounds after a warm-up round."""
+    samples: Samples = {name: {shape: [] for shape in shapes} for name, (_, _, shapes) in variants.items()}
+    for round_ in range(rounds + 1):
+        for name, (on, off, shapes) in variants.items():
+            on()  # a variant that patches shared classes is on only for its own turn
+            try:
+                for shape, fn in shapes.items():
+                    value = batch_us(fn, calls, clock)
+                    if round_:  # round 0 warms up
+                        samples[name][shape].append(value)
+            finally:
+                off()
+    return samples
+
+
+def summarise(samples: Samples) -> tuple[Results, Results]:
+    """(best batch, median batch) per variant and shape. On a shared machine the slow batches
+    measure the neighbours, so the best batch is the headline and the median its check."""
+    best = {name: {shape: min(v) for shape, v in per.items()} for name, per in samples.items()}
+    medians = {
+        name: {shape: statistics.median(v) for shape, v in per.items()} for name, per in samples.items()
+    }
+    return best, medians
+
+
+def openinference_toggle(
+    package: str, module: str, instrumentor: str, probe: Callable[[], Any], min_spans: int, what: str
+) -> Toggle | None:
+    """(instrument, uninstrument) for an openinference instrumentor exporting to memory
+    (SimpleSpanProcessor), or None (with a note) when it is not installed or `probe()` records
+    fewer than `min_spans` spans (`what` names the framework version in that note)."""
+    try:
+        cls = getattr(importlib.import_module(module), instrumentor)
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    except ImportError as exc:
+        print(f"{package} is not installed ({exc}); its row is skipped")
+        return None
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    instance = cls()
+
+    def on() -> None:
+        instance.instrument(tracer_provider=provider)
+
+    def off() -> None:
+        instance.uninstrument()
+        exporter.clear()
+
+    on()
+    try:
+        probe()
+        spans = len(exporter.get_finished_spans())
+    finally:
+        off()
+    if spans < min_spans:
+        print(f"openinference recorded {spans} spans for {min_spans} calls with {what}; its row is skipped")
+        return None
+    return on, off
+
+
+def print_ratio_table(
+    title: str,
+    results: Results,
+    *,
+    medians: Results | None = None,
+    digits: int = 2,
+    peer: str = "openinference",
+) -> None:
+    """One row per variant: µs per call per shape (with the median in brackets when given), the
+    overhead over `bare`, and that overhead as a fraction of the peer's."""
+    shapes = list(results["bare"])
+    widths = {s: 20 if medians else max(10, len(s) + 5) for s in shapes}
+    print(f"\n{title:<15}" + "".join(f"{s + ' µs':>{widths[s]}}{'overhead':>10}{'vs OI':>8}" for s in shapes))
+    bare = results["bare"]
+    for name, row in results.items():
+        cells = [f"{name:<15}"]
+        for shape in shapes:
+            over = row[shape] - bare[shape]
+            if medians:
+                cells.append(f"{row[shape]:>{widths[shape] - 11}.1f} ({medians[name][shape]:>7.1f})")
+            else:
+                cells.append(f"{row[shape]:>{widths[shape]}.1f}")
+            cells.append(f"{over:>+10.1f}" if name != "bare" else f"{'':>10}")
+            if name not in ("bare", peer) and peer in results:
+                peer_over = results[peer][shape] - bare[shape]
+                cells.append(f"{over / peer_over:>8.{digits}f}" if peer_over > 0 else f"{'n/a':>8}")
+            else:
+                cells.append(f"{'':>8}")
+        print("".join(cells))
