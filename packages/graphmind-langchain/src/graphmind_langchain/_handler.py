@@ -31,54 +31,9 @@ from . import _registry as registry
 from ._describe import documents_json, llm_result_json, llm_result_usage, tool_output_json, tool_roster
 from ._dual import dual
 from ._inline import InlineExceptTextLlmStart
+from ._links import Link, name_of, root_line, run_name
 from ._nodes import OBSERVE_ONLY_ACTIONS, llm_spec, llm_step, model_name, tool_spec
 from ._tokens import emit
-
-
-class _Link:
-    """What the handler remembers about one LangChain run id."""
-
-    __slots__ = ("ex", "owns_run", "parent", "run", "tool_ids")
-
-    def __init__(
-        self,
-        run: RunContext | None,
-        parent: str | None,
-        ex: NodeExecution | None = None,
-        owns_run: bool = False,
-    ) -> None:
-        self.run = run
-        self.parent = parent
-        self.ex = ex
-        self.owns_run = owns_run
-        self.tool_ids: dict[int, tuple[str, str]] = {}
-
-
-def _run_name(serialized: Any, kwargs: dict[str, Any]) -> str:
-    """A run is named after its graph: `compile(name=...)`, `create_react_agent(name=...)` or the
-    config's `run_name` arrive as the callback's `name`; `serialized` names only the class
-    (langchain-core 0.3 passes {"name": "LangGraph"} for every compiled graph), so it comes second."""
-    name = kwargs.get("name")
-    return name if isinstance(name, str) and name else _name(serialized, kwargs, "chain")
-
-
-def _name(serialized: Any, kwargs: dict[str, Any], default: str) -> str:
-    if isinstance(serialized, dict):
-        name = serialized.get("name")
-        if isinstance(name, str) and name:
-            return name
-        ids = serialized.get("id")
-        if isinstance(ids, list) and ids and isinstance(ids[-1], str):
-            return ids[-1]
-    name = kwargs.get("name")
-    return name if isinstance(name, str) and name else default
-
-
-def _root_line(run: RunContext | None, run_id: UUID) -> UUID | None:
-    """A LangChain root call (no parent run) outside any GraphMind run is a line of execution of its
-    own for the loop streak: LangChain makes each top-level `invoke` a separate run, so identical
-    top-level calls (parametrized tests on one thread, requests of a thread pool) are not a loop."""
-    return run_id if run is None else None
 
 
 class GraphmindCallbackHandler(BaseCallbackHandler):
@@ -98,7 +53,7 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
 
     def __init__(self, session: graphmind.Client | None = None) -> None:
         self._session = session
-        self._links: dict[UUID, _Link] = {}
+        self._links: dict[UUID, Link] = {}
 
     def _client(self) -> Engine:
         return engine_for(self._session)
@@ -137,7 +92,7 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
             if link is not None:
                 if link.run is not None and link.run.aborted:
                     raise RunAborted(link.run.run_id)
-                self._links[run_id] = _Link(
+                self._links[run_id] = Link(
                     link.run, link.ex.instance_id if link.ex is not None else link.parent
                 )
                 return
@@ -145,9 +100,9 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
             if run is not None:  # inside `with graphmind.run(...)`: the run is the user's
                 if run.aborted:
                     raise RunAborted(run.run_id)
-                self._links[run_id] = _Link(run, None)
+                self._links[run_id] = Link(run, None)
                 return
-            self._links[run_id] = _Link(client.begin_run(_run_name(serialized, kwargs)), None, owns_run=True)
+            self._links[run_id] = Link(client.begin_run(run_name(serialized, kwargs)), None, owns_run=True)
         except RunAborted:
             raise
         except Exception as exc:
@@ -187,18 +142,18 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
         token = metadata.get(registry.MARK) if metadata else None
         params = kwargs.get("invocation_params") or {}
         step = llm_step(client, run, messages)
-        name = model_name(None, params, metadata) or _name(serialized, kwargs, "model")
+        name = model_name(None, params, metadata) or name_of(serialized, kwargs, "model")
         ex = client.start_node(
             llm_spec(step, messages, name, token is not None, prompts),
             run=run,
             parent_instance_id=parent,
-            line=_root_line(run, run_id),
+            line=root_line(run, run_id),
         )
         if step.first_step:
             roster = tool_roster(params.get("tools"))
             if roster:
                 client.hint(roster, ex.parent_instance_id, run=ex.run)
-        self._links[run_id] = _Link(ex.run, None, ex)
+        self._links[run_id] = Link(ex.run, None, ex)
         if token is not None:
             registry.last_model_offer.set(registry.offer(run_id, ex, token))
             return None
@@ -216,16 +171,16 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
         metadata = kwargs.get("metadata")
         inputs = kwargs.get("inputs")
         token = metadata.get(registry.MARK) if metadata else None
-        name = _name(serialized, kwargs, "tool")
+        name = name_of(serialized, kwargs, "tool")
         instance = kwargs.get("tool_call_id") or run_id.hex
         described = inputs if inputs is not None else input_str
         ex = client.start_node(
             tool_spec(name, described, instance, token is not None),
             run=run,
             parent_instance_id=parent,
-            line=_root_line(run, run_id),
+            line=root_line(run, run_id),
         )
-        self._links[run_id] = _Link(ex.run, None, ex)
+        self._links[run_id] = Link(ex.run, None, ex)
         if token is not None:
             registry.offer(run_id, ex, token)
             return None
@@ -241,14 +196,14 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
     ) -> NodeExecution:
         run, parent = self._context(kwargs.get("parent_run_id"))
         spec = NodeSpec(
-            _name(serialized, kwargs, "retriever"),
+            name_of(serialized, kwargs, "retriever"),
             "retriever",
             {"query": query},
             instance_id=run_id.hex,
             actions=OBSERVE_ONLY_ACTIONS,
         )
-        ex = client.start_node(spec, run=run, parent_instance_id=parent, line=_root_line(run, run_id))
-        self._links[run_id] = _Link(ex.run, None, ex)
+        ex = client.start_node(spec, run=run, parent_instance_id=parent, line=root_line(run, run_id))
+        self._links[run_id] = Link(ex.run, None, ex)
         return ex
 
     def _open(self, client: Engine, where: str, opener: Any, *args: Any) -> NodeExecution | None:
