@@ -1,6 +1,7 @@
 """Sessions beyond the default suite: the framework-version matrix and the wheel smoke.
 
     uv run nox -s tests                 # the default suite (same as `uv run pytest`)
+    uv run nox -s lint                  # ruff check, ruff format --check, mypy --strict on every package's src (CI runs it)
     uv run nox -s wheels                # build every package, install each wheel alone in a fresh venv, smoke it
     uv run nox -s faults                # the fault suite at full scale (the default run uses CI sizes)
     uv run nox -s "openai(openai='3')"  # one cell of the matrix; `uv run nox -t matrix` runs them all
@@ -20,14 +21,33 @@ nox.options.default_venv_backend = "uv"
 nox.options.sessions = ["tests"]
 
 ROOT = pathlib.Path(__file__).parent
-PACKAGES = ["graphmind-core", "graphmind-server", "graphmind-openai", "graphmind-langchain", "graphmind-anthropic", "graphmind-mcp", "graphmind-llamaindex", "graphmind-litellm"]
+PACKAGES = [
+    "graphmind-core",
+    "graphmind-server",
+    "graphmind-openai",
+    "graphmind-langchain",
+    "graphmind-anthropic",
+    "graphmind-mcp",
+    "graphmind-llamaindex",
+    "graphmind-litellm",
+]
 # One row per adapter: its package, the framework distribution, the versions to test, its tests.
 MATRIX = {
     "openai": ("graphmind-openai", "openai", ["3", "2"], ["packages/graphmind-openai/tests"]),
-    "langchain": ("graphmind-langchain", "langchain-core", ["1", "0.3"], ["packages/graphmind-langchain/tests"]),
+    "langchain": (
+        "graphmind-langchain",
+        "langchain-core",
+        ["1", "0.3"],
+        ["packages/graphmind-langchain/tests"],
+    ),
     "anthropic": ("graphmind-anthropic", "anthropic", ["2", "1"], ["packages/graphmind-anthropic/tests"]),
     "mcp": ("graphmind-mcp", "mcp", ["2.3", "2.2"], ["packages/graphmind-mcp/tests"]),
-    "llamaindex": ("graphmind-llamaindex", "llama-index-core", ["0.14", "0.14.5"], ["packages/graphmind-llamaindex/tests"]),
+    "llamaindex": (
+        "graphmind-llamaindex",
+        "llama-index-core",
+        ["0.14", "0.14.5"],
+        ["packages/graphmind-llamaindex/tests"],
+    ),
     # The newest line and the one before it (never 1.107.0: reported compromised; the range excludes it).
     "litellm": ("graphmind-litellm", "litellm", ["1.110", "1.109"], ["packages/graphmind-litellm/tests"]),
 }
@@ -46,6 +66,15 @@ def tests(session: nox.Session) -> None:
     session.run("uv", "run", "pytest", *session.posargs, external=True)
 
 
+@nox.session(venv_backend="none")
+def lint(session: nox.Session) -> None:
+    """What CI checks before the tests: lint rules, formatting, and strict types on every package's
+    src (the files are named in pyproject.toml's [tool.mypy])."""
+    session.run("uv", "run", "--quiet", "ruff", "check", ".", external=True)
+    session.run("uv", "run", "--quiet", "ruff", "format", "--check", ".", external=True)
+    session.run("uv", "run", "--quiet", "mypy", "--strict", external=True)
+
+
 def _matrix_session(name: str) -> None:
     package, framework, versions, paths = MATRIX[name]
 
@@ -53,16 +82,27 @@ def _matrix_session(name: str) -> None:
     @nox.parametrize(framework.replace("-", "_"), versions)
     def run(session: nox.Session, **kwargs: str) -> None:
         version = next(iter(kwargs.values()))
-        _install_workspace(session, "graphmind-core", "graphmind-server", package, *TEST_PACKAGES.get(name, []))
+        _install_workspace(
+            session, "graphmind-core", "graphmind-server", package, *TEST_PACKAGES.get(name, [])
+        )
         # One resolution: a later `install("langgraph")` would upgrade langchain-core past the cell's version.
         extra = {"langchain-core": ["langgraph"], "mcp": ["mcp-server-time"]}.get(framework, [])
         session.install(*TEST_DEPS, f"{framework}=={version}.*", *extra)
-        session.run("python", "-m", "pytest", "-p", "no:cacheprovider", "-o", "addopts=--import-mode=importlib -q", *paths, *session.posargs)
+        session.run(
+            "python",
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-o",
+            "addopts=--import-mode=importlib -q",
+            *paths,
+            *session.posargs,
+        )
 
 
 for _name in MATRIX:
     _matrix_session(_name)
-
 
 
 @nox.session
@@ -70,8 +110,19 @@ def faults(session: nox.Session) -> None:
     """The fault suite at full scale (tests/faults; docs/reliability.md): 10,000 examples per fuzzed
     route, 8,000 events of 500 KB, a 10 s tight loop, 100,000 events before dispose(). Prints every figure."""
     session.run("uv", "sync", "--all-packages", "--quiet", external=True)
-    session.run("uv", "run", "pytest", "tests/faults", "-s", "-o", "timeout=3600", *session.posargs,
-                external=True, env={"GRAPHMIND_FAULT_SCALE": "full"})
+    session.run(
+        "uv",
+        "run",
+        "pytest",
+        "tests/faults",
+        "-s",
+        "-o",
+        "timeout=3600",
+        *session.posargs,
+        external=True,
+        env={"GRAPHMIND_FAULT_SCALE": "full"},
+    )
+
 
 @nox.session
 def wheels(session: nox.Session) -> None:
@@ -104,16 +155,70 @@ def phoenix(session: nox.Session) -> None:
 # One row per adapter: the framework's distribution, its workspace adapter, what its own suite needs
 # (from the suite's dev/test dependency groups; run_suite.py says which tests run and how).
 SUITES = {
-    "openai": ("openai", "graphmind-openai", ["openai[aiohttp,realtime,datalib,bedrock,vertex]", "pytest", "pytest-asyncio",
-               "pytest-xdist", "pytest-timeout", "inline-snapshot", "trio", "rich", "respx", "Pillow", "azure-identity",
-               "griffe", "cryptography", "requests", "tomli"]),
-    "anthropic": ("anthropic", "graphmind-anthropic", ["anthropic[aiohttp,vertex,bedrock,webhooks]", "pytest", "pytest-asyncio",
-                  "pytest-xdist", "pytest-timeout", "respx", "time-machine", "dirty-equals", "rich", "hypothesis",
-                  "inline-snapshot", "griffe", "http-snapshot[httpx]==0.1.9", "packaging", "httpx2", "opentelemetry-sdk",
-                  "importlib-metadata"]),
-    "langchain": ("langchain-core", "graphmind-langchain", ["pytest", "pytest-asyncio", "pytest-xdist", "pytest-timeout",
-                  "freezegun", "pytest-mock", "syrupy", "grandalf", "responses", "pytest-socket", "blockbuster<1.6",
-                  "numpy", "langchain-tests", "pytest-benchmark"]),
+    "openai": (
+        "openai",
+        "graphmind-openai",
+        [
+            "openai[aiohttp,realtime,datalib,bedrock,vertex]",
+            "pytest",
+            "pytest-asyncio",
+            "pytest-xdist",
+            "pytest-timeout",
+            "inline-snapshot",
+            "trio",
+            "rich",
+            "respx",
+            "Pillow",
+            "azure-identity",
+            "griffe",
+            "cryptography",
+            "requests",
+            "tomli",
+        ],
+    ),
+    "anthropic": (
+        "anthropic",
+        "graphmind-anthropic",
+        [
+            "anthropic[aiohttp,vertex,bedrock,webhooks]",
+            "pytest",
+            "pytest-asyncio",
+            "pytest-xdist",
+            "pytest-timeout",
+            "respx",
+            "time-machine",
+            "dirty-equals",
+            "rich",
+            "hypothesis",
+            "inline-snapshot",
+            "griffe",
+            "http-snapshot[httpx]==0.1.9",
+            "packaging",
+            "httpx2",
+            "opentelemetry-sdk",
+            "importlib-metadata",
+        ],
+    ),
+    "langchain": (
+        "langchain-core",
+        "graphmind-langchain",
+        [
+            "pytest",
+            "pytest-asyncio",
+            "pytest-xdist",
+            "pytest-timeout",
+            "freezegun",
+            "pytest-mock",
+            "syrupy",
+            "grandalf",
+            "responses",
+            "pytest-socket",
+            "blockbuster<1.6",
+            "numpy",
+            "langchain-tests",
+            "pytest-benchmark",
+        ],
+    ),
 }
 
 
@@ -139,8 +244,21 @@ def suite(session: nox.Session, framework: str) -> None:
     src = src_root / f"{distribution.replace('-', '_')}-{version}"
     if not src.is_dir():
         src_root.mkdir(parents=True, exist_ok=True)
-        session.run("python", "-m", "pip", "download", "--quiet", "--no-binary", ":all:", "--no-deps",
-                    f"{distribution}=={version}", "-d", str(src_root))
+        session.run(
+            "python",
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--no-binary",
+            ":all:",
+            "--no-deps",
+            f"{distribution}=={version}",
+            "-d",
+            str(src_root),
+        )
         archive = next(src_root.glob(f"{distribution.replace('-', '_')}-{version}.tar.gz"))
         session.run("tar", "-xzf", str(archive), "-C", str(src_root), external=True)
-    session.run("python", str(ROOT / "scripts" / "suites" / "run_suite.py"), framework, str(src), *session.posargs)
+    session.run(
+        "python", str(ROOT / "scripts" / "suites" / "run_suite.py"), framework, str(src), *session.posargs
+    )

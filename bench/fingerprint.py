@@ -5,7 +5,7 @@
 Every watched tool call pays this once at its start, attached or not. Prints the median time per
 fingerprint of graphmind's canonicaliser, next to the straightforward pure-Python way (a
 normalising pass, then json.dumps(sort_keys=True) + sha256) and, when orjson is installed, an
-orjson-based one. Target: a median under 20 µs (the seeds bound Python at 0.5 ms).
+orjson-based one. Target: a median under 20 µs (the product bound for Python is 0.5 ms).
 """
 
 from __future__ import annotations
@@ -35,7 +35,9 @@ def _naive_normalise(value: Any, ignore: frozenset[str]) -> Any:
 
 def naive(args: Any) -> str:
     """The obvious pure-Python canonicaliser: snapshot, normalise every node, dump sorted, hash."""
-    text = json.dumps(_naive_normalise(to_jsonable(args), frozenset({"_meta"})), sort_keys=True, separators=(",", ":"))
+    text = json.dumps(
+        _naive_normalise(to_jsonable(args), frozenset({"_meta"})), sort_keys=True, separators=(",", ":")
+    )
     return hashlib.sha256(text.encode()).hexdigest()
 
 

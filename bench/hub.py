@@ -30,8 +30,20 @@ from graphmind_server.testing import FakeApp, HubProcess
 
 def _frames(app_index: int, count: int) -> list[str]:
     run_id = f"bench-{app_index}"
-    frames = [json.dumps({"type": "run.started", "seq": 1, "ts": time.time() * 1000, "runId": run_id,
-                          "name": "bench", "nodeId": "agent:bench", "instanceId": run_id, "kind": "agent"})]
+    frames = [
+        json.dumps(
+            {
+                "type": "run.started",
+                "seq": 1,
+                "ts": time.time() * 1000,
+                "runId": run_id,
+                "name": "bench",
+                "nodeId": "agent:bench",
+                "instanceId": run_id,
+                "kind": "agent",
+            }
+        )
+    ]
     payload = json.dumps({"query": "x" * 100})
     for seq in range(2, count + 1):
         kind = "node.started" if seq % 2 == 0 else "node.finished"
@@ -45,9 +57,18 @@ def _frames(app_index: int, count: int) -> list[str]:
 
 def _send_all(url: str, app_index: int, frames: list[str], ready: threading.Barrier) -> None:
     with connect(url, max_size=None, compression=None) as ws:
-        ws.send(json.dumps({"type": "hello", "protocol": 1, "app": f"bench-{app_index}",
-                            "clientId": f"bench-client-{app_index}", "pid": 0,
-                            "sdk": {"name": "bench", "version": "0"}}))
+        ws.send(
+            json.dumps(
+                {
+                    "type": "hello",
+                    "protocol": 1,
+                    "app": f"bench-{app_index}",
+                    "clientId": f"bench-client-{app_index}",
+                    "pid": 0,
+                    "sdk": {"name": "bench", "version": "0"},
+                }
+            )
+        )
         ws.recv(timeout=5)
         ready.wait()
         for frame in frames:
@@ -57,8 +78,10 @@ def _send_all(url: str, app_index: int, frames: list[str], ready: threading.Barr
 def bench_ingest(hub: HubProcess, apps: int, per_app: int) -> float:
     all_frames = [_frames(i, per_app) for i in range(apps)]
     ready = threading.Barrier(apps + 1)
-    threads = [threading.Thread(target=_send_all, args=(hub.ingest_url, i, all_frames[i], ready))
-               for i in range(apps)]
+    threads = [
+        threading.Thread(target=_send_all, args=(hub.ingest_url, i, all_frames[i], ready))
+        for i in range(apps)
+    ]
     for t in threads:
         t.start()
     ready.wait()
@@ -138,13 +161,17 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         with HubProcess(Path(tmp) / "bench.db") as hub:
             rate = bench_ingest(hub, args.apps, args.events)
-            print(f"ingest: {args.apps} apps x {args.events} events: {rate:,.0f} events/s persisted (target 20,000)")
+            print(
+                f"ingest: {args.apps} apps x {args.events} events: {rate:,.0f} events/s persisted (target 20,000)"
+            )
         with HubProcess(Path(tmp) / "gates.db") as hub:
             bench_gates(hub, 50)  # warm-up
             resumed, confirmed = bench_gates(hub, args.gates)
-            print(f"gate round trip ({args.gates} gates): app resumed p50 {_pct(resumed, 50):.2f} ms, "
-                  f"p99 {_pct(resumed, 99):.2f} ms; POST answered (app confirmed) p50 {_pct(confirmed, 50):.2f} ms, "
-                  f"p99 {_pct(confirmed, 99):.2f} ms, mean {statistics.mean(confirmed) * 1000:.2f} ms (target p99 < 5 ms)")
+            print(
+                f"gate round trip ({args.gates} gates): app resumed p50 {_pct(resumed, 50):.2f} ms, "
+                f"p99 {_pct(resumed, 99):.2f} ms; POST answered (app confirmed) p50 {_pct(confirmed, 50):.2f} ms, "
+                f"p99 {_pct(confirmed, 99):.2f} ms, mean {statistics.mean(confirmed) * 1000:.2f} ms (target p99 < 5 ms)"
+            )
 
 
 if __name__ == "__main__":

@@ -42,7 +42,9 @@ def test_an_async_hold_does_not_block_the_event_loop(hub: HubProcess, client: gr
             ticks += 1
             if ticks == 5:
                 gate = await asyncio.to_thread(hub.held_gates)
-                await asyncio.to_thread(hub.api, "POST", f"/api/gates/{gate[0]['gateId']}", {"action": "continue"})
+                await asyncio.to_thread(
+                    hub.api, "POST", f"/api/gates/{gate[0]['gateId']}", {"action": "continue"}
+                )
             await asyncio.sleep(0.01)
         return task.result(), ticks
 
@@ -54,13 +56,17 @@ def test_parallel_holds_are_answered_independently(hub: HubProcess, client: grap
     hub.api("PUT", "/api/debug", {"breakpoints": [{"nodeId": "tool:work", "gate": "after"}]})
     gated = client.wrap(lambda n: n, name="work")
     results: dict[int, Any] = {}
-    threads = [threading.Thread(target=lambda n=n: results.__setitem__(n, gated(n)), daemon=True) for n in range(3)]
+    threads = [
+        threading.Thread(target=lambda n=n: results.__setitem__(n, gated(n)), daemon=True) for n in range(3)
+    ]
     for t in threads:
         t.start()
     gates = hub.held_gates(3)
     assert len({g["gateId"] for g in gates}) == 3
     by_input = {g["output"]: g for g in gates}
-    assert hub.api("POST", f"/api/gates/{by_input[1]['gateId']}", {"action": "inject", "value": 100})[0] == 200
+    assert (
+        hub.api("POST", f"/api/gates/{by_input[1]['gateId']}", {"action": "inject", "value": 100})[0] == 200
+    )
     for n in (0, 2):
         assert hub.api("POST", f"/api/gates/{by_input[n]['gateId']}", {"action": "continue"})[0] == 200
     for t in threads:
@@ -73,7 +79,7 @@ def test_a_pause_request_holds_the_next_gate(hub: HubProcess, client: graphmind.
     assert hub.api("POST", "/api/pause", {}) == (200, {"ok": True})
     # `pause` has no ack in protocol v1: the API answers once the frame is sent. Wait until the
     # client's reader thread applied it, or on a loaded machine the call may pass first.
-    wait_for(lambda: client._pause_any, 5, "the client to apply the pause")
+    wait_for(lambda: client._hub.pause_pending, 5, "the client to apply the pause")
     gated = client.wrap(lambda: "ran", name="next")
     out: list[str] = []
     t = threading.Thread(target=lambda: out.append(gated()), daemon=True)
@@ -85,7 +91,9 @@ def test_a_pause_request_holds_the_next_gate(hub: HubProcess, client: graphmind.
     assert out == ["ran"]
 
 
-def test_a_hub_that_dies_mid_hold_releases_the_call_with_continue(hub: HubProcess, client: graphmind.Client) -> None:
+def test_a_hub_that_dies_mid_hold_releases_the_call_with_continue(
+    hub: HubProcess, client: graphmind.Client
+) -> None:
     hub.api("PUT", "/api/debug", {"breakpoints": [{"nodeId": "tool:slow", "gate": "before"}]})
     gated = client.wrap(lambda: "ran anyway", name="slow")
     out: list[str] = []

@@ -33,8 +33,11 @@ def test_a_killed_hub_loses_nothing_and_the_run_completes_after_replay(tmp_path:
 
         t = threading.Thread(target=agent, daemon=True)
         t.start()
-        wait_for(lambda: run_ids and hub.api("GET", f"/api/runs/{run_ids[0]}")[1].get("eventCount", 0) >= 7,
-                 10, "the first three calls stored")
+        wait_for(
+            lambda: run_ids and hub.api("GET", f"/api/runs/{run_ids[0]}")[1].get("eventCount", 0) >= 7,
+            10,
+            "the first three calls stored",
+        )
         wait_for(lambda: hub.api("GET", "/api/runs?app=ghost")[1]["runs"], 10, "the ghost's run")
         stored_before = hub.api("GET", f"/api/runs/{run_ids[0]}/events?limit=5000")[1]["events"]
 
@@ -46,8 +49,11 @@ def test_a_killed_hub_loses_nothing_and_the_run_completes_after_replay(tmp_path:
 
         hub.start(hub.port)  # same db, same port: the client's retry finds it
         run_id = run_ids[0]
-        run = wait_for(lambda: (r := hub.api("GET", f"/api/runs/{run_id}")[1]).get("status") == "finished" and r,
-                       15, "the run to finish after the replay")
+        run = wait_for(
+            lambda: (r := hub.api("GET", f"/api/runs/{run_id}")[1]).get("status") == "finished" and r,
+            15,
+            "the run to finish after the replay",
+        )
         events = hub.api("GET", f"/api/runs/{run_id}/events?limit=5000")[1]["events"]
         assert events[: len(stored_before)] == stored_before  # nothing stored was lost or changed
         seqs = [e["seq"] for e in events]

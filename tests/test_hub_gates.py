@@ -20,12 +20,17 @@ def client(hub: HubProcess) -> Iterator[graphmind.Client]:
 
 
 def _run_of(hub: HubProcess, run_id: str, status: str) -> dict[str, Any]:
-    return wait_for(lambda: (r := hub.api("GET", f"/api/runs/{run_id}")[1]) and r.get("status") == status and r,
-                    10, f"run {run_id} {status}")
+    return wait_for(
+        lambda: (r := hub.api("GET", f"/api/runs/{run_id}")[1]) and r.get("status") == status and r,
+        10,
+        f"run {run_id} {status}",
+    )
 
 
 def test_a_before_breakpoint_holds_and_inject_skips_the_body(hub, client):
-    status, state = hub.api("PUT", "/api/debug", {"breakpoints": [{"nodeId": "tool:lookup", "gate": "before"}]})
+    status, state = hub.api(
+        "PUT", "/api/debug", {"breakpoints": [{"nodeId": "tool:lookup", "gate": "before"}]}
+    )
     assert status == 200 and "pending" not in state
     calls = []
 
@@ -45,7 +50,10 @@ def test_a_before_breakpoint_holds_and_inject_skips_the_body(hub, client):
     gate = hub.held_gates()[0]
     assert (gate["nodeId"], gate["gate"], gate["reason"]) == ("tool:lookup", "before", "breakpoint")
     assert gate["runId"] == run_ids[0]
-    assert hub.api("POST", f"/api/gates/{gate['gateId']}", {"action": "inject", "value": "from the debugger"})[0] == 200
+    assert (
+        hub.api("POST", f"/api/gates/{gate['gateId']}", {"action": "inject", "value": "from the debugger"})[0]
+        == 200
+    )
     t.join(10)
     assert out == {"value": "from the debugger"}
     assert calls == []
@@ -53,7 +61,9 @@ def test_a_before_breakpoint_holds_and_inject_skips_the_body(hub, client):
     events = hub.api("GET", f"/api/runs/{run_ids[0]}/events")[1]["events"]
     finished = [e for e in events if e["type"] == "node.finished" and e["nodeId"] == "tool:lookup"]
     assert finished and finished[0]["injected"] is True and finished[0]["output"] == "from the debugger"
-    node = next(n for n in hub.api("GET", f"/api/runs/{run_ids[0]}")[1]["nodes"] if n["nodeId"] == "tool:lookup")
+    node = next(
+        n for n in hub.api("GET", f"/api/runs/{run_ids[0]}")[1]["nodes"] if n["nodeId"] == "tool:lookup"
+    )
     assert node["status"] == "injected"
 
 

@@ -30,7 +30,9 @@ def _ids(hub: HubProcess) -> set[str]:
 
 
 def test_keep_and_days_flags_and_their_variables(tmp_path: Path) -> None:
-    hub = HubProcess(tmp_path / "hub.db", env={"GRAPHMIND_RETENTION": "off", "GRAPHMIND_ABANDON_GRACE_MS": "600000"})
+    hub = HubProcess(
+        tmp_path / "hub.db", env={"GRAPHMIND_RETENTION": "off", "GRAPHMIND_ABANDON_GRACE_MS": "600000"}
+    )
     try:
         _seed(hub)
         hub.restart()  # retention off: everything stays
@@ -43,7 +45,11 @@ def test_keep_and_days_flags_and_their_variables(tmp_path: Path) -> None:
         assert _ids(hub) == {f"recent-{i}" for i in range(8)} | {"old-0", "ancient-running"}
         hub.stop()
 
-        hub.env = {"GRAPHMIND_KEEP_RUNS": "100", "GRAPHMIND_KEEP_DAYS": "5", "GRAPHMIND_ABANDON_GRACE_MS": "600000"}
+        hub.env = {
+            "GRAPHMIND_KEEP_RUNS": "100",
+            "GRAPHMIND_KEEP_DAYS": "5",
+            "GRAPHMIND_ABANDON_GRACE_MS": "600000",
+        }
         hub.args = ["--keep", "5"]  # the flag beats GRAPHMIND_KEEP_RUNS; the variable sets the days
         hub.start()
         assert _ids(hub) == {f"recent-{i}" for i in range(5)} | {"ancient-running"}

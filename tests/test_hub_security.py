@@ -18,8 +18,10 @@ FOREIGN = "https://attacker.example"
 
 @pytest.mark.parametrize("path", ["/ingest", "/api/live"])
 def test_a_foreign_origin_gets_403_on_the_sockets(hub: HubProcess, path: str) -> None:
-    with pytest.raises(InvalidStatus) as info, connect(f"ws://127.0.0.1:{hub.port}{path}", origin=FOREIGN,
-                                                        open_timeout=5):
+    with (
+        pytest.raises(InvalidStatus) as info,
+        connect(f"ws://127.0.0.1:{hub.port}{path}", origin=FOREIGN, open_timeout=5),
+    ):
         pass
     assert info.value.response.status_code == 403
     assert b"GRAPHMIND_ALLOWED_ORIGINS" in info.value.response.body
@@ -37,12 +39,20 @@ def test_a_foreign_origin_cannot_answer_a_gate(hub: HubProcess) -> None:
         t = threading.Thread(target=lambda: answered.append(gated()), daemon=True)
         t.start()
         gate = hub.held_gates()[0]
-        status, body = hub.api("POST", f"/api/gates/{gate['gateId']}", {"action": "inject", "value": "evil"},
-                               headers={"Origin": FOREIGN})
+        status, body = hub.api(
+            "POST",
+            f"/api/gates/{gate['gateId']}",
+            {"action": "inject", "value": "evil"},
+            headers={"Origin": FOREIGN},
+        )
         assert status == 403 and "GRAPHMIND_ALLOWED_ORIGINS" in body["error"]
         assert hub.api("GET", "/api/gates")[1]["gates"] == [gate]
-        assert hub.api("POST", f"/api/gates/{gate['gateId']}", {"action": "continue"},
-                       headers={"Origin": hub.url})[0] == 200
+        assert (
+            hub.api(
+                "POST", f"/api/gates/{gate['gateId']}", {"action": "continue"}, headers={"Origin": hub.url}
+            )[0]
+            == 200
+        )
         t.join(10)
         assert answered == ["real"]
     finally:
@@ -51,8 +61,10 @@ def test_a_foreign_origin_cannot_answer_a_gate(hub: HubProcess) -> None:
 
 def test_a_rebinding_host_is_refused(hub: HubProcess) -> None:
     with socket.create_connection(("127.0.0.1", hub.port), timeout=5) as sock:
-        sock.sendall(f"GET /api/runs HTTP/1.1\r\nHost: rebind.attacker.example:{hub.port}\r\n"
-                     "Connection: close\r\n\r\n".encode())
+        sock.sendall(
+            f"GET /api/runs HTTP/1.1\r\nHost: rebind.attacker.example:{hub.port}\r\n"
+            "Connection: close\r\n\r\n".encode()
+        )
         response = b""
         while chunk := sock.recv(65536):
             response += chunk
@@ -71,10 +83,20 @@ def test_500_random_malformed_frames_leave_the_hub_serving_and_the_store_intact(
         shapes = [
             lambda: "".join(chr(rng.randrange(1, 0xD7FF)) for _ in range(rng.randrange(1, 200))),
             lambda: json.dumps([rng.random() for _ in range(5)]),
-            lambda: json.dumps({"type": rng.choice(["node.started", "run.finished", "exec.paused"]),
-                                "seq": rng.choice([None, "7", -4, 1.5, True]), "runId": "r1"}),
-            lambda: json.dumps({"type": rng.choice(["node.started", "exec.resumed"]), "seq": rng.randrange(10**6),
-                                "runId": rng.choice([None, 5, "", ["r1"]])}),
+            lambda: json.dumps(
+                {
+                    "type": rng.choice(["node.started", "run.finished", "exec.paused"]),
+                    "seq": rng.choice([None, "7", -4, 1.5, True]),
+                    "runId": "r1",
+                }
+            ),
+            lambda: json.dumps(
+                {
+                    "type": rng.choice(["node.started", "exec.resumed"]),
+                    "seq": rng.randrange(10**6),
+                    "runId": rng.choice([None, 5, "", ["r1"]]),
+                }
+            ),
             lambda: json.dumps({"type": rng.choice([None, 3, {"x": 1}])}),
             lambda: bytes(rng.randrange(256) for _ in range(rng.randrange(1, 64))),
             lambda: '{"type": "node.started", "seq": 9, "runId": "r1", "input": ' + "[" * 3000,

@@ -76,8 +76,12 @@ def in_thread(fn: Callable[[], Any]) -> tuple[threading.Thread, dict[str, Any]]:
     return thread, box
 
 
-def steer(hub: HubProcess, thread: threading.Thread, decide: Callable[[dict[str, Any]], tuple[str, Any]],
-          timeout: float = 20.0) -> list[dict[str, Any]]:
+def steer(
+    hub: HubProcess,
+    thread: threading.Thread,
+    decide: Callable[[dict[str, Any]], tuple[str, Any]],
+    timeout: float = 20.0,
+) -> list[dict[str, Any]]:
     """Answers every gate the agent reaches until its thread ends; returns the gates seen."""
     seen: list[dict[str, Any]] = []
     deadline = time.monotonic() + timeout
@@ -128,8 +132,11 @@ def test_before_breakpoint_inject_on_a_tool_the_agent_continues_and_the_body_nev
     assert tool_message.content == "injected: 3 flights" and tool_message.tool_call_id == "c1"
     assert messages[-1].content == "booked"
     # The app has finished; its last events may still be on their way to the hub (load): wait for them.
-    run = wait_for(lambda: (r := hub.api("GET", f"/api/runs/{gate['runId']}")[1])["status"] == "finished" and r,
-                   10, "run.finished stored")
+    run = wait_for(
+        lambda: (r := hub.api("GET", f"/api/runs/{gate['runId']}")[1])["status"] == "finished" and r,
+        10,
+        "run.finished stored",
+    )
     assert {n["nodeId"]: n["status"] for n in run["nodes"]}["tool:search"] == "injected"
 
 
@@ -152,10 +159,17 @@ def test_an_injected_model_reply_with_a_tool_call_makes_the_agent_call_that_tool
     # The model on its own would answer at once; the person steers it to `lookup` instead.
     agent = make_agent(client, [AIMessage("I cannot tell"), AIMessage("it shipped")], [search, lookup])
     debug(hub, breakpoints=[{"nodeId": "llm:step", "gate": "before"}])
-    steering = {"content": "", "tool_calls": [{"name": "lookup", "args": {"order_id": "A42"}, "id": "call_steer"}]}
+    steering = {
+        "content": "",
+        "tool_calls": [{"name": "lookup", "args": {"order_id": "A42"}, "id": "call_steer"}],
+    }
     decisions = iter([("inject", steering)])
-    thread, box = in_thread(lambda: agent.invoke({"messages": [HumanMessage("where is A42?")]},
-                                                 config={"callbacks": [GraphmindCallbackHandler(client)]}))
+    thread, box = in_thread(
+        lambda: agent.invoke(
+            {"messages": [HumanMessage("where is A42?")]},
+            config={"callbacks": [GraphmindCallbackHandler(client)]},
+        )
+    )
     seen = steer(hub, thread, lambda gate: next(decisions, ("continue", None)))
     assert looked_up == ["A42"]
     messages = box["result"]["messages"]
@@ -177,8 +191,11 @@ def test_error_gate_retry_reruns_a_failing_tool(hub: HubProcess, client: graphmi
 
     agent = make_agent(client, [call("search", "c1", query="x"), AIMessage("done")], [search])
     debug(hub, pauseOnError="on", breakpoints=[])
-    thread, box = in_thread(lambda: agent.invoke({"messages": [HumanMessage("go")]},
-                                                 config={"callbacks": [GraphmindCallbackHandler(client)]}))
+    thread, box = in_thread(
+        lambda: agent.invoke(
+            {"messages": [HumanMessage("go")]}, config={"callbacks": [GraphmindCallbackHandler(client)]}
+        )
+    )
     gate = held(hub)[0]
     assert gate["gate"] == "error" and gate["error"]["message"] == "search backend timed out"
     answer(hub, gate, "retry")
@@ -187,7 +204,9 @@ def test_error_gate_retry_reruns_a_failing_tool(hub: HubProcess, client: graphmi
     assert next(m for m in box["result"]["messages"] if isinstance(m, ToolMessage)).content == "found it"
 
 
-def test_abort_at_a_gate_stops_the_sync_agent_with_run_aborted(hub: HubProcess, client: graphmind.Client) -> None:
+def test_abort_at_a_gate_stops_the_sync_agent_with_run_aborted(
+    hub: HubProcess, client: graphmind.Client
+) -> None:
     ran: list[str] = []
 
     @tool
@@ -198,17 +217,24 @@ def test_abort_at_a_gate_stops_the_sync_agent_with_run_aborted(hub: HubProcess, 
 
     agent = make_agent(client, [call("search", "c1", query="x"), AIMessage("done")], [search])
     debug(hub, breakpoints=[{"nodeId": "tool:search", "gate": "before"}])
-    thread, box = in_thread(lambda: agent.invoke({"messages": [HumanMessage("go")]},
-                                                 config={"callbacks": [GraphmindCallbackHandler(client)]}))
+    thread, box = in_thread(
+        lambda: agent.invoke(
+            {"messages": [HumanMessage("go")]}, config={"callbacks": [GraphmindCallbackHandler(client)]}
+        )
+    )
     gate = held(hub)[0]
     answer(hub, gate, "abort")
     thread.join(10)
     assert isinstance(box.get("error"), RunAborted) and ran == []
-    status = wait_for(lambda: hub.api("GET", f"/api/runs/{gate['runId']}")[1]["status"] == "aborted", 5, "aborted")
+    status = wait_for(
+        lambda: hub.api("GET", f"/api/runs/{gate['runId']}")[1]["status"] == "aborted", 5, "aborted"
+    )
     assert status
 
 
-async def test_aborting_the_run_stops_the_async_agent_with_run_aborted(hub: HubProcess, client: graphmind.Client) -> None:
+async def test_aborting_the_run_stops_the_async_agent_with_run_aborted(
+    hub: HubProcess, client: graphmind.Client
+) -> None:
     ran: list[str] = []
 
     @tool
@@ -219,8 +245,11 @@ async def test_aborting_the_run_stops_the_async_agent_with_run_aborted(hub: HubP
 
     agent = make_agent(client, [call("search", "c1", query="x"), AIMessage("done")], [search])
     await asyncio.to_thread(debug, hub, breakpoints=[{"nodeId": "tool:search", "gate": "before"}])
-    task = asyncio.create_task(agent.ainvoke({"messages": [HumanMessage("go")]},
-                                             config={"callbacks": [GraphmindCallbackHandler(client)]}))
+    task = asyncio.create_task(
+        agent.ainvoke(
+            {"messages": [HumanMessage("go")]}, config={"callbacks": [GraphmindCallbackHandler(client)]}
+        )
+    )
     gate = (await asyncio.to_thread(held, hub))[0]
     status, _ = await asyncio.to_thread(hub.api, "POST", f"/api/runs/{gate['runId']}/abort", {})
     assert status == 200
@@ -240,7 +269,10 @@ async def test_twenty_async_tool_calls_held_at_once_do_not_block_the_event_loop(
         ran.append(query)
         return f"r{query}"
 
-    many = AIMessage(content="", tool_calls=[{"name": "search", "args": {"query": str(i)}, "id": f"c{i}"} for i in range(20)])
+    many = AIMessage(
+        content="",
+        tool_calls=[{"name": "search", "args": {"query": str(i)}, "id": f"c{i}"} for i in range(20)],
+    )
     agent = make_agent(client, [many, AIMessage("all done")], [search])
     await asyncio.to_thread(debug, hub, breakpoints=[{"nodeId": "tool:search", "gate": "before"}])
     ticks = 0
@@ -252,8 +284,11 @@ async def test_twenty_async_tool_calls_held_at_once_do_not_block_the_event_loop(
             await asyncio.sleep(0.005)
 
     tick_task = asyncio.create_task(ticker())
-    task = asyncio.create_task(agent.ainvoke({"messages": [HumanMessage("go")]},
-                                             config={"callbacks": [GraphmindCallbackHandler(client)]}))
+    task = asyncio.create_task(
+        agent.ainvoke(
+            {"messages": [HumanMessage("go")]}, config={"callbacks": [GraphmindCallbackHandler(client)]}
+        )
+    )
     gates = await asyncio.to_thread(held, hub, 20)
     before = ticks
     await asyncio.sleep(0.2)

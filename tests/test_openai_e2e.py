@@ -18,8 +18,19 @@ from graphmind_openai.testing import FakeOpenAI
 from graphmind_server.testing import HubProcess, in_thread, wait_for
 
 MODEL = "gpt-test"
-MESSAGES = [{"role": "system", "content": "You plan trips."}, {"role": "user", "content": "Plan a day in Cairo"}]
-TOOLS = [{"type": "function", "function": {"name": "search_flights", "parameters": {"type": "object", "properties": {"to": {"type": "string"}}}}}]
+MESSAGES = [
+    {"role": "system", "content": "You plan trips."},
+    {"role": "user", "content": "Plan a day in Cairo"},
+]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "search_flights",
+            "parameters": {"type": "object", "properties": {"to": {"type": "string"}}},
+        },
+    }
+]
 
 
 @pytest.fixture
@@ -53,7 +64,9 @@ def _breakpoint(hub: HubProcess, gate: str) -> None:
     assert status == 200
 
 
-def test_before_inject_makes_zero_requests_to_the_provider(hub: HubProcess, gm: graphmind.Client, client: OpenAI, fake: FakeOpenAI) -> None:
+def test_before_inject_makes_zero_requests_to_the_provider(
+    hub: HubProcess, gm: graphmind.Client, client: OpenAI, fake: FakeOpenAI
+) -> None:
     _breakpoint(hub, "before")
     runs: list[str] = []
 
@@ -65,13 +78,20 @@ def test_before_inject_makes_zero_requests_to_the_provider(hub: HubProcess, gm: 
     t, out = in_thread(agent)
     gate = hub.held_gates()[0]
     assert (gate["nodeId"], gate["gate"]) == ("llm:step", "before")
-    injected = {"content": None, "tool_calls": [{"id": "call_x", "name": "search_flights", "arguments": {"to": "CAI"}}]}
+    injected = {
+        "content": None,
+        "tool_calls": [{"id": "call_x", "name": "search_flights", "arguments": {"to": "CAI"}}],
+    }
     assert hub.api("POST", f"/api/gates/{gate['gateId']}", {"action": "inject", "value": injected})[0] == 200
     t.join(10)
     result = out["value"]
     assert isinstance(result, openai.types.chat.ChatCompletion)
     call = result.choices[0].message.tool_calls[0]
-    assert (call.id, call.function.name, json.loads(call.function.arguments)) == ("call_x", "search_flights", {"to": "CAI"})
+    assert (call.id, call.function.name, json.loads(call.function.arguments)) == (
+        "call_x",
+        "search_flights",
+        {"to": "CAI"},
+    )
     assert result.choices[0].finish_reason == "tool_calls"
     assert fake.request_count == 0
     events = _events(hub, runs[0], "finished")
@@ -81,7 +101,9 @@ def test_before_inject_makes_zero_requests_to_the_provider(hub: HubProcess, gm: 
     assert hint["nodes"] == [{"nodeId": "tool:search_flights", "kind": "tool", "name": "search_flights"}]
 
 
-def test_after_inject_on_a_stream_replays_the_injected_reply(hub: HubProcess, gm: graphmind.Client, client: OpenAI, fake: FakeOpenAI) -> None:
+def test_after_inject_on_a_stream_replays_the_injected_reply(
+    hub: HubProcess, gm: graphmind.Client, client: OpenAI, fake: FakeOpenAI
+) -> None:
     _breakpoint(hub, "after")
     fake.script(["The real reply."])
     runs: list[str] = []
@@ -96,9 +118,16 @@ def test_after_inject_on_a_stream_replays_the_injected_reply(hub: HubProcess, gm
     t, out = in_thread(agent)
     gate = hub.held_gates()[0]
     assert gate["gate"] == "after"
-    held = next(e for e in hub.api("GET", f"/api/runs/{runs[0]}/events")[1]["events"] if e["type"] == "exec.paused")
+    held = next(
+        e for e in hub.api("GET", f"/api/runs/{runs[0]}/events")[1]["events"] if e["type"] == "exec.paused"
+    )
     assert held["output"]["content"] == "The real reply."
-    assert hub.api("POST", f"/api/gates/{gate['gateId']}", {"action": "inject", "value": "Injected by a person."})[0] == 200
+    assert (
+        hub.api(
+            "POST", f"/api/gates/{gate['gateId']}", {"action": "inject", "value": "Injected by a person."}
+        )[0]
+        == 200
+    )
     t.join(10)
     deltas, final = out["value"]
     assert "".join(deltas) == "Injected by a person."
@@ -109,7 +138,9 @@ def test_after_inject_on_a_stream_replays_the_injected_reply(hub: HubProcess, gm
     assert finished["injected"] is True and finished["output"]["content"] == "Injected by a person."
 
 
-def test_error_gate_retry_after_a_429_resends(hub: HubProcess, gm: graphmind.Client, client: OpenAI, fake: FakeOpenAI) -> None:
+def test_error_gate_retry_after_a_429_resends(
+    hub: HubProcess, gm: graphmind.Client, client: OpenAI, fake: FakeOpenAI
+) -> None:
     assert hub.api("GET", "/api/debug")[1]["pauseOnError"] == "on"
     fake.script([FakeOpenAI.error(429), "Second time lucky."])
     runs: list[str] = []
@@ -130,10 +161,14 @@ def test_error_gate_retry_after_a_429_resends(hub: HubProcess, gm: graphmind.Cli
     events = _events(hub, runs[0], "finished")
     paused = [e for e in events if e["type"] == "exec.paused"]
     assert paused[0]["error"]["name"] == "RateLimitError"
-    assert [e["type"] for e in events if e["nodeId"] == "llm:step" and e["type"].startswith("node.")][-1] == "node.finished"
+    assert [e["type"] for e in events if e["nodeId"] == "llm:step" and e["type"].startswith("node.")][
+        -1
+    ] == "node.finished"
 
 
-def test_error_gate_continue_raises_the_sdks_exception(hub: HubProcess, gm: graphmind.Client, client: OpenAI, fake: FakeOpenAI) -> None:
+def test_error_gate_continue_raises_the_sdks_exception(
+    hub: HubProcess, gm: graphmind.Client, client: OpenAI, fake: FakeOpenAI
+) -> None:
     fake.script([FakeOpenAI.error(429)])
     t, out = in_thread(lambda: client.chat.completions.create(model=MODEL, messages=MESSAGES))
     gate = hub.held_gates()[0]
@@ -142,7 +177,9 @@ def test_error_gate_continue_raises_the_sdks_exception(hub: HubProcess, gm: grap
     assert isinstance(out["error"], openai.RateLimitError)
 
 
-def test_abort_stops_the_run_without_a_request(hub: HubProcess, gm: graphmind.Client, client: OpenAI, fake: FakeOpenAI) -> None:
+def test_abort_stops_the_run_without_a_request(
+    hub: HubProcess, gm: graphmind.Client, client: OpenAI, fake: FakeOpenAI
+) -> None:
     _breakpoint(hub, "before")
     runs: list[str] = []
 
@@ -160,9 +197,13 @@ def test_abort_stops_the_run_without_a_request(hub: HubProcess, gm: graphmind.Cl
     _events(hub, runs[0], "aborted")
 
 
-def test_an_agent_loop_links_tool_calls_to_tool_nodes(hub: HubProcess, gm: graphmind.Client, client: OpenAI, fake: FakeOpenAI) -> None:
+def test_an_agent_loop_links_tool_calls_to_tool_nodes(
+    hub: HubProcess, gm: graphmind.Client, client: OpenAI, fake: FakeOpenAI
+) -> None:
     """The README's loop: a tool_calls reply, tools gated by wrap_tools, the reply after."""
-    fake.script([FakeOpenAI.tool_call("search_flights", {"to": "CAI"}, call_id="call_42"), "Fly out at 09:40."])
+    fake.script(
+        [FakeOpenAI.tool_call("search_flights", {"to": "CAI"}, call_id="call_42"), "Fly out at 09:40."]
+    )
 
     def search_flights(to: str) -> str:
         return f"{to} 09:40"
@@ -171,7 +212,9 @@ def test_an_agent_loop_links_tool_calls_to_tool_nodes(hub: HubProcess, gm: graph
     with gm.run("trip") as run:
         messages: list[Any] = list(MESSAGES)
         while True:
-            reply = client.chat.completions.create(model=MODEL, messages=messages, tools=TOOLS).choices[0].message
+            reply = (
+                client.chat.completions.create(model=MODEL, messages=messages, tools=TOOLS).choices[0].message
+            )
             messages.append(reply)
             if not reply.tool_calls:
                 break
@@ -185,5 +228,7 @@ def test_an_agent_loop_links_tool_calls_to_tool_nodes(hub: HubProcess, gm: graph
     assert [s["instanceId"].rsplit(":", 1)[1] for s in steps] == ["s1", "s2"]
     tool = next(e for e in events if e["type"] == "node.started" and e["nodeId"] == "tool:search_flights")
     assert tool["instanceId"] == "call_42"
-    first_step_end = next(e for e in events if e["type"] == "node.finished" and e["instanceId"] == steps[0]["instanceId"])
+    first_step_end = next(
+        e for e in events if e["type"] == "node.finished" and e["instanceId"] == steps[0]["instanceId"]
+    )
     assert first_step_end["output"]["tool_calls"][0]["id"] == "call_42"

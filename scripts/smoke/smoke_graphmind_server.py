@@ -27,12 +27,23 @@ with tempfile.TemporaryDirectory() as tmp:
         hub.stop()
     # Runs leave the hub without any extra: a JSONL export; `graphmind mcp` names its extra.
     db = str(Path(tmp) / "smoke.db")
-    record = subprocess.run([sys.executable, "-m", "graphmind_server", "record", "--last", "1", "--db", db],
-                            capture_output=True, text=True, timeout=60)
+    record = subprocess.run(
+        [sys.executable, "-m", "graphmind_server", "record", "--last", "1", "--db", db],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert record.returncode == 0 and '"name":"smoke-run"' in record.stdout, record.stderr
-    mcp = subprocess.run([sys.executable, "-m", "graphmind_server", "mcp", "--db", db], capture_output=True,
-                         text=True, timeout=60, stdin=subprocess.DEVNULL)
+    mcp = subprocess.run(
+        [sys.executable, "-m", "graphmind_server", "mcp", "--db", db],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
     assert mcp.returncode == 2 and "graphmind-server[mcp]" in mcp.stderr, mcp.stderr
 
-version = subprocess.run([sys.executable, "-m", "graphmind_server", "--version"], capture_output=True, text=True, check=True)
+version = subprocess.run(
+    [sys.executable, "-m", "graphmind_server", "--version"], capture_output=True, text=True, check=True
+)
 print(f"{version.stdout.strip()} smoke ok")

@@ -88,8 +88,16 @@ class StubHub:
             nodes: dict[str, dict[str, Any]] = {}
             for ev in self.events.get(rid, []):
                 if "nodeId" in ev and ev["type"] in ("node.started", "run.started"):
-                    n = nodes.setdefault(ev["nodeId"], {"nodeId": ev["nodeId"], "kind": ev.get("kind"),
-                                                        "name": ev.get("name"), "executions": 0, "status": "ok"})
+                    n = nodes.setdefault(
+                        ev["nodeId"],
+                        {
+                            "nodeId": ev["nodeId"],
+                            "kind": ev.get("kind"),
+                            "name": ev.get("name"),
+                            "executions": 0,
+                            "status": "ok",
+                        },
+                    )
                     n["executions"] += 1
             return JSONResponse({**self.runs[rid], "nodes": list(nodes.values())})
 
@@ -124,7 +132,9 @@ class StubHub:
             self._clients.add(q)
             try:
                 self.connects.append(ws.query_params.get("after"))
-                await ws.send_json({"type": "hello", "cursor": self.cursor, "debug": self.debug, "gates": self.gates})
+                await ws.send_json(
+                    {"type": "hello", "cursor": self.cursor, "debug": self.debug, "gates": self.gates}
+                )
                 after = ws.query_params.get("after")
                 if after is not None:
                     for f in [f for f in self.history if f["type"] == "event" and f["cursor"] > int(after)]:
@@ -140,19 +150,21 @@ class StubHub:
             finally:
                 self._clients.discard(q)
 
-        return Starlette(routes=[
-            Route("/api/runs", runs),
-            Route("/api/runs/{id}", run),
-            Route("/api/runs/{id}/events", events),
-            Route("/api/gates", gates),
-            Route("/api/gates/{gid}", post, methods=["POST"]),
-            Route("/api/debug", debug, methods=["GET", "PUT"]),
-            Route("/api/pause", post, methods=["POST"]),
-            Route("/api/runs/{id}/abort", post, methods=["POST"]),
-            WebSocketRoute("/api/live", live),
-            Route("/", static),
-            Route("/{path:path}", static),
-        ])
+        return Starlette(
+            routes=[
+                Route("/api/runs", runs),
+                Route("/api/runs/{id}", run),
+                Route("/api/runs/{id}/events", events),
+                Route("/api/gates", gates),
+                Route("/api/gates/{gid}", post, methods=["POST"]),
+                Route("/api/debug", debug, methods=["GET", "PUT"]),
+                Route("/api/pause", post, methods=["POST"]),
+                Route("/api/runs/{id}/abort", post, methods=["POST"]),
+                WebSocketRoute("/api/live", live),
+                Route("/", static),
+                Route("/{path:path}", static),
+            ]
+        )
 
     # ---- lifecycle -----------------------------------------------------------------------
     def start(self, port: int = 0) -> StubHub:

@@ -46,22 +46,30 @@ def open_and_click(make_page: Any, url: str) -> tuple[Any, dict[str, float]]:
     expect(page.locator("#detail h2")).to_have_text("search")
     wall = (time.perf_counter() - started) * 1000
     mark = "(n) => performance.getEntriesByName(n)[0].startTime"
-    times = {"graph": page.evaluate(mark, "graphmind:graph"), "interactive": page.evaluate(mark, "graphmind:detail"),
-             "wall": wall}
+    times = {
+        "graph": page.evaluate(mark, "graphmind:graph"),
+        "interactive": page.evaluate(mark, "graphmind:detail"),
+        "wall": wall,
+    }
     page.wait_for_selector("body[data-run-loaded=true]")
     times["loaded"] = page.evaluate(mark, "graphmind:loaded")
     return page, times
 
 
-def test_a_10000_event_run_is_interactive_within_a_second_and_scrolls(hub: Any, browser: Any, make_page: Any) -> None:
+def test_a_10000_event_run_is_interactive_within_a_second_and_scrolls(
+    hub: Any, browser: Any, make_page: Any
+) -> None:
     events = store_big_run(hub)
     # Three cold opens: this machine is shared, so one slow run says more about the neighbours
     # than about the page. All three are printed; the best must be within budget.
     runs = [open_and_click(make_page, hub.url) for _ in range(3)]
     for i, (_, t) in enumerate(runs, 1):
-        print(f"\n10,000-event run, open {i}: graph drawn {t['graph']:.0f} ms, interactive (node click answered) "
-              f"{t['interactive']:.0f} ms, all events folded {t['loaded']:.0f} ms after navigation "
-              f"(wall clock goto → detail shown {t['wall']:.0f} ms)", end="")
+        print(
+            f"\n10,000-event run, open {i}: graph drawn {t['graph']:.0f} ms, interactive (node click answered) "
+            f"{t['interactive']:.0f} ms, all events folded {t['loaded']:.0f} ms after navigation "
+            f"(wall clock goto → detail shown {t['wall']:.0f} ms)",
+            end="",
+        )
     print(f"\nload average: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     best = min(t["interactive"] for _, t in runs)
     assert best < BUDGET_MS, f"interactive after {best:.0f} ms at best (budget {BUDGET_MS} ms)"

@@ -46,7 +46,8 @@ def finish(agent: AgentThread, hub: Any, page: Any) -> AgentThread:
     if not agent.wait_pumping(page, 10):
         raise AssertionError(
             f"the agent did not finish; hub gates: {hub.api('GET', '/api/gates')}; "
-            f"page cards: {page.locator('.gate-card').all_inner_texts()}; hub stderr tail: {hub.stderr[-2000:]}")
+            f"page cards: {page.locator('.gate-card').all_inner_texts()}; hub stderr tail: {hub.stderr[-2000:]}"
+        )
     return agent.join()
 
 
@@ -59,7 +60,9 @@ def open_run(page: Any, name: str) -> None:
     page.wait_for_selector("body[data-run-loaded=true]")
 
 
-def test_inject_at_a_breakpoint_returns_that_value_and_the_tool_never_runs(hub: Any, client: Any, make_page: Any) -> None:
+def test_inject_at_a_breakpoint_returns_that_value_and_the_tool_never_runs(
+    hub: Any, client: Any, make_page: Any
+) -> None:
     set_debug(hub, breakpoints=[{"nodeId": "tool:search", "gate": "before"}])
     tool = CountingTool({"hits": ["from the tool"]})
     agent = run_agent(client, tool, "ticket-1")
@@ -82,7 +85,9 @@ def test_inject_at_a_breakpoint_returns_that_value_and_the_tool_never_runs(hub: 
     assert "state-injected" in (node(page, "tool:search").get_attribute("class") or "")
 
 
-def test_continue_runs_the_tool_and_the_c_key_continues_the_next_one(hub: Any, client: Any, make_page: Any) -> None:
+def test_continue_runs_the_tool_and_the_c_key_continues_the_next_one(
+    hub: Any, client: Any, make_page: Any
+) -> None:
     set_debug(hub, breakpoints=[{"nodeId": "tool:search", "gate": "before"}])
     tool = CountingTool({"hits": ["real"]})
     agent = run_agent(client, tool, "ticket-2", calls=2)

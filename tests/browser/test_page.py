@@ -16,9 +16,22 @@ pytestmark = pytest.mark.browser
 
 
 def gate(gate_id: str, **over: Any) -> dict[str, Any]:
-    g = {"gateId": gate_id, "runId": "r1", "nodeId": "tool:search", "instanceId": f"i-{gate_id}", "kind": "tool",
-         "name": "search", "gate": "before", "reason": "breakpoint", "actions": ["continue", "inject", "abort"],
-         "input": {"q": "lisbon"}, "output": None, "error": None, "loop": None, "heldSince": time.time() * 1000}
+    g = {
+        "gateId": gate_id,
+        "runId": "r1",
+        "nodeId": "tool:search",
+        "instanceId": f"i-{gate_id}",
+        "kind": "tool",
+        "name": "search",
+        "gate": "before",
+        "reason": "breakpoint",
+        "actions": ["continue", "inject", "abort"],
+        "input": {"q": "lisbon"},
+        "output": None,
+        "error": None,
+        "loop": None,
+        "heldSince": time.time() * 1000,
+    }
     g.update(over)
     return g
 
@@ -38,7 +51,9 @@ def test_page_loads_with_favicon_and_nothing_from_other_hosts(stub_hub: Any, mak
     expect(page.get_by_role("button", name="Keyboard shortcuts")).to_be_visible()
 
 
-def test_the_graph_shows_agent_model_and_tools_with_counts_and_states_in_words(stub_hub: Any, make_page: Any) -> None:
+def test_the_graph_shows_agent_model_and_tools_with_counts_and_states_in_words(
+    stub_hub: Any, make_page: Any
+) -> None:
     small_run(stub_hub)
     page = make_page(stub_hub.url)
     page.goto(stub_hub.url + "/#/run/r1")
@@ -56,18 +71,33 @@ def test_the_graph_shows_agent_model_and_tools_with_counts_and_states_in_words(s
     ys = step.bounding_box()["y"]
     yt = weather.bounding_box()["y"]
     assert ya < ys < yt
-    n_steps = sum(1 for e in stub_hub.events["r1"] if e["type"] == "node.started" and e["nodeId"] == "llm:step")
+    n_steps = sum(
+        1 for e in stub_hub.events["r1"] if e["type"] == "node.started" and e["nodeId"] == "llm:step"
+    )
     expect(step).to_contain_text(f"×{n_steps}")
 
 
-def test_several_held_gates_are_listed_oldest_first_with_reasons_in_words(stub_hub: Any, make_page: Any) -> None:
+def test_several_held_gates_are_listed_oldest_first_with_reasons_in_words(
+    stub_hub: Any, make_page: Any
+) -> None:
     small_run(stub_hub)
     now = time.time() * 1000
     stub_hub.gates = [
-        gate("g2", heldSince=now - 1000, reason="loop", loop={"repeats": 3, "firstSeq": 1, "lastSeq": 9, "fingerprint": "ab"}),
+        gate(
+            "g2",
+            heldSince=now - 1000,
+            reason="loop",
+            loop={"repeats": 3, "firstSeq": 1, "lastSeq": 9, "fingerprint": "ab"},
+        ),
         gate("g1", heldSince=now - 5000, reason="step", nodeId="llm:step", kind="llm", name="step"),
-        gate("g3", heldSince=now, reason="error", gate="error", actions=["continue", "retry", "inject", "abort"],
-             error={"name": "ValueError", "message": "boom"}),
+        gate(
+            "g3",
+            heldSince=now,
+            reason="error",
+            gate="error",
+            actions=["continue", "retry", "inject", "abort"],
+            error={"name": "ValueError", "message": "boom"},
+        ),
     ]
     page = make_page(stub_hub.url)
     page.goto(stub_hub.url + "/")
@@ -90,13 +120,17 @@ def test_several_held_gates_are_listed_oldest_first_with_reasons_in_words(stub_h
     expect(page).to_have_title("(3 held) GraphMind")
 
 
-def test_inject_refuses_invalid_json_and_redacted_values_and_sends_nothing(stub_hub: Any, make_page: Any) -> None:
+def test_inject_refuses_invalid_json_and_redacted_values_and_sends_nothing(
+    stub_hub: Any, make_page: Any
+) -> None:
     small_run(stub_hub)
     stub_hub.gates = [gate("g1", input={"q": "lisbon", "apiKey": "__REDACTED__"})]
     page = make_page(stub_hub.url)
     page.goto(stub_hub.url + "/")
     card = page.locator(".gate-card")
-    expect(card.locator(".hidden-chip")).to_have_text("hidden by GRAPHMIND_HIDE_INPUTS or GRAPHMIND_HIDE_TOOL_ARGS")
+    expect(card.locator(".hidden-chip")).to_have_text(
+        "hidden by GRAPHMIND_HIDE_INPUTS or GRAPHMIND_HIDE_TOOL_ARGS"
+    )
     card.get_by_role("button", name="Inject").click()
     expect(card).to_have_attribute("data-inject-ready", "true")
     box = page.get_by_label("Inject value (JSON)")
@@ -115,11 +149,27 @@ def test_inject_refuses_invalid_json_and_redacted_values_and_sends_nothing(stub_
     assert stub_hub.requests[-1] == ("POST", "/api/gates/g1", {"action": "inject", "value": {"q": "porto"}})
 
 
-def test_inject_at_an_error_gate_is_prefilled_with_null_and_after_gate_with_the_output(stub_hub: Any, make_page: Any) -> None:
+def test_inject_at_an_error_gate_is_prefilled_with_null_and_after_gate_with_the_output(
+    stub_hub: Any, make_page: Any
+) -> None:
     small_run(stub_hub)  # a held gate's run exists on a real hub; tool:book never finished in it
     stub_hub.gates = [
-        gate("e1", nodeId="tool:book", name="book", gate="error", reason="error", error={"name": "E", "message": "x"}, actions=["continue", "retry", "inject", "abort"]),
-        gate("a1", gate="after", reason="breakpoint", output={"hits": [1, 2]}, actions=["continue", "retry", "inject", "abort"]),
+        gate(
+            "e1",
+            nodeId="tool:book",
+            name="book",
+            gate="error",
+            reason="error",
+            error={"name": "E", "message": "x"},
+            actions=["continue", "retry", "inject", "abort"],
+        ),
+        gate(
+            "a1",
+            gate="after",
+            reason="breakpoint",
+            output={"hits": [1, 2]},
+            actions=["continue", "retry", "inject", "abort"],
+        ),
     ]
     stub_hub.gates[0]["heldSince"] -= 10
     page = make_page(stub_hub.url)
@@ -136,23 +186,104 @@ def test_inject_at_an_error_gate_is_prefilled_with_null_and_after_gate_with_the_
 def test_node_detail_shows_ran_and_held_time_usage_and_hidden_chips(stub_hub: Any, make_page: Any) -> None:
     t = time.time() * 1000
     ev = [
-        {"seq": 1, "ts": t, "runId": "r2", "type": "run.started", "name": "red", "app": "a", "nodeId": "agent:red",
-         "instanceId": "r2", "kind": "agent", "meta": {}, "implicit": False},
-        {"seq": 2, "ts": t + 1, "runId": "r2", "type": "node.started", "nodeId": "tool:lookup", "instanceId": "c1",
-         "kind": "tool", "name": "lookup", "parentInstanceId": "r2", "input": "__REDACTED__", "redaction": {"count": 1, "keys": ["input"]}},
-        {"seq": 3, "ts": t + 900, "runId": "r2", "type": "node.finished", "nodeId": "tool:lookup", "instanceId": "c1",
-         "kind": "tool", "name": "lookup", "output": "__REDACTED__", "durationMs": 900.0, "heldMs": 600.0},
-        {"seq": 4, "ts": t + 901, "runId": "r2", "type": "node.started", "nodeId": "llm:step", "instanceId": "i:s1",
-         "kind": "llm", "name": "step", "parentInstanceId": "r2", "input": {"messages": []}},
-        {"seq": 5, "ts": t + 902, "runId": "r2", "type": "node.token", "nodeId": "llm:step", "instanceId": "i:s1",
-         "deltas": [{"t": "text", "v": "", "chars": 5}], "redaction": {"count": 1, "keys": ["deltas"]}},
-        {"seq": 6, "ts": t + 950, "runId": "r2", "type": "node.finished", "nodeId": "llm:step", "instanceId": "i:s1",
-         "output": "__REDACTED__", "durationMs": 49.0, "heldMs": 0, "usage": {"inputTokens": 7, "outputTokens": 5, "totalTokens": 12}},
-        {"seq": 7, "ts": t + 960, "runId": "r2", "type": "node.started", "nodeId": "tool:dump", "instanceId": "c2",
-         "kind": "tool", "name": "dump", "parentInstanceId": "r2", "input": {}},
-        {"seq": 8, "ts": t + 970, "runId": "r2", "type": "node.finished", "nodeId": "tool:dump", "instanceId": "c2",
-         "kind": "tool", "name": "dump", "durationMs": 10.0, "heldMs": 0,
-         "output": {"$graphmind": "truncated", "bytes": 734003, "preview": "[{\"row\": 1}"}},
+        {
+            "seq": 1,
+            "ts": t,
+            "runId": "r2",
+            "type": "run.started",
+            "name": "red",
+            "app": "a",
+            "nodeId": "agent:red",
+            "instanceId": "r2",
+            "kind": "agent",
+            "meta": {},
+            "implicit": False,
+        },
+        {
+            "seq": 2,
+            "ts": t + 1,
+            "runId": "r2",
+            "type": "node.started",
+            "nodeId": "tool:lookup",
+            "instanceId": "c1",
+            "kind": "tool",
+            "name": "lookup",
+            "parentInstanceId": "r2",
+            "input": "__REDACTED__",
+            "redaction": {"count": 1, "keys": ["input"]},
+        },
+        {
+            "seq": 3,
+            "ts": t + 900,
+            "runId": "r2",
+            "type": "node.finished",
+            "nodeId": "tool:lookup",
+            "instanceId": "c1",
+            "kind": "tool",
+            "name": "lookup",
+            "output": "__REDACTED__",
+            "durationMs": 900.0,
+            "heldMs": 600.0,
+        },
+        {
+            "seq": 4,
+            "ts": t + 901,
+            "runId": "r2",
+            "type": "node.started",
+            "nodeId": "llm:step",
+            "instanceId": "i:s1",
+            "kind": "llm",
+            "name": "step",
+            "parentInstanceId": "r2",
+            "input": {"messages": []},
+        },
+        {
+            "seq": 5,
+            "ts": t + 902,
+            "runId": "r2",
+            "type": "node.token",
+            "nodeId": "llm:step",
+            "instanceId": "i:s1",
+            "deltas": [{"t": "text", "v": "", "chars": 5}],
+            "redaction": {"count": 1, "keys": ["deltas"]},
+        },
+        {
+            "seq": 6,
+            "ts": t + 950,
+            "runId": "r2",
+            "type": "node.finished",
+            "nodeId": "llm:step",
+            "instanceId": "i:s1",
+            "output": "__REDACTED__",
+            "durationMs": 49.0,
+            "heldMs": 0,
+            "usage": {"inputTokens": 7, "outputTokens": 5, "totalTokens": 12},
+        },
+        {
+            "seq": 7,
+            "ts": t + 960,
+            "runId": "r2",
+            "type": "node.started",
+            "nodeId": "tool:dump",
+            "instanceId": "c2",
+            "kind": "tool",
+            "name": "dump",
+            "parentInstanceId": "r2",
+            "input": {},
+        },
+        {
+            "seq": 8,
+            "ts": t + 970,
+            "runId": "r2",
+            "type": "node.finished",
+            "nodeId": "tool:dump",
+            "instanceId": "c2",
+            "kind": "tool",
+            "name": "dump",
+            "durationMs": 10.0,
+            "heldMs": 0,
+            "output": {"$graphmind": "truncated", "bytes": 734003, "preview": '[{"row": 1}'},
+        },
     ]
     stub_hub.add_run(run_row("r2", ev, name="red"), ev)
     page = make_page(stub_hub.url)
@@ -190,7 +321,11 @@ def test_debug_controls_and_keyboard_go_through_the_api(stub_hub: Any, make_page
     page.keyboard.press("m")
     expect(page.get_by_role("button", name="Step mode")).to_have_attribute("aria-pressed", "false")
     puts = [r[2] for r in stub_hub.requests if r[0] == "PUT"]
-    assert puts[:3] == [{"mode": "step"}, {"pauseOnError": "tool"}, {"breakpoints": [{"nodeId": "tool:search", "gate": "before"}]}]
+    assert puts[:3] == [
+        {"mode": "step"},
+        {"pauseOnError": "tool"},
+        {"breakpoints": [{"nodeId": "tool:search", "gate": "before"}]},
+    ]
     assert puts[3] == {"mode": "run"}
     assert ("POST", "/api/pause", {}) in stub_hub.requests
     # `s` turns step mode on; with it on and a gate held, `s` continues the oldest gate.
@@ -226,9 +361,24 @@ def test_runs_list_is_live_newest_first_and_filters(stub_hub: Any, make_page: An
     expect(page.locator("#conn")).to_have_text("live")
     t = time.time() * 1000
     for i, (app, status) in enumerate([("alpha", "finished"), ("beta", "running"), ("alpha", "error")]):
-        stub_hub.push({"type": "run", "run": {"id": f"x{i}", "app": app, "name": f"run{i}", "status": status,
-                                              "startedAt": t + i, "endedAt": None if status == "running" else t + i + 5,
-                                              "nodeCount": 1, "eventCount": 1, "heldCount": 0, "clientId": "c", "meta": {}}})
+        stub_hub.push(
+            {
+                "type": "run",
+                "run": {
+                    "id": f"x{i}",
+                    "app": app,
+                    "name": f"run{i}",
+                    "status": status,
+                    "startedAt": t + i,
+                    "endedAt": None if status == "running" else t + i + 5,
+                    "nodeCount": 1,
+                    "eventCount": 1,
+                    "heldCount": 0,
+                    "clientId": "c",
+                    "meta": {},
+                },
+            }
+        )
     items = page.locator(".run-item .run-name")
     expect(items).to_have_text(["run2", "run1", "run0"])
     page.get_by_label("Filter by app").select_option("alpha")
@@ -246,17 +396,48 @@ def test_the_feed_reconnects_after_a_hub_restart_and_catches_up(stub_hub: Any, m
     page.goto(stub_hub.url + "/#/run/r3")
     page.wait_for_selector("body[data-run-loaded=true]")
     expect(page.locator("#conn")).to_have_text("live")
-    stub_hub.push({"type": "event", "runId": "r3", "event": {"seq": 5, "ts": t + 5, "runId": "r3", "type": "node.started",
-                   "nodeId": "tool:search", "instanceId": "c9", "kind": "tool", "name": "search", "input": {"q": 1}}})
+    stub_hub.push(
+        {
+            "type": "event",
+            "runId": "r3",
+            "event": {
+                "seq": 5,
+                "ts": t + 5,
+                "runId": "r3",
+                "type": "node.started",
+                "nodeId": "tool:search",
+                "instanceId": "c9",
+                "kind": "tool",
+                "name": "search",
+                "input": {"q": 1},
+            },
+        }
+    )
     search = page.locator(".gnode[data-node-id='tool:search']")
     expect(search).to_contain_text("running")
     port = stub_hub.port
     stub_hub.stop()
     expect(page.locator("#conn")).to_contain_text("offline")
     # While the hub is down an event is stored (the app replays it on reconnect); the page must get it.
-    stub_hub.push({"type": "event", "runId": "r3", "event": {"seq": 6, "ts": t + 6, "runId": "r3", "type": "node.finished",
-                   "nodeId": "tool:search", "instanceId": "c9", "kind": "tool", "name": "search", "output": 1,
-                   "durationMs": 1.0, "heldMs": 0}})
+    stub_hub.push(
+        {
+            "type": "event",
+            "runId": "r3",
+            "event": {
+                "seq": 6,
+                "ts": t + 6,
+                "runId": "r3",
+                "type": "node.finished",
+                "nodeId": "tool:search",
+                "instanceId": "c9",
+                "kind": "tool",
+                "name": "search",
+                "output": 1,
+                "durationMs": 1.0,
+                "heldMs": 0,
+            },
+        }
+    )
     stub_hub.start(port=port)
     expect(page.locator("#conn")).to_have_text("live", timeout=15_000)
     expect(search).to_contain_text("ok")
@@ -267,20 +448,80 @@ def test_ungated_error_and_aborted_states_read_in_words(stub_hub: Any, make_page
     t = time.time() * 1000
     base = {"runId": "r4"}
     ev = [
-        {"seq": 1, "ts": t, "type": "run.started", "name": "mixed", "app": "a", "nodeId": "agent:mixed", "instanceId": "r4",
-         "kind": "agent", "meta": {}, "implicit": False},
-        {"seq": 2, "ts": t + 1, "type": "graph.hint", "nodes": [
-            {"nodeId": "tool:web_search", "kind": "tool", "name": "web_search", "ungated": True, "providerExecuted": True},
-            {"nodeId": "tool:fetch", "kind": "tool", "name": "fetch"}]},
-        {"seq": 3, "ts": t + 2, "type": "node.started", "nodeId": "tool:web_search", "instanceId": "p1", "kind": "tool",
-         "name": "web_search", "input": {"q": "x"}, "ungated": True, "providerExecuted": True},
-        {"seq": 4, "ts": t + 3, "type": "node.finished", "nodeId": "tool:web_search", "instanceId": "p1", "kind": "tool",
-         "name": "web_search", "output": [], "durationMs": 1.0, "heldMs": 0, "ungated": True},
-        {"seq": 5, "ts": t + 4, "type": "node.started", "nodeId": "tool:fetch", "instanceId": "f1", "kind": "tool",
-         "name": "fetch", "input": {"url": "http://example.invalid"}},
-        {"seq": 6, "ts": t + 5, "type": "node.error", "nodeId": "tool:fetch", "instanceId": "f1", "kind": "tool",
-         "name": "fetch", "error": {"name": "TimeoutError", "message": "took too long", "stack": "trace"}, "durationMs": 1.0,
-         "heldMs": 0},
+        {
+            "seq": 1,
+            "ts": t,
+            "type": "run.started",
+            "name": "mixed",
+            "app": "a",
+            "nodeId": "agent:mixed",
+            "instanceId": "r4",
+            "kind": "agent",
+            "meta": {},
+            "implicit": False,
+        },
+        {
+            "seq": 2,
+            "ts": t + 1,
+            "type": "graph.hint",
+            "nodes": [
+                {
+                    "nodeId": "tool:web_search",
+                    "kind": "tool",
+                    "name": "web_search",
+                    "ungated": True,
+                    "providerExecuted": True,
+                },
+                {"nodeId": "tool:fetch", "kind": "tool", "name": "fetch"},
+            ],
+        },
+        {
+            "seq": 3,
+            "ts": t + 2,
+            "type": "node.started",
+            "nodeId": "tool:web_search",
+            "instanceId": "p1",
+            "kind": "tool",
+            "name": "web_search",
+            "input": {"q": "x"},
+            "ungated": True,
+            "providerExecuted": True,
+        },
+        {
+            "seq": 4,
+            "ts": t + 3,
+            "type": "node.finished",
+            "nodeId": "tool:web_search",
+            "instanceId": "p1",
+            "kind": "tool",
+            "name": "web_search",
+            "output": [],
+            "durationMs": 1.0,
+            "heldMs": 0,
+            "ungated": True,
+        },
+        {
+            "seq": 5,
+            "ts": t + 4,
+            "type": "node.started",
+            "nodeId": "tool:fetch",
+            "instanceId": "f1",
+            "kind": "tool",
+            "name": "fetch",
+            "input": {"url": "http://example.invalid"},
+        },
+        {
+            "seq": 6,
+            "ts": t + 5,
+            "type": "node.error",
+            "nodeId": "tool:fetch",
+            "instanceId": "f1",
+            "kind": "tool",
+            "name": "fetch",
+            "error": {"name": "TimeoutError", "message": "took too long", "stack": "trace"},
+            "durationMs": 1.0,
+            "heldMs": 0,
+        },
         {"seq": 7, "ts": t + 6, "type": "run.finished", "status": "aborted", "durationMs": 6.0},
     ]
     ev = [{**base, **e} for e in ev]
@@ -315,8 +556,18 @@ def test_r_retries_and_i_opens_inject_on_the_oldest_gate(stub_hub: Any, make_pag
     page = make_page(stub_hub.url)
     page.goto(stub_hub.url + "/")
     expect(page.locator("#conn")).to_have_text("live")
-    stub_hub.push({"type": "gate.held", "gate": gate("e1", gate="error", reason="error", error={"name": "E", "message": "x"},
-                                                      actions=["continue", "retry", "inject", "abort"])})
+    stub_hub.push(
+        {
+            "type": "gate.held",
+            "gate": gate(
+                "e1",
+                gate="error",
+                reason="error",
+                error={"name": "E", "message": "x"},
+                actions=["continue", "retry", "inject", "abort"],
+            ),
+        }
+    )
     expect(page.locator(".gate-card")).to_have_count(1)
     page.keyboard.press("r")
     expect(page.locator(".gate-card")).to_have_count(0)
@@ -330,4 +581,6 @@ def test_r_retries_and_i_opens_inject_on_the_oldest_gate(stub_hub: Any, make_pag
     box.fill("[1, 2]")
     box.press("Control+Enter")
     expect(page.locator(".gate-card")).to_have_count(0)
-    assert [r for r in stub_hub.requests if r[1] == "/api/gates/b1"] == [("POST", "/api/gates/b1", {"action": "inject", "value": [1, 2]})]
+    assert [r for r in stub_hub.requests if r[1] == "/api/gates/b1"] == [
+        ("POST", "/api/gates/b1", {"action": "inject", "value": [1, 2]})
+    ]

@@ -18,6 +18,7 @@ from _apps import AgentThread, attached_client
 from playwright.sync_api import expect
 
 import graphmind
+from graphmind.adapter import engine_for
 
 pytestmark = pytest.mark.browser
 
@@ -27,7 +28,10 @@ TOOLS = ["search_flights", "search_hotels", "book_flight", "get_weather"]
 
 def trip_agent(client: graphmind.Client) -> AgentThread:
     def search_flights(origin: str, dest: str) -> list[dict[str, Any]]:
-        return [{"flight": "TP1351", "from": origin, "to": dest, "price": 189}, {"flight": "FR8353", "price": 74}]
+        return [
+            {"flight": "TP1351", "from": origin, "to": dest, "price": 189},
+            {"flight": "FR8353", "price": 74},
+        ]
 
     def search_hotels(city: str, nights: int) -> list[dict[str, Any]]:
         return [{"hotel": "Casa do Rio", "perNight": 96}]
@@ -39,7 +43,8 @@ def trip_agent(client: graphmind.Client) -> AgentThread:
         return "sunny"
 
     tools: dict[str, Callable[..., Any]] = {
-        f.__name__: client.wrap(f, name=f.__name__) for f in (search_flights, search_hotels, book_flight, get_weather)
+        f.__name__: client.wrap(f, name=f.__name__)
+        for f in (search_flights, search_hotels, book_flight, get_weather)
     }
 
     def step(prompt: str, text: str) -> None:
@@ -48,15 +53,21 @@ def trip_agent(client: graphmind.Client) -> AgentThread:
                 time.sleep(0.002)  # paces the fake model's stream
                 s.token(word + " ")
             s.output = {"text": text}
-            s.usage = {"inputTokens": 412, "outputTokens": len(text.split()), "totalTokens": 412 + len(text.split())}
+            s.usage = {
+                "inputTokens": 412,
+                "outputTokens": len(text.split()),
+                "totalTokens": 412 + len(text.split()),
+            }
 
     def body() -> Any:
         with client.run("plan-trip", meta={"user": "ana"}):
-            client.hint([{"nodeId": f"tool:{t}", "kind": "tool", "name": t} for t in TOOLS])
+            engine_for(client).hint([{"nodeId": f"tool:{t}", "kind": "tool", "name": t} for t in TOOLS])
             with client.span("travel-policy", kind="retriever", input={"query": "booking limits"}) as r:
                 r.output = ["Economy only under 3 h", "Book refundable fares"]
-            step("Find me a flight to Lisbon next Friday and a hotel for 2 nights",
-                 "I'll search flights from London to Lisbon first.")
+            step(
+                "Find me a flight to Lisbon next Friday and a hotel for 2 nights",
+                "I'll search flights from London to Lisbon first.",
+            )
             tools["search_flights"](origin="LHR", dest="LIS")
             step("(tool results)", "Two options found. Now hotels for 2 nights.")
             tools["search_hotels"](city="Lisbon", nights=2)
@@ -67,7 +78,9 @@ def trip_agent(client: graphmind.Client) -> AgentThread:
 
 
 def test_screenshot_of_a_held_run(hub: Any, make_page: Any, tmp_path: Path) -> None:
-    status, _ = hub.api("PUT", "/api/debug", {"breakpoints": [{"nodeId": "tool:book_flight", "gate": "before"}]})
+    status, _ = hub.api(
+        "PUT", "/api/debug", {"breakpoints": [{"nodeId": "tool:book_flight", "gate": "before"}]}
+    )
     assert status == 200
     client = attached_client(hub, "trip-planner", token_flush_interval=0.001)
     agent = trip_agent(client)

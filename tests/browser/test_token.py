@@ -25,10 +25,15 @@ def token_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[HubPr
         yield hub
 
 
-def test_the_viewer_opened_from_the_printed_url_works_with_a_token(token_hub: HubProcess, make_page: Any) -> None:
+def test_the_viewer_opened_from_the_printed_url_works_with_a_token(
+    token_hub: HubProcess, make_page: Any
+) -> None:
     # The viewer URL is the line after the listening line: it may still be on its way through the pipe.
-    printed = wait_for(lambda: next((line for line in token_hub.stdout_lines if "?token=" in line), None), 5,
-                       "the printed viewer URL")
+    printed = wait_for(
+        lambda: next((line for line in token_hub.stdout_lines if "?token=" in line), None),
+        5,
+        "the printed viewer URL",
+    )
     viewer_url = printed.split(": ", 1)[1].strip()
     client = graphmind.Client(app="token-app", url=token_hub.ingest_url)  # finds the token file itself
     try:
@@ -42,7 +47,9 @@ def test_the_viewer_opened_from_the_printed_url_works_with_a_token(token_hub: Hu
         expect(page.locator(".run-item")).to_have_count(1)
         with client.run("live-after-load"):
             client.wrap(lambda q: q, name="search")("porto")
-        expect(page.locator(".run-item")).to_have_count(2)  # the live feed (a WebSocket) carries the cookie too
+        expect(page.locator(".run-item")).to_have_count(
+            2
+        )  # the live feed (a WebSocket) carries the cookie too
         assert page.evaluate("() => fetch('/api/debug').then(r => r.status)") == 200
     finally:
         client.dispose()

@@ -173,7 +173,9 @@ def test_a_token_hub_refuses_every_route_without_its_token(token_hub: HubProcess
         == 403
     )
     # The printed viewer URL carries the token once.
-    wait_for(lambda: any(f"?token={token}" in line for line in token_hub.stdout_lines), 5, "the viewer URL line")
+    wait_for(
+        lambda: any(f"?token={token}" in line for line in token_hub.stdout_lines), 5, "the viewer URL line"
+    )
     figure("token", f"{refused} of {refused} requests without the right token refused (401)")
 
 

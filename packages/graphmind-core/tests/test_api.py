@@ -8,6 +8,7 @@ import inspect
 import pytest
 
 import graphmind
+from graphmind.adapter import NodeSpec, engine_for
 from graphmind.testing import FakeHub
 
 
@@ -59,7 +60,11 @@ def test_wrap_tools_returns_the_same_shape(hub: FakeHub) -> None:
     assert isinstance(as_list, list) and as_list[1]() == 2
     single = client.wrap_tools(one)
     assert single() == 1
-    hub.wait_for(lambda: {"tool:first", "tool:two", "tool:one"} <= {e.get("nodeId") for e in hub.of_type("node.finished")})
+    hub.wait_for(
+        lambda: (
+            {"tool:first", "tool:two", "tool:one"} <= {e.get("nodeId") for e in hub.of_type("node.finished")}
+        )
+    )
     with pytest.raises(TypeError, match="wrap_tools"):
         client.wrap_tools(42)
     client.dispose()
@@ -76,7 +81,9 @@ def test_input_is_the_bound_arguments_as_a_dict(hub: FakeHub) -> None:
     search(query="b")
     started = hub.wait_event(lambda e: e["type"] == "node.started" and e["input"].get("query") == "a")
     assert started["input"] == {"query": "a", "limit": 3, "tags": ["x", "y"], "lang": "en"}
-    assert hub.wait_event(lambda e: e["type"] == "node.started" and e["input"].get("query") == "b")["input"] == {"query": "b"}
+    assert hub.wait_event(lambda e: e["type"] == "node.started" and e["input"].get("query") == "b")[
+        "input"
+    ] == {"query": "b"}
     client.dispose()
 
 
@@ -213,7 +220,7 @@ def test_disposed_client_calls_through() -> None:
     gated = client.wrap(lambda: 5, name="after-dispose")
     client.dispose()
     assert gated() == 5
-    assert asyncio.run(client.aexecute(graphmind.NodeSpec("x"), lambda: asyncio.sleep(0, "y"))) == "y"
+    assert asyncio.run(engine_for(client).aexecute(NodeSpec("x"), lambda: asyncio.sleep(0, "y"))) == "y"
 
 
 def test_tool_call_names_the_tool_node_after_the_models_call_id(hub: FakeHub) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 import graphmind
+from graphmind.adapter import NodeSpec, engine_for
 from graphmind.testing import FakeHub
 
 
@@ -73,7 +74,7 @@ def test_the_breakpoints_option_holds_adapter_nodes_by_id(
     client = graphmind.Client(app="opt", url=hub.url, breakpoints=["llm:step", ("tool:search", "after")])
     try:
         assert client.ready(5)
-        assert client.execute(graphmind.NodeSpec("step", "llm", {"m": 1}, "llm:step"), lambda: "hi") == "hi"
+        assert engine_for(client).execute(NodeSpec("step", "llm", {"m": 1}, "llm:step"), lambda: "hi") == "hi"
         assert client.wrap(lambda q: q, name="search")("x") == "x"
         assert [(p["nodeId"], p["gate"], p.get("source")) for p in answered] == [
             ("llm:step", "before", "code"),
@@ -105,7 +106,7 @@ def test_a_bad_breakpoints_option_names_the_entry(caplog: pytest.LogCaptureFixtu
     caplog.set_level("WARNING", logger="graphmind")
     client = graphmind.Client(app="x", url="ws://127.0.0.1:9/ingest", breakpoints=["step"])
     assert "option breakpoints=['step'] has 'step'; each entry is a node id" in caplog.text
-    assert client._code_breakpoints == {}
+    assert client._hub._code_breakpoints == {}
 
 
 def test_detached_nothing_holds_and_the_condition_is_not_even_asked() -> None:

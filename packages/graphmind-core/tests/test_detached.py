@@ -75,8 +75,14 @@ def test_only_the_first_set_variable_counts() -> None:
 
 
 def test_graphmind_url_moves_the_endpoint() -> None:
-    assert graphmind.Client(environ={"GRAPHMIND_URL": "ws://127.0.0.1:4848/ingest"}).options.url == "ws://127.0.0.1:4848/ingest"
-    assert graphmind.Client(url="ws://x/ingest", environ={"GRAPHMIND_URL": "ws://y/ingest"}).options.url == "ws://x/ingest"
+    assert (
+        graphmind.Client(environ={"GRAPHMIND_URL": "ws://127.0.0.1:4848/ingest"}).options.url
+        == "ws://127.0.0.1:4848/ingest"
+    )
+    assert (
+        graphmind.Client(url="ws://x/ingest", environ={"GRAPHMIND_URL": "ws://y/ingest"}).options.url
+        == "ws://x/ingest"
+    )
 
 
 def test_unknown_option_is_a_clear_warning_not_a_crash(caplog: pytest.LogCaptureFixture) -> None:
@@ -181,7 +187,9 @@ def test_span_and_run_decorators() -> None:
             return "done"
 
         assert agent() == "done"
-        finished = hub.wait_event(lambda e: e["type"] == "node.finished" and e["nodeId"] == "retriever:retrieve")
+        finished = hub.wait_event(
+            lambda e: e["type"] == "node.finished" and e["nodeId"] == "retriever:retrieve"
+        )
         assert finished["output"] == {"count": 2}
         started = hub.wait_event(lambda e: e["type"] == "node.started")
         run_started = hub.wait_event(lambda e: e["type"] == "run.started")

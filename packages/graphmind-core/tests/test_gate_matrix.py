@@ -9,9 +9,10 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
+import trio
 
 import graphmind
-from graphmind.adapter import NodeSpec, engine_for, parse_model_reply
+from graphmind.adapter import NodeExecution, NodeSpec, engine_for, parse_model_reply
 from graphmind.testing.gate_matrix import CASES, GateSubject, run_case
 
 
@@ -176,13 +177,17 @@ async def test_the_kit_catches_an_async_after_retry_that_acts_as_continue(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The mutation issue 20 found unguarded: `retry` at an async after gate treated as `continue`."""
-    original = graphmind.NodeExecution.aafter
+    original = NodeExecution.agate
 
-    async def retry_as_continue(self: Any, output: Any, convert: Any) -> Any:
-        answer = await original(self, output, convert)
-        return dataclasses.replace(answer, action="continue") if answer.action == "retry" else answer
+    async def retry_as_continue(self: Any, gate: str, payload: Any = None, convert: Any = None) -> Any:
+        answer = await original(self, gate, payload, convert)
+        return (
+            dataclasses.replace(answer, action="continue")
+            if answer.action == "retry" and gate == "after"
+            else answer
+        )
 
-    monkeypatch.setattr(graphmind.NodeExecution, "aafter", retry_as_continue)
+    monkeypatch.setattr(NodeExecution, "agate", retry_as_continue)
     with pytest.raises(AssertionError, match="retry at the after gate runs the call again"):
         await run_case("after_retry_async", ToySubject())
 
@@ -190,3 +195,8 @@ async def test_the_kit_catches_an_async_after_retry_that_acts_as_continue(
 async def test_an_unknown_case_is_refused_with_the_list() -> None:
     with pytest.raises(ValueError, match="unknown gate-matrix case 'nope'"):
         await run_case("nope", ToySubject())
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_gate_matrix_on_a_toy_adapter_under_trio(case: str) -> None:
+    trio.run(run_case, case, ToySubject())

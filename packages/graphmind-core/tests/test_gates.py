@@ -9,10 +9,13 @@ import time
 import pytest
 
 import graphmind
+from graphmind.adapter import NodeSpec, engine_for
 from graphmind.testing import FakeHub
 
 
-def test_before_breakpoint_inject_returns_value_and_body_never_runs(hub: FakeHub, client: graphmind.Client) -> None:
+def test_before_breakpoint_inject_returns_value_and_body_never_runs(
+    hub: FakeHub, client: graphmind.Client
+) -> None:
     calls = []
 
     @client.tool
@@ -50,7 +53,9 @@ def test_a_breakpoint_holds_a_sync_call_until_answered(hub: FakeHub, client: gra
     assert finished["heldMs"] > 0 and finished["durationMs"] >= finished["heldMs"]
 
 
-async def test_a_breakpoint_holds_an_async_call_without_blocking_the_loop(hub: FakeHub, client: graphmind.Client) -> None:
+async def test_a_breakpoint_holds_an_async_call_without_blocking_the_loop(
+    hub: FakeHub, client: graphmind.Client
+) -> None:
     @client.tool("search")
     async def search(q: str) -> str:
         return f"found {q}"
@@ -66,7 +71,9 @@ async def test_a_breakpoint_holds_an_async_call_without_blocking_the_loop(hub: F
     assert await asyncio.wait_for(task, 5) == "found y"
 
 
-def test_abort_raises_and_the_next_call_in_the_run_raises_without_running(hub: FakeHub, client: graphmind.Client) -> None:
+def test_abort_raises_and_the_next_call_in_the_run_raises_without_running(
+    hub: FakeHub, client: graphmind.Client
+) -> None:
     calls = []
 
     @client.tool
@@ -140,7 +147,9 @@ def test_error_gate_inject_swallows_the_error(hub: FakeHub, client: graphmind.Cl
     assert gated() == "fallback"
 
 
-def test_error_gate_continue_reraises_the_same_exception_object(hub: FakeHub, client: graphmind.Client) -> None:
+def test_error_gate_continue_reraises_the_same_exception_object(
+    hub: FakeHub, client: graphmind.Client
+) -> None:
     original = ValueError("the original")
 
     def broken() -> None:
@@ -164,7 +173,9 @@ def test_pause_on_error_scoped_to_another_kind_does_not_hold(hub: FakeHub, clien
     assert hub.of_type("exec.paused") == []
 
 
-async def test_fifty_tasks_held_at_once_while_another_task_keeps_running(hub: FakeHub, client: graphmind.Client) -> None:
+async def test_fifty_tasks_held_at_once_while_another_task_keeps_running(
+    hub: FakeHub, client: graphmind.Client
+) -> None:
     @client.tool("slow")
     async def slow(i: int) -> int:
         return i
@@ -183,7 +194,9 @@ async def test_fifty_tasks_held_at_once_while_another_task_keeps_running(hub: Fa
     assert sorted(await asyncio.wait_for(asyncio.gather(*tasks), 10)) == list(range(50))
 
 
-def test_a_hub_that_drops_mid_hold_releases_the_call_within_a_second(hub: FakeHub, client: graphmind.Client) -> None:
+def test_a_hub_that_drops_mid_hold_releases_the_call_within_a_second(
+    hub: FakeHub, client: graphmind.Client
+) -> None:
     gated = client.wrap(lambda: "ran", name="held")
     hub.set_debug(breakpoints=[("tool:held", "before")])
     result: list[str] = []
@@ -229,7 +242,10 @@ def test_step_mode_holds_before_and_after(hub: FakeHub, client: graphmind.Client
     hub.set_debug(mode="step")
     hub.auto_answer("continue")
     assert gated() == "v"
-    assert [(p["gate"], p["reason"]) for p in hub.of_type("exec.paused")] == [("before", "step"), ("after", "step")]
+    assert [(p["gate"], p["reason"]) for p in hub.of_type("exec.paused")] == [
+        ("before", "step"),
+        ("after", "step"),
+    ]
 
 
 def test_pause_request_holds_the_next_gate_once(hub: FakeHub, client: graphmind.Client) -> None:
@@ -237,13 +253,15 @@ def test_pause_request_holds_the_next_gate_once(hub: FakeHub, client: graphmind.
     hub.pause()
     hub.auto_answer("continue")
     deadline = time.monotonic() + 2
-    while not client._pause_any and time.monotonic() < deadline:
+    while not client._hub.pause_pending and time.monotonic() < deadline:
         time.sleep(0.005)
     assert gated() == "v" and gated() == "v"
     assert [p["reason"] for p in hub.of_type("exec.paused")] == ["pause"]
 
 
-def test_run_abort_from_the_hub_releases_a_held_gate_with_run_aborted(hub: FakeHub, client: graphmind.Client) -> None:
+def test_run_abort_from_the_hub_releases_a_held_gate_with_run_aborted(
+    hub: FakeHub, client: graphmind.Client
+) -> None:
     gated = client.wrap(lambda: "v", name="h")
     hub.set_debug(breakpoints=[("tool:h", "before")])
     errors: list[BaseException] = []
@@ -268,12 +286,14 @@ def test_unknown_gate_answer_is_reported(hub: FakeHub, client: graphmind.Client)
     hub.wait_for(lambda: "g-nope" in hub.unknown_gates)
 
 
-def test_an_injected_value_that_cannot_be_converted_holds_the_gate_again(hub: FakeHub, client: graphmind.Client) -> None:
-    spec = graphmind.NodeSpec("typed", "tool", {"x": 1})
+def test_an_injected_value_that_cannot_be_converted_holds_the_gate_again(
+    hub: FakeHub, client: graphmind.Client
+) -> None:
+    spec = NodeSpec("typed", "tool", {"x": 1})
     answers = iter([("inject", "not a number"), ("inject", 7)])
     hub.set_debug(breakpoints=[("tool:typed", "before")])
     hub.auto_answer(lambda _e: next(answers))
-    assert client.execute(spec, lambda: 1, from_injected=int) == 7
+    assert engine_for(client).execute(spec, lambda: 1, from_injected=int) == 7
     assert len(hub.of_type("exec.paused")) == 2
 
 

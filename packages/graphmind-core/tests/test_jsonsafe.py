@@ -95,9 +95,13 @@ def test_non_finite_floats_become_strings_json_accepts() -> None:
 
 
 def test_non_string_keys_are_written_as_json_would() -> None:
-    out = to_jsonable({7: "int", True: "bool", None: "none", 1.5: "float", Colour.RED: "enum", b"raw": "bytes"})
+    out = to_jsonable(
+        {7: "int", True: "bool", None: "none", 1.5: "float", Colour.RED: "enum", b"raw": "bytes"}
+    )
     assert out == {"7": "int", "true": "bool", "null": "none", "1.5": "float", "red": "enum", "raw": "bytes"}
-    assert json.dumps({7: 1, True: 2, None: 3, 1.5: 4}) == json.dumps(to_jsonable({7: 1, True: 2, None: 3, 1.5: 4}))
+    assert json.dumps({7: 1, True: 2, None: 3, 1.5: 4}) == json.dumps(
+        to_jsonable({7: 1, True: 2, None: 3, 1.5: 4})
+    )
     assert json_key(Colour.ONE) == "1"
     assert to_jsonable({(1, 2): "tuple"}) == {"(1, 2)": "tuple"}
 
@@ -252,6 +256,17 @@ def test_subclasses_of_builtins_become_plain() -> None:
 
 
 def test_a_zoo_always_encodes() -> None:
-    zoo = [ProxyLike(), ThrowingMap(), BadRepr(), object(), Plain(), {1, 2}, frozenset(), b"", float("nan"), Colour.RED]
+    zoo = [
+        ProxyLike(),
+        ThrowingMap(),
+        BadRepr(),
+        object(),
+        Plain(),
+        {1, 2},
+        frozenset(),
+        b"",
+        float("nan"),
+        Colour.RED,
+    ]
     dumps(to_jsonable(zoo))
     dumps(to_jsonable({"zoo": zoo}))

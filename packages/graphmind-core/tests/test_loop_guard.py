@@ -39,7 +39,13 @@ class Harness:
         self.seq = 0
 
     def call(
-        self, name: str = "search", args: Any = None, *, kind: str = "tool", run: str = "r1", hide: bool = False
+        self,
+        name: str = "search",
+        args: Any = None,
+        *,
+        kind: str = "tool",
+        run: str = "r1",
+        hide: bool = False,
     ) -> LoopHit | None:
         self.seq += 1
         return self.guard.observe(
@@ -61,7 +67,12 @@ def test_three_identical_calls_are_held_at_the_third_when_attached() -> None:
     assert h.call() is None
     hit = h.call()
     assert hit is not None
-    assert hit.as_wire() == {"repeats": 3, "firstSeq": 1, "lastSeq": 3, "fingerprint": fingerprint({"q": "x"})}
+    assert hit.as_wire() == {
+        "repeats": 3,
+        "firstSeq": 1,
+        "lastSeq": 3,
+        "fingerprint": fingerprint({"q": "x"}),
+    }
     assert len(hit.fingerprint) == 64
     assert h.warnings == []
 
@@ -213,8 +224,16 @@ def test_parallel_identical_calls_are_counted() -> None:
 
     def call(seq: int) -> None:
         start.wait(5)
-        hit = guard.observe(run_id="r", node_id="tool:search", kind="tool", name="search", args={"q": "x"},
-                            seq=seq, attached=True, hide_fingerprint=False)
+        hit = guard.observe(
+            run_id="r",
+            node_id="tool:search",
+            kind="tool",
+            name="search",
+            args={"q": "x"},
+            seq=seq,
+            attached=True,
+            hide_fingerprint=False,
+        )
         if hit is not None:
             with lock:
                 hits.append(hit)
@@ -270,7 +289,9 @@ def test_fingerprint_canonical_forms() -> None:
     assert fingerprint([1e16]) == fingerprint([10**16])
     assert fingerprint({"a": 1.5}) != fingerprint({"a": 1})
     assert fingerprint({"a": True}) != fingerprint({"a": 1})
-    assert fingerprint({"v": "1.0"}) != fingerprint({"v": 1})  # a string that looks like a float stays a string
+    assert fingerprint({"v": "1.0"}) != fingerprint(
+        {"v": 1}
+    )  # a string that looks like a float stays a string
     assert fingerprint({9: 1.0, 10: 2}) == fingerprint({9: 1, 10: 2})  # both paths order keys alike
     assert fingerprint((1, 2)) == fingerprint([1, 2])
     assert fingerprint(Query("x")) == fingerprint({"q": "x"})
@@ -296,10 +317,17 @@ def test_fingerprinting_a_1kb_input_is_cheap() -> None:
 # ---- configuration --------------------------------------------------------------------------
 def test_defaults() -> None:
     config = resolve_loop_guard_config(None, {})
-    assert config == LoopGuardConfig(threshold=3, mode="pause", allow_nodes=(), ignore_keys=("_meta",), kinds=("tool",))
+    assert config == LoopGuardConfig(
+        threshold=3, mode="pause", allow_nodes=(), ignore_keys=("_meta",), kinds=("tool",)
+    )
     assert config.enabled
     assert config.as_dict() == {
-        "threshold": 3, "mode": "pause", "allow_nodes": [], "ignore_keys": ["_meta"], "kinds": ["tool"], "enabled": True,
+        "threshold": 3,
+        "mode": "pause",
+        "allow_nodes": [],
+        "ignore_keys": ["_meta"],
+        "kinds": ["tool"],
+        "enabled": True,
     }
 
 
@@ -313,8 +341,20 @@ def test_env_threshold(raw: str, expected: int) -> None:
 
 @pytest.mark.parametrize(
     ("raw", "expected"),
-    [("pause", "pause"), ("warn", "warn"), ("off", "off"), ("OFF", "off"), (" Warn ", "warn"), ("0", "off"),
-     ("false", "off"), ("none", "off"), ("NONE", "off"), ("hold", "pause"), ("1", "pause"), ("", "pause")],
+    [
+        ("pause", "pause"),
+        ("warn", "warn"),
+        ("off", "off"),
+        ("OFF", "off"),
+        (" Warn ", "warn"),
+        ("0", "off"),
+        ("false", "off"),
+        ("none", "off"),
+        ("NONE", "off"),
+        ("hold", "pause"),
+        ("1", "pause"),
+        ("", "pause"),
+    ],
 )
 def test_env_mode(raw: str, expected: str) -> None:
     assert resolve_loop_guard_config(None, {"GRAPHMIND_ON_LOOP": raw}).mode == expected
@@ -334,7 +374,9 @@ def test_option_beats_env_beats_default_field_by_field() -> None:
 
 
 def test_camel_case_option_keys_and_replacing_lists() -> None:
-    config = resolve_loop_guard_config({"allowNodes": ["x"], "ignoreKeys": ["rid"], "kinds": ["tool", "llm"]}, {})
+    config = resolve_loop_guard_config(
+        {"allowNodes": ["x"], "ignoreKeys": ["rid"], "kinds": ["tool", "llm"]}, {}
+    )
     assert config.allow_nodes == ("x",) and config.ignore_keys == ("rid",) and config.kinds == ("tool", "llm")
     assert resolve_loop_guard_config({"ignore_keys": []}, {}).ignore_keys == ()
 
@@ -392,8 +434,27 @@ def test_every_path_of_the_fingerprint_matches_the_definition() -> None:
     import random
 
     rng = random.Random(3)
-    leaves: list[Any] = [0, 1, -7, 1.0, -0.0, 2.5, 1e16, 1e-5, 3e20, True, False, None, "", "v1.0", "e+5",
-                         '"_meta":', "é😀", "a\"b\\c", 12345678901234567890]
+    leaves: list[Any] = [
+        0,
+        1,
+        -7,
+        1.0,
+        -0.0,
+        2.5,
+        1e16,
+        1e-5,
+        3e20,
+        True,
+        False,
+        None,
+        "",
+        "v1.0",
+        "e+5",
+        '"_meta":',
+        "é😀",
+        'a"b\\c',
+        12345678901234567890,
+    ]
     keys = ["a", "b", "_meta", "page", "Z", "é", "_meta2", "10", "9"]
 
     def build(depth: int) -> Any:

@@ -30,7 +30,9 @@ def test_the_third_identical_call_is_held_with_reason_loop(hub: FakeHub) -> None
     assert len(paused) == 1 and paused[0]["reason"] == "loop" and paused[0]["gate"] == "before"
     loop = paused[0]["loop"]
     starts = [e for e in hub.of_type("node.started") if e["nodeId"] == "tool:search"]
-    assert loop["repeats"] == 3 and loop["firstSeq"] == starts[0]["seq"] and loop["lastSeq"] == starts[2]["seq"]
+    assert (
+        loop["repeats"] == 3 and loop["firstSeq"] == starts[0]["seq"] and loop["lastSeq"] == starts[2]["seq"]
+    )
     assert len(loop["fingerprint"]) == 64
     client.dispose()
 
@@ -70,7 +72,9 @@ def test_the_fingerprint_is_redacted_under_hide_tool_args(hub: FakeHub) -> None:
     client.dispose()
 
 
-def test_detached_it_warns_once_per_streak_naming_the_tool_not_its_arguments(caplog: pytest.LogCaptureFixture) -> None:
+def test_detached_it_warns_once_per_streak_naming_the_tool_not_its_arguments(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     caplog.set_level(logging.WARNING, logger="graphmind")
     client = graphmind.Client(app="loop", url="ws://127.0.0.1:9/ingest", retry_interval=3600)
     search = client.wrap(lambda q: q, name="search")

@@ -4,6 +4,8 @@ import json
 import random
 from typing import Any
 
+import pytest
+
 from graphmind._payload import MAX_PAYLOAD_BYTES, PREVIEW_CHARS, fits, shrink_oversized, shrink_text
 
 
@@ -20,7 +22,11 @@ def test_small_values_are_returned_as_they_are() -> None:
 def test_an_oversized_string_becomes_the_marker() -> None:
     value = "a" * 600_000
     out = shrink_oversized(value)
-    assert out == {"$graphmind": "truncated", "bytes": 600_002, "preview": ('"' + "a" * 600_000)[:PREVIEW_CHARS]}
+    assert out == {
+        "$graphmind": "truncated",
+        "bytes": 600_002,
+        "preview": ('"' + "a" * 600_000)[:PREVIEW_CHARS],
+    }
     assert len(out["preview"]) == PREVIEW_CHARS
 
 
@@ -70,12 +76,23 @@ def test_fits_never_says_yes_to_a_value_over_the_limit() -> None:
     def build(depth: int) -> Any:
         roll = rng.random()
         if depth > 3 or roll < 0.5:
-            return rng.choice([
-                "".join(rng.choice(chars) for _ in range(rng.randint(0, 30))),
-                rng.randint(-(10**30), 10**30), rng.random() * 1e300, True, False, None, 1e16, -0.0,
-            ])
+            return rng.choice(
+                [
+                    "".join(rng.choice(chars) for _ in range(rng.randint(0, 30))),
+                    rng.randint(-(10**30), 10**30),
+                    rng.random() * 1e300,
+                    True,
+                    False,
+                    None,
+                    1e16,
+                    -0.0,
+                ]
+            )
         if roll < 0.75:
-            return {"".join(rng.choice(chars) for _ in range(3)): build(depth + 1) for _ in range(rng.randint(0, 4))}
+            return {
+                "".join(rng.choice(chars) for _ in range(3)): build(depth + 1)
+                for _ in range(rng.randint(0, 4))
+            }
         return [build(depth + 1) for _ in range(rng.randint(0, 4))]
 
     for _ in range(3000):
@@ -91,3 +108,19 @@ def test_delta_text_keeps_a_string() -> None:
     assert shrink_text("a" * 100_000) is None
     cut = shrink_text("b" * 600_000)
     assert cut == ("b" * PREVIEW_CHARS, 600_002)
+
+
+@pytest.mark.parametrize(
+    ("char", "width"),
+    [("a", 1), ("é", 2), ("€", 3), ("\n", 2)],  # "\n" is spelled `\n` in JSON: two bytes
+    ids=["ascii", "2-byte", "3-byte", "escaped"],
+)
+def test_delta_text_is_cut_exactly_past_the_limit(char: str, width: int) -> None:
+    """The boundary of `shrink_text`: a text whose JSON spelling (quotes included) is exactly
+    MAX_PAYLOAD_BYTES is kept; one byte more is cut, with its exact size."""
+    count, extra = divmod(MAX_PAYLOAD_BYTES - 2, width)
+    at_limit = char * count + "a" * extra
+    assert len(json.dumps(at_limit, ensure_ascii=False).encode()) == MAX_PAYLOAD_BYTES
+    assert shrink_text(at_limit) is None
+    over = at_limit + "a"
+    assert shrink_text(over) == (over[:PREVIEW_CHARS], MAX_PAYLOAD_BYTES + 1)

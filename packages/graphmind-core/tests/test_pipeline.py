@@ -63,13 +63,21 @@ def test_an_unreadable_output_is_sent_with_the_failure_shape(make_bad: Any) -> N
 
 @pytest.mark.parametrize(
     "make_deltas",
-    [lambda: "oops", lambda: [1], lambda: [{"t": "text"}], lambda: [{"t": "text", "v": None}],
-     lambda: [ProxyLike()], ProxyLike],
+    [
+        lambda: "oops",
+        lambda: [1],
+        lambda: [{"t": "text"}],
+        lambda: [{"t": "text", "v": None}],
+        lambda: [ProxyLike()],
+        ProxyLike,
+    ],
     ids=["string", "number-item", "no-v", "v-null", "proxy-item", "proxy-list"],
 )
 def test_a_malformed_delta_list_is_sent_empty_and_marked_failed(make_deltas: Any) -> None:
     deltas = make_deltas()
-    out = EventPipeline(RedactionSwitches(hide_outputs=True), Recorder()).process(node("node.token", deltas=deltas))
+    out = EventPipeline(RedactionSwitches(hide_outputs=True), Recorder()).process(
+        node("node.token", deltas=deltas)
+    )
     assert out is not None
     assert out["deltas"] == []
     assert out["redaction"] == {"count": 1, "keys": ["deltas"], "failed": True}
@@ -89,7 +97,9 @@ def test_an_unreadable_identity_drops_the_event_with_one_warning() -> None:
     assert pipeline.process(node("node.started", input=1) | {"runId": ProxyLike()}) is None
     assert pipeline.dropped == 2
     assert len(warn.messages) == 1
-    assert warn.messages[0].startswith("[graphmind] dropped a node.started event: its 'nodeId' field could not be read")
+    assert warn.messages[0].startswith(
+        "[graphmind] dropped a node.started event: its 'nodeId' field could not be read"
+    )
     # The next event is fine again.
     assert pipeline.process(node("node.started", input=1)) is not None
 
@@ -160,7 +170,9 @@ def test_oversized_payloads_are_shrunk_and_hidden_ones_are_not_measured() -> Non
     assert out is not None
     assert out["output"]["$graphmind"] == "truncated" and out["output"]["bytes"] == 600_002
     assert out["attrs"]["$graphmind"] == "truncated"
-    hidden = EventPipeline(RedactionSwitches(hide_outputs=True), Recorder()).process(node("node.finished", output=big))
+    hidden = EventPipeline(RedactionSwitches(hide_outputs=True), Recorder()).process(
+        node("node.finished", output=big)
+    )
     assert hidden is not None and hidden["output"] == "__REDACTED__"
 
 
@@ -198,9 +210,26 @@ def _weird_values() -> list[Any]:
     cyclic: list[Any] = []
     cyclic.append(cyclic)
     return [
-        None, 1, 2.5, float("inf"), "s", "\ud800", b"b", ProxyLike(), ThrowingGetterDict(a=1), cyclic, object(),
-        {"t": "text", "v": ProxyLike()}, [{"t": ProxyLike(), "v": "x"}], {ProxyLike: 1}, {(1, 2): 3}, set(), range(2),
-        type, json, lambda: 1,
+        None,
+        1,
+        2.5,
+        float("inf"),
+        "s",
+        "\ud800",
+        b"b",
+        ProxyLike(),
+        ThrowingGetterDict(a=1),
+        cyclic,
+        object(),
+        {"t": "text", "v": ProxyLike()},
+        [{"t": ProxyLike(), "v": "x"}],
+        {ProxyLike: 1},
+        {(1, 2): 3},
+        set(),
+        range(2),
+        type,
+        json,
+        lambda: 1,
     ]
 
 
@@ -208,8 +237,22 @@ def _weird_values() -> list[Any]:
 def test_the_pipeline_never_raises(switches: RedactionSwitches) -> None:
     rng = random.Random(7)
     weird = _weird_values()
-    fields = ["type", "seq", "nodeId", "kind", "input", "output", "deltas", "error", "attrs", "meta", "usage",
-              "value", "loop", "extra"]
+    fields = [
+        "type",
+        "seq",
+        "nodeId",
+        "kind",
+        "input",
+        "output",
+        "deltas",
+        "error",
+        "attrs",
+        "meta",
+        "usage",
+        "value",
+        "loop",
+        "extra",
+    ]
     pipeline = EventPipeline(switches, Recorder())
     for _ in range(2000):
         event = node("node.finished", kind=rng.choice(["tool", "llm"]))

@@ -72,7 +72,9 @@ def test_a_malformed_delta_is_sent_as_an_empty_list(hub: FakeHub) -> None:
 
 def test_client_shows_the_switches_in_effect(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GRAPHMIND_HIDE_INPUTS", " TRUE ")
-    client = graphmind.Client(app="redact", url="ws://127.0.0.1:9/ingest", hide_inputs=False, hide_tool_results="1")
+    client = graphmind.Client(
+        app="redact", url="ws://127.0.0.1:9/ingest", hide_inputs=False, hide_tool_results="1"
+    )
     assert client.redaction_switches.as_dict() == {
         "hide_inputs": True,
         "hide_outputs": False,

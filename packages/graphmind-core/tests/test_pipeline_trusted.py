@@ -20,7 +20,9 @@ class Capture(EventPipeline):
         super().__init__(RedactionSwitches(False, False, False, False), lambda _m: None)
         self.seen: list[tuple[dict[str, Any], bool]] = []
 
-    def process_sized(self, event: dict[str, Any], trusted: bool = False) -> tuple[dict[str, Any], int] | None:
+    def process_sized(
+        self, event: dict[str, Any], trusted: bool = False
+    ) -> tuple[dict[str, Any], int] | None:
         self.seen.append((copy.copy(event), trusted))
         return super().process_sized(event, trusted)
 

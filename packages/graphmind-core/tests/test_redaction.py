@@ -25,7 +25,9 @@ def test_each_variable_maps_to_its_switch() -> None:
         "GRAPHMIND_HIDE_TOOL_ARGS": "1",
         "GRAPHMIND_HIDE_TOOL_RESULTS": "1",
     }
-    for var, name in zip(env, ["hide_inputs", "hide_outputs", "hide_tool_args", "hide_tool_results"], strict=True):
+    for var, name in zip(
+        env, ["hide_inputs", "hide_outputs", "hide_tool_args", "hide_tool_results"], strict=True
+    ):
         switches = resolve_redaction_switches({}, {var: "true"})
         assert switches.as_dict() == {**ALL_OFF.as_dict(), name: True}
         assert switches.any

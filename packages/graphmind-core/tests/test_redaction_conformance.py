@@ -58,7 +58,7 @@ def enum_member(value: Any) -> enum.Enum:
 def native_key(spec: Any) -> Any:
     if isinstance(spec, str):
         return spec
-    (tag, arg), = spec.items()
+    ((tag, arg),) = spec.items()
     builders: dict[str, Any] = {
         "$int": int,
         "$bool": bool,
@@ -75,7 +75,7 @@ def native(spec: Any) -> Any:
     if not isinstance(spec, dict):
         return spec
     if len(spec) == 1:
-        (tag, arg), = spec.items()
+        ((tag, arg),) = spec.items()
         if tag == "$map":
             return {native_key(k): native(v) for k, v in arg}
         if tag == "$throws":
@@ -126,8 +126,17 @@ def test_fixture_names_are_unique_and_cover_every_switch_on_every_event_type() -
         if "in" in c
     }
     types = {t for t, _ in seen}
-    assert {"node.started", "node.token", "node.finished", "node.error", "exec.paused", "exec.resumed",
-            "run.started", "run.finished", "graph.hint"} <= types
+    assert {
+        "node.started",
+        "node.token",
+        "node.finished",
+        "node.error",
+        "exec.paused",
+        "exec.resumed",
+        "run.started",
+        "run.finished",
+        "graph.hint",
+    } <= types
     for event_type in types:
         for switch in ("hideInputs", "hideOutputs", "hideToolArgs", "hideToolResults"):
             assert (event_type, (switch,)) in seen, (event_type, switch)
@@ -135,9 +144,10 @@ def test_fixture_names_are_unique_and_cover_every_switch_on_every_event_type() -
 
 def test_the_real_server_examples_are_in_the_fixture() -> None:
     outs = {c["name"]: c["out"] for c in CASES}
-    assert '"deltas":[{"t":"text","v":"","chars":5}],"redaction":{"count":1,"keys":["deltas"]}' in outs[
-        "seed: HIDE_OUTPUTS llm:step node.token"
-    ]
+    assert (
+        '"deltas":[{"t":"text","v":"","chars":5}],"redaction":{"count":1,"keys":["deltas"]}'
+        in outs["seed: HIDE_OUTPUTS llm:step node.token"]
+    )
     assert outs["seed: HIDE_OUTPUTS llm:step node.finished"].count('"output":"__REDACTED__"') == 1
     assert '"output":"hello"' in outs["seed: HIDE_TOOL_RESULTS llm:step node.finished"]
     assert '"redaction"' not in outs["seed: HIDE_TOOL_RESULTS llm:step node.finished"]

@@ -42,8 +42,9 @@ def test_a_detached_app_never_encodes_an_event(monkeypatch: pytest.MonkeyPatch) 
 
 def test_buffered_events_replay_once_a_hub_comes_up_and_the_byte_budget_keeps_the_newest() -> None:
     port = free_port()
-    client = graphmind.Client(app="t", url=f"ws://127.0.0.1:{port}/ingest", retry_interval=3600,
-                              max_buffer_bytes=40_000)
+    client = graphmind.Client(
+        app="t", url=f"ws://127.0.0.1:{port}/ingest", retry_interval=3600, max_buffer_bytes=40_000
+    )
     tool = client.wrap(search)
     with client.run("r"):
         for i in range(200):  # 400 node events of about 1 KB each: ten times the budget
@@ -92,21 +93,59 @@ def test_events_are_encoded_once_and_a_replay_sends_the_same_text(monkeypatch: p
 
 
 SAMPLES: list[dict[str, Any]] = [
-    {"type": "node.started", "runId": "r1", "nodeId": "tool:search", "instanceId": "i-1", "kind": "tool",
-     "name": "search", "seq": 3, "ts": 1.5, "input": {"q": "lisbon", "limit": 10, "tags": ["a", "b"] * 20}},
-    {"type": "node.finished", "runId": "r1", "nodeId": "llm:step", "instanceId": "i-2", "kind": "llm",
-     "name": "step", "seq": 4, "ts": 2.5, "durationMs": 1.25, "heldMs": 0, "output": "word " * 2000,
-     "usage": {"inputTokens": 3, "outputTokens": 4}},
-    {"type": "node.token", "runId": "r1", "nodeId": "llm:step", "instanceId": "i-2", "kind": "llm", "seq": 5,
-     "ts": 3.5, "deltas": [{"t": "text", "v": "hello "}] * 50},
-    {"type": "run.started", "runId": "r1", "name": "plan", "app": "a", "seq": 1, "ts": 0.5, "meta": {"user": "ana"}},
+    {
+        "type": "node.started",
+        "runId": "r1",
+        "nodeId": "tool:search",
+        "instanceId": "i-1",
+        "kind": "tool",
+        "name": "search",
+        "seq": 3,
+        "ts": 1.5,
+        "input": {"q": "lisbon", "limit": 10, "tags": ["a", "b"] * 20},
+    },
+    {
+        "type": "node.finished",
+        "runId": "r1",
+        "nodeId": "llm:step",
+        "instanceId": "i-2",
+        "kind": "llm",
+        "name": "step",
+        "seq": 4,
+        "ts": 2.5,
+        "durationMs": 1.25,
+        "heldMs": 0,
+        "output": "word " * 2000,
+        "usage": {"inputTokens": 3, "outputTokens": 4},
+    },
+    {
+        "type": "node.token",
+        "runId": "r1",
+        "nodeId": "llm:step",
+        "instanceId": "i-2",
+        "kind": "llm",
+        "seq": 5,
+        "ts": 3.5,
+        "deltas": [{"t": "text", "v": "hello "}] * 50,
+    },
+    {
+        "type": "run.started",
+        "runId": "r1",
+        "name": "plan",
+        "app": "a",
+        "seq": 1,
+        "ts": 0.5,
+        "meta": {"user": "ana"},
+    },
 ]
 
 
 @pytest.mark.parametrize("switches", [RedactionSwitches(), RedactionSwitches(hide_tool_args=True)])
 @pytest.mark.parametrize("trusted", [False, True])
 @pytest.mark.parametrize("sample", SAMPLES, ids=[s["type"] for s in SAMPLES])
-def test_the_size_hint_is_close_to_the_encoded_size(sample: dict[str, Any], trusted: bool, switches: RedactionSwitches) -> None:
+def test_the_size_hint_is_close_to_the_encoded_size(
+    sample: dict[str, Any], trusted: bool, switches: RedactionSwitches
+) -> None:
     sized = EventPipeline(switches, lambda _m: None).process_sized(json.loads(json.dumps(sample)), trusted)
     assert sized is not None
     out, hint = sized
@@ -116,8 +155,17 @@ def test_the_size_hint_is_close_to_the_encoded_size(sample: dict[str, Any], trus
 
 def test_the_fast_path_cuts_a_long_text_output_as_the_full_pass_does() -> None:
     pipeline = EventPipeline(RedactionSwitches(), lambda _m: None)
-    event = {"type": "node.finished", "runId": "r", "nodeId": "llm:step", "instanceId": "i", "kind": "llm",
-             "name": "step", "seq": 1, "ts": 1.0, "output": "y" * 600_000}
+    event = {
+        "type": "node.finished",
+        "runId": "r",
+        "nodeId": "llm:step",
+        "instanceId": "i",
+        "kind": "llm",
+        "name": "step",
+        "seq": 1,
+        "ts": 1.0,
+        "output": "y" * 600_000,
+    }
     fast = pipeline.process(dict(event), True)
     full = pipeline.process(dict(event), False)
     assert fast == full

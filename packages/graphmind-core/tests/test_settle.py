@@ -1,4 +1,4 @@
-"""The engine's `settle` hook: the adapter's say on a body's result before the after gate (graphmind.Settled)."""
+"""The engine's `settle` hook: the adapter's say on a body's result before the after gate (graphmind.adapter.Settled)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 import graphmind
-from graphmind import NodeSpec, Settled
+from graphmind.adapter import NodeSpec, Settled, engine_for
 from graphmind.testing import FakeHub
 
 
@@ -22,7 +22,9 @@ def _finished(hub: FakeHub, name: str) -> dict[str, Any]:
     return hub.wait_event(lambda e: e["type"] == "node.finished" and e["name"] == name)
 
 
-def test_settle_describes_the_result_and_replaces_what_the_app_gets(hub: FakeHub, client: graphmind.Client) -> None:
+def test_settle_describes_the_result_and_replaces_what_the_app_gets(
+    hub: FakeHub, client: graphmind.Client
+) -> None:
     original = Raw("hello")
     replacement = Raw("replayed")
     seen: list[Raw] = []
@@ -33,7 +35,12 @@ def test_settle_describes_the_result_and_replaces_what_the_app_gets(hub: FakeHub
 
     hub.set_debug(breakpoints=[("llm:step", "after")])
     hub.auto_answer("continue")
-    got = client.execute(NodeSpec("step", "llm", {"q": 1}), lambda: original, describe_output=lambda _r: "unused", settle=settle)
+    got = engine_for(client).execute(
+        NodeSpec("step", "llm", {"q": 1}),
+        lambda: original,
+        describe_output=lambda _r: "unused",
+        settle=settle,
+    )
     assert got is replacement and seen == [original]
     paused = hub.of_type("exec.paused")[0]
     assert paused["gate"] == "after" and paused["output"] == {"text": "hello"}
@@ -41,11 +48,13 @@ def test_settle_describes_the_result_and_replaces_what_the_app_gets(hub: FakeHub
     assert finished["output"] == {"text": "hello"} and finished["usage"] == {"total_tokens": 3}
 
 
-def test_finishes_later_skips_the_after_gate_and_the_adapter_finishes_the_node(hub: FakeHub, client: graphmind.Client) -> None:
+def test_finishes_later_skips_the_after_gate_and_the_adapter_finishes_the_node(
+    hub: FakeHub, client: graphmind.Client
+) -> None:
     stream = Raw("live")
     hub.set_debug(breakpoints=[("llm:stream", "after")])
     hub.auto_answer("inject", "must not be asked")
-    ex = client.start_node(NodeSpec("stream", "llm", {}))
+    ex = engine_for(client).start_node(NodeSpec("stream", "llm", {}))
     got = ex.run_sync(lambda: stream, settle=lambda r: Settled(r, finishes_later=True))
     assert got is stream
     assert not ex.ended and hub.of_type("exec.paused") == []
@@ -65,19 +74,26 @@ def test_after_gate_retry_settles_each_result(hub: FakeHub, client: graphmind.Cl
     hub.set_debug(breakpoints=[("tool:twice", "after")])
     answers = iter(["retry", "continue"])
     hub.auto_answer(lambda _e: (next(answers), None))
-    assert client.execute(NodeSpec("twice"), lambda: next(results), settle=settle) == "SECOND"
+    assert engine_for(client).execute(NodeSpec("twice"), lambda: next(results), settle=settle) == "SECOND"
     assert settled == ["first", "second"]
     assert _finished(hub, "twice")["output"] == "second"
 
 
 @pytest.mark.parametrize("gate", ["before", "after"])
-def test_a_converter_returning_settled_finishes_with_its_description(hub: FakeHub, client: graphmind.Client, gate: str) -> None:
+def test_a_converter_returning_settled_finishes_with_its_description(
+    hub: FakeHub, client: graphmind.Client, gate: str
+) -> None:
     def from_injected(value: Any) -> Settled:
         return Settled(Raw(value["text"]), {"described": value["text"]}, {"total_tokens": 1})
 
     hub.set_debug(breakpoints=[("tool:conv", gate)])
     hub.auto_answer("inject", {"text": "injected"})
-    got = client.execute(NodeSpec("conv"), lambda: Raw("real"), from_injected=from_injected, settle=lambda r: Settled(r, r.text))
+    got = engine_for(client).execute(
+        NodeSpec("conv"),
+        lambda: Raw("real"),
+        from_injected=from_injected,
+        settle=lambda r: Settled(r, r.text),
+    )
     assert isinstance(got, Raw) and got.text == "injected"
     finished = _finished(hub, "conv")
     assert finished["output"] == {"described": "injected"} and finished["usage"] == {"total_tokens": 1}
@@ -90,7 +106,12 @@ def test_error_gate_inject_through_a_settled_converter(hub: FakeHub, client: gra
 
     hub.set_debug(pause_on_error="on")
     hub.auto_answer("inject", "fallback")
-    got = client.execute(NodeSpec("err"), broken, from_injected=lambda v: Settled(Raw(v), {"text": v}), settle=lambda r: Settled(r))
+    got = engine_for(client).execute(
+        NodeSpec("err"),
+        broken,
+        from_injected=lambda v: Settled(Raw(v), {"text": v}),
+        settle=lambda r: Settled(r),
+    )
     assert got.text == "fallback"
     assert _finished(hub, "err")["output"] == {"text": "fallback"}
 
@@ -110,7 +131,7 @@ async def test_async_settle_and_an_async_converter(hub: FakeHub, client: graphmi
     # continue at the after gate: the app gets the replacement, the node the description
     hub.set_debug(breakpoints=[("llm:a", "after")])
     hub.auto_answer("continue")
-    got = await client.aexecute(NodeSpec("a", "llm"), call, settle=settle, from_injected=build)
+    got = await engine_for(client).aexecute(NodeSpec("a", "llm"), call, settle=settle, from_injected=build)
     assert got.text == "replay of body"
     assert _finished(hub, "a")["output"] == "body"
 
@@ -118,7 +139,7 @@ async def test_async_settle_and_an_async_converter(hub: FakeHub, client: graphmi
     hub.set_debug(breakpoints=[("llm:b", "before")])
     answers = iter([("inject", 5), ("inject", "ok")])
     hub.auto_answer(lambda _e: next(answers))
-    got = await client.aexecute(NodeSpec("b", "llm"), call, settle=settle, from_injected=build)
+    got = await engine_for(client).aexecute(NodeSpec("b", "llm"), call, settle=settle, from_injected=build)
     assert got.text == "ok"
     assert len([e for e in hub.of_type("exec.paused") if e["nodeId"] == "llm:b"]) == 2
     finished = _finished(hub, "b")
@@ -133,7 +154,7 @@ async def test_async_finishes_later_returns_at_once(hub: FakeHub, client: graphm
         return Settled(result, finishes_later=True)
 
     hub.set_debug(breakpoints=[("llm:later", "after")])
-    ex = await client.astart_node(NodeSpec("later", "llm"))
+    ex = await engine_for(client).astart_node(NodeSpec("later", "llm"))
     assert await ex.run_async(call, settle=settle) == "stream"
     assert not ex.ended and hub.of_type("exec.paused") == []
     ex.finish("done")

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import graphmind
-from graphmind import NodeSpec
+from graphmind.adapter import NodeExecution, NodeSpec, engine_for
 from graphmind.testing import FakeHub
 
 
@@ -44,15 +44,19 @@ def describe(items: list[str]) -> tuple[Any, dict[str, Any] | None]:
     return {"text": "".join(items)}, {"outputTokens": len(items)}
 
 
-def node(client: graphmind.Client) -> graphmind.NodeExecution:
-    return client.start_node(NodeSpec("step", "llm", {"prompt": "hi"}, node_id="llm:step"))
+def node(client: graphmind.Client) -> NodeExecution:
+    return engine_for(client).start_node(NodeSpec("step", "llm", {"prompt": "hi"}, node_id="llm:step"))
 
 
 def finished(hub: FakeHub) -> dict[str, Any]:
-    return hub.wait_event(lambda e: e["type"] in ("node.finished", "node.error") and e["nodeId"] == "llm:step")
+    return hub.wait_event(
+        lambda e: e["type"] in ("node.finished", "node.error") and e["nodeId"] == "llm:step"
+    )
 
 
-def test_items_pass_through_and_the_node_finishes_with_their_description(hub: FakeHub, client: graphmind.Client) -> None:
+def test_items_pass_through_and_the_node_finishes_with_their_description(
+    hub: FakeHub, client: graphmind.Client
+) -> None:
     seen: list[str] = []
     got = list(node(client).stream_sync(Source(["a", "b", "c"]).open, on_item=seen.append, describe=describe))
     assert got == ["a", "b", "c"] and seen == got
@@ -71,7 +75,9 @@ def test_before_inject_never_opens_the_stream(hub: FakeHub, client: graphmind.Cl
     assert done["output"] == "from the debugger" and done["injected"] is True
 
 
-def test_an_after_breakpoint_buffers_the_stream_so_inject_can_replace_it(hub: FakeHub, client: graphmind.Client) -> None:
+def test_an_after_breakpoint_buffers_the_stream_so_inject_can_replace_it(
+    hub: FakeHub, client: graphmind.Client
+) -> None:
     hub.set_debug(breakpoints=[("llm:step", "after")])
     hub.auto_answer("inject", "replaced")
     got = list(node(client).stream_sync(Source(["a", "b"]).open, from_injected=str.upper, describe=describe))
@@ -139,7 +145,9 @@ def test_async_streams_take_the_same_gates(hub: FakeHub, client: graphmind.Clien
     assert gates == ["error", "after", "after"]
 
 
-def test_an_async_stream_whose_task_is_cancelled_finishes_cut_short(hub: FakeHub, client: graphmind.Client) -> None:
+def test_an_async_stream_whose_task_is_cancelled_finishes_cut_short(
+    hub: FakeHub, client: graphmind.Client
+) -> None:
     async def endless() -> AsyncIterator[str]:
         while True:
             await asyncio.sleep(0.01)

@@ -36,4 +36,3 @@ def client(hub: FakeHub) -> Iterator[graphmind.Client]:
 @pytest.fixture
 def fake_model() -> type[ToolCallingFakeModel]:
     return ToolCallingFakeModel
-

@@ -122,7 +122,9 @@ async def test_error_retry_runs_the_tool_again(hub: FakeHub, client: graphmind.C
     assert hub.next_paused()["error"]["message"] == "upstream timeout"
 
 
-def test_the_tool_still_gets_its_config_and_a_tool_without_run_manager_works(hub: FakeHub, client: graphmind.Client) -> None:
+def test_the_tool_still_gets_its_config_and_a_tool_without_run_manager_works(
+    hub: FakeHub, client: graphmind.Client
+) -> None:
     seen: list[Any] = []
 
     @tool
@@ -153,7 +155,9 @@ def test_the_tool_still_gets_its_config_and_a_tool_without_run_manager_works(hub
     assert seen == ["me", True]
 
 
-def test_with_the_handler_one_tool_call_is_one_node_and_it_can_inject(hub: FakeHub, client: graphmind.Client) -> None:
+def test_with_the_handler_one_tool_call_is_one_node_and_it_can_inject(
+    hub: FakeHub, client: graphmind.Client
+) -> None:
     calls: list[str] = []
     search = gate_tools(make_search(calls), session=client)
     hub.set_debug(breakpoints=[("tool:search", "before")])
@@ -175,13 +179,17 @@ async def test_a_model_reply_can_be_injected_as_text_or_with_tool_calls(
     value = {"content": "", "tool_calls": [{"name": "search", "args": {"query": "cats"}, "id": "call_9"}]}
     hub.auto_answer("inject", value)
     reply = model.invoke("hi") if path == "sync" else await model.ainvoke("hi")
-    assert reply.tool_calls == [{"name": "search", "args": {"query": "cats"}, "id": "call_9", "type": "tool_call"}]
+    assert reply.tool_calls == [
+        {"name": "search", "args": {"query": "cats"}, "id": "call_9", "type": "tool_call"}
+    ]
     hub.auto_answer("inject", "just text")
     reply = model.invoke("hi") if path == "sync" else await model.ainvoke("hi")
     assert reply.content == "just text"
 
 
-def test_a_wrong_shaped_model_inject_holds_the_gate_again(hub: FakeHub, client: graphmind.Client, fake_model: Any) -> None:
+def test_a_wrong_shaped_model_inject_holds_the_gate_again(
+    hub: FakeHub, client: graphmind.Client, fake_model: Any
+) -> None:
     model = gate_model(fake_model(responses=[AIMessage("real")]), session=client)
     hub.set_debug(breakpoints=[("llm:step", "before")])
     answers = iter([("inject", 42), ("inject", "fine")])
@@ -204,7 +212,9 @@ def test_gate_model_accepts_a_bound_model_and_returns_it(client: graphmind.Clien
 async def test_a_streamed_model_can_be_injected_and_streams_tokens_without_the_handler(
     hub: FakeHub, client: graphmind.Client, path: str
 ) -> None:
-    model = gate_model(GenericFakeChatModel(messages=iter([AIMessage("one two"), AIMessage("three four")])), session=client)
+    model = gate_model(
+        GenericFakeChatModel(messages=iter([AIMessage("one two"), AIMessage("three four")])), session=client
+    )
     if path == "sync":
         assert "".join(c.content for c in model.stream("hi")) == "one two"
     else:
@@ -242,13 +252,18 @@ def test_a_stream_closed_early_still_finishes_its_node(hub: FakeHub, client: gra
 def test_invoke_with_streaming_under_the_handler_is_one_node(hub: FakeHub, client: graphmind.Client) -> None:
     model = gate_model(GenericFakeChatModel(messages=iter([AIMessage("x y")])), session=client)
     # stream=True sends invoke down _generate_with_cache's streaming branch (self._stream inside)
-    assert model.invoke("hi", config={"callbacks": [GraphmindCallbackHandler(client)]}, stream=True).content == "x y"
+    assert (
+        model.invoke("hi", config={"callbacks": [GraphmindCallbackHandler(client)]}, stream=True).content
+        == "x y"
+    )
     hub.wait_event(lambda e: e["type"] == "node.finished")
     assert len(of(hub, "node.started")) == 1
     assert "".join(d["v"] for e in of(hub, "node.token") for d in e["deltas"]) == "x y"
 
 
-async def test_astream_under_the_handler_is_one_node_and_can_be_injected(hub: FakeHub, client: graphmind.Client) -> None:
+async def test_astream_under_the_handler_is_one_node_and_can_be_injected(
+    hub: FakeHub, client: graphmind.Client
+) -> None:
     from graphmind_langchain import _registry
 
     model = gate_model(GenericFakeChatModel(messages=iter([AIMessage("one two")])), session=client)

@@ -18,6 +18,7 @@ from langchain_core.tools import tool
 
 import graphmind
 from graphmind import RunAborted
+from graphmind.adapter import engine_for
 from graphmind.testing import FakeHub
 from graphmind_langchain import GraphmindCallbackHandler
 from graphmind_langchain._dual import dual
@@ -50,10 +51,13 @@ def tool_call(name: str, call_id: str, **args: Any) -> AIMessage:
     return AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": call_id}])
 
 
-def test_an_agent_run_is_one_run_with_model_steps_and_tool_calls_as_children(hub: FakeHub, client: graphmind.Client,
-                                                                              fake_model: Any) -> None:
+def test_an_agent_run_is_one_run_with_model_steps_and_tool_calls_as_children(
+    hub: FakeHub, client: graphmind.Client, fake_model: Any
+) -> None:
     calls: list[str] = []
-    agent = agent_for(fake_model, [make_search(calls)], [tool_call("search", "c1", query="q"), AIMessage("done")])
+    agent = agent_for(
+        fake_model, [make_search(calls)], [tool_call("search", "c1", query="q"), AIMessage("done")]
+    )
     handler = GraphmindCallbackHandler(client)
     out = agent.invoke({"messages": [HumanMessage("hi")]}, config={"callbacks": [handler]})
     assert out["messages"][-1].content == "done" and calls == ["q"]
@@ -70,14 +74,20 @@ def test_an_agent_run_is_one_run_with_model_steps_and_tool_calls_as_children(hub
         assert tool_started["instanceId"] == "c1"
     assert {e["parentInstanceId"] for e in [*steps, tool_started]} == {run["runId"]}
     assert of(hub, "node.finished", "tool:search")[0]["output"] == "results for q"
-    assert of(hub, "node.finished", "llm:step")[0]["output"]["tool_calls"] == [{"name": "search", "args": {"query": "q"}, "id": "c1"}]
+    assert of(hub, "node.finished", "llm:step")[0]["output"]["tool_calls"] == [
+        {"name": "search", "args": {"query": "q"}, "id": "c1"}
+    ]
     hint = of(hub, "graph.hint")[0]
     assert hint["nodes"] == [{"nodeId": "tool:search", "kind": "tool", "name": "search"}]
     assert of(hub, "run.finished")[0]["status"] == "finished"
 
 
-def test_streamed_tokens_arrive_as_node_token_and_usage_on_finish(hub: FakeHub, client: graphmind.Client) -> None:
-    reply = AIMessage(content="one two three", usage_metadata={"input_tokens": 5, "output_tokens": 3, "total_tokens": 8})
+def test_streamed_tokens_arrive_as_node_token_and_usage_on_finish(
+    hub: FakeHub, client: graphmind.Client
+) -> None:
+    reply = AIMessage(
+        content="one two three", usage_metadata={"input_tokens": 5, "output_tokens": 3, "total_tokens": 8}
+    )
     model = GenericFakeChatModel(messages=iter([reply]))
     chunks = list(model.stream("hi", config={"callbacks": [GraphmindCallbackHandler(client)]}))
     assert "".join(c.content for c in chunks) == "one two three"
@@ -94,13 +104,18 @@ def test_usage_is_reported_on_the_model_node(hub: FakeHub, client: graphmind.Cli
     assert finished["output"] == {"content": "hi"}
 
 
-def test_a_before_breakpoint_holds_a_sync_tool_call_until_continue(hub: FakeHub, client: graphmind.Client) -> None:
+def test_a_before_breakpoint_holds_a_sync_tool_call_until_continue(
+    hub: FakeHub, client: graphmind.Client
+) -> None:
     calls: list[str] = []
     search = make_search(calls)
     hub.set_debug(breakpoints=[("tool:search", "before")])
     result: list[Any] = []
-    worker = threading.Thread(target=lambda: result.append(
-        search.invoke({"query": "x"}, config={"callbacks": [GraphmindCallbackHandler(client)]})))
+    worker = threading.Thread(
+        target=lambda: result.append(
+            search.invoke({"query": "x"}, config={"callbacks": [GraphmindCallbackHandler(client)]})
+        )
+    )
     worker.start()
     paused = hub.next_paused()
     assert calls == [] and worker.is_alive()
@@ -129,7 +144,9 @@ async def test_abort_at_a_handler_gate_raises_run_aborted_and_the_tool_never_run
     assert failed["error"]["name"] == "RunAborted"
 
 
-async def test_twenty_held_async_tool_calls_do_not_block_the_event_loop(hub: FakeHub, client: graphmind.Client) -> None:
+async def test_twenty_held_async_tool_calls_do_not_block_the_event_loop(
+    hub: FakeHub, client: graphmind.Client
+) -> None:
     calls: list[str] = []
 
     @tool
@@ -150,7 +167,10 @@ async def test_twenty_held_async_tool_calls_do_not_block_the_event_loop(hub: Fak
             await asyncio.sleep(0.005)
 
     tick_task = asyncio.create_task(ticker())
-    tasks = [asyncio.create_task(search.ainvoke({"query": str(i)}, config={"callbacks": [handler]})) for i in range(20)]
+    tasks = [
+        asyncio.create_task(search.ainvoke({"query": str(i)}, config={"callbacks": [handler]}))
+        for i in range(20)
+    ]
     deadline = time.monotonic() + 10
     while len(of(hub, "exec.paused")) < 20:
         assert time.monotonic() < deadline, "not every call reached its gate"
@@ -183,15 +203,19 @@ def test_async_path_gets_the_coroutine_variant() -> None:
     assert isinstance(_H.__dict__["on_chat_model_start"], dual)
 
 
-def test_a_failure_inside_the_handler_fails_open(hub: FakeHub, client: graphmind.Client,
-                                                 monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_failure_inside_the_handler_fails_open(
+    hub: FakeHub, client: graphmind.Client, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise ValueError("boom")
 
-    monkeypatch.setattr(client, "start_node", broken)
+    monkeypatch.setattr(engine_for(client), "start_node", broken)
     calls: list[str] = []
     search = make_search(calls)
-    assert search.invoke({"query": "x"}, config={"callbacks": [GraphmindCallbackHandler(client)]}) == "results for x"
+    assert (
+        search.invoke({"query": "x"}, config={"callbacks": [GraphmindCallbackHandler(client)]})
+        == "results for x"
+    )
     assert "on_tool_start" in caplog.text and "boom" in caplog.text
 
 
@@ -205,7 +229,9 @@ def test_a_retriever_is_a_node(hub: FakeHub, client: graphmind.Client) -> None:
     assert finished["output"] == [{"page_content": "about cats", "metadata": {"id": 1}}]
 
 
-def test_inside_a_graphmind_run_nodes_join_that_run(hub: FakeHub, client: graphmind.Client, fake_model: Any) -> None:
+def test_inside_a_graphmind_run_nodes_join_that_run(
+    hub: FakeHub, client: graphmind.Client, fake_model: Any
+) -> None:
     handler = GraphmindCallbackHandler(client)
     with client.run("my-loop") as run:
         fake_model(responses=[AIMessage("a")]).invoke("x", config={"callbacks": [handler]})
@@ -217,11 +243,15 @@ def test_inside_a_graphmind_run_nodes_join_that_run(hub: FakeHub, client: graphm
 
 def test_a_disabled_client_makes_the_handler_a_no_op(fake_model: Any) -> None:
     client = graphmind.Client(app="off", enabled=False)
-    out = fake_model(responses=[AIMessage("a")]).invoke("x", config={"callbacks": [GraphmindCallbackHandler(client)]})
+    out = fake_model(responses=[AIMessage("a")]).invoke(
+        "x", config={"callbacks": [GraphmindCallbackHandler(client)]}
+    )
     assert out.content == "a" and client.stats()["events"] == 0
 
 
-def test_a_langgraph_run_takes_the_graphs_name(hub: FakeHub, client: graphmind.Client, fake_model: Any) -> None:
+def test_a_langgraph_run_takes_the_graphs_name(
+    hub: FakeHub, client: graphmind.Client, fake_model: Any
+) -> None:
     from typing import TypedDict
 
     from langgraph.graph import END, START, StateGraph

@@ -40,8 +40,9 @@ def make_lookup(ran: list[str]) -> Any:
     return lookup
 
 
-def test_the_plain_loop_is_one_run_and_a_tool_result_can_be_injected(hub: FakeHub, client: graphmind.Client,
-                                                                      fake_model: Any) -> None:
+def test_the_plain_loop_is_one_run_and_a_tool_result_can_be_injected(
+    hub: FakeHub, client: graphmind.Client, fake_model: Any
+) -> None:
     ran: list[str] = []
     call = AIMessage(content="", tool_calls=[{"name": "lookup", "args": {"order_id": "A42"}, "id": "c1"}])
     model = fake_model(responses=[call, AIMessage("It was delivered.")])
@@ -55,7 +56,9 @@ def test_the_plain_loop_is_one_run_and_a_tool_result_can_be_injected(hub: FakeHu
     assert [e["nodeId"] for e in hub.of_type("node.started")] == ["llm:step", "tool:lookup", "llm:step"]
 
 
-def test_an_abort_ends_the_plain_loop_with_run_aborted(hub: FakeHub, client: graphmind.Client, fake_model: Any) -> None:
+def test_an_abort_ends_the_plain_loop_with_run_aborted(
+    hub: FakeHub, client: graphmind.Client, fake_model: Any
+) -> None:
     ran: list[str] = []
     call = AIMessage(content="", tool_calls=[{"name": "lookup", "args": {"order_id": "A42"}, "id": "c1"}])
     hub.set_debug(breakpoints=[("tool:lookup", "before")])

@@ -35,7 +35,10 @@ def fake() -> Iterator[FakeOpenAI]:
 def finished(hub: FakeHub, count: int = 1) -> list[dict]:
     """The first `count` llm:step endings (node.finished or node.error), waiting for them."""
     ends = ("node.finished", "node.error")
-    hub.wait_for(lambda: sum(1 for e in hub.events if e["type"] in ends and e["nodeId"] == "llm:step") >= count, what="llm:step endings")
+    hub.wait_for(
+        lambda: sum(1 for e in hub.events if e["type"] in ends and e["nodeId"] == "llm:step") >= count,
+        what="llm:step endings",
+    )
     return [e for e in hub.events if e["type"] in ends and e["nodeId"] == "llm:step"]
 
 

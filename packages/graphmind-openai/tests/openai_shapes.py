@@ -16,12 +16,32 @@ from openai import AsyncOpenAI
 from pydantic import BaseModel
 
 MODEL = "gpt-test"
-MESSAGES = [{"role": "system", "content": "You plan trips."}, {"role": "user", "content": "Plan a day in Cairo"}]
-TOOLS = [{"type": "function", "function": {"name": "search_flights", "parameters": {"type": "object", "properties": {"to": {"type": "string"}}}}}]
-RESPONSES_TOOLS = [{"type": "function", "name": "search_flights", "parameters": {"type": "object", "properties": {"to": {"type": "string"}}}}]
+MESSAGES = [
+    {"role": "system", "content": "You plan trips."},
+    {"role": "user", "content": "Plan a day in Cairo"},
+]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "search_flights",
+            "parameters": {"type": "object", "properties": {"to": {"type": "string"}}},
+        },
+    }
+]
+RESPONSES_TOOLS = [
+    {
+        "type": "function",
+        "name": "search_flights",
+        "parameters": {"type": "object", "properties": {"to": {"type": "string"}}},
+    }
+]
 TEXT = "Visit the pyramids at Giza, then the Egyptian Museum."
 CITY = '{"city": "Cairo", "days": 2}'
-TOOL_CALL = {"content": None, "tool_calls": [{"id": "call_1", "name": "search_flights", "arguments": json.dumps({"to": "CAI"})}]}
+TOOL_CALL = {
+    "content": None,
+    "tool_calls": [{"id": "call_1", "name": "search_flights", "arguments": json.dumps({"to": "CAI"})}],
+}
 
 
 class Trip(BaseModel):
@@ -69,7 +89,11 @@ async def chat_create_tools(c: Any) -> tuple[type, Any]:
 
 
 async def chat_create_stream(c: Any) -> tuple[type, Any]:
-    s = await _v(c.chat.completions.create(model=MODEL, messages=MESSAGES, stream=True, stream_options={"include_usage": True}))
+    s = await _v(
+        c.chat.completions.create(
+            model=MODEL, messages=MESSAGES, stream=True, stream_options={"include_usage": True}
+        )
+    )
     return type(s), [_dump(x) for x in await _list(s)]
 
 
@@ -105,7 +129,9 @@ async def chat_raw_stream(c: Any) -> tuple[type, Any]:
 
 
 async def chat_raw_parse(c: Any) -> tuple[type, Any]:
-    raw = await _v(c.chat.completions.with_raw_response.parse(model=MODEL, messages=MESSAGES, response_format=Trip))
+    raw = await _v(
+        c.chat.completions.with_raw_response.parse(model=MODEL, messages=MESSAGES, response_format=Trip)
+    )
     parsed = await _v(raw.parse())
     return type(raw), _dump(parsed)
 
@@ -115,7 +141,9 @@ async def chat_streaming_response(c: Any) -> tuple[type, Any]:
         parsed = await _v(resp.parse())
         return type(resp), (resp.status_code, _dump(parsed))
 
-    return await _enter(c.chat.completions.with_streaming_response.create(model=MODEL, messages=MESSAGES), body)
+    return await _enter(
+        c.chat.completions.with_streaming_response.create(model=MODEL, messages=MESSAGES), body
+    )
 
 
 async def chat_streaming_response_stream(c: Any) -> tuple[type, Any]:
@@ -123,7 +151,9 @@ async def chat_streaming_response_stream(c: Any) -> tuple[type, Any]:
         lines = await _list(resp.iter_lines())
         return type(resp), lines
 
-    return await _enter(c.chat.completions.with_streaming_response.create(model=MODEL, messages=MESSAGES, stream=True), body)
+    return await _enter(
+        c.chat.completions.with_streaming_response.create(model=MODEL, messages=MESSAGES, stream=True), body
+    )
 
 
 # ---- responses ---------------------------------------------------------------------------------------------
@@ -145,7 +175,9 @@ async def responses_create_stream(c: Any) -> tuple[type, Any]:
 
 
 async def responses_create_stream_tools(c: Any) -> tuple[type, Any]:
-    s = await _v(c.responses.create(model=MODEL, input="Plan a day in Cairo", tools=RESPONSES_TOOLS, stream=True))
+    s = await _v(
+        c.responses.create(model=MODEL, input="Plan a day in Cairo", tools=RESPONSES_TOOLS, stream=True)
+    )
     return type(s), [_dump(x) for x in await _list(s)]
 
 
@@ -174,7 +206,9 @@ async def responses_streaming_response(c: Any) -> tuple[type, Any]:
         parsed = await _v(resp.parse())
         return type(resp), _dump(parsed)
 
-    return await _enter(c.responses.with_streaming_response.create(model=MODEL, input="Plan a day in Cairo"), body)
+    return await _enter(
+        c.responses.with_streaming_response.create(model=MODEL, input="Plan a day in Cairo"), body
+    )
 
 
 SHAPES: dict[str, tuple[Callable[[Any], Awaitable[tuple[type, Any]]], Any, bool]] = {

@@ -63,12 +63,18 @@ class RespxProvider:
         body = json.loads(request.content)
         reply = self.queue.popleft() if self.queue else "ok"
         if isinstance(reply, FakeError):
-            return httpx.Response(reply.status, json={"error": {"message": reply.message, "type": reply.type}}, headers=dict(reply.headers))
+            return httpx.Response(
+                reply.status,
+                json={"error": {"message": reply.message, "type": reply.type}},
+                headers=dict(reply.headers),
+            )
         rendered = self.renderer.render(api, body, reply)
         if not body.get("stream"):
             return httpx.Response(200, json=rendered)
         if api == "chat":
-            content = chat_sse(rendered, 6, usage=bool((body.get("stream_options") or {}).get("include_usage")))
+            content = chat_sse(
+                rendered, 6, usage=bool((body.get("stream_options") or {}).get("include_usage"))
+            )
         else:
             content = responses_sse(rendered, 6)
         return httpx.Response(200, content=content, headers={"content-type": "text/event-stream"})
@@ -76,7 +82,9 @@ class RespxProvider:
     def client(self, is_async: bool, **options: Any) -> Any:
         options.setdefault("max_retries", 0)
         if is_async:
-            return AsyncOpenAI(base_url=RESPX_BASE, api_key="test-key", http_client=httpx.AsyncClient(), **options)
+            return AsyncOpenAI(
+                base_url=RESPX_BASE, api_key="test-key", http_client=httpx.AsyncClient(), **options
+            )
         return OpenAI(base_url=RESPX_BASE, api_key="test-key", http_client=httpx.Client(), **options)
 
     def script(self, replies: list[Any]) -> None:

@@ -51,7 +51,9 @@ async def test_each_shape_returns_exactly_what_the_bare_sdk_returns(
     assert got_value == bare_value
     assert provider.request_count == 2
 
-    end = fakehub.wait_event(lambda e: e["type"] in ("node.finished", "node.error") and e["nodeId"] == "llm:step")
+    end = fakehub.wait_event(
+        lambda e: e["type"] in ("node.finished", "node.error") and e["nodeId"] == "llm:step"
+    )
     assert end["type"] == "node.finished", end
     assert "cutShort" not in end
     output = end["output"]

@@ -10,6 +10,7 @@ from typing import Any
 
 import openai
 import pytest
+import trio
 from openai import AsyncOpenAI, OpenAI
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
@@ -118,3 +119,17 @@ async def subject() -> AsyncIterator[OpenAISubject]:
 @pytest.mark.parametrize("case", CASES)
 async def test_gate_matrix(case: str, subject: OpenAISubject) -> None:
     await run_case(case, subject)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_gate_matrix_under_trio(case: str) -> None:
+    with FakeOpenAI(chunks=4, default_reply=REPLY) as fake:
+        subject = OpenAISubject(fake)
+
+        async def main() -> None:
+            try:
+                await run_case(case, subject)
+            finally:
+                await subject.close()
+
+        trio.run(main)

@@ -30,7 +30,9 @@ def _client(provider: FakeProvider, gm: graphmind.Client, is_async: bool = False
 
 
 def _ends(hub: FakeHub) -> list[dict[str, Any]]:
-    return [e for e in hub.events if e["type"] in ("node.finished", "node.error") and e["nodeId"] == "llm:step"]
+    return [
+        e for e in hub.events if e["type"] in ("node.finished", "node.error") and e["nodeId"] == "llm:step"
+    ]
 
 
 @pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
@@ -60,7 +62,9 @@ async def test_before_inject_skips_the_provider_request(
     assert end["type"] == "node.finished" and end["injected"] is True
 
 
-def test_a_string_inject_becomes_an_assistant_reply(provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub) -> None:
+def test_a_string_inject_becomes_an_assistant_reply(
+    provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub
+) -> None:
     fakehub.set_debug(breakpoints=[("llm:step", "before")])
     fakehub.auto_answer("inject", "from the debugger")
     result = _client(provider, gm).chat.completions.create(model=MODEL, messages=MESSAGES)
@@ -130,7 +134,9 @@ async def test_after_continue_gives_the_app_the_same_result_and_a_held_stream_th
 
 
 @pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
-async def test_error_gate_retry_resends_after_a_429(provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub, is_async: bool) -> None:
+async def test_error_gate_retry_resends_after_a_429(
+    provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub, is_async: bool
+) -> None:
     fakehub.set_debug(pause_on_error="on")
     fakehub.auto_answer("retry")
     provider.script([FakeOpenAI.error(429), TEXT])
@@ -145,7 +151,9 @@ async def test_error_gate_retry_resends_after_a_429(provider: FakeProvider, gm: 
     assert len(fakehub.of_type("node.started")) == 1 and _ends(fakehub)[-1]["type"] == "node.finished"
 
 
-def test_error_gate_continue_reraises_the_sdks_own_exception(provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub) -> None:
+def test_error_gate_continue_reraises_the_sdks_own_exception(
+    provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub
+) -> None:
     fakehub.set_debug(pause_on_error="on")
     fakehub.auto_answer("continue")
     provider.script([FakeOpenAI.error(429)])
@@ -157,7 +165,9 @@ def test_error_gate_continue_reraises_the_sdks_own_exception(provider: FakeProvi
 
 
 @pytest.mark.parametrize("name", ["chat.create", "chat.create(stream)", "responses.stream"])
-async def test_error_gate_inject_returns_the_value(provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub, name: str) -> None:
+async def test_error_gate_inject_returns_the_value(
+    provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub, name: str
+) -> None:
     fakehub.set_debug(pause_on_error="on")
     fakehub.auto_answer("inject", TEXT)
     provider.script([FakeOpenAI.error(500)])
@@ -168,7 +178,9 @@ async def test_error_gate_inject_returns_the_value(provider: FakeProvider, gm: g
     assert end["injected"] is True
 
 
-def test_error_gate_holds_on_a_timeout(provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub) -> None:
+def test_error_gate_holds_on_a_timeout(
+    provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub
+) -> None:
     provider.fake.chunk_delay = 0.0
     fakehub.set_debug(pause_on_error="on")
     fakehub.auto_answer("inject", "after a timeout")
@@ -180,7 +192,9 @@ def test_error_gate_holds_on_a_timeout(provider: FakeProvider, gm: graphmind.Cli
     assert fakehub.of_type("exec.paused")[0]["error"]["name"] in ("APIConnectionError", "APITimeoutError")
 
 
-def test_the_sdks_own_retries_stay_inside_one_node(provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub) -> None:
+def test_the_sdks_own_retries_stay_inside_one_node(
+    provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub
+) -> None:
     provider.script([FakeOpenAI.error(429), FakeOpenAI.error(503), TEXT])
     result = _client(provider, gm, max_retries=2).chat.completions.create(model=MODEL, messages=MESSAGES)
     assert result.choices[0].message.content == TEXT
@@ -203,7 +217,9 @@ async def test_abort_at_the_before_gate_raises_run_aborted_without_a_request(
     assert error["error"]["name"] == "RunAborted"
 
 
-def test_a_pause_during_a_stream_holds_its_after_gate(provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub) -> None:
+def test_a_pause_during_a_stream_holds_its_after_gate(
+    provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub
+) -> None:
     # Deciding to buffer the stream (wants_hold) must not use up the pause the after gate needs.
     import threading
 
@@ -211,7 +227,11 @@ def test_a_pause_during_a_stream_holds_its_after_gate(provider: FakeProvider, gm
     provider.script([TEXT])
     client = _client(provider, gm)
     out: list[Any] = []
-    worker = threading.Thread(target=lambda: out.append(list(client.chat.completions.create(model=MODEL, messages=MESSAGES, stream=True))))
+    worker = threading.Thread(
+        target=lambda: out.append(
+            list(client.chat.completions.create(model=MODEL, messages=MESSAGES, stream=True))
+        )
+    )
     worker.start()
     before = fakehub.next_paused()
     fakehub.pause()
@@ -231,7 +251,9 @@ def test_the_breakpoints_option_holds_a_model_step_from_code(fakehub: FakeHub, f
     try:
         held: list[dict[str, Any]] = []
         fakehub.auto_answer(lambda frame: held.append(frame) or ("inject", "from the debugger"))
-        client = instrument_openai(openai.OpenAI(base_url=fake.base_url, api_key="test", max_retries=0), session=gm)
+        client = instrument_openai(
+            openai.OpenAI(base_url=fake.base_url, api_key="test", max_retries=0), session=gm
+        )
         reply = client.chat.completions.create(model=MODEL, messages=MESSAGES)
         assert reply.choices[0].message.content == "from the debugger"
         assert fake.request_count == 0

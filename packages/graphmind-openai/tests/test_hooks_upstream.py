@@ -25,7 +25,9 @@ def test_each_resource_keeps_post_on_the_instance(cls: type) -> None:
     client = cls(api_key="k", base_url="http://127.0.0.1:9/v1")
     for hook in RESOURCE_HOOKS:
         resource = resolve(client, hook.resource)
-        assert "_post" in vars(resource), f"{hook.resource}._post is no longer set on the instance ({hook.upstream})"
+        assert "_post" in vars(resource), (
+            f"{hook.resource}._post is no longer set on the instance ({hook.upstream})"
+        )
         assert vars(resource)["_post"] == client.post
         assert resolve(client, hook.resource) is resource, f"{hook.resource} is no longer a cached property"
 
@@ -36,7 +38,9 @@ def test_post_and_send_request_keep_their_signatures(cls: type) -> None:
     for name in ("path", "cast_to", "body", "options", "stream", "stream_cls"):
         assert name in post.parameters, f"{cls.__name__}.post lost `{name}` (openai/_base_client.py)"
     send = inspect.signature(getattr(cls, SEND_HOOK))
-    assert list(send.parameters)[:3] == ["self", "request", "stream"], f"{cls.__name__}.{SEND_HOOK} changed (openai/_base_client.py)"
+    assert list(send.parameters)[:3] == ["self", "request", "stream"], (
+        f"{cls.__name__}.{SEND_HOOK} changed (openai/_base_client.py)"
+    )
     source = inspect.getsource(cls.request)
     assert f"self.{SEND_HOOK}(" in source, f"{cls.__name__}.request no longer sends through {SEND_HOOK}"
 

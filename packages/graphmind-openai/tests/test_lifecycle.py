@@ -39,7 +39,9 @@ def _settle(gm: graphmind.Client, hub: FakeHub) -> None:
     hub.wait_event(lambda e: e["type"] == "node.finished" and e["nodeId"] == "custom:marker")
 
 
-def test_instrumenting_twice_is_harmless(provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub) -> None:
+def test_instrumenting_twice_is_harmless(
+    provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub
+) -> None:
     client = provider.client(False)
     assert instrument_openai(client, session=gm) is client
     assert instrument_openai(client, session=gm) is client
@@ -48,13 +50,19 @@ def test_instrumenting_twice_is_harmless(provider: FakeProvider, gm: graphmind.C
     assert len(_steps(fakehub)) == 1
 
 
-def test_uninstrument_restores_the_client(provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub) -> None:
+def test_uninstrument_restores_the_client(
+    provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub
+) -> None:
     client = provider.client(False)
     before = {k: v for k, v in vars(client.chat.completions).items()}
     instrument_openai(client, session=gm)
     assert uninstrument_openai(client) is client
     assert vars(client.chat.completions) == before
-    assert "_send_request" not in vars(client) and "copy" not in vars(client) and "with_options" not in vars(client)
+    assert (
+        "_send_request" not in vars(client)
+        and "copy" not in vars(client)
+        and "with_options" not in vars(client)
+    )
     _call(client)
     _settle(gm, fakehub)
     assert _steps(fakehub) == []
@@ -94,10 +102,14 @@ def test_instrumenting_something_else_is_a_clear_error() -> None:
         instrument_openai(object())
 
 
-def test_a_subclass_such_as_azure_is_instrumented(fake: FakeOpenAI, gm: graphmind.Client, fakehub: FakeHub) -> None:
+def test_a_subclass_such_as_azure_is_instrumented(
+    fake: FakeOpenAI, gm: graphmind.Client, fakehub: FakeHub
+) -> None:
     from openai import AzureOpenAI
 
-    client = AzureOpenAI(api_key="k", api_version="2024-10-21", azure_endpoint=fake.base_url.removesuffix("/v1"), max_retries=0)
+    client = AzureOpenAI(
+        api_key="k", api_version="2024-10-21", azure_endpoint=fake.base_url.removesuffix("/v1"), max_retries=0
+    )
     fakehub.set_debug(breakpoints=[("llm:step", "before")])
     fakehub.auto_answer("inject", "from azure")
     result = instrument_openai(client, session=gm).chat.completions.create(model="deploy", messages=MESSAGES)
@@ -109,10 +121,14 @@ def test_a_subclass_such_as_azure_is_instrumented(fake: FakeOpenAI, gm: graphmin
 
 
 def _end(hub: FakeHub) -> dict[str, Any]:
-    return hub.wait_event(lambda e: e["type"] in ("node.finished", "node.error") and e["nodeId"] == "llm:step")
+    return hub.wait_event(
+        lambda e: e["type"] in ("node.finished", "node.error") and e["nodeId"] == "llm:step"
+    )
 
 
-def test_a_stream_closed_early_finishes_its_node_cut_short(provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub) -> None:
+def test_a_stream_closed_early_finishes_its_node_cut_short(
+    provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub
+) -> None:
     provider.fake.chunks = 30
     provider.script([TEXT])
     client = instrument_openai(provider.client(False), session=gm)
@@ -126,7 +142,9 @@ def test_a_stream_closed_early_finishes_its_node_cut_short(provider: FakeProvide
     assert 0 < len(end["output"]["content"]) < len(TEXT)
 
 
-def test_a_stream_helper_left_early_finishes_cut_short(provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub) -> None:
+def test_a_stream_helper_left_early_finishes_cut_short(
+    provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub
+) -> None:
     provider.fake.chunks = 30
     provider.script([TEXT])
     client = instrument_openai(provider.client(False), session=gm)
@@ -137,7 +155,9 @@ def test_a_stream_helper_left_early_finishes_cut_short(provider: FakeProvider, g
     assert _end(fakehub)["cutShort"] is True
 
 
-def test_an_abandoned_stream_finishes_cut_short(provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub) -> None:
+def test_an_abandoned_stream_finishes_cut_short(
+    provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub
+) -> None:
     client = instrument_openai(provider.client(False), session=gm)
     stream = client.chat.completions.create(model=MODEL, messages=MESSAGES, stream=True)
     del stream  # never read
@@ -146,7 +166,9 @@ def test_an_abandoned_stream_finishes_cut_short(provider: FakeProvider, gm: grap
     assert end["type"] == "node.finished" and end["cutShort"] is True
 
 
-def test_an_abandoned_half_read_stream_finishes_cut_short(provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub) -> None:
+def test_an_abandoned_half_read_stream_finishes_cut_short(
+    provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub
+) -> None:
     provider.fake.chunks = 30
     provider.script([TEXT])
     client = instrument_openai(provider.client(False), session=gm)
@@ -158,7 +180,9 @@ def test_an_abandoned_half_read_stream_finishes_cut_short(provider: FakeProvider
     assert _end(fakehub)["cutShort"] is True
 
 
-async def test_an_async_stream_closed_early_finishes_cut_short(provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub) -> None:
+async def test_an_async_stream_closed_early_finishes_cut_short(
+    provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub
+) -> None:
     provider.fake.chunks = 30
     provider.script([TEXT])
     client = instrument_openai(provider.client(True), session=gm)
@@ -169,7 +193,9 @@ async def test_an_async_stream_closed_early_finishes_cut_short(provider: FakePro
     assert _end(fakehub)["cutShort"] is True
 
 
-def test_a_stream_read_to_the_end_is_not_cut_short(provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub) -> None:
+def test_a_stream_read_to_the_end_is_not_cut_short(
+    provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub
+) -> None:
     client = instrument_openai(provider.client(False), session=gm)
     with client.chat.completions.create(model=MODEL, messages=MESSAGES, stream=True) as stream:
         list(stream)
@@ -192,13 +218,19 @@ def test_stream_deltas_arrive_as_batched_node_tokens(provider: FakeProvider, fak
         tokens = fakehub.of_type("node.token")
         assert len(tokens) == 1  # 20 argument deltas, one batch (flushed at the end)
         [delta] = tokens[0]["deltas"]
-        assert delta["t"] == "tool-args" and delta["toolName"] == "search_flights" and delta["toolCallId"] == "call_1"
+        assert (
+            delta["t"] == "tool-args"
+            and delta["toolName"] == "search_flights"
+            and delta["toolCallId"] == "call_1"
+        )
         assert delta["v"] == TOOL_CALL["tool_calls"][0]["arguments"]
     finally:
         gm.dispose()
 
 
-def test_tokens_flush_about_every_34_ms_while_a_stream_is_slow(provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub) -> None:
+def test_tokens_flush_about_every_34_ms_while_a_stream_is_slow(
+    provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub
+) -> None:
     provider.fake.chunks = 12
     provider.fake.chunk_delay = 0.01
     provider.script([TEXT])
@@ -221,7 +253,11 @@ def test_steps_of_one_invocation_share_an_id_and_the_tool_roster_is_hinted_once(
     with gm.run("trip"):
         first = client.chat.completions.create(model=MODEL, messages=MESSAGES, tools=TOOLS)
         call = first.choices[0].message.tool_calls[0]
-        grown = [*MESSAGES, first.choices[0].message, {"role": "tool", "tool_call_id": call.id, "content": "CAI 09:40"}]
+        grown = [
+            *MESSAGES,
+            first.choices[0].message,
+            {"role": "tool", "tool_call_id": call.id, "content": "CAI 09:40"},
+        ]
         client.chat.completions.create(model=MODEL, messages=grown, tools=TOOLS)
     _settle(gm, fakehub)
     steps = _steps(fakehub)
@@ -235,7 +271,9 @@ def test_steps_of_one_invocation_share_an_id_and_the_tool_roster_is_hinted_once(
     assert second_input[3] == {"role": "tool", "content": "CAI 09:40", "tool_call_id": call.id}
 
 
-def test_a_new_conversation_starts_a_new_invocation(provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub) -> None:
+def test_a_new_conversation_starts_a_new_invocation(
+    provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub
+) -> None:
     client: OpenAI = instrument_openai(provider.client(False), session=gm)
     _call(client)
     client.chat.completions.create(model=MODEL, messages=[{"role": "user", "content": "something else"}])
@@ -251,8 +289,15 @@ def test_a_stream_whose_body_is_already_in_memory_is_recorded(gm: graphmind.Clie
     from graphmind_openai._inject import chat_body, chat_sse
 
     sse = chat_sse(chat_body(TEXT, MODEL), pieces=5)
-    transport = httpx2.MockTransport(lambda r: httpx2.Response(200, content=sse, headers={"content-type": "text/event-stream"}))
-    client = instrument_openai(OpenAI(api_key="k", base_url="http://mock.invalid/v1", http_client=httpx2.Client(transport=transport)), session=gm)
+    transport = httpx2.MockTransport(
+        lambda r: httpx2.Response(200, content=sse, headers={"content-type": "text/event-stream"})
+    )
+    client = instrument_openai(
+        OpenAI(
+            api_key="k", base_url="http://mock.invalid/v1", http_client=httpx2.Client(transport=transport)
+        ),
+        session=gm,
+    )
     chunks = list(client.chat.completions.create(model=MODEL, messages=MESSAGES, stream=True))
     assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == TEXT
     end = _end(fakehub)

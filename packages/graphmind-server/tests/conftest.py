@@ -90,7 +90,9 @@ def export_fixture() -> Any:
     """tests/export_fixture.py (a recorded run with nested secrets), for the export tests."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("export_fixture", Path(__file__).parent / "export_fixture.py")
+    spec = importlib.util.spec_from_file_location(
+        "export_fixture", Path(__file__).parent / "export_fixture.py"
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -11,8 +11,12 @@ def _held(thub, app, run_id="r1", node="tool:lookup", gate="before", **fields):
     app.run_started(run_id) if not any(e["runId"] == run_id for e in app.sent) else None
     app.node_started(run_id, node, f"i{app.seq}", input={"q": "x"})
     paused = app.hold(run_id, node, f"i{app.seq}", gate=gate, **fields)
-    gates = thub.wait_for(lambda: [g for g in thub.gates() if g["gateId"].endswith("-" + paused["gateId"]) and g["runId"] == run_id],
-                          what="the gate in GET /api/gates")
+    gates = thub.wait_for(
+        lambda: [
+            g for g in thub.gates() if g["gateId"].endswith("-" + paused["gateId"]) and g["runId"] == run_id
+        ],
+        what="the gate in GET /api/gates",
+    )
     return paused, gates[0]
 
 
@@ -29,8 +33,19 @@ def test_runs_are_listed_newest_first_with_filters_and_limit(thub):
     thub.wait_for(lambda: len(thub.api("GET", "/api/runs")[1]["runs"]) == 3, what="3 runs")
     runs = thub.api("GET", "/api/runs")[1]["runs"]
     assert [r["id"] for r in runs] == ["r3", "r2", "r1"]
-    assert set(runs[0]) == {"id", "app", "name", "status", "startedAt", "endedAt", "nodeCount", "eventCount",
-                            "heldCount", "clientId", "meta"}
+    assert set(runs[0]) == {
+        "id",
+        "app",
+        "name",
+        "status",
+        "startedAt",
+        "endedAt",
+        "nodeCount",
+        "eventCount",
+        "heldCount",
+        "clientId",
+        "meta",
+    }
     assert runs[0]["status"] == "error" and runs[0]["endedAt"] is not None and runs[1]["endedAt"] is None
     assert [r["id"] for r in thub.api("GET", "/api/runs?app=alpha")[1]["runs"]] == ["r3", "r1"]
     assert [r["id"] for r in thub.api("GET", "/api/runs?status=running")[1]["runs"]] == ["r2", "r1"]
@@ -43,8 +58,14 @@ def test_runs_are_listed_newest_first_with_filters_and_limit(thub):
 def test_a_run_shows_its_nodes_and_their_latest_status(thub):
     app = thub.app()
     app.run_started("r1", name="agent")
-    app.event("graph.hint", "r1", nodes=[{"nodeId": "tool:search", "kind": "tool", "name": "search"},
-                                         {"nodeId": "tool:never", "kind": "tool", "name": "never"}])
+    app.event(
+        "graph.hint",
+        "r1",
+        nodes=[
+            {"nodeId": "tool:search", "kind": "tool", "name": "search"},
+            {"nodeId": "tool:never", "kind": "tool", "name": "never"},
+        ],
+    )
     app.node_started("r1", "llm:step", "s1")
     app.node_finished("r1", "llm:step", "s1", output="hi")
     app.node_started("r1", "tool:search", "t1")
@@ -54,11 +75,21 @@ def test_a_run_shows_its_nodes_and_their_latest_status(thub):
     thub.wait_for(lambda: thub.api("GET", "/api/runs/r1")[1]["eventCount"] == 8, what="8 events")
     run = thub.api("GET", "/api/runs/r1")[1]
     nodes = {n["nodeId"]: n for n in run["nodes"]}
-    assert nodes["agent:agent"] == {"nodeId": "agent:agent", "kind": "agent", "name": "agent", "executions": 1,
-                                    "status": "running"}
+    assert nodes["agent:agent"] == {
+        "nodeId": "agent:agent",
+        "kind": "agent",
+        "name": "agent",
+        "executions": 1,
+        "status": "running",
+    }
     assert nodes["llm:step"]["status"] == "ok"
-    assert nodes["tool:search"] == {"nodeId": "tool:search", "kind": "tool", "name": "search", "executions": 2,
-                                    "status": "injected"}
+    assert nodes["tool:search"] == {
+        "nodeId": "tool:search",
+        "kind": "tool",
+        "name": "search",
+        "executions": 2,
+        "status": "injected",
+    }
     assert nodes["tool:never"]["status"] == "pending" and nodes["tool:never"]["executions"] == 0
     assert run["nodeCount"] == 3
     assert thub.api("GET", "/api/runs/nope")[0] == 404
@@ -99,7 +130,12 @@ def test_inject_at_a_before_gate_answers_once_the_app_resumed(thub):
     status, body = thub.api("POST", f"/api/gates/{gate['gateId']}", {"action": "inject", "value": {"a": 1}})
     assert (status, body) == (200, {"ok": True, "gateId": gate["gateId"], "action": "inject"})
     resolve = app.expect("gate.resolve")
-    assert resolve == {"type": "gate.resolve", "gateId": paused["gateId"], "action": "inject", "value": {"a": 1}}
+    assert resolve == {
+        "type": "gate.resolve",
+        "gateId": paused["gateId"],
+        "action": "inject",
+        "value": {"a": 1},
+    }
     assert thub.gates() == []
     assert thub.api("POST", f"/api/gates/{gate['gateId']}", {"action": "continue"})[0] == 404
 
@@ -108,8 +144,11 @@ def test_the_answer_waits_for_exec_resumed(thub):
     app = thub.app(auto_resume=False)
     paused, gate = _held(thub, app)
     result = {}
-    t = threading.Thread(target=lambda: result.update(r=thub.api("POST", f"/api/gates/{gate['gateId']}",
-                                                                 {"action": "continue"})))
+    t = threading.Thread(
+        target=lambda: result.update(
+            r=thub.api("POST", f"/api/gates/{gate['gateId']}", {"action": "continue"})
+        )
+    )
     t.start()
     app.expect("gate.resolve")
     assert "r" not in result
@@ -118,11 +157,18 @@ def test_the_answer_waits_for_exec_resumed(thub):
     assert result["r"][0] == 200
 
 
-@pytest.mark.parametrize(("body", "status"), [
-    ("not json", 400), ([], 400), ({"action": "skip"}, 400), ({"action": "inject"}, 400),
-    ({"action": "retry"}, 422), ({"action": "inject", "value": {"x": ["ok", "a __REDACTED__ b"]}}, 422),
-    ({"action": "inject", "value": {"__REDACTED__": 1}}, 422),
-])
+@pytest.mark.parametrize(
+    ("body", "status"),
+    [
+        ("not json", 400),
+        ([], 400),
+        ({"action": "skip"}, 400),
+        ({"action": "inject"}, 400),
+        ({"action": "retry"}, 422),
+        ({"action": "inject", "value": {"x": ["ok", "a __REDACTED__ b"]}}, 422),
+        ({"action": "inject", "value": {"__REDACTED__": 1}}, 422),
+    ],
+)
 def test_bad_answers_are_refused_and_the_gate_stays_held(thub, body, status):
     app = thub.app(auto_resume=True)
     _, gate = _held(thub, app)
@@ -178,7 +224,9 @@ def test_a_disconnecting_app_takes_its_gates_with_it(thub):
 
 def test_put_debug_answers_once_every_app_acknowledged(thub):
     a, b = thub.app(), thub.app()
-    status, state = thub.api("PUT", "/api/debug", {"breakpoints": [{"nodeId": "tool:lookup", "gate": "before"}]})
+    status, state = thub.api(
+        "PUT", "/api/debug", {"breakpoints": [{"nodeId": "tool:lookup", "gate": "before"}]}
+    )
     assert status == 200 and "pending" not in state
     assert state["breakpoints"] == [{"nodeId": "tool:lookup", "gate": "before"}] and state["version"] == 1
     for app in (a, b):
@@ -198,11 +246,18 @@ def test_put_debug_names_an_app_that_does_not_acknowledge(thub):
     assert status == 200 and state["pending"] == [quiet.client_id]
 
 
-@pytest.mark.parametrize("body", [
-    {"mode": "walk"}, {"pauseOnError": "sometimes"}, {"breakpoints": {"nodeId": "x"}},
-    {"breakpoints": [{"nodeId": "", "gate": "before"}]}, {"breakpoints": [{"nodeId": "x", "gate": "middle"}]},
-    {"colour": "red"}, [1],
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"mode": "walk"},
+        {"pauseOnError": "sometimes"},
+        {"breakpoints": {"nodeId": "x"}},
+        {"breakpoints": [{"nodeId": "", "gate": "before"}]},
+        {"breakpoints": [{"nodeId": "x", "gate": "middle"}]},
+        {"colour": "red"},
+        [1],
+    ],
+)
 def test_put_debug_refuses_a_malformed_value_and_changes_nothing(thub, body):
     status, err = thub.api("PUT", "/api/debug", body)
     assert status == 400 and err["error"]
@@ -212,7 +267,9 @@ def test_put_debug_refuses_a_malformed_value_and_changes_nothing(thub, body):
 def test_debug_state_survives_a_restart_and_pause_on_error_comes_from_the_start_up(make_hub):
     hub = make_hub(pause_on_error="tool")
     assert hub.api("GET", "/api/debug")[1]["pauseOnError"] == "tool"
-    hub.api("PUT", "/api/debug", {"breakpoints": [{"nodeId": "tool:a", "gate": "after"}], "pauseOnError": "off"})
+    hub.api(
+        "PUT", "/api/debug", {"breakpoints": [{"nodeId": "tool:a", "gate": "after"}], "pauseOnError": "off"}
+    )
     hub.restart()
     state = hub.api("GET", "/api/debug")[1]
     assert state["breakpoints"] == [{"nodeId": "tool:a", "gate": "after"}]

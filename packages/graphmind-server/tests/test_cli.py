@@ -18,8 +18,14 @@ from graphmind_server.testing import FakeApp, HubProcess, wait_for
 def _run(args, env=None, timeout=20):
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMIND_")}
     full_env.update(env or {})
-    return subprocess.run([sys.executable, "-m", "graphmind_server", *args], capture_output=True, text=True,
-                          env=full_env, timeout=timeout, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "graphmind_server", *args],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def _one_clear_line(result, *names):
@@ -46,37 +52,49 @@ def test_a_port_in_use_is_one_line_naming_port(tmp_path):
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        _one_clear_line(_run(["serve", "--port", str(port), "--db", str(tmp_path / "x.db")]), "--port", str(port))
+        _one_clear_line(
+            _run(["serve", "--port", str(port), "--db", str(tmp_path / "x.db")]), "--port", str(port)
+        )
 
 
 def test_an_unwritable_db_path_is_one_line_naming_db(tmp_path):
     (tmp_path / "file").write_text("not a directory")
     _one_clear_line(_run(["--port", "0", "--db", str(tmp_path / "file" / "hub.db")]), "--db", "GRAPHMIND_DB")
-    _one_clear_line(_run(["--port", "0"], env={"GRAPHMIND_DB": str(tmp_path / "file" / "hub.db")}), "GRAPHMIND_DB")
+    _one_clear_line(
+        _run(["--port", "0"], env={"GRAPHMIND_DB": str(tmp_path / "file" / "hub.db")}), "GRAPHMIND_DB"
+    )
 
 
 def test_a_bad_flag_and_a_bad_variable_are_one_line_in_a_real_process(tmp_path):
     _one_clear_line(_run(["serve", "--port", "http", "--db", str(tmp_path / "x.db")]), "--port")
-    _one_clear_line(_run(["serve", "--port", "0", "--db", str(tmp_path / "x.db")],
-                         env={"GRAPHMIND_PAUSE_ON_ERROR": "sometimes"}), "GRAPHMIND_PAUSE_ON_ERROR")
+    _one_clear_line(
+        _run(
+            ["serve", "--port", "0", "--db", str(tmp_path / "x.db")],
+            env={"GRAPHMIND_PAUSE_ON_ERROR": "sometimes"},
+        ),
+        "GRAPHMIND_PAUSE_ON_ERROR",
+    )
     _one_clear_line(_run(["serve", "--colour", "red"]), "--colour")
 
 
-@pytest.mark.parametrize(("args", "env", "name"), [
-    (["--port", "70000"], {}, "--port"),
-    (["--port", "-1"], {}, "--port"),
-    (["--keep", "0"], {}, "--keep"),
-    (["--days", "soon"], {}, "--days"),
-    (["--pause-on-error", "maybe"], {}, "--pause-on-error"),
-    (["--host", " "], {}, "--host"),
-    ([], {"GRAPHMIND_KEEP_RUNS": "lots"}, "GRAPHMIND_KEEP_RUNS"),
-    ([], {"GRAPHMIND_KEEP_DAYS": "-3"}, "GRAPHMIND_KEEP_DAYS"),
-    ([], {"GRAPHMIND_ABANDON_GRACE_MS": "1.5s"}, "GRAPHMIND_ABANDON_GRACE_MS"),
-    ([], {"GRAPHMIND_RETENTION": "sometimes"}, "GRAPHMIND_RETENTION"),
-    ([], {"GRAPHMIND_ALLOWED_ORIGINS": "ftp://files.example"}, "GRAPHMIND_ALLOWED_ORIGINS"),
-    ([], {"GRAPHMIND_VIEWER_DIST": "/nonexistent/viewer"}, "GRAPHMIND_VIEWER_DIST"),
-    (["--host", "256.1.1.1"], {}, "--host"),
-])
+@pytest.mark.parametrize(
+    ("args", "env", "name"),
+    [
+        (["--port", "70000"], {}, "--port"),
+        (["--port", "-1"], {}, "--port"),
+        (["--keep", "0"], {}, "--keep"),
+        (["--days", "soon"], {}, "--days"),
+        (["--pause-on-error", "maybe"], {}, "--pause-on-error"),
+        (["--host", " "], {}, "--host"),
+        ([], {"GRAPHMIND_KEEP_RUNS": "lots"}, "GRAPHMIND_KEEP_RUNS"),
+        ([], {"GRAPHMIND_KEEP_DAYS": "-3"}, "GRAPHMIND_KEEP_DAYS"),
+        ([], {"GRAPHMIND_ABANDON_GRACE_MS": "1.5s"}, "GRAPHMIND_ABANDON_GRACE_MS"),
+        ([], {"GRAPHMIND_RETENTION": "sometimes"}, "GRAPHMIND_RETENTION"),
+        ([], {"GRAPHMIND_ALLOWED_ORIGINS": "ftp://files.example"}, "GRAPHMIND_ALLOWED_ORIGINS"),
+        ([], {"GRAPHMIND_VIEWER_DIST": "/nonexistent/viewer"}, "GRAPHMIND_VIEWER_DIST"),
+        (["--host", "256.1.1.1"], {}, "--host"),
+    ],
+)
 def test_each_bad_value_is_one_line_naming_it(tmp_path, monkeypatch, capsys, args, env, name):
     for key in list(os.environ):
         if key.startswith("GRAPHMIND_"):
@@ -118,12 +136,15 @@ def test_ctrl_c_releases_held_gates_with_continue_and_flushes_events(tmp_path):
         hub.stop()
 
 
-@pytest.mark.parametrize(("argv", "expected"), [
-    ([], ["serve"]),
-    (["--port", "0"], ["serve", "--port", "0"]),
-    (["serve", "--db", "x"], ["serve", "--db", "x"]),
-    (["--help"], ["--help"]),
-])
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        ([], ["serve"]),
+        (["--port", "0"], ["serve", "--port", "0"]),
+        (["serve", "--db", "x"], ["serve", "--db", "x"]),
+        (["--help"], ["--help"]),
+    ],
+)
 def test_no_command_means_serve(argv, expected):
     from graphmind_server.cli import build_parser, with_default_command
 
@@ -173,7 +194,9 @@ class _Entry:
         return self._module
 
 
-def test_commands_of_other_packages_come_from_the_entry_point_group(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_commands_of_other_packages_come_from_the_entry_point_group(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     import types
 
     from graphmind_server import cli

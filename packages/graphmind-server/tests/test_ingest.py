@@ -11,8 +11,17 @@ from websockets.sync.client import connect
 
 
 def _hello(**extra: object) -> str:
-    return json.dumps({"type": "hello", "protocol": 1, "app": "t", "clientId": "c-1", "pid": 1,
-                       "sdk": {"name": "t", "version": "0"}, **extra})
+    return json.dumps(
+        {
+            "type": "hello",
+            "protocol": 1,
+            "app": "t",
+            "clientId": "c-1",
+            "pid": 1,
+            "sdk": {"name": "t", "version": "0"},
+            **extra,
+        }
+    )
 
 
 def test_welcome_carries_the_protocol_and_the_debug_state(thub):
@@ -48,16 +57,19 @@ def test_the_highest_common_version_is_chosen(thub):
         assert json.loads(ws.recv(timeout=5))["protocol"] == 1
 
 
-@pytest.mark.parametrize(("frame", "code"), [
-    ("not json", "bad_frame"),
-    ("[1, 2]", "bad_frame"),
-    ('{"no": "type"}', "bad_frame"),
-    ('{"type": "node.started", "runId": "r"}', "bad_frame"),
-    ('{"type": "node.started", "seq": "1", "runId": "r"}', "bad_frame"),
-    ('{"type": "node.started", "seq": 1}', "bad_frame"),
-    ('{"type": "hello", "protocol": 1}', "bad_frame"),
-    ('{"type": "made.up"}', "unknown_type"),
-])
+@pytest.mark.parametrize(
+    ("frame", "code"),
+    [
+        ("not json", "bad_frame"),
+        ("[1, 2]", "bad_frame"),
+        ('{"no": "type"}', "bad_frame"),
+        ('{"type": "node.started", "runId": "r"}', "bad_frame"),
+        ('{"type": "node.started", "seq": "1", "runId": "r"}', "bad_frame"),
+        ('{"type": "node.started", "seq": 1}', "bad_frame"),
+        ('{"type": "hello", "protocol": 1}', "bad_frame"),
+        ('{"type": "made.up"}', "unknown_type"),
+    ],
+)
 def test_a_frame_the_hub_cannot_read_is_answered_and_the_connection_stays(thub, frame, code):
     app = thub.app()
     app.send(frame)
@@ -80,9 +92,17 @@ def test_500_random_malformed_frames_leave_the_hub_serving_and_the_store_intact(
     app.node_started("r1", "tool:a", "i1", input={"x": 1})
     thub.wait_for(lambda: thub.api("GET", "/api/runs/r1")[1].get("eventCount") == 2, what="2 events")
     before = thub.api("GET", "/api/runs/r1/events")[1]
-    samples = ['{"type":', "{}", "null", '{"type": 5}', '{"type": "node.error", "seq": true, "runId": "r1"}',
-               '{"type": "node.started", "seq": -1, "runId": "r1"}', '{"type": "run.started", "seq": 3, "runId": ""}',
-               "\"\\ud800\"", "[" * 5000 + "]" * 5000]
+    samples = [
+        '{"type":',
+        "{}",
+        "null",
+        '{"type": 5}',
+        '{"type": "node.error", "seq": true, "runId": "r1"}',
+        '{"type": "node.started", "seq": -1, "runId": "r1"}',
+        '{"type": "run.started", "seq": 3, "runId": ""}',
+        '"\\ud800"',
+        "[" * 5000 + "]" * 5000,
+    ]
     for _ in range(500):
         kind = rng.randrange(3)
         if kind == 0:
@@ -94,7 +114,9 @@ def test_500_random_malformed_frames_leave_the_hub_serving_and_the_store_intact(
     errors = [app.expect("error", timeout=10) for _ in range(500)]
     assert {e["code"] for e in errors} <= {"bad_frame", "unknown_type"}
     app.node_finished("r1", "tool:a", "i1", output="ok")
-    thub.wait_for(lambda: thub.api("GET", "/api/runs/r1")[1]["eventCount"] == 3, what="the event after the flood")
+    thub.wait_for(
+        lambda: thub.api("GET", "/api/runs/r1")[1]["eventCount"] == 3, what="the event after the flood"
+    )
     after = thub.api("GET", "/api/runs/r1/events")[1]["events"]
     assert after[:2] == before["events"] and after[2]["type"] == "node.finished"
     assert thub.api("GET", "/api/health") == (200, {"ok": True, "version": "0.1.0", "protocol": 1})
@@ -117,8 +139,10 @@ def test_replayed_events_are_stored_once(thub):
 
 def test_events_are_stored_exactly_as_sent_unknown_fields_included(thub):
     app = thub.app()
-    raw = ('{"type":"run.started","seq":1,"ts":1.5,"runId":"r1","name":"n","futureField":{"b":[1,2.50,"\\u00e9"]},'
-           '"z":null}')
+    raw = (
+        '{"type":"run.started","seq":1,"ts":1.5,"runId":"r1","name":"n","futureField":{"b":[1,2.50,"\\u00e9"]},'
+        '"z":null}'
+    )
     app.send(raw)
     thub.wait_for(lambda: thub.api("GET", "/api/runs").__getitem__(1)["runs"], what="the run")
     status, body = thub.api("GET", "/api/runs/r1/events")
@@ -141,7 +165,9 @@ def test_lone_surrogates_never_poison_a_batch(thub):
     assert odd.expect("error")["code"] == "bad_frame"
     good.node_started("r1", "tool:a", "i1")
     thub.wait_for(lambda: thub.api("GET", "/api/runs/r1")[1].get("eventCount") == 2, what="the good events")
-    run = thub.wait_for(lambda: (r := thub.api("GET", "/api/runs/r2")[1]).get("eventCount") == 1 and r, what="r2")
+    run = thub.wait_for(
+        lambda: (r := thub.api("GET", "/api/runs/r2")[1]).get("eventCount") == 1 and r, what="r2"
+    )
     assert run["name"] == "bad \ufffd name" and run["nodes"][0]["nodeId"] == "agent:\ufffd"
     assert thub.api("GET", "/api/runs/r2/events")[1]["events"][0]["name"] == "bad \ud800 name"
 
@@ -163,8 +189,11 @@ def test_an_item_the_database_refuses_costs_only_itself(tmp_path):
     writer = Writer(open_database(tmp_path / "w.db"), notify)
     bad = EventItem("c", "app", {"type": "node.started", "seq": 2, "runId": "r"}, "{}", 1.0)
     bad.client_id = "\udc80"  # not encodable: SQLite cannot bind it
-    for item in (EventItem("c", "app", {"type": "run.started", "seq": 1, "runId": "r"}, '{"a":1}', 1.0), bad,
-                 EventItem("c", "app", {"type": "node.started", "seq": 3, "runId": "r"}, '{"a":3}', 1.0)):
+    for item in (
+        EventItem("c", "app", {"type": "run.started", "seq": 1, "runId": "r"}, '{"a":1}', 1.0),
+        bad,
+        EventItem("c", "app", {"type": "node.started", "seq": 3, "runId": "r"}, '{"a":3}', 1.0),
+    ):
         writer.queue.put(item)
     writer.start()
     assert done.wait(5)

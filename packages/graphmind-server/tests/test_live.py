@@ -27,14 +27,23 @@ def test_hello_then_events_runs_gates_and_debug_changes(thub):
         frame, _ = _recv_until(ws, lambda f: f["type"] == "event")
         assert frame["runId"] == "r1" and frame["event"] == started and frame["cursor"] > hello["cursor"]
         frame, _ = _recv_until(ws, lambda f: f["type"] == "run")
-        assert frame["run"]["id"] == "r1" and frame["run"]["status"] == "running" and frame["run"]["heldCount"] == 0
+        assert (
+            frame["run"]["id"] == "r1"
+            and frame["run"]["status"] == "running"
+            and frame["run"]["heldCount"] == 0
+        )
         paused = app.hold("r1", "tool:a", "i1")
         held, _ = _recv_until(ws, lambda f: f["type"] == "gate.held")
         assert held["gate"]["nodeId"] == "tool:a" and held["gate"]["gateId"].endswith(paused["gateId"])
         assert thub.api("POST", f"/api/gates/{held['gate']['gateId']}", {"action": "continue"})[0] == 200
         released, _ = _recv_until(ws, lambda f: f["type"] == "gate.released")
-        assert released == {"type": "gate.released", "gateId": held["gate"]["gateId"], "runId": "r1",
-                            "action": "continue", "by": "hub"}
+        assert released == {
+            "type": "gate.released",
+            "gateId": held["gate"]["gateId"],
+            "runId": "r1",
+            "action": "continue",
+            "by": "hub",
+        }
         thub.api("PUT", "/api/debug", {"mode": "step"})
         debug, _ = _recv_until(ws, lambda f: f["type"] == "debug")
         assert debug["debug"]["mode"] == "step"

@@ -10,7 +10,7 @@ the SDK's own `Message` / `BetaMessage` without dumping it (the cheaper path for
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 # The first message's text for the prompt-prefix rule; built once (json.dumps with options makes a
@@ -124,7 +124,7 @@ def usage_of(usage: Any) -> dict[str, Any] | None:
     """
     if usage is None:
         return None
-    get = usage.get if isinstance(usage, Mapping) else lambda k: getattr(usage, k, None)
+    get: Callable[[str], Any] = usage.get if isinstance(usage, Mapping) else lambda k: getattr(usage, k, None)
     inp = get("input_tokens")
     out = get("output_tokens")
     read = get("cache_read_input_tokens")

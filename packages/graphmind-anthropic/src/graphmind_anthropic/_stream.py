@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 from graphmind.adapter import NodeExecution
@@ -63,7 +63,7 @@ class EventRecorder:
 
     def _broke(self, exc: Exception) -> None:
         self.broken = True
-        self.ex.client.warn(
+        self.ex.warn(
             f"[graphmind] could not read an Anthropic stream ({type(exc).__name__}: {exc}); the app's stream is "
             "unaffected, the node shows what was read so far.",
             key="anthropic-stream-parse",
@@ -93,7 +93,9 @@ class EventRecorder:
 
     def delta(self, index: int, kind: Any, delta: Any) -> None:
         """One content_block_delta; `delta` is a dict or the SDK's typed delta."""
-        get = delta.get if isinstance(delta, dict) else lambda k: getattr(delta, k, None)
+        get: Callable[[str], Any] = (
+            delta.get if isinstance(delta, dict) else lambda k: getattr(delta, k, None)
+        )
         block = self._blocks.setdefault(index, {"type": "text", "text": ""})
         if kind == "text_delta":
             text = get("text") or ""
@@ -185,7 +187,7 @@ def _classes(module_name: str) -> tuple[type, type]:
                 raise AttributeError(name)
             return getattr(self._inner, name)
 
-    class SyncTee(_Forward, module.SyncByteStream):  # type: ignore[name-defined]
+    class SyncTee(_Forward, module.SyncByteStream):  # type: ignore[name-defined,misc]
         def __init__(self, inner: Any, recorder: EventRecorder) -> None:
             self._forward(inner)
             self._recorder = recorder
@@ -207,7 +209,7 @@ def _classes(module_name: str) -> tuple[type, type]:
             finally:
                 self._recorder.close()
 
-    class AsyncTee(_Forward, module.AsyncByteStream):  # type: ignore[name-defined]
+    class AsyncTee(_Forward, module.AsyncByteStream):  # type: ignore[name-defined,misc]
         def __init__(self, inner: Any, recorder: EventRecorder) -> None:
             self._forward(inner)
             self._recorder = recorder

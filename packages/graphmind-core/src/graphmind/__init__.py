@@ -11,7 +11,7 @@
         search(query="refund")
 
 With no hub attached every call runs as if GraphMind were not there. Run `graphmind` and open
-http://127.0.0.1:4747 to watch, hold and steer it.
+http://127.0.0.1:4747 to watch, hold and steer it. Adapter authors: `graphmind.adapter`.
 """
 
 from __future__ import annotations
@@ -22,15 +22,10 @@ from typing import Any, TypeVar
 
 from ._client import Client
 from ._code_holds import BreakpointArg, Condition
-from ._debug_state import DebugState
-from ._engine import NodeExecution
 from ._errors import RunAborted
-from ._gate import GateAnswer
-from ._node import NodeSpec, Settled, describe_error
 from ._run import RunContext
 from ._run_scope import RunScope
 from ._span import Span
-from ._steps import StepIdentity, StepTracker
 from ._version import __version__
 from ._wrappers import unwrap
 from .protocol import PROTOCOL_VERSION, REDACTED
@@ -39,23 +34,15 @@ __all__ = [
     "PROTOCOL_VERSION",
     "REDACTED",
     "Client",
-    "DebugState",
-    "GateAnswer",
-    "NodeExecution",
-    "NodeSpec",
     "RunAborted",
     "RunContext",
     "RunScope",
-    "Settled",
     "Span",
-    "StepIdentity",
-    "StepTracker",
     "__version__",
     "adispose",
     "aready",
     "configure",
     "current_run",
-    "describe_error",
     "dispose",
     "get_client",
     "ready",
@@ -108,7 +95,9 @@ def tool(name: Any = None, *, breakpoint: BreakpointArg = None, hold_if: Conditi
     return get_client().tool(name, breakpoint=breakpoint, hold_if=hold_if)
 
 
-def wrap(fn: F, name: str | None = None, *, breakpoint: BreakpointArg = None, hold_if: Condition | None = None) -> F:
+def wrap(
+    fn: F, name: str | None = None, *, breakpoint: BreakpointArg = None, hold_if: Condition | None = None
+) -> F:
     return get_client().wrap(fn, name, breakpoint=breakpoint, hold_if=hold_if)
 
 
@@ -117,7 +106,12 @@ def wrap_tools(tools: T, *, breakpoint: BreakpointArg = None, hold_if: Condition
 
 
 def wrap_method(
-    obj: Any, method_name: str, name: str | None = None, *, breakpoint: BreakpointArg = None, hold_if: Condition | None = None
+    obj: Any,
+    method_name: str,
+    name: str | None = None,
+    *,
+    breakpoint: BreakpointArg = None,
+    hold_if: Condition | None = None,
 ) -> Any:
     return get_client().wrap_method(obj, method_name, name, breakpoint=breakpoint, hold_if=hold_if)
 

@@ -1,160 +1,153 @@
 """The whole node around one call: before gate, body, error or after gate, retries, injects.
 
-Mixed into `NodeExecution`; `client.execute` / `aexecute` use it. The gates themselves, their
-holding and their events are `NodeExecution`'s (_engine.py).
+`call_flow` decides every step, once, for sync and async alike: it is a generator that asks for
+what it needs (pass a gate, run the body, settle a result) and is told how that went. `run_sync`
+and `run_async` only do what it asks, calling or awaiting. A new gate action is a change in
+`_execution.NodeRecord._decide` and here, not in two copies.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Awaitable, Callable, Generator
+from typing import Any, TypeVar, cast
 
 from . import protocol as proto
 from ._errors import RunAborted
+from ._execution import NodeRecord
 from ._gate import GateAnswer
-from ._node import Settled
-
-if TYPE_CHECKING:
-    from contextlib import AbstractContextManager
-
-    from ._client import Client
+from ._node import Settled, describe_error
 
 T = TypeVar("T")
+
+# What the flow asks of its driver: (GATE, gate, payload) -> GateAnswer; (BODY,) -> the body's
+# result (its exception is thrown into the flow); (SETTLE, result) -> Settled.
+GATE, BODY, SETTLE = "gate", "body", "settle"
+Request = tuple[Any, ...]
+_BODY: Request = (BODY,)
 
 
 def _identity(value: Any) -> Any:
     return value
 
 
-def _injected(ex: CallLoop, answer: GateAnswer) -> Any:
+def injected(node: NodeRecord, answer: GateAnswer) -> Any:
     """Finishes a node answered by an inject; returns what the app gets."""
     value = answer.value
     if isinstance(value, Settled):
-        ex.finish(value.output, usage=value.usage)
+        node.finish(value.output, usage=value.usage)
         return value.result
-    ex.finish(answer.raw)
+    node.finish(answer.raw)
     return value
 
 
-class NodeSurface:
-    """What the loops use of `NodeExecution` (for the type checker; nothing at runtime)."""
+def call_flow(
+    node: NodeRecord,
+    describe_output: Callable[[Any], Any],
+    describe_usage: Callable[[Any], dict[str, Any] | None] | None,
+    settling: bool,
+) -> Generator[Request, Any, Any]:
+    """Every decision of a node around one call; returns what the app gets, or raises.
 
-    if TYPE_CHECKING:  # provided by NodeExecution
-        client: Client
-        instance_id: str
-
-        def active(self) -> AbstractContextManager[None]: ...
-        def wants_hold(self, gate: str) -> bool: ...
-        def before(self, convert: Callable[[Any], Any] = ...) -> GateAnswer: ...
-        async def abefore(self, convert: Callable[[Any], Any] = ...) -> GateAnswer: ...
-        def after(self, output: Any, convert: Callable[[Any], Any] = ...) -> GateAnswer: ...
-        async def aafter(self, output: Any, convert: Callable[[Any], Any] = ...) -> GateAnswer: ...
-        def error(self, exc: BaseException, convert: Callable[[Any], Any] = ...) -> GateAnswer: ...
-        async def aerror(self, exc: BaseException, convert: Callable[[Any], Any] = ...) -> GateAnswer: ...
-        def finish(self, output: Any = None, *, usage: dict[str, Any] | None = None, cut_short: bool = False, **extra: Any) -> None: ...
-        def fail(self, exc: BaseException, **extra: Any) -> None: ...
-
-
-class CallLoop(NodeSurface):
-    def run_sync(
-        self,
-        call: Callable[[], T],
-        describe_output: Callable[[Any], Any] = _identity,
-        from_injected: Callable[[Any], Any] = _identity,
-        describe_usage: Callable[[Any], dict[str, Any] | None] | None = None,
-        settle: Callable[[Any], Settled] | None = None,
-    ) -> T:
-        """Runs `call` as this node: before gate, body, error or after gate, retry, inject, abort.
-
-        `settle` (optional) is called with each result of `call`, outside the node's context,
-        before the after gate; its `Settled` says what the after gate sees and what the app gets
-        (see `Settled`). Without it, `describe_output` / `describe_usage` describe the result and
-        the app gets the result itself. A `from_injected` that returns a `Settled` finishes an
-        injected node with its description and hands the app its `result`.
-        """
-        answer = self.before(from_injected)
+    A gate that cannot hold or raise (detached, or nothing holds it) is passed here without a round
+    trip to the driver: the fast path of every call the debugger does not stop."""
+    needed = node.gate_needed
+    if needed(proto.BEFORE):
+        answer = yield (GATE, proto.BEFORE, {"input": node.spec.input})
         if answer.action == proto.INJECT:
-            return _injected(self, answer)
-        while True:
-            current = self.client._current_node
-            token = current.set(self.instance_id)  # (inlined `active()`: this is the hot path)
-            try:
-                result = call()
-            except RunAborted as exc:
-                self.fail(exc)
+            return injected(node, answer)
+    current = node.host.current_node
+    while True:
+        token = current.set(node.instance_id)  # the body's nodes are this node's children
+        try:
+            result = yield _BODY
+        except RunAborted as exc:
+            node.fail(exc)
+            raise
+        except Exception as exc:
+            if not needed(proto.ERROR_GATE):
+                node.fail(exc)
                 raise
-            except Exception as exc:
-                answer = self.error(exc, from_injected)
-                if answer.action == proto.RETRY:
-                    continue
-                if answer.action == proto.INJECT:
-                    return _injected(self, answer)
-                self.fail(exc)
-                raise
-            finally:
-                current.reset(token)
-            if settle is not None:
-                settled = settle(result)
-                if settled.finishes_later:
-                    return settled.result
-                output, usage = settled.output, settled.usage
-            else:
-                output = describe_output(result)
-            answer = self.after(output, from_injected)
+            answer = yield (GATE, proto.ERROR_GATE, {"input": node.spec.input, "error": describe_error(exc)})
             if answer.action == proto.RETRY:
                 continue
             if answer.action == proto.INJECT:
-                return _injected(self, answer)
-            if settle is not None:
-                self.finish(output, usage=usage)
+                return injected(node, answer)
+            node.fail(exc)
+            raise  # continue: the original exception object, untouched
+        finally:
+            current.reset(token)
+        usage = None
+        app_result = result
+        if settling:
+            settled = yield (SETTLE, result)
+            if settled.finishes_later:
                 return settled.result
-            self.finish(output, usage=describe_usage(result) if describe_usage is not None else None)
-            return result
-
-    async def run_async(
-        self,
-        call: Callable[[], Awaitable[T]],
-        describe_output: Callable[[Any], Any] = _identity,
-        from_injected: Callable[[Any], Any] = _identity,
-        describe_usage: Callable[[Any], dict[str, Any] | None] | None = None,
-        settle: Callable[[Any], Awaitable[Settled]] | None = None,
-    ) -> T:
-        """`run_sync` from asyncio code; here `settle` is a coroutine function (it may read a body)."""
-        answer = await self.abefore(from_injected)
-        if answer.action == proto.INJECT:
-            return _injected(self, answer)
-        while True:
-            current = self.client._current_node
-            token = current.set(self.instance_id)
-            try:
-                result = await call()
-            except RunAborted as exc:
-                self.fail(exc)
-                raise
-            except Exception as exc:
-                answer = await self.aerror(exc, from_injected)
-                if answer.action == proto.RETRY:
-                    continue
-                if answer.action == proto.INJECT:
-                    return _injected(self, answer)
-                self.fail(exc)
-                raise
-            finally:
-                current.reset(token)
-            if settle is not None:
-                settled = await settle(result)
-                if settled.finishes_later:
-                    return settled.result
-                output, usage = settled.output, settled.usage
-            else:
-                output = describe_output(result)
-            answer = await self.aafter(output, from_injected)
+            output, usage, app_result = settled.output, settled.usage, settled.result
+        else:
+            output = describe_output(result)
+        if needed(proto.AFTER):
+            answer = yield (GATE, proto.AFTER, {"input": node.spec.input, "output": output})
             if answer.action == proto.RETRY:
                 continue
             if answer.action == proto.INJECT:
-                return _injected(self, answer)
-            if settle is not None:
-                self.finish(output, usage=usage)
-                return settled.result
-            self.finish(output, usage=describe_usage(result) if describe_usage is not None else None)
-            return result
+                return injected(node, answer)
+        if not settling and describe_usage is not None:
+            usage = describe_usage(result)
+        node.finish(output, usage=usage)
+        return app_result
+
+
+def run_sync(
+    node: NodeRecord,
+    call: Callable[[], T],
+    describe_output: Callable[[Any], Any] = _identity,
+    from_injected: Callable[[Any], Any] = _identity,
+    describe_usage: Callable[[Any], dict[str, Any] | None] | None = None,
+    settle: Callable[[Any], Settled] | None = None,
+) -> T:
+    """Drives `call_flow` from sync code."""
+    flow = call_flow(node, describe_output, describe_usage, settle is not None)
+    try:
+        request = next(flow)
+        while True:
+            try:
+                if request[0] is BODY:
+                    reply: Any = call()
+                elif request[0] is GATE:
+                    reply = node.gate(request[1], request[2], from_injected)
+                else:
+                    reply = cast("Callable[[Any], Settled]", settle)(request[1])
+            except BaseException as exc:
+                request = flow.throw(exc)
+            else:
+                request = flow.send(reply)
+    except StopIteration as done:
+        return cast("T", done.value)
+
+
+async def run_async(
+    node: NodeRecord,
+    call: Callable[[], Awaitable[T]],
+    describe_output: Callable[[Any], Any] = _identity,
+    from_injected: Callable[[Any], Any] = _identity,
+    describe_usage: Callable[[Any], dict[str, Any] | None] | None = None,
+    settle: Callable[[Any], Awaitable[Settled]] | None = None,
+) -> T:
+    """Drives `call_flow` from async code: a hold awaits; `settle` is a coroutine function here."""
+    flow = call_flow(node, describe_output, describe_usage, settle is not None)
+    try:
+        request = next(flow)
+        while True:
+            try:
+                if request[0] is BODY:
+                    reply: Any = await call()
+                elif request[0] is GATE:
+                    reply = await node.agate(request[1], request[2], from_injected)
+                else:
+                    reply = await cast("Callable[[Any], Awaitable[Settled]]", settle)(request[1])
+            except BaseException as exc:
+                request = flow.throw(exc)
+            else:
+                request = flow.send(reply)
+    except StopIteration as done:
+        return cast("T", done.value)

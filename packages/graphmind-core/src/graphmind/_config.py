@@ -128,7 +128,9 @@ class Options:
     mask: re.Pattern[str] | None = None  # `mask=` and GRAPHMIND_MASK, combined (_mask.resolve_mask)
 
     @classmethod
-    def resolve(cls, app: str | None, options: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> Options:
+    def resolve(
+        cls, app: str | None, options: Mapping[str, Any], environ: Mapping[str, str] | None = None
+    ) -> Options:
         env = os.environ if environ is None else environ
         # Fail open (_config_check.py): never raise for an option; warn only when enabled.
         from ._config_check import check_options
@@ -152,7 +154,9 @@ class Options:
                 mask = resolve_mask(options.get("mask"), env)
             except ValueError as exc:
                 # Fail open without leaking: a mask that cannot be read hides every value instead.
-                _warn_option(options.get("logger"), f"graphmind: {exc}; every input and output is hidden instead")
+                _warn_option(
+                    options.get("logger"), f"graphmind: {exc}; every input and output is hidden instead"
+                )
                 options = {**options, "hide_inputs": True, "hide_outputs": True}
 
         return cls(
@@ -160,14 +164,17 @@ class Options:
             enabled=enabled,
             url=options.get("url") or env.get("GRAPHMIND_URL") or DEFAULT_URL,
             meta=dict(options.get("meta") or {}),
-            connect_timeout=_seconds("connect_timeout", options.get("connect_timeout"), 0.3) or 0.3,  # 0 would never connect
+            connect_timeout=_seconds("connect_timeout", options.get("connect_timeout"), 0.3)
+            or 0.3,  # 0 would never connect
             handshake_timeout=_seconds("handshake_timeout", options.get("handshake_timeout"), 1.0) or 1.0,
             retry_interval=_seconds("retry_interval", options.get("retry_interval"), 10.0) or 10.0,
             buffer_size=_count("buffer_size", options.get("buffer_size"), 5000),
             max_buffer_bytes=_count("max_buffer_bytes", options.get("max_buffer_bytes"), 8 * 1024 * 1024),
             pause_timeout=_seconds("pause_timeout", options.get("pause_timeout"), None, allow_none=True),
             wait_for_attach=wait_s,
-            token_flush_interval=_float(_seconds("token_flush_interval", options.get("token_flush_interval"), 0.034)),
+            token_flush_interval=_float(
+                _seconds("token_flush_interval", options.get("token_flush_interval"), 0.034)
+            ),
             logger=options.get("logger") or logging.getLogger("graphmind"),
             clock=options.get("clock") or monotonic_ms,
             sdk=dict(options.get("sdk") or {"name": "graphmind-python", "version": __version__}),

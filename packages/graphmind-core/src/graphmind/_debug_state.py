@@ -40,12 +40,8 @@ class DebugState:
             pause_on_error=poe if isinstance(poe, str) else base.pause_on_error,
         )
 
-    @property
-    def holds_anything(self) -> bool:
-        return bool(self.breakpoints) or self.mode == "step" or self.pause_on_error != "off"
-
     def reason_to_hold(self, node_id: str, kind: str, gate: str) -> str | None:
-        """Why this gate should hold under this state, or None (rules 4-6 of protocol.md)."""
+        """Why this gate should hold under this state, or None (rules 4-6 of docs/protocol.md, "Gates")."""
         if (node_id, gate) in self.breakpoints:
             return "breakpoint"
         if self.mode == "step" and gate in (BEFORE, AFTER):
@@ -53,11 +49,3 @@ class DebugState:
         if gate == ERROR_GATE and (self.pause_on_error == "on" or self.pause_on_error == kind):
             return "error"
         return None
-
-    def to_wire(self) -> dict[str, Any]:
-        return {
-            "version": self.version,
-            "breakpoints": [{"nodeId": n, "gate": g} for n, g in sorted(self.breakpoints)],
-            "mode": self.mode,
-            "pauseOnError": self.pause_on_error,
-        }

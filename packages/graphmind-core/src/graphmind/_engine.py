@@ -1,4 +1,4 @@
-"""The gate engine: one node executor for every adapter (design.md §2).
+"""The gate engine: one node executor for every adapter (docs/architecture.md, "The gate engine").
 
 ```
 started ─► before gate ─► body ─► after gate ─► finished
@@ -9,291 +9,351 @@ started ─► before gate ─► body ─► after gate ─► finished
    continue: re-raise · inject: return value · retry: run body again · abort
 ```
 
-An adapter describes a node (`NodeSpec`), and either hands the engine the call
-(`client.execute` / `client.aexecute`, with a `settle` hook when the body's result needs the
-adapter's say before the after gate: a live stream, a body to read, a result to replace) or, when it
-must own the call itself, drives a `NodeExecution` gate by gate. Nothing here knows about any framework.
+`Engine` is the adapter-facing part of one client (`graphmind.adapter.engine_for`): it starts
+nodes, runs a call as one node (`execute` / `aexecute`), begins and ends runs, names model steps,
+hints and warns. `NodeExecution` is one node: its gates (`_execution.py`) and its call and stream
+loops (`_call_loop.py`, `_stream_loop.py`). Nothing here knows about any framework.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import dataclasses
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, TypeVar
+import contextvars
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator, Hashable, Iterator
+from typing import Any, TypeVar
 
 from . import protocol as proto
-from ._call_loop import CallLoop
-from ._clock import round_ms
+from ._attach_wait import AttachWait
+from ._call_loop import run_async, run_sync
 from ._errors import RunAborted
-from ._gate import GateAnswer, HeldGate
-from ._node import NodeSpec, describe_error
+from ._execution import NodeHost, NodeRecord
+from ._hub_control import HubControl
+from ._loop_guard import LoopGuard, LoopGuardConfig
+from ._node import NodeSpec, Settled
+from ._redaction import RedactionSwitches
 from ._run import RunContext
-from ._stream_loop import StreamLoop
-
-if TYPE_CHECKING:
-    from ._client import Client
+from ._run_events import Runs
+from ._steps import StepIdentity
+from ._stream_loop import Describe, _anext, _describe_items, _next, stream_async, stream_sync
 
 T = TypeVar("T")
-
-CONTINUE_ANSWER = GateAnswer(proto.CONTINUE, by="fast-path")
-_NO_TOKENS: Any = contextlib.nullcontext()
 
 
 def _identity(value: Any) -> Any:
     return value
 
 
-class NodeExecution(CallLoop, StreamLoop):
-    """One execution of one node: its events, its gates, its timing."""
+class NodeExecution(NodeRecord):
+    """One execution of one node: `NodeRecord`'s events and gates, and the loops around a call."""
 
-    def __init__(self, client: Client, spec: NodeSpec, run: RunContext, parent: str | None) -> None:
-        self.client = client
-        self.spec = spec
-        self.run = run
-        self.node_id: str = spec.node_id or f"{spec.kind}:{spec.name}"
-        self.instance_id = spec.instance_id or client._new_instance_id()
-        self.parent_instance_id = parent
-        self.started_at = client._clock()
-        self.held_ms = 0.0
-        self.injected = False
-        self.ended = False
-        self.loop_hit: Any = None
-        self.hold_why: str | None = None  # a hold_if verdict: None = not asked yet, "" = no hold
-        self._deltas: list[dict[str, Any]] = []
-        self._last_flush = self.started_at
-        try:  # one check per node lets the pipeline skip the identity fields of its events
-            self.trusted = (self.node_id + spec.kind + spec.name + self.instance_id + (parent or "") + run.run_id).isascii()
-        except TypeError:  # a name that is not a str: the pipeline reads every field
-            self.trusted = False
-        self._token_lock = _NO_TOKENS  # replaced by a real lock on the first delta (see token())
+    def run_sync(
+        self,
+        call: Callable[[], T],
+        describe_output: Callable[[Any], Any] = _identity,
+        from_injected: Callable[[Any], Any] = _identity,
+        describe_usage: Callable[[Any], dict[str, Any] | None] | None = None,
+        settle: Callable[[Any], Settled] | None = None,
+    ) -> T:
+        """Runs `call` as this node: before gate, body, error or after gate, retry, inject, abort.
 
-    # ---- identity and events -------------------------------------------------------------------
-    def _base(self, event_type: str) -> dict[str, Any]:
-        return {
-            "type": event_type,
-            "runId": self.run.run_id,
-            "nodeId": self.node_id,
-            "instanceId": self.instance_id,
-            "kind": self.spec.kind,
-            "name": self.spec.name,
-        }
-
-    def _emit_started(self) -> int:
-        event = self._base(proto.NODE_STARTED)
-        event["parentInstanceId"] = self.parent_instance_id
-        event["input"] = self.spec.input
-        if self.spec.attrs:
-            event["attrs"] = self.spec.attrs
-        if self.spec.extra:
-            event.update(self.spec.extra)
-        return self.client._emit(event, self.trusted)
-
-    @contextmanager
-    def active(self) -> Iterator[None]:
-        """Marks this execution as the parent of nodes started inside it."""
-        token = self.client._current_node.set(self.instance_id)
-        try:
-            yield
-        finally:
-            self.client._current_node.reset(token)
-
-    def _duration(self) -> float:
-        return round_ms(self.client._clock() - self.started_at)
-
-    # ---- streamed tokens -----------------------------------------------------------------------
-    def token(self, text: str, t: str = "text", **extra: Any) -> None:
-        """A streamed delta; batched into `node.token` frames about every 34 ms.
-
-        A batch not sent by the next delta is sent by the client's flusher within the interval, so
-        the tail of a stream that pauses still reaches the viewer before the step ends.
+        `settle` (optional) is called with each result of `call`, outside the node's context,
+        before the after gate; its `Settled` says what the after gate sees and what the app gets.
+        Without it, `describe_output` / `describe_usage` describe the result and the app gets the
+        result itself. A `from_injected` that returns a `Settled` finishes an injected node with
+        its description and hands the app its `result`.
         """
-        if not self.client.live or self.ended:
-            return
-        if self._token_lock is _NO_TOKENS:
-            # The app thread appends, the client's flusher may flush: from the first delta on they share a lock.
-            self._token_lock = threading.Lock()
-        with self._token_lock:
-            deltas = self._deltas
-            was_empty = not deltas
-            last = deltas[-1] if deltas else None
-            if last is not None and last["t"] == t and len(last) == 2 + len(extra) and all(last.get(k) == v for k, v in extra.items()):
-                last["v"] += text
-            else:
-                delta = {"t": t, "v": text}
-                delta.update(extra)
-                deltas.append(delta)
-            now = self.client._clock()
-            due = now - self._last_flush >= self.client._token_flush_ms
-        if due:
-            self.flush_tokens(now)
-        elif was_empty:
-            self.client._schedule_token_flush(self)
+        return run_sync(self, call, describe_output, from_injected, describe_usage, settle)
 
-    def flush_tokens(self, now: float | None = None) -> None:
-        if not self._deltas:
-            return  # nothing streamed (most nodes): no lock to take
-        with self._token_lock:
-            if not self._deltas:
-                return
-            deltas, self._deltas = self._deltas, []
-            self._last_flush = self.client._clock() if now is None else now
-        event = self._base(proto.NODE_TOKEN)
-        event["deltas"] = deltas
-        self.client._emit(event, self.trusted)
+    async def run_async(
+        self,
+        call: Callable[[], Awaitable[T]],
+        describe_output: Callable[[Any], Any] = _identity,
+        from_injected: Callable[[Any], Any] = _identity,
+        describe_usage: Callable[[Any], dict[str, Any] | None] | None = None,
+        settle: Callable[[Any], Awaitable[Settled]] | None = None,
+    ) -> T:
+        """`run_sync` from async code; here `settle` is a coroutine function (it may read a body)."""
+        return await run_async(self, call, describe_output, from_injected, describe_usage, settle)
 
-    # ---- endings --------------------------------------------------------------------------------
-    def finish(self, output: Any = None, *, usage: dict[str, Any] | None = None, cut_short: bool = False, **extra: Any) -> None:
-        if self.ended:
-            return
-        self.flush_tokens()
-        self.ended = True
-        event = self._base(proto.NODE_FINISHED)
-        event["output"] = output
-        event["durationMs"] = self._duration()
-        event["heldMs"] = round_ms(self.held_ms)
-        if self.injected:
-            event["injected"] = True
-        if usage is not None:
-            event["usage"] = usage
-        if cut_short:
-            event["cutShort"] = True
-        event.update(extra)
-        self.client._emit(event, self.trusted)
+    def stream_sync(
+        self,
+        open_stream: Callable[[], Iterator[T]],
+        *,
+        advance: Callable[[Iterator[T]], T] = _next,
+        on_item: Callable[[T], None] | None = None,
+        describe: Describe = _describe_items,
+        from_injected: Callable[[Any], T] = _identity,
+    ) -> Generator[T, None, None]:
+        """Runs a streamed call as this node; iterate the result in place of the stream.
 
-    def fail(self, exc: BaseException, **extra: Any) -> None:
-        if self.ended:
-            return
-        self.flush_tokens()
-        self.ended = True
-        event = self._base(proto.NODE_ERROR)
-        event["error"] = describe_error(exc)
-        event["durationMs"] = self._duration()
-        event["heldMs"] = round_ms(self.held_ms)
-        event.update(extra)
-        self.client._emit(event, self.trusted)
-
-    # ---- gates ---------------------------------------------------------------------------------
-    def wants_hold(self, gate: str) -> bool:
-        """Would this gate hold now? Streaming adapters ask before deciding to buffer a stream."""
-        return self.client._hold_reason(self, gate, consume=False) is not None
-
-    def _check_aborted(self) -> None:
-        if self.run.aborted:
-            error = RunAborted(self.run.run_id)
-            self.fail(error)
-            raise error
-
-    def _open(self, gate: str, payload: dict[str, Any], loop: asyncio.AbstractEventLoop | None) -> HeldGate | None:
-        self._check_aborted()
-        reason = self.client._hold_reason(self, gate)
-        if reason is None:
-            return None
-        self.flush_tokens()
-        return self.client._open_gate(self, gate, reason, payload, loop)
-
-    def _settle(self, gate: str, held: HeldGate, answer: GateAnswer, started: float, convert: Callable[[Any], Any]) -> GateAnswer | None:
-        """Applies an answer. Returns None when the gate must be held again (an injected value did not convert)."""
-        held_for = self.client._clock() - started
-        self.held_ms += held_for
-        self.client._close_gate(self, held, answer, held_for)
-        action = answer.action
-        if self.spec.actions is not None and action not in self.spec.actions:
-            return CONTINUE_ANSWER  # a gate that does not take this answer (a span offers no inject)
-        if action == proto.ABORT:
-            self.run.mark_aborted()
-            error = RunAborted(self.run.run_id)
-            self.fail(error)
-            raise error
-        if action == proto.RETRY and gate == proto.BEFORE:
-            return CONTINUE_ANSWER
-        if action == proto.INJECT:
-            try:
-                converted = convert(answer.value)
-            except Exception as exc:
-                self._unusable(exc)
-                return None
-            self.injected = True
-            return dataclasses.replace(answer, value=converted, raw=answer.value)
-        if action not in proto.ACTIONS:
-            return CONTINUE_ANSWER
-        return answer
-
-    def _unusable(self, exc: BaseException) -> None:
-        self.client._warn(
-            f"[graphmind] the injected value for {self.node_id} could not be used ({type(exc).__name__}: {exc}); "
-            "the gate is held again: inject a value of the right shape, or continue.",
-            key=f"inject-{self.node_id}",
+        `open_stream()` starts the call (again on retry); `advance(it)` takes the next item (it
+        raises StopIteration at the end; an adapter passes its own to set context around the
+        framework's code); `on_item` sees each item as it comes (to emit `token`s); `describe(items)`
+        gives the node's (output, usage) from the items seen; `from_injected` makes the item the app
+        gets from an injected JSON value.
+        """
+        return stream_sync(
+            self,
+            open_stream,
+            advance=advance,
+            on_item=on_item,
+            describe=describe,
+            from_injected=from_injected,
         )
 
-    def gate(self, gate: str, payload: dict[str, Any] | None = None, convert: Callable[[Any], Any] = _identity) -> GateAnswer:
-        """Passes one gate from sync code. Raises RunAborted on abort; an inject answer carries the converted value."""
-        transport = self.client._transport
-        if (transport is None or not transport.attached) and not self.run._aborted:
-            return CONTINUE_ANSWER  # detached: nothing can hold (the fast path of design.md §2)
-        while True:
-            held = self._open(gate, payload or {}, None)
-            if held is None:
-                return CONTINUE_ANSWER
-            started = self.client._clock()
-            answer = held.wait(self.client.options.pause_timeout)
-            settled = self._settle(gate, held, answer, started, convert)
-            if settled is not None:
-                return settled
+    def stream_async(
+        self,
+        open_stream: Callable[[], AsyncIterator[T]],
+        *,
+        advance: Callable[[AsyncIterator[T]], Awaitable[T]] = _anext,
+        on_item: Callable[[T], None] | None = None,
+        describe: Describe = _describe_items,
+        from_injected: Callable[[Any], T] = _identity,
+    ) -> AsyncGenerator[T, None]:
+        """`stream_sync` from async code: `advance` raises StopAsyncIteration at the end, and a
+        cancelled task finishes the node as cut short too."""
+        return stream_async(
+            self,
+            open_stream,
+            advance=advance,
+            on_item=on_item,
+            describe=describe,
+            from_injected=from_injected,
+        )
 
-    async def agate(self, gate: str, payload: dict[str, Any] | None = None, convert: Callable[[Any], Any] = _identity) -> GateAnswer:
-        """Passes one gate from asyncio code without blocking the loop.
 
-        `convert` may be a coroutine function here (an adapter that must await to build its type).
+class Engine:
+    """The adapter-facing part of one client: nodes, runs, model-step identity, hints, warnings.
+
+    Get it with `graphmind.adapter.engine_for(session)`; it lives as long as its client.
+    """
+
+    def __init__(
+        self,
+        *,
+        enabled: bool,
+        host: NodeHost,
+        runs: Runs,
+        hub: HubControl,
+        loop_guard: LoopGuard | None,
+        loop_guard_config: LoopGuardConfig,
+        redaction: RedactionSwitches,
+        attach_wait: AttachWait,
+        key: str,
+    ) -> None:
+        self.enabled = enabled
+        self._host = host
+        self._runs = runs
+        self._hub = hub
+        self._loop_guard = loop_guard
+        self._loop_config = loop_guard_config
+        self._redaction = redaction
+        self._attach_wait = attach_wait
+        # (call id, the node execution it was set under): see Client.tool_call().
+        self.tool_call_id: contextvars.ContextVar[tuple[str, str | None] | None] = contextvars.ContextVar(
+            f"graphmind_tool_call_{key}", default=None
+        )
+
+    @property
+    def redaction_switches(self) -> RedactionSwitches:
+        """What this client records less of (`hide_inputs`, `hide_tool_results`, ...)."""
+        return self._redaction
+
+    @property
+    def live(self) -> bool:
+        """Enabled and not disposed: a call made now becomes a node (else: call straight through)."""
+        return self._host.live()
+
+    # ---- waiting for the hub once (`wait_for_attach`) -------------------------------------------
+    def attach_once(self) -> None:
+        """The first run or gated call waits for the hub once (_attach_wait.py); others return at once."""
+        if self._attach_wait.pending:
+            seconds = self._attach_wait.take() if self.live else None
+            if seconds:
+                self._hub.ready(seconds)
+
+    async def await_attach(self) -> None:
+        """`attach_once` from async code: the wait awaits, the event loop keeps running."""
+        if self._attach_wait.pending:
+            seconds = self._attach_wait.take() if self.live else None
+            if seconds:
+                await self._hub.aready(seconds)
+
+    # ---- nodes -----------------------------------------------------------------------------------
+    def current_parent(self) -> str | None:
+        """The instance id of the node the calling code runs inside, if any."""
+        return self._host.current_node.get()
+
+    def start_node(
+        self,
+        spec: NodeSpec,
+        *,
+        run: RunContext | None = None,
+        parent_instance_id: str | None = None,
+        line: Hashable | None = None,
+    ) -> NodeExecution:
+        """Starts one node execution (emits `node.started`); the adapter then drives its gates.
+
+        `run` and `parent_instance_id` default to the calling context's (`client.run(...)` and the
+        enclosing node); a framework that reports them itself (LangChain's run ids) passes them.
+        `line`: for a call outside any run, what the loop streak belongs to (default: the calling
+        thread / task); a framework whose top-level calls are separate runs of its own (a LangChain
+        root run) names them (docs/protocol.md, "The loop streak").
+        Raises RunAborted at once when the run was aborted.
         """
-        transport = self.client._transport
-        if (transport is None or not transport.attached) and not self.run._aborted:
-            return CONTINUE_ANSWER
-        while True:
-            held = self._open(gate, payload or {}, asyncio.get_running_loop())
-            if held is None:
-                return CONTINUE_ANSWER
-            started = self.client._clock()
-            try:
-                answer = await held.wait_async(self.client.options.pause_timeout)
-            except asyncio.CancelledError:
-                # The task held here was cancelled (its caller gave up on the call): the gate is no
-                # longer held, so the hub stops showing it (exec.resumed, by "cancelled").
-                self.client._close_gate(self, held, GateAnswer(proto.CONTINUE, by="cancelled"), self.client._clock() - started)
-                raise
-            settled = self._settle(gate, held, answer, started, convert)
-            if settled is None:
-                continue
-            if settled.action == proto.INJECT and asyncio.iscoroutine(settled.value):
-                # An async converter (`async def from_injected`): a failure holds the gate again too.
-                try:
-                    value = await settled.value
-                except Exception as exc:
-                    self.injected = False
-                    self._unusable(exc)
-                    continue
-                settled = dataclasses.replace(settled, value=value)
-            return settled
+        if self._attach_wait.pending:
+            self.attach_once()
+        if run is None:
+            run = self._runs.for_call()
+        if run._aborted:
+            raise RunAborted(run.run_id)
+        parent = parent_instance_id if parent_instance_id is not None else self._host.current_node.get()
+        if spec.instance_id is None and spec.kind == "tool":
+            pending = self.tool_call_id.get()
+            if pending is not None and pending[1] == parent:
+                spec.instance_id = pending[0]
+        node = NodeExecution(self._host, spec, run, parent or run.run_id)
+        if not self._host.live():
+            return node
+        seq = node.emit_started()
+        config = self._loop_config
+        if self._loop_guard is not None and config.enabled and spec.kind in config.kinds:
+            switches = self._redaction
+            node.loop_hit = self._loop_guard.observe(
+                run_id=run.run_id,
+                node_id=node.node_id,
+                kind=spec.kind,
+                name=spec.name,
+                args=spec.input,
+                seq=seq,
+                attached=self._hub.attached,
+                hide_fingerprint=switches.hide_inputs or (spec.kind == "tool" and switches.hide_tool_args),
+                implicit=run.implicit,  # outside any run the streak is the line's / thread's / task's
+                line=line,
+            )
+        return node
 
-    def before(self, convert: Callable[[Any], Any] = _identity) -> GateAnswer:
-        return self.gate(proto.BEFORE, {"input": self.spec.input}, convert)
+    async def astart_node(
+        self,
+        spec: NodeSpec,
+        *,
+        run: RunContext | None = None,
+        parent_instance_id: str | None = None,
+        line: Hashable | None = None,
+    ) -> NodeExecution:
+        """`start_node` from async code: a `wait_for_attach` wait awaits instead of blocking the loop."""
+        await self.await_attach()
+        return self.start_node(spec, run=run, parent_instance_id=parent_instance_id, line=line)
 
-    async def abefore(self, convert: Callable[[Any], Any] = _identity) -> GateAnswer:
-        return await self.agate(proto.BEFORE, {"input": self.spec.input}, convert)
+    def observe_ungated(
+        self,
+        spec: NodeSpec,
+        output: Any = None,
+        *,
+        error: BaseException | None = None,
+        run: RunContext | None = None,
+        parent_instance_id: str | None = None,
+    ) -> None:
+        """A node that already ran where no gate can reach it (a provider-executed tool, AI SDK page):
+        `node.started` and `node.finished` (or `node.error`), both marked `ungated: true` plus
+        `spec.extra` (e.g. `providerExecuted: true`). No gate opens; never raises (an aborted run or
+        a failure to record only drops the node)."""
+        extra = {"ungated": True, **(spec.extra or {})}
+        spec.extra = extra
+        try:
+            node = self.start_node(spec, run=run, parent_instance_id=parent_instance_id)
+            if error is not None:
+                node.fail(error, **extra)
+            else:
+                node.finish(output, **extra)
+        except RunAborted:
+            pass
+        except Exception as exc:  # fail open: recording a provider's tool must not break the call
+            self.warn(f"[graphmind] could not record the ungated node {spec.node_id}: {exc!r}", key="ungated")
 
-    def after(self, output: Any, convert: Callable[[Any], Any] = _identity) -> GateAnswer:
-        return self.gate(proto.AFTER, {"input": self.spec.input, "output": output}, convert)
+    def execute(
+        self,
+        spec: NodeSpec,
+        call: Callable[[], T],
+        *,
+        describe_output: Callable[[Any], Any] | None = None,
+        from_injected: Callable[[Any], Any] | None = None,
+        describe_usage: Callable[[Any], dict[str, Any] | None] | None = None,
+        settle: Callable[[Any], Settled] | None = None,
+    ) -> T:
+        """Runs `call` as one gated node from sync code (before, after and error gates, retry,
+        inject, abort). `settle`: the adapter's say on each result before the after gate (`Settled`)."""
+        if not self._host.live():
+            return call()
+        node = self.start_node(spec)
+        return run_sync(
+            node, call, describe_output or _identity, from_injected or _identity, describe_usage, settle
+        )
 
-    async def aafter(self, output: Any, convert: Callable[[Any], Any] = _identity) -> GateAnswer:
-        return await self.agate(proto.AFTER, {"input": self.spec.input, "output": output}, convert)
+    async def aexecute(
+        self,
+        spec: NodeSpec,
+        call: Callable[[], Awaitable[T]],
+        *,
+        describe_output: Callable[[Any], Any] | None = None,
+        from_injected: Callable[[Any], Any] | None = None,
+        describe_usage: Callable[[Any], dict[str, Any] | None] | None = None,
+        settle: Callable[[Any], Awaitable[Settled]] | None = None,
+    ) -> T:
+        """`execute` from async code: a hold awaits (the event loop keeps running); `settle` is async."""
+        if not self._host.live():
+            return await call()
+        await self.await_attach()
+        node = self.start_node(spec)
+        return await run_async(
+            node, call, describe_output or _identity, from_injected or _identity, describe_usage, settle
+        )
 
-    def error(self, exc: BaseException, convert: Callable[[Any], Any] = _identity) -> GateAnswer:
-        return self.gate(proto.ERROR_GATE, {"input": self.spec.input, "error": describe_error(exc)}, convert)
+    # ---- runs, identity, hints, warnings ---------------------------------------------------------
+    def begin_run(self, name: str, meta: dict[str, Any] | None = None) -> RunContext:
+        """A run that starts in one callback and ends in another; end it with `end_run`."""
+        return self._runs.start(name, meta)
 
-    async def aerror(self, exc: BaseException, convert: Callable[[Any], Any] = _identity) -> GateAnswer:
-        return await self.agate(proto.ERROR_GATE, {"input": self.spec.input, "error": describe_error(exc)}, convert)
+    def end_run(self, run: RunContext, error: BaseException | None = None) -> None:
+        """Ends a run from `begin_run`: finished, error (with `error`) or aborted."""
+        self._runs.finish(run, error)
 
-    # ---- the whole node around a call ----------------------------------------------------------
+    def current_run(self) -> RunContext | None:
+        """The run the calling code is inside, if any."""
+        return self._runs.current.get()
+
+    def next_llm_step(self, first_message_key: str, prompt_length: int) -> StepIdentity:
+        """The `llm:step` identity of a model call in the current run (docs/protocol.md, "Model step identity").
+
+        `first_message_key`: a stable text for the prompt's first message; `prompt_length`: its message count."""
+        return self._runs.for_call().steps.next_step(first_message_key, prompt_length)
+
+    def hint(
+        self,
+        nodes: list[dict[str, Any]],
+        parent_instance_id: str | None = None,
+        *,
+        run: RunContext | None = None,
+    ) -> None:
+        """`graph.hint`: nodes that may run (a model's tool roster), drawn grey until they do."""
+        if not self._host.live():
+            return
+        if run is None:
+            run = self._runs.for_call()
+        self._host.emit(
+            {
+                "type": proto.GRAPH_HINT,
+                "runId": run.run_id,
+                "nodes": nodes,
+                "parentInstanceId": parent_instance_id or self._host.current_node.get() or run.run_id,
+            },
+            False,
+        )
+
+    def warn(self, message: str, key: str | None = None) -> None:
+        """A rate-limited warning through the client's logger (an adapter's internal failures)."""
+        if self.enabled:
+            self._host.warn(message, key=key)
+
+    def new_instance_id(self) -> str:
+        """A fresh node instance id, unique within the process."""
+        return self._host.new_instance_id()

@@ -18,7 +18,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["MAX_PAYLOAD_BYTES", "PREVIEW_CHARS", "approx_size", "encoded_size", "fits", "shrink_measured", "shrink_oversized", "shrink_text"]
+__all__ = [
+    "MAX_PAYLOAD_BYTES",
+    "PREVIEW_CHARS",
+    "approx_size",
+    "encoded_size",
+    "fits",
+    "shrink_measured",
+    "shrink_oversized",
+    "shrink_text",
+]
 
 MAX_PAYLOAD_BYTES = 524_288
 PREVIEW_CHARS = 65_536

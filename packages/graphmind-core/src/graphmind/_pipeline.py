@@ -47,7 +47,19 @@ __all__ = ["HIDEABLE_ORDER", "IDENTITY_FIELDS", "EventPipeline"]
 
 # Fields whose unreadability makes the event meaningless: it is dropped.
 IDENTITY_FIELDS = frozenset(
-    {"type", "seq", "ts", "runId", "nodeId", "instanceId", "kind", "name", "gateId", "gate", "parentInstanceId"}
+    {
+        "type",
+        "seq",
+        "ts",
+        "runId",
+        "nodeId",
+        "instanceId",
+        "kind",
+        "name",
+        "gateId",
+        "gate",
+        "parentInstanceId",
+    }
 )
 # Order of `redaction.keys`, whatever the order of the fields in the event.
 HIDEABLE_ORDER = ("input", "output", "value", "deltas")
@@ -67,8 +79,27 @@ _DELTA_IDS = ("toolCallId", "toolName")
 # What the gate engine writes (NodeExecution and the gates): payloads, and scalars it makes itself.
 _ENGINE_PAYLOADS = ("input", "output", "value", "deltas", "attrs", "error", "usage", "loop", "actions")
 _ENGINE_KEYS = frozenset(
-    {*_ENGINE_PAYLOADS, "type", "runId", "nodeId", "instanceId", "kind", "name", "parentInstanceId", "seq", "ts",
-     "durationMs", "heldMs", "injected", "cutShort", "gateId", "gate", "reason", "by", "action"}
+    {
+        *_ENGINE_PAYLOADS,
+        "type",
+        "runId",
+        "nodeId",
+        "instanceId",
+        "kind",
+        "name",
+        "parentInstanceId",
+        "seq",
+        "ts",
+        "durationMs",
+        "heldMs",
+        "injected",
+        "cutShort",
+        "gateId",
+        "gate",
+        "reason",
+        "by",
+        "action",
+    }
 )
 _MISSING: Any = object()
 # The identity fields of an engine-built event (ids, kind, name, seq, ts, timings), as JSON: about.
@@ -116,7 +147,9 @@ class EventPipeline:
         sized = self.process_sized(event, trusted)
         return None if sized is None else sized[0]
 
-    def process_sized(self, event: dict[str, Any], trusted: bool = False) -> tuple[dict[str, Any], int] | None:
+    def process_sized(
+        self, event: dict[str, Any], trusted: bool = False
+    ) -> tuple[dict[str, Any], int] | None:
         """`process`, and about how many characters the result takes as JSON (for the replay
         buffer's byte budget: the event is encoded later, by the transport thread, if ever)."""
         try:
@@ -153,7 +186,13 @@ class EventPipeline:
             if role is None or role is _ID:
                 t = type(v)
                 # The common case: a plain scalar (`v - v == 0` is False for NaN and ±Infinity).
-                if (t is str and v.isascii()) or t is int or t is bool or v is None or (t is float and v - v == 0):
+                if (
+                    (t is str and v.isascii())
+                    or t is int
+                    or t is bool
+                    or v is None
+                    or (t is float and v - v == 0)
+                ):
                     out[k] = v
                     size += len(v) if t is str else 8
                     continue

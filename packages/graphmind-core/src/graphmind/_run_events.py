@@ -1,6 +1,7 @@
-"""Run events: `run.started` / `run.finished`, the registry of live runs, the implicit run.
+"""Runs: `run.started` / `run.finished`, the registry of live runs, the run of the calling code,
+the implicit run. Owned by the client.
 
-Mixed into `Client`. Calls made outside any `client.run(...)` share one implicit run per client.
+Calls made outside any `client.run(...)` share one implicit run per client.
 """
 
 from __future__ import annotations
@@ -12,54 +13,75 @@ from typing import Any
 
 from . import protocol as proto
 from ._clock import Clock, round_ms
-from ._config import Options
 from ._errors import RunAborted
-from ._loop_guard import LoopGuard
+from ._node import describe_error
 from ._run import RunContext
 
+Emit = Callable[[dict[str, Any]], int]
 
-class RunEvents:
-    options: Options
-    app: str
-    _clock: Clock
-    _lock: threading.Lock
-    _runs: dict[str, RunContext]
-    _implicit_run: RunContext | None
-    _current_run: contextvars.ContextVar[RunContext | None]
-    _loop_guard: LoopGuard
-    _emit: Callable[[dict[str, Any]], int]
+
+class Runs:
+    def __init__(
+        self,
+        app: str,
+        meta: dict[str, Any],
+        clock: Clock,
+        emit: Emit,
+        live: Callable[[], bool],
+        forget: Callable[[str], None],
+        key: str,
+    ) -> None:
+        self._app = app
+        self._meta = meta
+        self._clock = clock
+        self._emit = emit
+        self._live = live
+        self._forget = forget  # the loop guard's streaks of a run that ended
+        self._lock = threading.Lock()
+        self._runs: dict[str, RunContext] = {}
+        self._implicit: RunContext | None = None
+        self.current: contextvars.ContextVar[RunContext | None] = contextvars.ContextVar(
+            f"graphmind_run_{key}", default=None
+        )
+
+    def find(self, run_id: str) -> RunContext | None:
+        with self._lock:
+            return self._runs.get(run_id)
 
     @property
-    def live(self) -> bool:  # overridden by Client (enabled and not disposed)
-        return False
+    def count(self) -> int:
+        with self._lock:
+            return len(self._runs)
 
-    def _start_run(self, name: str, meta: dict[str, Any] | None, implicit: bool = False) -> RunContext:
-        run = RunContext(name=name, meta=dict(meta or {}), implicit=implicit, started_ms=self._clock())
-        if not self.live:
-            return run
+    def _started(self, run: RunContext, meta: dict[str, Any]) -> None:
         with self._lock:
             self._runs[run.run_id] = run
         self._emit(
             {
                 "type": proto.RUN_STARTED,
                 "runId": run.run_id,
-                "name": name,
-                "app": self.app,
+                "name": run.name,
+                "app": self._app,
                 "nodeId": run.node_id,
                 "instanceId": run.run_id,
                 "kind": "agent",
-                "meta": {**self.options.meta, **run.meta},
-                "implicit": implicit,
+                "meta": meta,
+                "implicit": run.implicit,
             }
         )
+
+    def start(self, name: str, meta: dict[str, Any] | None) -> RunContext:
+        run = RunContext(name=name, meta=dict(meta or {}), started_ms=self._clock())
+        if self._live():
+            self._started(run, {**self._meta, **run.meta})
         return run
 
-    def _finish_run(self, run: RunContext, error: BaseException | None) -> None:
-        if not self.live:
+    def finish(self, run: RunContext, error: BaseException | None) -> None:
+        if not self._live():
             return
         with self._lock:
             self._runs.pop(run.run_id, None)
-        self._loop_guard.forget_run(run.run_id)
+        self._forget(run.run_id)
         if run.aborted or isinstance(error, RunAborted):
             status = "aborted"
         elif error is not None:
@@ -75,37 +97,26 @@ class RunEvents:
             "durationMs": round_ms(self._clock() - run.started_ms),
         }
         if status == "error" and error is not None:
-            from ._node import describe_error
-
             event["error"] = describe_error(error)
         self._emit(event)
 
-    def _run_for_call(self) -> RunContext:
-        run = self._current_run.get()
+    def for_call(self) -> RunContext:
+        """The run a call belongs to: the calling code's, else the implicit run (started on first use)."""
+        run = self.current.get()
         if run is not None:
             return run
-        implicit = self._implicit_run
+        implicit = self._implicit
         if implicit is None:
             with self._lock:
-                implicit = self._implicit_run
+                implicit = self._implicit
                 if implicit is None:
-                    implicit = RunContext(name=self.app, implicit=True)
-                    self._implicit_run = implicit
+                    implicit = self._implicit = RunContext(name=self._app, implicit=True)
             if implicit.started_ms == 0.0:
                 implicit.started_ms = self._clock()
-                with self._lock:
-                    self._runs[implicit.run_id] = implicit
-                self._emit(
-                    {
-                        "type": proto.RUN_STARTED,
-                        "runId": implicit.run_id,
-                        "name": implicit.name,
-                        "app": self.app,
-                        "nodeId": implicit.node_id,
-                        "instanceId": implicit.run_id,
-                        "kind": "agent",
-                        "meta": dict(self.options.meta),
-                        "implicit": True,
-                    }
-                )
+                self._started(implicit, dict(self._meta))
         return implicit
+
+    def finish_implicit(self) -> None:
+        implicit = self._implicit
+        if implicit is not None and implicit.started_ms:
+            self.finish(implicit, None)

@@ -12,34 +12,36 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ._run import RunContext
 
 if TYPE_CHECKING:
-    from ._client import Client
+    from ._engine import Engine
+    from ._run_events import Runs
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 class RunScope:
-    def __init__(self, client: Client, name: str, meta: dict[str, Any] | None) -> None:
-        self._client = client
+    def __init__(self, engine: Engine, runs: Runs, name: str, meta: dict[str, Any] | None) -> None:
+        self._engine = engine
+        self._runs = runs
         self._name = name
         self._meta = meta
         self._run: RunContext | None = None
         self._token: contextvars.Token[RunContext | None] | None = None
 
     def __enter__(self) -> RunContext:
-        client = self._client
-        if client._attach_wait.pending:
-            client._wait_for_attach()
+        self._engine.attach_once()
         return self._enter()
 
     async def __aenter__(self) -> RunContext:
-        await self._client.await_attach_once()
+        await self._engine.await_attach()
         return self._enter()
 
     def _enter(self) -> RunContext:
         if self._run is not None:
-            raise RuntimeError("graphmind: a run scope can be entered once; call client.run(...) again for a new run")
-        self._run = self._client._start_run(self._name, self._meta)
-        self._token = self._client._current_run.set(self._run)
+            raise RuntimeError(
+                "graphmind: a run scope can be entered once; call client.run(...) again for a new run"
+            )
+        self._run = self._runs.start(self._name, self._meta)
+        self._token = self._runs.current.set(self._run)
         return self._run
 
     def __exit__(
@@ -47,10 +49,10 @@ class RunScope:
     ) -> None:
         assert self._run is not None and self._token is not None
         try:
-            self._client._current_run.reset(self._token)
+            self._runs.current.reset(self._token)
         except ValueError:  # exited in another context (a generator moved between tasks): leave it
             pass
-        self._client._finish_run(self._run, exc)
+        self._runs.finish(self._run, exc)
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -59,19 +61,19 @@ class RunScope:
 
     def __call__(self, fn: F) -> F:
         """As a decorator: every call of `fn` is one run (the run context: `client.current_run()`)."""
-        client, name, meta = self._client, self._name, self._meta
+        engine, runs, name, meta = self._engine, self._runs, self._name, self._meta
         if inspect.iscoroutinefunction(fn):
 
             @functools.wraps(fn)
             async def arun(*args: Any, **kwargs: Any) -> Any:
-                async with RunScope(client, name, meta):
+                async with RunScope(engine, runs, name, meta):
                     return await fn(*args, **kwargs)
 
             return arun  # type: ignore[return-value]
 
         @functools.wraps(fn)
         def run(*args: Any, **kwargs: Any) -> Any:
-            with RunScope(client, name, meta):
+            with RunScope(engine, runs, name, meta):
                 return fn(*args, **kwargs)
 
         return run  # type: ignore[return-value]

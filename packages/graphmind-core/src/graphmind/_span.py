@@ -11,18 +11,17 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from . import protocol as proto
-from ._engine import NodeExecution
 from ._node import NodeSpec
 
 if TYPE_CHECKING:
-    from ._client import Client
+    from ._engine import Engine, NodeExecution
 
 _SPAN_ACTIONS = (proto.CONTINUE, proto.ABORT)
 
 
 class Span:
-    def __init__(self, client: Client, name: str, kind: str, input: Any) -> None:
-        self._client = client
+    def __init__(self, engine: Engine, name: str, kind: str, input: Any) -> None:
+        self._engine = engine
         self.name = name
         self.kind = kind
         self.input = input
@@ -41,14 +40,14 @@ class Span:
             self._ex.token(text, t)
 
     def _start(self) -> NodeExecution | None:
-        if not self._client.live:
+        if not self._engine.live:
             return None
-        self._ex = self._client.start_node(NodeSpec(self.name, self.kind, self.input, actions=_SPAN_ACTIONS))
+        self._ex = self._engine.start_node(NodeSpec(self.name, self.kind, self.input, actions=_SPAN_ACTIONS))
         return self._ex
 
     def _activate(self) -> None:
         if self._ex is not None:
-            self._token = self._client._current_node.set(self._ex.instance_id)
+            self._token = self._ex.host.current_node.set(self._ex.instance_id)
 
     def __enter__(self) -> Span:
         ex = self._start()
@@ -67,9 +66,9 @@ class Span:
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        if self._token is not None:
+        if self._token is not None and self._ex is not None:
             try:
-                self._client._current_node.reset(self._token)
+                self._ex.host.current_node.reset(self._token)
             except ValueError:
                 pass
         ex = self._ex

@@ -1,4 +1,4 @@
-"""Model steps grouped into invocations (AI SDK page, "Node identity").
+"""Model steps grouped into invocations (docs/protocol.md, "Model step identity").
 
 Within one run, a step whose prompt starts with the same first message as the previous step and has
 grown continues that invocation (`<invocationId>:s2`, `:s3`, …); anything else starts a new one.

@@ -1,50 +1,58 @@
 """Streamed tokens: a batch that no later delta sends is sent by the flusher within the interval.
 
-Mixed into `Client`; one daemon thread per client, started on the first waiting batch.
+Owned by the client; one daemon thread per client, started on the first waiting batch.
 """
 
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import Protocol
 
 from ._warn import Warner
 
-if TYPE_CHECKING:
-    from ._engine import NodeExecution
+
+class Flushable(Protocol):
+    """A node with a token batch waiting."""
+
+    @property
+    def instance_id(self) -> str: ...
+    def flush_tokens(self) -> None: ...
 
 
 class TokenFlusher:
-    _lock: threading.Lock
-    _token_pending: dict[str, NodeExecution]
-    _token_wakeup: threading.Event
-    _token_thread: threading.Thread | None
-    _token_flush_ms: float
-    _disposed: bool
-    _warn: Warner
+    def __init__(self, interval_ms: float, warn: Warner, stopped: Callable[[], bool]) -> None:
+        self._interval = interval_ms / 1000.0
+        self._warn = warn
+        self._stopped = stopped
+        self._lock = threading.Lock()
+        self._pending: dict[str, Flushable] = {}
+        self._wakeup = threading.Event()
+        self._thread: threading.Thread | None = None
 
-    def _schedule_token_flush(self, ex: NodeExecution) -> None:
+    def schedule(self, node: Flushable) -> None:
         """A node has a token batch waiting: send it within the flush interval even if no delta follows."""
         with self._lock:
-            self._token_pending[ex.instance_id] = ex
-            if self._token_thread is None:
-                self._token_thread = threading.Thread(target=self._token_flusher, name="graphmind-tokens", daemon=True)
-                self._token_thread.start()
-        self._token_wakeup.set()
+            self._pending[node.instance_id] = node
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._main, name="graphmind-tokens", daemon=True)
+                self._thread.start()
+        self._wakeup.set()
 
-    def _token_flusher(self) -> None:
-        interval = self._token_flush_ms / 1000.0
-        while not self._disposed:
-            if not self._token_wakeup.wait(1.0):
+    def _main(self) -> None:
+        while not self._stopped():
+            if not self._wakeup.wait(1.0):
                 continue
-            self._token_wakeup.clear()
-            # The batching window: deltas arriving meanwhile join the same frame.
-            self._token_wakeup.wait(interval) if interval > 0 else None
+            self._wakeup.clear()
+            if self._interval > 0:
+                self._wakeup.wait(
+                    self._interval
+                )  # the batching window: deltas arriving meanwhile join the same frame
             with self._lock:
-                pending = list(self._token_pending.values())
-                self._token_pending.clear()
-            for ex in pending:
+                pending = list(self._pending.values())
+                self._pending.clear()
+            for node in pending:
                 try:
-                    ex.flush_tokens()
+                    node.flush_tokens()
                 except Exception as exc:  # pragma: no cover - defensive: the flusher must not die
                     self._warn(f"[graphmind] could not send streamed tokens: {exc!r}", key="token-flush")

@@ -10,13 +10,13 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._code_holds import BreakpointArg, CodeHolds, Condition
 from ._node import NodeSpec
 
 if TYPE_CHECKING:
-    from ._client import Client
+    from ._engine import Engine
 
 F = TypeVar("F", bound=Callable[..., Any])
 ToolsT = TypeVar("ToolsT")
@@ -79,7 +79,7 @@ class _ArgDescriber:
         return {"args": list(args), **kwargs}
 
 
-def gate_callable(client: Client, fn: F, name: str, kind: str = "tool", holds: CodeHolds | None = None) -> F:
+def gate_callable(engine: Engine, fn: F, name: str, kind: str = "tool", holds: CodeHolds | None = None) -> F:
     """The one place a plain callable becomes a gated one."""
     describe = _ArgDescriber(fn)
     node_id = f"{kind}:{name}"
@@ -95,118 +95,100 @@ def gate_callable(client: Client, fn: F, name: str, kind: str = "tool", holds: C
 
         @functools.wraps(fn)
         async def agated(*args: Any, **kwargs: Any) -> Any:
-            if not client.live:
+            if not engine.live:
                 return await fn(*args, **kwargs)
             spec = NodeSpec(name, kind, describe(args, kwargs), node_id, breakpoints=gates, hold_if=hold_if)
-            return await client.aexecute(spec, lambda: fn(*args, **kwargs))
+            return await engine.aexecute(spec, lambda: fn(*args, **kwargs))
 
         gated: Any = agated
     else:
 
         @functools.wraps(fn)
         def sgated(*args: Any, **kwargs: Any) -> Any:
-            if not client.live:
+            if not engine.live:
                 return fn(*args, **kwargs)
             spec = NodeSpec(name, kind, describe(args, kwargs), node_id, breakpoints=gates, hold_if=hold_if)
-            return client.execute(spec, lambda: fn(*args, **kwargs))
+            return engine.execute(spec, lambda: fn(*args, **kwargs))
 
         gated = sgated
     setattr(gated, WRAPPED_ATTR, fn)
     gated.__graphmind_node__ = node_id
-    return gated
+    return gated  # type: ignore[no-any-return]
 
 
-class Wrappers:
-    """Mixed into Client."""
+def wrap(
+    engine: Engine,
+    fn: F,
+    name: str | None = None,
+    *,
+    breakpoint: BreakpointArg = None,
+    hold_if: Condition | None = None,
+) -> F:
+    """A gated version of `fn`, producing a `tool:<name>` node per call (holds: _code_holds.py)."""
+    holds = CodeHolds.of(breakpoint, hold_if)  # a bad value is an error even when disabled
+    if not engine.enabled:
+        return fn
+    if hasattr(fn, WRAPPED_ATTR):
+        return fn
+    if not callable(fn):
+        raise TypeError(f"graphmind: wrap() takes a callable, got {type(fn).__name__}")
+    return gate_callable(engine, fn, name or _tool_name(fn), holds=holds)
 
-    enabled: bool
 
-    def wrap(
-        self, fn: F, name: str | None = None, *, breakpoint: BreakpointArg = None, hold_if: Condition | None = None
-    ) -> F:
-        """A gated version of `fn`, producing a `tool:<name>` node per call.
+def wrap_tools(
+    engine: Engine, tools: ToolsT, *, breakpoint: BreakpointArg = None, hold_if: Condition | None = None
+) -> ToolsT:
+    """Wraps a `{name: callable}` dict (keys name the nodes), a list, or one callable; same shape back.
+    `breakpoint` / `hold_if` apply to each tool."""
+    CodeHolds.of(breakpoint, hold_if)
+    if not engine.enabled:
+        return tools
+    holds: dict[str, Any] = {"breakpoint": breakpoint, "hold_if": hold_if}
+    if isinstance(tools, Mapping):
+        return {key: wrap(engine, fn, str(key), **holds) for key, fn in tools.items()}  # type: ignore[return-value]
+    if isinstance(tools, (list, tuple)):
+        return type(tools)(wrap(engine, fn, **holds) for fn in tools)
+    if callable(tools):
+        return wrap(engine, tools, **holds)
+    raise TypeError(f"graphmind: wrap_tools() takes a dict, a list or a callable, got {type(tools).__name__}")
 
-        `breakpoint`: hold at that gate (True or "before", "after", "error", or several) whenever a
-        hub is attached; `hold_if`: a callable given the call's arguments as keyword arguments,
-        returning a bool or a reason string, checked at the before gate (_code_holds.py)."""
-        holds = CodeHolds.of(breakpoint, hold_if)  # a bad value is an error even when disabled
-        if not self.enabled:
-            return fn
-        if hasattr(fn, WRAPPED_ATTR):
-            return fn
-        if not callable(fn):
-            raise TypeError(f"graphmind: wrap() takes a callable, got {type(fn).__name__}")
-        return gate_callable(self, fn, name or _tool_name(fn), holds=holds)  # type: ignore[arg-type]
 
-    @overload
-    def tool(self, name: F) -> F: ...
-    @overload
-    def tool(
-        self, name: str | None = None, *, breakpoint: BreakpointArg = None, hold_if: Condition | None = None
-    ) -> Callable[[F], F]: ...
+def wrap_method(
+    engine: Engine,
+    obj: Any,
+    method_name: str,
+    name: str | None = None,
+    *,
+    breakpoint: BreakpointArg = None,
+    hold_if: Condition | None = None,
+) -> Any:
+    """Gates one method of one object, in place (other instances are untouched). Returns `obj`."""
+    CodeHolds.of(breakpoint, hold_if)
+    if not engine.enabled:
+        return obj
+    current = getattr(obj, method_name)
+    if hasattr(current, WRAPPED_ATTR):
+        return obj
+    gated = wrap(engine, current, name or method_name, breakpoint=breakpoint, hold_if=hold_if)
+    gated.__graphmind_own_attr__ = method_name in getattr(obj, "__dict__", {})
+    try:
+        setattr(obj, method_name, gated)
+    except (AttributeError, TypeError, ValueError):
+        # pydantic models and frozen dataclasses refuse setattr; the instance dict still takes it.
+        object.__setattr__(obj, method_name, gated)
+    return obj
 
-    def tool(self, name: Any = None, *, breakpoint: BreakpointArg = None, hold_if: Condition | None = None) -> Any:
-        """`@client.tool`, `@client.tool()`, `@client.tool("search")`, `@client.tool(name="search")`,
-        `@client.tool(breakpoint="before")`, `@client.tool(hold_if=lambda amount, **_: amount > 100)`."""
-        if callable(name):
-            return self.wrap(name, breakpoint=breakpoint, hold_if=hold_if)
-        CodeHolds.of(breakpoint, hold_if)  # say what is wrong at the decorator line, not at the first call
 
-        def decorate(fn: F) -> F:
-            return self.wrap(fn, name, breakpoint=breakpoint, hold_if=hold_if)
-
-        return decorate
-
-    def wrap_tools(self, tools: ToolsT, *, breakpoint: BreakpointArg = None, hold_if: Condition | None = None) -> ToolsT:
-        """Wraps a `{name: callable}` dict (keys name the nodes), a list, or one callable; same shape back.
-        `breakpoint` / `hold_if` apply to each tool."""
-        CodeHolds.of(breakpoint, hold_if)
-        if not self.enabled:
-            return tools
-        holds: dict[str, Any] = {"breakpoint": breakpoint, "hold_if": hold_if}
-        if isinstance(tools, Mapping):
-            return {key: self.wrap(fn, str(key), **holds) for key, fn in tools.items()}  # type: ignore[return-value]
-        if isinstance(tools, (list, tuple)):
-            return type(tools)(self.wrap(fn, **holds) for fn in tools)
-        if callable(tools):
-            return self.wrap(tools, **holds)
-        raise TypeError(f"graphmind: wrap_tools() takes a dict, a list or a callable, got {type(tools).__name__}")
-
-    def wrap_method(
-        self,
-        obj: Any,
-        method_name: str,
-        name: str | None = None,
-        *,
-        breakpoint: BreakpointArg = None,
-        hold_if: Condition | None = None,
-    ) -> Any:
-        """Gates one method of one object, in place (other instances are untouched). Returns `obj`."""
-        CodeHolds.of(breakpoint, hold_if)
-        if not self.enabled:
-            return obj
-        current = getattr(obj, method_name)
-        if hasattr(current, WRAPPED_ATTR):
-            return obj
-        gated = self.wrap(current, name or method_name, breakpoint=breakpoint, hold_if=hold_if)
-        gated.__graphmind_own_attr__ = method_name in getattr(obj, "__dict__", {})
+def unwrap_method(obj: Any, method_name: str) -> Any:
+    """Undoes `wrap_method`. Returns `obj`."""
+    current = getattr(obj, method_name, None)
+    if current is None or not hasattr(current, WRAPPED_ATTR):
+        return obj
+    if getattr(current, "__graphmind_own_attr__", False):
+        object.__setattr__(obj, method_name, getattr(current, WRAPPED_ATTR))
+    else:
         try:
-            setattr(obj, method_name, gated)
-        except (AttributeError, TypeError, ValueError):
-            # pydantic models and frozen dataclasses refuse setattr; the instance dict still takes it.
-            object.__setattr__(obj, method_name, gated)
-        return obj
-
-    def unwrap_method(self, obj: Any, method_name: str) -> Any:
-        """Undoes `wrap_method`. Returns `obj`."""
-        current = getattr(obj, method_name, None)
-        if current is None or not hasattr(current, WRAPPED_ATTR):
-            return obj
-        if getattr(current, "__graphmind_own_attr__", False):
-            object.__setattr__(obj, method_name, getattr(current, WRAPPED_ATTR))
-        else:
-            try:
-                delattr(obj, method_name)
-            except (AttributeError, TypeError):
-                object.__delattr__(obj, method_name)
-        return obj
+            delattr(obj, method_name)
+        except (AttributeError, TypeError):
+            object.__delattr__(obj, method_name)
+    return obj

@@ -26,7 +26,17 @@ GRAPH_HINT: Final = "graph.hint"
 EXEC_PAUSED: Final = "exec.paused"
 EXEC_RESUMED: Final = "exec.resumed"
 EVENT_TYPES: Final = frozenset(
-    {RUN_STARTED, RUN_FINISHED, NODE_STARTED, NODE_TOKEN, NODE_FINISHED, NODE_ERROR, GRAPH_HINT, EXEC_PAUSED, EXEC_RESUMED}
+    {
+        RUN_STARTED,
+        RUN_FINISHED,
+        NODE_STARTED,
+        NODE_TOKEN,
+        NODE_FINISHED,
+        NODE_ERROR,
+        GRAPH_HINT,
+        EXEC_PAUSED,
+        EXEC_RESUMED,
+    }
 )
 
 # Control frames

@@ -1,8 +1,8 @@
 """GraphMind for LangChain and LangGraph: a callback handler that sees every run, and gates that can change it.
 
-    from graphmind_langchain import GraphmindCallbackHandler, gate_model, gate_tools
+from graphmind_langchain import GraphmindCallbackHandler, gate_model, gate_tools
 
-    agent.invoke(inputs, config={"callbacks": [GraphmindCallbackHandler()]})
+agent.invoke(inputs, config={"callbacks": [GraphmindCallbackHandler()]})
 """
 
 from ._gating import gate_model, gate_tools, ungate_model, ungate_tools

@@ -31,7 +31,9 @@ def message_json(message: BaseMessage) -> dict[str, Any]:
     out: dict[str, Any] = {"role": message.type, "content": message.content}
     tool_calls = getattr(message, "tool_calls", None)
     if tool_calls:
-        out["tool_calls"] = [{"name": c.get("name"), "args": c.get("args"), "id": c.get("id")} for c in tool_calls]
+        out["tool_calls"] = [
+            {"name": c.get("name"), "args": c.get("args"), "id": c.get("id")} for c in tool_calls
+        ]
     if isinstance(message, ToolMessage):
         out["tool_call_id"] = message.tool_call_id
     if message.name:
@@ -58,7 +60,9 @@ def ai_json(message: BaseMessage) -> dict[str, Any]:
     out: dict[str, Any] = {"content": message.content}
     tool_calls = getattr(message, "tool_calls", None)
     if tool_calls:
-        out["tool_calls"] = [{"name": c.get("name"), "args": c.get("args"), "id": c.get("id")} for c in tool_calls]
+        out["tool_calls"] = [
+            {"name": c.get("name"), "args": c.get("args"), "id": c.get("id")} for c in tool_calls
+        ]
     return out
 
 
@@ -114,11 +118,15 @@ def chunks_usage(chunks: Sequence[ChatGenerationChunk]) -> dict[str, Any] | None
     for c in chunks:
         usage = getattr(c.message, "usage_metadata", None)
         if usage:
-            total = _usage_from_metadata(usage) if total is None else {
-                "inputTokens": (total["inputTokens"] or 0) + (usage.get("input_tokens") or 0),
-                "outputTokens": (total["outputTokens"] or 0) + (usage.get("output_tokens") or 0),
-                "totalTokens": (total["totalTokens"] or 0) + (usage.get("total_tokens") or 0),
-            }
+            total = (
+                _usage_from_metadata(usage)
+                if total is None
+                else {
+                    "inputTokens": (total["inputTokens"] or 0) + (usage.get("input_tokens") or 0),
+                    "outputTokens": (total["outputTokens"] or 0) + (usage.get("output_tokens") or 0),
+                    "totalTokens": (total["totalTokens"] or 0) + (usage.get("total_tokens") or 0),
+                }
+            )
     return total
 
 
@@ -138,7 +146,7 @@ def _tool_calls(reply: ModelReply) -> list[dict[str, Any]]:
 def to_ai_message(value: Any) -> AIMessage:
     """The one model-reply shape (docs/protocol.md) as LangChain's `AIMessage`."""
     reply = parse_model_reply(value)
-    return AIMessage(content=reply.content or "", tool_calls=_tool_calls(reply))  # type: ignore[arg-type]
+    return AIMessage(content=reply.content or "", tool_calls=_tool_calls(reply))
 
 
 def to_chat_result(value: Any) -> ChatResult:
@@ -153,7 +161,13 @@ def describe_chunks(chunks: list[ChatGenerationChunk]) -> tuple[Any, dict[str, A
 def to_chunk(value: Any) -> ChatGenerationChunk:
     reply = parse_model_reply(value)
     chunks = [
-        {"name": c["name"], "args": json.dumps(c["args"]), "id": c["id"], "index": i, "type": "tool_call_chunk"}
+        {
+            "name": c["name"],
+            "args": json.dumps(c["args"]),
+            "id": c["id"],
+            "index": i,
+            "type": "tool_call_chunk",
+        }
         for i, c in enumerate(_tool_calls(reply))
     ]
     return ChatGenerationChunk(message=AIMessageChunk(content=reply.content or "", tool_call_chunks=chunks))  # type: ignore[arg-type]
@@ -178,7 +192,9 @@ def documents_json(documents: Sequence[Any]) -> list[Any]:
     out = []
     for d in documents:
         content = getattr(d, "page_content", None)
-        out.append({"page_content": content, "metadata": getattr(d, "metadata", {})} if content is not None else d)
+        out.append(
+            {"page_content": content, "metadata": getattr(d, "metadata", {})} if content is not None else d
+        )
     return out
 
 

@@ -31,48 +31,9 @@ from . import _registry as registry
 from ._describe import documents_json, llm_result_json, llm_result_usage, tool_output_json, tool_roster
 from ._dual import dual
 from ._inline import InlineExceptTextLlmStart
+from ._links import Link, name_of, root_line, run_name
 from ._nodes import OBSERVE_ONLY_ACTIONS, llm_spec, llm_step, model_name, tool_spec
 from ._tokens import emit
-
-
-class _Link:
-    """What the handler remembers about one LangChain run id."""
-
-    __slots__ = ("ex", "owns_run", "parent", "run", "tool_ids")
-
-    def __init__(self, run: RunContext | None, parent: str | None, ex: NodeExecution | None = None, owns_run: bool = False) -> None:
-        self.run = run
-        self.parent = parent
-        self.ex = ex
-        self.owns_run = owns_run
-        self.tool_ids: dict[int, tuple[str, str]] = {}
-
-
-def _run_name(serialized: Any, kwargs: dict[str, Any]) -> str:
-    """A run is named after its graph: `compile(name=...)`, `create_react_agent(name=...)` or the
-    config's `run_name` arrive as the callback's `name`; `serialized` names only the class
-    (langchain-core 0.3 passes {"name": "LangGraph"} for every compiled graph), so it comes second."""
-    name = kwargs.get("name")
-    return name if isinstance(name, str) and name else _name(serialized, kwargs, "chain")
-
-
-def _name(serialized: Any, kwargs: dict[str, Any], default: str) -> str:
-    if isinstance(serialized, dict):
-        name = serialized.get("name")
-        if isinstance(name, str) and name:
-            return name
-        ids = serialized.get("id")
-        if isinstance(ids, list) and ids and isinstance(ids[-1], str):
-            return ids[-1]
-    name = kwargs.get("name")
-    return name if isinstance(name, str) and name else default
-
-
-def _root_line(run: RunContext | None, run_id: UUID) -> UUID | None:
-    """A LangChain root call (no parent run) outside any GraphMind run is a line of execution of its
-    own for the loop streak: LangChain makes each top-level `invoke` a separate run, so identical
-    top-level calls (parametrized tests on one thread, requests of a thread pool) are not a loop."""
-    return run_id if run is None else None
 
 
 class GraphmindCallbackHandler(BaseCallbackHandler):
@@ -92,7 +53,7 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
 
     def __init__(self, session: graphmind.Client | None = None) -> None:
         self._session = session
-        self._links: dict[UUID, _Link] = {}
+        self._links: dict[UUID, Link] = {}
 
     def _client(self) -> Engine:
         return engine_for(self._session)
@@ -105,13 +66,24 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
 
     @staticmethod
     def _fail_open(client: Engine, where: str, exc: Exception) -> None:
-        client.warn(f"[graphmind] the LangChain handler failed in {where} ({type(exc).__name__}: {exc}); "
-                            "the call goes on unobserved (GRAPHMIND_DISABLED=1 turns GraphMind off)", key=f"lc-{where}")
+        client.warn(
+            f"[graphmind] the LangChain handler failed in {where} ({type(exc).__name__}: {exc}); "
+            "the call goes on unobserved (GRAPHMIND_DISABLED=1 turns GraphMind off)",
+            key=f"lc-{where}",
+        )
 
     # ---- chains: the parent structure; a root chain is a run ----------------------------------
-    def on_chain_start(self, serialized: dict[str, Any] | None, inputs: Any, *, run_id: UUID,
-                       parent_run_id: UUID | None = None, tags: list[str] | None = None,
-                       metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
+    def on_chain_start(
+        self,
+        serialized: dict[str, Any] | None,
+        inputs: Any,
+        *,
+        run_id: UUID,
+        parent_run_id: UUID | None = None,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
         client = self._client()
         if not client.live:
             return
@@ -120,15 +92,17 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
             if link is not None:
                 if link.run is not None and link.run.aborted:
                     raise RunAborted(link.run.run_id)
-                self._links[run_id] = _Link(link.run, link.ex.instance_id if link.ex is not None else link.parent)
+                self._links[run_id] = Link(
+                    link.run, link.ex.instance_id if link.ex is not None else link.parent
+                )
                 return
             run = client.current_run()
             if run is not None:  # inside `with graphmind.run(...)`: the run is the user's
                 if run.aborted:
                     raise RunAborted(run.run_id)
-                self._links[run_id] = _Link(run, None)
+                self._links[run_id] = Link(run, None)
                 return
-            self._links[run_id] = _Link(client.begin_run(_run_name(serialized, kwargs)), None, owns_run=True)
+            self._links[run_id] = Link(client.begin_run(run_name(serialized, kwargs)), None, owns_run=True)
         except RunAborted:
             raise
         except Exception as exc:
@@ -143,62 +117,99 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
             except Exception as exc:
                 self._fail_open(client, "on_chain_end", exc)
 
-    def on_chain_end(self, outputs: Any, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any) -> None:
+    def on_chain_end(
+        self, outputs: Any, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any
+    ) -> None:
         self._end_chain(run_id, None)
 
-    def on_chain_error(self, error: BaseException, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any) -> None:
+    def on_chain_error(
+        self, error: BaseException, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any
+    ) -> None:
         self._end_chain(run_id, error)
 
     # ---- opening nodes (shared by the sync and async variants) ----------------------------------
-    def _open_model(self, client: Engine, serialized: Any, messages: list[Any], run_id: UUID,
-                    parent_run_id: UUID | None, metadata: dict[str, Any] | None, kwargs: dict[str, Any],
-                    prompts: bool) -> NodeExecution | None:
-        run, parent = self._context(parent_run_id)
+    def _open_model(
+        self,
+        client: Engine,
+        serialized: Any,
+        messages: list[Any],
+        run_id: UUID,
+        kwargs: dict[str, Any],
+        prompts: bool,
+    ) -> NodeExecution | None:
+        run, parent = self._context(kwargs.get("parent_run_id"))
+        metadata = kwargs.get("metadata")
         token = metadata.get(registry.MARK) if metadata else None
         params = kwargs.get("invocation_params") or {}
         step = llm_step(client, run, messages)
-        name = model_name(None, params, metadata) or _name(serialized, kwargs, "model")
-        ex = client.start_node(llm_spec(step, messages, name, token is not None, prompts), run=run, parent_instance_id=parent,
-                               line=_root_line(run, run_id))
+        name = model_name(None, params, metadata) or name_of(serialized, kwargs, "model")
+        ex = client.start_node(
+            llm_spec(step, messages, name, token is not None, prompts),
+            run=run,
+            parent_instance_id=parent,
+            line=root_line(run, run_id),
+        )
         if step.first_step:
             roster = tool_roster(params.get("tools"))
             if roster:
                 client.hint(roster, ex.parent_instance_id, run=ex.run)
-        self._links[run_id] = _Link(ex.run, None, ex)
+        self._links[run_id] = Link(ex.run, None, ex)
         if token is not None:
             registry.last_model_offer.set(registry.offer(run_id, ex, token))
             return None
         return ex
 
-    def _open_tool(self, client: Engine, serialized: Any, input_str: str, run_id: UUID,
-                   parent_run_id: UUID | None, metadata: dict[str, Any] | None, inputs: Any,
-                   kwargs: dict[str, Any]) -> NodeExecution | None:
-        run, parent = self._context(parent_run_id)
+    def _open_tool(
+        self,
+        client: Engine,
+        serialized: Any,
+        input_str: str,
+        run_id: UUID,
+        kwargs: dict[str, Any],
+    ) -> NodeExecution | None:
+        run, parent = self._context(kwargs.get("parent_run_id"))
+        metadata = kwargs.get("metadata")
+        inputs = kwargs.get("inputs")
         token = metadata.get(registry.MARK) if metadata else None
-        name = _name(serialized, kwargs, "tool")
+        name = name_of(serialized, kwargs, "tool")
         instance = kwargs.get("tool_call_id") or run_id.hex
         described = inputs if inputs is not None else input_str
-        ex = client.start_node(tool_spec(name, described, instance, token is not None), run=run, parent_instance_id=parent,
-                               line=_root_line(run, run_id))
-        self._links[run_id] = _Link(ex.run, None, ex)
+        ex = client.start_node(
+            tool_spec(name, described, instance, token is not None),
+            run=run,
+            parent_instance_id=parent,
+            line=root_line(run, run_id),
+        )
+        self._links[run_id] = Link(ex.run, None, ex)
         if token is not None:
             registry.offer(run_id, ex, token)
             return None
         return ex
 
-    def _open_retriever(self, client: Engine, serialized: Any, query: str, run_id: UUID,
-                        parent_run_id: UUID | None, kwargs: dict[str, Any]) -> NodeExecution:
-        run, parent = self._context(parent_run_id)
-        spec = NodeSpec(_name(serialized, kwargs, "retriever"), "retriever", {"query": query},
-                        instance_id=run_id.hex, actions=OBSERVE_ONLY_ACTIONS)
-        ex = client.start_node(spec, run=run, parent_instance_id=parent,
-                               line=_root_line(run, run_id))
-        self._links[run_id] = _Link(ex.run, None, ex)
+    def _open_retriever(
+        self,
+        client: Engine,
+        serialized: Any,
+        query: str,
+        run_id: UUID,
+        kwargs: dict[str, Any],
+    ) -> NodeExecution:
+        run, parent = self._context(kwargs.get("parent_run_id"))
+        spec = NodeSpec(
+            name_of(serialized, kwargs, "retriever"),
+            "retriever",
+            {"query": query},
+            instance_id=run_id.hex,
+            actions=OBSERVE_ONLY_ACTIONS,
+        )
+        ex = client.start_node(spec, run=run, parent_instance_id=parent, line=root_line(run, run_id))
+        self._links[run_id] = Link(ex.run, None, ex)
         return ex
 
     def _open(self, client: Engine, where: str, opener: Any, *args: Any) -> NodeExecution | None:
         try:
-            return opener(client, *args)
+            opened: NodeExecution | None = opener(client, *args)
+            return opened
         except RunAborted:
             raise
         except Exception as exc:
@@ -225,88 +236,76 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
         except Exception as exc:
             self._fail_open(client, "before gate", exc)
 
-    # ---- model starts -------------------------------------------------------------------------
-    def _chat_model_start(self, serialized: dict[str, Any], messages: list[list[Any]], *, run_id: UUID,
-                          parent_run_id: UUID | None = None, tags: list[str] | None = None,
-                          metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
+    # ---- starts: open the node, then pass its before gate (held on the sync path, awaited on async)
+    def _start(self, where: str, opener: Any, *args: Any) -> None:
         client = self._client()
         if client.live:
-            self._hold(client, self._open(client, "on_chat_model_start", self._open_model, serialized,
-                                          messages[0] if messages else [], run_id, parent_run_id, metadata, kwargs, False))
+            self._hold(client, self._open(client, where, opener, *args))
 
-    async def _achat_model_start(self, serialized: dict[str, Any], messages: list[list[Any]], *, run_id: UUID,
-                                 parent_run_id: UUID | None = None, tags: list[str] | None = None,
-                                 metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
+    async def _astart(self, where: str, opener: Any, *args: Any) -> None:
         client = self._client()
         if client.live:
             await client.await_attach()
-            await self._ahold(client, self._open(client, "on_chat_model_start", self._open_model, serialized,
-                                                 messages[0] if messages else [], run_id, parent_run_id, metadata, kwargs, False))
+            await self._ahold(client, self._open(client, where, opener, *args))
+
+    # Each start below is one sync and one async variant of a single line (see _dual.py for why
+    # both exist). LangChain passes run_id, parent_run_id, metadata (and inputs for tools) by name.
+    def _chat_model_start(
+        self, serialized: Any, messages: list[list[Any]], *, run_id: UUID, **kw: Any
+    ) -> None:
+        self._start(
+            "on_chat_model_start",
+            self._open_model,
+            serialized,
+            messages[0] if messages else [],
+            run_id,
+            kw,
+            False,
+        )
+
+    async def _achat_model_start(
+        self, serialized: Any, messages: list[list[Any]], *, run_id: UUID, **kw: Any
+    ) -> None:
+        await self._astart(
+            "on_chat_model_start",
+            self._open_model,
+            serialized,
+            messages[0] if messages else [],
+            run_id,
+            kw,
+            False,
+        )
 
     on_chat_model_start = dual(_chat_model_start, _achat_model_start)
 
-    def _llm_start(self, serialized: dict[str, Any], prompts: list[str], *, run_id: UUID,
-                   parent_run_id: UUID | None = None, tags: list[str] | None = None,
-                   metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        client = self._client()
-        if client.live:
-            self._hold(client, self._open(client, "on_llm_start", self._open_model, serialized, prompts, run_id,
-                                          parent_run_id, metadata, kwargs, True))
+    def _llm_start(self, serialized: Any, prompts: list[str], *, run_id: UUID, **kw: Any) -> None:
+        self._start("on_llm_start", self._open_model, serialized, prompts, run_id, kw, True)
 
-    async def _allm_start(self, serialized: dict[str, Any], prompts: list[str], *, run_id: UUID,
-                          parent_run_id: UUID | None = None, tags: list[str] | None = None,
-                          metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        client = self._client()
-        if client.live:
-            await client.await_attach()
-            await self._ahold(client, self._open(client, "on_llm_start", self._open_model, serialized, prompts, run_id,
-                                                 parent_run_id, metadata, kwargs, True))
+    async def _allm_start(self, serialized: Any, prompts: list[str], *, run_id: UUID, **kw: Any) -> None:
+        await self._astart("on_llm_start", self._open_model, serialized, prompts, run_id, kw, True)
 
     on_llm_start = dual(_llm_start, _allm_start)
 
-    # ---- tool and retriever starts --------------------------------------------------------------
-    def _tool_start(self, serialized: dict[str, Any], input_str: str, *, run_id: UUID,
-                    parent_run_id: UUID | None = None, tags: list[str] | None = None,
-                    metadata: dict[str, Any] | None = None, inputs: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        client = self._client()
-        if client.live:
-            self._hold(client, self._open(client, "on_tool_start", self._open_tool, serialized, input_str, run_id,
-                                          parent_run_id, metadata, inputs, kwargs))
+    def _tool_start(self, serialized: Any, input_str: str, *, run_id: UUID, **kw: Any) -> None:
+        self._start("on_tool_start", self._open_tool, serialized, input_str, run_id, kw)
 
-    async def _atool_start(self, serialized: dict[str, Any], input_str: str, *, run_id: UUID,
-                           parent_run_id: UUID | None = None, tags: list[str] | None = None,
-                           metadata: dict[str, Any] | None = None, inputs: dict[str, Any] | None = None,
-                           **kwargs: Any) -> None:
-        client = self._client()
-        if client.live:
-            await client.await_attach()
-            await self._ahold(client, self._open(client, "on_tool_start", self._open_tool, serialized, input_str, run_id,
-                                                 parent_run_id, metadata, inputs, kwargs))
+    async def _atool_start(self, serialized: Any, input_str: str, *, run_id: UUID, **kw: Any) -> None:
+        await self._astart("on_tool_start", self._open_tool, serialized, input_str, run_id, kw)
 
     on_tool_start = dual(_tool_start, _atool_start)
 
-    def _retriever_start(self, serialized: dict[str, Any], query: str, *, run_id: UUID,
-                         parent_run_id: UUID | None = None, tags: list[str] | None = None,
-                         metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        client = self._client()
-        if client.live:
-            self._hold(client, self._open(client, "on_retriever_start", self._open_retriever, serialized, query,
-                                          run_id, parent_run_id, kwargs))
+    def _retriever_start(self, serialized: Any, query: str, *, run_id: UUID, **kw: Any) -> None:
+        self._start("on_retriever_start", self._open_retriever, serialized, query, run_id, kw)
 
-    async def _aretriever_start(self, serialized: dict[str, Any], query: str, *, run_id: UUID,
-                                parent_run_id: UUID | None = None, tags: list[str] | None = None,
-                                metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        client = self._client()
-        if client.live:
-            await client.await_attach()
-            await self._ahold(client, self._open(client, "on_retriever_start", self._open_retriever, serialized, query,
-                                                 run_id, parent_run_id, kwargs))
+    async def _aretriever_start(self, serialized: Any, query: str, *, run_id: UUID, **kw: Any) -> None:
+        await self._astart("on_retriever_start", self._open_retriever, serialized, query, run_id, kw)
 
     on_retriever_start = dual(_retriever_start, _aretriever_start)
 
     # ---- observing: tokens and endings (sync; inline on async paths, never hold) ----------------
-    def on_llm_new_token(self, token: Any, *, chunk: Any = None, run_id: UUID,
-                         parent_run_id: UUID | None = None, **kwargs: Any) -> None:
+    def on_llm_new_token(
+        self, token: Any, *, chunk: Any = None, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any
+    ) -> None:
         link = self._links.get(run_id)
         if link is None or link.ex is None:
             return
@@ -315,8 +314,15 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
         except Exception as exc:
             self._fail_open(self._client(), "on_llm_new_token", exc)
 
-    def _end(self, run_id: UUID, where: str, output: Any = None, usage: Any = None,
-             error: BaseException | None = None, describe: Any = None) -> None:
+    def _end(
+        self,
+        run_id: UUID,
+        where: str,
+        output: Any = None,
+        usage: Any = None,
+        error: BaseException | None = None,
+        describe: Any = None,
+    ) -> None:
         link = self._links.pop(run_id, None)
         registry.withdraw(run_id)
         ex = link.ex if link is not None else None
@@ -330,23 +336,34 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
         except Exception as exc:
             self._fail_open(self._client(), where, exc)
 
-    def on_llm_end(self, response: Any, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any) -> None:
+    def on_llm_end(
+        self, response: Any, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any
+    ) -> None:
         self._end(run_id, "on_llm_end", response, llm_result_usage, describe=llm_result_json)
 
-    def on_llm_error(self, error: BaseException, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any) -> None:
+    def on_llm_error(
+        self, error: BaseException, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any
+    ) -> None:
         self._end(run_id, "on_llm_error", error=error)
 
-    def on_tool_end(self, output: Any, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any) -> None:
+    def on_tool_end(
+        self, output: Any, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any
+    ) -> None:
         self._end(run_id, "on_tool_end", output, describe=tool_output_json)
 
-    def on_tool_error(self, error: BaseException, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any) -> None:
+    def on_tool_error(
+        self, error: BaseException, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any
+    ) -> None:
         self._end(run_id, "on_tool_error", error=error)
 
-    def on_retriever_end(self, documents: Any, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any) -> None:
+    def on_retriever_end(
+        self, documents: Any, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any
+    ) -> None:
         self._end(run_id, "on_retriever_end", documents, describe=documents_json)
 
-    def on_retriever_error(self, error: BaseException, *, run_id: UUID, parent_run_id: UUID | None = None,
-                           **kwargs: Any) -> None:
+    def on_retriever_error(
+        self, error: BaseException, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any
+    ) -> None:
         self._end(run_id, "on_retriever_error", error=error)
 
     def __repr__(self) -> str:

@@ -53,8 +53,9 @@ def _tee(state: registry.Inside | None) -> Callable[[ChatGenerationChunk], None]
 
 def gated_generate(client: Engine, model: Any, orig: Callable[..., Any], token: str) -> Callable[..., Any]:
     @functools.wraps(orig)
-    def _generate_with_cache(messages: list[Any], stop: list[str] | None = None, run_manager: Any = None,
-                             **kwargs: Any) -> Any:
+    def _generate_with_cache(
+        messages: list[Any], stop: list[str] | None = None, run_manager: Any = None, **kwargs: Any
+    ) -> Any:
         if not client.live or registry.is_inside(token):
             return orig(messages, stop=stop, run_manager=run_manager, **kwargs)
         offer = registry.claim(getattr(run_manager, "run_id", None), token)
@@ -75,8 +76,9 @@ def gated_generate(client: Engine, model: Any, orig: Callable[..., Any], token: 
 
 def gated_agenerate(client: Engine, model: Any, orig: Callable[..., Any], token: str) -> Callable[..., Any]:
     @functools.wraps(orig)
-    async def _agenerate_with_cache(messages: list[Any], stop: list[str] | None = None, run_manager: Any = None,
-                                    **kwargs: Any) -> Any:
+    async def _agenerate_with_cache(
+        messages: list[Any], stop: list[str] | None = None, run_manager: Any = None, **kwargs: Any
+    ) -> Any:
         if not client.live or registry.is_inside(token):
             return await orig(messages, stop=stop, run_manager=run_manager, **kwargs)
         offer = registry.claim(getattr(run_manager, "run_id", None), token)
@@ -99,8 +101,9 @@ def gated_agenerate(client: Engine, model: Any, orig: Callable[..., Any], token:
 
 def gated_stream(client: Engine, model: Any, orig: Callable[..., Any], token: str) -> Callable[..., Any]:
     @functools.wraps(orig)
-    def _stream(messages: list[Any], stop: list[str] | None = None, run_manager: Any = None,
-                **kwargs: Any) -> Iterator[ChatGenerationChunk]:
+    def _stream(
+        messages: list[Any], stop: list[str] | None = None, run_manager: Any = None, **kwargs: Any
+    ) -> Iterator[ChatGenerationChunk]:
         nested = registry.is_inside(token)
         if not client.live or nested is not None:
             tee = _tee(nested)
@@ -108,7 +111,9 @@ def gated_stream(client: Engine, model: Any, orig: Callable[..., Any], token: st
                 tee(chunk)
                 yield chunk
             return
-        offer = registry.claim(getattr(run_manager, "run_id", None), token) or registry.claim_last_model(token)
+        offer = registry.claim(getattr(run_manager, "run_id", None), token) or registry.claim_last_model(
+            token
+        )
         ex = offer.ex if offer is not None else _start(client, model, messages, kwargs)
         tee = _tee(registry.Inside(token, ex, tee=offer is None))
         state = registry.Inside(token)  # nested calls (an inherited _astream's _stream) pass through, untee'd
@@ -127,15 +132,18 @@ def gated_stream(client: Engine, model: Any, orig: Callable[..., Any], token: st
             finally:
                 registry.inside.reset(mark)
 
-        yield from ex.stream_sync(open_stream, advance=step, on_item=tee, describe=describe_chunks, from_injected=to_chunk)
+        yield from ex.stream_sync(
+            open_stream, advance=step, on_item=tee, describe=describe_chunks, from_injected=to_chunk
+        )
 
     return _stream
 
 
 def gated_astream(client: Engine, model: Any, orig: Callable[..., Any], token: str) -> Callable[..., Any]:
     @functools.wraps(orig)
-    async def _astream(messages: list[Any], stop: list[str] | None = None, run_manager: Any = None,
-                       **kwargs: Any) -> AsyncIterator[ChatGenerationChunk]:
+    async def _astream(
+        messages: list[Any], stop: list[str] | None = None, run_manager: Any = None, **kwargs: Any
+    ) -> AsyncIterator[ChatGenerationChunk]:
         nested = registry.is_inside(token)
         if not client.live or nested is not None:
             tee = _tee(nested)
@@ -143,7 +151,9 @@ def gated_astream(client: Engine, model: Any, orig: Callable[..., Any], token: s
                 tee(chunk)
                 yield chunk
             return
-        offer = registry.claim(getattr(run_manager, "run_id", None), token) or registry.claim_last_model(token)
+        offer = registry.claim(getattr(run_manager, "run_id", None), token) or registry.claim_last_model(
+            token
+        )
         if offer is None:
             await client.await_attach()
         ex = offer.ex if offer is not None else _start(client, model, messages, kwargs)
@@ -158,12 +168,18 @@ def gated_astream(client: Engine, model: Any, orig: Callable[..., Any], token: s
                 registry.inside.reset(mark)
 
         def open_stream() -> AsyncIterator[ChatGenerationChunk]:
-            return orig(messages, stop=stop, run_manager=run_manager, **kwargs).__aiter__()
+            stream: AsyncIterator[ChatGenerationChunk] = orig(
+                messages, stop=stop, run_manager=run_manager, **kwargs
+            )
+            return stream.__aiter__()
 
         # aclosing: when this generator is closed early (the app's aclose, or the loop finalizing
         # it), the node's stream is closed at once too and finishes cutShort.
-        async with contextlib.aclosing(ex.stream_async(open_stream, advance=step, on_item=tee,
-                                                       describe=describe_chunks, from_injected=to_chunk)) as chunks:
+        async with contextlib.aclosing(
+            ex.stream_async(
+                open_stream, advance=step, on_item=tee, describe=describe_chunks, from_injected=to_chunk
+            )
+        ) as chunks:
             async for chunk in chunks:
                 yield chunk
 

@@ -22,7 +22,9 @@ from ._describe import first_message_key, messages_input
 OBSERVE_ONLY_ACTIONS = ("continue", "abort")
 
 
-def model_name(model: Any = None, params: dict[str, Any] | None = None, metadata: dict[str, Any] | None = None) -> str | None:
+def model_name(
+    model: Any = None, params: dict[str, Any] | None = None, metadata: dict[str, Any] | None = None
+) -> str | None:
     for source in (params or {}, metadata or {}):
         for key in ("model", "model_name", "ls_model_name"):
             value = source.get(key)
@@ -44,7 +46,9 @@ def llm_step(client: Engine, run: RunContext | None, messages: Sequence[Any]) ->
     return client.next_llm_step(key, length)
 
 
-def llm_spec(step: StepIdentity, messages: Sequence[Any], model: str | None, gated: bool, prompts: bool = False) -> NodeSpec:
+def llm_spec(
+    step: StepIdentity, messages: Sequence[Any], model: str | None, gated: bool, prompts: bool = False
+) -> NodeSpec:
     described = {"prompts": list(messages)} if prompts else messages_input(messages)
     return NodeSpec(
         name="step",

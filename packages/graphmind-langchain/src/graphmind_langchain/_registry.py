@@ -43,7 +43,9 @@ _offers: dict[UUID, Offer] = {}
 # stop=stop, **kwargs)`), so the gated stream finds the handler's node through this variable. The
 # handler sets it in on_chat_model_start, which runs in the caller's context on both paths (sync:
 # handle_event calls it directly; async: the handler is run_inline, so it is awaited, not gathered).
-last_model_offer: contextvars.ContextVar[Offer | None] = contextvars.ContextVar("graphmind_lc_last_model", default=None)
+last_model_offer: contextvars.ContextVar[Offer | None] = contextvars.ContextVar(
+    "graphmind_lc_last_model", default=None
+)
 inside: contextvars.ContextVar[Inside | None] = contextvars.ContextVar("graphmind_lc_inside", default=None)
 
 

@@ -143,7 +143,7 @@ class TeedStream(CustomStreamWrapper):
     async def aclose(self) -> Any:
         if not self._gm_reading:
             self._gm_recorder.end(cut_short=True)
-        return await super().aclose()
+        return await super().aclose()  # type: ignore[no-untyped-call]
 
 
 def tee(stream: Any, ex: NodeExecution) -> Any:

@@ -13,7 +13,7 @@ import inspect
 import threading
 from typing import Any
 
-from llama_index.core.instrumentation import get_dispatcher
+from llama_index.core.instrumentation import get_dispatcher  # type: ignore[attr-defined]
 from llama_index.core.instrumentation.event_handlers import BaseEventHandler
 from llama_index.core.instrumentation.span_handlers import BaseSpanHandler
 from llama_index_instrumentation.span import BaseSpan

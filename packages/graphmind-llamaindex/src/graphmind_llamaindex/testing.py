@@ -167,7 +167,8 @@ class ScriptedFunctionCallingLLM(FunctionCallingLLM):
 
     @llm_completion_callback()
     async def acomplete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
-        return self.complete(prompt, formatted, **kwargs)
+        response: CompletionResponse = self.complete(prompt, formatted, **kwargs)
+        return response
 
     @llm_completion_callback()
     def stream_complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponseGen:

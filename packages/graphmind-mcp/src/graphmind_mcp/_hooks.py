@@ -46,7 +46,7 @@ def _call_tool(
         engine = state.engine()
         if not engine.live:
             return await original(name, arguments, *args, **kwargs)
-        switches = engine.client.redaction_switches
+        switches = engine.redaction_switches
         info = session.server_info
         call = ToolCall(
             original,

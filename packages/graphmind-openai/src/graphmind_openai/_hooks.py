@@ -15,7 +15,7 @@ from typing import Any
 import graphmind
 from graphmind.adapter import engine_for
 
-from ._describe import CHAT, RESPONSES
+from ._apis import CHAT, RESPONSES, Api
 from ._request import EXCHANGE, Call, run_async, run_sync
 
 MARK = "_graphmind_openai"
@@ -27,7 +27,7 @@ class ResourceHook:
 
     resource: str  # attribute path from the client
     path: str
-    api: str
+    api: Api  # its row of the API table
     openai: str  # the openai versions this row was read in and is tested against
     upstream: str  # where the hook lives upstream, and why it is enough
 
@@ -87,7 +87,9 @@ def _set(state: State, obj: Any, name: str, value: Any) -> None:
     setattr(obj, name, value)
 
 
-def _post_wrapper(original: Callable[..., Any], hook: ResourceHook, state: State, is_async: bool) -> Callable[..., Any]:
+def _post_wrapper(
+    original: Callable[..., Any], hook: ResourceHook, state: State, is_async: bool
+) -> Callable[..., Any]:
     label = f"{hook.resource}._post"
 
     if is_async:
@@ -145,7 +147,9 @@ def _send_wrapper(original: Callable[..., Any], is_async: bool) -> Callable[...,
     return send
 
 
-def _copy_wrapper(original: Callable[..., Any], state: State, instrument: Callable[..., Any]) -> Callable[..., Any]:
+def _copy_wrapper(
+    original: Callable[..., Any], state: State, instrument: Callable[..., Any]
+) -> Callable[..., Any]:
     @functools.wraps(original)
     def copy(*args: Any, **kwargs: Any) -> Any:
         return instrument(original(*args, **kwargs), session=state.session)
@@ -156,7 +160,7 @@ def _copy_wrapper(original: Callable[..., Any], state: State, instrument: Callab
 def is_async_client(client: Any) -> bool:
     from openai import AsyncOpenAI
 
-    # `AsyncCompletions.create` is not a coroutine function to `inspect` (frameworks.md): decide by type.
+    # `AsyncCompletions.create` is not a coroutine function to `inspect`: decide by type.
     return isinstance(client, AsyncOpenAI)
 
 

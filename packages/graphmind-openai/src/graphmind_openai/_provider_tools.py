@@ -9,10 +9,11 @@ The item types: openai/types/responses/response_output_item.py `ResponseOutputIt
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from graphmind.adapter import NodeExecution, NodeSpec, engine_for
+from graphmind.adapter import Engine, NodeExecution, NodeSpec
 
 # output item type -> (tool name, the item fields that are the tool's input)
 HOSTED: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -57,7 +58,9 @@ def describe(item: Mapping[str, Any]) -> tuple[NodeSpec, Any, BaseException | No
     if item["type"] == "mcp_call" and isinstance(item.get("name"), str):
         name = item["name"]
     node_input = {key: item[key] for key in input_keys if item.get(key) is not None}
-    output: dict[str, Any] = {key: value for key, value in item.items() if key not in _NOT_OUTPUT and key not in input_keys}
+    output: dict[str, Any] = {
+        key: value for key, value in item.items() if key not in _NOT_OUTPUT and key not in input_keys
+    }
     result = output.get("result")
     if item["type"] == "image_generation_call" and isinstance(result, str):
         output["result"] = f"<base64 image, {len(result)} characters>"  # megabytes of image data
@@ -83,7 +86,7 @@ def _error_text(error: Any) -> str:
     return str(error)
 
 
-def observe(ex: NodeExecution, items: Iterable[Any]) -> None:
+def observe(engine: Engine, ex: NodeExecution, items: Iterable[Any]) -> None:
     """Records each hosted-tool item among `items` as an ungated child of `ex`. Never raises."""
     for item in items:
         if not is_hosted(item):
@@ -95,9 +98,7 @@ def observe(ex: NodeExecution, items: Iterable[Any]) -> None:
             spec, output, error = describe(data)
         except Exception:
             continue
-        engine_for(ex.client).observe_ungated(
-            spec, output, error=error, run=ex.run, parent_instance_id=ex.instance_id
-        )
+        engine.observe_ungated(spec, output, error=error, run=ex.run, parent_instance_id=ex.instance_id)
 
 
 def hint_entry(name: str, hosted: bool) -> dict[str, Any]:
@@ -115,3 +116,23 @@ def hosted_names(tools: Any) -> set[str]:
             if isinstance(tool, Mapping) and tool.get("type") in HOSTED_TOOL_TYPES and "function" not in tool:
                 names.add(str(tool["type"]))
     return names
+
+
+def output_items(result: Any, response: Any) -> list[Any]:
+    """A non-streamed Responses reply's output items: off the SDK's typed result, else its body bytes."""
+    items = getattr(result, "output", None)
+    if not isinstance(items, list) and response is not None:
+        try:
+            items = json.loads(response.content).get("output")
+        except Exception:
+            return []
+    return items if isinstance(items, list) else []
+
+
+def no_hosted_tools(tools: Any) -> frozenset[str]:
+    """An API without provider-executed tools (chat completions)."""
+    return frozenset()
+
+
+def no_output_items(result: Any, response: Any) -> list[Any]:
+    return []

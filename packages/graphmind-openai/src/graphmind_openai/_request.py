@@ -28,13 +28,15 @@ from openai import AsyncStream, BaseModel, Stream
 
 from graphmind.adapter import Engine, NodeExecution, NodeSpec, Settled
 
-from ._describe import RESPONSES, describe_model, describe_reply, describe_request
-from ._inject import Reply, reply_for, to_body
-from ._provider_tools import hint_entry, hosted_names, observe
+from ._apis import Api
+from ._inject import Reply, reply_for
+from ._provider_tools import hint_entry, observe
 from ._stream import StreamRecorder, abandon, tee
 from ._typed import TypedRecorder, tee_stream
 
-RAW_RESPONSE_HEADER = "X-Stainless-Raw-Response"  # openai/_constants.py: "true" (with_raw_response) or "stream"
+RAW_RESPONSE_HEADER = (
+    "X-Stainless-Raw-Response"  # openai/_constants.py: "true" (with_raw_response) or "stream"
+)
 _DROP_ON_REPLAY = frozenset({"content-encoding", "content-length", "transfer-encoding"})
 
 
@@ -48,14 +50,16 @@ class Exchange:
     answered: int = 0
 
 
-EXCHANGE: contextvars.ContextVar[Exchange | None] = contextvars.ContextVar("graphmind_openai_exchange", default=None)
+EXCHANGE: contextvars.ContextVar[Exchange | None] = contextvars.ContextVar(
+    "graphmind_openai_exchange", default=None
+)
 
 
 @dataclass
 class Call:
     """What one `_post` call is, decided once before any gate."""
 
-    api: str
+    api: Api
     hook: str
     engine: Engine
     path: str
@@ -65,42 +69,63 @@ class Call:
     body_pending: bool = False  # the SDK has not read the body when `_post` returns
 
     @classmethod
-    def of(cls, api: str, hook: str, engine: Engine, path: str, kwargs: dict[str, Any]) -> Call:
+    def of(cls, api: Api, hook: str, engine: Engine, path: str, kwargs: dict[str, Any]) -> Call:
         body = kwargs.get("body")
         stream = bool(kwargs.get("stream"))
         options = kwargs.get("options") or {}
         headers = options.get("headers") if isinstance(options, Mapping) else None
         raw_mode = headers.get(RAW_RESPONSE_HEADER) if isinstance(headers, Mapping) else None
-        return cls(api, hook, engine, path, kwargs, body if isinstance(body, Mapping) else {}, stream, stream or raw_mode == "stream")
+        return cls(
+            api,
+            hook,
+            engine,
+            path,
+            kwargs,
+            body if isinstance(body, Mapping) else {},
+            stream,
+            stream or raw_mode == "stream",
+        )
 
     def spec(self) -> NodeSpec:
         """The node, its `llm:step` identity, and the tool roster hinted on an invocation's first step."""
-        node_input, key, length = describe_request(self.api, self.body)
+        node_input, key, length = self.api.describe_request(self.body)
         step = self.engine.next_llm_step(key, length)
         tools = node_input.get("tools")
         if tools and step.first_step:
-            hosted = hosted_names(self.body.get("tools")) if self.api == RESPONSES else set()
+            hosted = self.api.hosted_tools(self.body.get("tools"))
             self.engine.hint([hint_entry(n, n in hosted) for n in tools])
-        attrs: dict[str, Any] = {"model": self.body.get("model"), "hook": self.hook, "api": self.api, "stream": self.stream}
+        attrs: dict[str, Any] = {
+            "model": self.body.get("model"),
+            "hook": self.hook,
+            "api": self.api.name,
+            "stream": self.stream,
+        }
         if tools:
             attrs["tools"] = tools
-        return NodeSpec(name="step", kind="llm", input=node_input, node_id="llm:step", instance_id=step.instance_id, attrs=attrs)
+        return NodeSpec(
+            name="step",
+            kind="llm",
+            input=node_input,
+            node_id="llm:step",
+            instance_id=step.instance_id,
+            attrs=attrs,
+        )
 
     def convert(self, value: Any) -> Reply:
         """An injected JSON value -> the synthetic reply (raises on a bad shape: the gate holds again)."""
-        body = to_body(self.api, value, self.body)
+        body = self.api.to_body(value, self.body)
         reply = reply_for(self.api, body, self.stream)
-        reply.described = describe_reply(self.api, body)
+        reply.described = self.api.describe_reply(body)
         return reply
 
     def recorder(self, ex: NodeExecution) -> StreamRecorder:
-        return StreamRecorder(self.api, ex, sse=self.stream)
+        return StreamRecorder(self.api, ex, sse=self.stream, engine=self.engine)
 
     def tee(self, ex: NodeExecution, result: Any, response: Any, is_async: bool) -> None:
         """Records a stream the app will read: from the SDK's typed items when it is the SDK's own
         `Stream` (cheaper: they are decoded once), else from the bytes (raw response shapes)."""
         if isinstance(result, Stream | AsyncStream):
-            typed = TypedRecorder(self.api, ex)
+            typed = TypedRecorder(self.api, ex, self.engine)
             tee_stream(result, typed, is_async)
             if not response.is_stream_consumed:
                 tee(response, typed, is_async)  # for the ending: the SDK's close vs the app's
@@ -115,7 +140,7 @@ def _described_body(call: Call, result: Any, response: Any) -> tuple[Any, Any]:
     """(output, usage) of a non-streamed call: off the SDK's typed result, else from the body bytes it read."""
     if isinstance(result, BaseModel):
         try:
-            described = describe_model(call.api, result)
+            described = call.api.describe_model(result)
         except Exception:  # a model shape this version does not know: read the bytes instead
             described = None
         if described is not None:
@@ -128,21 +153,7 @@ def _described_body(call: Call, result: Any, response: Any) -> tuple[Any, Any]:
             data = None
     if data is None and hasattr(result, "model_dump"):
         data = result.model_dump(mode="json")
-    return describe_reply(call.api, data)
-
-
-def _observe_hosted(call: Call, ex: NodeExecution, result: Any, response: Any) -> None:
-    """A non-streamed Responses reply's provider-executed tools, as ungated child nodes."""
-    if call.api != RESPONSES:
-        return
-    items = getattr(result, "output", None)
-    if not isinstance(items, list) and response is not None:
-        try:
-            items = json.loads(response.content).get("output")
-        except Exception:
-            return
-    if isinstance(items, list):
-        observe(ex, items)
+    return call.api.describe_reply(data)
 
 
 def _recorded_reply(response: Any) -> Reply:
@@ -155,7 +166,7 @@ def _bytes_output(call: Call, ex: NodeExecution, content: bytes) -> tuple[Any, A
     recorder.feed(content)
     if call.stream:
         recorder.feed(b"\n\n")  # flush a last event without its blank line
-    return describe_reply(call.api, recorder.body())
+    return call.api.describe_reply(recorder.body())
 
 
 def _keep_alive(result: Any, recorder: StreamRecorder) -> None:
@@ -209,7 +220,7 @@ class _SyncNode:
             output, usage = _bytes_output(call, ex, response.content)
             return Settled(_replay_sync(self.original, call, _recorded_reply(response)), output, usage)
         output, usage = _described_body(call, result, response)
-        _observe_hosted(call, ex, result, response)
+        observe(call.engine, ex, call.api.output_items(result, response))
         return Settled(result, output, usage)
 
     def from_injected(self, value: Any) -> Settled:
@@ -267,7 +278,7 @@ class _AsyncNode:
             output, usage = _bytes_output(call, ex, response.content)
             return Settled(await _replay_async(self.original, call, _recorded_reply(response)), output, usage)
         output, usage = _described_body(call, result, response)
-        _observe_hosted(call, ex, result, response)
+        observe(call.engine, ex, call.api.output_items(result, response))
         return Settled(result, output, usage)
 
     def from_injected(self, value: Any) -> Awaitable[Settled]:

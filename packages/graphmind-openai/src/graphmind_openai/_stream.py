@@ -17,34 +17,34 @@ import sys
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-from graphmind import NodeExecution
+from graphmind.adapter import Engine, NodeExecution
 
-from ._describe import CHAT, describe_reply
-from ._provider_tools import is_hosted, observe
+from ._apis import Api
+from ._common import StreamState
 
 
 class StreamRecorder:
     """Reads SSE (or, for `with_streaming_response` without `stream=True`, JSON) bytes as they pass;
     sends text / tool-argument deltas as `node.token`; finishes the node once, however the stream ends."""
 
-    def __init__(self, api: str, ex: NodeExecution, sse: bool) -> None:
+    def __init__(self, api: Api, ex: NodeExecution, sse: bool, engine: Engine) -> None:
         self.api = api
         self.ex = ex
         self.sse = sse
         self.chunks = 0
-        self.complete = False  # the provider said the reply is whole ([DONE] / response.completed)
         self.broken = False  # our parser failed: stop reading, never disturb the app
+        self.state = StreamState(engine=engine)
         self._buf = b""
         self._raw: list[bytes] = []
-        # chat.completions state
-        self._head: dict[str, Any] = {}
-        self._text: list[str] = []
-        self._calls: dict[int, dict[str, Any]] = {}
-        self._finish: Any = None
-        self._usage: Any = None
-        # responses state
-        self._final: Any = None
-        self._items: dict[str, dict[str, Any]] = {}
+
+    @property
+    def complete(self) -> bool:
+        """The provider said the reply is whole ([DONE] / response.completed)."""
+        return self.state.complete
+
+    @complete.setter
+    def complete(self, value: bool) -> None:
+        self.state.complete = value
 
     # ---- bytes in ------------------------------------------------------------------------------
     def feed(self, data: bytes) -> None:
@@ -62,7 +62,7 @@ class StreamRecorder:
                 self._block(block)
         except Exception as exc:
             self.broken = True
-            self.ex.client.warn(
+            self.ex.warn(
                 f"[graphmind] could not read an OpenAI stream ({type(exc).__name__}: {exc}); the app's stream is "
                 "unaffected, the node shows what was read so far.",
                 key="openai-stream-parse",
@@ -83,62 +83,7 @@ class StreamRecorder:
             self.complete = True
             return
         self.chunks += 1
-        obj = json.loads(data)
-        if self.api == CHAT:
-            self._chat(obj)
-        else:
-            self._responses(obj.get("type"), obj)
-
-    def _chat(self, chunk: dict[str, Any]) -> None:
-        if not self._head:
-            self._head = {k: chunk.get(k) for k in ("id", "model", "created")}
-        if chunk.get("usage"):
-            self._usage = chunk["usage"]
-        for choice in chunk.get("choices") or ():
-            if choice.get("index", 0) != 0:
-                continue  # n > 1: the node shows the first choice
-            delta = choice.get("delta") or {}
-            content = delta.get("content")
-            if content:
-                self._text.append(content)
-                self.ex.token(content)
-            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-            if isinstance(reasoning, str) and reasoning:
-                self.ex.token(reasoning, "reasoning")
-            for call in delta.get("tool_calls") or ():
-                index = call.get("index", 0)
-                slot = self._calls.setdefault(index, {"id": None, "name": None, "arguments": ""})
-                fn = call.get("function") or {}
-                if call.get("id"):
-                    slot["id"] = call["id"]
-                if fn.get("name"):
-                    slot["name"] = fn["name"]
-                args = fn.get("arguments")
-                if args:
-                    slot["arguments"] += args
-                    self.ex.token(args, "tool-args", toolCallId=slot["id"], toolName=slot["name"])
-            if choice.get("finish_reason"):
-                self._finish = choice["finish_reason"]
-
-    def _responses(self, kind: Any, event: dict[str, Any]) -> None:
-        if kind == "response.output_text.delta":
-            self.ex.token(event.get("delta") or "")
-        elif kind == "response.function_call_arguments.delta":
-            item = self._items.get(event.get("item_id") or "", {})
-            self.ex.token(event.get("delta") or "", "tool-args", toolCallId=item.get("call_id"), toolName=item.get("name"))
-        elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
-            self.ex.token(event.get("delta") or "", "reasoning")
-        elif kind in ("response.output_item.added", "response.output_item.done"):
-            item = event.get("item") or {}
-            if item.get("id"):
-                self._items[item["id"]] = item
-            if kind == "response.output_item.done" and is_hosted(item):
-                observe(self.ex, [item])  # a provider-executed tool: an ungated child node, now
-        elif kind in ("response.created", "response.in_progress"):
-            self._final = self._final or event.get("response")
-        elif kind in ("response.completed", "response.failed", "response.incomplete"):
-            self._final = event.get("response")
-            self.complete = True
+        self.api.on_sse(self.state, json.loads(data), self.ex)
 
     # ---- what the node shows -------------------------------------------------------------------
     def body(self) -> Any:
@@ -148,18 +93,7 @@ class StreamRecorder:
                 return json.loads(b"".join(self._raw) or b"null")
             except ValueError:
                 return None
-        if self.api == CHAT:
-            message: dict[str, Any] = {"role": "assistant", "content": "".join(self._text) if self._text else None}
-            if self._calls:
-                message["tool_calls"] = [
-                    {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
-                    for _, c in sorted(self._calls.items())
-                ]
-            return {**self._head, "choices": [{"index": 0, "message": message, "finish_reason": self._finish}], "usage": self._usage}
-        final = dict(self._final or {})
-        if not final.get("output") and self._items:
-            final["output"] = list(self._items.values())
-        return final
+        return self.api.stream_body(self.state)
 
     # ---- endings (each finishes the node at most once) -----------------------------------------
     def end(self) -> None:
@@ -180,7 +114,7 @@ class StreamRecorder:
         if self.ex.ended:
             return
         try:
-            output, usage = describe_reply(self.api, self.body())
+            output, usage = self.api.describe_reply(self.body())
         except Exception:  # never let bookkeeping raise into the app's stream
             output, usage = None, None
         extra: dict[str, Any] = {"streaming": True, "chunks": self.chunks} if self.sse else {}
@@ -202,7 +136,7 @@ def _classes(module_name: str) -> tuple[type, type]:
         return found
     module = sys.modules[module_name]
 
-    class SyncTee(module.SyncByteStream):  # type: ignore[name-defined]
+    class SyncTee(module.SyncByteStream):  # type: ignore[name-defined,misc]
         def __init__(self, inner: Any, recorder: StreamRecorder) -> None:
             self._inner = inner
             self._recorder = recorder
@@ -224,7 +158,7 @@ def _classes(module_name: str) -> tuple[type, type]:
             finally:
                 self._recorder.close()
 
-    class AsyncTee(module.AsyncByteStream):  # type: ignore[name-defined]
+    class AsyncTee(module.AsyncByteStream):  # type: ignore[name-defined,misc]
         def __init__(self, inner: Any, recorder: StreamRecorder) -> None:
             self._inner = inner
             self._recorder = recorder

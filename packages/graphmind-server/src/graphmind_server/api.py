@@ -178,7 +178,9 @@ async def answer_gate(request: Request) -> Response:
     except BadRequest as exc:
         return error(400, str(exc))
     if not isinstance(body, dict) or body.get("action") not in ACTIONS:
-        return error(400, "the body must be {\"action\": " + " | ".join(f'"{a}"' for a in ACTIONS) + ', "value": ...}')
+        return error(
+            400, 'the body must be {"action": ' + " | ".join(f'"{a}"' for a in ACTIONS) + ', "value": ...}'
+        )
     action = body["action"]
     if action == proto.INJECT and "value" not in body:
         return error(400, 'inject needs a "value" (any JSON, null included)')
@@ -186,14 +188,22 @@ async def answer_gate(request: Request) -> Response:
     if gate is None:
         return error(404, f"gate {gate_id!r} is not held (already answered, or its app is gone)")
     if action not in gate.actions:
-        return error(422, f"a {gate.event.get('gate')} gate does not take {action!r}; it takes {', '.join(gate.actions)}")
+        return error(
+            422,
+            f"a {gate.event.get('gate')} gate does not take {action!r}; it takes {', '.join(gate.actions)}",
+        )
     if action == proto.INJECT and _contains_redacted(body["value"]):
-        return error(422, f"the inject value still contains {REDACTED!r} (a hidden value); replace it with real data")
+        return error(
+            422, f"the inject value still contains {REDACTED!r} (a hidden value); replace it with real data"
+        )
     outcome = await hub.resolve_gate(gate, action, body.get("value"), action == proto.INJECT)
     if outcome == "resumed":
         return JSON({"ok": True, "gateId": gate_id, "action": action})
     if outcome == "timeout":
-        return error(504, f"the app did not confirm gate {gate_id!r} within 5 s; the answer was sent and may still apply")
+        return error(
+            504,
+            f"the app did not confirm gate {gate_id!r} within 5 s; the answer was sent and may still apply",
+        )
     if outcome == "busy":
         return error(404, f"gate {gate_id!r} is already being answered")
     return error(404, f"gate {gate_id!r} is not held any more (its app answered it otherwise, or went away)")

@@ -42,13 +42,19 @@ def initial_debug_state(store: Store, settings: Settings) -> DebugState:
 async def _internal_error(request: Request, exc: Exception) -> Response:
     """A bug must still answer JSON (and a one-line log), never a plain-text 500."""
     _log.error("graphmind: %s %s failed: %r", request.method, request.url.path, exc)
-    return JSON({"error": f"internal error ({type(exc).__name__}); the hub log has the details"}, status_code=500)
+    return JSON(
+        {"error": f"internal error ({type(exc).__name__}); the hub log has the details"}, status_code=500
+    )
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
     """Starlette's own 404/405 (a path no route matches, e.g. one with a newline) as JSON too."""
     assert isinstance(exc, HTTPException)
-    message = f"no such route: {request.method} {request.url.path!r} (see docs/api.md)" if exc.status_code == 404 else exc.detail
+    message = (
+        f"no such route: {request.method} {request.url.path!r} (see docs/api.md)"
+        if exc.status_code == 404
+        else exc.detail
+    )
     return JSON({"error": message}, status_code=exc.status_code, headers=exc.headers)
 
 
@@ -93,12 +99,17 @@ def build_app(settings: Settings, store: Store) -> Starlette:
             WebSocketRoute("/api/live", live),
             Mount("/", app=Viewer(settings.viewer_dist)),
         ],
-        middleware=[Middleware(Guard, allowed_origins=settings.allowed_origins, bound_host=settings.host,
-                               token=settings.token)],
+        middleware=[
+            Middleware(
+                Guard,
+                allowed_origins=settings.allowed_origins,
+                bound_host=settings.host,
+                token=settings.token,
+            )
+        ],
         lifespan=lifespan,
         exception_handlers={Exception: _internal_error, HTTPException: _http_error},
     )
     app.state.hub = Hub(store, settings, initial_debug_state(store, settings))
     app.state.otlp = otlp_forwarder(settings, store)
     return app
-

@@ -12,7 +12,11 @@ from ._version import __version__
 # (module, …): each module has add_parser(subparsers) that sets `func` (args -> exit code).
 COMMANDS = ["graphmind_server.serve", "graphmind_server.demo"]
 # Runs leave the hub (docs/export.md); `import_` is `graphmind import` (a keyword cannot name a module).
-COMMANDS += ["graphmind_server.export.record", "graphmind_server.export.import_", "graphmind_server.mcp_server.mcp"]
+COMMANDS += [
+    "graphmind_server.export.record",
+    "graphmind_server.export.import_",
+    "graphmind_server.mcp_server.mcp",
+]
 COMMANDS += ["graphmind_server.telemetry"]  # docs/telemetry.md
 DEFAULT_COMMAND = "serve"
 COMMAND_NAMES = tuple(module.rsplit(".", 1)[1].rstrip("_") for module in COMMANDS)
@@ -51,7 +55,10 @@ def _add_plugins(subparsers: argparse._SubParsersAction) -> None:  # type: ignor
             entry.load().add_parser(subparsers)
         except Exception as exc:  # a broken add-on must not take `graphmind serve` down with it
             dist = entry.dist.name if entry.dist is not None else entry.value
-            print(f"graphmind: the `{entry.name}` command from {dist} could not be loaded ({exc!r}); reinstall {dist}", file=sys.stderr)
+            print(
+                f"graphmind: the `{entry.name}` command from {dist} could not be loaded ({exc!r}); reinstall {dist}",
+                file=sys.stderr,
+            )
 
 
 def _entry_points() -> list[Any]:

@@ -63,8 +63,10 @@ def parse_token(value: str, name: str) -> str:
     if text == "auto":
         return secrets.token_urlsafe(24)
     if len(text) < 16 or not text.isascii() or not text.isprintable() or any(c in text for c in " ;,\"'"):
-        raise ConfigError(f"{name} must be auto or at least 16 printable ASCII characters without spaces, "
-                          f"quotes, commas or semicolons (got {len(text)} characters)")
+        raise ConfigError(
+            f"{name} must be auto or at least 16 printable ASCII characters without spaces, "
+            f"quotes, commas or semicolons (got {len(text)} characters)"
+        )
     return text
 
 
@@ -159,12 +161,16 @@ def settings_from(flags: Mapping[str, str | bool | None], env: Mapping[str, str]
     if (v := pick("token", "--token", "GRAPHMIND_TOKEN")) is not None:
         s.token = parse_token(v[0], v[1])
     if not is_loopback(s.host) and s.token is None:
-        raise ConfigError(f"--host {s.host} exposes prompts and the steering API beyond this machine, so it "
-                          "requires a token: add --token auto (or set GRAPHMIND_TOKEN)")
+        raise ConfigError(
+            f"--host {s.host} exposes prompts and the steering API beyond this machine, so it "
+            "requires a token: add --token auto (or set GRAPHMIND_TOKEN)"
+        )
     if (v := pick("", "", "GRAPHMIND_VIEWER_DIST")) is not None:
         dist = Path(v[0].strip()).expanduser()
         if not dist.is_dir():
-            raise ConfigError(f"GRAPHMIND_VIEWER_DIST={v[0]} is not a directory; unset it to serve the bundled viewer")
+            raise ConfigError(
+                f"GRAPHMIND_VIEWER_DIST={v[0]} is not a directory; unset it to serve the bundled viewer"
+            )
         s.viewer_dist = dist
     _otlp_settings(s, flags)
     return s

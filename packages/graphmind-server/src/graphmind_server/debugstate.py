@@ -49,7 +49,9 @@ class DebugState:
         if isinstance(data.get("version"), int):
             state.version = data["version"]
         with contextlib.suppress(DebugStateError):
-            state.apply_update({k: v for k, v in data.items() if k in ("breakpoints", "mode", "pauseOnError")})
+            state.apply_update(
+                {k: v for k, v in data.items() if k in ("breakpoints", "mode", "pauseOnError")}
+            )
         return state
 
     def apply_update(self, update: dict[str, Any]) -> None:
@@ -69,7 +71,9 @@ class DebugState:
         if "pauseOnError" in update:
             pause = update["pauseOnError"]
             if pause not in PAUSE_ON_ERROR_VALUES:
-                raise DebugStateError(f"pauseOnError must be one of {', '.join(PAUSE_ON_ERROR_VALUES)} (got {pause!r})")
+                raise DebugStateError(
+                    f"pauseOnError must be one of {', '.join(PAUSE_ON_ERROR_VALUES)} (got {pause!r})"
+                )
         self.breakpoints, self.mode, self.pause_on_error = breakpoints, mode, pause
 
 

@@ -76,11 +76,22 @@ class Gate:
     def to_api(self) -> dict[str, Any]:
         ev = self.event
         return {
-            "gateId": self.hub_id, "runId": self.run_id, "nodeId": ev.get("nodeId"),
-            "instanceId": ev.get("instanceId"), "kind": ev.get("kind"), "name": ev.get("name"),
-            "gate": ev.get("gate"), "reason": ev.get("reason"), "actions": self.actions,
-            "input": ev.get("input"), "output": ev.get("output"), "error": ev.get("error"),
-            "loop": ev.get("loop"), "source": ev.get("source"), "why": ev.get("why"), "heldSince": self.held_since,
+            "gateId": self.hub_id,
+            "runId": self.run_id,
+            "nodeId": ev.get("nodeId"),
+            "instanceId": ev.get("instanceId"),
+            "kind": ev.get("kind"),
+            "name": ev.get("name"),
+            "gate": ev.get("gate"),
+            "reason": ev.get("reason"),
+            "actions": self.actions,
+            "input": ev.get("input"),
+            "output": ev.get("output"),
+            "error": ev.get("error"),
+            "loop": ev.get("loop"),
+            "source": ev.get("source"),
+            "why": ev.get("why"),
+            "heldSince": self.held_since,
         }
 
 
@@ -117,17 +128,22 @@ class Hub:
         self.closing = True
         gates = list(self.gates.values())
         for gate in gates:
-            await gate.conn.send({"type": proto.GATE_RESOLVE, "gateId": gate.app_id, "action": proto.CONTINUE})
+            await gate.conn.send(
+                {"type": proto.GATE_RESOLVE, "gateId": gate.app_id, "action": proto.CONTINUE}
+            )
         deadline = time.monotonic() + timeout
         while any(g.hub_id in self.gates for g in gates) and time.monotonic() < deadline:
             await asyncio.sleep(0.01)
 
     # -- apps -----------------------------------------------------------------------------------
 
-    def attach(self, client_id: str, app: str, pid: Any, send_text: Callable[[str], Awaitable[None]]) -> AppConnection:
+    def attach(
+        self, client_id: str, app: str, pid: Any, send_text: Callable[[str], Awaitable[None]]
+    ) -> AppConnection:
         self._conn_numbers += 1
-        conn = AppConnection(f"c{self._conn_numbers}", client_id, app, pid, send_text,
-                             acked_version=self.debug.version)
+        conn = AppConnection(
+            f"c{self._conn_numbers}", client_id, app, pid, send_text, acked_version=self.debug.version
+        )
         self.conns[conn.id] = conn
         self.clients[client_id] = conn
         timer = self._abandon.pop(client_id, None)
@@ -162,7 +178,8 @@ class Hub:
             old.cancel()
         loop = asyncio.get_running_loop()
         self._abandon[client_id] = loop.call_later(
-            self.settings.abandon_grace_ms / 1000.0, lambda: asyncio.ensure_future(self._abandon_now(client_id))
+            self.settings.abandon_grace_ms / 1000.0,
+            lambda: asyncio.ensure_future(self._abandon_now(client_id)),
         )
 
     async def _abandon_now(self, client_id: str) -> None:
@@ -183,8 +200,14 @@ class Hub:
         if app_id in self._resumed.get(conn.client_id, ()):
             return  # a replayed exec.paused for a gate that was already released
         ts = event.get("ts")
-        gate = Gate(f"{conn.id}-{app_id}", conn, app_id, event["runId"], event,
-                    ts if isinstance(ts, (int, float)) and not isinstance(ts, bool) else now_ms())
+        gate = Gate(
+            f"{conn.id}-{app_id}",
+            conn,
+            app_id,
+            event["runId"],
+            event,
+            ts if isinstance(ts, (int, float)) and not isinstance(ts, bool) else now_ms(),
+        )
         conn.gates[app_id] = gate
         self.gates[gate.hub_id] = gate
         self.broadcast({"type": "gate.held", "gate": gate.to_api()})
@@ -212,8 +235,9 @@ class Hub:
         self.gates.pop(gate.hub_id, None)
         if gate.waiter is not None and not gate.waiter.done():
             gate.waiter.set_result(outcome)
-        self.broadcast({"type": "gate.released", "gateId": gate.hub_id, "runId": gate.run_id,
-                        "action": action, "by": by})
+        self.broadcast(
+            {"type": "gate.released", "gateId": gate.hub_id, "runId": gate.run_id, "action": action, "by": by}
+        )
 
     async def resolve_gate(self, gate: Gate, action: str, value: Any, has_value: bool) -> str:
         """Send the answer and wait for the app: resumed, unknown, gone, busy or timeout."""
@@ -241,7 +265,9 @@ class Hub:
 
     async def set_debug(self, update: dict[str, Any]) -> tuple[DebugState, list[str]]:
         """Apply a validated update, persist it, push it; returns the state and who has not acked."""
-        state = DebugState(self.debug.version, self.debug.breakpoints, self.debug.mode, self.debug.pause_on_error)
+        state = DebugState(
+            self.debug.version, self.debug.breakpoints, self.debug.mode, self.debug.pause_on_error
+        )
         state.apply_update(update)
         state.version = self.debug.version + 1
         self.debug = state

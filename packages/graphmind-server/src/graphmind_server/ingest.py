@@ -98,10 +98,17 @@ async def ingest(websocket: WebSocket) -> None:
     conn = hub.attach(client_id, app, hello.get("pid"), websocket.send_text)
     try:
         version = hub.debug.version
-        await websocket.send_text(json.dumps({
-            "type": proto.WELCOME, "protocol": negotiate(hello), "hub": {"name": "graphmind-server", "version": __version__},
-            "debug": hub.debug.to_json(), "connectionId": conn.id,
-        }))
+        await websocket.send_text(
+            json.dumps(
+                {
+                    "type": proto.WELCOME,
+                    "protocol": negotiate(hello),
+                    "hub": {"name": "graphmind-server", "version": __version__},
+                    "debug": hub.debug.to_json(),
+                    "connectionId": conn.id,
+                }
+            )
+        )
         await hub.mark_ready(conn, version)
         await _frames(websocket, hub, conn)
     except WebSocketDisconnect:
@@ -121,14 +128,19 @@ async def _read_hello(websocket: WebSocket) -> dict[str, Any] | None:
         except BadFrame:
             frame = None
     if frame is None or frame.get("type") != proto.HELLO:
-        await websocket.send_text(_error("hello_required", "the first frame must be a hello (see docs/protocol.md)"))
+        await websocket.send_text(
+            _error("hello_required", "the first frame must be a hello (see docs/protocol.md)")
+        )
         await websocket.close(proto.CLOSE_HELLO_REQUIRED)
         return None
     if negotiate(frame) is None:
-        await websocket.send_text(_error(
-            "unsupported_protocol", f"this hub speaks protocol versions {list(proto.SUPPORTED_PROTOCOLS)}; upgrade the SDK or the hub",
-            supported=list(proto.SUPPORTED_PROTOCOLS),
-        ))
+        await websocket.send_text(
+            _error(
+                "unsupported_protocol",
+                f"this hub speaks protocol versions {list(proto.SUPPORTED_PROTOCOLS)}; upgrade the SDK or the hub",
+                supported=list(proto.SUPPORTED_PROTOCOLS),
+            )
+        )
         await websocket.close(proto.CLOSE_UNSUPPORTED_PROTOCOL)
         return None
     return frame
@@ -142,7 +154,9 @@ async def _frames(websocket: WebSocket, hub: Hub, conn: AppConnection) -> None:
             return
         text = message.get("text")
         if text is None:
-            await websocket.send_text(_error("bad_frame", "binary frames are not part of the protocol; send JSON text"))
+            await websocket.send_text(
+                _error("bad_frame", "binary frames are not part of the protocol; send JSON text")
+            )
             continue
         try:
             frame, raw = parse_frame(text)
@@ -152,17 +166,32 @@ async def _frames(websocket: WebSocket, hub: Hub, conn: AppConnection) -> None:
         kind = frame["type"]
         if kind in EVENT_TYPES:
             seq, run_id = frame.get("seq"), frame.get("runId")
-            if not isinstance(seq, int) or isinstance(seq, bool) or not 0 <= seq <= MAX_SEQ or not isinstance(run_id, str) or not run_id:
-                await websocket.send_text(_error("bad_frame", f"a {kind} event needs an integer 'seq' (0 to 2**63-1) and a string 'runId'"))
+            if (
+                not isinstance(seq, int)
+                or isinstance(seq, bool)
+                or not 0 <= seq <= MAX_SEQ
+                or not isinstance(run_id, str)
+                or not run_id
+            ):
+                await websocket.send_text(
+                    _error(
+                        "bad_frame",
+                        f"a {kind} event needs an integer 'seq' (0 to 2**63-1) and a string 'runId'",
+                    )
+                )
                 continue
             if clean_text(run_id) != run_id:
-                await websocket.send_text(_error("bad_frame", "runId must be valid Unicode text (it has a lone surrogate)"))
+                await websocket.send_text(
+                    _error("bad_frame", "runId must be valid Unicode text (it has a lone surrogate)")
+                )
                 continue
             ts = frame.get("ts")
             if not isinstance(ts, (int, float)) or isinstance(ts, bool):
                 ts = time.time() * 1000.0
             elif type(ts) is int and not -MAX_TS <= ts <= MAX_TS:
-                await websocket.send_text(_error("bad_frame", f"'ts' is out of range (milliseconds since 1970, at most {MAX_TS})"))
+                await websocket.send_text(
+                    _error("bad_frame", f"'ts' is out of range (milliseconds since 1970, at most {MAX_TS})")
+                )
                 continue
             store.put_event(conn.client_id, conn.app, frame, raw, float(ts))
             if kind == proto.EXEC_PAUSED:

@@ -58,8 +58,9 @@ def _cookies(header: str) -> dict[str, str]:
 
 
 class Guard:
-    def __init__(self, app: ASGIApp, *, allowed_origins: list[str] | None, bound_host: str,
-                 token: str | None = None) -> None:
+    def __init__(
+        self, app: ASGIApp, *, allowed_origins: list[str] | None, bound_host: str, token: str | None = None
+    ) -> None:
         self.app = app
         self.token = token.encode() if token else None
         self.allowed = allowed_origins  # None: "*", every check off
@@ -83,7 +84,9 @@ class Guard:
         return port is not None and normal in {f"http://{name}:{port}" for name in names}
 
     def _token_ok(self, given: str | None) -> bool:
-        return given is not None and self.token is not None and hmac.compare_digest(given.encode(), self.token)
+        return (
+            given is not None and self.token is not None and hmac.compare_digest(given.encode(), self.token)
+        )
 
     async def _check_token(self, scope: Scope, send: Send, headers: dict[str, str], port: int | None) -> bool:
         """True when the request may go on; otherwise it was answered (401, or the cookie redirect)."""
@@ -101,14 +104,28 @@ class Guard:
             location = scope.get("path", "/") + (f"?{rest}" if rest else "")
             assert self.token is not None
             cookie = f"{name}={self.token.decode()}; Path=/; HttpOnly; SameSite=Strict"
-            await send({"type": "http.response.start", "status": 303,
-                        "headers": [(b"location", location.encode("latin-1")), (b"set-cookie", cookie.encode()),
-                                    (b"content-length", b"0"), *SECURITY_HEADERS]})
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 303,
+                    "headers": [
+                        (b"location", location.encode("latin-1")),
+                        (b"set-cookie", cookie.encode()),
+                        (b"content-length", b"0"),
+                        *SECURITY_HEADERS,
+                    ],
+                }
+            )
             await send({"type": "http.response.body", "body": b""})
             return False
-        await _deny(scope, send, "this hub requires its token: send Authorization: Bearer <token> "
-                    f"(apps find it in the hub's token file or {proto.TOKEN_ENV}), or open the viewer URL "
-                    "graphmind serve printed (it carries ?token=)", status=401)
+        await _deny(
+            scope,
+            send,
+            "this hub requires its token: send Authorization: Bearer <token> "
+            f"(apps find it in the hub's token file or {proto.TOKEN_ENV}), or open the viewer URL "
+            "graphmind serve printed (it carries ?token=)",
+            status=401,
+        )
         return False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -126,20 +143,30 @@ class Guard:
         host = headers.get("host")
         if host is not None and host_name(host) not in self.hosts:
             name = host_name(host)
-            await _deny(scope, send, f"Host {name!r} is not a loopback name of this hub, so the request was refused "
-                        "(DNS rebinding protection); if you reach the hub through that name on purpose, set "
-                        f"GRAPHMIND_ALLOWED_ORIGINS=http://{host.strip()}")
+            await _deny(
+                scope,
+                send,
+                f"Host {name!r} is not a loopback name of this hub, so the request was refused "
+                "(DNS rebinding protection); if you reach the hub through that name on purpose, set "
+                f"GRAPHMIND_ALLOWED_ORIGINS=http://{host.strip()}",
+            )
             return
         origin = headers.get("origin")
         checked = scope["type"] == "websocket" or scope.get("method") in STATE_CHANGING
         if origin is not None and checked and not self._origin_ok(origin, port):
             if normalize_origin(origin) is None:
-                advice = ("a page with no http(s) origin (a sandboxed frame, a file:// page) cannot be allowed by "
-                          "name; serve it over http and add that origin to GRAPHMIND_ALLOWED_ORIGINS, or set "
-                          "GRAPHMIND_ALLOWED_ORIGINS=* to turn the check off")
+                advice = (
+                    "a page with no http(s) origin (a sandboxed frame, a file:// page) cannot be allowed by "
+                    "name; serve it over http and add that origin to GRAPHMIND_ALLOWED_ORIGINS, or set "
+                    "GRAPHMIND_ALLOWED_ORIGINS=* to turn the check off"
+                )
             else:
                 advice = f"set GRAPHMIND_ALLOWED_ORIGINS={origin} to allow it (or * to turn the check off)"
-            await _deny(scope, send, f"Origin {origin!r} may not use the hub: only its own loopback origins may; {advice}")
+            await _deny(
+                scope,
+                send,
+                f"Origin {origin!r} may not use the hub: only its own loopback origins may; {advice}",
+            )
             return
         await self.app(scope, receive, _with_headers(send) if scope["type"] == "http" else send)
 

@@ -17,6 +17,8 @@ from typing import Any
 
 import uvicorn
 
+from graphmind import protocol as graphmind_protocol
+
 from . import tokenfile
 from .app import build_app
 from .config import ConfigError, Settings, is_loopback, settings_from
@@ -34,22 +36,40 @@ class ServeError(Exception):
 
 
 def add_parser(subparsers: Any) -> None:
-    p = subparsers.add_parser("serve", help="start the hub (the default command)",
-                              description="Start the GraphMind hub: apps attach at /ingest, the viewer is at /.")
+    p = subparsers.add_parser(
+        "serve",
+        help="start the hub (the default command)",
+        description="Start the GraphMind hub: apps attach at /ingest, the viewer is at /.",
+    )
     p.add_argument("--port", help="port to listen on (default 4747; 0 picks a free one)")
     p.add_argument("--host", help="interface to bind (default 127.0.0.1)")
     p.add_argument("--db", help="SQLite database file (default $GRAPHMIND_DB or ~/.graphmind/graphmind.db)")
     p.add_argument("--keep", help="runs to keep at start-up (default $GRAPHMIND_KEEP_RUNS or 200)")
     p.add_argument("--days", help="days of runs to keep at start-up (default $GRAPHMIND_KEEP_DAYS or 30)")
-    p.add_argument("--token", help="require this token on every request; auto makes a random one "
-                   "(default $GRAPHMIND_TOKEN; required with a non-loopback --host)")
-    p.add_argument("--pause-on-error", dest="pause_on_error",
-                   help="on, off, or a node kind (default $GRAPHMIND_PAUSE_ON_ERROR or on)")
-    p.add_argument("--otlp-endpoint", dest="otlp_endpoint", metavar="URL",
-                   help="forward each finished run to this OTLP/HTTP collector (e.g. http://127.0.0.1:4318)")
+    p.add_argument(
+        "--token",
+        help="require this token on every request; auto makes a random one "
+        "(default $GRAPHMIND_TOKEN; required with a non-loopback --host)",
+    )
+    p.add_argument(
+        "--pause-on-error",
+        dest="pause_on_error",
+        help="on, off, or a node kind (default $GRAPHMIND_PAUSE_ON_ERROR or on)",
+    )
+    p.add_argument(
+        "--otlp-endpoint",
+        dest="otlp_endpoint",
+        metavar="URL",
+        help="forward each finished run to this OTLP/HTTP collector (e.g. http://127.0.0.1:4318)",
+    )
     p.add_argument("--otlp-protocol", dest="otlp_protocol", help="http/protobuf (default) or http/json")
-    p.add_argument("--otlp-header", dest="otlp_header", action="append", metavar="K=V",
-                   help="an HTTP header for the collector (repeatable)")
+    p.add_argument(
+        "--otlp-header",
+        dest="otlp_header",
+        action="append",
+        metavar="K=V",
+        help="an HTTP header for the collector (repeatable)",
+    )
     p.set_defaults(func=run_command)
 
 
@@ -79,10 +99,16 @@ def bind(host: str, port: int) -> socket.socket:
     except OSError as exc:
         sock.close()
         if exc.errno == errno.EADDRINUSE:
-            raise ServeError(f"port {port} on {host} is already in use (another hub?); choose another with --port") from None
+            raise ServeError(
+                f"port {port} on {host} is already in use (another hub?); choose another with --port"
+            ) from None
         if isinstance(exc, socket.gaierror) or exc.errno in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT):
-            raise ServeError(f"cannot listen on {host}: not an address of this machine ({exc.strerror}); check --host") from None
-        raise ServeError(f"cannot listen on {host}:{port} ({exc.strerror or exc}); check --host and --port") from None
+            raise ServeError(
+                f"cannot listen on {host}: not an address of this machine ({exc.strerror}); check --host"
+            ) from None
+        raise ServeError(
+            f"cannot listen on {host}:{port} ({exc.strerror or exc}); check --host and --port"
+        ) from None
     sock.setblocking(False)
     return sock
 
@@ -153,10 +179,19 @@ def _prepare(settings: Settings, on_ready: Callable[[int], None]) -> tuple[_Serv
         except OSError as exc:
             store.close()
             sock.close()
-            raise ServeError(f"cannot write the token file {tokenfile.proto.token_file(port)} ({exc.strerror or exc}); "
-                             "set GRAPHMIND_HOME to a writable directory") from None
-    config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on", ws=protocol_class(),
-                            timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S, ws_max_size=64 * 1024 * 1024)
+            raise ServeError(
+                f"cannot write the token file {graphmind_protocol.token_file(port)} ({exc.strerror or exc}); "
+                "set GRAPHMIND_HOME to a writable directory"
+            ) from None
+    config = uvicorn.Config(
+        app,
+        log_config=None,
+        access_log=False,
+        lifespan="on",
+        ws=protocol_class(),
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
+        ws_max_size=64 * 1024 * 1024,
+    )
     server = _Server(config, app.state.hub, lambda: on_ready(port))
     server.token_file = server_token
     return server, sock
@@ -172,8 +207,12 @@ def run(settings: Settings) -> None:
             print(VIEWER_WITH_TOKEN.format(host=host, port=port, token=settings.token), flush=True)
 
     if not is_loopback(settings.host):
-        print(f"graphmind: warning: listening on {settings.host}, beyond this machine; every request needs the "
-              "token (docs/security.md)", file=sys.stderr, flush=True)
+        print(
+            f"graphmind: warning: listening on {settings.host}, beyond this machine; every request needs the "
+            "token (docs/security.md)",
+            file=sys.stderr,
+            flush=True,
+        )
     server, sock = _prepare(settings, ready)
     try:
         server.run(sockets=[sock])
@@ -209,8 +248,14 @@ class HubHandle:
         self.stop()
 
 
-def start_in_thread(*, port: int = 0, db: str | None = None, host: str = "127.0.0.1",
-                    settings: Settings | None = None, timeout: float = 15.0) -> HubHandle:
+def start_in_thread(
+    *,
+    port: int = 0,
+    db: str | None = None,
+    host: str = "127.0.0.1",
+    settings: Settings | None = None,
+    timeout: float = 15.0,
+) -> HubHandle:
     """Start a hub on a daemon thread and return once it listens.
 
     Settings not given come from the GRAPHMIND_* variables and the defaults, like the CLI.
@@ -243,10 +288,10 @@ def start_in_thread(*, port: int = 0, db: str | None = None, host: str = "127.0.
     if not ready.wait(timeout) or not bound:
         server.should_exit = True
         thread.join(5)
-        raise ServeError(f"the hub did not start within {timeout} s" + (f" ({failure[0]!r})" if failure else ""))
+        raise ServeError(
+            f"the hub did not start within {timeout} s" + (f" ({failure[0]!r})" if failure else "")
+        )
     return HubHandle(server, thread, settings.host, bound[0])
 
 
 __all__ = ["ConfigError", "HubHandle", "ServeError", "StoreError", "add_parser", "run", "start_in_thread"]
-
-

@@ -9,8 +9,10 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 
 BUNDLED_VIEWER = Path(__file__).parent / "viewer"
-NOT_BUILT = ("<!doctype html><title>GraphMind</title><p>The GraphMind viewer is not built: "
-             "its files are missing from {dir} (set GRAPHMIND_VIEWER_DIST to a viewer directory).</p>\n")
+NOT_BUILT = (
+    "<!doctype html><title>GraphMind</title><p>The GraphMind viewer is not built: "
+    "its files are missing from {dir} (set GRAPHMIND_VIEWER_DIST to a viewer directory).</p>\n"
+)
 
 
 class Viewer:

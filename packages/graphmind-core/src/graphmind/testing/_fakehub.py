@@ -275,7 +275,7 @@ class ProxyLike:
 
 def one_kb_tool_args(*, meta: bool = True) -> dict[str, Any]:
     """A realistic tool call of about 1 KB of JSON (nested filters, a list of objects, free text),
-    for the fingerprint's cost bound (the seeds bound a 1 KB input) and its benchmark.
+    for the fingerprint's cost bound (the loop guard is held to a bound for a 1 KB input) and its benchmark.
     `meta`: with an MCP-style `_meta` entry, which the fingerprint leaves out."""
     args: dict[str, Any] = {
         "query": "cheap flights from Copenhagen to Oslo next weekend, window seat, no red-eye",

@@ -18,194 +18,35 @@ answered by the hub as soon as they are seen (`auto_answer`), so no case sleeps 
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import os
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
-from typing import Any, Protocol, TypeVar
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any
 
 from .. import protocol as proto
 from .._client import Client
 from .._errors import RunAborted
-from ._fakehub import Answer, FakeHub
+from ._case import Case, astream_items
+from ._fakehub import FakeHub
+from ._kill_switch import instance_attrs, kill_switch
+from ._subject import GateSubject, Hub
 
-T = TypeVar("T")
-
-
-class Hub(Protocol):
-    """What a case needs of a hub (FakeHub has it)."""
-
-    events: list[dict[str, Any]]
-
-    @property
-    def url(self) -> str: ...
-    def set_debug(
-        self,
-        *,
-        breakpoints: Iterable[tuple[str, str]] | None = ...,
-        mode: str | None = ...,
-        pause_on_error: str | None = ...,
-        wait_ack: bool = ...,
-    ) -> None: ...
-    def auto_answer(
-        self, action: str | Callable[[dict[str, Any]], Answer | None] | None, value: Any = None
-    ) -> None: ...
-    def resolve(self, gate_id: str, action: str, value: Any = None) -> None: ...
-    def of_type(self, event_type: str) -> list[dict[str, Any]]: ...
-    def wait_for(self, predicate: Callable[[], bool], timeout: float = ..., what: str = ...) -> None: ...
-    def wait_event(
-        self, predicate: Callable[[dict[str, Any]], bool], timeout: float = ...
-    ) -> dict[str, Any]: ...
-    def __enter__(self) -> Hub: ...
-    def __exit__(self, *exc: object) -> None: ...
-
-
-class GateSubject:
-    """What an adapter tells the kit about its call. Override every method the matrix reaches.
-
-    `real_calls` counts the attempts that reached the real thing (the provider, the tool body),
-    failed ones included. `fail_next()` makes the next attempt fail once, with an error the
-    framework does not retry by itself; `raised` is then the exception object the real call
-    raised, when the subject can see it (the kit checks the app gets that very object), else None.
-    """
-
-    node_id: str = "llm:step"  # the node to break on
-    injected: Any = "from the debugger"  # a JSON value a person injects at this node
-    error_type: type[BaseException] = Exception  # what `fail_next` makes the call raise
-    streams: bool = False  # True: `stream` / `astream` are implemented
-    raised: BaseException | None = None
-
-    @property
-    def real_calls(self) -> int:
-        raise NotImplementedError
-
-    def make(self) -> Any:
-        """A fresh, bare (uninstrumented) framework object."""
-        raise NotImplementedError
-
-    def instrument(self, thing: Any, session: Client) -> Any:
-        """The adapter's instrument call (it returns the instrumented thing)."""
-        raise NotImplementedError
-
-    def undo(self, thing: Any) -> Any:
-        """The adapter's undo call."""
-        raise NotImplementedError
-
-    def call(self, thing: Any) -> Any:
-        """One sync call as an app makes it; returns what the app gets."""
-        raise NotImplementedError
-
-    async def acall(self, thing: Any) -> Any:
-        """One async call as an app makes it."""
-        raise NotImplementedError
-
-    def stream(self, thing: Any) -> Iterable[Any]:
-        """A streamed sync call of more than one item; the kit iterates it and may close it early."""
-        raise NotImplementedError
-
-    def astream(self, thing: Any) -> Any:
-        """A streamed async call (an async iterable, or an awaitable of one)."""
-        raise NotImplementedError
-
-    def fail_next(self) -> None:
-        raise NotImplementedError
-
-    def check_real(self, result: Any) -> None:
-        """Asserts `result` is the real call's result, of the framework's own type."""
-
-    def check_injected(self, result: Any, value: Any) -> None:
-        """Asserts the app got the framework's own type carrying the injected `value`."""
-
-    def check_stream(self, items: list[Any]) -> None:
-        """Asserts the app got the real stream's items, of the framework's own types."""
+__all__ = ["BACKENDS", "CASES", "GateSubject", "Hub", "run_case"]
 
 
 CASES: list[str] = []
-_CASES: dict[str, Callable[[_Case], Awaitable[None]]] = {}
+_CASES: dict[str, Callable[[Case], Awaitable[None]]] = {}
 
 
-def _case(fn: Callable[[_Case], Awaitable[None]]) -> Callable[[_Case], Awaitable[None]]:
+def _case(fn: Callable[[Case], Awaitable[None]]) -> Callable[[Case], Awaitable[None]]:
     CASES.append(fn.__name__)
     _CASES[fn.__name__] = fn
     return fn
 
 
-class _Case:
-    """One case's hub, client, subject and instrumented thing."""
-
-    def __init__(self, hub: Hub, client: Client, subject: GateSubject) -> None:
-        self.hub = hub
-        self.client = client
-        self.subject = subject
-        self.thing = subject.instrument(subject.make(), client)
-        self.node_id = subject.node_id
-
-    def break_on(self, gate: str, *answers: Answer) -> None:
-        """A breakpoint on the subject's node at `gate`, answered with `answers` in order (then continue)."""
-        pending = list(answers)
-        self.hub.auto_answer(lambda _frame: pending.pop(0) if pending else (proto.CONTINUE, None))
-        self.hub.set_debug(breakpoints=[(self.node_id, gate)])
-
-    def events(self, event_type: str) -> list[dict[str, Any]]:
-        return [e for e in self.hub.of_type(event_type) if e.get("nodeId") == self.node_id]
-
-    async def wait_node_end(self) -> dict[str, Any]:
-        """The node's ending, waited for in a worker thread: the event loop keeps running meanwhile
-        (an async stream closed early may finish its node from a task the loop runs later)."""
-        return await _in_thread(
-            self.hub.wait_event,
-            lambda e: (
-                e.get("nodeId") == self.node_id and e.get("type") in (proto.NODE_FINISHED, proto.NODE_ERROR)
-            ),
-        )
-
-    async def settled(self) -> None:
-        """Everything the client emitted so far has reached the hub (events arrive in order)."""
-        with self.client.span("gate-matrix-marker"):
-            pass
-        await _in_thread(
-            self.hub.wait_event,
-            lambda e: e.get("type") == proto.NODE_FINISHED and e.get("name") == "gate-matrix-marker",
-        )
-
-    async def call(self, is_async: bool) -> Any:
-        return await self.subject.acall(self.thing) if is_async else self.subject.call(self.thing)
-
-    def resumed_actions(self) -> list[str]:
-        return [e["action"] for e in self.events(proto.EXEC_RESUMED)]
-
-
-async def _in_thread(fn: Callable[..., T], *args: Any) -> T:
-    return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
-
-
-async def _astream_items(subject: GateSubject, thing: Any, limit: int | None = None) -> tuple[list[Any], Any]:
-    stream = subject.astream(thing)
-    if isinstance(stream, Awaitable):
-        stream = await stream
-    items: list[Any] = []
-    iterator: AsyncIterator[Any] = stream.__aiter__()
-    async for item in _take(iterator, limit):
-        items.append(item)
-    return items, stream
-
-
-async def _take(iterator: AsyncIterator[Any], limit: int | None) -> AsyncIterator[Any]:
-    count = 0
-    while limit is None or count < limit:
-        try:
-            item = await iterator.__anext__()
-        except StopAsyncIteration:
-            return
-        count += 1
-        yield item
-
-
 # ---- the cases -------------------------------------------------------------------------------------
 
 
-async def _before_inject(c: _Case, is_async: bool) -> None:
+async def _before_inject(c: Case, is_async: bool) -> None:
     c.break_on(proto.BEFORE, (proto.INJECT, c.subject.injected))
     result = await c.call(is_async)
     c.subject.check_injected(result, c.subject.injected)
@@ -215,16 +56,16 @@ async def _before_inject(c: _Case, is_async: bool) -> None:
 
 
 @_case
-async def before_inject(c: _Case) -> None:
+async def before_inject(c: Case) -> None:
     await _before_inject(c, False)
 
 
 @_case
-async def before_inject_async(c: _Case) -> None:
+async def before_inject_async(c: Case) -> None:
     await _before_inject(c, True)
 
 
-async def _after_inject(c: _Case, is_async: bool) -> None:
+async def _after_inject(c: Case, is_async: bool) -> None:
     c.break_on(proto.AFTER, (proto.INJECT, c.subject.injected))
     result = await c.call(is_async)
     c.subject.check_injected(result, c.subject.injected)
@@ -233,16 +74,16 @@ async def _after_inject(c: _Case, is_async: bool) -> None:
 
 
 @_case
-async def after_inject(c: _Case) -> None:
+async def after_inject(c: Case) -> None:
     await _after_inject(c, False)
 
 
 @_case
-async def after_inject_async(c: _Case) -> None:
+async def after_inject_async(c: Case) -> None:
     await _after_inject(c, True)
 
 
-async def _after_retry(c: _Case, is_async: bool) -> None:
+async def _after_retry(c: Case, is_async: bool) -> None:
     c.break_on(proto.AFTER, (proto.RETRY, None), (proto.CONTINUE, None))
     result = await c.call(is_async)
     c.subject.check_real(result)
@@ -254,16 +95,16 @@ async def _after_retry(c: _Case, is_async: bool) -> None:
 
 
 @_case
-async def after_retry(c: _Case) -> None:
+async def after_retry(c: Case) -> None:
     await _after_retry(c, False)
 
 
 @_case
-async def after_retry_async(c: _Case) -> None:
+async def after_retry_async(c: Case) -> None:
     await _after_retry(c, True)
 
 
-async def _error_retry(c: _Case, is_async: bool) -> None:
+async def _error_retry(c: Case, is_async: bool) -> None:
     c.break_on(proto.ERROR_GATE, (proto.RETRY, None))
     c.subject.fail_next()
     result = await c.call(is_async)
@@ -274,16 +115,16 @@ async def _error_retry(c: _Case, is_async: bool) -> None:
 
 
 @_case
-async def error_retry(c: _Case) -> None:
+async def error_retry(c: Case) -> None:
     await _error_retry(c, False)
 
 
 @_case
-async def error_retry_async(c: _Case) -> None:
+async def error_retry_async(c: Case) -> None:
     await _error_retry(c, True)
 
 
-async def _error_continue(c: _Case, is_async: bool) -> None:
+async def _error_continue(c: Case, is_async: bool) -> None:
     c.break_on(proto.ERROR_GATE, (proto.CONTINUE, None))
     c.subject.fail_next()
     try:
@@ -301,16 +142,16 @@ async def _error_continue(c: _Case, is_async: bool) -> None:
 
 
 @_case
-async def error_continue(c: _Case) -> None:
+async def error_continue(c: Case) -> None:
     await _error_continue(c, False)
 
 
 @_case
-async def error_continue_async(c: _Case) -> None:
+async def error_continue_async(c: Case) -> None:
     await _error_continue(c, True)
 
 
-async def _abort(c: _Case, is_async: bool) -> None:
+async def _abort(c: Case, is_async: bool) -> None:
     c.break_on(proto.BEFORE, (proto.ABORT, None))
     with c.client.run("gate-matrix") as run:
         for _ in range(2):  # the second call in the aborted run raises at once, without a hold
@@ -327,18 +168,18 @@ async def _abort(c: _Case, is_async: bool) -> None:
 
 
 @_case
-async def abort(c: _Case) -> None:
+async def abort(c: Case) -> None:
     await _abort(c, False)
 
 
 @_case
-async def abort_async(c: _Case) -> None:
+async def abort_async(c: Case) -> None:
     await _abort(c, True)
 
 
-async def _stream_items(c: _Case, is_async: bool, limit: int | None) -> list[Any]:
+async def _stream_items(c: Case, is_async: bool, limit: int | None) -> list[Any]:
     if is_async:
-        items, stream = await _astream_items(c.subject, c.thing, limit)
+        items, stream = await astream_items(c.subject, c.thing, limit)
         if limit is not None:
             closer = getattr(stream, "aclose", None) or getattr(stream, "close", None)
             if closer is not None:
@@ -360,7 +201,7 @@ async def _stream_items(c: _Case, is_async: bool, limit: int | None) -> list[Any
     return items
 
 
-async def _stream_tee(c: _Case, is_async: bool) -> None:
+async def _stream_tee(c: Case, is_async: bool) -> None:
     if not c.subject.streams:
         return
     items = await _stream_items(c, is_async, None)
@@ -372,16 +213,16 @@ async def _stream_tee(c: _Case, is_async: bool) -> None:
 
 
 @_case
-async def stream_tee(c: _Case) -> None:
+async def stream_tee(c: Case) -> None:
     await _stream_tee(c, False)
 
 
 @_case
-async def stream_tee_async(c: _Case) -> None:
+async def stream_tee_async(c: Case) -> None:
     await _stream_tee(c, True)
 
 
-async def _stream_cut_short(c: _Case, is_async: bool) -> None:
+async def _stream_cut_short(c: Case, is_async: bool) -> None:
     if not c.subject.streams:
         return
     items = await _stream_items(c, is_async, 1)
@@ -391,52 +232,49 @@ async def _stream_cut_short(c: _Case, is_async: bool) -> None:
 
 
 @_case
-async def stream_cut_short(c: _Case) -> None:
+async def stream_cut_short(c: Case) -> None:
     await _stream_cut_short(c, False)
 
 
 @_case
-async def stream_cut_short_async(c: _Case) -> None:
+async def stream_cut_short_async(c: Case) -> None:
     await _stream_cut_short(c, True)
 
 
 @_case
-async def twenty_async_holds(c: _Case) -> None:
-    """20 calls held at once on one event loop: the loop keeps ticking, each is answered on its own."""
+async def twenty_async_holds(c: Case) -> None:
+    """20 calls held at once on one event loop: the loop keeps running, each is answered on its own."""
+    import anyio
+
     c.hub.set_debug(breakpoints=[(c.node_id, proto.BEFORE)])
-    ticks = 0
-    stop = False
+    results: list[Any] = []
 
-    async def ticker() -> None:
-        nonlocal ticks
-        while not stop:
-            ticks += 1
-            await asyncio.sleep(0)
+    async def one() -> None:
+        results.append(await c.subject.acall(c.thing))
 
-    tick_task = asyncio.ensure_future(ticker())
-    calls = [asyncio.ensure_future(c.subject.acall(c.thing)) for _ in range(20)]
-    try:
+    async with anyio.create_task_group() as calls:
+        for _ in range(20):
+            calls.start_soon(one)
+        ticks = 0
         while len(c.events(proto.EXEC_PAUSED)) < 20:
-            if any(call.done() for call in calls):
-                raise AssertionError("a held call returned before it was answered")
-            await asyncio.sleep(0.005)  # yields to the loop while the hub receives the holds
-        held_ticks = ticks
-        await asyncio.sleep(0.01)
-        assert ticks > held_ticks, "the event loop must keep running while 20 calls are held"
-        assert not any(call.done() for call in calls)
+            assert not results, "a held call returned before it was answered"
+            await anyio.sleep(0.005)  # this task runs on while the others are held
+            ticks += 1
+        held_at = ticks
+        for _ in range(5):
+            await anyio.sleep(0)
+            ticks += 1
+        assert ticks > held_at and not results, "the event loop must keep running while 20 calls are held"
         for paused in c.events(proto.EXEC_PAUSED):
             c.hub.resolve(paused["gateId"], proto.CONTINUE)
-        results = await asyncio.gather(*calls)
-    finally:
-        stop = True
-        await tick_task
+    assert len(results) == 20
     for result in results:
         c.subject.check_real(result)
     assert c.subject.real_calls == 20
 
 
 @_case
-async def wrap_twice_is_once(c: _Case) -> None:
+async def wrap_twice_is_once(c: Case) -> None:
     again = c.subject.instrument(c.thing, c.client)
     c.subject.check_real(c.subject.call(again))
     await c.settled()
@@ -444,7 +282,7 @@ async def wrap_twice_is_once(c: _Case) -> None:
 
 
 @_case
-async def undo(c: _Case) -> None:
+async def undo(c: Case) -> None:
     bare = c.subject.undo(c.thing)
     c.subject.check_real(c.subject.call(bare))
     c.subject.check_real(await c.subject.acall(bare))
@@ -454,7 +292,7 @@ async def undo(c: _Case) -> None:
 
 
 @_case
-async def disabled(c: _Case) -> None:
+async def disabled(c: Case) -> None:
     """Disabled GraphMind: instrument returns the very object, starts no thread, the call is real."""
     before = set(threading.enumerate())
     client = Client(app="gate-matrix-disabled", url=c.hub.url, enabled=False)
@@ -469,46 +307,21 @@ async def disabled(c: _Case) -> None:
         client.dispose()
     # The default session under GRAPHMIND_DISABLED=1 (environment page: the adapter's wrappers are
     # identity functions): nothing is patched, not even a marker attribute (issue 16 item 3).
-    with _kill_switch():
+    with kill_switch():
         bare = c.subject.make()
-        attrs = _attrs(bare)
+        attrs = instance_attrs(bare)
         assert c.subject.instrument(bare, None) is bare  # type: ignore[arg-type]  # None: the default session
-        assert _attrs(bare) == attrs, "GRAPHMIND_DISABLED=1 with the default session still patched the object"
+        assert instance_attrs(bare) == attrs, (
+            "GRAPHMIND_DISABLED=1 with the default session still patched the object"
+        )
         c.subject.check_real(c.subject.call(bare))
         c.subject.check_real(await c.subject.acall(bare))
 
 
-def _attrs(thing: Any) -> list[list[str] | None]:
-    """Instance attribute names of the thing and of what it holds (a subject may make a pair of clients)."""
-    objects = [thing, *(thing if isinstance(thing, tuple) else ())]
-    with contextlib.suppress(TypeError):
-        objects += list(vars(thing).values())
-    return [sorted(vars(obj)) if hasattr(obj, "__dict__") else None for obj in objects]
-
-
-@contextlib.contextmanager
-def _kill_switch() -> Iterator[None]:
-    """GRAPHMIND_DISABLED=1 and no default client yet; both restored afterwards."""
-    import graphmind
-
-    saved_env = os.environ.get("GRAPHMIND_DISABLED")
-    with graphmind._default_lock:
-        saved_default, graphmind._default = graphmind._default, None
-    os.environ["GRAPHMIND_DISABLED"] = "1"
-    try:
-        yield
-    finally:
-        if saved_env is None:
-            os.environ.pop("GRAPHMIND_DISABLED", None)
-        else:
-            os.environ["GRAPHMIND_DISABLED"] = saved_env
-        with graphmind._default_lock:
-            made, graphmind._default = graphmind._default, saved_default
-        if made is not None:
-            made.dispose()
-
-
 # ---- running a case ---------------------------------------------------------------------------------
+
+
+BACKENDS = ("asyncio", "trio")  # the async libraries the kit's cases run under (with anyio.run)
 
 
 async def run_case(
@@ -525,7 +338,7 @@ async def run_case(
         try:
             if not client.ready(5):
                 raise AssertionError("the client did not attach to the hub")
-            await fn(_Case(started, client, subject))
+            await fn(Case(started, client, subject))
         finally:
             client.dispose()
 

@@ -20,8 +20,12 @@ def add_parser(subparsers: Any) -> None:
         "search_flights, check_budget and book) and watch it in the viewer.",
     )
     scenario = parser.add_mutually_exclusive_group()
-    scenario.add_argument("--error", action="store_const", dest="scenario", const="error", help=SCENARIOS["error"])
-    scenario.add_argument("--loop", action="store_const", dest="scenario", const="loop", help=SCENARIOS["loop"])
+    scenario.add_argument(
+        "--error", action="store_const", dest="scenario", const="error", help=SCENARIOS["error"]
+    )
+    scenario.add_argument(
+        "--loop", action="store_const", dest="scenario", const="loop", help=SCENARIOS["loop"]
+    )
     parser.set_defaults(scenario="default")
     parser.add_argument(
         "--headless",
@@ -30,8 +34,17 @@ def add_parser(subparsers: Any) -> None:
     )
     parser.add_argument("--live", action="store_true", help="use a real OpenAI model (needs OPENAI_API_KEY)")
     parser.add_argument("--port", type=int, default=4747, help="hub port (default 4747; 0 = any free port)")
-    parser.add_argument("--db", default=None, help="hub database when the demo starts its own hub (default: GRAPHMIND_DB or ~/.graphmind/graphmind.db)")
-    parser.add_argument("--hold", type=float, default=0.3, help="with --headless: seconds each gate is held before it is answered (default 0.3)")
+    parser.add_argument(
+        "--db",
+        default=None,
+        help="hub database when the demo starts its own hub (default: GRAPHMIND_DB or ~/.graphmind/graphmind.db)",
+    )
+    parser.add_argument(
+        "--hold",
+        type=float,
+        default=0.3,
+        help="with --headless: seconds each gate is held before it is answered (default 0.3)",
+    )
     parser.add_argument("--no-browser", action="store_true", help="do not open a browser")
     parser.set_defaults(func=_run)
 

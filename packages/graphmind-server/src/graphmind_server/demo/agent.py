@@ -35,10 +35,15 @@ def run_travel_agent(
     gated = gm.wrap_tools(plain)
     for name, gate in holds.items():
         gated[name] = gm.wrap(tools.as_dict()[name], name, breakpoint=gate)
-    messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": PROMPT}]
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": PROMPT},
+    ]
     with gm.run(run_name, meta={"demo": True, "model": model}) as run:
         for _ in range(12):
-            completion = openai_client.chat.completions.create(model=model, messages=messages, tools=TOOL_SCHEMAS)
+            completion = openai_client.chat.completions.create(
+                model=model, messages=messages, tools=TOOL_SCHEMAS
+            )
             message = completion.choices[0].message
             messages.append(message.model_dump(exclude_none=True))
             if not message.tool_calls:

@@ -26,7 +26,9 @@ class DemoError(Exception):
 
 def _api(base: str, method: str, path: str, body: Any = None, timeout: float = 5.0) -> Any:
     data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(base + path, data=data, method=method, headers={"content-type": "application/json"})
+    request = urllib.request.Request(
+        base + path, data=data, method=method, headers={"content-type": "application/json"}
+    )
     with urllib.request.urlopen(request, timeout=timeout) as response:
         return json.loads(response.read() or b"null")
 
@@ -116,7 +118,9 @@ def _scripted_model(loop: bool) -> Any:
 
 
 def _open_browser(url: str) -> None:
-    has_display = sys.platform in ("darwin", "win32") or bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+    has_display = sys.platform in ("darwin", "win32") or bool(
+        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+    )
     if has_display:
         try:
             webbrowser.open(url)
@@ -126,7 +130,10 @@ def _open_browser(url: str) -> None:
 
 def run_demo(args: argparse.Namespace) -> int:
     if args.live and not os.environ.get("OPENAI_API_KEY"):
-        print("graphmind: demo --live needs OPENAI_API_KEY in the environment; set it, or run without --live to use the scripted model", file=sys.stderr)
+        print(
+            "graphmind: demo --live needs OPENAI_API_KEY in the environment; set it, or run without --live to use the scripted model",
+            file=sys.stderr,
+        )
         return 2
     try:
         return _run(args)
@@ -157,7 +164,9 @@ def _run(args: argparse.Namespace) -> int:
         with _scripted_model(loop) as model:
             gm = graphmind.Client(app="travel-demo", url=ingest, retry_interval=1.0)
             if not gm.ready(5):
-                raise DemoError(f"could not attach to the hub at {ingest}; is something else on port {args.port}? try --port 0")
+                raise DemoError(
+                    f"could not attach to the hub at {ingest}; is something else on port {args.port}? try --port 0"
+                )
             openai_client = _instrument(_openai_client(args.live, model.base_url), gm)
             tools = TravelTools(fail_budget_once=args.scenario == "error")
             print(f"Open the viewer: {base}")

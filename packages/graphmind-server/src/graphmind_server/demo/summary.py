@@ -35,7 +35,9 @@ def print_summary(base: str, run_id: str, answered: list[dict[str, Any]] | None)
             why = held.get("reason", "?")
             if why == "loop" and held.get("loop"):
                 why = f"loop, {held['loop'].get('repeats')}× identical arguments"
-            print(f"  {event['nodeId']} {event['gate']} gate ({why}): held {event['heldMs'] / 1000:.2f} s, answered {event['action']}")
+            print(
+                f"  {event['nodeId']} {event['gate']} gate ({why}): held {event['heldMs'] / 1000:.2f} s, answered {event['action']}"
+            )
     injected = [e for e in events if e.get("type") == "node.finished" and e.get("injected")]
     if injected:
         print(f"Injected results: {', '.join(e['nodeId'] for e in injected)}")

@@ -55,7 +55,11 @@ TOOL_SCHEMAS: list[dict[str, Any]] = [
             "description": "Search flights between two airports on a date.",
             "parameters": {
                 "type": "object",
-                "properties": {"origin": {"type": "string"}, "destination": {"type": "string"}, "date": {"type": "string"}},
+                "properties": {
+                    "origin": {"type": "string"},
+                    "destination": {"type": "string"},
+                    "date": {"type": "string"},
+                },
                 "required": ["origin", "destination", "date"],
             },
         },
@@ -65,7 +69,11 @@ TOOL_SCHEMAS: list[dict[str, Any]] = [
         "function": {
             "name": "check_budget",
             "description": "Check that an amount fits the traveller's budget.",
-            "parameters": {"type": "object", "properties": {"amount_eur": {"type": "number"}}, "required": ["amount_eur"]},
+            "parameters": {
+                "type": "object",
+                "properties": {"amount_eur": {"type": "number"}},
+                "required": ["amount_eur"],
+            },
         },
     },
     {
@@ -73,7 +81,11 @@ TOOL_SCHEMAS: list[dict[str, Any]] = [
         "function": {
             "name": "book",
             "description": "Book a flight by id.",
-            "parameters": {"type": "object", "properties": {"flight_id": {"type": "string"}}, "required": ["flight_id"]},
+            "parameters": {
+                "type": "object",
+                "properties": {"flight_id": {"type": "string"}},
+                "required": ["flight_id"],
+            },
         },
     },
 ]
@@ -82,7 +94,10 @@ SEARCH_ARGS = {"origin": "LIS", "destination": "BER", "date": "2026-12-12"}
 
 
 def _tool_call(n: int, name: str, args: dict[str, Any]) -> dict[str, Any]:
-    return {"content": None, "tool_calls": [{"id": f"call_{n}_{name}", "name": name, "arguments": json.dumps(args)}]}
+    return {
+        "content": None,
+        "tool_calls": [{"id": f"call_{n}_{name}", "name": name, "arguments": json.dumps(args)}],
+    }
 
 
 def scripted_reply(messages: list[dict[str, Any]], loop: bool = False) -> Any:
@@ -102,7 +117,11 @@ def scripted_reply(messages: list[dict[str, Any]], loop: bool = False) -> Any:
     last_name = names[-1]
     if last_name == "search_flights":
         flights = _json(last.get("content")) or FLIGHTS
-        cheapest = min(flights, key=lambda f: f.get("price_eur", 10**9)) if isinstance(flights, list) and flights else FLIGHTS[0]
+        cheapest = (
+            min(flights, key=lambda f: f.get("price_eur", 10**9))
+            if isinstance(flights, list) and flights
+            else FLIGHTS[0]
+        )
         return _tool_call(n, "check_budget", {"amount_eur": cheapest.get("price_eur", 189)})
     if last_name == "check_budget":
         result = _json(last.get("content"))

@@ -48,8 +48,18 @@ class RunRow:
 
     def to_api(self) -> dict[str, Any]:
         return run_to_api(
-            (self.id, self.app, self.name, self.status, self.started_at, self.ended_at, self.node_count,
-             self.event_count, self.client_id, self.meta)
+            (
+                self.id,
+                self.app,
+                self.name,
+                self.status,
+                self.started_at,
+                self.ended_at,
+                self.node_count,
+                self.event_count,
+                self.client_id,
+                self.meta,
+            )
         )
 
 
@@ -61,8 +71,16 @@ def run_to_api(row: tuple[Any, ...]) -> dict[str, Any]:
     except (TypeError, ValueError, RecursionError):
         meta = {}
     return {
-        "id": row[0], "app": row[1], "name": row[2], "status": row[3], "startedAt": finite(row[4]),
-        "endedAt": finite(row[5]), "nodeCount": row[6], "eventCount": row[7], "clientId": row[8], "meta": meta,
+        "id": row[0],
+        "app": row[1],
+        "name": row[2],
+        "status": row[3],
+        "startedAt": finite(row[4]),
+        "endedAt": finite(row[5]),
+        "nodeCount": row[6],
+        "eventCount": row[7],
+        "clientId": row[8],
+        "meta": meta,
     }
 
 
@@ -130,8 +148,12 @@ def apply(run: RunRow, event: dict[str, Any], ts: float) -> None:
     elif kind == "graph.hint":
         hinted = event.get("nodes")
         for item in hinted if isinstance(hinted, list) else []:
-            if (isinstance(item, dict) and isinstance(item.get("nodeId"), str) and run.nodes is not None
-                    and item["nodeId"] not in run.nodes):
+            if (
+                isinstance(item, dict)
+                and isinstance(item.get("nodeId"), str)
+                and run.nodes is not None
+                and item["nodeId"] not in run.nodes
+            ):
                 node(run, item["nodeId"], item.get("kind"), item.get("name"))
     elif isinstance(node_id, str) and node_id:
         if kind == "node.started":

@@ -27,9 +27,12 @@ class Abandon(Op):
     now_ms: float
 
     def apply(self, writer: Writer) -> list[str]:
-        ids = [r[0] for r in writer.conn.execute(
-            "SELECT id FROM runs WHERE client_id = ? AND status = 'running'", (self.client_id,)
-        )]
+        ids = [
+            r[0]
+            for r in writer.conn.execute(
+                "SELECT id FROM runs WHERE client_id = ? AND status = 'running'", (self.client_id,)
+            )
+        ]
         for run_id in ids:
             run = writer.run(run_id)
             if run is not None and run.status == "running":

@@ -10,7 +10,9 @@ from .derive import run_to_api
 _RUN_API_COLUMNS = "id, app, name, status, started_at, ended_at, node_count, event_count, client_id, meta"
 
 
-def list_runs(conn: sqlite3.Connection, limit: int, status: str | None, app: str | None) -> list[dict[str, Any]]:
+def list_runs(
+    conn: sqlite3.Connection, limit: int, status: str | None, app: str | None
+) -> list[dict[str, Any]]:
     where, args = [], []
     if status is not None:
         where.append("status = ?")
@@ -34,7 +36,8 @@ def get_run(conn: sqlite3.Connection, run_id: str) -> dict[str, Any] | None:
     run["nodes"] = [
         {"nodeId": n[0], "kind": n[1], "name": n[2], "executions": n[3], "status": n[4]}
         for n in conn.execute(
-            "SELECT node_id, kind, name, executions, status FROM nodes WHERE run_id = ? ORDER BY position", (run_id,)
+            "SELECT node_id, kind, name, executions, status FROM nodes WHERE run_id = ? ORDER BY position",
+            (run_id,),
         )
     ]
     return run
@@ -43,7 +46,8 @@ def get_run(conn: sqlite3.Connection, run_id: str) -> dict[str, Any] | None:
 def run_events(conn: sqlite3.Connection, run_id: str, after: int, limit: int) -> tuple[list[str], int | None]:
     """The raw events of a run after a seq, and the `next` seq when more remain."""
     rows = conn.execute(
-        "SELECT seq, body FROM events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?", (run_id, after, limit + 1)
+        "SELECT seq, body FROM events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+        (run_id, after, limit + 1),
     ).fetchall()
     more = len(rows) > limit
     rows = rows[:limit]
@@ -59,7 +63,8 @@ def events_between(conn: sqlite3.Connection, after: int, upto: int, limit: int) 
 
 def runs_changed_between(conn: sqlite3.Connection, after: int, upto: int) -> list[tuple[int, dict[str, Any]]]:
     rows = conn.execute(
-        f"SELECT cursor, {_RUN_API_COLUMNS} FROM runs WHERE cursor > ? AND cursor <= ? ORDER BY cursor", (after, upto)
+        f"SELECT cursor, {_RUN_API_COLUMNS} FROM runs WHERE cursor > ? AND cursor <= ? ORDER BY cursor",
+        (after, upto),
     ).fetchall()
     return [(r[0], run_to_api(r[1:])) for r in rows]
 

@@ -12,12 +12,15 @@ def prune(conn: sqlite3.Connection, *, keep_runs: int, keep_days: int, now_ms: f
     cutoff = now_ms - keep_days * DAY_MS
     conn.execute("BEGIN IMMEDIATE")
     try:
-        doomed = [r[0] for r in conn.execute(
-            """SELECT id FROM runs WHERE status != 'running' AND (
+        doomed = [
+            r[0]
+            for r in conn.execute(
+                """SELECT id FROM runs WHERE status != 'running' AND (
                    started_at < ?
                    OR id NOT IN (SELECT id FROM runs ORDER BY started_at DESC, rowid DESC LIMIT ?))""",
-            (cutoff, keep_runs),
-        )]
+                (cutoff, keep_runs),
+            )
+        ]
         for run_id in doomed:
             conn.execute("DELETE FROM events WHERE run_id = ?", (run_id,))
             conn.execute("DELETE FROM nodes WHERE run_id = ?", (run_id,))

@@ -83,7 +83,9 @@ def open_database(path: Path) -> sqlite3.Connection:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise StoreError(f"cannot create the database directory {path.parent} ({exc.strerror or exc}); {hint}") from None
+        raise StoreError(
+            f"cannot create the database directory {path.parent} ({exc.strerror or exc}); {hint}"
+        ) from None
     try:
         conn = connect(path)
         mode = conn.execute("PRAGMA journal_mode").fetchone()[0]

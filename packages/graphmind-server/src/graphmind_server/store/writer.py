@@ -24,7 +24,9 @@ BATCH_MAX = 500
 BATCH_MAX_BYTES = 8 * 1024 * 1024  # a transaction also stops at this much event text (big events)
 RUN_CACHE_MAX = 2000
 
-_RUN_COLUMNS = "id, app, name, status, started_at, ended_at, event_count, client_id, meta, implicit, agent_node, cursor"
+_RUN_COLUMNS = (
+    "id, app, name, status, started_at, ended_at, event_count, client_id, meta, implicit, agent_node, cursor"
+)
 _UPSERT_RUN = f"""INSERT INTO runs ({_RUN_COLUMNS}, node_count) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)
 ON CONFLICT(id) DO UPDATE SET app=excluded.app, name=excluded.name, status=excluded.status,
 started_at=excluded.started_at, ended_at=excluded.ended_at, event_count=excluded.event_count,
@@ -193,16 +195,24 @@ class Writer:
     def _report(self, exc: Exception, item: Any) -> None:
         self._failures += 1
         if self._failures <= 3 or self._failures % 1000 == 0:
-            what = f"an event from client {item.client_id}" if isinstance(item, EventItem) else "a hub operation"
-            print(f"graphmind: could not store {what} ({type(exc).__name__}: {exc}); "
-                  f"{self._failures} item(s) dropped so far", file=sys.stderr, flush=True)
+            what = (
+                f"an event from client {item.client_id}" if isinstance(item, EventItem) else "a hub operation"
+            )
+            print(
+                f"graphmind: could not store {what} ({type(exc).__name__}: {exc}); "
+                f"{self._failures} item(s) dropped so far",
+                file=sys.stderr,
+                flush=True,
+            )
 
     # -- events -------------------------------------------------------------------------------
 
     def _is_new(self, client_id: str, seq: int) -> bool:
         hwm = self._hwm.get(client_id)
         if hwm is None:
-            row = self.conn.execute("SELECT MAX(seq) FROM events WHERE client_id = ?", (client_id,)).fetchone()
+            row = self.conn.execute(
+                "SELECT MAX(seq) FROM events WHERE client_id = ?", (client_id,)
+            ).fetchone()
             hwm = row[0] if row[0] is not None else -1
         if seq > hwm:
             self._hwm[client_id] = seq
@@ -223,8 +233,16 @@ class Writer:
         run_id = ev["runId"]
         run = self.run(run_id)
         if run is None:
-            run = RunRow(id=run_id, app=item.app, name=run_id, status="running", started_at=item.ts,
-                         client_id=item.client_id, nodes={}, new=True)
+            run = RunRow(
+                id=run_id,
+                app=item.app,
+                name=run_id,
+                status="running",
+                started_at=item.ts,
+                client_id=item.client_id,
+                nodes={},
+                new=True,
+            )
             self.runs[run_id] = run
         self.last_cursor += 1
         cursor = self.last_cursor
@@ -237,7 +255,8 @@ class Writer:
     def _flush_rows(self) -> None:
         if self._rows:
             self.conn.executemany(
-                "INSERT INTO events (cursor, run_id, client_id, seq, type, body) VALUES (?,?,?,?,?,?)", self._rows
+                "INSERT INTO events (cursor, run_id, client_id, seq, type, body) VALUES (?,?,?,?,?,?)",
+                self._rows,
             )
             self._rows = []
 
@@ -251,9 +270,21 @@ class Writer:
         row = self.conn.execute(f"SELECT {_RUN_COLUMNS} FROM runs WHERE id = ?", (run_id,)).fetchone()
         if row is None:
             return None
-        run = RunRow(id=row[0], app=row[1], name=row[2], status=row[3], started_at=row[4], ended_at=row[5],
-                     event_count=row[6], client_id=row[7], meta=row[8], implicit=bool(row[9]),
-                     agent_node=row[10], cursor=row[11], nodes={})
+        run = RunRow(
+            id=row[0],
+            app=row[1],
+            name=row[2],
+            status=row[3],
+            started_at=row[4],
+            ended_at=row[5],
+            event_count=row[6],
+            client_id=row[7],
+            meta=row[8],
+            implicit=bool(row[9]),
+            agent_node=row[10],
+            cursor=row[11],
+            nodes={},
+        )
         for n in self.conn.execute(
             "SELECT node_id, kind, name, executions, status, position FROM nodes WHERE run_id = ? ORDER BY position",
             (run_id,),
@@ -280,8 +311,23 @@ class Writer:
         run_rows = []
         node_rows = []
         for run in self._touched.values():
-            run_rows.append((run.id, run.app, run.name, run.status, run.started_at, run.ended_at, run.event_count,
-                             run.client_id, run.meta, int(run.implicit), run.agent_node, run.cursor, run.node_count))
+            run_rows.append(
+                (
+                    run.id,
+                    run.app,
+                    run.name,
+                    run.status,
+                    run.started_at,
+                    run.ended_at,
+                    run.event_count,
+                    run.client_id,
+                    run.meta,
+                    int(run.implicit),
+                    run.agent_node,
+                    run.cursor,
+                    run.node_count,
+                )
+            )
             for node_id in run.dirty_nodes:
                 assert run.nodes is not None
                 n = run.nodes[node_id]

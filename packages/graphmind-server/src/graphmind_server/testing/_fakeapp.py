@@ -22,9 +22,18 @@ class FakeApp:
       holds, and `gate.unknown` otherwise.
     """
 
-    def __init__(self, url: str, *, app: str = "fake-app", client_id: str | None = None, auto_ack: bool = True,
-                 auto_resume: bool = False, headers: Mapping[str, str] | None = None,
-                 hello: Mapping[str, Any] | None = None, attach: bool = True) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        app: str = "fake-app",
+        client_id: str | None = None,
+        auto_ack: bool = True,
+        auto_resume: bool = False,
+        headers: Mapping[str, str] | None = None,
+        hello: Mapping[str, Any] | None = None,
+        attach: bool = True,
+    ) -> None:
         self.url = url
         self.app = app
         self.client_id = client_id or uuid.uuid4().hex
@@ -52,10 +61,22 @@ class FakeApp:
         self.closed.clear()
         # __enter__ without `with`: the connection outlives this call (websockets >= 17.1 warns
         # about a bare connect()); close() ends it.
-        self._ws = connect(self.url, open_timeout=5, additional_headers=self.headers or None,
-                           max_size=None, compression=None).__enter__()
-        self._ws.send(json.dumps({"type": "hello", "protocol": 1, "app": self.app, "clientId": self.client_id,
-                                  "sdk": {"name": "fake-app", "version": "0"}, "pid": 0, **self.hello_extra}))
+        self._ws = connect(
+            self.url, open_timeout=5, additional_headers=self.headers or None, max_size=None, compression=None
+        ).__enter__()
+        self._ws.send(
+            json.dumps(
+                {
+                    "type": "hello",
+                    "protocol": 1,
+                    "app": self.app,
+                    "clientId": self.client_id,
+                    "sdk": {"name": "fake-app", "version": "0"},
+                    "pid": 0,
+                    **self.hello_extra,
+                }
+            )
+        )
         welcome = json.loads(self._ws.recv(timeout=5))
         if welcome.get("type") != "welcome":
             raise RuntimeError(f"expected welcome, got {welcome}")
@@ -66,7 +87,7 @@ class FakeApp:
         if replay:
             for event in self.sent:
                 self.send(event)
-        return welcome
+        return welcome  # type: ignore[no-any-return]
 
     def _read(self) -> None:
         ws = self._ws
@@ -137,42 +158,103 @@ class FakeApp:
         return event
 
     def run_started(self, run_id: str, name: str = "agent", **fields: Any) -> dict[str, Any]:
-        return self.event("run.started", run_id, name=name, app=self.app, nodeId=f"agent:{name}", instanceId=run_id,
-                          kind="agent", meta={}, implicit=False, **fields)
+        return self.event(
+            "run.started",
+            run_id,
+            name=name,
+            app=self.app,
+            nodeId=f"agent:{name}",
+            instanceId=run_id,
+            kind="agent",
+            meta={},
+            implicit=False,
+            **fields,
+        )
 
     def run_finished(self, run_id: str, status: str = "finished", **fields: Any) -> dict[str, Any]:
         return self.event("run.finished", run_id, status=status, durationMs=1.0, **fields)
 
-    def node_started(self, run_id: str, node_id: str, instance_id: str, input: Any = None,
-                     **fields: Any) -> dict[str, Any]:
+    def node_started(
+        self, run_id: str, node_id: str, instance_id: str, input: Any = None, **fields: Any
+    ) -> dict[str, Any]:
         kind, _, name = node_id.partition(":")
-        return self.event("node.started", run_id, nodeId=node_id, instanceId=instance_id, kind=kind, name=name,
-                          parentInstanceId=run_id, input=input, **fields)
+        return self.event(
+            "node.started",
+            run_id,
+            nodeId=node_id,
+            instanceId=instance_id,
+            kind=kind,
+            name=name,
+            parentInstanceId=run_id,
+            input=input,
+            **fields,
+        )
 
-    def node_finished(self, run_id: str, node_id: str, instance_id: str, output: Any = None,
-                      **fields: Any) -> dict[str, Any]:
-        return self.event("node.finished", run_id, nodeId=node_id, instanceId=instance_id, output=output,
-                          durationMs=1.0, heldMs=0.0, **fields)
+    def node_finished(
+        self, run_id: str, node_id: str, instance_id: str, output: Any = None, **fields: Any
+    ) -> dict[str, Any]:
+        return self.event(
+            "node.finished",
+            run_id,
+            nodeId=node_id,
+            instanceId=instance_id,
+            output=output,
+            durationMs=1.0,
+            heldMs=0.0,
+            **fields,
+        )
 
-    def hold(self, run_id: str, node_id: str, instance_id: str, *, gate: str = "before", reason: str = "breakpoint",
-             gate_id: str | None = None, **fields: Any) -> dict[str, Any]:
+    def hold(
+        self,
+        run_id: str,
+        node_id: str,
+        instance_id: str,
+        *,
+        gate: str = "before",
+        reason: str = "breakpoint",
+        gate_id: str | None = None,
+        **fields: Any,
+    ) -> dict[str, Any]:
         """Send exec.paused; returns it (its gateId is this app's id, not the hub's)."""
         kind, _, name = node_id.partition(":")
-        actions = ["continue", "inject", "abort"] if gate == "before" else ["continue", "retry", "inject", "abort"]
-        paused = self.event("exec.paused", run_id, nodeId=node_id, instanceId=instance_id, kind=kind, name=name,
-                            gateId=gate_id or f"g{self.seq + 1}", gate=gate, reason=reason, actions=actions, **fields)
+        actions = (
+            ["continue", "inject", "abort"] if gate == "before" else ["continue", "retry", "inject", "abort"]
+        )
+        paused = self.event(
+            "exec.paused",
+            run_id,
+            nodeId=node_id,
+            instanceId=instance_id,
+            kind=kind,
+            name=name,
+            gateId=gate_id or f"g{self.seq + 1}",
+            gate=gate,
+            reason=reason,
+            actions=actions,
+            **fields,
+        )
         self.held[paused["gateId"]] = paused
         return paused
 
     def resume(self, paused: Mapping[str, Any], action: str = "continue", by: str = "hub") -> dict[str, Any]:
         self.held.pop(paused["gateId"], None)
-        return self.event("exec.resumed", paused["runId"], nodeId=paused["nodeId"], instanceId=paused["instanceId"],
-                          gateId=paused["gateId"], gate=paused["gate"], action=action, heldMs=1.0, by=by)
+        return self.event(
+            "exec.resumed",
+            paused["runId"],
+            nodeId=paused["nodeId"],
+            instanceId=paused["instanceId"],
+            gateId=paused["gateId"],
+            gate=paused["gate"],
+            action=action,
+            heldMs=1.0,
+            by=by,
+        )
 
     # -- receiving -----------------------------------------------------------------------------
 
-    def expect(self, type: str, timeout: float = 5.0,
-               where: Callable[[dict[str, Any]], bool] | None = None) -> dict[str, Any]:
+    def expect(
+        self, type: str, timeout: float = 5.0, where: Callable[[dict[str, Any]], bool] | None = None
+    ) -> dict[str, Any]:
         """The first received frame of that type (matching `where`) not returned before."""
         deadline = time.monotonic() + timeout
         with self._cond:

@@ -31,8 +31,16 @@ class HubProcess:
     ...     status, body = hub.api("GET", "/api/health")
     """
 
-    def __init__(self, db: str | os.PathLike[str], *, args: Sequence[str] = (), env: Mapping[str, str] | None = None,
-                 port: int = 0, start_timeout: float = 15.0, python: str = sys.executable) -> None:
+    def __init__(
+        self,
+        db: str | os.PathLike[str],
+        *,
+        args: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+        port: int = 0,
+        start_timeout: float = 15.0,
+        python: str = sys.executable,
+    ) -> None:
         self.db = Path(db)
         self.args = list(args)
         self.env = dict(env or {})
@@ -49,14 +57,29 @@ class HubProcess:
     def start(self, port: int | None = None) -> None:
         port = self.port if port is None else port
         env = {**os.environ, "PYTHONUNBUFFERED": "1", **self.env}
-        cmd = [self.python, "-m", "graphmind_server", "serve", "--port", str(port), "--db", str(self.db), *self.args]
+        cmd = [
+            self.python,
+            "-m",
+            "graphmind_server",
+            "serve",
+            "--port",
+            str(port),
+            "--db",
+            str(self.db),
+            *self.args,
+        ]
         self._stderr = []
         self.stdout_lines = []
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True, env=env)
+        self.proc = subprocess.Popen(
+            cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+        )
         lines: queue.Queue[str | None] = queue.Queue()
-        threading.Thread(target=self._pump, args=(self.proc.stdout, lines, self.stdout_lines), daemon=True).start()
-        self._stderr_pump = threading.Thread(target=self._pump, args=(self.proc.stderr, None, self._stderr), daemon=True)
+        threading.Thread(
+            target=self._pump, args=(self.proc.stdout, lines, self.stdout_lines), daemon=True
+        ).start()
+        self._stderr_pump = threading.Thread(
+            target=self._pump, args=(self.proc.stderr, None, self._stderr), daemon=True
+        )
         self._stderr_pump.start()
         try:
             line = lines.get(timeout=self.start_timeout)
@@ -136,8 +159,15 @@ class HubProcess:
     def live_url(self) -> str:
         return f"ws://127.0.0.1:{self.port}/api/live"
 
-    def api(self, method: str, path: str, json: Any = None, *, headers: Mapping[str, str] | None = None,
-            timeout: float = 10.0) -> tuple[int, Any]:
+    def api(
+        self,
+        method: str,
+        path: str,
+        json: Any = None,
+        *,
+        headers: Mapping[str, str] | None = None,
+        timeout: float = 10.0,
+    ) -> tuple[int, Any]:
         """(status, parsed JSON body or text) of one request; never raises for 4xx/5xx."""
         return api_call(self.url, method, path, json, headers=headers, timeout=timeout)
 
@@ -166,8 +196,15 @@ def in_thread(fn: Callable[[], Any]) -> tuple[threading.Thread, dict[str, Any]]:
     return thread, out
 
 
-def api_call(base: str, method: str, path: str, body: Any = None, *, headers: Mapping[str, str] | None = None,
-             timeout: float = 10.0) -> tuple[int, Any]:
+def api_call(
+    base: str,
+    method: str,
+    path: str,
+    body: Any = None,
+    *,
+    headers: Mapping[str, str] | None = None,
+    timeout: float = 10.0,
+) -> tuple[int, Any]:
     data = None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(base + path, data=data, method=method, headers=dict(headers or {}))
     if data is not None:
