@@ -165,7 +165,9 @@ async def test_gate_matrix_llm(case: str, kit_hub: Callable[[], KitHub] | None) 
 
 
 @pytest.mark.parametrize("case", CASES)
-async def test_gate_matrix_llm_with_the_handler_installed(case: str, kit_hub: Callable[[], KitHub] | None) -> None:
+async def test_gate_matrix_llm_with_the_handler_installed(
+    case: str, kit_hub: Callable[[], KitHub] | None
+) -> None:
     try:
         await run_case(case, LlmSubject(observe=True), hub=kit_hub)
     finally:

@@ -9,4 +9,13 @@ from ._fakeapp import FakeApp
 from ._kit_hub import HubRefused, KitHub
 from ._process import HubProcess, HubStartError, api_call, in_thread, wait_for
 
-__all__ = ["FakeApp", "HubProcess", "HubRefused", "HubStartError", "KitHub", "api_call", "in_thread", "wait_for"]
+__all__ = [
+    "FakeApp",
+    "HubProcess",
+    "HubRefused",
+    "HubStartError",
+    "KitHub",
+    "api_call",
+    "in_thread",
+    "wait_for",
+]

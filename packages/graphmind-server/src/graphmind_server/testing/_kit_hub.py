@@ -37,13 +37,14 @@ Where the real hub differs from FakeHub, and what KitHub does about it:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
 import urllib.parse
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from typing import Any, Protocol
 
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
@@ -51,7 +52,16 @@ from websockets.sync.client import ClientConnection, connect
 from graphmind import protocol as proto
 from graphmind.testing import Answer
 
-from ._process import HubProcess
+
+class RunningHub(Protocol):
+    """What KitHub needs of a running hub: `HubProcess` (or the hub tests' in-thread hub)."""
+
+    @property
+    def ingest_url(self) -> str: ...
+    @property
+    def live_url(self) -> str: ...
+    def api(self, method: str, path: str, json: Any = None, *, timeout: float = ...) -> tuple[int, Any]: ...
+
 
 AutoAnswer = Callable[[dict[str, Any]], Answer | None]
 
@@ -65,7 +75,7 @@ class KitHub:
     it once per case; the process outlives it."""
 
     def __init__(
-        self, process: HubProcess, *, pause_on_error: str = "off", mode: str = "run", timeout: float = 10.0
+        self, process: RunningHub, *, pause_on_error: str = "off", mode: str = "run", timeout: float = 10.0
     ) -> None:
         self.process = process
         self.timeout = timeout  # the default of every wait, and of each answer and debug change
@@ -73,7 +83,8 @@ class KitHub:
         self.debug: dict[str, Any] = {}  # the hub's debug state, as the live feed last said it
         self.held: dict[str, dict[str, Any]] = {}  # hub gate id -> Gate (docs/api.md), held right now
         self.errors: list[str] = []  # answers and debug changes the hub refused, the feed closing
-        self._initial = {"breakpoints": [], "mode": mode, "pauseOnError": pause_on_error}
+        self._mode = mode  # the debug state each case starts from (no breakpoints)
+        self._pause_on_error = pause_on_error
         self._cond = threading.Condition()
         self._auto: AutoAnswer | None = None
         self._ws: ClientConnection | None = None
@@ -101,11 +112,7 @@ class KitHub:
             self.held = {gate["gateId"]: gate for gate in hello["gates"]}
             self._reader = threading.Thread(target=self._read, name="kithub-live", daemon=True)
             self._reader.start()
-            self.set_debug(
-                breakpoints=[],
-                mode=self._initial["mode"],
-                pause_on_error=self._initial["pauseOnError"],
-            )
+            self.set_debug(breakpoints=[], mode=self._mode, pause_on_error=self._pause_on_error)
         except BaseException:
             self._close()
             raise
@@ -115,8 +122,10 @@ class KitHub:
         self._auto = None
         try:
             # Read-your-writes (docs/api.md): answered once every event the hub had received is
-            # committed, so none of this case's events reaches the next case's live feed.
-            self.process.api("GET", "/api/runs?limit=1", timeout=self.timeout)
+            # committed, so none of this case's events reaches the next case's live feed. A hub
+            # that is gone has nothing left to commit (and `errors` says its feed closed).
+            with contextlib.suppress(OSError):
+                self.process.api("GET", "/api/runs?limit=1", timeout=self.timeout)
         finally:
             self._close()
         if exc[0] is None and self.errors:
@@ -140,7 +149,7 @@ class KitHub:
                 try:
                     self._on_frame(json.loads(text))
                 except Exception as exc:  # an auto_answer function that raised, a frame not understood
-                    self._fail(f"handling the live frame {text[:200]}: {exc!r}")
+                    self._fail(f"handling the live frame {text[:200]!r}: {exc!r}")
         except ConnectionClosed as exc:
             if not self._closing:
                 self._fail(f"the hub's live feed closed ({exc})")
@@ -210,7 +219,9 @@ class KitHub:
             if not pending:
                 return
             if time.monotonic() > deadline:
-                raise HubRefused(f"apps {pending} did not acknowledge the debug state {body} in {self.timeout} s")
+                raise HubRefused(
+                    f"apps {pending} did not acknowledge the debug state {body} in {self.timeout} s"
+                )
 
     def _put_debug(self, body: dict[str, Any]) -> list[str]:
         """One PUT; the clients still pending after the hub's own 2 s wait."""
@@ -267,7 +278,9 @@ class KitHub:
                 if hub_id.split("-", 1)[-1] == gate_id and run_id in (None, gate["runId"])
             ]
             if len(matches) > 1:
-                raise AssertionError(f"gate id {gate_id!r} names {len(matches)} held gates {matches}; pass the hub's")
+                raise AssertionError(
+                    f"gate id {gate_id!r} names {len(matches)} held gates {matches}; pass the hub's"
+                )
             found.extend(matches)
             return bool(matches)
 
@@ -295,7 +308,9 @@ class KitHub:
         with self._cond:
             return [e for e in self.events if e.get("type") == event_type]
 
-    def wait_for(self, predicate: Callable[[], bool], timeout: float | None = None, what: str = "condition") -> None:
+    def wait_for(
+        self, predicate: Callable[[], bool], timeout: float | None = None, what: str = "condition"
+    ) -> None:
         """Wait until `predicate()` (checked under the lock, on every frame); AssertionError with the
         hub's own words as soon as it refused something, TimeoutError at the deadline."""
         limit = self.timeout if timeout is None else timeout
