@@ -86,7 +86,7 @@ def stream_flow(
         if answer.action == proto.INJECT:
             yield from _injected(node, answer, marks)
             return
-    run = node.run
+    run, current = node.run, node.host.current_node
     while True:
         buffered = node.wants_hold(proto.AFTER)
         items: list[Any] = []
@@ -96,8 +96,11 @@ def stream_flow(
             while True:
                 if run._aborted:  # aborted from the debugger while streaming: stop before the next item
                     raise RunAborted(run.run_id)
-                with node.active():
+                token = current.set(node.instance_id)  # nodes the stream starts are this node's children
+                try:
                     item = yield (NEXT, it)
+                finally:
+                    current.reset(token)
                 if item is END:
                     break
                 if on_item is not None:

@@ -28,12 +28,18 @@ if TYPE_CHECKING:
 SpecFor = Callable[[tuple[Any, ...], dict[str, Any]], NodeSpec]
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
 def chunk_text(chunk: Any) -> str:
     """A chunk's `node.token` text: a `str` as it is (the viewer joins deltas, as for a model's
     text); anything else as its compact JSON and a newline, one JSON line per chunk."""
     if isinstance(chunk, str):
         return chunk
-    return json.dumps(to_jsonable(chunk), ensure_ascii=False, separators=(",", ":")) + "\n"
+    try:  # plain JSON data (most chunks): encoded as it is
+        return _ENCODER.encode(chunk) + "\n"
+    except (TypeError, ValueError):  # objects, NaN, cycles: the payload rules (_jsonsafe.py) first
+        return _ENCODER.encode(to_jsonable(chunk)) + "\n"
 
 
 def injected_chunks(value: Any) -> Any:
