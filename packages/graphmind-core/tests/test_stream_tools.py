@@ -305,3 +305,17 @@ def test_a_disabled_client_returns_the_generator_function_itself() -> None:
     client = graphmind.Client(enabled=False)
     tool = Tool(["a"])
     assert client.wrap(tool.search) == tool.search
+
+
+def test_a_hold_if_condition_holds_the_before_gate_and_continue_runs_the_tool(
+    hub: FakeHub, client: graphmind.Client
+) -> None:
+    hub.auto_answer("continue")
+    tool = Tool(["a", "b"])
+    search = client.tool(hold_if=lambda query: query == "risky" and "a risky query")(tool.search)
+    assert list(search("safe")) == ["a", "b"]
+    assert hub.of_type("exec.paused") == []
+    assert list(search("risky")) == ["a", "b"]
+    paused = hub.next_paused()
+    assert (paused["gate"], paused["reason"], paused["why"]) == ("before", "condition", "a risky query")
+    assert tool.runs == 2
