@@ -227,7 +227,7 @@ class NodeRecord:
         if reason is None:
             return None
         self.flush_tokens()
-        actions = list(proto.GATE_ACTIONS[gate])
+        actions = list(proto.LOOP_BEFORE_ACTIONS if reason == "loop" else proto.GATE_ACTIONS[gate])
         if self.spec.actions is not None:
             actions = [a for a in actions if a in self.spec.actions]
         paused = self._base(proto.EXEC_PAUSED)
@@ -277,7 +277,14 @@ class NodeRecord:
                 return None
             self.injected = True
             return dataclasses.replace(answer, value=converted, raw=answer.value)
-        if action not in proto.ACTIONS or (action == proto.RETRY and gate == proto.BEFORE):
+        if action == proto.RETRY and gate == proto.BEFORE:
+            # Retry at a loop hold runs the call as the first of a new streak (docs/protocol.md,
+            # "Gates"); any other before gate takes no retry, and treats one as continue.
+            if held.reason == "loop" and self.loop_hit is not None:
+                self.loop_hit.restart()
+                self.loop_hit = None
+            return CONTINUE_ANSWER
+        if action not in proto.ACTIONS:
             return CONTINUE_ANSWER
         return answer
 
