@@ -43,6 +43,7 @@ from ._run_events import Runs
 from ._run_scope import RunScope
 from ._span import Span
 from ._token_flusher import TokenFlusher
+from ._tool_call_ids import ToolCallIds
 from ._transport import Transport
 from ._url import url_problem
 from ._warn import Warner
@@ -101,6 +102,7 @@ class Client:
             live=self._is_live,
             token_flush_ms=self.options.token_flush_interval * 1000.0,
             pause_timeout=self.options.pause_timeout,
+            tool_calls=ToolCallIds(key),
         )
         self._engine = Engine(
             enabled=self.enabled,

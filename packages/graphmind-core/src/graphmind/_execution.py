@@ -26,6 +26,7 @@ from ._hub_control import HubControl
 from ._node import NodeSpec, describe_error
 from ._run import RunContext
 from ._token_flusher import TokenFlusher
+from ._tool_call_ids import ToolCallIds, calls_of
 from ._warn import Warner
 
 CONTINUE_ANSWER = GateAnswer(proto.CONTINUE, by="fast-path")
@@ -50,6 +51,7 @@ class NodeHost:
     live: Callable[[], bool]
     token_flush_ms: float
     pause_timeout: float | None
+    tool_calls: ToolCallIds
 
 
 class NodeRecord:
@@ -184,6 +186,8 @@ class NodeRecord:
         if extra:
             event.update(extra)
         self.host.emit(event, self.trusted)
+        if self.spec.tool_calls_in_output:
+            self.host.tool_calls.expect(self.run, calls_of(output))
 
     def fail(self, exc: BaseException, **extra: Any) -> None:
         if self.ended:
@@ -196,6 +200,8 @@ class NodeRecord:
         event["heldMs"] = round_ms(self.held_ms)
         event.update(extra)
         self.host.emit(event, self.trusted)
+        if self.spec.tool_calls_in_output:
+            self.host.tool_calls.expect(self.run, [])  # a failed step asked for nothing
 
     # ---- gates ---------------------------------------------------------------------------------
     def wants_hold(self, gate: str) -> bool:

@@ -24,6 +24,10 @@ class NodeSpec:
     # on the call's arguments (`input` as keyword arguments) checked at the before gate.
     breakpoints: frozenset[str] = frozenset()
     hold_if: Callable[..., Any] | None = None
+    # A model step whose output is a reply described the adapters' way (`{"tool_calls": [{"id",
+    # "name", ...}]}`): when it ends, its calls' ids go to the gated tools called next
+    # (_tool_call_ids.py; docs/protocol.md, "Tool node identity").
+    tool_calls_in_output: bool = False
 
     def __post_init__(self) -> None:
         if self.node_id is None:
