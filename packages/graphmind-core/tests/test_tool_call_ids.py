@@ -52,7 +52,9 @@ def test_tools_take_the_ids_of_the_step_that_asked_for_them_by_name_in_order(
     assert tool_ids(hub, "read", 1) == ["call_r1"]
 
 
-def test_an_explicit_tool_call_id_wins_and_takes_its_entry_out(hub: FakeHub, client: graphmind.Client) -> None:
+def test_an_explicit_tool_call_id_wins_and_takes_its_entry_out(
+    hub: FakeHub, client: graphmind.Client
+) -> None:
     search = client.wrap(lambda q: q, name="search")
     with client.run("agent"):
         step(client, _reply(("search", "call_1"), ("search", "call_2")))
