@@ -34,6 +34,7 @@ from ._config import Options
 from ._debug_state import DebugState
 from ._engine import Engine
 from ._execution import NodeHost
+from ._hold_timeout import HoldTimeouts
 from ._hub_control import HubControl
 from ._loop_guard import LoopGuard, resolve_loop_guard_config
 from ._pipeline import EventPipeline
@@ -103,6 +104,7 @@ class Client:
             token_flush_ms=self.options.token_flush_interval * 1000.0,
             pause_timeout=self.options.pause_timeout,
             tool_calls=ToolCallIds(key),
+            hold_timeouts=HoldTimeouts(self._warn.always),
         )
         self._engine = Engine(
             enabled=self.enabled,

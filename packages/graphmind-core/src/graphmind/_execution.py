@@ -22,6 +22,7 @@ from ._clock import Clock, round_ms
 from ._code_holds import CONDITION_REASON
 from ._errors import RunAborted
 from ._gate import GateAnswer, HeldGate, async_waiter
+from ._hold_timeout import HoldTimeouts, HoldWatch
 from ._hub_control import HubControl
 from ._node import NodeSpec, describe_error
 from ._run import RunContext
@@ -52,6 +53,7 @@ class NodeHost:
     token_flush_ms: float
     pause_timeout: float | None
     tool_calls: ToolCallIds
+    hold_timeouts: HoldTimeouts
 
 
 class NodeRecord:
@@ -70,6 +72,7 @@ class NodeRecord:
         self.ended = False
         self.loop_hit: Any = None
         self.hold_why: str | None = None  # a hold_if verdict: None = not asked yet, "" = no hold
+        self._hold_watch: HoldWatch | None = None  # a held gate's known-timeout timer
         self._deltas: list[dict[str, Any]] = []
         self._last_flush = self.started_at
         try:  # one check per node lets the pipeline skip the identity fields of its events
@@ -247,13 +250,19 @@ class NodeRecord:
             paused["source"] = "code"  # the card says the hold came from the app's code
         # Which async library waits is asked only now that the gate holds (asyncio or trio).
         waiter = async_waiter() if is_async else None
-        return self.host.hub.open_gate(paused, self.run, gate, waiter, self.trusted)
+        held = self.host.hub.open_gate(paused, self.run, gate, waiter, self.trusted)
+        if self.spec.hold_timeout is not None:
+            self._hold_watch = self.host.hold_timeouts.watch(self.node_id, gate, self.spec.hold_timeout)
+        return held
 
     def _close(self, held: HeldGate, answer: GateAnswer, started: float) -> None:
         """The gate no longer holds: `exec.resumed` with how it was answered."""
         held_for = self.host.clock() - started
         self.held_ms += held_for
         self.host.hub.close_gate(held)
+        if self._hold_watch is not None:
+            self._hold_watch.stop(held_for / 1000.0)
+            self._hold_watch = None
         resumed = self._base(proto.EXEC_RESUMED)
         resumed.update(
             gateId=held.gate_id, gate=held.gate, action=answer.action, heldMs=round_ms(held_for), by=answer.by
