@@ -97,3 +97,22 @@ async def test_an_async_hold_warns_without_blocking_the_loop(
     hub.resolve(hub.of_type("exec.paused")[0]["gateId"], "continue")
     assert await asyncio.wait_for(task, 5) == "real"
     assert _warnings(caplog) == [WARNING.replace("before gate", "after gate")]
+
+
+async def test_a_timeout_that_began_before_the_hold_warns_at_its_deadline_even_when_it_cancels_the_hold(
+    hub: FakeHub, client: graphmind.Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A timeout that spans more than the call (a workflow's, from its run's start) gives its start:
+    the warning comes at its deadline, also when that timeout itself cancels the held task."""
+    caplog.set_level(logging.WARNING, logger="graphmind")
+    hub.set_debug(breakpoints=[("tool:search", "before")])
+    started = time.monotonic()
+    spec = _spec(KnownTimeout(0.3, "the workflow's timeout", "pass timeout=None", started=started))
+
+    async def body() -> str:
+        return "real"
+
+    with pytest.raises(asyncio.TimeoutError):
+        await asyncio.wait_for(engine_for(client).aexecute(spec, body), timeout=0.3)
+    assert _warnings(caplog) == [WARNING.replace("(0.2 s)", "(0.3 s)")]
+    hub.wait_for(lambda: [r["by"] for r in hub.of_type("exec.resumed")] == ["cancelled"], what="cancelled")

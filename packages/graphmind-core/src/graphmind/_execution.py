@@ -261,7 +261,7 @@ class NodeRecord:
         self.held_ms += held_for
         self.host.hub.close_gate(held)
         if self._hold_watch is not None:
-            self._hold_watch.stop(held_for / 1000.0)
+            self._hold_watch.stop()
             self._hold_watch = None
         resumed = self._base(proto.EXEC_RESUMED)
         resumed.update(

@@ -10,6 +10,7 @@ length, so one daemon timer per hold that has a known timeout costs nothing that
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -19,11 +20,14 @@ MAX_WARNED_NODES = 4096
 @dataclass(frozen=True)
 class KnownTimeout:
     """`seconds`: how long the timeout lasts; `what`: what it is, as the warning names it ("the
-    workflow's timeout"); `advice`: how to lift it while debugging ("pass timeout=None")."""
+    workflow's timeout"); `advice`: how to lift it while debugging ("pass timeout=None");
+    `started`: when it began (`time.monotonic()`), for a timeout that spans more than the call (a
+    workflow's, from the run's start); None: it starts with the hold."""
 
     seconds: float
     what: str
     advice: str = "remove it while debugging"
+    started: float | None = None
 
 
 def hold_timeout_warning(node_id: str, gate: str, timeout: KnownTimeout) -> str:
@@ -35,21 +39,23 @@ def hold_timeout_warning(node_id: str, gate: str, timeout: KnownTimeout) -> str:
 
 
 class HoldWatch:
-    """One hold's timer; `stop` it when the gate closes."""
+    """One hold's timer, firing at the timeout's deadline; `stop` it when the gate closes."""
 
-    __slots__ = ("_fire", "_timer", "seconds")
+    __slots__ = ("_fire", "_timer", "deadline")
 
-    def __init__(self, seconds: float, fire: Callable[[], None]) -> None:
-        self.seconds = seconds
+    def __init__(self, deadline: float, fire: Callable[[], None]) -> None:
+        self.deadline = deadline
         self._fire = fire
-        self._timer = threading.Timer(seconds, fire)
+        self._timer = threading.Timer(max(0.0, deadline - time.monotonic()), fire)
         self._timer.daemon = True
         self._timer.name = "graphmind-hold-timeout"
         self._timer.start()
 
-    def stop(self, held_seconds: float) -> None:
+    def stop(self) -> None:
         self._timer.cancel()
-        if held_seconds >= self.seconds:  # the timer lost the race with the answer: warn all the same
+        # The timer lost the race with the gate's end (an answer, or the timeout itself cancelling
+        # the held task at its deadline): warn all the same.
+        if time.monotonic() >= self.deadline:
             self._fire()
 
 
@@ -67,7 +73,8 @@ class HoldTimeouts:
         with self._lock:
             if node_id in self._warned:
                 return None
-        return HoldWatch(timeout.seconds, lambda: self._once(node_id, gate, timeout))
+        start = time.monotonic() if timeout.started is None else timeout.started
+        return HoldWatch(start + timeout.seconds, lambda: self._once(node_id, gate, timeout))
 
     def _once(self, node_id: str, gate: str, timeout: KnownTimeout) -> None:
         with self._lock:
