@@ -189,6 +189,7 @@ class Observer:
                 role.name(instance, method_of(id_)), role.kind, role.describe_input(bound), actions=OBSERVED
             )
         ex = engine.start_node(spec, run=run, parent_instance_id=parent_node)
+        started: float | None
         if role.job == "agent":
             workflow, started = instance, time.monotonic()
         else:
