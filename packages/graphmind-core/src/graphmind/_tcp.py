@@ -73,6 +73,6 @@ class TcpConnector:
                 raise
             sock.settimeout(None)
             return sock
-        if error is None:  # the resolver alone used up the budget
+        if error is None:  # the resolver gave no address, or the timeout was 0
             error = TimeoutError(f"no time left to connect to {host}:{port} within {timeout:g} s")
         raise error

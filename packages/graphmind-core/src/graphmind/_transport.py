@@ -1,11 +1,12 @@
 """The transport: one daemon thread per client owns the WebSocket; app threads only append to a ring.
 
 - Lazy: nothing starts until the first event (or `ready()`); the TCP connect is bounded by
-  `connect_timeout`, the upgrade and the `welcome` together by `handshake_timeout` (`_hub_link`).
-  `ready()` waits while an attempt is under way or due before its timeout, never longer. A hub that was never there is retried
-  every `retry_interval` (or at once when `ready()` or a flush asks); a hub this client was attached
-  to and lost is retried at once and then every `QUICK_RETRY_S` for `QUICK_WINDOW_S`, then with a
-  doubling delay up to `retry_interval`, so a restarted hub gets the ring before it overflows.
+  `connect_timeout`, the upgrade and the `welcome` together by `handshake_timeout` (`_hub_link`);
+  `ready()` waits while an attempt is under way or due before its timeout, never longer. A hub
+  that was never there is retried every `retry_interval` (or at once when `ready()` or a flush
+  asks); a hub this client was attached to and lost is retried at once and then every
+  `QUICK_RETRY_S` for `QUICK_WINDOW_S`, then with a doubling delay up to `retry_interval`, so a
+  restarted hub gets the ring before it overflows.
 - The ring is the only queue: every event goes into it (at most `buffer_size` events and about
   `max_buffer_bytes` of JSON) as the pipeline made it, and `_unsent` counts its newest entries not
   yet written on the current connection. When the ring is full the oldest entry goes: one never
