@@ -11,9 +11,9 @@
   `max_buffer_bytes` of JSON) as the pipeline made it, and `_unsent` counts its newest entries not
   yet written on the current connection. When the ring is full the oldest entry goes: one never
   sent to any hub counts in `dropped`, so the unsent backlog is bounded and every lost event is
-  counted. This thread encodes an event when it first sends it and keeps the text for later
-  replays, so a detached app never encodes anything. On each attach the whole ring is sent again, oldest first;
-  the hub stores an event once per (clientId, seq), so a replay after a hub restart loses nothing.
+  counted. This thread encodes an event when it first sends it and keeps the text for replays,
+  so a detached app never encodes anything. On each attach the whole ring is sent again, oldest
+  first; the hub stores an event once per (clientId, seq): a replay after a hub restart loses nothing.
 - `close()` (dispose and the exit flush): waits while the hub keeps taking events, gives up after
   `FLUSH_IDLE_S` without progress or `FLUSH_CAP_S` in all, says what it could not send.
 - Opening a connection (the token, hello, welcome) is `_hub_link.HubLink`, built with the
@@ -234,9 +234,7 @@ class Transport:
         since = time.monotonic() - self._lost_at
         if since < QUICK_WINDOW_S:
             return QUICK_RETRY_S
-        doublings = min(
-            30, max(0, failures - int(QUICK_WINDOW_S / QUICK_RETRY_S))
-        )  # capped: no overflow, ever
+        doublings = min(30, max(0, failures - int(QUICK_WINDOW_S / QUICK_RETRY_S)))  # capped: no overflow
         return min(self._options.retry_interval, 0.5 * 2.0**doublings)
 
     def _main(self) -> None:
