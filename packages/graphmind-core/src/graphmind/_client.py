@@ -21,8 +21,8 @@ import contextvars
 import itertools
 import os
 import uuid
-from time import time_ns as _time_ns
 from collections.abc import Callable, Iterator, Mapping
+from time import time_ns as _time_ns
 from typing import Any, TypeVar, overload
 
 from . import _wrappers
