@@ -308,7 +308,8 @@ class Engine:
         """`execute` from async code: a hold awaits (the event loop keeps running); `settle` is async."""
         if not self._host.live():
             return await call()
-        await self.await_attach()
+        if self._attach_wait.pending:  # only the first call waits: the others skip a coroutine
+            await self.await_attach()
         node = self.start_node(spec)
         return await run_async(
             node, call, describe_output or _identity, from_injected or _identity, describe_usage, settle

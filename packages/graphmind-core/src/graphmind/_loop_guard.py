@@ -185,9 +185,24 @@ _task_line_cache: contextvars.ContextVar[tuple[weakref.ReferenceType[Any], int] 
 )
 
 
+# Before 3.12, `asyncio.current_task()` is a Python function that looks the running loop up again
+# and reads asyncio's loop -> task dict; reading that dict directly saves a call per watched call
+# (https://github.com/python/cpython/blob/v3.11.7/Lib/asyncio/tasks.py#L36-L40). From 3.12 on
+# current_task() is C, and where the task lives changed (3.14 keeps it on the thread state), so
+# there current_task() itself is used.
+_CURRENT_TASKS: dict[Any, Any] | None = None
+if sys.version_info < (3, 12):
+    _tasks_table = getattr(asyncio.tasks, "_current_tasks", None)
+    if type(_tasks_table) is dict:
+        _CURRENT_TASKS = _tasks_table
+
+
 def _current_task() -> Any:
     """The running asyncio task, else the running trio task, else None (plain thread code)."""
-    if asyncio._get_running_loop() is not None:  # the C-level check asyncio itself uses; never raises
+    loop = asyncio._get_running_loop()  # the C-level check asyncio itself uses; never raises
+    if loop is not None:
+        if _CURRENT_TASKS is not None:
+            return _CURRENT_TASKS.get(loop)
         return asyncio.current_task()
     trio = sys.modules.get("trio")
     if trio is not None:
