@@ -132,7 +132,8 @@ class NodeRecord:
                 last is not None
                 and last["t"] == t
                 and len(last) == 2 + len(extra)
-                and all(last.get(k) == v for k, v in extra.items())
+                # a text delta has no extra: no generator per token for it
+                and (not extra or all(last.get(k) == v for k, v in extra.items()))
             ):
                 last["v"] += text
             else:
