@@ -22,13 +22,13 @@ import itertools
 import os
 import uuid
 from collections.abc import Callable, Iterator, Mapping
+from time import time_ns as _time_ns
 from typing import Any, TypeVar, overload
 
 from . import _wrappers
 from . import protocol as proto
 from ._attach_wait import AttachWait, AttachWaitPolicy
 from ._attach_wait import env_problem as attach_wait_env_problem
-from ._clock import wall_ms
 from ._code_holds import BreakpointArg, CodeHolds, Condition, client_breakpoints
 from ._config import Options
 from ._debug_state import DebugState
@@ -173,7 +173,7 @@ class Client:
         if self._transport is None or self._disposed:
             return seq
         event["seq"] = seq
-        event["ts"] = wall_ms()
+        event["ts"] = _time_ns() / 1_000_000  # _clock.wall_ms, inlined: one call less per event
         try:
             sized = self._pipeline.process_sized(event, trusted)
         except Exception as exc:  # the pipeline promises never to raise; stay fail-open if it ever does

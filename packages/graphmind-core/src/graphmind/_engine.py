@@ -162,6 +162,13 @@ class Engine:
         self._hub = hub
         self._loop_guard = loop_guard
         self._loop_config = loop_guard_config
+        # The kinds the loop guard watches, read once (the config is frozen): start_node skips the
+        # guard's call for every other kind, and for all of them when the guard is off.
+        self._watched: frozenset[str] = (
+            frozenset(loop_guard_config.kinds)
+            if loop_guard is not None and loop_guard_config.enabled
+            else frozenset()
+        )
         self._redaction = redaction
         self._attach_wait = attach_wait
         # (call id, the node execution it was set under): see Client.tool_call().
@@ -233,8 +240,7 @@ class Engine:
         if not self._host.live():
             return node
         seq = node.emit_started()
-        config = self._loop_config
-        if self._loop_guard is not None and config.enabled and spec.kind in config.kinds:
+        if spec.kind in self._watched and self._loop_guard is not None:
             switches = self._redaction
             node.loop_hit = self._loop_guard.observe(
                 run_id=run.run_id,
@@ -320,7 +326,8 @@ class Engine:
         """`execute` from async code: a hold awaits (the event loop keeps running); `settle` is async."""
         if not self._host.live():
             return await call()
-        await self.await_attach()
+        if self._attach_wait.pending:  # only the first call waits: the others skip a coroutine
+            await self.await_attach()
         node = self.start_node(spec)
         return await run_async(
             node, call, describe_output or _identity, from_injected or _identity, describe_usage, settle

@@ -136,7 +136,7 @@ def canonical_text(args: Any, ignore_keys: Iterable[str] = DEFAULT_IGNORE_KEYS) 
     `_normalise` when it might hold an integral float or an ignored key, or when the encoder
     refuses the value (mixed or odd key types, a cycle, deep nesting).
     """
-    ignore = ignore_keys if isinstance(ignore_keys, frozenset) else frozenset(ignore_keys)
+    ignore = ignore_keys if type(ignore_keys) is frozenset else frozenset(ignore_keys)
     needles = _needles.get(ignore)
     if needles is None:
         needles = _needles.setdefault(ignore, tuple(json.dumps(k) + ":" for k in ignore))
@@ -167,7 +167,10 @@ def _suspicious(text: str, needles: tuple[str, ...]) -> bool:
     # Cheapest test first: "." and "+" are single-character (memchr) scans.
     if ("." in text or "+" in text) and _INTEGRAL_FLOAT.search(text) is not None:
         return True
-    return any(needle in text for needle in needles)
+    for needle in needles:  # noqa: SIM110 (a loop, not any(<generator>): this runs on every watched call)
+        if needle in text:
+            return True
+    return False
 
 
 def _tidy(value: Any, ignore: frozenset[str]) -> Any:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import itertools
 import sys
 import threading
@@ -175,11 +176,33 @@ _thread_line = threading.local()
 # A task's number lives as long as the task (a dead task's id() can be reused, its number not).
 _task_lines: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
 _task_lines_lock = threading.Lock()
+# The calling task's (weak reference to it, its number), kept in its own context: one ContextVar
+# read per call instead of a WeakKeyDictionary lookup (which builds a weak reference per call). A
+# task started from this one inherits the entry, but the reference names its parent, so it looks
+# itself up in `_task_lines` and gets a number of its own.
+_task_line_cache: contextvars.ContextVar[tuple[weakref.ReferenceType[Any], int] | None] = (
+    contextvars.ContextVar("graphmind_task_line", default=None)
+)
+
+
+# Before 3.12, `asyncio.current_task()` is a Python function that looks the running loop up again
+# and reads asyncio's loop -> task dict; reading that dict directly saves a call per watched call
+# (https://github.com/python/cpython/blob/v3.11.7/Lib/asyncio/tasks.py#L36-L40). From 3.12 on
+# current_task() is C, and where the task lives changed (3.14 keeps it on the thread state), so
+# there current_task() itself is used.
+_CURRENT_TASKS: dict[Any, Any] | None = None
+if sys.version_info < (3, 12):
+    _tasks_table = getattr(asyncio.tasks, "_current_tasks", None)
+    if type(_tasks_table) is dict:
+        _CURRENT_TASKS = _tasks_table
 
 
 def _current_task() -> Any:
     """The running asyncio task, else the running trio task, else None (plain thread code)."""
-    if asyncio._get_running_loop() is not None:  # the C-level check asyncio itself uses; never raises
+    loop = asyncio._get_running_loop()  # the C-level check asyncio itself uses; never raises
+    if loop is not None:
+        if _CURRENT_TASKS is not None:
+            return _CURRENT_TASKS.get(loop)
         return asyncio.current_task()
     trio = sys.modules.get("trio")
     if trio is not None:
@@ -194,10 +217,14 @@ def line_of_execution() -> int:
     """A number for the calling task (asyncio or trio), else for the calling thread; never reused."""
     task = _current_task()
     if task is not None:
+        cached = _task_line_cache.get()
+        if cached is not None and cached[0]() is task:
+            return cached[1]
         number = _task_lines.get(task)
         if number is None:
             with _task_lines_lock:
                 number = _task_lines.setdefault(task, next(_line_numbers))
+        _task_line_cache.set((weakref.ref(task), number))
         return number
     number = getattr(_thread_line, "number", None)
     if number is None:
@@ -259,6 +286,7 @@ class LoopGuard:
         self._ignore = frozenset(config.ignore_keys)
         self._kinds = frozenset(config.kinds)
         self._allow = frozenset(config.allow_nodes)
+        self._enabled = config.enabled  # the config is frozen: read the property once, not per call
         self._lock = threading.Lock()
         # run id (with the line of execution for the implicit run) -> its current streak; the
         # oldest are forgotten past MAX_TRACKED_RUNS.
@@ -280,8 +308,7 @@ class LoopGuard:
     ) -> LoopHit | None:
         """`implicit`: the call is outside any run, so its streak is `line`'s (an adapter that knows
         where one framework-level call begins names it) or else the calling thread's or task's."""
-        config = self.config
-        if not config.enabled or kind not in self._kinds:
+        if not self._enabled or kind not in self._kinds:
             return None  # unwatched calls neither count nor break a streak
         try:
             text = canonical_text(args, self._ignore)
@@ -290,17 +317,21 @@ class LoopGuard:
         key = (hash(text), len(text))
         allowed = node_id in self._allow or name in self._allow
         line = (run_id, line_of_execution() if line is None else line) if implicit else run_id
+        config = self.config
+        streaks = self._streaks
         with self._lock:
-            streak = self._streaks.get(line)
-            if streak is not None and streak.node_id == node_id and streak.key == key:
-                streak.count += 1
-                self._streaks.move_to_end(line)
+            streak = streaks.get(line)
+            if streak is None:
+                streak = streaks[line] = _Streak(node_id, key, 1, seq)
+                if len(streaks) > MAX_TRACKED_RUNS:
+                    streaks.popitem(last=False)
             else:
-                streak = _Streak(node_id, key, 1, seq)
-                self._streaks[line] = streak
-                self._streaks.move_to_end(line)
-                if len(self._streaks) > MAX_TRACKED_RUNS:
-                    self._streaks.popitem(last=False)
+                if streak.node_id == node_id and streak.key == key:
+                    streak.count += 1
+                else:  # a new streak on this line: the line's record starts over (no new object)
+                    streak.node_id, streak.key, streak.count, streak.first_seq = node_id, key, 1, seq
+                    streak.warned = False
+                streaks.move_to_end(line)
             repeats = streak.count
             if allowed or repeats < config.threshold:
                 return None

@@ -29,6 +29,10 @@ class TokenFlusher:
         self._pending: dict[str, Flushable] = {}
         self._wakeup = threading.Event()
         self._thread: threading.Thread | None = None
+        # True while the thread waits for work (or is not started). Only then does a schedule wake
+        # it: a batch scheduled while it is awake joins the window it is in, so a run of short
+        # streams costs one wake-up (a GIL hand-off) per interval, not one per stream.
+        self._idle = True
 
     def schedule(self, node: Flushable) -> None:
         """A node has a token batch waiting: send it within the flush interval even if no delta follows."""
@@ -37,7 +41,9 @@ class TokenFlusher:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._main, name="graphmind-tokens", daemon=True)
                 self._thread.start()
-        self._wakeup.set()
+            wake, self._idle = self._idle, False
+        if wake:
+            self._wakeup.set()
 
     def _main(self) -> None:
         while not self._stopped():
@@ -45,12 +51,13 @@ class TokenFlusher:
                 continue
             self._wakeup.clear()
             if self._interval > 0:
-                self._wakeup.wait(
-                    self._interval
-                )  # the batching window: deltas arriving meanwhile join the same frame
+                # The batching window: deltas arriving meanwhile join the same frame. Nothing sets
+                # the event while the thread is awake, so this waits the whole interval.
+                self._wakeup.wait(self._interval)
             with self._lock:
                 pending = list(self._pending.values())
                 self._pending.clear()
+                self._idle = True  # from here on, a schedule wakes the thread again
             for node in pending:
                 try:
                     node.flush_tokens()
