@@ -28,4 +28,3 @@ responses_sse = _responses.to_sse
 
 def chat_body(value: Any, model: str) -> dict[str, Any]:
     return _chat.to_body(value, {"model": model})
-

@@ -67,7 +67,9 @@ class Sdk:
     name: str  # as a warning names it: "OpenAI"
     key: str  # warning keys and the contextvar's name: "openai"
     stream_types: tuple[type, ...]  # the SDK's own `Stream` / `AsyncStream`: teed from their typed items
-    model_type: type = object  # the base of its typed results (`Api.describe_result` is asked only about those)
+    model_type: type = (
+        object  # the base of its typed results (`Api.describe_result` is asked only about those)
+    )
     exchange: contextvars.ContextVar[Exchange | None] = field(init=False)
 
     def __post_init__(self) -> None:

@@ -86,7 +86,9 @@ def post_wrapper(
     return post
 
 
-def copy_wrapper(original: Callable[..., Any], state: Patches, instrument: Callable[..., Any]) -> Callable[..., Any]:
+def copy_wrapper(
+    original: Callable[..., Any], state: Patches, instrument: Callable[..., Any]
+) -> Callable[..., Any]:
     """`client.copy()` / `with_options()`: the derived client is instrumented for the same session."""
 
     @functools.wraps(original)
