@@ -15,7 +15,7 @@ from typing import Any
 
 import graphmind
 from graphmind.adapter import Engine, engine_for
-from graphmind.adapter.stainless import Api, Patches, copy_wrapper, post_wrapper, resolve, send_wrapper
+from graphmind.adapter.stainless import Api, Patches, copy_wrapper, patch_resources, resolve, send_wrapper
 
 from ._apis import BETA_COUNT_TOKENS, BETA_MESSAGES, COUNT_TOKENS, MESSAGES
 from ._request import SDK
@@ -148,10 +148,7 @@ def apply(client: Any, session: graphmind.Client | None, instrument: Callable[..
     is_async = is_async_client(client)
     state = State(session)
     try:
-        for hook in RESOURCE_HOOKS:
-            resource = resolve(client, hook.resource)
-            label = f"{hook.resource}._post"
-            state.set(resource, "_post", post_wrapper(resource._post, hook.apis, label, SDK, state, is_async))
+        patch_resources(state, client, RESOURCE_HOOKS, SDK, is_async)
         owner = resolve(client, RUNNER_HOOK[0])
         state.set(owner, RUNNER_HOOK[1], _runner_wrapper(getattr(owner, RUNNER_HOOK[1]), state, is_async))
         for name in COPY_HOOKS:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import graphmind
-from graphmind.adapter.stainless import Api, Patches, copy_wrapper, post_wrapper, resolve, send_wrapper
+from graphmind.adapter.stainless import Api, Patches, copy_wrapper, patch_resources, resolve, send_wrapper
 
 from ._apis import CHAT, RESPONSES
 from ._request import SDK
@@ -31,6 +31,10 @@ class ResourceHook:
     api: Api  # its row of the API table
     openai: str  # the openai versions this row was read in and is tested against
     upstream: str  # where the hook lives upstream, and why it is enough
+
+    @property
+    def apis(self) -> dict[str, Api]:
+        return {self.path: self.api}
 
 
 RESOURCE_HOOKS: tuple[ResourceHook, ...] = (
@@ -79,12 +83,7 @@ def apply(client: Any, session: graphmind.Client | None, instrument: Callable[..
     is_async = is_async_client(client)
     state = Patches(session)
     try:
-        for hook in RESOURCE_HOOKS:
-            resource = resolve(client, hook.resource)
-            wrapper = post_wrapper(
-                resource._post, {hook.path: hook.api}, f"{hook.resource}._post", SDK, state, is_async
-            )
-            state.set(resource, "_post", wrapper)
+        patch_resources(state, client, RESOURCE_HOOKS, SDK, is_async)
         state.set(client, SEND_HOOK, send_wrapper(getattr(client, SEND_HOOK), SDK, is_async))
         for name in COPY_HOOKS:
             state.set(client, name, copy_wrapper(getattr(client, name), state, instrument))

@@ -22,7 +22,16 @@ with the module of the request's own flavour).
 from ._api import Api, Described, StreamReader, split, sse, tool_hints
 from ._call import RAW_RESPONSE_HEADER, Call
 from ._exchange import Exchange, Reply, Sdk, reply_for, send_wrapper
-from ._patch import Patches, copy_wrapper, post_wrapper, resolve
+from ._patch import (
+    Patches,
+    ResourceHook,
+    copy_wrapper,
+    instrument_client,
+    patch_resources,
+    post_wrapper,
+    resolve,
+    uninstrument_client,
+)
 from ._run import run_async, run_sync
 
 __all__ = [
@@ -33,9 +42,12 @@ __all__ = [
     "Exchange",
     "Patches",
     "Reply",
+    "ResourceHook",
     "Sdk",
     "StreamReader",
     "copy_wrapper",
+    "instrument_client",
+    "patch_resources",
     "post_wrapper",
     "reply_for",
     "resolve",
@@ -45,4 +57,5 @@ __all__ = [
     "split",
     "sse",
     "tool_hints",
+    "uninstrument_client",
 ]

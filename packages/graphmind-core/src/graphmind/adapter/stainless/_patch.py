@@ -10,9 +10,9 @@ attribute per resource sees them all, and nothing global changes.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from .. import engine_for
 from ._api import Api
@@ -22,6 +22,19 @@ from ._run import run_async, run_sync
 
 if TYPE_CHECKING:
     from ..._client import Client
+
+C = TypeVar("C")
+P = TypeVar("P", bound="Patches")
+
+
+class ResourceHook(Protocol):
+    """A row of an adapter's hook table: the resource's attribute path, its POST paths' API rows."""
+
+    @property
+    def resource(self) -> str: ...
+
+    @property
+    def apis(self) -> Mapping[str, Api]: ...
 
 
 @dataclass
@@ -96,3 +109,48 @@ def copy_wrapper(
         return instrument(original(*args, **kwargs), session=state.session)
 
     return copy
+
+
+def patch_resources(
+    state: Patches, client: Any, hooks: Iterable[ResourceHook], sdk: Sdk, is_async: bool
+) -> None:
+    """Each hook's `resource._post`, on this client's resource instances."""
+    for hook in hooks:
+        resource = resolve(client, hook.resource)
+        label = f"{hook.resource}._post"
+        state.set(resource, "_post", post_wrapper(resource._post, hook.apis, label, sdk, state, is_async))
+
+
+def instrument_client(
+    client: C,
+    session: Client | None,
+    mark: str,
+    apply: Callable[[C, Client | None], P],
+    hook_moved: Callable[[AttributeError], tuple[str, str]],
+) -> C:
+    """Instruments `client` once (the state kept under `mark` in its `__dict__`). A disabled session
+    changes nothing at all; a hook the installed SDK no longer has (`AttributeError` from `apply`)
+    warns once with `hook_moved(exc)` (message, key) and leaves the client uninstrumented."""
+    if mark in vars(client):
+        return client
+    engine = engine_for(session)
+    if not engine.enabled:
+        # A disabled session, the default one included (GRAPHMIND_DISABLED=1): the client stays
+        # exactly as it was, zero overhead (environment page: the adapter is the identity).
+        return client
+    try:
+        state = apply(client, session)
+    except AttributeError as exc:
+        message, key = hook_moved(exc)
+        engine.warn(message, key=key)
+        return client
+    vars(client)[mark] = state
+    return client
+
+
+def uninstrument_client(client: C, mark: str, undo: Callable[[Any], None]) -> C:
+    """Undoes `instrument_client`; a client that is not instrumented is returned unchanged."""
+    state = vars(client).pop(mark, None)
+    if state is not None:
+        undo(state)
+    return client
