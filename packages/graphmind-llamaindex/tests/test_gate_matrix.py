@@ -1,10 +1,14 @@
 """The shared gate matrix (graphmind.testing.gate_matrix) on LlamaIndex's own objects: an LLM gated
 with `gate_llm` (chat, achat, stream_chat, astream_chat of the scripted FunctionCallingLLM), with and
-without the root-dispatcher handler installed, and a `FunctionTool` gated with `gate_tools`."""
+without the root-dispatcher handler installed, and a `FunctionTool` gated with `gate_tools`.
+
+Every case runs twice: against core's in-process FakeHub, and against the real hub process (one
+`graphmind serve` for the module) driven as the viewer drives it (`graphmind_server.testing.KitHub`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,6 +26,7 @@ from graphmind_llamaindex import (
     uninstrument_llamaindex,
 )
 from graphmind_llamaindex.testing import ScriptedFunctionCallingLLM
+from graphmind_server.testing import HubProcess, KitHub
 
 REPLY = "real reply"
 HI = [ChatMessage(role="user", content="hi")]
@@ -136,19 +141,39 @@ class ToolSubject(GateSubject):
         assert isinstance(result, ToolOutput) and result.content == value and result.tool_name == "search"
 
 
-@pytest.mark.parametrize("case", CASES)
-async def test_gate_matrix_llm(case: str) -> None:
-    await run_case(case, LlmSubject(observe=False))
+@pytest.fixture(scope="module")
+def hub_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
+    """One real hub for the module's cases: each case enters its own KitHub (its own live feed and
+    a reset debug state), so they do not see each other."""
+    with HubProcess(Path(tmp_path_factory.mktemp("hub")) / "hub.db") as process:
+        yield process
+    assert "Traceback" not in process.stderr, process.stderr
+
+
+@pytest.fixture(params=["fake-hub", "real-hub"])
+def kit_hub(request: pytest.FixtureRequest) -> Callable[[], KitHub] | None:
+    """None: the kit's own FakeHub; else a KitHub factory over the module's hub process."""
+    if request.param == "fake-hub":
+        return None
+    process: HubProcess = request.getfixturevalue("hub_process")
+    return lambda: KitHub(process)
 
 
 @pytest.mark.parametrize("case", CASES)
-async def test_gate_matrix_llm_with_the_handler_installed(case: str) -> None:
+async def test_gate_matrix_llm(case: str, kit_hub: Callable[[], KitHub] | None) -> None:
+    await run_case(case, LlmSubject(observe=False), hub=kit_hub)
+
+
+@pytest.mark.parametrize("case", CASES)
+async def test_gate_matrix_llm_with_the_handler_installed(
+    case: str, kit_hub: Callable[[], KitHub] | None
+) -> None:
     try:
-        await run_case(case, LlmSubject(observe=True))
+        await run_case(case, LlmSubject(observe=True), hub=kit_hub)
     finally:
         uninstrument_llamaindex()
 
 
 @pytest.mark.parametrize("case", CASES)
-async def test_gate_matrix_tool(case: str) -> None:
-    await run_case(case, ToolSubject())
+async def test_gate_matrix_tool(case: str, kit_hub: Callable[[], KitHub] | None) -> None:
+    await run_case(case, ToolSubject(), hub=kit_hub)

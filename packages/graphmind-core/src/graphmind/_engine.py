@@ -81,7 +81,8 @@ class NodeExecution(NodeRecord):
         advance: Callable[[Iterator[T]], T] = _next,
         on_item: Callable[[T], None] | None = None,
         describe: Describe = _describe_items,
-        from_injected: Callable[[Any], T] = _identity,
+        from_injected: Callable[[Any], Any] = _identity,
+        mark_chunks: bool = False,
     ) -> Generator[T, None, None]:
         """Runs a streamed call as this node; iterate the result in place of the stream.
 
@@ -89,7 +90,9 @@ class NodeExecution(NodeRecord):
         raises StopIteration at the end; an adapter passes its own to set context around the
         framework's code); `on_item` sees each item as it comes (to emit `token`s); `describe(items)`
         gives the node's (output, usage) from the items seen; `from_injected` makes the item the app
-        gets from an injected JSON value.
+        gets from an injected JSON value (or an `Items` of several). `mark_chunks` (streaming tools)
+        adds `streaming: true` and `chunks` to the node's ending. A stream the node stops reading
+        before its end (closed early, aborted) is closed.
         """
         return stream_sync(
             self,
@@ -98,6 +101,7 @@ class NodeExecution(NodeRecord):
             on_item=on_item,
             describe=describe,
             from_injected=from_injected,
+            mark_chunks=mark_chunks,
         )
 
     def stream_async(
@@ -107,7 +111,8 @@ class NodeExecution(NodeRecord):
         advance: Callable[[AsyncIterator[T]], Awaitable[T]] = _anext,
         on_item: Callable[[T], None] | None = None,
         describe: Describe = _describe_items,
-        from_injected: Callable[[Any], T] = _identity,
+        from_injected: Callable[[Any], Any] = _identity,
+        mark_chunks: bool = False,
     ) -> AsyncGenerator[T, None]:
         """`stream_sync` from async code: `advance` raises StopAsyncIteration at the end, and a
         cancelled task finishes the node as cut short too."""
@@ -118,6 +123,7 @@ class NodeExecution(NodeRecord):
             on_item=on_item,
             describe=describe,
             from_injected=from_injected,
+            mark_chunks=mark_chunks,
         )
 
 

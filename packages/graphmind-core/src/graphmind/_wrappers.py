@@ -1,7 +1,8 @@
 """Gated callables: `tool`, `wrap`, `wrap_tools`, `wrap_method` (and their undo).
 
 Each gives a `tool:<name>` node whose input is the call's bound arguments as a dict. Sync functions
-stay sync, coroutine functions stay async. Wrapping twice returns the first wrapper; `unwrap` and
+stay sync, coroutine functions stay async, generator and async-generator functions stay generators
+and stream (_stream_tools.py). Wrapping twice returns the first wrapper; `unwrap` and
 `unwrap_method` give the original back. A disabled client returns the very object it was given.
 """
 
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._code_holds import BreakpointArg, CodeHolds, Condition
 from ._node import NodeSpec
+from ._stream_tools import gate_async_generator, gate_generator
 
 if TYPE_CHECKING:
     from ._engine import Engine
@@ -91,7 +93,14 @@ def gate_callable(engine: Engine, fn: F, name: str, kind: str = "tool", holds: C
         def hold_if(**arguments: Any) -> Any:  # the bound arguments, defaults applied
             return condition(**{**defaults, **arguments})
 
-    if inspect.iscoroutinefunction(fn):
+    if inspect.isasyncgenfunction(fn) or inspect.isgeneratorfunction(fn):
+        # A streaming tool (_stream_tools.py), decided here once: a plain call never pays for it.
+        def spec_for(args: tuple[Any, ...], kwargs: dict[str, Any]) -> NodeSpec:
+            return NodeSpec(name, kind, describe(args, kwargs), node_id, breakpoints=gates, hold_if=hold_if)
+
+        streams = gate_async_generator if inspect.isasyncgenfunction(fn) else gate_generator
+        gated: Any = streams(engine, fn, spec_for)
+    elif inspect.iscoroutinefunction(fn):
 
         @functools.wraps(fn)
         async def agated(*args: Any, **kwargs: Any) -> Any:
@@ -100,7 +109,7 @@ def gate_callable(engine: Engine, fn: F, name: str, kind: str = "tool", holds: C
             spec = NodeSpec(name, kind, describe(args, kwargs), node_id, breakpoints=gates, hold_if=hold_if)
             return await engine.aexecute(spec, lambda: fn(*args, **kwargs))
 
-        gated: Any = agated
+        gated = agated
     else:
 
         @functools.wraps(fn)
