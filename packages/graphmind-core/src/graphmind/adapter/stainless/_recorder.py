@@ -132,7 +132,6 @@ class TypedRecorder(StreamRecorder):
     def __init__(self, sdk: Sdk, api: Api, ex: NodeExecution, engine: Engine) -> None:
         super().__init__(sdk, api, ex, True, engine)
         self.reading = False  # inside the SDK's next(): a close now is the SDK's own end-of-stream close
-        self._item = self.reader.item
 
     def feed(self, data: bytes) -> None:  # bytes pass untouched
         return None
@@ -145,20 +144,15 @@ class TypedRecorder(StreamRecorder):
         if not self.reading:
             self.finish_node(cut_short=not self.reader.complete)
 
-    def item(self, obj: Any) -> None:
-        if self.broken:
-            return
-        try:
-            self.chunks += 1
-            self._item(obj)
-        except Exception as exc:
-            self.broke(exc, "stream item", "stream-item")
+    def item_failed(self, exc: Exception) -> None:
+        self.broke(exc, "stream item", "stream-item")
 
     def body(self) -> Any:
         return self.reader.typed_body()
 
 
 def record_sync(inner: Iterator[Any], recorder: TypedRecorder) -> Iterator[Any]:
+    read = recorder.reader.item
     try:
         while True:
             recorder.reading = True
@@ -173,7 +167,12 @@ def record_sync(inner: Iterator[Any], recorder: TypedRecorder) -> Iterator[Any]:
                 recorder.fail(exc)
                 raise
             recorder.reading = False
-            recorder.item(item)
+            if not recorder.broken:  # the reader is called from here, not through a method: once per item
+                try:
+                    recorder.chunks += 1
+                    read(item)
+                except Exception as exc:
+                    recorder.item_failed(exc)
             yield item
     finally:
         if not recorder.ex.ended:  # closed or dropped while suspended: the app stopped reading
@@ -184,6 +183,7 @@ def record_sync(inner: Iterator[Any], recorder: TypedRecorder) -> Iterator[Any]:
 
 
 async def record_async(inner: AsyncIterator[Any], recorder: TypedRecorder) -> AsyncIterator[Any]:
+    read = recorder.reader.item
     try:
         while True:
             recorder.reading = True
@@ -198,7 +198,12 @@ async def record_async(inner: AsyncIterator[Any], recorder: TypedRecorder) -> As
                 recorder.fail(exc)
                 raise
             recorder.reading = False
-            recorder.item(item)
+            if not recorder.broken:
+                try:
+                    recorder.chunks += 1
+                    read(item)
+                except Exception as exc:
+                    recorder.item_failed(exc)
             yield item
     finally:
         if not recorder.ex.ended:
