@@ -208,14 +208,14 @@ def test_an_injected_tool_use_makes_the_loop_call_the_injected_tool_next(
                     return reply
                 results = []
                 for use in uses:
-                    with gm.tool_call(use.id):
-                        results.append(
-                            {
-                                "type": "tool_result",
-                                "tool_use_id": use.id,
-                                "content": tools[use.name](**use.input),
-                            }
-                        )
+                    # no gm.tool_call: the tool takes the model's call id by itself (issue 16 item 6)
+                    results.append(
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": use.id,
+                            "content": tools[use.name](**use.input),
+                        }
+                    )
                 messages.append({"role": "user", "content": results})
 
     _breakpoints(hub, "after")

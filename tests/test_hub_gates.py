@@ -132,3 +132,41 @@ def test_abort_through_the_run_route_releases_a_held_gate(hub, client):
     assert isinstance(out.get("error"), graphmind.RunAborted)
     _run_of(hub, run_ids[0], "aborted")
     assert hub.api("GET", "/api/gates")[1]["gates"] == []
+
+
+def test_retry_at_a_loop_hold_runs_the_call_and_restarts_the_streak(hub, client):
+    """Issue 16 item 5: the loop hold takes retry through the real hub; a breakpoint's before gate does not."""
+    calls = []
+
+    def lookup(city: str) -> str:
+        calls.append(city)
+        return "real"
+
+    gated = client.wrap(lookup, name="lookup")
+    run_ids = []
+
+    def agent() -> list[str]:
+        with client.run("looping") as run:
+            run_ids.append(run.run_id)
+            return [gated(city="Lisbon") for _ in range(4)]
+
+    t, out = in_thread(agent)
+    gate = hub.held_gates()[0]
+    assert (gate["gate"], gate["reason"], gate["loop"]["repeats"]) == ("before", "loop", 3)
+    assert gate["actions"] == ["continue", "retry", "inject", "abort"]
+    assert hub.api("POST", f"/api/gates/{gate['gateId']}", {"action": "retry"})[0] == 200
+    t.join(10)
+    assert out == {"value": ["real"] * 4} and calls == ["Lisbon"] * 4  # the 4th call did not hold
+    _run_of(hub, run_ids[0], "finished")
+    events = hub.api("GET", f"/api/runs/{run_ids[0]}/events")[1]["events"]
+    assert [e["action"] for e in events if e["type"] == "exec.resumed"] == ["retry"]
+
+    # A before gate held for any other reason still refuses retry (422) and stays held.
+    hub.api("PUT", "/api/debug", {"breakpoints": [{"nodeId": "tool:lookup", "gate": "before"}]})
+    t, out = in_thread(lambda: gated(city="Porto"))
+    gate = hub.held_gates()[0]
+    assert gate["reason"] == "breakpoint" and "retry" not in gate["actions"]
+    assert hub.api("POST", f"/api/gates/{gate['gateId']}", {"action": "retry"})[0] == 422
+    assert hub.api("POST", f"/api/gates/{gate['gateId']}", {"action": "continue"})[0] == 200
+    t.join(10)
+    assert out == {"value": "real"}

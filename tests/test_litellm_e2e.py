@@ -108,8 +108,8 @@ def test_before_inject_returns_a_model_response_and_steers_the_tool_loop(
                 if not reply.tool_calls:
                     return str(reply.content)
                 for call in reply.tool_calls:
-                    with gm.tool_call(call.id):
-                        result = tools[call.function.name](**json.loads(call.function.arguments))
+                    # no gm.tool_call: the tool takes the model's call id by itself (issue 16 item 6)
+                    result = tools[call.function.name](**json.loads(call.function.arguments))
                     messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
 
     t, out = in_thread(agent)

@@ -130,6 +130,31 @@ def test_retry_at_an_error_gate_runs_the_body_again(hub: Any, client: Any, make_
     expect(page.locator("#detail")).to_contain_text("error → retry")
 
 
+def test_retry_at_a_loop_hold_runs_the_call_and_restarts_the_streak(
+    hub: Any, client: Any, make_page: Any
+) -> None:
+    tool = CountingTool({"hits": ["again"]})
+    search = client.wrap(tool, name="search")
+
+    def body() -> list[Any]:
+        with client.run("ticket-loop"):
+            return [search(q="lisbon") for _ in range(4)]
+
+    agent = AgentThread(body)
+    page = make_page(hub.url)
+    page.goto(hub.url)
+    card = page.locator(".gate-card")
+    expect(card.locator(".gate-reason")).to_have_text("Loop: 3× search with identical arguments")
+    assert len(tool.calls) == 2  # held before the third call ran
+    card.get_by_role("button", name="Retry").click()
+    # The retried call starts a new streak: the fourth identical call is only its second.
+    finish(agent, hub, page)
+    assert agent.error is None
+    assert agent.result == [{"hits": ["again"]}] * 4
+    assert len(tool.calls) == 4
+    expect(card).to_have_count(0)
+
+
 def test_abort_raises_run_aborted_in_the_app(hub: Any, client: Any, make_page: Any) -> None:
     set_debug(hub, breakpoints=[{"nodeId": "tool:search", "gate": "before"}])
     tool = CountingTool({"hits": []})

@@ -63,6 +63,20 @@ def test_workflow_steps_carry_their_step_config() -> None:
     assert hasattr(BaseWorkflowAgent.call_tool, "_step_config")
 
 
+def test_a_workflow_keeps_its_timeout_in_timeout_and_a_plain_workflow_defaults_to_45_s() -> None:
+    """_handler.timeout_of_span reads `_timeout` (workflows/workflow.py: `self._timeout = timeout`)."""
+    from llama_index.core.agent.workflow import FunctionAgent
+    from workflows import Workflow
+
+    assert inspect.signature(Workflow.__init__).parameters["timeout"].default == 45.0
+    assert "self._timeout = timeout" in inspect.getsource(Workflow.__init__)
+    from graphmind_llamaindex.testing import ScriptedFunctionCallingLLM
+
+    llm = ScriptedFunctionCallingLLM([])
+    assert FunctionAgent(tools=[], llm=llm, timeout=3)._timeout == 3
+    assert FunctionAgent(tools=[], llm=llm)._timeout is None
+
+
 def test_every_role_row_names_methods_that_exist() -> None:
     concrete = {"BaseTool": AsyncBaseTool}  # BaseTool declares `call`; its async subclass adds `acall`
     for base, methods, _ in ROWS:

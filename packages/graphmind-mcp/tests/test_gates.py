@@ -12,6 +12,7 @@ from mcp.types import CallToolResult, TextContent
 
 import graphmind
 from graphmind import RunAborted
+from graphmind.adapter import engine_for
 from graphmind.testing import FakeHub
 from graphmind_mcp import instrument_mcp, uninstrument_mcp
 
@@ -281,3 +282,15 @@ async def test_a_call_inside_tool_call_takes_the_model_tool_call_id(
         await time_client.session.call_tool("get_current_time", {"timezone": "UTC"})
     started = hub.wait_event(lambda e: e["type"] == "node.started" and e["nodeId"] == NODE)
     assert started["instanceId"] == "call_abc123"
+
+
+async def test_a_call_after_a_model_step_that_asked_for_it_takes_that_call_id(
+    hub: FakeHub, gm: graphmind.Client, time_client: Client
+) -> None:
+    """Issue 16 item 6: no gm.tool_call needed; the model adapter's step reported the call."""
+    instrument_mcp(time_client.session, client=gm)
+    async with gm.run("agent"):
+        engine_for(gm).expect_tool_calls([{"name": "get_current_time", "id": "call_from_the_model"}])
+        await time_client.session.call_tool("get_current_time", {"timezone": "UTC"})
+    started = hub.wait_event(lambda e: e["type"] == "node.started" and e["nodeId"] == NODE)
+    assert started["instanceId"] == "call_from_the_model"

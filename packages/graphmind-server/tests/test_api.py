@@ -195,6 +195,31 @@ def test_retry_is_taken_at_an_error_gate(thub):
     assert thub.api("POST", f"/api/gates/{gate['gateId']}", {"action": "retry"})[0] == 200
 
 
+def test_retry_is_taken_at_a_before_gate_held_by_the_loop_guard(thub):
+    app = thub.app(auto_resume=True)
+    loop = {"repeats": 3, "firstSeq": 1, "lastSeq": 3, "fingerprint": "f" * 64}
+    _, gate = _held(thub, app, reason="loop", loop=loop)
+    assert gate["actions"] == ["continue", "retry", "inject", "abort"]
+    assert thub.api("POST", f"/api/gates/{gate['gateId']}", {"action": "retry"})[0] == 200
+    assert app.expect("gate.resolve")["action"] == "retry"
+
+
+@pytest.mark.parametrize(
+    ("reason", "actions"),
+    [
+        ("breakpoint", ["continue", "retry", "inject", "abort"]),  # an app that lists it anyway
+        ("loop", ["continue", "inject", "abort"]),  # an app that does not offer it at a loop hold
+    ],
+)
+def test_retry_is_refused_at_any_other_before_gate(thub, reason, actions):
+    app = thub.app(auto_resume=True)
+    _, gate = _held(thub, app, reason=reason, actions=actions)
+    assert "retry" not in gate["actions"]
+    status, err = thub.api("POST", f"/api/gates/{gate['gateId']}", {"action": "retry"})
+    assert status == 422 and "does not take 'retry'" in err["error"]
+    assert [g["gateId"] for g in thub.gates()] == [gate["gateId"]]
+
+
 def test_a_gate_the_app_does_not_know_answers_404(thub):
     app = thub.app(auto_resume=True)
     _paused, gate = _held(thub, app)

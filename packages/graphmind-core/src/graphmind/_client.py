@@ -34,6 +34,7 @@ from ._config import Options
 from ._debug_state import DebugState
 from ._engine import Engine
 from ._execution import NodeHost
+from ._hold_timeout import HoldTimeouts
 from ._hub_control import HubControl
 from ._loop_guard import LoopGuard, resolve_loop_guard_config
 from ._pipeline import EventPipeline
@@ -43,6 +44,7 @@ from ._run_events import Runs
 from ._run_scope import RunScope
 from ._span import Span
 from ._token_flusher import TokenFlusher
+from ._tool_call_ids import ToolCallIds
 from ._transport import Transport
 from ._url import url_problem
 from ._warn import Warner
@@ -101,6 +103,8 @@ class Client:
             live=self._is_live,
             token_flush_ms=self.options.token_flush_interval * 1000.0,
             pause_timeout=self.options.pause_timeout,
+            tool_calls=ToolCallIds(key),
+            hold_timeouts=HoldTimeouts(self._warn.always),
         )
         self._engine = Engine(
             enabled=self.enabled,

@@ -18,7 +18,16 @@ loops (`_call_loop.py`, `_stream_loop.py`). Nothing here knows about any framewo
 from __future__ import annotations
 
 import contextvars
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator, Hashable, Iterator
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Generator,
+    Hashable,
+    Iterable,
+    Iterator,
+)
 from typing import Any, TypeVar
 
 from . import protocol as proto
@@ -34,6 +43,7 @@ from ._run import RunContext
 from ._run_events import Runs
 from ._steps import StepIdentity
 from ._stream_loop import Describe, _anext, _describe_items, _next, stream_async, stream_sync
+from ._tool_call_ids import calls_from
 
 T = TypeVar("T")
 
@@ -213,10 +223,12 @@ class Engine:
         if run._aborted:
             raise RunAborted(run.run_id)
         parent = parent_instance_id if parent_instance_id is not None else self._host.current_node.get()
-        if spec.instance_id is None and spec.kind == "tool":
+        if spec.kind == "tool" and not (spec.extra and spec.extra.get("ungated")):
             pending = self.tool_call_id.get()
-            if pending is not None and pending[1] == parent:
+            if spec.instance_id is None and pending is not None and pending[1] == parent:
                 spec.instance_id = pending[0]
+            # The id a model step asked this tool with (docs/protocol.md, "Tool node identity").
+            self._host.tool_calls.assign(run, spec)
         node = NodeExecution(self._host, spec, run, parent or run.run_id)
         if not self._host.live():
             return node
@@ -313,6 +325,20 @@ class Engine:
         return await run_async(
             node, call, describe_output or _identity, from_injected or _identity, describe_usage, settle
         )
+
+    def expect_tool_calls(self, calls: Iterable[Any], *, run: RunContext | None = None) -> None:
+        """A model step ended asking for these tool calls (`{"name", "id"}` mappings or `(name, id)`
+        pairs, in the model's order; an empty list when it asked for none): the gated tool nodes
+        started next in the run take their ids by name, in order (docs/protocol.md, "Tool node
+        identity"). Each report replaces the previous step's calls no tool took. An adapter whose
+        `llm:step` output has the described reply shape sets `NodeSpec(tool_calls_in_output=True)`
+        instead. Never raises."""
+        if not self._host.live():
+            return
+        try:
+            self._host.tool_calls.expect(run or self._runs.for_call(), calls_from(calls))
+        except Exception as exc:  # fail open: identity is a nicety, the call is not
+            self.warn(f"[graphmind] could not read the step's tool calls: {exc!r}", key="tool-calls")
 
     # ---- runs, identity, hints, warnings ---------------------------------------------------------
     def begin_run(self, name: str, meta: dict[str, Any] | None = None) -> RunContext:

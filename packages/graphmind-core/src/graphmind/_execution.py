@@ -22,10 +22,12 @@ from ._clock import Clock, round_ms
 from ._code_holds import CONDITION_REASON
 from ._errors import RunAborted
 from ._gate import GateAnswer, HeldGate, async_waiter
+from ._hold_timeout import HoldTimeouts, HoldWatch
 from ._hub_control import HubControl
 from ._node import NodeSpec, describe_error
 from ._run import RunContext
 from ._token_flusher import TokenFlusher
+from ._tool_call_ids import ToolCallIds, calls_of
 from ._warn import Warner
 
 CONTINUE_ANSWER = GateAnswer(proto.CONTINUE, by="fast-path")
@@ -50,6 +52,8 @@ class NodeHost:
     live: Callable[[], bool]
     token_flush_ms: float
     pause_timeout: float | None
+    tool_calls: ToolCallIds
+    hold_timeouts: HoldTimeouts
 
 
 class NodeRecord:
@@ -68,6 +72,7 @@ class NodeRecord:
         self.ended = False
         self.loop_hit: Any = None
         self.hold_why: str | None = None  # a hold_if verdict: None = not asked yet, "" = no hold
+        self._hold_watch: HoldWatch | None = None  # a held gate's known-timeout timer
         self._deltas: list[dict[str, Any]] = []
         self._last_flush = self.started_at
         try:  # one check per node lets the pipeline skip the identity fields of its events
@@ -184,6 +189,8 @@ class NodeRecord:
         if extra:
             event.update(extra)
         self.host.emit(event, self.trusted)
+        if self.spec.tool_calls_in_output:
+            self.host.tool_calls.expect(self.run, calls_of(output))
 
     def fail(self, exc: BaseException, **extra: Any) -> None:
         if self.ended:
@@ -196,6 +203,8 @@ class NodeRecord:
         event["heldMs"] = round_ms(self.held_ms)
         event.update(extra)
         self.host.emit(event, self.trusted)
+        if self.spec.tool_calls_in_output:
+            self.host.tool_calls.expect(self.run, [])  # a failed step asked for nothing
 
     # ---- gates ---------------------------------------------------------------------------------
     def wants_hold(self, gate: str) -> bool:
@@ -227,7 +236,7 @@ class NodeRecord:
         if reason is None:
             return None
         self.flush_tokens()
-        actions = list(proto.GATE_ACTIONS[gate])
+        actions = list(proto.LOOP_BEFORE_ACTIONS if reason == "loop" else proto.GATE_ACTIONS[gate])
         if self.spec.actions is not None:
             actions = [a for a in actions if a in self.spec.actions]
         paused = self._base(proto.EXEC_PAUSED)
@@ -241,13 +250,19 @@ class NodeRecord:
             paused["source"] = "code"  # the card says the hold came from the app's code
         # Which async library waits is asked only now that the gate holds (asyncio or trio).
         waiter = async_waiter() if is_async else None
-        return self.host.hub.open_gate(paused, self.run, gate, waiter, self.trusted)
+        held = self.host.hub.open_gate(paused, self.run, gate, waiter, self.trusted)
+        if self.spec.hold_timeout is not None:
+            self._hold_watch = self.host.hold_timeouts.watch(self.node_id, gate, self.spec.hold_timeout)
+        return held
 
     def _close(self, held: HeldGate, answer: GateAnswer, started: float) -> None:
         """The gate no longer holds: `exec.resumed` with how it was answered."""
         held_for = self.host.clock() - started
         self.held_ms += held_for
         self.host.hub.close_gate(held)
+        if self._hold_watch is not None:
+            self._hold_watch.stop()
+            self._hold_watch = None
         resumed = self._base(proto.EXEC_RESUMED)
         resumed.update(
             gateId=held.gate_id, gate=held.gate, action=answer.action, heldMs=round_ms(held_for), by=answer.by
@@ -277,7 +292,14 @@ class NodeRecord:
                 return None
             self.injected = True
             return dataclasses.replace(answer, value=converted, raw=answer.value)
-        if action not in proto.ACTIONS or (action == proto.RETRY and gate == proto.BEFORE):
+        if action == proto.RETRY and gate == proto.BEFORE:
+            # Retry at a loop hold runs the call as the first of a new streak (docs/protocol.md,
+            # "Gates"); any other before gate takes no retry, and treats one as continue.
+            if held.reason == "loop" and self.loop_hit is not None:
+                self.loop_hit.restart()
+                self.loop_hit = None
+            return CONTINUE_ANSWER
+        if action not in proto.ACTIONS:
             return CONTINUE_ANSWER
         return answer
 

@@ -50,14 +50,17 @@ class HeldGate:
         "_trio_token",
         "gate",
         "gate_id",
+        "reason",
         "run_id",
     )
 
-    def __init__(self, gate_id: str, run_id: str, gate: str, waiter: Any = None) -> None:
-        """`waiter`: None for a thread, else what `async_waiter()` returned in the waiting task."""
+    def __init__(self, gate_id: str, run_id: str, gate: str, waiter: Any = None, reason: str = "") -> None:
+        """`waiter`: None for a thread, else what `async_waiter()` returned in the waiting task;
+        `reason`: why it holds (`exec.paused.reason`), which decides what some answers mean."""
         self.gate_id = gate_id
         self.run_id = run_id
         self.gate = gate
+        self.reason = reason
         self._lock = threading.Lock()
         self._answer: GateAnswer | None = None
         self._loop: asyncio.AbstractEventLoop | None = None

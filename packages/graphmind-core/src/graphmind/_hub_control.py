@@ -133,7 +133,7 @@ class HubControl:
         trusted: bool,
     ) -> HeldGate:
         """Registers a held gate and emits its `exec.paused` (given whole but for `gateId`)."""
-        held = HeldGate(f"g{next(self._gate_seq)}", run.run_id, gate, waiter)
+        held = HeldGate(f"g{next(self._gate_seq)}", run.run_id, gate, waiter, str(paused.get("reason", "")))
         with self._lock:
             self._held[held.gate_id] = held
         paused["gateId"] = held.gate_id

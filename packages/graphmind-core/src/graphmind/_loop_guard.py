@@ -212,6 +212,9 @@ class LoopHit:
     first_seq: int
     last_seq: int
     fingerprint: str
+    # Retry at the loop hold (docs/protocol.md, "Gates"): the held call runs as the first call of a
+    # new streak, so the next identical call does not hold at once.
+    restart: Callable[[], None] = field(default=lambda: None, compare=False, repr=False)
 
     def as_wire(self) -> dict[str, Any]:
         return {
@@ -303,7 +306,11 @@ class LoopGuard:
                 return None
             if attached and config.mode == "pause":
                 return LoopHit(
-                    repeats, streak.first_seq, seq, PLACEHOLDER if hide_fingerprint else digest_of(text)
+                    repeats,
+                    streak.first_seq,
+                    seq,
+                    PLACEHOLDER if hide_fingerprint else digest_of(text),
+                    lambda: self._restart(line, streak, seq),
                 )
             if streak.warned:
                 return None
@@ -311,6 +318,15 @@ class LoopGuard:
         with contextlib.suppress(Exception):
             self._warn(loop_warning(name, node_id, repeats, config))
         return None
+
+    def _restart(self, line: Hashable, streak: _Streak, seq: int) -> None:
+        """The held call (node.started `seq`) becomes the first of a new streak on its line; a
+        streak that another call already replaced is left alone."""
+        with self._lock:
+            if self._streaks.get(line) is streak:
+                streak.count = 1
+                streak.first_seq = seq
+                streak.warned = False
 
     def forget_run(self, run_id: str) -> None:
         """Drop a finished run's streak (optional: old runs are evicted anyway)."""

@@ -6,6 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ._hold_timeout import KnownTimeout
+
 
 @dataclass
 class NodeSpec:
@@ -24,6 +26,13 @@ class NodeSpec:
     # on the call's arguments (`input` as keyword arguments) checked at the before gate.
     breakpoints: frozenset[str] = frozenset()
     hold_if: Callable[..., Any] | None = None
+    # A model step whose output is a reply described the adapters' way (`{"tool_calls": [{"id",
+    # "name", ...}]}`): when it ends, its calls' ids go to the gated tools called next
+    # (_tool_call_ids.py; docs/protocol.md, "Tool node identity").
+    tool_calls_in_output: bool = False
+    # A timeout the adapter knows keeps running while this node's gates hold (a LlamaIndex
+    # workflow's `timeout`): core warns once per node id when a hold outlives it (_hold_timeout.py).
+    hold_timeout: KnownTimeout | None = None
 
     def __post_init__(self) -> None:
         if self.node_id is None:

@@ -65,6 +65,8 @@ GATE_ACTIONS: Final = {
     AFTER: (CONTINUE, RETRY, INJECT, ABORT),
     ERROR_GATE: (CONTINUE, RETRY, INJECT, ABORT),
 }
+# A before gate held by the loop guard takes retry too: run the call, restarting the streak.
+LOOP_BEFORE_ACTIONS: Final = ACTIONS
 REASONS: Final = ("breakpoint", "step", "error", "loop", "pause")
 MODES: Final = ("run", "step")
 NODE_KINDS: Final = ("tool", "llm", "chain", "retriever", "agent", "custom")

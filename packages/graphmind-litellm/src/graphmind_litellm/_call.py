@@ -67,6 +67,7 @@ def node_spec(engine: Engine, api: Api, request: Mapping[str, Any], hook: str) -
         node_id=f"llm:{api.node_name}",
         instance_id=instance_id,
         attrs=attrs,
+        tool_calls_in_output=api.steps,  # a model step: the gated tools called next take its call ids
     )
 
 

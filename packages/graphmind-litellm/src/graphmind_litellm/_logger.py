@@ -84,6 +84,10 @@ class GraphmindLogger(CustomLogger):
             if call_id in self._calls:
                 return None  # the async pre-call hook started it; the sync pre-call log follows
         spec = node_spec(engine, api, request, type(self).__name__)
+        # Success events finish the node on a background thread or task, after the app may have
+        # called its tools: a late report could hand a later tool a stale id, so the logger path
+        # reports none (instrument_litellm() does; docs/protocol.md, "Tool node identity").
+        spec.tool_calls_in_output = False
         spec.actions = actions
         logged = _Logged(engine.start_node(spec), api)
         with self._lock:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import time
 import weakref
 from typing import Any
 
@@ -27,7 +28,15 @@ from llama_index.core.instrumentation.events.llm import (
 )
 
 import graphmind
-from graphmind.adapter import Engine, NodeExecution, NodeSpec, RunAborted, RunContext, engine_for
+from graphmind.adapter import (
+    Engine,
+    KnownTimeout,
+    NodeExecution,
+    NodeSpec,
+    RunAborted,
+    RunContext,
+    engine_for,
+)
 
 from . import _links as links
 from ._describe import usage_of
@@ -39,7 +48,7 @@ from ._roles import Role, llm_messages, method_of, role_of, tool_call_args
 class _Link:
     """What the handler knows of one open span: its run, the node its children hang under, its own node."""
 
-    __slots__ = ("ex", "last", "llm", "node", "owns_run", "role", "run", "workflow")
+    __slots__ = ("ex", "last", "llm", "node", "owns_run", "role", "run", "workflow", "workflow_started")
 
     def __init__(
         self,
@@ -50,6 +59,7 @@ class _Link:
         owns_run: bool = False,
         llm: Any = None,
         workflow: Any = None,
+        workflow_started: float | None = None,
     ) -> None:
         self.run = run
         self.node = node
@@ -58,6 +68,7 @@ class _Link:
         self.owns_run = owns_run
         self.llm = llm
         self.workflow = workflow  # the workflow whose run this span is inside (its steps are plain functions)
+        self.workflow_started = workflow_started  # when that run began (time.monotonic): its timeout's start
         self.last: Any = None  # a streamed LLM call's latest chunk (the reply so far)
 
 
@@ -80,6 +91,23 @@ class Observer:
     def context_of_span(self, span_id: str | None) -> tuple[RunContext | None, str | None]:
         link = self._spans.get(span_id) if span_id is not None else None
         return (link.run, link.node) if link is not None else (None, None)
+
+    def timeout_of_span(self, span_id: str | None) -> KnownTimeout | None:
+        """The timeout of the workflow this span runs in: it keeps running while a gate holds
+        (docs/timeouts.md). `Workflow._timeout` is set in Workflow.__init__ (workflows/workflow.py:165)
+        and timed from the run's start, so the warning's deadline counts from there."""
+        link = self._spans.get(span_id) if span_id is not None else None
+        if link is None or link.workflow is None:
+            return None
+        seconds = getattr(link.workflow, "_timeout", None)
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds <= 0:
+            return None
+        return KnownTimeout(
+            float(seconds),
+            f"the {type(link.workflow).__name__} workflow's timeout",
+            "pass timeout=None to the workflow or agent",
+            started=link.workflow_started,
+        )
 
     def _fail_open(self, where: str, exc: BaseException) -> None:
         self.engine().warn(
@@ -111,7 +139,12 @@ class Observer:
         role = role_of(instance, method_of(id_)) if instance is not None else None
         if role is None:
             if parent is not None:
-                self._spans[id_] = _Link(parent.run, parent.node, workflow=parent.workflow)
+                self._spans[id_] = _Link(
+                    parent.run,
+                    parent.node,
+                    workflow=parent.workflow,
+                    workflow_started=parent.workflow_started,
+                )
             return
         engine = self.engine()
         if not engine.live:
@@ -122,7 +155,12 @@ class Observer:
             # No node in an aborted run, but the span keeps its run: a gated call inside it
             # finds the aborted run and raises (the dispatcher swallows whatever we raise here).
             if parent is not None:
-                self._spans[id_] = _Link(parent.run, parent.node, workflow=parent.workflow)
+                self._spans[id_] = _Link(
+                    parent.run,
+                    parent.node,
+                    workflow=parent.workflow,
+                    workflow_started=parent.workflow_started,
+                )
         except Exception as exc:
             self._fail_open("span_enter", exc)
 
@@ -138,7 +176,8 @@ class Observer:
         run = parent.run if parent is not None else engine.current_run()
         parent_node = parent.node if parent is not None else None
         if role.job == "agent" and run is None:  # a root agent or workflow is the run
-            return _Link(engine.begin_run(role.name(instance, "run")), None, owns_run=True, workflow=instance)
+            run = engine.begin_run(role.name(instance, "run"))
+            return _Link(run, None, owns_run=True, workflow=instance, workflow_started=time.monotonic())
         if role.job == "llm":
             messages, kwargs = llm_messages(bound)
             spec, _ = llm_node(engine, run, instance, messages, kwargs, gated=False)
@@ -150,9 +189,20 @@ class Observer:
                 role.name(instance, method_of(id_)), role.kind, role.describe_input(bound), actions=OBSERVED
             )
         ex = engine.start_node(spec, run=run, parent_instance_id=parent_node)
-        workflow = instance if role.job == "agent" else (parent.workflow if parent is not None else None)
+        started: float | None
+        if role.job == "agent":
+            workflow, started = instance, time.monotonic()
+        else:
+            workflow = parent.workflow if parent is not None else None
+            started = parent.workflow_started if parent is not None else None
         link = _Link(
-            ex.run, ex.instance_id, ex, role, llm=instance if role.job == "llm" else None, workflow=workflow
+            ex.run,
+            ex.instance_id,
+            ex,
+            role,
+            llm=instance if role.job == "llm" else None,
+            workflow=workflow,
+            workflow_started=started,
         )
         if role.job == "llm":
             self._llms[id_] = link

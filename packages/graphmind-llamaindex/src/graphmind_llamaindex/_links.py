@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from llama_index_instrumentation.span import active_span_id
 
-from graphmind.adapter import NodeExecution, RunContext
+from graphmind.adapter import KnownTimeout, NodeExecution, RunContext
 
 
 @dataclass(eq=False, slots=True)
@@ -43,6 +43,7 @@ def is_inside(obj: Any) -> bool:
 
 class SpanContext(Protocol):
     def context_of_span(self, span_id: str | None) -> tuple[RunContext | None, str | None]: ...
+    def timeout_of_span(self, span_id: str | None) -> KnownTimeout | None: ...
 
 
 _handler: list[SpanContext] = []  # the installed handler, if any (instrument_llamaindex)
@@ -59,6 +60,13 @@ def current_context() -> tuple[RunContext | None, str | None]:
     if not _handler:
         return None, None
     return _handler[0].context_of_span(active_span_id.get())
+
+
+def current_timeout() -> KnownTimeout | None:
+    """The timeout of the workflow the calling code runs in, which keeps running while a gate holds."""
+    if not _handler:
+        return None
+    return _handler[0].timeout_of_span(active_span_id.get())
 
 
 # ---- tool call ids --------------------------------------------------------------------------

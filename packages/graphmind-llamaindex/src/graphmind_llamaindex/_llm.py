@@ -51,6 +51,7 @@ def _start(
     if run is None:
         run = engine.current_run()
     spec, step = llm_node(engine, run, llm, messages, kwargs, gated=True)
+    spec.hold_timeout = links.current_timeout()  # the workflow's timeout runs during a hold
     ex = engine.start_node(spec, run=run, parent_instance_id=parent)
     if step.first_step:
         roster = tool_roster(kwargs.get("tools"))

@@ -14,7 +14,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from graphmind.adapter import Engine, RunContext
+from graphmind.adapter import Engine, NodeSpec, RunContext
 
 from . import _links as links
 from ._describe import tool_output_json
@@ -27,6 +27,12 @@ def _context(engine: Engine) -> tuple[RunContext | None, str | None]:
     return (run if run is not None else engine.current_run()), parent
 
 
+def _spec(tool: Any, args: tuple[Any, ...], kwargs: dict[str, Any], run: RunContext | None) -> NodeSpec:
+    spec = tool_spec(tool, args, kwargs, run, gated=True)
+    spec.hold_timeout = links.current_timeout()  # the workflow's timeout runs during a hold
+    return spec
+
+
 def gated_call(engine: Engine, tool: Any, orig: Callable[..., Any]) -> Callable[..., Any]:
     convert = tool_output_converter(tool)
 
@@ -35,9 +41,7 @@ def gated_call(engine: Engine, tool: Any, orig: Callable[..., Any]) -> Callable[
         if not engine.live or links.is_inside(tool):
             return orig(*args, **kwargs)
         run, parent = _context(engine)
-        ex = engine.start_node(
-            tool_spec(tool, args, kwargs, run, gated=True), run=run, parent_instance_id=parent
-        )
+        ex = engine.start_node(_spec(tool, args, kwargs, run), run=run, parent_instance_id=parent)
         mark = links.Inside(tool, ex)
 
         def body() -> Any:
@@ -60,9 +64,7 @@ def gated_acall(engine: Engine, tool: Any, orig: Callable[..., Any]) -> Callable
         if not engine.live or links.is_inside(tool):
             return await orig(*args, **kwargs)
         run, parent = _context(engine)
-        ex = await engine.astart_node(
-            tool_spec(tool, args, kwargs, run, gated=True), run=run, parent_instance_id=parent
-        )
+        ex = await engine.astart_node(_spec(tool, args, kwargs, run), run=run, parent_instance_id=parent)
         mark = links.Inside(tool, ex)
 
         async def body() -> Any:

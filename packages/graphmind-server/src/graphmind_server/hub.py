@@ -69,8 +69,10 @@ class Gate:
         before = self.event.get("gate") == proto.BEFORE
         acts = self.event.get("actions")
         if isinstance(acts, list) and all(isinstance(a, str) for a in acts):
-            # A before gate never takes retry, whatever the app listed (protocol.md, "Gates").
-            return [a for a in acts if not (before and a == proto.RETRY)]
+            # A before gate takes retry only when the loop guard holds it and the app offers it
+            # (protocol.md, "Gates"), whatever else the app listed.
+            no_retry = before and self.event.get("reason") != "loop"
+            return [a for a in acts if not (no_retry and a == proto.RETRY)]
         return BEFORE_ACTIONS if before else OTHER_ACTIONS
 
     def to_api(self) -> dict[str, Any]:

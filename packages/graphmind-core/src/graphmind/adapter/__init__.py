@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from .._engine import Engine, NodeExecution
 from .._errors import RunAborted
 from .._gate import GateAnswer
+from .._hold_timeout import KnownTimeout
 from .._model_reply import ModelReply, ToolCallReply, parse_model_reply
 from .._node import NodeSpec, Settled, describe_error
 from .._run import RunContext
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Engine",
     "GateAnswer",
+    "KnownTimeout",
     "ModelReply",
     "NodeExecution",
     "NodeSpec",

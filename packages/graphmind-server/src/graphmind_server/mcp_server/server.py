@@ -158,7 +158,7 @@ def _add_control_tools(server: MCPServer, hub: HubApi) -> None:
     @tool(server, STEERS)
     def answer_gate(gate_id: str, action: str, value: Any = None) -> str:
         """CHANGES WHAT THE AGENT DOES: answer a held gate (gate_id from list_held_gates). action:
-        continue (let the call proceed), retry (run the call again; after and error gates), inject
+        continue (let the call proceed), retry (run the call again; after and error gates, and a loop hold), inject
         (skip or replace the call's result with `value`, any JSON), abort (stop the whole run).
         Returns once the agent confirmed."""
         if action not in ACTIONS:

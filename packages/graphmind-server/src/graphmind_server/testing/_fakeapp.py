@@ -217,8 +217,11 @@ class FakeApp:
     ) -> dict[str, Any]:
         """Send exec.paused; returns it (its gateId is this app's id, not the hub's)."""
         kind, _, name = node_id.partition(":")
-        actions = (
-            ["continue", "inject", "abort"] if gate == "before" else ["continue", "retry", "inject", "abort"]
+        # What core offers: a before gate takes retry only at a loop hold (docs/protocol.md, "Gates").
+        actions = fields.pop("actions", None) or (
+            ["continue", "inject", "abort"]
+            if gate == "before" and reason != "loop"
+            else ["continue", "retry", "inject", "abort"]
         )
         paused = self.event(
             "exec.paused",

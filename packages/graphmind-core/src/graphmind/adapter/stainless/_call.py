@@ -77,6 +77,7 @@ class Call:
             node_id="llm:step",
             instance_id=step.instance_id,
             attrs=attrs,
+            tool_calls_in_output=True,  # the gated tools called next take these call ids
         )
 
     def convert(self, value: Any) -> Reply:

@@ -7,7 +7,7 @@ import { h } from "./frame.js";
 export const SHORTCUTS = [
   ["c", "Continue the oldest held gate"],
   ["s", "Step: turn step mode on; when it is on, continue the oldest held gate"],
-  ["r", "Retry the oldest held gate (after and error gates)"],
+  ["r", "Retry the oldest held gate (after and error gates, loop holds)"],
   ["i", "Inject at the oldest held gate (opens the JSON box; Ctrl+Enter sends)"],
   ["m", "Turn step mode off (back to run mode)"],
   ["p", "Pause: hold the next gate reached in any run"],

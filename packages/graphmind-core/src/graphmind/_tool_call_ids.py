@@ -1,0 +1,123 @@
+"""Tool node identity = the tool call id (the AI SDK page's node identity table), without the app
+writing `with gm.tool_call(call.id)`.
+
+A model step that asks for tools reports its calls here (the adapter marks its `llm:step` with
+`NodeSpec(tool_calls_in_output=True)`, or calls `Engine.expect_tool_calls`); the gated tool nodes
+started after it take those ids by name, in the model's order: the first `tool:search` after a step
+that asked for search twice takes the first id, the next one the second. The queue is per run (per
+context outside any run); each model step's report replaces the previous one, so an entry no tool
+took by the end of the next model step is dropped. An explicit id (`gm.tool_call`, a framework's
+own id) wins and removes its entry. docs/protocol.md, "Tool node identity".
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+import weakref
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ._node import NodeSpec
+from ._run import RunContext
+
+
+class PendingToolCalls:
+    """The calls one model step asked for that no tool node has taken yet: (name, id), in order."""
+
+    __slots__ = ("_calls", "_lock")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._calls: list[tuple[str, str]] = []
+
+    def replace(self, calls: list[tuple[str, str]]) -> None:
+        with self._lock:
+            self._calls = calls
+
+    def take(self, name: str) -> str | None:
+        """The id of the first waiting call of the tool `name` (removed), or None."""
+        with self._lock:
+            for i, (call_name, call_id) in enumerate(self._calls):
+                if call_name == name:
+                    del self._calls[i]
+                    return call_id
+        return None
+
+    def discard(self, call_id: str) -> None:
+        """A tool node took this id explicitly: it is no longer waiting."""
+        with self._lock:
+            self._calls = [c for c in self._calls if c[1] != call_id]
+
+    def __len__(self) -> int:
+        return len(self._calls)
+
+
+def calls_of(reply: Any) -> list[tuple[str, str]]:
+    """(name, id) of each tool call in a model reply described the adapters' way
+    (`{"tool_calls": [{"id": ..., "name": ..., ...}]}`); calls without a string id or name are skipped."""
+    calls = reply.get("tool_calls") if isinstance(reply, Mapping) else None
+    return calls_from(calls if isinstance(calls, list) else ())
+
+
+def calls_from(calls: Iterable[Any]) -> list[tuple[str, str]]:
+    """(name, id) pairs from `{"name", "id"}` mappings or `(name, id)` pairs; anything else is skipped."""
+    out: list[tuple[str, str]] = []
+    for call in calls:
+        if isinstance(call, Mapping):
+            name, call_id = call.get("name"), call.get("id")
+        elif isinstance(call, tuple) and len(call) == 2:
+            name, call_id = call
+        else:
+            continue
+        if isinstance(name, str) and isinstance(call_id, str) and name and call_id:
+            out.append((name, call_id))
+    return out
+
+
+class ToolCallIds:
+    """Every run's pending tool calls for one client. Thread-safe; never raises into a call."""
+
+    def __init__(self, key: str) -> None:
+        self._lock = threading.Lock()
+        self._runs: weakref.WeakKeyDictionary[RunContext, PendingToolCalls] = weakref.WeakKeyDictionary()
+        # Outside any run the queue follows the calling context: a thread, or an asyncio / trio task
+        # and the tasks it starts (they copy the context, so they share the same queue object).
+        self._implicit: contextvars.ContextVar[PendingToolCalls | None] = contextvars.ContextVar(
+            f"graphmind_pending_tool_calls_{key}", default=None
+        )
+        self._used = False  # nothing was ever reported: tool nodes skip the lookup
+
+    def _queue(self, run: RunContext, create: bool) -> PendingToolCalls | None:
+        if run.implicit:
+            pending = self._implicit.get()
+            if pending is None and create:
+                pending = PendingToolCalls()
+                self._implicit.set(pending)
+            return pending
+        with self._lock:
+            pending = self._runs.get(run)
+            if pending is None and create:
+                pending = self._runs[run] = PendingToolCalls()
+            return pending
+
+    def expect(self, run: RunContext, calls: list[tuple[str, str]]) -> None:
+        """A model step of `run` ended asking for `calls` (possibly none): they replace what the
+        previous step asked for and no tool took."""
+        pending = self._queue(run, create=bool(calls))
+        if pending is not None:
+            self._used = True
+            pending.replace(calls)
+
+    def assign(self, run: RunContext, spec: NodeSpec) -> None:
+        """Gives a tool node without an id the next waiting call id of its tool; a node that has an
+        id (explicit) removes that id from the queue instead."""
+        if not self._used:
+            return
+        pending = self._queue(run, create=False)
+        if pending is None or not len(pending):
+            return
+        if spec.instance_id is not None:
+            pending.discard(spec.instance_id)
+        else:
+            spec.instance_id = pending.take(spec.name)
