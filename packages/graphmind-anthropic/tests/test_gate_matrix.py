@@ -1,11 +1,15 @@
 """The shared gate matrix (graphmind.testing.gate_matrix) on the three Messages call shapes, sync
 and async: `messages.create`, `messages.create(stream=True)` and the `messages.stream()` helper,
-against the loopback provider (graphmind_anthropic.testing.FakeAnthropic)."""
+against the loopback provider (graphmind_anthropic.testing.FakeAnthropic).
+
+Every case runs twice (the `kit_hub` fixture, graphmind_server.testing.pytest_plugin): against core's
+in-process FakeHub, and against the real hub process (one `graphmind serve` for the module) driven as
+the viewer drives it (`graphmind_server.testing.KitHub`)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +22,7 @@ import graphmind
 from graphmind.testing.gate_matrix import CASES, GateSubject, run_case
 from graphmind_anthropic import instrument_anthropic, uninstrument_anthropic
 from graphmind_anthropic.testing import FakeAnthropic
+from graphmind_server.testing import KitHub
 
 KW: dict[str, Any] = {
     "model": "claude-test",
@@ -194,5 +199,5 @@ async def subject(request: pytest.FixtureRequest) -> AsyncIterator[CreateSubject
 
 
 @pytest.mark.parametrize("case", CASES)
-async def test_gate_matrix(case: str, subject: CreateSubject) -> None:
-    await run_case(case, subject)
+async def test_gate_matrix(case: str, subject: CreateSubject, kit_hub: Callable[[], KitHub] | None) -> None:
+    await run_case(case, subject, hub=kit_hub)

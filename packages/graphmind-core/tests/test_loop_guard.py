@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import hashlib
+import json
 import threading
 import time
 from typing import Any
@@ -303,15 +305,36 @@ def test_fingerprint_canonical_forms() -> None:
 
 
 def test_fingerprinting_a_1kb_input_is_cheap() -> None:
+    """Under 0.5 ms for 1 KB, and no dearer than a few plain sorted JSON digests of the same input.
+
+    Best of 20 interleaved batches: on a shared machine a batch that lost the CPU says nothing about
+    the fingerprint, and one that did not is there among twenty. The baseline (json.dumps with sorted
+    keys, then SHA-256, the obvious way to fingerprint) is timed in the same batches, so a machine
+    that is slow for both does not fail the ratio; a fingerprint that got slow does."""
     args = one_kb_tool_args(meta=False)
     assert 1000 <= len(str(args)) <= 1100
+
+    def baseline() -> str:
+        return hashlib.sha256(json.dumps(args, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
     fingerprint(args)
-    rounds = 2000
-    start = time.perf_counter()
-    for _ in range(rounds):
-        fingerprint(args)
-    average_ms = (time.perf_counter() - start) / rounds * 1000
-    assert average_ms < 0.5, f"{average_ms:.4f} ms per fingerprint"
+    baseline()
+    calls = 100
+    best_ms, best_baseline_ms = float("inf"), float("inf")
+    for _ in range(20):
+        start = time.perf_counter()
+        for _ in range(calls):
+            fingerprint(args)
+        best_ms = min(best_ms, (time.perf_counter() - start) / calls * 1000)
+        start = time.perf_counter()
+        for _ in range(calls):
+            baseline()
+        best_baseline_ms = min(best_baseline_ms, (time.perf_counter() - start) / calls * 1000)
+    assert best_ms < 0.5, f"{best_ms:.4f} ms per fingerprint at best"
+    ratio = best_ms / best_baseline_ms
+    assert ratio < 4, (
+        f"{best_ms:.4f} ms per fingerprint, {ratio:.1f}x a sorted JSON digest ({best_baseline_ms:.4f} ms)"
+    )
 
 
 # ---- configuration --------------------------------------------------------------------------

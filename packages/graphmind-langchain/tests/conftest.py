@@ -10,6 +10,7 @@ from langchain_core.language_models.fake_chat_models import FakeMessagesListChat
 
 import graphmind
 from graphmind.testing import FakeHub
+from graphmind_server.testing.pytest_plugin import hub_process, kit_hub  # noqa: F401  (the kit on both hubs)
 
 
 class ToolCallingFakeModel(FakeMessagesListChatModel):

@@ -1,9 +1,13 @@
 """The shared gate matrix (graphmind.testing.gate_matrix) on a chat model gated with `gate_model`:
-invoke, ainvoke, stream and astream of a counting fake model."""
+invoke, ainvoke, stream and astream of a counting fake model.
+
+Every case runs twice (the `kit_hub` fixture, graphmind_server.testing.pytest_plugin): against core's
+in-process FakeHub, and against the real hub process (one `graphmind serve` for the module) driven as
+the viewer drives it (`graphmind_server.testing.KitHub`)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import pytest
@@ -14,6 +18,7 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 import graphmind
 from graphmind.testing.gate_matrix import CASES, GateSubject, run_case
 from graphmind_langchain import gate_model, ungate_model
+from graphmind_server.testing import KitHub
 
 REPLY = "real reply"
 WORDS = ["real", " ", "reply"]
@@ -138,5 +143,5 @@ class LangChainSubject(GateSubject):
 
 
 @pytest.mark.parametrize("case", CASES)
-async def test_gate_matrix(case: str) -> None:
-    await run_case(case, LangChainSubject())
+async def test_gate_matrix(case: str, kit_hub: Callable[[], KitHub] | None) -> None:
+    await run_case(case, LangChainSubject(), hub=kit_hub)

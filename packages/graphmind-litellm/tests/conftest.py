@@ -20,6 +20,7 @@ import graphmind
 from graphmind.testing import FakeHub
 from graphmind_litellm import instrument_litellm, uninstrument_litellm
 from graphmind_openai.testing import FakeOpenAI
+from graphmind_server.testing.pytest_plugin import hub_process, kit_hub  # noqa: F401  (the kit on both hubs)
 
 # The helpers module sits next to the tests; importlib mode does not put this folder on sys.path.
 sys.path.insert(0, os.path.dirname(__file__))

@@ -1,10 +1,14 @@
 """The shared gate matrix (graphmind.testing.gate_matrix) on `litellm.completion` / `acompletion`,
-plain and streamed, against the loopback provider speaking the OpenAI wire format."""
+plain and streamed, against the loopback provider speaking the OpenAI wire format.
+
+Every case runs twice (the `kit_hub` fixture, graphmind_server.testing.pytest_plugin): against core's
+in-process FakeHub, and against the real hub process (one `graphmind serve` for the module) driven as
+the viewer drives it (`graphmind_server.testing.KitHub`)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from types import ModuleType
 from typing import Any
 
@@ -19,6 +23,7 @@ from graphmind.testing.gate_matrix import CASES, GateSubject, run_case
 from graphmind_litellm import instrument_litellm, uninstrument_litellm
 from graphmind_litellm._apis import APIS
 from graphmind_openai.testing import FakeOpenAI
+from graphmind_server.testing import KitHub
 
 MESSAGES = [{"role": "user", "content": "Plan a day in Cairo"}]
 REPLY = "Visit the pyramids."
@@ -134,10 +139,14 @@ async def fake() -> AsyncIterator[FakeOpenAI]:
 
 
 @pytest.mark.parametrize("case", CASES)
-async def test_gate_matrix_completion(case: str, fake: FakeOpenAI) -> None:
-    await run_case(case, LiteLLMSubject(fake))
+async def test_gate_matrix_completion(
+    case: str, fake: FakeOpenAI, kit_hub: Callable[[], KitHub] | None
+) -> None:
+    await run_case(case, LiteLLMSubject(fake), hub=kit_hub)
 
 
 @pytest.mark.parametrize("case", CASES)
-async def test_gate_matrix_streamed_completion(case: str, fake: FakeOpenAI) -> None:
-    await run_case(case, LiteLLMStreamedSubject(fake))
+async def test_gate_matrix_streamed_completion(
+    case: str, fake: FakeOpenAI, kit_hub: Callable[[], KitHub] | None
+) -> None:
+    await run_case(case, LiteLLMStreamedSubject(fake), hub=kit_hub)

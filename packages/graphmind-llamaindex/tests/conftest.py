@@ -9,6 +9,7 @@ import pytest
 import graphmind
 from graphmind.testing import FakeHub
 from graphmind_llamaindex import uninstrument_llamaindex
+from graphmind_server.testing.pytest_plugin import hub_process, kit_hub  # noqa: F401  (the kit on both hubs)
 
 
 @pytest.fixture

@@ -2,13 +2,13 @@
 with `gate_llm` (chat, achat, stream_chat, astream_chat of the scripted FunctionCallingLLM), with and
 without the root-dispatcher handler installed, and a `FunctionTool` gated with `gate_tools`.
 
-Every case runs twice: against core's in-process FakeHub, and against the real hub process (one
-`graphmind serve` for the module) driven as the viewer drives it (`graphmind_server.testing.KitHub`)."""
+Every case runs twice (the `kit_hub` fixture, graphmind_server.testing.pytest_plugin): against core's
+in-process FakeHub, and against the real hub process (one `graphmind serve` for the module) driven as
+the viewer drives it (`graphmind_server.testing.KitHub`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,7 +26,7 @@ from graphmind_llamaindex import (
     uninstrument_llamaindex,
 )
 from graphmind_llamaindex.testing import ScriptedFunctionCallingLLM
-from graphmind_server.testing import HubProcess, KitHub
+from graphmind_server.testing import KitHub
 
 REPLY = "real reply"
 HI = [ChatMessage(role="user", content="hi")]
@@ -139,24 +139,6 @@ class ToolSubject(GateSubject):
 
     def check_injected(self, result: Any, value: Any) -> None:
         assert isinstance(result, ToolOutput) and result.content == value and result.tool_name == "search"
-
-
-@pytest.fixture(scope="module")
-def hub_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
-    """One real hub for the module's cases: each case enters its own KitHub (its own live feed and
-    a reset debug state), so they do not see each other."""
-    with HubProcess(Path(tmp_path_factory.mktemp("hub")) / "hub.db") as process:
-        yield process
-    assert "Traceback" not in process.stderr, process.stderr
-
-
-@pytest.fixture(params=["fake-hub", "real-hub"])
-def kit_hub(request: pytest.FixtureRequest) -> Callable[[], KitHub] | None:
-    """None: the kit's own FakeHub; else a KitHub factory over the module's hub process."""
-    if request.param == "fake-hub":
-        return None
-    process: HubProcess = request.getfixturevalue("hub_process")
-    return lambda: KitHub(process)
 
 
 @pytest.mark.parametrize("case", CASES)

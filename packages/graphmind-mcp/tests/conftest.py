@@ -13,6 +13,7 @@ from mcp.client import Client
 
 import graphmind
 from graphmind.testing import FakeHub
+from graphmind_server.testing.pytest_plugin import hub_process, kit_hub  # noqa: F401  (the kit on both hubs)
 
 # mcp_time_server.py sits next to the tests; importlib mode does not put this folder on sys.path by itself.
 sys.path.insert(0, os.path.dirname(__file__))

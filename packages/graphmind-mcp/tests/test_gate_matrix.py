@@ -1,9 +1,14 @@
 """The shared gate matrix (graphmind.testing.gate_matrix) on `ClientSession.call_tool`, against the
 real time server in process. MCP's client is async only: the matrix's async cases apply; wrap twice,
-undo and disabled (which the kit drives with a sync call) are test_gates.py's."""
+undo and disabled (which the kit drives with a sync call) are test_gates.py's.
+
+Every case runs twice (the `kit_hub` fixture, graphmind_server.testing.pytest_plugin): against core's
+in-process FakeHub, and against the real hub process (one `graphmind serve` for the module) driven as
+the viewer drives it (`graphmind_server.testing.KitHub`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -15,6 +20,7 @@ from mcp.types import CallToolResult
 import graphmind
 from graphmind.testing.gate_matrix import CASES, GateSubject, run_case
 from graphmind_mcp import instrument_mcp, uninstrument_mcp
+from graphmind_server.testing import KitHub
 
 ASYNC_CASES = [case for case in CASES if case.endswith("_async") and not case.startswith("stream")] + [
     "twenty_async_holds"
@@ -81,9 +87,9 @@ class McpSubject(GateSubject):
 
 
 @pytest.mark.parametrize("case", ASYNC_CASES)
-async def test_gate_matrix(case: str, time_client: Client) -> None:
+async def test_gate_matrix(case: str, time_client: Client, kit_hub: Callable[[], KitHub] | None) -> None:
     subject = McpSubject(time_client)
     try:
-        await run_case(case, subject)
+        await run_case(case, subject, hub=kit_hub)
     finally:
         uninstrument_mcp(time_client.session)

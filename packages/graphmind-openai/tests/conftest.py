@@ -10,6 +10,7 @@ import pytest
 import graphmind
 from graphmind.testing import FakeHub
 from graphmind_openai.testing import FakeOpenAI
+from graphmind_server.testing.pytest_plugin import hub_process, kit_hub  # noqa: F401  (the kit on both hubs)
 
 
 @pytest.fixture

@@ -1,15 +1,15 @@
 """The shared gate matrix (graphmind.testing.gate_matrix) on `chat.completions.create`, sync and
 async, against the loopback provider (graphmind_openai.testing.FakeOpenAI).
 
-Every case runs twice: against core's in-process FakeHub, and against the real hub process (one
-`graphmind serve` for the module) driven as the viewer drives it (`graphmind_server.testing.KitHub`)."""
+Every case runs twice (the `kit_hub` fixture, graphmind_server.testing.pytest_plugin): against core's
+in-process FakeHub, and against the real hub process (one `graphmind serve` for the module) driven as
+the viewer drives it (`graphmind_server.testing.KitHub`)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import openai
@@ -22,7 +22,7 @@ import graphmind
 from graphmind.testing.gate_matrix import CASES, GateSubject, run_case
 from graphmind_openai import instrument_openai, uninstrument_openai
 from graphmind_openai.testing import FakeOpenAI
-from graphmind_server.testing import HubProcess, KitHub
+from graphmind_server.testing import KitHub
 
 MESSAGES = [{"role": "user", "content": "Plan a day in Cairo"}]
 REPLY = "Visit the pyramids."
@@ -119,24 +119,6 @@ async def subject() -> AsyncIterator[OpenAISubject]:
         s = OpenAISubject(fake)
         yield s
         await s.close()
-
-
-@pytest.fixture(scope="module")
-def hub_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
-    """One real hub for the module's cases: each case enters its own KitHub (its own live feed and
-    a reset debug state), so they do not see each other."""
-    with HubProcess(Path(tmp_path_factory.mktemp("hub")) / "hub.db") as process:
-        yield process
-    assert "Traceback" not in process.stderr, process.stderr
-
-
-@pytest.fixture(params=["fake-hub", "real-hub"])
-def kit_hub(request: pytest.FixtureRequest) -> Callable[[], KitHub] | None:
-    """None: the kit's own FakeHub; else a KitHub factory over the module's hub process."""
-    if request.param == "fake-hub":
-        return None
-    process: HubProcess = request.getfixturevalue("hub_process")
-    return lambda: KitHub(process)
 
 
 @pytest.mark.parametrize("case", CASES)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
+import warnings
 from typing import Any
 
 import pytest
@@ -160,13 +163,50 @@ def test_hub_process_raises_with_the_hubs_stderr_when_it_cannot_start(tmp_path):
         HubProcess(tmp_path / "hub.db", args=["--keep", "none"])
 
 
-def test_sigterm_is_a_clean_stop_too(tmp_path):
-    import signal
+@pytest.mark.parametrize("end", ["stop", "kill", "restart", "exited"])
+def test_hub_process_closes_the_pipes_of_a_process_it_ended(tmp_path, end):
+    """Popen leaves its pipes to the caller: HubProcess closes both once the hub is gone (stopped,
+    killed, restarted, or exited by itself and then stopped), so nothing is left for the garbage
+    collector to warn about ("ResourceWarning: unclosed file", an error under -W error)."""
+    hub = HubProcess(tmp_path / "hub.db")
+    assert hub.proc is not None
+    first = hub.proc
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ResourceWarning)
+            if end == "exited":
+                first.send_signal(signal.SIGINT)
+                first.wait(10)
+                end = "stop"
+            getattr(hub, end)()
+            assert first.stdout is not None and first.stderr is not None
+            assert first.stdout.closed and first.stderr.closed
+            del first
+            gc.collect()
+        assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []
+        if end == "restart":
+            assert hub.running and hub.api("GET", "/api/health")[0] == 200
+    finally:
+        hub.stop()
 
+
+def test_a_hub_that_cannot_start_leaves_no_pipe_open(tmp_path):
+    from graphmind_server.testing import HubStartError
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        with pytest.raises(HubStartError):
+            HubProcess(tmp_path / "hub.db", args=["--keep", "none"])
+        gc.collect()
+    assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []
+
+
+def test_sigterm_is_a_clean_stop_too(tmp_path):
     hub = HubProcess(tmp_path / "hub.db")
     assert hub.proc is not None
     hub.proc.send_signal(signal.SIGTERM)
     assert hub.proc.wait(10) == 0
+    assert hub.stop() == 0  # already gone: stop only reads its pipes to the end and closes them
     assert "Traceback" not in hub.stderr
 
 

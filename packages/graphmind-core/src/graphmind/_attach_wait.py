@@ -12,15 +12,17 @@ seconds (option or variable) wait wherever the hub is, without the probe.
 from __future__ import annotations
 
 import ipaddress
-import socket
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from ._tcp import TcpConnector, host_and_port
+
 ENV = "GRAPHMIND_WAIT_FOR_ATTACH"
 DEFAULT_WAIT = 2.0
+PROBE_TIMEOUT_S = 0.05  # the probe's bound on loopback (see something_listens)
 OFF_WORDS = ("0", "false", "off", "no")
 ON_WORDS = ("1", "true", "on", "yes")
 
@@ -92,20 +94,18 @@ def is_loopback_url(url: str) -> bool:
 
 
 def something_listens(url: str, timeout: float) -> bool:
-    """One TCP connect to the URL's host and port: refused (nothing listening) fails at once."""
+    """One TCP connect to the URL's host and port: refused (nothing listening) fails at once.
+
+    Bounded by `min(timeout, PROBE_TIMEOUT_S)`: on loopback the kernel completes or refuses a
+    connect inside the call, so one still pending after that has had its SYN dropped (a listener
+    whose accept queue is full, i.e. a stuck hub) and the app should not wait for it."""
     try:
-        parts = urlsplit(url)
-        host = parts.hostname
-        port = parts.port or (443 if parts.scheme == "wss" else 80)
-    except ValueError:
+        host, port = host_and_port(url)
+        sock = TcpConnector().connect(host, port, min(timeout, PROBE_TIMEOUT_S))
+    except (OSError, ValueError):
         return False
-    if host is None:
-        return False
-    try:
-        with socket.create_connection((host, port), timeout=timeout):
-            return True
-    except OSError:
-        return False
+    sock.close()
+    return True
 
 
 class AttachWait:

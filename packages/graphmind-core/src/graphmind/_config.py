@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ._clock import Clock, monotonic_ms
+from ._config_check import check_options  # at import: its difflib costs the first Client() ~2 ms otherwise
 from ._mask import resolve_mask
 
 DEFAULT_URL = "ws://127.0.0.1:4747/ingest"
@@ -133,8 +134,6 @@ class Options:
     ) -> Options:
         env = os.environ if environ is None else environ
         # Fail open (_config_check.py): never raise for an option; warn only when enabled.
-        from ._config_check import check_options
-
         enabled = is_enabled(options.get("enabled"), env)
         options = check_options(options, enabled, options.get("logger"))
         # Only the option as given; the default (wait where the hub is local and listening) and the

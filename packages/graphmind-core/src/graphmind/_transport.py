@@ -1,17 +1,19 @@
 """The transport: one daemon thread per client owns the WebSocket; app threads only append to a ring.
 
-- Lazy: nothing starts until the first event (or `ready()`); the connect is bounded by
-  `connect_timeout`, the `welcome` by `handshake_timeout`. A hub that was never there is retried
-  every `retry_interval` (or at once when `ready()` or a flush asks); a hub this client was attached
-  to and lost is retried at once and then every `QUICK_RETRY_S` for `QUICK_WINDOW_S`, then with a
-  doubling delay up to `retry_interval`, so a restarted hub gets the ring before it overflows.
+- Lazy: nothing starts until the first event (or `ready()`); the TCP connect is bounded by
+  `connect_timeout`, the upgrade and the `welcome` together by `handshake_timeout` (`_hub_link`);
+  `ready()` waits while an attempt is under way or due before its timeout, never longer. A hub
+  that was never there is retried every `retry_interval` (or at once when `ready()` or a flush
+  asks); a hub this client was attached to and lost is retried at once and then every
+  `QUICK_RETRY_S` for `QUICK_WINDOW_S`, then with a doubling delay up to `retry_interval`, so a
+  restarted hub gets the ring before it overflows.
 - The ring is the only queue: every event goes into it (at most `buffer_size` events and about
   `max_buffer_bytes` of JSON) as the pipeline made it, and `_unsent` counts its newest entries not
   yet written on the current connection. When the ring is full the oldest entry goes: one never
   sent to any hub counts in `dropped`, so the unsent backlog is bounded and every lost event is
-  counted. This thread encodes an event when it first sends it and keeps the text for later
-  replays, so a detached app never encodes anything. On each attach the whole ring is sent again, oldest first;
-  the hub stores an event once per (clientId, seq), so a replay after a hub restart loses nothing.
+  counted. This thread encodes an event when it first sends it and keeps the text for replays,
+  so a detached app never encodes anything. On each attach the whole ring is sent again, oldest
+  first; the hub stores an event once per (clientId, seq): a replay after a hub restart loses nothing.
 - `close()` (dispose and the exit flush): waits while the hub keeps taking events, gives up after
   `FLUSH_IDLE_S` without progress or `FLUSH_CAP_S` in all, says what it could not send.
 - Opening a connection (the token, hello, welcome) is `_hub_link.HubLink`, built with the
@@ -80,6 +82,8 @@ class Transport:
         self._progress = 0  # batches written: what a flush watches
         self.attached = False
         self._connecting = False
+        self._failed_attempts = 0  # connect attempts that ended without attaching (ready() watches)
+        self._next_attempt = 0.0  # when the thread tries again after the last failure (monotonic)
         self._lost_at: float | None = None  # when an attached hub was last lost
         self._stopping = False
         self._thread: threading.Thread | None = None
@@ -131,11 +135,30 @@ class Transport:
         self._thread.start()
 
     def ready(self, timeout: float) -> bool:
-        if self.attached:
+        """Connects now; True once attached (the welcome handled), False after `timeout`, or sooner when
+        the attempt this call asked for (or shared) failed and the next one is not due before then."""
+        if self._attached_event.is_set():
             return True
+        deadline = time.monotonic() + timeout
+        cond = self._cond
+        with cond:
+            seen = self._failed_attempts
         self.start()
         self._kick.set()
-        return self._attached_event.wait(timeout)
+        with cond:
+            while not self._attached_event.is_set():
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                if (
+                    self._failed_attempts != seen
+                    and not self._connecting
+                    and not self._kick.is_set()
+                    and self._next_attempt > deadline
+                ):
+                    return False  # nothing more will happen before the deadline: do not hold the app
+                cond.wait(remaining)
+            return True
 
     @property
     def buffered_count(self) -> int:
@@ -211,15 +234,15 @@ class Transport:
         since = time.monotonic() - self._lost_at
         if since < QUICK_WINDOW_S:
             return QUICK_RETRY_S
-        doublings = min(
-            30, max(0, failures - int(QUICK_WINDOW_S / QUICK_RETRY_S))
-        )  # capped: no overflow, ever
+        doublings = min(30, max(0, failures - int(QUICK_WINDOW_S / QUICK_RETRY_S)))  # capped: no overflow
         return min(self._options.retry_interval, 0.5 * 2.0**doublings)
 
     def _main(self) -> None:
         failures = 0
         reported = False
         while not self._stopping:
+            with self._cond:
+                self._connecting = True  # before ready() can see the kick consumed
             try:
                 connected = self._connect()
             except BaseException as exc:  # a patched or broken connect: KeyboardInterrupt included
@@ -235,7 +258,12 @@ class Transport:
             if not connected:
                 failures += 1
                 self.counters["connect_failures"] += 1
-                self._kick.wait(self._retry_delay(failures))
+                delay = self._retry_delay(failures)
+                with self._cond:
+                    self._failed_attempts += 1
+                    self._next_attempt = time.monotonic() + delay
+                    self._cond.notify_all()  # ready() waiters: is another attempt due before their deadline?
+                self._kick.wait(delay)
                 self._kick.clear()
                 continue
             failures = 0
@@ -271,6 +299,8 @@ class Transport:
         except Exception as exc:  # pragma: no cover - defensive
             self._warn(f"[graphmind] internal error on attach: {exc!r}", key="on-attach")
         self._attached_event.set()
+        with self._cond:
+            self._cond.notify_all()  # ready() waiters
         self._thread_class(target=self._read_loop, args=(ws,), name="graphmind-reader", daemon=True).start()
         return True
 

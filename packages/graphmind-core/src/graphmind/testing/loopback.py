@@ -102,7 +102,11 @@ class LoopbackFake:
 
         self._server = _Server(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name=self.thread_name, daemon=True)
+        # serve_forever checks for shutdown() every poll_interval (0.5 s by default), so stop() took
+        # up to half a second: per fake, i.e. per gate-matrix case, the bulk of the adapters' kit time.
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.02,), name=self.thread_name, daemon=True
+        )
         self._thread.start()
         return self
 

@@ -50,6 +50,7 @@ class HubProcess:
         self.proc: subprocess.Popen[str] | None = None
         self._stderr: list[str] = []
         self.stdout_lines: list[str] = []
+        self._pumps: list[threading.Thread] = []
         self.start()
 
     # -- life -----------------------------------------------------------------------------------
@@ -74,13 +75,14 @@ class HubProcess:
             cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
         )
         lines: queue.Queue[str | None] = queue.Queue()
-        threading.Thread(
-            target=self._pump, args=(self.proc.stdout, lines, self.stdout_lines), daemon=True
-        ).start()
-        self._stderr_pump = threading.Thread(
-            target=self._pump, args=(self.proc.stderr, None, self._stderr), daemon=True
-        )
-        self._stderr_pump.start()
+        self._pumps = [
+            threading.Thread(
+                target=self._pump, args=(self.proc.stdout, lines, self.stdout_lines), daemon=True
+            ),
+            threading.Thread(target=self._pump, args=(self.proc.stderr, None, self._stderr), daemon=True),
+        ]
+        for pump in self._pumps:
+            pump.start()
         try:
             line = lines.get(timeout=self.start_timeout)
         except queue.Empty:
@@ -88,7 +90,6 @@ class HubProcess:
         match = LISTENING.match(line or "")
         if match is None:
             self.kill()
-            self._stderr_pump.join(5)
             raise HubStartError(f"the hub did not start (first stdout line {line!r}); stderr:\n{self.stderr}")
         self.port = int(match.group("port"))
 
@@ -115,7 +116,7 @@ class HubProcess:
             self.proc.kill()
         if self.proc is not None:
             self.proc.wait(10)
-            self._stderr_pump.join(5)
+            self._reap()
 
     def stop(self, timeout: float = 10.0) -> int | None:
         """SIGINT (a clean Ctrl-C), wait, then SIGKILL if it is still there; returns the exit code."""
@@ -128,8 +129,20 @@ class HubProcess:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(10)
-        self._stderr_pump.join(5)
+        self._reap()
         return self.proc.returncode
+
+    def _reap(self) -> None:
+        """Once the process is gone: let the pumps read its stdout and stderr to the end, then close
+        this side of both pipes (Popen leaves that to its caller; an open one is a ResourceWarning
+        "unclosed file" when it is collected, an error under `-W error`). A pipe whose pump is still
+        reading after 5 s (a grandchild holding it open) stays open: closing a buffered file that
+        another thread is reading waits for that read."""
+        assert self.proc is not None
+        for pump, stream in zip(self._pumps, (self.proc.stdout, self.proc.stderr), strict=True):
+            pump.join(5)
+            if stream is not None and not pump.is_alive():
+                stream.close()
 
     def restart(self) -> None:
         """Stop (if running) and start again on the same db, on the same port when it is free."""

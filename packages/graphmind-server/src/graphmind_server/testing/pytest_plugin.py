@@ -1,0 +1,52 @@
+"""pytest fixtures that run core's gate-matrix kit on both hubs: core's in-process FakeHub and the
+real hub process (`graphmind serve`), driven as the viewer drives it (`KitHub`).
+
+Every adapter's tests take them from here, so there is one copy. Import them into a conftest.py
+(importing works in any conftest; `pytest_plugins` only in the rootdir's one):
+
+    # packages/graphmind-<adapter>/tests/conftest.py
+    from graphmind_server.testing.pytest_plugin import hub_process, kit_hub  # noqa: F401
+
+    # tests/test_gate_matrix.py
+    @pytest.mark.parametrize("case", CASES)
+    async def test_gate_matrix(case, kit_hub):
+        await run_case(case, MySubject(), hub=kit_hub)
+
+`kit_hub` runs each test twice (ids `fake-hub` and `real-hub`). The hub process is started the first
+time a `real-hub` test of a module needs it and serves the module's remaining cases: each case
+enters its own `KitHub` (its own live feed and a reset debug state), so the cases do not see each
+other, and one start (about a third of a second) is paid per module rather than per case.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from ._kit_hub import KitHub
+from ._process import HubProcess
+
+__all__ = ["KIT_HUBS", "hub_process", "kit_hub"]
+
+KIT_HUBS = ("fake-hub", "real-hub")  # the ids of kit_hub's parameters
+
+
+@pytest.fixture(scope="module")
+def hub_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HubProcess]:
+    """One real hub process (on a fresh database, an ephemeral loopback port) for the test module.
+    A traceback in its stderr fails the module's last test at teardown: the hub must not crash on
+    anything the kit sends it."""
+    with HubProcess(tmp_path_factory.mktemp("hub") / "hub.db") as process:
+        yield process
+    assert "Traceback" not in process.stderr, process.stderr
+
+
+@pytest.fixture(params=KIT_HUBS)
+def kit_hub(request: pytest.FixtureRequest) -> Callable[[], KitHub] | None:
+    """`run_case(..., hub=kit_hub)`: None runs the case on the kit's own FakeHub; else a factory of
+    a fresh `KitHub` over the module's `hub_process`."""
+    if request.param == "fake-hub":
+        return None
+    process: HubProcess = request.getfixturevalue("hub_process")
+    return lambda: KitHub(process)
