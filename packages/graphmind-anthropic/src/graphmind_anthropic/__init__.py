@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 import graphmind
-from graphmind.adapter import engine_for
+from graphmind.adapter.stainless import instrument_client, uninstrument_client
 
 from . import _hooks
 from ._version import SUPPORTED, __version__
@@ -40,29 +40,24 @@ def instrument_anthropic(client: C, *, session: graphmind.Client | None = None) 
             "instrument_anthropic() takes an anthropic.Anthropic or anthropic.AsyncAnthropic client, "
             f"got {type(client).__name__}"
         )
-    if _hooks.MARK in vars(client):
-        return client
-    if not engine_for(session).enabled:
-        return client  # disabled: the client stays exactly as it was (zero overhead)
-    try:
-        state = _hooks.apply(client, session, instrument_anthropic)
-    except AttributeError as exc:
-        import anthropic
+    return instrument_client(client, session, _hooks.MARK, _apply, _hook_moved)
 
-        engine_for(session).warn(
-            f"[graphmind] anthropic {anthropic.__version__} no longer has a hook graphmind-anthropic {__version__} uses "
-            f"({exc}); the client runs uninstrumented: install a supported anthropic ({SUPPORTED}) or upgrade "
-            "graphmind-anthropic.",
-            key="anthropic-hooks",
-        )
-        return client
-    vars(client)[_hooks.MARK] = state
-    return client
+
+def _apply(client: Any, session: graphmind.Client | None) -> Any:
+    return _hooks.apply(client, session, instrument_anthropic)
+
+
+def _hook_moved(exc: AttributeError) -> tuple[str, str]:
+    import anthropic
+
+    return (
+        f"[graphmind] anthropic {anthropic.__version__} no longer has a hook graphmind-anthropic {__version__} uses "
+        f"({exc}); the client runs uninstrumented: install a supported anthropic ({SUPPORTED}) or upgrade "
+        "graphmind-anthropic.",
+        "anthropic-hooks",
+    )
 
 
 def uninstrument_anthropic(client: Any) -> Any:
     """Undoes `instrument_anthropic(client)`; a client that is not instrumented is returned unchanged."""
-    state = vars(client).pop(_hooks.MARK, None)
-    if state is not None:
-        _hooks.undo(state)
-    return client
+    return uninstrument_client(client, _hooks.MARK, _hooks.undo)

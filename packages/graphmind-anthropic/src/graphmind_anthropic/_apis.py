@@ -3,17 +3,20 @@
 A row says how to describe a request, how to describe the SDK's result (typed, or a JSON body), how
 to turn an injected value into the body the SDK builds its own type from, and whether the call is
 gated at all (`count_tokens` is observed only: it runs as a node with no gates). `_hooks.py` maps
-each resource's POST paths to these rows; `_request.py` runs any row through the one engine.
+each resource's POST paths to these rows; the Stainless layer (`graphmind.adapter.stainless`) runs
+any row through the one engine.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
+from graphmind.adapter.stainless import Api
+
 from ._describe import describe_message, describe_reply, describe_request
-from ._inject import message_body
+from ._inject import message_body, message_sse
+from ._stream import MessageReader
 
 
 def _message_type() -> type:
@@ -45,52 +48,33 @@ def _no_inject(value: Any, request: Mapping[str, Any]) -> dict[str, Any]:
     raise TypeError("count_tokens is observed only: it has no gate to inject at")
 
 
-@dataclass(frozen=True)
-class Api:
-    """One API: how to describe it, how to answer it from an injected value."""
-
-    name: str  # the node's `api` attribute
-    node: str  # the node's name (`llm:<node>`)
-    gated: bool  # False: observed only (node.started / node.finished, no gate ever holds)
-    describe_request: Callable[[Mapping[str, Any]], tuple[dict[str, Any], str, int]]
-    describe_result: Callable[
-        [Any], tuple[Any, dict[str, Any] | None] | None
-    ]  # the SDK's typed result; None: not that type
-    describe_body: Callable[
-        [Any], tuple[Any, dict[str, Any] | None]
-    ]  # a JSON body (raw shapes, recorded streams)
-    to_body: Callable[
-        [Any, Mapping[str, Any]], dict[str, Any]
-    ]  # an injected value -> the response body; raises on a bad shape
+def _messages(name: str, message_type: Any) -> Api:
+    return Api(
+        name,
+        describe_request=describe_request,
+        describe_result=describe_message,
+        describe_body=describe_reply,
+        to_body=lambda value, request: message_body(value, request, message_type()),
+        to_sse=message_sse,
+        reader=MessageReader,
+    )
 
 
-MESSAGES = Api(
-    "messages",
-    "step",
-    True,
-    describe_request,
-    describe_message,
-    describe_reply,
-    lambda value, request: message_body(value, request, _message_type()),
-)
-BETA_MESSAGES = Api(
-    "beta.messages",
-    "step",
-    True,
-    describe_request,
-    describe_message,
-    describe_reply,
-    lambda value, request: message_body(value, request, _beta_message_type()),
-)
-COUNT_TOKENS = Api(
-    "messages.count_tokens", "count_tokens", False, describe_request, _count_result, _count_body, _no_inject
-)
-BETA_COUNT_TOKENS = Api(
-    "beta.messages.count_tokens",
-    "count_tokens",
-    False,
-    describe_request,
-    _count_result,
-    _count_body,
-    _no_inject,
-)
+def _count_tokens(name: str) -> Api:
+    return Api(
+        name,
+        describe_request=describe_request,
+        describe_result=_count_result,
+        describe_body=_count_body,
+        to_body=_no_inject,
+        to_sse=message_sse,  # never asked: nothing is injected into an observed call
+        reader=MessageReader,
+        node="count_tokens",
+        gated=False,
+    )
+
+
+MESSAGES = _messages("messages", _message_type)
+BETA_MESSAGES = _messages("beta.messages", _beta_message_type)
+COUNT_TOKENS = _count_tokens("messages.count_tokens")
+BETA_COUNT_TOKENS = _count_tokens("beta.messages.count_tokens")

@@ -2,7 +2,7 @@
 the reply, the usage (with prompt-cache reads and writes).
 
 Everything here works on plain JSON (the request body the SDK is about to send, the `Message` body
-it received, or what `_stream.EventRecorder` assembled from the stream's events), so one set of
+it received, or what `_stream.MessageReader` assembled from the stream's events), so one set of
 functions serves every call shape: typed, raw, streamed, GA and beta alike. `describe_message` reads
 the SDK's own `Message` / `BetaMessage` without dumping it (the cheaper path for `create`).
 """

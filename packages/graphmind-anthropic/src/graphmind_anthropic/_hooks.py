@@ -9,16 +9,29 @@ private hook moves.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import graphmind
 from graphmind.adapter import Engine, engine_for
+from graphmind.adapter.stainless import Api, Patches, copy_wrapper, patch_resources, resolve, send_wrapper
 
-from ._apis import BETA_COUNT_TOKENS, BETA_MESSAGES, COUNT_TOKENS, MESSAGES, Api
-from ._request import EXCHANGE, Call, run_async, run_sync
+from ._apis import BETA_COUNT_TOKENS, BETA_MESSAGES, COUNT_TOKENS, MESSAGES
+from ._request import SDK
 from ._tools import gate_runner
+
+__all__ = [
+    "COPY_HOOKS",
+    "HTTP_CLIENT",
+    "MARK",
+    "RESOURCE_HOOKS",
+    "RUNNER_HOOK",
+    "SEND",
+    "apply",
+    "resolve",
+    "undo",
+]
 
 MARK = "_graphmind_anthropic"
 SEND_MARK = "_graphmind_anthropic_send"  # on the httpx2 client: [original send, number of clients using it]
@@ -29,7 +42,7 @@ class ResourceHook:
     """`<resource>._post` on the instance, gating POSTs to the paths in `apis`."""
 
     resource: str  # attribute path from the client
-    apis: dict[str, Api]  # POST path -> the API row
+    apis: Mapping[str, Api]  # POST path -> the API row
     anthropic: str  # the anthropic versions this row was read in and is tested against
     upstream: str  # where the hook lives upstream, and why it is enough
 
@@ -81,97 +94,10 @@ COPY_HOOKS = ("copy", "with_options", "with_middleware")
 
 
 @dataclass
-class State:
+class State(Patches):
     """What instrument_anthropic did to one client, so uninstrument can undo exactly that."""
 
-    session: graphmind.Client | None
-    patched: list[tuple[Any, str, Any, bool]]  # (object, attribute, previous value, was it on the instance)
     http: Any = None  # the httpx2 client whose send this client counts on
-
-
-def resolve(obj: Any, dotted: str) -> Any:
-    for part in dotted.split("."):
-        obj = getattr(obj, part)
-    return obj
-
-
-def _set(state: State, obj: Any, name: str, value: Any) -> None:
-    had = name in vars(obj)
-    state.patched.append((obj, name, vars(obj).get(name), had))
-    setattr(obj, name, value)
-
-
-def _post_wrapper(
-    original: Callable[..., Any], hook: ResourceHook, state: State, is_async: bool
-) -> Callable[..., Any]:
-    label = f"{hook.resource}._post"
-    apis = hook.apis
-
-    if is_async:
-
-        @functools.wraps(original)
-        async def apost(path: str, *args: Any, **kwargs: Any) -> Any:
-            api = apis.get(path)
-            engine = engine_for(state.session)
-            if api is None or args or not engine.live:
-                return await original(path, *args, **kwargs)
-            return await run_async(original, Call.of(api, label, engine, path, kwargs))
-
-        return apost
-
-    @functools.wraps(original)
-    def post(path: str, *args: Any, **kwargs: Any) -> Any:
-        api = apis.get(path)
-        engine = engine_for(state.session)
-        if api is None or args or not engine.live:
-            return original(path, *args, **kwargs)
-        return run_sync(original, Call.of(api, label, engine, path, kwargs))
-
-    return post
-
-
-def _send_wrapper(original: Callable[..., Any], is_async: bool) -> Callable[..., Any]:
-    if is_async:
-
-        @functools.wraps(original)
-        async def asend(request: Any, *args: Any, **kwargs: Any) -> Any:
-            exchange = EXCHANGE.get()
-            if exchange is None:
-                return await original(request, *args, **kwargs)
-            if exchange.reply is not None:
-                exchange.answered += 1
-                exchange.response = exchange.reply.build(request)
-            else:
-                exchange.sent += 1
-                exchange.response = await original(request, *args, **kwargs)
-            return exchange.response
-
-        return asend
-
-    @functools.wraps(original)
-    def send(request: Any, *args: Any, **kwargs: Any) -> Any:
-        exchange = EXCHANGE.get()
-        if exchange is None:
-            return original(request, *args, **kwargs)
-        if exchange.reply is not None:
-            exchange.answered += 1
-            exchange.response = exchange.reply.build(request)
-        else:
-            exchange.sent += 1
-            exchange.response = original(request, *args, **kwargs)
-        return exchange.response
-
-    return send
-
-
-def _copy_wrapper(
-    original: Callable[..., Any], state: State, instrument: Callable[..., Any]
-) -> Callable[..., Any]:
-    @functools.wraps(original)
-    def copy(*args: Any, **kwargs: Any) -> Any:
-        return instrument(original(*args, **kwargs), session=state.session)
-
-    return copy
 
 
 def _runner_wrapper(original: Callable[..., Any], state: State, is_async: bool) -> Callable[..., Any]:
@@ -191,7 +117,7 @@ def _hold_send(state: State, client: Any, is_async: bool) -> None:
     if held is None:
         original = getattr(http, SEND)
         held = vars(http)[SEND_MARK] = [original, 0, SEND in vars(http)]
-        setattr(http, SEND, _send_wrapper(original, is_async))
+        setattr(http, SEND, send_wrapper(original, SDK, is_async))
     held[1] += 1
     state.http = http
 
@@ -220,16 +146,14 @@ def is_async_client(client: Any) -> bool:
 
 def apply(client: Any, session: graphmind.Client | None, instrument: Callable[..., Any]) -> State:
     is_async = is_async_client(client)
-    state = State(session, [])
+    state = State(session)
     try:
-        for hook in RESOURCE_HOOKS:
-            resource = resolve(client, hook.resource)
-            _set(state, resource, "_post", _post_wrapper(resource._post, hook, state, is_async))
+        patch_resources(state, client, RESOURCE_HOOKS, SDK, is_async)
         owner = resolve(client, RUNNER_HOOK[0])
-        _set(state, owner, RUNNER_HOOK[1], _runner_wrapper(getattr(owner, RUNNER_HOOK[1]), state, is_async))
+        state.set(owner, RUNNER_HOOK[1], _runner_wrapper(getattr(owner, RUNNER_HOOK[1]), state, is_async))
         for name in COPY_HOOKS:
             if hasattr(client, name):  # with_middleware is newer than some supported versions
-                _set(state, client, name, _copy_wrapper(getattr(client, name), state, instrument))
+                state.set(client, name, copy_wrapper(getattr(client, name), state, instrument))
         _hold_send(state, client, is_async)
     except Exception:
         undo(state)
@@ -238,10 +162,5 @@ def apply(client: Any, session: graphmind.Client | None, instrument: Callable[..
 
 
 def undo(state: State) -> None:
-    for obj, name, previous, had in reversed(state.patched):
-        if had:
-            setattr(obj, name, previous)
-        else:
-            vars(obj).pop(name, None)
-    state.patched.clear()
+    state.undo()
     _release_send(state)

@@ -14,29 +14,12 @@ helper (`messages.stream()`, which accumulates the events into a snapshot) accep
 from __future__ import annotations
 
 import json
-import sys
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from graphmind.adapter import parse_model_reply
-
-
-@dataclass
-class Reply:
-    """A response to hand the SDK instead of sending the request: status, headers, body bytes."""
-
-    content: bytes
-    status: int = 200
-    headers: list[tuple[str, str]] = field(default_factory=list)
-    described: Any = None  # (output, usage) of an injected body, for the node
-
-    def build(self, request: Any) -> Any:
-        """An httpx2 Response for `request` (the module of the request's own flavour)."""
-        module = sys.modules[type(request).__module__.split(".")[0]]
-        return module.Response(self.status, headers=self.headers, content=self.content, request=request)
-
+from graphmind.adapter.stainless import split, sse
 
 # ---- an injected value as a complete Message body --------------------------------------------------
 
@@ -81,20 +64,6 @@ def message_body(value: Any, request: Mapping[str, Any], message_cls: type | Non
 
 
 # ---- a body as the bytes the API sends ---------------------------------------------------------------
-
-
-def split(text: str, pieces: int) -> list[str]:
-    """`text` in about `pieces` consecutive parts (the API streams a reply in many small deltas)."""
-    if pieces <= 1 or len(text) <= 1:
-        return [text]
-    size = max(1, -(-len(text) // pieces))
-    return [text[i : i + size] for i in range(0, len(text), size)]
-
-
-def _sse(events: list[dict[str, Any]]) -> bytes:
-    return "".join(
-        f"event: {e['type']}\ndata: {json.dumps(e, separators=(',', ':'))}\n\n" for e in events
-    ).encode()
 
 
 def _block_events(index: int, block: Mapping[str, Any], pieces: int) -> list[dict[str, Any]]:
@@ -159,11 +128,4 @@ def message_sse(body: Mapping[str, Any], pieces: int = 1) -> bytes:
         }
     )
     events.append({"type": "message_stop"})
-    return _sse(events)
-
-
-def reply_for(body: Mapping[str, Any], stream: bool) -> Reply:
-    """The synthetic HTTP reply carrying `body` (JSON, or SSE when the call streams)."""
-    if stream:
-        return Reply(message_sse(body), headers=[("content-type", "text/event-stream")])
-    return Reply(json.dumps(body).encode(), headers=[("content-type", "application/json")])
+    return sse([(event["type"], event) for event in events])

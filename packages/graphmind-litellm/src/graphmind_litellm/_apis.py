@@ -43,51 +43,37 @@ class Api:
     describe_request: Callable[[Mapping[str, Any]], tuple[dict[str, Any], str, int]]  # (input, key, length)
     describe_result: Callable[[Any], Described]  # (output, usage)
     to_mock: Callable[[Any, Any], Any]  # (injected value, model) -> mock_response
-    tees_streams: bool  # stream=True returns a CustomStreamWrapper the adapter records
+    tees_streams: bool = False  # stream=True returns a CustomStreamWrapper the adapter records
     node_name: str = "step"  # `llm:<node_name>`
     steps: bool = True  # model steps of one conversation share an invocation (`<inv>:s1`, `:s2`)
 
 
-_CHAT: dict[str, Any] = {
-    "positional": ("model", "messages"),
-    "describe_request": chat_request,
-    "describe_result": chat_result,
-    "to_mock": model_response,
-    "tees_streams": True,
-}
-_TEXT: dict[str, Any] = {
-    "positional": ("prompt", "model"),
-    "describe_request": text_request,
-    "describe_result": text_result,
-    "to_mock": text_reply,
-    "tees_streams": False,
-}
-_RESPONSES: dict[str, Any] = {
-    "positional": ("input", "model"),
-    "describe_request": responses_request,
-    "describe_result": responses_result,
-    "to_mock": text_reply,
-    "tees_streams": False,
-}
-_EMBEDDING: dict[str, Any] = {
-    "positional": ("model", "input"),
-    "describe_request": embedding_request,
-    "describe_result": embedding_result,
-    "to_mock": embedding_reply,
-    "tees_streams": False,
-    "node_name": "embedding",
-    "steps": False,
-}
+def _pair(
+    name: str,
+    positional: tuple[str, ...],
+    describe_request: Callable[[Mapping[str, Any]], tuple[dict[str, Any], str, int]],
+    describe_result: Callable[[Any], Described],
+    to_mock: Callable[[Any, Any], Any],
+    **extra: Any,
+) -> tuple[Api, Api]:
+    """A function and its `a`-prefixed coroutine twin: the same row but for `is_async`."""
+    row = (positional, describe_request, describe_result, to_mock)
+    return Api(name, False, *row, **extra), Api(f"a{name}", True, *row, **extra)
+
 
 APIS: tuple[Api, ...] = (
-    Api("completion", False, **_CHAT),
-    Api("acompletion", True, **_CHAT),
-    Api("text_completion", False, **_TEXT),
-    Api("atext_completion", True, **_TEXT),
-    Api("responses", False, **_RESPONSES),
-    Api("aresponses", True, **_RESPONSES),
-    Api("embedding", False, **_EMBEDDING),
-    Api("aembedding", True, **_EMBEDDING),
+    *_pair("completion", ("model", "messages"), chat_request, chat_result, model_response, tees_streams=True),
+    *_pair("text_completion", ("prompt", "model"), text_request, text_result, text_reply),
+    *_pair("responses", ("input", "model"), responses_request, responses_result, text_reply),
+    *_pair(
+        "embedding",
+        ("model", "input"),
+        embedding_request,
+        embedding_result,
+        embedding_reply,
+        node_name="embedding",
+        steps=False,
+    ),
 )
 BY_NAME = {
     api.attr: api for api in APIS

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 import graphmind
-from graphmind.adapter import engine_for
+from graphmind.adapter.stainless import instrument_client, uninstrument_client
 
 from . import _hooks
 from ._version import SUPPORTED, __version__
@@ -37,30 +37,23 @@ def instrument_openai(client: C, *, session: graphmind.Client | None = None) -> 
         raise TypeError(
             f"instrument_openai() takes an openai.OpenAI or openai.AsyncOpenAI client, got {type(client).__name__}"
         )
-    if _hooks.MARK in vars(client):
-        return client
-    if not engine_for(session).enabled:
-        # A disabled session, the default one included (GRAPHMIND_DISABLED=1): the client stays
-        # exactly as it was, zero overhead (environment page: the adapter is the identity).
-        return client
-    try:
-        state = _hooks.apply(client, session, instrument_openai)
-    except AttributeError as exc:
-        import openai
+    return instrument_client(client, session, _hooks.MARK, _apply, _hook_moved)
 
-        engine_for(session).warn(
-            f"[graphmind] openai {openai.__version__} no longer has a hook graphmind-openai {__version__} uses ({exc}); "
-            f"the client runs uninstrumented: install a supported openai ({SUPPORTED}) or upgrade graphmind-openai.",
-            key="openai-hooks",
-        )
-        return client
-    vars(client)[_hooks.MARK] = state
-    return client
+
+def _apply(client: Any, session: graphmind.Client | None) -> Any:
+    return _hooks.apply(client, session, instrument_openai)
+
+
+def _hook_moved(exc: AttributeError) -> tuple[str, str]:
+    import openai
+
+    return (
+        f"[graphmind] openai {openai.__version__} no longer has a hook graphmind-openai {__version__} uses ({exc}); "
+        f"the client runs uninstrumented: install a supported openai ({SUPPORTED}) or upgrade graphmind-openai.",
+        "openai-hooks",
+    )
 
 
 def uninstrument_openai(client: Any) -> Any:
     """Undoes `instrument_openai(client)`; a client that is not instrumented is returned unchanged."""
-    state = vars(client).pop(_hooks.MARK, None)
-    if state is not None:
-        _hooks.undo(state)
-    return client
+    return uninstrument_client(client, _hooks.MARK, _hooks.undo)

@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from graphmind.adapter import NodeExecution, parse_model_reply
+from graphmind.adapter import parse_model_reply
 
 from ._common import StreamState, request_input, split, sse, text_of, usage_of
 
@@ -196,8 +196,9 @@ def to_sse(body: Mapping[str, Any], pieces: int = 1, usage: bool = True) -> byte
 # ---- a stream ---------------------------------------------------------------------------------------
 
 
-def on_sse(state: StreamState, chunk: dict[str, Any], ex: NodeExecution) -> None:
+def on_sse(state: StreamState, chunk: dict[str, Any]) -> None:
     """One chat.completion.chunk read from the SSE bytes."""
+    ex = state.ex
     if not state.head:
         state.head = {k: chunk.get(k) for k in ("id", "model", "created")}
     if chunk.get("usage"):
@@ -229,8 +230,9 @@ def on_sse(state: StreamState, chunk: dict[str, Any], ex: NodeExecution) -> None
             state.finish = choice["finish_reason"]
 
 
-def on_item(state: StreamState, chunk: Any, ex: NodeExecution) -> None:
+def on_item(state: StreamState, chunk: Any) -> None:
     """One `ChatCompletionChunk` the SDK decoded."""
+    ex = state.ex
     if not state.head:
         state.head = {"id": chunk.id, "model": chunk.model, "created": chunk.created}
     usage = chunk.usage

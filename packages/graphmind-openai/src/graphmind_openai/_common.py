@@ -1,14 +1,17 @@
-"""What both OpenAI APIs share: trimming text, tool names, usage, SSE rendering, and the state a
-stream recorder keeps. The per-API parts are `_chat.py` and `_responses.py`, tied together by the
-table in `_apis.py`."""
+"""What both OpenAI APIs share: trimming text, tool names, usage, and the state a stream reader
+keeps. The per-API parts are `_chat.py` and `_responses.py`, tied together by the table in
+`_apis.py`; the SSE rendering helpers (`sse`, `split`) are the Stainless layer's."""
 
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from graphmind.adapter.stainless import split, sse
+
+__all__ = ["StreamState", "request_input", "split", "sse", "text_of", "tool_names", "usage_of"]
 
 # The first message's text for the prompt-prefix rule; built once (json.dumps with options makes a
 # new encoder on every call).
@@ -81,43 +84,13 @@ def request_input(
 
 
 @dataclass
-class Reply:
-    """A response to hand the SDK instead of sending the request: status, headers, body bytes."""
-
-    content: bytes
-    status: int = 200
-    headers: list[tuple[str, str]] = field(default_factory=list)
-    described: Any = None  # (output, usage) of an injected body, for the node
-
-    def build(self, request: Any) -> Any:
-        """An httpx2 (or legacy httpx, when the app passed `http_client=httpx.Client()`) Response."""
-        module = sys.modules[type(request).__module__.split(".")[0]]
-        return module.Response(self.status, headers=self.headers, content=self.content, request=request)
-
-
-# ---- an injected value as a complete response body ------------------------------------------------
-
-
-def sse(events: list[tuple[str | None, Any]]) -> bytes:
-    out: list[str] = []
-    for name, data in events:
-        text = data if isinstance(data, str) else json.dumps(data, separators=(",", ":"))
-        out.append(f"event: {name}\ndata: {text}\n\n" if name else f"data: {text}\n\n")
-    return "".join(out).encode()
-
-
-def split(text: str, pieces: int) -> list[str]:
-    """`text` in about `pieces` consecutive parts (a provider streams a reply in many small deltas)."""
-    if pieces <= 1 or len(text) <= 1:
-        return [text]
-    size = max(1, -(-len(text) // pieces))
-    return [text[i : i + size] for i in range(0, len(text), size)]
-
-
-@dataclass
 class StreamState:
-    """What a stream recorder has read so far, for either API (each uses its own fields)."""
+    """What a stream has said so far, for either API (each uses its own fields). Each API's reader
+    (`_apis.py`) is this with the API's functions as its methods."""
 
+    ex: Any  # graphmind.adapter.NodeExecution: the node the stream's tokens go to
+    # graphmind.adapter.Engine: a provider-executed tool seen in the stream is recorded through it
+    engine: Any
     complete: bool = False  # the provider said the reply is whole ([DONE] / response.completed)
     head: dict[str, Any] = field(default_factory=dict)
     text: list[str] = field(default_factory=list)
@@ -129,5 +102,3 @@ class StreamState:
     status: Any = None
     model: Any = None
     out_calls: list[dict[str, Any]] = field(default_factory=list)
-    # graphmind.adapter.Engine: a provider-executed tool seen in the stream is recorded through it
-    engine: Any = None

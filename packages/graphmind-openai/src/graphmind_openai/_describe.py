@@ -34,9 +34,9 @@ def describe_request(api: str, body: Mapping[str, Any]) -> tuple[dict[str, Any],
 
 def describe_reply(api: str, data: Any) -> tuple[Any, dict[str, Any] | None]:
     """(node output, usage) from a response body (a dict), or (data, None) for anything else."""
-    return APIS[api].describe_reply(data)
+    return APIS[api].describe_body(data)
 
 
 def describe_model(api: str, obj: Any) -> tuple[Any, dict[str, Any] | None] | None:
     """(output, usage) read off the SDK's own object; None for anything else (raw responses)."""
-    return APIS[api].describe_model(obj)
+    return APIS[api].describe_result(obj)

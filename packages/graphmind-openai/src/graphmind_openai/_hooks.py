@@ -7,16 +7,17 @@ SDK is one row here. `tests/test_hooks_upstream.py` fails loudly when a private 
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import graphmind
-from graphmind.adapter import engine_for
+from graphmind.adapter.stainless import Api, Patches, copy_wrapper, patch_resources, resolve, send_wrapper
 
-from ._apis import CHAT, RESPONSES, Api
-from ._request import EXCHANGE, Call, run_async, run_sync
+from ._apis import CHAT, RESPONSES
+from ._request import SDK
+
+__all__ = ["COPY_HOOKS", "MARK", "RESOURCE_HOOKS", "SEND_HOOK", "apply", "resolve", "undo"]
 
 MARK = "_graphmind_openai"
 
@@ -30,6 +31,10 @@ class ResourceHook:
     api: Api  # its row of the API table
     openai: str  # the openai versions this row was read in and is tested against
     upstream: str  # where the hook lives upstream, and why it is enough
+
+    @property
+    def apis(self) -> dict[str, Api]:
+        return {self.path: self.api}
 
 
 RESOURCE_HOOKS: tuple[ResourceHook, ...] = (
@@ -67,96 +72,6 @@ SEND_HOOK_RANGE = ">=2,<4"
 COPY_HOOKS = ("copy", "with_options")
 
 
-@dataclass
-class State:
-    """What instrument_openai did to one client, so uninstrument can undo exactly that."""
-
-    session: graphmind.Client | None
-    patched: list[tuple[Any, str, Any, bool]]  # (object, attribute, previous value, was it on the instance)
-
-
-def resolve(obj: Any, dotted: str) -> Any:
-    for part in dotted.split("."):
-        obj = getattr(obj, part)
-    return obj
-
-
-def _set(state: State, obj: Any, name: str, value: Any) -> None:
-    had = name in vars(obj)
-    state.patched.append((obj, name, vars(obj).get(name), had))
-    setattr(obj, name, value)
-
-
-def _post_wrapper(
-    original: Callable[..., Any], hook: ResourceHook, state: State, is_async: bool
-) -> Callable[..., Any]:
-    label = f"{hook.resource}._post"
-
-    if is_async:
-
-        @functools.wraps(original)
-        async def apost(path: str, *args: Any, **kwargs: Any) -> Any:
-            engine = engine_for(state.session)
-            if args or path != hook.path or not engine.live:
-                return await original(path, *args, **kwargs)
-            return await run_async(original, Call.of(hook.api, label, engine, path, kwargs))
-
-        return apost
-
-    @functools.wraps(original)
-    def post(path: str, *args: Any, **kwargs: Any) -> Any:
-        engine = engine_for(state.session)
-        if args or path != hook.path or not engine.live:
-            return original(path, *args, **kwargs)
-        return run_sync(original, Call.of(hook.api, label, engine, path, kwargs))
-
-    return post
-
-
-def _send_wrapper(original: Callable[..., Any], is_async: bool) -> Callable[..., Any]:
-    if is_async:
-
-        @functools.wraps(original)
-        async def asend(request: Any, *args: Any, **kwargs: Any) -> Any:
-            exchange = EXCHANGE.get()
-            if exchange is None:
-                return await original(request, *args, **kwargs)
-            if exchange.reply is not None:
-                exchange.answered += 1
-                exchange.response = exchange.reply.build(request)
-            else:
-                exchange.sent += 1
-                exchange.response = await original(request, *args, **kwargs)
-            return exchange.response
-
-        return asend
-
-    @functools.wraps(original)
-    def send(request: Any, *args: Any, **kwargs: Any) -> Any:
-        exchange = EXCHANGE.get()
-        if exchange is None:
-            return original(request, *args, **kwargs)
-        if exchange.reply is not None:
-            exchange.answered += 1
-            exchange.response = exchange.reply.build(request)
-        else:
-            exchange.sent += 1
-            exchange.response = original(request, *args, **kwargs)
-        return exchange.response
-
-    return send
-
-
-def _copy_wrapper(
-    original: Callable[..., Any], state: State, instrument: Callable[..., Any]
-) -> Callable[..., Any]:
-    @functools.wraps(original)
-    def copy(*args: Any, **kwargs: Any) -> Any:
-        return instrument(original(*args, **kwargs), session=state.session)
-
-    return copy
-
-
 def is_async_client(client: Any) -> bool:
     from openai import AsyncOpenAI
 
@@ -164,26 +79,19 @@ def is_async_client(client: Any) -> bool:
     return isinstance(client, AsyncOpenAI)
 
 
-def apply(client: Any, session: graphmind.Client | None, instrument: Callable[..., Any]) -> State:
+def apply(client: Any, session: graphmind.Client | None, instrument: Callable[..., Any]) -> Patches:
     is_async = is_async_client(client)
-    state = State(session, [])
+    state = Patches(session)
     try:
-        for hook in RESOURCE_HOOKS:
-            resource = resolve(client, hook.resource)
-            _set(state, resource, "_post", _post_wrapper(resource._post, hook, state, is_async))
-        _set(state, client, SEND_HOOK, _send_wrapper(getattr(client, SEND_HOOK), is_async))
+        patch_resources(state, client, RESOURCE_HOOKS, SDK, is_async)
+        state.set(client, SEND_HOOK, send_wrapper(getattr(client, SEND_HOOK), SDK, is_async))
         for name in COPY_HOOKS:
-            _set(state, client, name, _copy_wrapper(getattr(client, name), state, instrument))
+            state.set(client, name, copy_wrapper(getattr(client, name), state, instrument))
     except Exception:
-        undo(state)
+        state.undo()
         raise
     return state
 
 
-def undo(state: State) -> None:
-    for obj, name, previous, had in reversed(state.patched):
-        if had:
-            setattr(obj, name, previous)
-        else:
-            vars(obj).pop(name, None)
-    state.patched.clear()
+def undo(state: Patches) -> None:
+    state.undo()

@@ -12,13 +12,11 @@ stream helpers (`.stream()`, which check event order) accept it.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
 from typing import Any
 
+from graphmind.adapter.stainless import Reply, reply_for, split
+
 from . import _chat, _responses
-from ._apis import Api
-from ._common import Reply, split
 
 __all__ = ["Reply", "chat_body", "chat_sse", "reply_for", "responses_body", "responses_sse", "split"]
 
@@ -30,10 +28,3 @@ responses_sse = _responses.to_sse
 
 def chat_body(value: Any, model: str) -> dict[str, Any]:
     return _chat.to_body(value, {"model": model})
-
-
-def reply_for(api: Api, body: Mapping[str, Any], stream: bool) -> Reply:
-    """The synthetic HTTP reply carrying `body` (JSON, or SSE when the call streams)."""
-    if stream:
-        return Reply(api.to_sse(body), headers=[("content-type", "text/event-stream")])
-    return Reply(json.dumps(body).encode(), headers=[("content-type", "application/json")])

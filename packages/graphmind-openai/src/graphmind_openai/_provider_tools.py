@@ -129,10 +129,12 @@ def output_items(result: Any, response: Any) -> list[Any]:
     return items if isinstance(items, list) else []
 
 
-def no_hosted_tools(tools: Any) -> frozenset[str]:
-    """An API without provider-executed tools (chat completions)."""
-    return frozenset()
+def hints(body: Mapping[str, Any], names: list[str]) -> list[dict[str, Any]]:
+    """`graph.hint` entries for a request's tool roster, hosted tools marked provider-executed."""
+    hosted = hosted_names(body.get("tools"))
+    return [hint_entry(name, name in hosted) for name in names]
 
 
-def no_output_items(result: Any, response: Any) -> list[Any]:
-    return []
+def observe_reply(engine: Engine, ex: NodeExecution, result: Any, response: Any) -> None:
+    """The hosted-tool calls of a reply that was not streamed, as ungated children of `ex`."""
+    observe(engine, ex, output_items(result, response))

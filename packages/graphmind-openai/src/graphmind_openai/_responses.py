@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from graphmind.adapter import NodeExecution, parse_model_reply
+from graphmind.adapter import parse_model_reply
 
 from ._common import StreamState, request_input, split, sse, text_of, usage_of
 from ._provider_tools import is_hosted, observe
@@ -239,8 +239,9 @@ def to_sse(body: Mapping[str, Any], pieces: int = 1) -> bytes:
 # ---- a stream ---------------------------------------------------------------------------------------
 
 
-def on_sse(state: StreamState, event: dict[str, Any], ex: NodeExecution) -> None:
+def on_sse(state: StreamState, event: dict[str, Any]) -> None:
     """One Responses event read from the SSE bytes."""
+    ex = state.ex
     kind = event.get("type")
     if kind == "response.output_text.delta":
         ex.token(event.get("delta") or "")
@@ -267,8 +268,9 @@ def on_sse(state: StreamState, event: dict[str, Any], ex: NodeExecution) -> None
         state.complete = True
 
 
-def on_item(state: StreamState, event: Any, ex: NodeExecution) -> None:
+def on_item(state: StreamState, event: Any) -> None:
     """One Responses event the SDK decoded."""
+    ex = state.ex
     kind = event.type
     if kind == "response.output_text.delta":
         state.text.append(event.delta)

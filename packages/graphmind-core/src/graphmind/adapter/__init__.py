@@ -17,17 +17,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._engine import Engine, NodeExecution
-from ._errors import RunAborted
-from ._gate import GateAnswer
-from ._hold_timeout import KnownTimeout
-from ._model_reply import ModelReply, ToolCallReply, parse_model_reply
-from ._node import NodeSpec, Settled, describe_error
-from ._run import RunContext
-from ._steps import StepIdentity
+from .._engine import Engine, NodeExecution
+from .._errors import RunAborted
+from .._gate import GateAnswer
+from .._hold_timeout import KnownTimeout
+from .._model_reply import ModelReply, ToolCallReply, parse_model_reply
+from .._node import NodeSpec, Settled, describe_error
+from .._run import RunContext
+from .._steps import StepIdentity
 
 if TYPE_CHECKING:
-    from ._client import Client
+    from .._client import Client
 
 __all__ = [
     "Engine",
@@ -50,7 +50,7 @@ __all__ = [
 def engine_for(session: Client | None = None) -> Engine:
     """The engine of `session`, or of the process-wide default client when None."""
     if session is None:
-        from . import get_client
+        from .. import get_client
 
         session = get_client()
     return session._engine

@@ -1,0 +1,189 @@
+"""One model call through the gate engine: `resource._post(path, ...)` as one `llm:step` node.
+
+```
+node.started ─► before ─► _post (SDK retries inside) ─► after ─► node.finished
+                  │ inject: _post answered by a synthetic response (zero provider requests)
+                  └─ error gate on the SDK's final exception: retry re-sends, inject answers, continue re-raises it
+```
+
+The core engine (`NodeExecution.run_sync` / `run_async`) drives the gates; this module supplies the
+body (`_post` with a fresh `Exchange`), a `settle` hook (a live stream is teed and finished later; a
+streamed body the after gate will hold is read whole and replayed to the app; a plain body is
+described off the SDK's result) and `from_injected`. Every inject, and the replay of a stream that was
+buffered for its after gate, goes through the SDK's own `_post` once more with the exchange's `reply`
+set: the send hook then answers with a synthetic HTTP response instead of sending, and the SDK builds
+the very type it would have built. The request's HTTP timeout starts inside `_post`, so it never runs
+while the before gate holds. An API that is not `gated` runs as an observed node (no gate holds it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from .. import Settled
+from ._call import Call
+from ._exchange import Exchange, Reply, recorded_reply
+
+if TYPE_CHECKING:
+    from .. import NodeExecution
+
+
+def _replay_sync(original: Callable[..., Any], call: Call, reply: Reply) -> Any:
+    var = call.sdk.exchange
+    token = var.set(Exchange(reply=reply))
+    try:
+        return original(call.path, **call.kwargs)
+    finally:
+        var.reset(token)
+
+
+class _SyncNode:
+    """The body, `settle` and `from_injected` of one sync call, for `NodeExecution.run_sync`."""
+
+    __slots__ = ("call", "ex", "exchange", "original")
+
+    def __init__(self, original: Callable[..., Any], call: Call, ex: NodeExecution) -> None:
+        self.original = original
+        self.call = call
+        self.ex = ex
+        self.exchange = Exchange()
+
+    def body(self) -> Any:
+        self.exchange = exchange = Exchange()  # one per attempt: `settle` reads this attempt's response
+        var = self.call.sdk.exchange
+        token = var.set(exchange)
+        try:
+            return self.original(self.call.path, **self.call.kwargs)
+        finally:
+            var.reset(token)
+
+    def settle(self, result: Any) -> Settled:
+        call, ex, response = self.call, self.ex, self.exchange.response
+        if call.body_pending and response is not None:
+            if not ex.wants_hold("after"):
+                call.tee(ex, result, response, is_async=False)
+                return Settled(result, finishes_later=True)
+            # Hold the after gate on the whole reply: read it now, give the app a replay of it.
+            try:
+                response.read()
+            finally:
+                response.close()
+            output, usage = call.bytes_output(ex, response.content)
+            return Settled(_replay_sync(self.original, call, recorded_reply(response)), output, usage)
+        output, usage = call.described(result, response)
+        if call.api.observe is not None:
+            call.api.observe(call.engine, ex, result, response)
+        return Settled(result, output, usage)
+
+    def from_injected(self, value: Any) -> Settled:
+        reply = self.call.convert(value)
+        output, usage = reply.described
+        return Settled(_replay_sync(self.original, self.call, reply), output, usage)
+
+
+def run_sync(original: Callable[..., Any], call: Call) -> Any:
+    ex = call.engine.start_node(call.spec())
+    if not call.api.gated:
+        return _observe_sync(original, call, ex)
+    node = _SyncNode(original, call, ex)
+    return ex.run_sync(node.body, from_injected=node.from_injected, settle=node.settle)
+
+
+def _observe_sync(original: Callable[..., Any], call: Call, ex: NodeExecution) -> Any:
+    """An observed-only call: the node records it, no gate can hold it."""
+    exchange = Exchange()
+    var = call.sdk.exchange
+    token = var.set(exchange)
+    try:
+        result = original(call.path, **call.kwargs)
+    except BaseException as exc:
+        ex.fail(exc)
+        raise
+    finally:
+        var.reset(token)
+    output, usage = call.described(result, exchange.response)
+    ex.finish(output, usage=usage)
+    return result
+
+
+# ---- async ----------------------------------------------------------------------------------------------
+
+
+async def _replay_async(original: Callable[..., Awaitable[Any]], call: Call, reply: Reply) -> Any:
+    var = call.sdk.exchange
+    token = var.set(Exchange(reply=reply))
+    try:
+        return await original(call.path, **call.kwargs)
+    finally:
+        var.reset(token)
+
+
+class _AsyncNode:
+    """The same for `NodeExecution.run_async`."""
+
+    __slots__ = ("call", "ex", "exchange", "original")
+
+    def __init__(self, original: Callable[..., Awaitable[Any]], call: Call, ex: NodeExecution) -> None:
+        self.original = original
+        self.call = call
+        self.ex = ex
+        self.exchange = Exchange()
+
+    async def body(self) -> Any:
+        self.exchange = exchange = Exchange()
+        var = self.call.sdk.exchange
+        token = var.set(exchange)
+        try:
+            return await self.original(self.call.path, **self.call.kwargs)
+        finally:
+            var.reset(token)
+
+    async def settle(self, result: Any) -> Settled:
+        call, ex, response = self.call, self.ex, self.exchange.response
+        if call.body_pending and response is not None:
+            if not ex.wants_hold("after"):
+                call.tee(ex, result, response, is_async=True)
+                return Settled(result, finishes_later=True)
+            try:
+                await response.aread()
+            finally:
+                await response.aclose()
+            output, usage = call.bytes_output(ex, response.content)
+            return Settled(await _replay_async(self.original, call, recorded_reply(response)), output, usage)
+        output, usage = call.described(result, response)
+        if call.api.observe is not None:
+            call.api.observe(call.engine, ex, result, response)
+        return Settled(result, output, usage)
+
+    def from_injected(self, value: Any) -> Awaitable[Settled]:
+        """Checks the shape now (a bad one raises: the gate holds again); the engine awaits the replay."""
+        return self._replayed(self.call.convert(value))
+
+    async def _replayed(self, reply: Reply) -> Settled:
+        output, usage = reply.described
+        return Settled(await _replay_async(self.original, self.call, reply), output, usage)
+
+
+async def run_async(original: Callable[..., Awaitable[Any]], call: Call) -> Any:
+    ex = await call.engine.astart_node(call.spec())  # a wait_for_attach wait awaits, never blocks the loop
+    if not call.api.gated:
+        return await _observe_async(original, call, ex)
+    node = _AsyncNode(original, call, ex)
+    return await ex.run_async(node.body, from_injected=node.from_injected, settle=node.settle)
+
+
+async def _observe_async(original: Callable[..., Awaitable[Any]], call: Call, ex: NodeExecution) -> Any:
+    exchange = Exchange()
+    var = call.sdk.exchange
+    token = var.set(exchange)
+    try:
+        result = await original(call.path, **call.kwargs)
+    except BaseException as exc:
+        ex.fail(exc)
+        raise
+    finally:
+        var.reset(token)
+    output, usage = call.described(result, exchange.response)
+    ex.finish(output, usage=usage)
+    return result
