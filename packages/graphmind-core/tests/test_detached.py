@@ -137,6 +137,50 @@ def test_ready_returns_true_with_a_hub() -> None:
         client.dispose()
 
 
+def test_concurrent_ready_calls_share_one_connection_attempt() -> None:
+    # Environment page: ready() force-starts; callers waiting at once share the attempt under way.
+    from graphmind.testing import FakeHub
+
+    with FakeHub() as hub:
+        client = graphmind.Client(url=hub.url, retry_interval=3600)
+        barrier = threading.Barrier(8)
+        results: list[bool] = []
+
+        def wait() -> None:
+            barrier.wait()
+            results.append(client.ready(5))
+
+        threads = [threading.Thread(target=wait) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert results == [True] * 8
+        assert len(hub.hellos) == 1, f"{len(hub.hellos)} connections for 8 concurrent ready() calls"
+        client.dispose()
+
+
+def test_ready_kicks_a_new_attempt_at_once_when_the_hub_appears() -> None:
+    # A hub that was never there is retried every retry_interval (an hour here) or at once when
+    # ready() asks: a hub started after the first failed attempt is attached within ready's wait.
+    from graphmind.testing import FakeHub
+
+    port = _free_port()
+    client = graphmind.Client(url=f"ws://127.0.0.1:{port}/ingest", retry_interval=3600)
+    try:
+        assert client.ready(0.3) is False
+        hub = FakeHub().start(port=port)
+        try:
+            started = time.monotonic()
+            assert client.ready(5) is True
+            assert time.monotonic() - started < 3.0
+            assert len(hub.hellos) == 1
+        finally:
+            hub.stop()
+    finally:
+        client.dispose()
+
+
 async def test_aready_and_wait_for_attach() -> None:
     from graphmind.testing import FakeHub
 

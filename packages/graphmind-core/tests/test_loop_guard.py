@@ -508,3 +508,30 @@ def test_old_runs_are_forgotten_so_memory_stays_bounded() -> None:
     assert h.call(run="first") is None  # its streak was evicted: counting starts again
     h.guard.forget_run("first")
     assert "first" not in h.guard._streaks
+
+
+def test_arguments_that_differ_only_past_the_size_limit_are_not_a_loop(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Environment page: the comparison uses the full arguments although the recorded input is
+    # truncated. Two 600 KB queries that differ only in their last character record the same
+    # shrunk input, yet they are different calls; the same one three times is a loop.
+    import graphmind
+    from graphmind._payload import MAX_PAYLOAD_BYTES, shrink_measured
+
+    big = "x" * (MAX_PAYLOAD_BYTES + 100_000)
+    first, second = {"q": big + "a"}, {"q": big + "b"}
+    assert shrink_measured(first)[0] == shrink_measured(second)[0]  # what the hub would see
+    assert shrink_measured(first)[0] != first  # …is the truncated form
+    caplog.set_level("WARNING", logger="graphmind")
+    client = graphmind.Client(app="loop-big", url="ws://127.0.0.1:9/ingest", retry_interval=3600)
+    try:
+        search = client.wrap(lambda q: len(q), "search")
+        for args in (first, second, first, second, first, second):
+            search(**args)
+        assert "possible loop" not in caplog.text
+        for _ in range(3):
+            search(**first)
+        assert "possible loop: search (tool:search) was called 3× in a row" in caplog.text
+    finally:
+        client.dispose()
