@@ -19,23 +19,12 @@ from litellm.litellm_core_utils.streaming_handler import CustomStreamWrapper
 
 import graphmind
 from graphmind_litellm import GraphmindLogger, instrument_litellm, uninstrument_litellm
-from graphmind_openai.testing import FakeOpenAI
+from graphmind_openai.testing import TRIP_MESSAGES, TRIP_TOOLS, FakeOpenAI
 from graphmind_server.testing import HubProcess, in_thread, wait_for
 
 MODEL = "openai/gpt-4o-mini"
-MESSAGES = [
-    {"role": "system", "content": "You plan trips."},
-    {"role": "user", "content": "Plan a day in Cairo"},
-]
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "search_flights",
-            "parameters": {"type": "object", "properties": {"to": {"type": "string"}}},
-        },
-    }
-]
+MESSAGES = TRIP_MESSAGES
+TOOLS = TRIP_TOOLS
 
 
 @pytest.fixture

@@ -14,23 +14,12 @@ from openai import OpenAI
 import graphmind
 from graphmind import RunAborted
 from graphmind_openai import instrument_openai
-from graphmind_openai.testing import FakeOpenAI
+from graphmind_openai.testing import TRIP_MESSAGES, TRIP_TOOLS, FakeOpenAI
 from graphmind_server.testing import HubProcess, in_thread, wait_for
 
 MODEL = "gpt-test"
-MESSAGES = [
-    {"role": "system", "content": "You plan trips."},
-    {"role": "user", "content": "Plan a day in Cairo"},
-]
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "search_flights",
-            "parameters": {"type": "object", "properties": {"to": {"type": "string"}}},
-        },
-    }
-]
+MESSAGES = TRIP_MESSAGES
+TOOLS = TRIP_TOOLS
 
 
 @pytest.fixture

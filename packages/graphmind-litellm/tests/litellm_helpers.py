@@ -7,21 +7,11 @@ from typing import Any
 import litellm
 
 from graphmind.testing import FakeHub
+from graphmind_openai.testing import TRIP_MESSAGES, TRIP_TOOLS
 
 MODEL = "openai/gpt-4o-mini"  # in LiteLLM's bundled cost map: its cost is recorded
-MESSAGES = [
-    {"role": "system", "content": "You plan trips."},
-    {"role": "user", "content": "Plan a day in Cairo"},
-]
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "search_flights",
-            "parameters": {"type": "object", "properties": {"to": {"type": "string"}}},
-        },
-    }
-]
+MESSAGES = TRIP_MESSAGES
+TOOLS = TRIP_TOOLS
 
 
 def ends(hub: FakeHub, count: int = 1, node_id: str = "llm:step") -> list[dict[str, Any]]:

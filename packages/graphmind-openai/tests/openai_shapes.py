@@ -15,20 +15,11 @@ from typing import Any
 from openai import AsyncOpenAI
 from pydantic import BaseModel
 
+from graphmind_openai.testing import TRIP_MESSAGES, TRIP_TOOLS
+
 MODEL = "gpt-test"
-MESSAGES = [
-    {"role": "system", "content": "You plan trips."},
-    {"role": "user", "content": "Plan a day in Cairo"},
-]
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "search_flights",
-            "parameters": {"type": "object", "properties": {"to": {"type": "string"}}},
-        },
-    }
-]
+MESSAGES = TRIP_MESSAGES
+TOOLS = TRIP_TOOLS
 RESPONSES_TOOLS = [
     {
         "type": "function",

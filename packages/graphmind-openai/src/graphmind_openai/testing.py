@@ -30,7 +30,23 @@ from graphmind.testing.loopback import FakeRequest, LoopbackFake, LoopbackHTTP
 
 from ._inject import chat_body, chat_sse, responses_body, responses_sse
 
-__all__ = ["FakeError", "FakeOpenAI", "FakeRequest"]
+__all__ = ["TRIP_MESSAGES", "TRIP_TOOLS", "FakeError", "FakeOpenAI", "FakeRequest"]
+
+# A small tool-calling conversation in the OpenAI wire shape, shared by the tests of every adapter
+# that speaks it (graphmind-openai, graphmind-litellm and their end-to-end tests).
+TRIP_MESSAGES: list[dict[str, Any]] = [
+    {"role": "system", "content": "You plan trips."},
+    {"role": "user", "content": "Plan a day in Cairo"},
+]
+TRIP_TOOLS: list[dict[str, Any]] = [
+    {
+        "type": "function",
+        "function": {
+            "name": "search_flights",
+            "parameters": {"type": "object", "properties": {"to": {"type": "string"}}},
+        },
+    }
+]
 
 CREATED = 1_767_225_600  # a fixed timestamp: equal replies for equal scripts
 
