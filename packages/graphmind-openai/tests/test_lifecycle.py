@@ -193,6 +193,29 @@ async def test_an_async_stream_closed_early_finishes_cut_short(
     assert _end(fakehub)["cutShort"] is True
 
 
+async def test_an_async_stream_whose_task_is_cancelled_mid_read_finishes_cut_short(
+    provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub
+) -> None:
+    # The task is cancelled inside the SDK's __anext__ (CancelledError is not an Exception): the
+    # node still ends, cut short, instead of staying open in the hub.
+    import asyncio
+
+    provider.fake.chunks = 30
+    provider.fake.chunk_delay = 0.05
+    provider.script([TEXT])
+    client = instrument_openai(provider.client(True), session=gm)
+    stream = await client.chat.completions.create(model=MODEL, messages=MESSAGES, stream=True)
+
+    async def read_all() -> None:
+        async for _chunk in stream:
+            pass
+
+    with pytest.raises(asyncio.TimeoutError):
+        await asyncio.wait_for(read_all(), 0.12)
+    await stream.close()
+    assert _end(fakehub)["cutShort"] is True
+
+
 def test_a_stream_read_to_the_end_is_not_cut_short(
     provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub
 ) -> None:

@@ -175,6 +175,9 @@ def record_sync(inner: Iterator[Any], recorder: TypedRecorder) -> Iterator[Any]:
                     recorder.item_failed(exc)
             yield item
     finally:
+        # Not inside next() any more, whatever ended it: a KeyboardInterrupt / CancelledError raised
+        # there (neither is an Exception) must not leave `reading` set, or close() would skip the node.
+        recorder.reading = False
         if not recorder.ex.ended:  # closed or dropped while suspended: the app stopped reading
             recorder.close()
             close = getattr(inner, "close", None)
@@ -206,6 +209,7 @@ async def record_async(inner: AsyncIterator[Any], recorder: TypedRecorder) -> As
                     recorder.item_failed(exc)
             yield item
     finally:
+        recorder.reading = False  # as in record_sync: a cancelled task ends inside __anext__
         if not recorder.ex.ended:
             recorder.close()
             aclose = getattr(inner, "aclose", None)
