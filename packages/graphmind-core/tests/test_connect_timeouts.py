@@ -284,3 +284,35 @@ def test_a_remote_hub_still_goes_through_the_proxy_the_environment_names(
         assert opened is None  # the proxy refused
         assert wait_until(lambda: bool(requests))
     assert requests[0].startswith("CONNECT hub.example:4747 ")
+
+
+def test_an_address_family_the_host_cannot_open_falls_through_to_the_next_address() -> None:
+    # `localhost` resolving to ::1 first on a host with IPv6 off: socket(AF_INET6) raises
+    # EAFNOSUPPORT; the connector must go on to 127.0.0.1 as websockets' own connect did.
+    import errno
+
+    from graphmind._tcp import TcpConnector
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    port = listener.getsockname()[1]
+    connector = TcpConnector()
+    real_socket = connector._socket
+
+    def no_ipv6(family: int, *args: Any) -> socket.socket:
+        if family == socket.AF_INET6:
+            raise OSError(errno.EAFNOSUPPORT, "Address family not supported by protocol")
+        return real_socket(family, *args)
+
+    connector._socket = no_ipv6
+    connector._getaddrinfo = lambda host, p, *a: [
+        (socket.AF_INET6, socket.SOCK_STREAM, 6, "", ("::1", p, 0, 0)),
+        (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", p)),
+    ]
+    try:
+        sock = connector.connect("localhost", port, 1.0)
+        assert sock.getpeername() == ("127.0.0.1", port)
+        sock.close()
+    finally:
+        listener.close()

@@ -60,7 +60,11 @@ class TcpConnector:
             remaining = deadline - self._clock()
             if remaining <= 0:
                 break
-            sock = self._socket(family, socket.SOCK_STREAM)
+            try:  # an address family this host cannot open (::1 first, IPv6 off): try the next
+                sock = self._socket(family, socket.SOCK_STREAM)
+            except OSError as exc:
+                error = exc
+                continue
             try:
                 sock.settimeout(remaining)
                 sock.connect(address)
