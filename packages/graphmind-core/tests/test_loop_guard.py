@@ -535,3 +535,18 @@ def test_arguments_that_differ_only_past_the_size_limit_are_not_a_loop(
         assert "possible loop: search (tool:search) was called 3× in a row" in caplog.text
     finally:
         client.dispose()
+
+
+def test_a_retry_answered_after_another_call_took_the_line_leaves_that_streak_alone() -> None:
+    # search holds on its 3rd repeat; while it is held, fetch is called twice on the same line (a
+    # parallel call in the run); the retry answered then must not reset fetch's streak.
+    h = Harness()
+    h.call("search")
+    h.call("search")
+    hit = h.call("search")
+    assert hit is not None
+    assert h.call("fetch", {"u": "a"}) is None
+    assert h.call("fetch", {"u": "a"}) is None
+    hit.restart()
+    third = h.call("fetch", {"u": "a"})
+    assert third is not None and third.repeats == 3 and third.first_seq == 4

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import functools
 import itertools
 import sys
 import threading
@@ -341,7 +342,7 @@ class LoopGuard:
                     streak.first_seq,
                     seq,
                     PLACEHOLDER if hide_fingerprint else digest_of(text),
-                    lambda: self._restart(line, streak, seq),
+                    functools.partial(self._restart, line, streak, node_id, key, streak.first_seq, seq),
                 )
             if streak.warned:
                 return None
@@ -350,11 +351,19 @@ class LoopGuard:
             self._warn(loop_warning(name, node_id, repeats, config))
         return None
 
-    def _restart(self, line: Hashable, streak: _Streak, seq: int) -> None:
+    def _restart(
+        self, line: Hashable, streak: _Streak, node_id: str, key: Any, first_seq: int, seq: int
+    ) -> None:
         """The held call (node.started `seq`) becomes the first of a new streak on its line; a
-        streak that another call already replaced is left alone."""
+        streak that another call already replaced is left alone. The record is reused in place
+        when a line's streak starts over, so "the same streak" is its identity and its start."""
         with self._lock:
-            if self._streaks.get(line) is streak:
+            if (
+                self._streaks.get(line) is streak
+                and streak.node_id == node_id
+                and streak.key == key
+                and streak.first_seq == first_seq
+            ):
                 streak.count = 1
                 streak.first_seq = seq
                 streak.warned = False
