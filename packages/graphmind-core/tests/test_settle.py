@@ -159,3 +159,45 @@ async def test_async_finishes_later_returns_at_once(hub: FakeHub, client: graphm
     assert not ex.ended and hub.of_type("exec.paused") == []
     ex.finish("done")
     assert _finished(hub, "later")["output"] == "done"
+
+
+def test_a_settle_that_fails_opens_the_error_gate_and_retry_runs_the_call_again(
+    hub: FakeHub, client: graphmind.Client
+) -> None:
+    # The adapter's settle reads the attempt's reply; a read that fails (a reset mid-body) is the
+    # call failing: the error gate holds it, and retry runs the call again.
+    attempts: list[int] = []
+
+    def settle(result: Raw) -> Settled:
+        if len(attempts) == 1:
+            raise ConnectionResetError("reset while reading the body")
+        return Settled(result, result.text)
+
+    def call() -> Raw:
+        attempts.append(1)
+        return Raw(f"attempt {len(attempts)}")
+
+    hub.set_debug(pause_on_error="on")
+    hub.auto_answer("retry")
+    got = engine_for(client).execute(NodeSpec("flaky"), call, settle=settle)
+    assert got.text == "attempt 2" and len(attempts) == 2
+    assert [p["gate"] for p in hub.of_type("exec.paused")] == ["error"]
+    assert _finished(hub, "flaky")["output"] == "attempt 2"
+
+
+async def test_a_settle_that_fails_with_no_gate_ends_the_node_and_raises_that_error(
+    hub: FakeHub, client: graphmind.Client
+) -> None:
+    error = ConnectionResetError("reset while reading the body")
+
+    async def settle(result: Raw) -> Settled:
+        raise error
+
+    async def call() -> Raw:
+        return Raw("x")
+
+    with pytest.raises(ConnectionResetError) as raised:
+        await engine_for(client).aexecute(NodeSpec("broken"), call, settle=settle)
+    assert raised.value is error
+    ended = hub.wait_event(lambda e: e["type"] == "node.error" and e["nodeId"] == "tool:broken")
+    assert "reset while reading" in str(ended["error"])

@@ -40,6 +40,19 @@ def injected(node: NodeRecord, answer: GateAnswer) -> Any:
     return value
 
 
+def _failed(node: NodeRecord, exc: Exception) -> Generator[Request, Any, GateAnswer | None]:
+    """An attempt raised `exc`: the error gate if one is needed. None = retry, an answer = inject;
+    anything else (continue, no gate, an abort) fails the node and re-raises the very object."""
+    if not isinstance(exc, RunAborted) and node.gate_needed(proto.ERROR_GATE):
+        answer = yield (GATE, proto.ERROR_GATE, {"input": node.spec.input, "error": describe_error(exc)})
+        if answer.action == proto.RETRY:
+            return None
+        if answer.action == proto.INJECT:
+            return cast("GateAnswer", answer)
+    node.fail(exc)
+    raise exc  # continue: the original exception object, untouched
+
+
 def call_flow(
     node: NodeRecord,
     describe_output: Callable[[Any], Any],
@@ -60,26 +73,24 @@ def call_flow(
         token = current.set(node.instance_id)  # the body's nodes are this node's children
         try:
             result = yield _BODY
-        except RunAborted as exc:
-            node.fail(exc)
-            raise
         except Exception as exc:
-            if not needed(proto.ERROR_GATE):
-                node.fail(exc)
-                raise
-            answer = yield (GATE, proto.ERROR_GATE, {"input": node.spec.input, "error": describe_error(exc)})
-            if answer.action == proto.RETRY:
+            answer = yield from _failed(node, exc)
+            if answer is None:
                 continue
-            if answer.action == proto.INJECT:
-                return injected(node, answer)
-            node.fail(exc)
-            raise  # continue: the original exception object, untouched
+            return injected(node, answer)
         finally:
             current.reset(token)
         usage = None
         app_result = result
         if settling:
-            settled = yield (SETTLE, result)
+            # The adapter's settle reads this attempt's reply (a body read can fail like the call)
+            try:
+                settled = yield (SETTLE, result)
+            except Exception as exc:
+                answer = yield from _failed(node, exc)
+                if answer is None:
+                    continue
+                return injected(node, answer)
             if settled.finishes_later:
                 return settled.result
             output, usage, app_result = settled.output, settled.usage, settled.result
