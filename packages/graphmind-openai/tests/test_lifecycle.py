@@ -325,3 +325,25 @@ def test_a_stream_whose_body_is_already_in_memory_is_recorded(gm: graphmind.Clie
     assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == TEXT
     end = _end(fakehub)
     assert end["output"]["content"] == TEXT and "cutShort" not in end
+
+
+def test_a_failure_to_describe_the_reply_never_becomes_the_calls_error(
+    provider: FakeProvider,
+    gm: graphmind.Client,
+    fakehub: FakeHub,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from graphmind.adapter.stainless._call import Call
+
+    def broken(self: Any, result: Any, response: Any) -> Any:
+        raise ValueError("a reply shape GraphMind cannot read")
+
+    monkeypatch.setattr(Call, "described", broken)
+    caplog.set_level("WARNING", logger="graphmind")
+    provider.script([TEXT])
+    client = instrument_openai(provider.client(False), session=gm)
+    reply = _call(client)
+    assert reply.choices[0].message.content  # the app gets the real reply
+    assert _end(fakehub)["type"] == "node.finished"
+    assert "could not describe a reply of llm:step" in caplog.text

@@ -19,7 +19,7 @@ while the before gate holds. An API that is not `gated` runs as an observed node
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .. import Settled
 from ._call import Call
@@ -36,6 +36,21 @@ def _replay_sync(original: Callable[..., Any], call: Call, reply: Reply) -> Any:
         return original(call.path, **call.kwargs)
     finally:
         var.reset(token)
+
+
+def _describe_read(call: Call, ex: NodeExecution, result: Any, response: Any) -> tuple[Any, Any]:
+    """(output, usage) of a reply that was read, and its provider-executed tools. GraphMind's own
+    bookkeeping: a failure here is warned about and never becomes the call's error."""
+    try:
+        described = call.described(result, response)
+        if call.api.observe is not None:
+            call.api.observe(call.engine, ex, result, response)
+    except Exception as exc:
+        call.engine.warn(
+            f"[graphmind] could not describe a reply of {ex.node_id}: {exc!r}", key="describe-reply"
+        )
+        return None, None
+    return cast("tuple[Any, Any]", described)
 
 
 class _SyncNode:
@@ -71,9 +86,7 @@ class _SyncNode:
                 response.close()
             output, usage = call.bytes_output(ex, response.content)
             return Settled(_replay_sync(self.original, call, recorded_reply(response)), output, usage)
-        output, usage = call.described(result, response)
-        if call.api.observe is not None:
-            call.api.observe(call.engine, ex, result, response)
+        output, usage = _describe_read(call, ex, result, response)
         return Settled(result, output, usage)
 
     def from_injected(self, value: Any) -> Settled:
@@ -151,9 +164,7 @@ class _AsyncNode:
                 await response.aclose()
             output, usage = call.bytes_output(ex, response.content)
             return Settled(await _replay_async(self.original, call, recorded_reply(response)), output, usage)
-        output, usage = call.described(result, response)
-        if call.api.observe is not None:
-            call.api.observe(call.engine, ex, result, response)
+        output, usage = _describe_read(call, ex, result, response)
         return Settled(result, output, usage)
 
     def from_injected(self, value: Any) -> Awaitable[Settled]:
