@@ -173,3 +173,45 @@ def test_split_and_sse_render_what_the_providers_send() -> None:
     assert split("a", 5) == ["a"]
     assert sse([("x", {"a": 1}), (None, "[DONE]")]) == b'event: x\ndata: {"a":1}\n\ndata: [DONE]\n\n'
     assert json.loads(sse([(None, {"b": [1, 2]})])[6:]) == {"b": [1, 2]}
+
+
+def test_the_async_byte_tee_closes_the_body_iterator_when_the_app_stops_early() -> None:
+    # Left to the event loop's async-generator finalizer, the body's iterator would close later,
+    # in a task of its own; the tee closes it when its own iteration ends.
+    import asyncio
+
+    import httpx2  # noqa: F401  (the flavour the tee subclasses)
+
+    from graphmind.adapter.stainless._tee import _classes
+
+    closed: list[bool] = []
+
+    class Body:
+        async def __aiter__(self) -> Any:
+            try:
+                for i in range(10):
+                    yield b"data: %d\n\n" % i
+            finally:
+                closed.append(True)
+
+        async def aclose(self) -> None:
+            pass
+
+    class Recorder:
+        def feed(self, data: bytes) -> None:
+            pass
+
+        def fail(self, exc: BaseException) -> None: ...
+        def end(self) -> None: ...
+        def close(self) -> None: ...
+
+    _, async_tee = _classes("httpx2")
+
+    async def main() -> None:
+        stream = async_tee(Body(), Recorder())
+        chunks = stream.__aiter__()
+        assert await chunks.__anext__() == b"data: 0\n\n"
+        await chunks.aclose()  # the app stopped after one chunk
+        assert closed == [True]
+
+    asyncio.run(main())

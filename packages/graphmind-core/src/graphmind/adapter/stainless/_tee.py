@@ -72,13 +72,20 @@ def _classes(module_name: str) -> tuple[type, type]:
 
         async def __aiter__(self) -> AsyncIterator[bytes]:
             recorder = self._recorder
+            # Closed explicitly: an async generator left to the loop's finalizer closes later, in a
+            # task of its own (anthropic's AsyncSpanEndingStream closes its inner one for this too).
+            chunks = self._inner.__aiter__()
             try:
-                async for chunk in self._inner:
+                async for chunk in chunks:
                     recorder.feed(chunk)
                     yield chunk
             except Exception as exc:
                 recorder.fail(exc)
                 raise
+            finally:
+                aclose = getattr(chunks, "aclose", None)
+                if aclose is not None:
+                    await aclose()
             recorder.end()
 
         async def aclose(self) -> None:
