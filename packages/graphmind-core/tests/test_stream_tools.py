@@ -319,3 +319,21 @@ def test_a_hold_if_condition_holds_the_before_gate_and_continue_runs_the_tool(
     paused = hub.next_paused()
     assert (paused["gate"], paused["reason"], paused["why"]) == ("before", "condition", "a risky query")
     assert tool.runs == 2
+
+
+def test_a_chunk_graphmind_cannot_render_is_left_out_of_the_tokens_not_the_tools_error(
+    hub: FakeHub, client: graphmind.Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import graphmind._stream_tools as stream_tools
+
+    def chunk_text(chunk: Any) -> str:
+        if chunk == "bad":
+            raise ValueError("cannot render this chunk")
+        return str(chunk)
+
+    monkeypatch.setattr(stream_tools, "chunk_text", chunk_text)
+    tool = Tool(["a", "bad", "c"])
+    assert list(client.wrap(tool.search)("q")) == ["a", "bad", "c"]
+    done = ending(hub)
+    assert done["type"] == "node.finished" and done["chunks"] == 3
+    assert token_text(hub) == "ac"

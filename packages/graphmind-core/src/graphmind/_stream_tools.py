@@ -23,7 +23,7 @@ from ._node import NodeSpec
 from ._stream_loop import Items
 
 if TYPE_CHECKING:
-    from ._engine import Engine
+    from ._engine import Engine, NodeExecution
 
 SpecFor = Callable[[tuple[Any, ...], dict[str, Any]], NodeSpec]
 
@@ -48,6 +48,17 @@ def injected_chunks(value: Any) -> Any:
     return Items(tuple(value)) if isinstance(value, list) else value
 
 
+def _observer(node: NodeExecution) -> Callable[[Any], None]:
+    """Each chunk as `node.token`. Bookkeeping: a chunk GraphMind cannot render (an int past
+    Python's digit limit, …) is left out of the tokens, never the tool's error."""
+
+    def observe(chunk: Any) -> None:
+        with contextlib.suppress(Exception):
+            node.token(chunk_text(chunk))
+
+    return observe
+
+
 def gate_generator(engine: Engine, fn: Callable[..., Generator[Any, Any, Any]], spec_for: SpecFor) -> Any:
     """A generator function that runs `fn`'s generator as one streamed `tool` node per call."""
 
@@ -57,8 +68,7 @@ def gate_generator(engine: Engine, fn: Callable[..., Generator[Any, Any, Any]], 
             return (yield from fn(*args, **kwargs))  # detached: send, throw and return pass through
         node = engine.start_node(spec_for(args, kwargs))
 
-        def observe(chunk: Any) -> None:
-            node.token(chunk_text(chunk))
+        observe = _observer(node)
 
         yield from node.stream_sync(
             lambda: fn(*args, **kwargs), on_item=observe, from_injected=injected_chunks, mark_chunks=True
@@ -83,8 +93,7 @@ def gate_async_generator(
             return
         node = await engine.astart_node(spec_for(args, kwargs))
 
-        def observe(chunk: Any) -> None:
-            node.token(chunk_text(chunk))
+        observe = _observer(node)
 
         chunks = node.stream_async(
             lambda: fn(*args, **kwargs), on_item=observe, from_injected=injected_chunks, mark_chunks=True
