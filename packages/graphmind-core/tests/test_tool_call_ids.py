@@ -135,3 +135,25 @@ async def test_outside_any_run_the_tasks_an_agent_starts_share_its_queue(
     assert sorted(i for i in ids if i.startswith("call_")) == ["call_1", "call_2"]
     unrelated = next(e for e in hub.of_type("node.started") if e["input"] == {"q": "unrelated"})
     assert not unrelated["instanceId"].startswith("call_")
+
+
+def test_a_sub_agent_inside_a_tool_neither_takes_nor_drops_the_outer_agents_ids(
+    hub: FakeHub, client: graphmind.Client
+) -> None:
+    # The outer step asks for delegate and search; delegate runs a sub-agent whose step asks for a
+    # search it never runs (and then a step that asks for nothing). The outer search still takes
+    # the outer step's id: the queue is per parent, and the sub-agent's steps are delegate's children.
+    search = client.wrap(lambda q: q, name="search")
+
+    def delegate_body(task: str) -> str:
+        step(client, _reply(("search", "call_inner")))
+        step(client, _reply())
+        return task
+
+    delegate = client.wrap(delegate_body, name="delegate")
+    with client.run("agent"):
+        step(client, _reply(("delegate", "call_d"), ("search", "call_outer")))
+        delegate("find")
+        search("x")
+    assert tool_ids(hub, "delegate", 1) == ["call_d"]
+    assert tool_ids(hub, "search", 1) == ["call_outer"]

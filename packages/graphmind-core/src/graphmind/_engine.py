@@ -235,7 +235,7 @@ class Engine:
             if spec.instance_id is None and pending is not None and pending[1] == parent:
                 spec.instance_id = pending[0]
             # The id a model step asked this tool with (docs/protocol.md, "Tool node identity").
-            self._host.tool_calls.assign(run, spec)
+            self._host.tool_calls.assign(run, parent or run.run_id, spec)
         node = NodeExecution(self._host, spec, run, parent or run.run_id)
         if not self._host.live():
             return node
@@ -343,7 +343,9 @@ class Engine:
         if not self._host.live():
             return
         try:
-            self._host.tool_calls.expect(run or self._runs.for_call(), calls_from(calls))
+            run = run or self._runs.for_call()
+            parent = self._host.current_node.get() or run.run_id
+            self._host.tool_calls.expect(run, parent, calls_from(calls))
         except Exception as exc:  # fail open: identity is a nicety, the call is not
             self.warn(f"[graphmind] could not read the step's tool calls: {exc!r}", key="tool-calls")
 

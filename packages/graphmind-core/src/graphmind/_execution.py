@@ -193,7 +193,9 @@ class NodeRecord:
             event.update(extra)
         self.host.emit(event, self.trusted)
         if self.spec.tool_calls_in_output:
-            self.host.tool_calls.expect(self.run, calls_of(output))
+            self.host.tool_calls.expect(
+                self.run, self.parent_instance_id or self.run.run_id, calls_of(output)
+            )
 
     def fail(self, exc: BaseException, **extra: Any) -> None:
         if self.ended:
@@ -207,7 +209,8 @@ class NodeRecord:
         event.update(extra)
         self.host.emit(event, self.trusted)
         if self.spec.tool_calls_in_output:
-            self.host.tool_calls.expect(self.run, [])  # a failed step asked for nothing
+            # a failed step asked for nothing
+            self.host.tool_calls.expect(self.run, self.parent_instance_id or self.run.run_id, [])
 
     # ---- gates ---------------------------------------------------------------------------------
     def wants_hold(self, gate: str) -> bool:

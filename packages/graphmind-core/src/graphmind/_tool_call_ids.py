@@ -3,7 +3,8 @@ writing `with gm.tool_call(call.id)`.
 
 A model step that asks for tools reports its calls here (the adapter marks its `llm:step` with
 `NodeSpec(tool_calls_in_output=True)`, or calls `Engine.expect_tool_calls`); the gated tool nodes
-started after it take those ids by name, in the model's order: the first `tool:search` after a step
+started after it under the same parent (the node or run the step ran under) take those ids by
+name, in the model's order: the first `tool:search` after a step
 that asked for search twice takes the first id, the next one the second. The queue is per run (per
 context outside any run); each model step's report replaces the previous one, so an entry no tool
 took by the end of the next model step is dropped. An explicit id (`gm.tool_call`, a framework's
@@ -23,34 +24,44 @@ from ._run import RunContext
 
 
 class PendingToolCalls:
-    """The calls one model step asked for that no tool node has taken yet: (name, id), in order."""
+    """The calls model steps asked for that no tool node has taken yet: (name, id), in order, per
+    parent (the node or run the step ran under). A tool takes from its own parent's steps only, so a
+    sub-agent running inside a tool (its steps are that tool's children) and the outer agent do
+    not take or drop each other's ids."""
 
     __slots__ = ("_calls", "_lock")
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._calls: list[tuple[str, str]] = []
+        self._calls: dict[str, list[tuple[str, str]]] = {}
 
-    def replace(self, calls: list[tuple[str, str]]) -> None:
+    def replace(self, parent: str, calls: list[tuple[str, str]]) -> None:
         with self._lock:
-            self._calls = calls
+            if calls:
+                self._calls[parent] = calls
+            else:
+                self._calls.pop(parent, None)
 
-    def take(self, name: str) -> str | None:
-        """The id of the first waiting call of the tool `name` (removed), or None."""
+    def take(self, parent: str, name: str) -> str | None:
+        """The id of the first waiting call of the tool `name` under `parent` (removed), or None."""
         with self._lock:
-            for i, (call_name, call_id) in enumerate(self._calls):
-                if call_name == name:
-                    del self._calls[i]
-                    return call_id
+            calls = self._calls.get(parent)
+            if calls:
+                for i, (call_name, call_id) in enumerate(calls):
+                    if call_name == name:
+                        del calls[i]
+                        return call_id
         return None
 
-    def discard(self, call_id: str) -> None:
+    def discard(self, parent: str, call_id: str) -> None:
         """A tool node took this id explicitly: it is no longer waiting."""
         with self._lock:
-            self._calls = [c for c in self._calls if c[1] != call_id]
+            calls = self._calls.get(parent)
+            if calls:
+                self._calls[parent] = [c for c in calls if c[1] != call_id]
 
     def __len__(self) -> int:
-        return len(self._calls)
+        return sum(len(calls) for calls in self._calls.values())
 
 
 def calls_of(reply: Any) -> list[tuple[str, str]]:
@@ -101,15 +112,15 @@ class ToolCallIds:
                 pending = self._runs[run] = PendingToolCalls()
             return pending
 
-    def expect(self, run: RunContext, calls: list[tuple[str, str]]) -> None:
-        """A model step of `run` ended asking for `calls` (possibly none): they replace what the
-        previous step asked for and no tool took."""
+    def expect(self, run: RunContext, parent: str, calls: list[tuple[str, str]]) -> None:
+        """A model step of `run`, under `parent`, ended asking for `calls` (possibly none): they
+        replace what the previous step under that parent asked for and no tool took."""
         pending = self._queue(run, create=bool(calls))
         if pending is not None:
             self._used = True
-            pending.replace(calls)
+            pending.replace(parent, calls)
 
-    def assign(self, run: RunContext, spec: NodeSpec) -> None:
+    def assign(self, run: RunContext, parent: str, spec: NodeSpec) -> None:
         """Gives a tool node without an id the next waiting call id of its tool; a node that has an
         id (explicit) removes that id from the queue instead."""
         if not self._used:
@@ -118,6 +129,6 @@ class ToolCallIds:
         if pending is None or not len(pending):
             return
         if spec.instance_id is not None:
-            pending.discard(spec.instance_id)
+            pending.discard(parent, spec.instance_id)
         else:
-            spec.instance_id = pending.take(spec.name)
+            spec.instance_id = pending.take(parent, spec.name)
