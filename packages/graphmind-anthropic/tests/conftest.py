@@ -7,24 +7,12 @@ from collections.abc import Iterator
 
 import pytest
 
-import graphmind
-from graphmind.testing import FakeHub
 from graphmind_anthropic.testing import FakeAnthropic
+from graphmind_server.testing import pytest_plugin as shared
 from graphmind_server.testing.pytest_plugin import hub_process, kit_hub  # noqa: F401  (the kit on both hubs)
 
-
-@pytest.fixture
-def fakehub() -> Iterator[FakeHub]:
-    with FakeHub() as hub:
-        yield hub
-
-
-@pytest.fixture
-def gm(fakehub: FakeHub) -> Iterator[graphmind.Client]:
-    client = graphmind.Client(app="anthropic-tests", url=fakehub.url, retry_interval=0.2)
-    assert client.ready(5)
-    yield client
-    client.dispose()
+fakehub = shared.fakehub  # an in-process FakeHub
+gm = shared.gm  # a session attached to it
 
 
 @pytest.fixture

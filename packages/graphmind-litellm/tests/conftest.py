@@ -17,28 +17,17 @@ import litellm
 import pytest
 
 import graphmind
-from graphmind.testing import FakeHub
 from graphmind_litellm import instrument_litellm, uninstrument_litellm
 from graphmind_openai.testing import FakeOpenAI
+from graphmind_server.testing import pytest_plugin as shared
 from graphmind_server.testing.pytest_plugin import hub_process, kit_hub  # noqa: F401  (the kit on both hubs)
 
 # The helpers module sits next to the tests; importlib mode does not put this folder on sys.path.
 sys.path.insert(0, os.path.dirname(__file__))
 from litellm_helpers import MESSAGES, MODEL
 
-
-@pytest.fixture
-def fakehub() -> Iterator[FakeHub]:
-    with FakeHub() as hub:
-        yield hub
-
-
-@pytest.fixture
-def gm(fakehub: FakeHub) -> Iterator[graphmind.Client]:
-    client = graphmind.Client(app="litellm-tests", url=fakehub.url, retry_interval=0.2)
-    assert client.ready(5)
-    yield client
-    client.dispose()
+fakehub = shared.fakehub  # an in-process FakeHub
+gm = shared.gm  # a session attached to it
 
 
 @pytest.fixture

@@ -24,10 +24,13 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+import graphmind
+from graphmind.testing import FakeHub
+
 from ._kit_hub import KitHub
 from ._process import HubProcess
 
-__all__ = ["KIT_HUBS", "hub_process", "kit_hub"]
+__all__ = ["KIT_HUBS", "fakehub", "gm", "hub_process", "kit_hub"]
 
 KIT_HUBS = ("fake-hub", "real-hub")  # the ids of kit_hub's parameters
 
@@ -50,3 +53,19 @@ def kit_hub(request: pytest.FixtureRequest) -> Callable[[], KitHub] | None:
         return None
     process: HubProcess = request.getfixturevalue("hub_process")
     return lambda: KitHub(process)
+
+
+@pytest.fixture
+def fakehub() -> Iterator[FakeHub]:
+    """Core's in-process hub, for an adapter's own tests."""
+    with FakeHub() as hub:
+        yield hub
+
+
+@pytest.fixture
+def gm(fakehub: FakeHub) -> Iterator[graphmind.Client]:
+    """A session attached to `fakehub` (quick reconnects), disposed after the test."""
+    client = graphmind.Client(app="adapter-tests", url=fakehub.url, retry_interval=0.2)
+    assert client.ready(5)
+    yield client
+    client.dispose()
