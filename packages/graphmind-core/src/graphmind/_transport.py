@@ -12,7 +12,8 @@
   yet written on the current connection. When the ring is full the oldest entry goes: one never
   sent to any hub counts in `dropped`, so the unsent backlog is bounded and every lost event is
   counted. This thread encodes an event when it first sends it and keeps the text for replays,
-  so a detached app never encodes anything. On each attach the whole ring is sent again, oldest
+  so a detached app never encodes anything; it wakes once per batch and sends a batch as one frame
+  to a hub that takes batch frames (`_write_loop.py`). On each attach the whole ring is sent again, oldest
   first; the hub stores an event once per (clientId, seq): a replay after a hub restart loses nothing.
 - `close()` (dispose and the exit flush): waits while the hub keeps taking events, gives up after
   `FLUSH_IDLE_S` without progress or `FLUSH_CAP_S` in all, says what it could not send.
@@ -32,13 +33,14 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from itertools import islice
 from typing import Any
 
 from . import _exit_flush
+from . import protocol as proto
 from ._config import Options
 from ._hub_link import HubLink
 from ._warn import Warner
+from ._write_loop import WriteLoop
 
 _log = logging.getLogger("graphmind.transport")
 
@@ -46,10 +48,9 @@ QUICK_RETRY_S = 0.1  # after losing an attached hub: retry this often…
 QUICK_WINDOW_S = 10.0  # …for this long, then back off (doubling) to retry_interval
 FLUSH_IDLE_S = 1.0  # dispose / exit: give up after this long without progress…
 FLUSH_CAP_S = 10.0  # …or after this long in all
-BATCH = 256  # events written between two looks at the ring
 
 
-class Transport:
+class Transport(WriteLoop):  # the write loop (one wake-up and one frame per batch): _write_loop.py
     def __init__(
         self,
         options: Options,
@@ -82,6 +83,8 @@ class Transport:
         self._control: list[str] = []  # control frames (acks) for this connection only
         self._sending = 0  # entries the writer took and is writing now
         self._progress = 0  # batches written: what a flush watches
+        self._writer_idle = False  # the write loop waits for work: the next enqueue wakes it
+        self._batches = False  # this connection's hub takes batch frames (its welcome said so)
         self.attached = False
         self._connecting = False
         self._failed_attempts = 0  # connect attempts that ended without attaching (ready() watches)
@@ -114,7 +117,8 @@ class Transport:
                     self._unsent -= 1
                     if type(dropped[0]) is not str:  # never sent to any hub: lost, and counted
                         self.counters["dropped"] += 1
-            if self.attached:
+            if self._writer_idle:  # else the writer is awake and takes this event with its batch
+                self._writer_idle = False
                 self._cond.notify()
         if self._thread is None:
             self.start()
@@ -124,6 +128,7 @@ class Transport:
         with self._cond:
             if self.attached:
                 self._control.append(self._encode_frame(frame))
+                self._writer_idle = False
                 self._cond.notify()
 
     def start(self) -> None:
@@ -292,6 +297,7 @@ class Transport:
             # Replay everything buffered, oldest first, before anything new.
             self._unsent = len(self._ring)
             self._control = []
+            self._batches = proto.takes_batches(welcome)
             self.attached = True
             self._lost_at = None
             self.counters["connects"] += 1
@@ -304,57 +310,6 @@ class Transport:
             self._cond.notify_all()  # ready() waiters
         self._thread_class(target=self._read_loop, args=(ws,), name="graphmind-reader", daemon=True).start()
         return True
-
-    def _write_loop(self) -> None:
-        cond = self._cond
-        ring = self._ring
-        while True:
-            with cond:
-                while self.attached and not self._unsent and not self._control and not self._stopping:
-                    cond.wait(1.0)
-                if not self.attached or (self._stopping and not self._unsent and not self._control):
-                    return
-                control, self._control = self._control, []
-                count = min(self._unsent, BATCH)
-                first = len(ring) - self._unsent
-                batch = list(islice(ring, first, first + count))
-                self._unsent -= count
-                self._sending = count
-                ws = self._ws
-            try:
-                for frame in control:
-                    ws.send(frame)
-                sent = 0
-                for entry in batch:
-                    text: str | None = entry[0]
-                    if type(text) is not str:
-                        text = self._encode(entry)
-                    if text:
-                        ws.send(text)
-                        sent += 1
-            except Exception as exc:
-                _log.debug("graphmind: send failed (%r)", exc)
-                with cond:
-                    self._sending = 0
-                    cond.notify_all()
-                self._detach(ws)
-                return
-            with cond:
-                self.counters["sent"] += sent
-                self._sending = 0
-                self._progress += 1
-                cond.notify_all()  # flush() waiters
-
-    def _encode(self, entry: list[Any]) -> str | None:
-        """The entry's JSON text, kept in the entry for replays; None (and a warning) if it has none."""
-        try:
-            text = self._encode_frame(entry[0])
-        except Exception as exc:  # the pipeline makes every event JSON-safe; never let one stop the writer
-            self._warn(f"[graphmind] dropped an event that could not be encoded: {exc!r}", key="encode")
-            entry[0] = ""  # a replay skips it too, without a second warning
-            return None
-        entry[0] = text
-        return text
 
     def _read_loop(self, ws: Any) -> None:
         try:

@@ -49,6 +49,11 @@ GATE_UNKNOWN: Final = "gate.unknown"
 PAUSE: Final = "pause"
 RUN_ABORT: Final = "run.abort"
 ERROR: Final = "error"
+# Many events in one text frame (docs/protocol.md, "Batch frames"): sent only to a hub whose
+# `welcome` lists BATCH in `capabilities`; the hub handles each entry as if it had come alone.
+BATCH: Final = "batch"
+CAPABILITIES: Final = "capabilities"
+_BATCH_HEAD: Final = '{"type":"batch","events":['
 
 # Gates and answers
 BEFORE: Final = "before"
@@ -109,6 +114,18 @@ def encode(frame: dict[str, Any]) -> str:
     if _C_ENCODE is not None:
         return "".join(_C_ENCODE(frame, 0))
     return _ENCODER.encode(frame)
+
+
+def batch(texts: list[str]) -> str:
+    """One batch frame from events already encoded by `encode`: their texts joined, not re-encoded,
+    so the hub stores each one byte for byte as if it had come alone."""
+    return _BATCH_HEAD + ",".join(texts) + "]}"
+
+
+def takes_batches(welcome: Mapping[str, Any]) -> bool:
+    """Whether the hub that sent this `welcome` advertised batch frames (an optional field)."""
+    capabilities = welcome.get(CAPABILITIES)
+    return isinstance(capabilities, list) and BATCH in capabilities
 
 
 def decode(text: str | bytes) -> dict[str, Any] | None:

@@ -1,0 +1,136 @@
+"""The transport thread's write loop: what it wakes for, and how the ring's events become frames.
+
+Split from `_transport.py` (which owns the ring, the state and the connection's life); `Transport`
+inherits this loop. Two things keep an attached app's own thread cheap (issue 17):
+
+- **One wake-up per batch, not per event.** `enqueue` wakes this thread only while it waits idle
+  (`_writer_idle`); an event appended while it is awake joins the batch it takes next. Each wake-up
+  is a futex call on the app's thread and a GIL hand-off (the woken thread asks for the GIL, the
+  app's thread gives it up at its next switch point and waits to get it back); per event, that
+  ping-pong cost an attached call about as much as the call's own bookkeeping.
+- **One frame per batch, not per event**, to a hub that advertised batch frames in its `welcome`
+  (`capabilities: ["batch"]`, docs/protocol.md): the events' texts joined into one text frame, so
+  one `ws.send` (one lock, one mask, one `sendall` that releases and retakes the GIL) carries them
+  all. A hub that did not advertise it gets one frame per event, as before.
+
+Each entry keeps its own JSON text (encoded here, once, the first time it is sent) for replays: a
+batch frame is built from those texts, never re-encoded, so the hub stores the same bytes whichever
+way an event travelled.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import deque
+from collections.abc import Callable, Iterator
+from itertools import islice
+from typing import Any
+
+from . import protocol as proto
+from ._warn import Warner
+
+_log = logging.getLogger("graphmind.transport")
+
+BATCH = 256  # events taken from the ring between two looks at it
+MAX_FRAME_CHARS = 1 << 20  # a batch frame holds events up to about this much text (1 MiB)
+# After an idle wake-up, the writer waits this long before taking the batch, so events the app
+# makes meanwhile go in the same frame. Bounded, so an event reaches the hub within a few ms.
+LINGER_S = 0.0
+
+
+def frames(texts: list[str], batches: bool) -> Iterator[str]:
+    """The frames carrying `texts` in order: batch frames of up to MAX_FRAME_CHARS (an event alone
+    in its group, or any event for a hub without batch frames, goes as its own frame)."""
+    if not batches or len(texts) == 1:
+        yield from texts
+        return
+    group: list[str] = []
+    size = 0
+    for text in texts:
+        if group and size + len(text) > MAX_FRAME_CHARS:
+            yield group[0] if len(group) == 1 else proto.batch(group)
+            group, size = [], 0
+        group.append(text)
+        size += len(text) + 1
+    if group:
+        yield group[0] if len(group) == 1 else proto.batch(group)
+
+
+class WriteLoop:
+    # Set by Transport.__init__ / _connect / _detach (see there).
+    _cond: threading.Condition
+    _ring: deque[list[Any]]
+    _unsent: int
+    _sending: int
+    _progress: int
+    _control: list[str]
+    _stopping: bool
+    _ws: Any
+    _encode_frame: Callable[[dict[str, Any]], str]
+    _warn: Warner
+    attached: bool
+    counters: dict[str, int]
+    _writer_idle: bool  # True only while the write loop waits for work: then enqueue wakes it
+    _batches: bool  # the hub of this connection takes batch frames
+
+    def _detach(self, ws: Any) -> None:  # pragma: no cover - Transport's
+        raise NotImplementedError
+
+    def _write_loop(self) -> None:
+        cond = self._cond
+        ring = self._ring
+        while True:
+            with cond:
+                if self.attached and not self._unsent and not self._control and not self._stopping:
+                    while self.attached and not self._unsent and not self._control and not self._stopping:
+                        self._writer_idle = True
+                        cond.wait(1.0)
+                    self._writer_idle = False
+                    if LINGER_S > 0 and self.attached and not self._stopping and not self._control:
+                        cond.wait(LINGER_S)  # nothing notifies a busy writer: this waits the window out
+                if not self.attached or (self._stopping and not self._unsent and not self._control):
+                    return
+                control, self._control = self._control, []
+                count = min(self._unsent, BATCH)
+                first = len(ring) - self._unsent
+                batch = list(islice(ring, first, first + count))
+                self._unsent -= count
+                self._sending = count
+                ws = self._ws
+                batches = self._batches
+            try:
+                for frame in control:
+                    ws.send(frame)
+                texts: list[str] = []
+                for entry in batch:
+                    text: str | None = entry[0]
+                    if type(text) is not str:
+                        text = self._encode(entry)
+                    if text:
+                        texts.append(text)
+                for frame in frames(texts, batches):
+                    ws.send(frame)
+            except Exception as exc:
+                _log.debug("graphmind: send failed (%r)", exc)
+                with cond:
+                    self._sending = 0
+                    cond.notify_all()
+                self._detach(ws)
+                return
+            with cond:
+                self.counters["sent"] += len(texts)
+                self._sending = 0
+                self._progress += 1
+                cond.notify_all()  # flush() waiters
+
+    def _encode(self, entry: list[Any]) -> str | None:
+        """The entry's JSON text, kept in the entry for replays; None (and a warning) if it has none."""
+        try:
+            text = self._encode_frame(entry[0])
+        except Exception as exc:  # the pipeline makes every event JSON-safe; never let one stop the writer
+            self._warn(f"[graphmind] dropped an event that could not be encoded: {exc!r}", key="encode")
+            entry[0] = ""  # a replay skips it too, without a second warning
+            return None
+        entry[0] = text
+        return text
