@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
+from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
@@ -26,6 +28,9 @@ BACKLOG_HIGH_BYTES = 32 * 1024 * 1024
 BACKLOG_LOW_BYTES = 8 * 1024 * 1024
 MAX_SEQ = 2**63 - 1  # SQLite's INTEGER
 MAX_TS = 2**63 - 1  # an integer ts beyond this would not fit a double's exact range anyway
+
+
+_BATCH_HEAD = '{"type":"batch",'
 
 
 class BadFrame(ValueError):
@@ -65,11 +70,110 @@ def parse_frame(text: str) -> tuple[dict[str, Any], str]:
         raise
     except (ValueError, RecursionError) as exc:
         raise BadFrame(f"frame is not JSON ({str(exc)[:200]})") from None
+    return _checked(obj), text
+
+
+def _checked(obj: Any) -> dict[str, Any]:
     if not isinstance(obj, dict):
         raise BadFrame("a frame must be a JSON object")
     if not isinstance(obj.get("type"), str):
         raise BadFrame("a frame needs a string field 'type'")
-    return obj, text
+    return obj
+
+
+Entry = tuple[dict[str, Any], str] | BadFrame
+_PLAIN = json.JSONDecoder()  # reads NaN and 1e400 too: only to find where such an entry ends
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def parse_batch(text: str) -> list[Entry]:
+    """A batch frame's entries, each as parse_frame would return it had it come alone (the object
+    and the exact text to store), or the BadFrame it would have raised. BadFrame for a frame that is
+    not a well-formed batch: then none of its entries is taken."""
+    try:
+        entries = _scan_batch(text)
+    except BadFrame:
+        raise
+    except (ValueError, IndexError, RecursionError) as exc:
+        raise BadFrame(
+            f"a batch frame must be a JSON object with a list 'events' ({str(exc)[:200]})"
+        ) from None
+    if entries is None:
+        raise BadFrame("a batch frame needs a list 'events'")
+    return entries
+
+
+def _scan_batch(text: str) -> list[Entry] | None:
+    """Walks the top-level object key by key (any order, any spacing), decoding each entry of
+    `events` on its own so its text is known; json.loads would lose where each one starts and ends."""
+    space = _SPACE.match
+    i = space(text, 0).end()
+    if text[i : i + 1] != "{":
+        raise ValueError("not an object")
+    i = space(text, i + 1).end()
+    kind: Any = None
+    entries: list[Entry] | None = None
+    if text[i : i + 1] == "}":
+        i += 1
+    else:
+        while True:
+            if text[i : i + 1] != '"':
+                raise ValueError(f"expected a key at {i}")
+            key, i = scanstring(text, i + 1)
+            i = space(text, i).end()
+            if text[i : i + 1] != ":":
+                raise ValueError(f"expected ':' at {i}")
+            i = space(text, i + 1).end()
+            if key == "events" and text[i : i + 1] == "[":
+                entries, i = _scan_entries(text, i + 1)
+            else:
+                value, i = _PLAIN.raw_decode(text, i)
+                if key == "type":
+                    kind = value
+                elif key == "events":
+                    entries = None  # not a list
+            i = space(text, i).end()
+            sep = text[i : i + 1]
+            i = space(text, i + 1).end()
+            if sep == "}":
+                break
+            if sep != ",":
+                raise ValueError(f"expected ',' or '}}' at {i}")
+    if space(text, i).end() != len(text):
+        raise ValueError("extra data after the object")
+    if kind != proto.BATCH:
+        raise BadFrame("not a batch frame")
+    return entries
+
+
+def _scan_entries(text: str, i: int) -> tuple[list[Entry], int]:
+    space = _SPACE.match
+    entries: list[Entry] = []
+    i = space(text, i).end()
+    if text[i : i + 1] == "]":
+        return entries, i + 1
+    while True:
+        start = i
+        try:
+            obj, i = _DECODER.raw_decode(text, start)
+            entry: Entry = (_checked(obj), text[start:i])
+        except BadFrame as exc:
+            if i == start:  # the decoder refused NaN or 1e400: decided as parse_frame would
+                _, i = _PLAIN.raw_decode(text, start)
+                try:
+                    entry = parse_frame(text[start:i])
+                except BadFrame as inner:
+                    entry = inner
+            else:
+                entry = exc
+        entries.append(entry)
+        i = space(text, i).end()
+        sep = text[i : i + 1]
+        i = space(text, i + 1).end()
+        if sep == "]":
+            return entries, i
+        if sep != ",":
+            raise ValueError(f"expected ',' or ']' at {i}")
 
 
 def _error(code: str, message: str, **extra: Any) -> str:
@@ -106,6 +210,7 @@ async def ingest(websocket: WebSocket) -> None:
                     "hub": {"name": "graphmind-server", "version": __version__},
                     "debug": hub.debug.to_json(),
                     "connectionId": conn.id,
+                    proto.CAPABILITIES: [proto.BATCH],
                 }
             )
         )
@@ -147,7 +252,6 @@ async def _read_hello(websocket: WebSocket) -> dict[str, Any] | None:
 
 
 async def _frames(websocket: WebSocket, hub: Hub, conn: AppConnection) -> None:
-    store = hub.store
     while True:
         message = await websocket.receive()
         if message["type"] == "websocket.disconnect":
@@ -159,54 +263,80 @@ async def _frames(websocket: WebSocket, hub: Hub, conn: AppConnection) -> None:
             )
             continue
         try:
+            if text.startswith(_BATCH_HEAD):  # the SDK's spelling: skip the whole-frame parse
+                await _batch(websocket, hub, conn, parse_batch(text))
+                continue
             frame, raw = parse_frame(text)
+            if frame["type"] == proto.BATCH:  # another client's spelling of a batch
+                await _batch(websocket, hub, conn, parse_batch(text))
+                continue
         except BadFrame as exc:
             await websocket.send_text(_error("bad_frame", str(exc)))
             continue
-        kind = frame["type"]
-        if kind in EVENT_TYPES:
-            seq, run_id = frame.get("seq"), frame.get("runId")
-            if (
-                not isinstance(seq, int)
-                or isinstance(seq, bool)
-                or not 0 <= seq <= MAX_SEQ
-                or not isinstance(run_id, str)
-                or not run_id
-            ):
-                await websocket.send_text(
-                    _error(
-                        "bad_frame",
-                        f"a {kind} event needs an integer 'seq' (0 to 2**63-1) and a string 'runId'",
-                    )
-                )
-                continue
-            if clean_text(run_id) != run_id:
-                await websocket.send_text(
-                    _error("bad_frame", "runId must be valid Unicode text (it has a lone surrogate)")
-                )
-                continue
-            ts = frame.get("ts")
-            if not isinstance(ts, (int, float)) or isinstance(ts, bool):
-                ts = time.time() * 1000.0
-            elif type(ts) is int and not -MAX_TS <= ts <= MAX_TS:
-                await websocket.send_text(
-                    _error("bad_frame", f"'ts' is out of range (milliseconds since 1970, at most {MAX_TS})")
-                )
-                continue
-            store.put_event(conn.client_id, conn.app, frame, raw, float(ts))
-            if kind == proto.EXEC_PAUSED:
-                hub.on_paused(conn, frame)
-            elif kind == proto.EXEC_RESUMED:
-                hub.on_resumed(conn, frame)
-            if store.backlog > BACKLOG_HIGH or store.backlog_bytes > BACKLOG_HIGH_BYTES:
-                await store.wait_backlog_below(BACKLOG_LOW, BACKLOG_LOW_BYTES)
-        elif kind == proto.DEBUG_ACK:
-            version = frame.get("version")
-            if isinstance(version, int) and not isinstance(version, bool):
-                hub.on_ack(conn, version)
-        elif kind == proto.GATE_UNKNOWN:
-            hub.on_gate_unknown(conn, frame.get("gateId"))
-        elif kind == proto.HELLO:
-            await websocket.send_text(_error("bad_frame", "hello was already received on this connection"))
+        await _frame(websocket, hub, conn, frame, raw)
+
+
+async def _batch(websocket: WebSocket, hub: Hub, conn: AppConnection, entries: list[Entry]) -> None:
+    """Each entry exactly as if it had come alone, in order; a bad one is answered and skipped."""
+    for n, entry in enumerate(entries):
+        if isinstance(entry, BadFrame):
+            await websocket.send_text(_error("bad_frame", f"batch entry {n}: {entry}"))
+        elif entry[0]["type"] in (proto.BATCH, proto.HELLO):
+            await websocket.send_text(
+                _error("bad_frame", f"batch entry {n}: a {entry[0]['type']} cannot be inside a batch")
+            )
         else:
-            await websocket.send_text(_error("unknown_type", f"unknown frame type {kind!r}; ignored"))
+            await _frame(websocket, hub, conn, entry[0], entry[1])
+
+
+async def _frame(
+    websocket: WebSocket, hub: Hub, conn: AppConnection, frame: dict[str, Any], raw: str
+) -> None:
+    store = hub.store
+    kind = frame["type"]
+    if kind in EVENT_TYPES:
+        seq, run_id = frame.get("seq"), frame.get("runId")
+        if (
+            not isinstance(seq, int)
+            or isinstance(seq, bool)
+            or not 0 <= seq <= MAX_SEQ
+            or not isinstance(run_id, str)
+            or not run_id
+        ):
+            await websocket.send_text(
+                _error(
+                    "bad_frame",
+                    f"a {kind} event needs an integer 'seq' (0 to 2**63-1) and a string 'runId'",
+                )
+            )
+            return
+        if clean_text(run_id) != run_id:
+            await websocket.send_text(
+                _error("bad_frame", "runId must be valid Unicode text (it has a lone surrogate)")
+            )
+            return
+        ts = frame.get("ts")
+        if not isinstance(ts, (int, float)) or isinstance(ts, bool):
+            ts = time.time() * 1000.0
+        elif type(ts) is int and not -MAX_TS <= ts <= MAX_TS:
+            await websocket.send_text(
+                _error("bad_frame", f"'ts' is out of range (milliseconds since 1970, at most {MAX_TS})")
+            )
+            return
+        store.put_event(conn.client_id, conn.app, frame, raw, float(ts))
+        if kind == proto.EXEC_PAUSED:
+            hub.on_paused(conn, frame)
+        elif kind == proto.EXEC_RESUMED:
+            hub.on_resumed(conn, frame)
+        if store.backlog > BACKLOG_HIGH or store.backlog_bytes > BACKLOG_HIGH_BYTES:
+            await store.wait_backlog_below(BACKLOG_LOW, BACKLOG_LOW_BYTES)
+    elif kind == proto.DEBUG_ACK:
+        version = frame.get("version")
+        if isinstance(version, int) and not isinstance(version, bool):
+            hub.on_ack(conn, version)
+    elif kind == proto.GATE_UNKNOWN:
+        hub.on_gate_unknown(conn, frame.get("gateId"))
+    elif kind == proto.HELLO:
+        await websocket.send_text(_error("bad_frame", "hello was already received on this connection"))
+    else:
+        await websocket.send_text(_error("unknown_type", f"unknown frame type {kind!r}; ignored"))

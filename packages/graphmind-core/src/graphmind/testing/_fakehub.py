@@ -8,6 +8,8 @@
 
 It runs a `websockets` asyncio server on a loopback ephemeral port in a daemon thread. It stores
 nothing: `hub.events` is every event received, in order. The real hub is `graphmind-server`.
+Like it, it advertises batch frames in its `welcome` and unpacks them into `hub.events`;
+`FakeHub(batch=False)` is a hub that does not (one frame per event, as hubs before batch frames).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ Answer = tuple[str, Any]
 
 
 class FakeHub:
-    def __init__(self, *, pause_on_error: str = "off", mode: str = "run") -> None:
+    def __init__(self, *, pause_on_error: str = "off", mode: str = "run", batch: bool = True) -> None:
         self._debug: dict[str, Any] = {
             "version": 1,
             "breakpoints": [],
@@ -37,6 +39,10 @@ class FakeHub:
         self.acks: list[int] = []
         self.unknown_gates: list[str] = []
         self.hellos: list[dict[str, Any]] = []
+        self.batch = batch  # advertise batch frames (read at each connection's welcome)
+        self.frames = 0  # frames received after the hellos
+        self.batch_frames = 0  # of which batch frames
+        self.protocol_errors: list[str] = []  # what a client sent that this hub did not allow
         self._cond = threading.Condition()
         self._connections: set[Any] = set()
         self._auto: Callable[[dict[str, Any]], Answer | None] | None = None
@@ -114,21 +120,30 @@ class FakeHub:
             return
         with self._cond:
             self.hellos.append(hello)
-        await ws.send(
-            proto.encode(
-                {
-                    "type": proto.WELCOME,
-                    "protocol": 1,
-                    "hub": {"name": "fakehub", "version": "0"},
-                    "debug": self._debug,
-                }
-            )
-        )
+        welcome: dict[str, Any] = {
+            "type": proto.WELCOME,
+            "protocol": 1,
+            "hub": {"name": "fakehub", "version": "0"},
+            "debug": self._debug,
+        }
+        if self.batch:
+            welcome[proto.CAPABILITIES] = [proto.BATCH]
+        await ws.send(proto.encode(welcome))
         self._connections.add(ws)
         try:
             async for message in ws:
                 frame = json.loads(message)
-                await self._on_frame(ws, frame)
+                with self._cond:
+                    self.frames += 1
+                if frame.get("type") != proto.BATCH:
+                    await self._on_frame(ws, frame)
+                    continue
+                with self._cond:
+                    self.batch_frames += 1
+                    if not self.batch:  # a client must not: recorded for the test to fail on
+                        self.protocol_errors.append("a batch frame sent to a hub that did not advertise them")
+                for entry in frame["events"]:
+                    await self._on_frame(ws, entry)
         except Exception:
             pass
         finally:
