@@ -84,6 +84,7 @@ class Transport(WriteLoop):  # the write loop (one wake-up and one frame per bat
         self._sending = 0  # entries the writer took and is writing now
         self._progress = 0  # batches written: what a flush watches
         self._writer_idle = False  # the write loop waits for work: the next enqueue wakes it
+        self._lingering = False  # the write loop waits out its batching window (_write_loop.py)
         self._batches = False  # this connection's hub takes batch frames (its welcome said so)
         self.attached = False
         self._connecting = False
@@ -119,6 +120,9 @@ class Transport(WriteLoop):  # the write loop (one wake-up and one frame per bat
                         self.counters["dropped"] += 1
             if self._writer_idle:  # else the writer is awake and takes this event with its batch
                 self._writer_idle = False
+                self._cond.notify()
+            elif self._lingering and event.get("type") == proto.EXEC_PAUSED:  # a held gate: now
+                self._lingering = False
                 self._cond.notify()
         if self._thread is None:
             self.start()

@@ -4,10 +4,14 @@ Split from `_transport.py` (which owns the ring, the state and the connection's 
 inherits this loop. Two things keep an attached app's own thread cheap (issue 17):
 
 - **One wake-up per batch, not per event.** `enqueue` wakes this thread only while it waits idle
-  (`_writer_idle`); an event appended while it is awake joins the batch it takes next. Each wake-up
-  is a futex call on the app's thread and a GIL hand-off (the woken thread asks for the GIL, the
-  app's thread gives it up at its next switch point and waits to get it back); per event, that
-  ping-pong cost an attached call about as much as the call's own bookkeeping.
+  (`_writer_idle`); an event appended while it is awake joins the batch it takes next. Once woken,
+  it lingers `LINGER_S` (5 ms) before taking the batch, so an app making calls back to back shares
+  one wake-up among all the events of that window. Each wake-up is a futex call on the app's thread
+  and a GIL hand-off (the woken thread takes the GIL when the app's thread releases it, in any
+  syscall, and the app's thread then waits to get it back); an SDK call that releases the GIL a few
+  times (openai's `os.urandom`, httpx) woke the writer once per call, which cost the calling thread
+  about as much CPU as the call's own bookkeeping (docs/performance.md). An `exec.paused` ends the
+  window at once: a held gate is never delayed.
 - **One frame per batch, not per event**, to a hub that advertised batch frames in its `welcome`
   (`capabilities: ["batch"]`, docs/protocol.md): the events' texts joined into one text frame, so
   one `ws.send` (one lock, one mask, one `sendall` that releases and retakes the GIL) carries them
@@ -34,9 +38,10 @@ _log = logging.getLogger("graphmind.transport")
 
 BATCH = 256  # events taken from the ring between two looks at it
 MAX_FRAME_CHARS = 1 << 20  # a batch frame holds events up to about this much text (1 MiB)
-# After an idle wake-up, the writer waits this long before taking the batch, so events the app
-# makes meanwhile go in the same frame. Bounded, so an event reaches the hub within a few ms.
-LINGER_S = 0.0
+# After an idle wake-up the writer waits this long before taking the batch (nothing wakes it
+# meanwhile), so the events the app makes in that window share one wake-up and one frame. An
+# `exec.paused` cuts the window short: a held gate reaches the hub (and the human) at once.
+LINGER_S = 0.005
 
 
 def frames(texts: list[str], batches: bool) -> Iterator[str]:
@@ -72,6 +77,7 @@ class WriteLoop:
     attached: bool
     counters: dict[str, int]
     _writer_idle: bool  # True only while the write loop waits for work: then enqueue wakes it
+    _lingering: bool  # True while it waits out LINGER_S: then only an exec.paused wakes it
     _batches: bool  # the hub of this connection takes batch frames
 
     def _detach(self, ws: Any) -> None:  # pragma: no cover - Transport's
@@ -88,7 +94,11 @@ class WriteLoop:
                         cond.wait(1.0)
                     self._writer_idle = False
                     if LINGER_S > 0 and self.attached and not self._stopping and not self._control:
-                        cond.wait(LINGER_S)  # nothing notifies a busy writer: this waits the window out
+                        self._lingering = True
+                        cond.wait(
+                            LINGER_S
+                        )  # the window: only an exec.paused, a control frame or stop() cut it
+                        self._lingering = False
                 if not self.attached or (self._stopping and not self._unsent and not self._control):
                     return
                 control, self._control = self._control, []
