@@ -286,12 +286,13 @@ async def _batch(websocket: WebSocket, hub: Hub, conn: AppConnection, entries: l
                 _error("bad_frame", f"batch entry {n}: a {entry[0]['type']} cannot be inside a batch")
             )
         else:
-            await _frame(websocket, hub, conn, entry[0], entry[1])
+            await _frame(websocket, hub, conn, entry[0], entry[1], f"batch entry {n}: ")
 
 
 async def _frame(
-    websocket: WebSocket, hub: Hub, conn: AppConnection, frame: dict[str, Any], raw: str
+    websocket: WebSocket, hub: Hub, conn: AppConnection, frame: dict[str, Any], raw: str, where: str = ""
 ) -> None:
+    """One frame handled (or one batch entry: `where` names it in an error)."""
     store = hub.store
     kind = frame["type"]
     if kind in EVENT_TYPES:
@@ -306,13 +307,13 @@ async def _frame(
             await websocket.send_text(
                 _error(
                     "bad_frame",
-                    f"a {kind} event needs an integer 'seq' (0 to 2**63-1) and a string 'runId'",
+                    where + f"a {kind} event needs an integer 'seq' (0 to 2**63-1) and a string 'runId'",
                 )
             )
             return
         if clean_text(run_id) != run_id:
             await websocket.send_text(
-                _error("bad_frame", "runId must be valid Unicode text (it has a lone surrogate)")
+                _error("bad_frame", where + "runId must be valid Unicode text (it has a lone surrogate)")
             )
             return
         ts = frame.get("ts")
@@ -320,7 +321,9 @@ async def _frame(
             ts = time.time() * 1000.0
         elif type(ts) is int and not -MAX_TS <= ts <= MAX_TS:
             await websocket.send_text(
-                _error("bad_frame", f"'ts' is out of range (milliseconds since 1970, at most {MAX_TS})")
+                _error(
+                    "bad_frame", where + f"'ts' is out of range (milliseconds since 1970, at most {MAX_TS})"
+                )
             )
             return
         store.put_event(conn.client_id, conn.app, frame, raw, float(ts))
@@ -337,6 +340,8 @@ async def _frame(
     elif kind == proto.GATE_UNKNOWN:
         hub.on_gate_unknown(conn, frame.get("gateId"))
     elif kind == proto.HELLO:
-        await websocket.send_text(_error("bad_frame", "hello was already received on this connection"))
+        await websocket.send_text(
+            _error("bad_frame", where + "hello was already received on this connection")
+        )
     else:
-        await websocket.send_text(_error("unknown_type", f"unknown frame type {kind!r}; ignored"))
+        await websocket.send_text(_error("unknown_type", where + f"unknown frame type {kind!r}; ignored"))
