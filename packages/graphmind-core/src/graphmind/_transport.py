@@ -189,6 +189,7 @@ class Transport(WriteLoop):  # the write loop (one wake-up and one frame per bat
             self._kick.set()  # a thread backing off from a lost hub retries now
         with self._cond:
             seen = self._progress
+            self._cond.notify_all()  # a writer waiting out its batching window sends now
             while self._unsent or self._sending or self._control:
                 now = time.monotonic()
                 if now - start >= cap:

@@ -93,7 +93,13 @@ class WriteLoop:
                         self._writer_idle = True
                         cond.wait(1.0)
                     self._writer_idle = False
-                    if LINGER_S > 0 and self.attached and not self._stopping and not self._control:
+                    if (
+                        LINGER_S > 0
+                        and self.attached
+                        and not self._stopping
+                        and not self._control
+                        and not self._held_gate_waiting()
+                    ):
                         self._lingering = True
                         cond.wait(
                             LINGER_S
@@ -133,6 +139,16 @@ class WriteLoop:
                 self._sending = 0
                 self._progress += 1
                 cond.notify_all()  # flush() waiters
+
+    def _held_gate_waiting(self) -> bool:
+        """An exec.paused among the unsent events (appended before this thread could mark its window
+        open, so its enqueue did not cut it). Under the lock; the unsent tail is a few events here."""
+        ring = self._ring
+        for entry in islice(ring, len(ring) - self._unsent, None):
+            event = entry[0]
+            if type(event) is dict and event.get("type") == proto.EXEC_PAUSED:
+                return True
+        return False
 
     def _encode(self, entry: list[Any]) -> str | None:
         """The entry's JSON text, kept in the entry for replays; None (and a warning) if it has none."""
