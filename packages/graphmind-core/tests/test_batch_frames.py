@@ -57,7 +57,8 @@ def test_frames_groups_texts_up_to_the_size_bound_and_sends_a_lone_event_as_itse
     assert proto.batch(texts[:2]) == '{"type":"batch","events":[{"type":"a"},{"type":"b"}]}'
 
 
-def test_a_replay_to_a_hub_that_takes_batches_is_one_frame_per_batch() -> None:
+def test_a_replay_to_a_hub_that_takes_batches_is_one_frame_per_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_write_loop, "BATCH", 256)
     with FakeHub() as hub:
         client = _buffer_then_attach(hub, 300)  # 602 events: batches of 256, 256, 90
         assert _seqs(hub) == list(range(1, 603))

@@ -36,7 +36,10 @@ from ._warn import Warner
 
 _log = logging.getLogger("graphmind.transport")
 
-BATCH = 256  # events taken from the ring between two looks at it
+# Events taken from the ring between two looks at it. A thread that must wait up to the switch
+# interval (5 ms) for the GIL after each send has to take all that an app makes meanwhile (~400
+# events back to back here): 256 fell behind such an app and its ring overflowed.
+BATCH = 2048
 MAX_FRAME_CHARS = 1 << 20  # a batch frame holds events up to about this much text (1 MiB)
 # After an idle wake-up the writer waits this long before taking the batch (nothing wakes it
 # meanwhile), so the events the app makes in that window share one wake-up and one frame. An
@@ -49,6 +52,9 @@ def frames(texts: list[str], batches: bool) -> Iterator[str]:
     in its group, or any event for a hub without batch frames, goes as its own frame)."""
     if not batches or len(texts) == 1:
         yield from texts
+        return
+    if sum(map(len, texts)) + len(texts) <= MAX_FRAME_CHARS:  # the usual case: no per-text loop
+        yield proto.batch(texts)
         return
     group: list[str] = []
     size = 0
