@@ -86,6 +86,12 @@ _PLAIN = json.JSONDecoder()  # reads NaN and 1e400 too: only to find where such 
 _SPACE = re.compile(r"[ \t\n\r]*")
 
 
+def _skip(text: str, i: int) -> int:
+    """The index of the first character at or after `i` that is not JSON whitespace."""
+    match = _SPACE.match(text, i)
+    return match.end() if match else i
+
+
 def parse_batch(text: str) -> list[Entry]:
     """A batch frame's entries, each as parse_frame would return it had it come alone (the object
     and the exact text to store), or the BadFrame it would have raised. BadFrame for a frame that is
@@ -106,11 +112,10 @@ def parse_batch(text: str) -> list[Entry]:
 def _scan_batch(text: str) -> list[Entry] | None:
     """Walks the top-level object key by key (any order, any spacing), decoding each entry of
     `events` on its own so its text is known; json.loads would lose where each one starts and ends."""
-    space = _SPACE.match
-    i = space(text, 0).end()
+    i = _skip(text, 0)
     if text[i : i + 1] != "{":
         raise ValueError("not an object")
-    i = space(text, i + 1).end()
+    i = _skip(text, i + 1)
     kind: Any = None
     entries: list[Entry] | None = None
     if text[i : i + 1] == "}":
@@ -120,10 +125,10 @@ def _scan_batch(text: str) -> list[Entry] | None:
             if text[i : i + 1] != '"':
                 raise ValueError(f"expected a key at {i}")
             key, i = scanstring(text, i + 1)
-            i = space(text, i).end()
+            i = _skip(text, i)
             if text[i : i + 1] != ":":
                 raise ValueError(f"expected ':' at {i}")
-            i = space(text, i + 1).end()
+            i = _skip(text, i + 1)
             if key == "events" and text[i : i + 1] == "[":
                 entries, i = _scan_entries(text, i + 1)
             else:
@@ -132,14 +137,14 @@ def _scan_batch(text: str) -> list[Entry] | None:
                     kind = value
                 elif key == "events":
                     entries = None  # not a list
-            i = space(text, i).end()
+            i = _skip(text, i)
             sep = text[i : i + 1]
-            i = space(text, i + 1).end()
+            i = _skip(text, i + 1)
             if sep == "}":
                 break
             if sep != ",":
                 raise ValueError(f"expected ',' or '}}' at {i}")
-    if space(text, i).end() != len(text):
+    if _skip(text, i) != len(text):
         raise ValueError("extra data after the object")
     if kind != proto.BATCH:
         raise BadFrame("not a batch frame")
@@ -147,9 +152,8 @@ def _scan_batch(text: str) -> list[Entry] | None:
 
 
 def _scan_entries(text: str, i: int) -> tuple[list[Entry], int]:
-    space = _SPACE.match
     entries: list[Entry] = []
-    i = space(text, i).end()
+    i = _skip(text, i)
     if text[i : i + 1] == "]":
         return entries, i + 1
     while True:
@@ -167,9 +171,9 @@ def _scan_entries(text: str, i: int) -> tuple[list[Entry], int]:
             else:
                 entry = exc
         entries.append(entry)
-        i = space(text, i).end()
+        i = _skip(text, i)
         sep = text[i : i + 1]
-        i = space(text, i + 1).end()
+        i = _skip(text, i + 1)
         if sep == "]":
             return entries, i
         if sep != ",":
