@@ -229,7 +229,9 @@ def test_a_retrievers_nodes_appear_with_their_scores(hub: HubProcess, client: gr
     events = wait_for(
         lambda: [
             e
-            for e in hub.api("GET", f"/api/runs/{run.run_id}/events")[1]["events"]
+            for e in hub.api("GET", f"/api/runs/{run.run_id}/events")[1].get(
+                "events", []
+            )  # 404 until it arrives
             if e["type"] == "node.finished"
         ],
         10,
