@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import itertools
 import statistics
 import sys
 import tempfile
@@ -53,7 +54,7 @@ def measure(client: graphmind.Client, fn: Callable[[], Any], rounds: int, calls:
     rows: list[tuple[float, ...]] = []
     try:
         for round_ in range(rounds + 1):
-            f0, b0 = frames[0], transport._progress
+            f0, b0, e0 = frames[0], transport._progress, transport.counters["sent"]
             p0, t0 = time.process_time_ns(), time.thread_time_ns()
             for _ in range(calls):
                 fn()
@@ -67,11 +68,12 @@ def measure(client: graphmind.Client, fn: Callable[[], Any], rounds: int, calls:
                         (transport._progress - b0) / calls,
                         (t1 - t0) / calls / 1000,
                         (p1 - p0) / calls / 1000,
+                        (transport.counters["sent"] - e0) / calls,
                     )
                 )
     finally:
         transport._ws.send = send
-    keys = ("frames", "wakeups", "app_us", "process_us")
+    keys = ("frames", "wakeups", "app_us", "process_us", "events")
     return {k: statistics.median(r[i] for r in rows) for i, k in enumerate(keys)}
 
 
@@ -86,16 +88,19 @@ def main() -> None:
         if not client.ready(5):
             raise SystemExit("the hub did not attach")
         tool = client.wrap(search)
+        counter = itertools.count()
         shapes: dict[str, Callable[[], Any]] = {
-            "core wrap": functools.partial(tool, "q", 3),
+            "core wrap": lambda: tool("q", next(counter)),  # new arguments each call: no loop hold
             "openai plain": functools.partial(ob.plain, instrument_openai(ob.make_client(), session=client)),
         }
-        print(f"{'':14}{'frames/call':>12}{'wake-ups/call':>15}{'app µs':>9}{'process µs':>12}")
+        print(
+            f"{'':14}{'events/call':>12}{'frames/call':>12}{'wake-ups/call':>15}{'app µs':>9}{'process µs':>12}"
+        )
         for name, fn in shapes.items():
             calls = args.calls * (10 if name == "core wrap" else 1)
             row = measure(client, fn, args.rounds, calls)
             print(
-                f"{name:<14}{row['frames']:>12.3f}{row['wakeups']:>15.3f}{row['app_us']:>9.1f}{row['process_us']:>12.1f}"
+                f"{name:<14}{row['events']:>12.3f}{row['frames']:>12.3f}{row['wakeups']:>15.3f}{row['app_us']:>9.1f}{row['process_us']:>12.1f}"
             )
     finally:
         client.dispose()

@@ -149,8 +149,11 @@ class WriteLoop:
     def _held_gate_waiting(self) -> bool:
         """An exec.paused among the unsent events (appended before this thread could mark its window
         open, so its enqueue did not cut it). Under the lock; the unsent tail is a few events here."""
-        ring = self._ring
-        for entry in islice(ring, len(ring) - self._unsent, None):
+        left = self._unsent
+        for entry in reversed(self._ring):  # from the newest: no walk over a full ring's sent part
+            if left <= 0:
+                return False
+            left -= 1
             event = entry[0]
             if type(event) is dict and event.get("type") == proto.EXEC_PAUSED:
                 return True
