@@ -118,12 +118,14 @@ class Transport(WriteLoop):  # the write loop (one wake-up and one frame per bat
                     self._unsent -= 1
                     if type(dropped[0]) is not str:  # never sent to any hub: lost, and counted
                         self.counters["dropped"] += 1
+            # notify_all: a flush() or ready() waiting on the same condition must not take the one
+            # wake-up meant for the writer (it would then sleep out its idle wait, up to a second).
             if self._writer_idle:  # else the writer is awake and takes this event with its batch
                 self._writer_idle = False
-                self._cond.notify()
+                self._cond.notify_all()
             elif self._lingering and event.get("type") == proto.EXEC_PAUSED:  # a held gate: now
                 self._lingering = False
-                self._cond.notify()
+                self._cond.notify_all()
         if self._thread is None:
             self.start()
 
@@ -133,7 +135,7 @@ class Transport(WriteLoop):  # the write loop (one wake-up and one frame per bat
             if self.attached:
                 self._control.append(self._encode_frame(frame))
                 self._writer_idle = False
-                self._cond.notify()
+                self._cond.notify_all()
 
     def start(self) -> None:
         with self._cond:
