@@ -8,8 +8,43 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult, LLMResult
+from pydantic import BaseModel
 
 from graphmind.adapter import ModelReply, parse_model_reply
+
+# pydantic.BaseModel.__getattr__ (pydantic/main.py) raises AttributeError for a name the model lacks:
+# 3-4 µs each (a HumanMessage's `tool_calls`, a text LLM's `Generation.message`), per message per
+# model call. `field_or_none` answers the same without raising.
+_PYDANTIC_GETATTR = getattr(BaseModel, "__getattr__", None)
+_ONLY_DICT_OR_EXTRA: dict[tuple[type, str], bool] = {}
+
+
+def field_or_none(obj: Any, name: str) -> Any:
+    """`getattr(obj, name, None)`, without pydantic's exception when a LangChain object lacks `name`.
+
+    For a pydantic model whose class has no attribute `name` (fields are not class attributes in
+    pydantic 2) and keeps pydantic's own `__getattr__`, attribute lookup can only find the instance
+    `__dict__` (the fields), then `__getattr__`, which looks in the model's extra values
+    (`model_config["extra"] = "allow"`, BaseMessage's) and raises: so this reads those two. Any
+    other object or class goes through `getattr`. The per-class answer is cached (classes are not
+    expected to gain a class attribute of a message field's name at run time).
+    """
+    cls = type(obj)
+    plain = _ONLY_DICT_OR_EXTRA.get((cls, name))
+    if plain is None:
+        plain = _ONLY_DICT_OR_EXTRA[(cls, name)] = (
+            _PYDANTIC_GETATTR is not None
+            and getattr(cls, "__getattr__", None) is _PYDANTIC_GETATTR
+            and name not in (getattr(cls, "__private_attributes__", None) or ())
+            and not hasattr(cls, name)
+        )
+    if not plain:
+        return getattr(obj, name, None)
+    fields = obj.__dict__
+    if name in fields:
+        return fields[name]
+    extra = getattr(obj, "__pydantic_extra__", None)
+    return extra.get(name) if extra else None
 
 
 def text_of(content: Any) -> str:
@@ -29,7 +64,7 @@ def text_of(content: Any) -> str:
 
 def message_json(message: BaseMessage) -> dict[str, Any]:
     out: dict[str, Any] = {"role": message.type, "content": message.content}
-    tool_calls = getattr(message, "tool_calls", None)
+    tool_calls = field_or_none(message, "tool_calls")
     if tool_calls:
         out["tool_calls"] = [
             {"name": c.get("name"), "args": c.get("args"), "id": c.get("id")} for c in tool_calls
@@ -58,7 +93,7 @@ def first_message_key(messages: Sequence[Any]) -> str:
 def ai_json(message: BaseMessage) -> dict[str, Any]:
     """A model reply in the same shape an injected reply takes."""
     out: dict[str, Any] = {"content": message.content}
-    tool_calls = getattr(message, "tool_calls", None)
+    tool_calls = field_or_none(message, "tool_calls")
     if tool_calls:
         out["tool_calls"] = [
             {"name": c.get("name"), "args": c.get("args"), "id": c.get("id")} for c in tool_calls
@@ -98,7 +133,7 @@ def _usage_from_llm_output(llm_output: Any) -> dict[str, Any] | None:
 
 def chat_result_usage(result: ChatResult) -> dict[str, Any] | None:
     for g in result.generations:
-        usage = _usage_from_metadata(getattr(g.message, "usage_metadata", None))
+        usage = _usage_from_metadata(field_or_none(g.message, "usage_metadata"))
         if usage:
             return usage
     return _usage_from_llm_output(result.llm_output)
@@ -107,7 +142,7 @@ def chat_result_usage(result: ChatResult) -> dict[str, Any] | None:
 def llm_result_usage(result: LLMResult) -> dict[str, Any] | None:
     for batch in result.generations:
         for g in batch:
-            usage = _usage_from_metadata(getattr(getattr(g, "message", None), "usage_metadata", None))
+            usage = _usage_from_metadata(field_or_none(field_or_none(g, "message"), "usage_metadata"))
             if usage:
                 return usage
     return _usage_from_llm_output(result.llm_output)
@@ -116,7 +151,7 @@ def llm_result_usage(result: LLMResult) -> dict[str, Any] | None:
 def chunks_usage(chunks: Sequence[ChatGenerationChunk]) -> dict[str, Any] | None:
     total: dict[str, Any] | None = None
     for c in chunks:
-        usage = getattr(c.message, "usage_metadata", None)
+        usage = field_or_none(c.message, "usage_metadata")
         if usage:
             total = (
                 _usage_from_metadata(usage)

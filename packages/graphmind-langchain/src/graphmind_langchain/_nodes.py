@@ -15,7 +15,7 @@ from typing import Any
 
 from graphmind.adapter import Engine, NodeSpec, RunContext, StepIdentity
 
-from ._describe import first_message_key, messages_input
+from ._describe import field_or_none, first_message_key, messages_input
 
 # What a before gate offers when nothing can substitute the call (an ungated tool or model seen
 # only by the callback handler): no callback can return a result instead of the call.
@@ -32,7 +32,7 @@ def model_name(
                 return value
     if model is not None:
         for key in ("model", "model_name"):
-            value = getattr(model, key, None)
+            value = field_or_none(model, key)
             if isinstance(value, str) and value:
                 return value
         return type(model).__name__

@@ -1,0 +1,115 @@
+"""The handler's fast paths answer exactly what the plain ones did (issue 17: no behaviour change)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    ChatMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, Generation, GenerationChunk
+from pydantic import BaseModel
+
+import graphmind
+from graphmind.adapter import engine_for
+from graphmind_langchain import GraphmindCallbackHandler
+from graphmind_langchain._describe import field_or_none
+
+
+class WithProperty(HumanMessage):
+    @property
+    def tool_calls(self) -> list[str]:
+        return ["from a property"]
+
+
+class WithGetattr(HumanMessage):
+    def __getattr__(self, item: str) -> Any:
+        if item == "tool_calls":
+            return ["from __getattr__"]
+        return super().__getattr__(item)
+
+
+class Plain:
+    tool_calls = ("class attribute",)
+
+
+class Strict(BaseModel):
+    usage_metadata: dict[str, int] | None = None
+
+
+def objects() -> list[Any]:
+    return [
+        HumanMessage("hi"),
+        HumanMessage("hi", tool_calls=[{"name": "x"}]),  # an extra value (BaseMessage allows extras)
+        SystemMessage("sys"),
+        ToolMessage("out", tool_call_id="c1"),
+        ChatMessage(role="r", content="c"),
+        AIMessage("a", tool_calls=[{"name": "t", "args": {}, "id": "1"}], usage_metadata=None),
+        AIMessage("a", usage_metadata={"input_tokens": 1, "output_tokens": 2, "total_tokens": 3}),
+        AIMessageChunk(content="c", tool_call_chunks=[{"name": "t", "args": "{", "id": "1", "index": 0}]),
+        Generation(text="t"),
+        GenerationChunk(text="t"),
+        ChatGeneration(message=AIMessage("g")),
+        ChatGenerationChunk(message=AIMessageChunk(content="g")),
+        WithProperty("p"),
+        WithGetattr("g"),
+        Strict(usage_metadata={"a": 1}),
+        Strict(),
+        FakeMessagesListChatModel(responses=[AIMessage("ok")]),
+        Plain(),
+        None,
+        "text",
+    ]
+
+
+NAMES = [
+    "tool_calls",
+    "tool_call_chunks",
+    "message",
+    "usage_metadata",
+    "model",
+    "model_name",
+    "name",
+    "content",
+]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_field_or_none_is_getattr(name: str) -> None:
+    for obj in objects():
+        for _ in range(2):  # the second read comes from the per-class cache
+            assert field_or_none(obj, name) == getattr(obj, name, None), (type(obj).__name__, name)
+
+
+def test_field_or_none_sees_an_extra_value_set_after_construction() -> None:
+    message = HumanMessage("hi")
+    assert field_or_none(message, "tool_calls") is None
+    message.tool_calls = ["late"]  # type: ignore[attr-defined]
+    assert field_or_none(message, "tool_calls") == ["late"] == message.tool_calls  # type: ignore[attr-defined]
+
+
+def test_ignore_flags_read_as_langchain_defaults() -> None:
+    handler, base = GraphmindCallbackHandler(graphmind.Client(app="t", enabled=False)), BaseCallbackHandler()
+    for flag in [n for n in dir(BaseCallbackHandler) if n.startswith("ignore_")]:
+        assert getattr(handler, flag) is getattr(base, flag) is False, flag
+
+
+def test_a_given_session_is_kept_and_none_follows_the_default_client() -> None:
+    client = graphmind.Client(app="t", enabled=False)
+    assert GraphmindCallbackHandler(client)._client() is engine_for(client)
+    default = GraphmindCallbackHandler()
+    try:
+        first = graphmind.configure(app="first", enabled=False)
+        assert default._client() is engine_for(first)
+        second = graphmind.configure(app="second", enabled=False)  # a new default: the handler follows it
+        assert default._client() is engine_for(second)
+    finally:
+        graphmind.dispose()
