@@ -2,24 +2,34 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.language_models import LLM, BaseChatModel
 from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
 from langchain_core.messages import (
     AIMessage,
     AIMessageChunk,
+    BaseMessage,
     ChatMessage,
     HumanMessage,
     SystemMessage,
     ToolMessage,
 )
-from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, Generation, GenerationChunk
+from langchain_core.outputs import (
+    ChatGeneration,
+    ChatGenerationChunk,
+    ChatResult,
+    Generation,
+    GenerationChunk,
+)
 from pydantic import BaseModel
 
 import graphmind
 from graphmind.adapter import engine_for
+from graphmind.testing import FakeHub
 from graphmind_langchain import GraphmindCallbackHandler
 from graphmind_langchain._describe import field_or_none
 
@@ -113,3 +123,86 @@ def test_a_given_session_is_kept_and_none_follows_the_default_client() -> None:
         assert default._client() is engine_for(second)
     finally:
         graphmind.dispose()
+
+
+class ToolCallStreamer(BaseChatModel):
+    """Streams one tool call in three chunks (id and name first, then the arguments in two parts)."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "tool-call-streamer"
+
+    def _generate(self, messages: list[BaseMessage], stop: Any = None, **kwargs: Any) -> ChatResult:
+        raise AssertionError("only streamed here")
+
+    def _stream(
+        self, messages: list[BaseMessage], stop: Any = None, **kwargs: Any
+    ) -> Iterator[ChatGenerationChunk]:
+        call_id = f"call-{len(messages)}"
+        parts: list[dict[str, Any]] = [
+            {"name": "search", "args": "", "id": call_id, "index": 0},
+            {"name": None, "args": '{"query": ', "id": None, "index": 0},
+            {"name": None, "args": '"q"}', "id": None, "index": 0},
+        ]
+        for part in parts:
+            chunk = ChatGenerationChunk(message=AIMessageChunk(content="", tool_call_chunks=[part]))  # type: ignore[list-item]
+            run_manager = kwargs.get("run_manager")
+            if run_manager is not None:
+                run_manager.on_llm_new_token("", chunk=chunk)
+            yield chunk
+
+
+def tool_args(hub: FakeHub, instance_id: str) -> list[dict[str, Any]]:
+    return [
+        d
+        for e in hub.of_type("node.token")
+        if e["instanceId"] == instance_id
+        for d in e["deltas"]
+        if d["t"] == "tool-args"
+    ]
+
+
+def test_streamed_tool_call_arguments_keep_their_id_and_name_per_step(
+    hub: FakeHub, client: graphmind.Client
+) -> None:
+    handler = GraphmindCallbackHandler(client)
+    model = ToolCallStreamer()
+    for prompt in (["hi"], ["hi", "again"]):  # two steps: each node keeps its own tool-call ids
+        list(model.stream([HumanMessage(p) for p in prompt], config={"callbacks": [handler]}))
+    hub.wait_event(lambda e: e["type"] == "node.finished" and len(hub.of_type("node.finished")) == 2)
+    starts = hub.of_type("node.started")
+    assert [s["nodeId"] for s in starts] == ["llm:step", "llm:step"]
+    for start, call_id in zip(starts, ("call-1", "call-2"), strict=True):
+        deltas = tool_args(hub, start["instanceId"])
+        assert {(d["toolCallId"], d["toolName"]) for d in deltas} == {(call_id, "search")}
+        assert "".join(d["v"] for d in deltas) == '{"query": "q"}'
+    assert handler._links == {}
+
+
+class TextStreamer(LLM):
+    """A text LLM whose `_stream` reports each chunk, as real ones do (BaseLLM.stream leaves it to them)."""
+
+    @property
+    def _llm_type(self) -> str:
+        return "text-streamer"
+
+    def _call(self, prompt: str, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> str:
+        return "hello"
+
+    def _stream(
+        self, prompt: str, stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> Iterator[GenerationChunk]:
+        for text in ("hel", "lo"):
+            chunk = GenerationChunk(text=text)
+            if run_manager is not None:
+                run_manager.on_llm_new_token(text, chunk=chunk)
+            yield chunk
+
+
+def test_a_text_llm_stream_arrives_as_text_tokens(hub: FakeHub, client: graphmind.Client) -> None:
+    llm = TextStreamer()
+    assert "".join(llm.stream("q", config={"callbacks": [GraphmindCallbackHandler(client)]})) == "hello"
+    hub.wait_event(lambda e: e["type"] == "node.finished")
+    deltas = [d for e in hub.of_type("node.token") for d in e["deltas"]]
+    assert [d["t"] for d in deltas] == ["text"] * len(deltas)
+    assert "".join(d["v"] for d in deltas) == "hello"

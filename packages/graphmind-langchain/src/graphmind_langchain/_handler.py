@@ -28,7 +28,14 @@ import graphmind
 from graphmind.adapter import Engine, NodeExecution, NodeSpec, RunAborted, RunContext, engine_for
 
 from . import _registry as registry
-from ._describe import documents_json, llm_result_json, llm_result_usage, tool_output_json, tool_roster
+from ._describe import (
+    documents_json,
+    field_or_none,
+    llm_result_json,
+    llm_result_usage,
+    tool_output_json,
+    tool_roster,
+)
 from ._dual import dual
 from ._inline import InlineExceptTextLlmStart
 from ._links import Link, name_of, root_line, run_name
@@ -213,16 +220,6 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
         self._links[run_id] = Link(ex.run, None, ex)
         return ex
 
-    def _open(self, client: Engine, where: str, opener: Any, *args: Any) -> NodeExecution | None:
-        try:
-            opened: NodeExecution | None = opener(client, *args)
-            return opened
-        except RunAborted:
-            raise
-        except Exception as exc:
-            self._fail_open(client, where, exc)
-            return None
-
     def _hold(self, client: Engine, ex: NodeExecution) -> None:
         try:
             ex.before()
@@ -245,18 +242,32 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
     # two coroutines per call.
     def _start(self, where: str, opener: Any, *args: Any) -> None:
         client = self._client()
-        if client.live:
-            ex = self._open(client, where, opener, *args)
-            if ex is not None and ex.may_hold():
-                self._hold(client, ex)
+        if not client.live:
+            return
+        try:
+            ex: NodeExecution | None = opener(client, *args)
+        except RunAborted:
+            raise
+        except Exception as exc:
+            self._fail_open(client, where, exc)
+            return
+        if ex is not None and ex.may_hold():
+            self._hold(client, ex)
 
     async def _astart(self, where: str, opener: Any, *args: Any) -> None:
         client = self._client()
-        if client.live:
-            await client.await_attach()
-            ex = self._open(client, where, opener, *args)
-            if ex is not None and ex.may_hold():
-                await self._ahold(client, ex)
+        if not client.live:
+            return
+        await client.await_attach()
+        try:
+            ex: NodeExecution | None = opener(client, *args)
+        except RunAborted:
+            raise
+        except Exception as exc:
+            self._fail_open(client, where, exc)
+            return
+        if ex is not None and ex.may_hold():
+            await self._ahold(client, ex)
 
     # Each start below is one sync and one async variant of a single line (see _dual.py for why
     # both exist). LangChain passes run_id, parent_run_id, metadata (and inputs for tools) by name.
@@ -319,8 +330,11 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
         link = self._links.get(run_id)
         if link is None or link.ex is None:
             return
+        ids = link.tool_ids
+        if ids is None:  # made on the first token: most nodes stream nothing
+            ids = link.tool_ids = {}
         try:
-            emit(link.ex, token, getattr(chunk, "message", None), link.tool_ids)
+            emit(link.ex, token, field_or_none(chunk, "message"), ids)
         except Exception as exc:
             self._fail_open(self._client(), "on_llm_new_token", exc)
 
