@@ -17,6 +17,7 @@ from graphmind.adapter import ModelReply, parse_model_reply
 # model call. `field_or_none` answers the same without raising.
 _PYDANTIC_GETATTR = getattr(BaseModel, "__getattr__", None)
 _ONLY_DICT_OR_EXTRA: dict[tuple[type, str], bool] = {}
+_ABSENT = object()
 
 
 def field_or_none(obj: Any, name: str) -> Any:
@@ -29,22 +30,26 @@ def field_or_none(obj: Any, name: str) -> Any:
     other object or class goes through `getattr`. The per-class answer is cached (classes are not
     expected to gain a class attribute of a message field's name at run time).
     """
-    cls = type(obj)
-    plain = _ONLY_DICT_OR_EXTRA.get((cls, name))
+    plain = _ONLY_DICT_OR_EXTRA.get((type(obj), name))
     if plain is None:
-        plain = _ONLY_DICT_OR_EXTRA[(cls, name)] = (
-            _PYDANTIC_GETATTR is not None
-            and getattr(cls, "__getattr__", None) is _PYDANTIC_GETATTR
-            and name not in (getattr(cls, "__private_attributes__", None) or ())
-            and not hasattr(cls, name)
-        )
+        plain = _learn(type(obj), name)
     if not plain:
         return getattr(obj, name, None)
-    fields = obj.__dict__
-    if name in fields:
-        return fields[name]
+    value = obj.__dict__.get(name, _ABSENT)
+    if value is not _ABSENT:
+        return value
     extra = getattr(obj, "__pydantic_extra__", None)
     return extra.get(name) if extra else None
+
+
+def _learn(cls: type, name: str) -> bool:
+    plain = _ONLY_DICT_OR_EXTRA[(cls, name)] = (
+        _PYDANTIC_GETATTR is not None
+        and getattr(cls, "__getattr__", None) is _PYDANTIC_GETATTR
+        and name not in (getattr(cls, "__private_attributes__", None) or ())
+        and not hasattr(cls, name)
+    )
+    return plain
 
 
 def text_of(content: Any) -> str:

@@ -22,14 +22,20 @@ from ._describe import field_or_none, first_message_key, messages_input
 OBSERVE_ONLY_ACTIONS = ("continue", "abort")
 
 
+_NAME_KEYS = ("model", "model_name", "ls_model_name")
+_NAME_KEY_SET = frozenset(_NAME_KEYS)
+
+
 def model_name(
     model: Any = None, params: dict[str, Any] | None = None, metadata: dict[str, Any] | None = None
 ) -> str | None:
-    for source in (params or {}, metadata or {}):
-        for key in ("model", "model_name", "ls_model_name"):
-            value = source.get(key)
-            if isinstance(value, str) and value:
-                return value
+    for source in (params, metadata):
+        # one C-level check first: most metadata (and a fake model's params) has none of the keys
+        if source and not _NAME_KEY_SET.isdisjoint(source):
+            for key in _NAME_KEYS:
+                value = source.get(key)
+                if isinstance(value, str) and value:
+                    return value
     if model is not None:
         for key in ("model", "model_name"):
             value = field_or_none(model, key)
