@@ -72,6 +72,7 @@ def objects() -> list[Any]:
         WithProperty("p"),
         WithGetattr("g"),
         Strict(usage_metadata={"a": 1}),
+        HumanMessage.model_construct(),  # no field set at all: every read goes through __getattr__
         Strict(),
         FakeMessagesListChatModel(responses=[AIMessage("ok")]),
         Plain(),

@@ -16,24 +16,25 @@ from graphmind.adapter import ModelReply, parse_model_reply
 # 3-4 µs each (a HumanMessage's `tool_calls`, a text LLM's `Generation.message`), per message per
 # model call. `field_or_none` answers the same without raising.
 _PYDANTIC_GETATTR = getattr(BaseModel, "__getattr__", None)
-_ONLY_DICT_OR_EXTRA: dict[tuple[type, str], bool] = {}
+_EXTRA_ONLY: dict[tuple[type, str], bool] = {}
 _ABSENT = object()
 
 
 def field_or_none(obj: Any, name: str) -> Any:
     """`getattr(obj, name, None)`, without pydantic's exception when a LangChain object lacks `name`.
 
-    For a pydantic model whose class has no attribute `name` (fields are not class attributes in
-    pydantic 2) and keeps pydantic's own `__getattr__`, attribute lookup can only find the instance
-    `__dict__` (the fields), then `__getattr__`, which looks in the model's extra values
-    (`model_config["extra"] = "allow"`, BaseMessage's) and raises: so this reads those two. Any
-    other object or class goes through `getattr`. The per-class answer is cached (classes are not
-    expected to gain a class attribute of a message field's name at run time).
+    A pydantic model whose class has neither a field nor any attribute called `name`, and keeps
+    pydantic's own `__getattr__`, can only find it in the instance `__dict__` (set by hand) or, through
+    that `__getattr__`, in the model's extra values (`extra="allow"`, as BaseMessage has), else it
+    raises: for those classes this reads the two directly. Everything else (a field, a property,
+    any other object) is a plain `getattr`, which is fast when the attribute exists. The per-class
+    answer is cached (a class is not expected to gain such an attribute at run time).
     """
-    plain = _ONLY_DICT_OR_EXTRA.get((type(obj), name))
-    if plain is None:
-        plain = _learn(type(obj), name)
-    if not plain:
+    key = (type(obj), name)
+    extra_only = _EXTRA_ONLY.get(key)
+    if extra_only is None:
+        extra_only = _learn(key)
+    if not extra_only:
         return getattr(obj, name, None)
     value = obj.__dict__.get(name, _ABSENT)
     if value is not _ABSENT:
@@ -42,14 +43,18 @@ def field_or_none(obj: Any, name: str) -> Any:
     return extra.get(name) if extra else None
 
 
-def _learn(cls: type, name: str) -> bool:
-    plain = _ONLY_DICT_OR_EXTRA[(cls, name)] = (
+def _learn(key: tuple[type, str]) -> bool:
+    cls, name = key
+    fields = getattr(cls, "__pydantic_fields__", None)
+    extra_only = _EXTRA_ONLY[key] = (
         _PYDANTIC_GETATTR is not None
         and getattr(cls, "__getattr__", None) is _PYDANTIC_GETATTR
+        and isinstance(fields, dict)
+        and name not in fields
         and name not in (getattr(cls, "__private_attributes__", None) or ())
         and not hasattr(cls, name)
     )
-    return plain
+    return extra_only
 
 
 def text_of(content: Any) -> str:

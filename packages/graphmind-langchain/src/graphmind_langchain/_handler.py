@@ -23,6 +23,7 @@ from typing import Any
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.outputs import ChatGenerationChunk
 
 import graphmind
 from graphmind.adapter import Engine, NodeExecution, NodeSpec, RunAborted, RunContext, engine_for
@@ -334,7 +335,14 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
         if ids is None:  # made on the first token: most nodes stream nothing
             ids = link.tool_ids = {}
         try:
-            emit(link.ex, token, field_or_none(chunk, "message"), ids)
+            # a chat chunk has its message as a field (plain getattr); a text LLM's GenerationChunk
+            # has none, which pydantic would answer with an exception per token (field_or_none)
+            message = (
+                getattr(chunk, "message", None)
+                if type(chunk) is ChatGenerationChunk
+                else field_or_none(chunk, "message")
+            )
+            emit(link.ex, token, message, ids)
         except Exception as exc:
             self._fail_open(self._client(), "on_llm_new_token", exc)
 

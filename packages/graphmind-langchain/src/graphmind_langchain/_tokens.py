@@ -6,14 +6,14 @@ from typing import Any
 
 from graphmind.adapter import NodeExecution
 
-from ._describe import field_or_none, text_of
+from ._describe import text_of
 
 
 def emit(ex: NodeExecution, content: Any, message: Any, tool_ids: dict[int, tuple[str, str]]) -> None:
     text = content if isinstance(content, str) else text_of(content)
     if text:
         ex.token(text)
-    calls = field_or_none(message, "tool_call_chunks")
+    calls = getattr(message, "tool_call_chunks", None)
     if not calls:
         return
     for call in calls:
