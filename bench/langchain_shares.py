@@ -4,7 +4,8 @@ Two views that hold on a loaded machine better than wall or CPU timing of the wh
 
 - `--bytecodes` (default): Python bytecodes executed per call over no handler, on the calling
   thread (`sys.settrace` opcode events, deterministic; C work is not counted), split by where the
-  code lives: LangChain and the standard library, graphmind_langchain, graphmind (core). The inline
+  code lives: LangChain and the standard library, graphmind_langchain, graphmind (core); a library
+  function a graphmind package calls counts for that package. The inline
   no-op handler's count is printed beside it: what LangChain's dispatch of any inline handler costs.
 - `--split`: per call over no handler, the calling thread's CPU and the other threads' (process CPU
   minus the calling thread's: the transport, an executor), detached and attached to a real hub
@@ -93,14 +94,24 @@ def _where(filename: str) -> str:
 
 
 def bytecodes(cell: Call, callbacks: list[Any], calls: int = 20) -> Counter[str]:
-    """Bytecodes per call on this thread, by where the code lives."""
+    """Bytecodes per call on this thread, by where the code lives; code outside both graphmind
+    packages (a dataclass `__init__`, `UUID.__hash__`, a pydantic property) counts for the
+    graphmind package that called it."""
     counts: Counter[str] = Counter()
+    groups: dict[int, str] = {}  # live frame -> its group
 
     def tracer(frame: FrameType, event: str, arg: Any) -> Any:
-        if event == "call":
+        if event == "opcode":
+            counts[groups.get(id(frame), "LangChain + stdlib")] += 1
+        elif event == "call":
             frame.f_trace_opcodes = True
-        elif event == "opcode":
-            counts[_where(frame.f_code.co_filename)] += 1
+            where = _where(frame.f_code.co_filename)
+            caller = groups.get(id(frame.f_back)) if frame.f_back is not None else None
+            groups[id(frame)] = (
+                caller if where == "LangChain + stdlib" and caller in ("adapter", "core") else where
+            )
+        elif event == "return":
+            groups.pop(id(frame), None)
         return tracer
 
     config = {"callbacks": callbacks}
