@@ -11,20 +11,16 @@ messages are the environment page's "Loop hold" section.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import contextvars
 import functools
-import itertools
-import sys
 import threading
-import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._fingerprint import DEFAULT_IGNORE_KEYS, canonical_text, digest_of, fingerprint
+from ._exec_lines import line_of_execution
+from ._fingerprint import DEFAULT_IGNORE_KEYS, digest_of, fingerprint, text_function
 from ._redaction import PLACEHOLDER
 
 __all__ = [
@@ -171,68 +167,6 @@ def resolve_loop_guard_config(
     return LoopGuardConfig(**values)
 
 
-# ---- lines of execution ----------------------------------------------------------------------
-_line_numbers = itertools.count(1)
-_thread_line = threading.local()
-# A task's number lives as long as the task (a dead task's id() can be reused, its number not).
-_task_lines: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
-_task_lines_lock = threading.Lock()
-# The calling task's (weak reference to it, its number), kept in its own context: one ContextVar
-# read per call instead of a WeakKeyDictionary lookup (which builds a weak reference per call). A
-# task started from this one inherits the entry, but the reference names its parent, so it looks
-# itself up in `_task_lines` and gets a number of its own.
-_task_line_cache: contextvars.ContextVar[tuple[weakref.ReferenceType[Any], int] | None] = (
-    contextvars.ContextVar("graphmind_task_line", default=None)
-)
-
-
-# Before 3.12, `asyncio.current_task()` is a Python function that looks the running loop up again
-# and reads asyncio's loop -> task dict; reading that dict directly saves a call per watched call
-# (https://github.com/python/cpython/blob/v3.11.7/Lib/asyncio/tasks.py#L36-L40). From 3.12 on
-# current_task() is C, and where the task lives changed (3.14 keeps it on the thread state), so
-# there current_task() itself is used.
-_CURRENT_TASKS: dict[Any, Any] | None = None
-if sys.version_info < (3, 12):
-    _tasks_table = getattr(asyncio.tasks, "_current_tasks", None)
-    if type(_tasks_table) is dict:
-        _CURRENT_TASKS = _tasks_table
-
-
-def _current_task() -> Any:
-    """The running asyncio task, else the running trio task, else None (plain thread code)."""
-    loop = asyncio._get_running_loop()  # the C-level check asyncio itself uses; never raises
-    if loop is not None:
-        if _CURRENT_TASKS is not None:
-            return _CURRENT_TASKS.get(loop)
-        return asyncio.current_task()
-    trio = sys.modules.get("trio")
-    if trio is not None:
-        try:
-            return trio.lowlevel.current_task()
-        except RuntimeError:  # trio imported, not running in this thread
-            return None
-    return None
-
-
-def line_of_execution() -> int:
-    """A number for the calling task (asyncio or trio), else for the calling thread; never reused."""
-    task = _current_task()
-    if task is not None:
-        cached = _task_line_cache.get()
-        if cached is not None and cached[0]() is task:
-            return cached[1]
-        number = _task_lines.get(task)
-        if number is None:
-            with _task_lines_lock:
-                number = _task_lines.setdefault(task, next(_line_numbers))
-        _task_line_cache.set((weakref.ref(task), number))
-        return number
-    number = getattr(_thread_line, "number", None)
-    if number is None:
-        number = _thread_line.number = next(_line_numbers)
-    return number
-
-
 # ---- the guard -------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class LoopHit:
@@ -253,7 +187,7 @@ class LoopHit:
         }
 
 
-@dataclass
+@dataclass(slots=True)
 class _Streak:
     node_id: str
     # hash() and length of the canonical text, not the text (arguments can be megabytes) nor its
@@ -278,6 +212,10 @@ def loop_warning(name: str, node_id: str, repeats: int, config: LoopGuardConfig)
     )
 
 
+def _always(value: bool) -> Callable[[], bool]:
+    return lambda: value
+
+
 class LoopGuard:
     """Counts identical watched calls in a row, per run (per thread / task outside any run). Thread-safe; never raises."""
 
@@ -285,9 +223,13 @@ class LoopGuard:
         self.config = config
         self._warn = warn
         self._ignore = frozenset(config.ignore_keys)
+        self._text = text_function(self._ignore)  # canonical_text with the ignore set's lookups done
         self._kinds = frozenset(config.kinds)
         self._allow = frozenset(config.allow_nodes)
-        self._enabled = config.enabled  # the config is frozen: read the property once, not per call
+        # The config is frozen: its fields are read once, not per call.
+        self._enabled = config.enabled
+        self._threshold = config.threshold
+        self._pause = config.mode == "pause"
         self._lock = threading.Lock()
         # run id (with the line of execution for the implicit run) -> its current streak; the
         # oldest are forgotten past MAX_TRACKED_RUNS.
@@ -311,14 +253,31 @@ class LoopGuard:
         where one framework-level call begins names it) or else the calling thread's or task's."""
         if not self._enabled or kind not in self._kinds:
             return None  # unwatched calls neither count nor break a streak
+        return self.watch(
+            run_id, node_id, name, args, seq, _always(attached), hide_fingerprint, implicit, line
+        )
+
+    def watch(
+        self,
+        run_id: str,
+        node_id: str,
+        name: str,
+        args: Any,
+        seq: int,
+        attached: Callable[[], bool],
+        hide_fingerprint: bool,
+        implicit: bool,
+        line: Hashable | None,
+    ) -> LoopHit | None:
+        """`observe` for a call the engine already knows is watched (the guard on, a watched kind),
+        with positional arguments; `attached` is asked only when the streak reaches the threshold."""
         try:
-            text = canonical_text(args, self._ignore)
+            text = self._text(args)
         except Exception:  # cannot happen by design; a guard must never break the call it watches
             return None
         key = (hash(text), len(text))
-        allowed = node_id in self._allow or name in self._allow
+        # outside any run the streak is the line's / thread's / task's
         line = (run_id, line_of_execution() if line is None else line) if implicit else run_id
-        config = self.config
         streaks = self._streaks
         with self._lock:
             streak = streaks.get(line)
@@ -334,9 +293,9 @@ class LoopGuard:
                     streak.warned = False
                 streaks.move_to_end(line)
             repeats = streak.count
-            if allowed or repeats < config.threshold:
+            if repeats < self._threshold or node_id in self._allow or name in self._allow:
                 return None
-            if attached and config.mode == "pause":
+            if self._pause and attached():
                 return LoopHit(
                     repeats,
                     streak.first_seq,
@@ -348,7 +307,7 @@ class LoopGuard:
                 return None
             streak.warned = True
         with contextlib.suppress(Exception):
-            self._warn(loop_warning(name, node_id, repeats, config))
+            self._warn(loop_warning(name, node_id, repeats, self.config))
         return None
 
     def _restart(

@@ -97,7 +97,7 @@ class ToolCallIds:
         self._implicit: contextvars.ContextVar[PendingToolCalls | None] = contextvars.ContextVar(
             f"graphmind_pending_tool_calls_{key}", default=None
         )
-        self._used = False  # nothing was ever reported: tool nodes skip the lookup
+        self.used = False  # nothing was ever reported: tool nodes skip the lookup (Engine.start_node)
 
     def _queue(self, run: RunContext, create: bool) -> PendingToolCalls | None:
         if run.implicit:
@@ -117,13 +117,13 @@ class ToolCallIds:
         replace what the previous step under that parent asked for and no tool took."""
         pending = self._queue(run, create=bool(calls))
         if pending is not None:
-            self._used = True
+            self.used = True
             pending.replace(parent, calls)
 
     def assign(self, run: RunContext, parent: str, spec: NodeSpec) -> None:
         """Gives a tool node without an id the next waiting call id of its tool; a node that has an
         id (explicit) removes that id from the queue instead."""
-        if not self._used:
+        if not self.used:
             return
         pending = self._queue(run, create=False)
         if pending is None or not len(pending):
