@@ -20,7 +20,7 @@ from typing import Any
 
 from ._jsonsafe import CIRCULAR, MAX_DEPTH, TOO_DEEP, json_key, to_jsonable
 
-__all__ = ["DEFAULT_IGNORE_KEYS", "fingerprint"]
+__all__ = ["DEFAULT_IGNORE_KEYS", "fingerprint", "flat_copy", "same_flat", "text_function"]
 
 DEFAULT_IGNORE_KEYS = ("_meta",)
 
@@ -241,3 +241,44 @@ def _tidy(value: Any, ignore: frozenset[str]) -> Any:
 
 # ignore set -> its canonical text function (text_function)
 _text_functions: dict[frozenset[str], Callable[[Any], str]] = {}
+
+
+# ---- flat arguments: "same canonical text?" without encoding ---------------------------------
+# The loop guard asks on every watched call whether this call's canonical text equals the previous
+# one's. For the most common shape, a flat dict of short scalars, a copy of the dict answers that
+# without an encode (`same_flat`); tests/test_loop_guard.py proves the answers equal over awkward
+# values. The bounds keep what a streak holds on to small.
+FLAT_MAX_KEYS = 32
+FLAT_MAX_CHARS = 256
+
+
+def flat_copy(args: Any, ignore: frozenset[str]) -> dict[str, Any] | None:
+    """A copy of `args` when it is an exact dict of at most FLAT_MAX_KEYS exact-str keys, none of them
+    ignored, whose values are of exact type str (at most FLAT_MAX_CHARS), int, bool, None or a
+    finite float; else None (the caller compares canonical texts)."""
+    if type(args) is not dict or len(args) > FLAT_MAX_KEYS or not ignore.isdisjoint(args):
+        return None
+    for k, v in args.items():
+        t = type(v)
+        if type(k) is not str:
+            return None
+        if t is str:
+            if len(v) > FLAT_MAX_CHARS:
+                return None
+        elif not (t is int or t is bool or v is None or (t is float and v - v == 0)):  # v - v: NaN, inf
+            return None
+    return args.copy()
+
+
+def same_flat(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether two `flat_copy` dicts have the same canonical text. Keys: the same set. Values: a
+    str's text is one-to-one; numbers are equal exactly when their texts are (an integral float is
+    written as the int, 1.0 and 1 are both "1", Python compares int and float exactly); None only
+    equals None; but True == 1 == 1.0 in Python while JSON writes "true": so the bools must sit at
+    the same keys."""
+    if a != b:
+        return False
+    for k, v in a.items():  # noqa: SIM110 (a loop, not all(<generator>): this runs on every identical call)
+        if (type(v) is bool) is not (type(b[k]) is bool):
+            return False
+    return True

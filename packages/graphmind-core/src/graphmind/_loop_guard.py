@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._exec_lines import line_of_execution
-from ._fingerprint import DEFAULT_IGNORE_KEYS, digest_of, fingerprint, text_function
+from ._fingerprint import DEFAULT_IGNORE_KEYS, digest_of, fingerprint, flat_copy, same_flat, text_function
 from ._redaction import PLACEHOLDER
 
 __all__ = [
@@ -191,8 +191,9 @@ class LoopHit:
 class _Streak:
     node_id: str
     # hash() and length of the canonical text, not the text (arguments can be megabytes) nor its
-    # sha256 (computed only when a call is held: the wire's fingerprint).
-    key: tuple[int, int]
+    # sha256 (computed only when a call is held: the wire's fingerprint); or, for flat arguments
+    # of short scalars, a copy of them (`flat_copy`: compared without an encode, same answer).
+    key: tuple[int, int] | dict[str, Any]
     count: int
     first_seq: int
     warned: bool = False
@@ -271,11 +272,14 @@ class LoopGuard:
     ) -> LoopHit | None:
         """`observe` for a call the engine already knows is watched (the guard on, a watched kind),
         with positional arguments; `attached` is asked only when the streak reaches the threshold."""
-        try:
-            text = self._text(args)
-        except Exception:  # cannot happen by design; a guard must never break the call it watches
-            return None
-        key = (hash(text), len(text))
+        text: str | None = None
+        key: tuple[int, int] | dict[str, Any] | None = flat_copy(args, self._ignore)
+        if key is None:
+            try:
+                text = self._text(args)
+            except Exception:  # cannot happen by design; a guard must never break the call it watches
+                return None
+            key = (hash(text), len(text))
         # outside any run the streak is the line's / thread's / task's
         line = (run_id, line_of_execution() if line is None else line) if implicit else run_id
         streaks = self._streaks
@@ -286,7 +290,7 @@ class LoopGuard:
                 if len(streaks) > MAX_TRACKED_RUNS:
                     streaks.popitem(last=False)
             else:
-                if streak.node_id == node_id and streak.key == key:
+                if streak.node_id == node_id and self._same(streak.key, key):
                     streak.count += 1
                 else:  # a new streak on this line: the line's record starts over (no new object)
                     streak.node_id, streak.key, streak.count, streak.first_seq = node_id, key, 1, seq
@@ -300,7 +304,9 @@ class LoopGuard:
                     repeats,
                     streak.first_seq,
                     seq,
-                    PLACEHOLDER if hide_fingerprint else digest_of(text),
+                    PLACEHOLDER
+                    if hide_fingerprint
+                    else digest_of(self._text(args) if text is None else text),
                     functools.partial(self._restart, line, streak, node_id, key, streak.first_seq, seq),
                 )
             if streak.warned:
@@ -309,6 +315,19 @@ class LoopGuard:
         with contextlib.suppress(Exception):
             self._warn(loop_warning(name, node_id, repeats, self.config))
         return None
+
+    def _same(self, a: tuple[int, int] | dict[str, Any], b: tuple[int, int] | dict[str, Any]) -> bool:
+        """Whether two streak keys stand for the same canonical text (a flat copy against a text's
+        key: the copy's text, computed now, is the one its call had: its values are immutable)."""
+        if type(a) is dict:
+            if type(b) is dict:
+                return same_flat(a, b)
+            text = self._text(a)
+            return (hash(text), len(text)) == b
+        if type(b) is dict:
+            text = self._text(b)
+            return a == (hash(text), len(text))
+        return a == b
 
     def _restart(
         self, line: Hashable, streak: _Streak, node_id: str, key: Any, first_seq: int, seq: int
