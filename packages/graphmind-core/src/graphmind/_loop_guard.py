@@ -290,7 +290,13 @@ class LoopGuard:
                 if len(streaks) > MAX_TRACKED_RUNS:
                     streaks.popitem(last=False)
             else:
-                if streak.node_id == node_id and self._same(streak.key, key):
+                old = streak.key
+                if streak.node_id == node_id and (
+                    # two flat copies that differ (a tool called again with other arguments): no call
+                    (old == key and same_flat(old, key))
+                    if type(old) is dict and type(key) is dict
+                    else self._same(old, key)
+                ):
                     streak.count += 1
                 else:  # a new streak on this line: the line's record starts over (no new object)
                     streak.node_id, streak.key, streak.count, streak.first_seq = node_id, key, 1, seq
