@@ -51,8 +51,8 @@ def _identity(value: Any) -> Any:
     return value
 
 
-def _next(it: Iterator[T]) -> T:
-    return next(it)
+# The default `advance`: the builtin itself (a Python function around it was a frame per item).
+_next: Callable[[Iterator[Any]], Any] = next
 
 
 async def _anext(it: AsyncIterator[T]) -> T:
