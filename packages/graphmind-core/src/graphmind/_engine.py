@@ -11,8 +11,8 @@ started ─► before gate ─► body ─► after gate ─► finished
 
 `Engine` is the adapter-facing part of one client (`graphmind.adapter.engine_for`): it starts
 nodes, runs a call as one node (`execute` / `aexecute`), begins and ends runs, names model steps,
-hints and warns. `NodeExecution` is one node: its gates (`_execution.py`) and its call and stream
-loops (`_call_loop.py`, `_stream_loop.py`). Nothing here knows about any framework.
+hints and warns. `NodeExecution` (`_node_execution.py`) is one node: its gates (`_execution.py`) and
+its call and stream loops (`_call_loop.py`, `_stream_loop.py`). Nothing here knows about any framework.
 """
 
 from __future__ import annotations
