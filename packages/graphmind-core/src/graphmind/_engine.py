@@ -36,10 +36,8 @@ from ._run_events import Runs
 from ._steps import StepIdentity
 from ._tool_call_ids import calls_from
 
-__all__ = [
-    "Engine",
-    "NodeExecution",
-]  # NodeExecution lives in _node_execution.py; adapters import it from here
+# NodeExecution lives in _node_execution.py; adapters import it from here (graphmind.adapter).
+__all__ = ["Engine", "NodeExecution"]
 
 T = TypeVar("T")
 
@@ -153,8 +151,10 @@ class Engine:
             pending = self.tool_call_id.get()
             if spec.instance_id is None and pending is not None and pending[1] == parent:
                 spec.instance_id = pending[0]
-            if host.tool_calls.used:  # the id a model step asked this tool with (docs/protocol.md,
-                host.tool_calls.assign(run, parent or run.run_id, spec)  # "Tool node identity")
+            # The id a model step asked this tool with (docs/protocol.md, "Tool node identity"); no
+            # call at all until some model step reported its tool calls.
+            if host.tool_calls.used:
+                host.tool_calls.assign(run, parent or run.run_id, spec)
         node = NodeExecution(host, spec, run, parent or run.run_id)
         if not host.live():
             return node
