@@ -246,8 +246,8 @@ _text_functions: dict[frozenset[str], Callable[[Any], str]] = {}
 # ---- flat arguments: "same canonical text?" without encoding ---------------------------------
 # The loop guard asks on every watched call whether this call's canonical text equals the previous
 # one's. For the most common shape, a flat dict of short scalars, a copy of the dict answers that
-# without an encode (`same_flat`); tests/test_loop_guard.py proves the answers equal over awkward
-# values. The bounds keep what a streak holds on to small.
+# without an encode (`same_flat`); graphmind-core's tests/test_loop_guard_flat.py proves the
+# answers equal over awkward values. The bounds keep what a streak holds on to small.
 FLAT_MAX_KEYS = 32
 FLAT_MAX_CHARS = 256
 
