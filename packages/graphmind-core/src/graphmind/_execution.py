@@ -95,13 +95,21 @@ class NodeRecord:
         }
 
     def emit_started(self) -> int:
-        event = self._base(proto.NODE_STARTED)
-        event["parentInstanceId"] = self.parent_instance_id
-        event["input"] = self.spec.input
-        if self.spec.attrs:
-            event["attrs"] = self.spec.attrs
-        if self.spec.extra:
-            event.update(self.spec.extra)
+        spec = self.spec  # `_base` and its fields in one literal (every node starts here)
+        event = {
+            "type": proto.NODE_STARTED,
+            "runId": self.run.run_id,
+            "nodeId": self.node_id,
+            "instanceId": self.instance_id,
+            "kind": spec.kind,
+            "name": spec.name,
+            "parentInstanceId": self.parent_instance_id,
+            "input": spec.input,
+        }
+        if spec.attrs:
+            event["attrs"] = spec.attrs
+        if spec.extra:
+            event.update(spec.extra)
         return self.host.emit(event, self.trusted)
 
     @contextmanager
@@ -178,11 +186,19 @@ class NodeRecord:
         if self._deltas:  # most nodes streamed nothing: no call
             self.flush_tokens()
         self.ended = True
-        event = self._base(proto.NODE_FINISHED)
-        event["output"] = output
-        # round(…, 2) is _clock.round_ms inlined (every node finishes here: two calls less)
-        event["durationMs"] = round(self.host.clock() - self.started_at, 2)
-        event["heldMs"] = round(self.held_ms, 2)
+        host = self.host
+        # `_base` in one literal (every node finishes here); round(…, 2) is _clock.round_ms inlined
+        event = {
+            "type": proto.NODE_FINISHED,
+            "runId": self.run.run_id,
+            "nodeId": self.node_id,
+            "instanceId": self.instance_id,
+            "kind": self.spec.kind,
+            "name": self.spec.name,
+            "output": output,
+            "durationMs": round(host.clock() - self.started_at, 2),
+            "heldMs": round(self.held_ms, 2) if self.held_ms else self.held_ms,  # round(): ~0.3 µs
+        }
         if self.injected:
             event["injected"] = True
         if usage is not None:
@@ -191,11 +207,9 @@ class NodeRecord:
             event["cutShort"] = True
         if extra:
             event.update(extra)
-        self.host.emit(event, self.trusted)
+        host.emit(event, self.trusted)
         if self.spec.tool_calls_in_output:
-            self.host.tool_calls.expect(
-                self.run, self.parent_instance_id or self.run.run_id, calls_of(output)
-            )
+            host.tool_calls.expect(self.run, self.parent_instance_id or self.run.run_id, calls_of(output))
 
     def fail(self, exc: BaseException, **extra: Any) -> None:
         if self.ended:
