@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from . import protocol as proto
 from ._clock import Clock, round_ms
@@ -38,11 +38,17 @@ def _identity(value: Any) -> Any:
     return value
 
 
+class Emit(Protocol):
+    """`Client._emit`: (event, built by the engine, its payload owned by the adapter) -> its seq."""
+
+    def __call__(self, event: dict[str, Any], trusted: bool = ..., owned: bool = ..., /) -> int: ...
+
+
 @dataclass(eq=False, slots=True)
 class NodeHost:
     """What every node of one client shares: the event path, the clock, the hub, the token flusher."""
 
-    emit: Callable[[dict[str, Any], bool], int]
+    emit: Emit
     clock: Clock
     warn: Warner
     hub: HubControl
@@ -102,7 +108,7 @@ class NodeRecord:
             event["attrs"] = self.spec.attrs
         if self.spec.extra:
             event.update(self.spec.extra)
-        return self.host.emit(event, self.trusted)
+        return self.host.emit(event, self.trusted, self.spec.owned)
 
     @contextmanager
     def active(self) -> Iterator[None]:
@@ -171,8 +177,10 @@ class NodeRecord:
         *,
         usage: dict[str, Any] | None = None,
         cut_short: bool = False,
+        owned: bool = False,
         **extra: Any,
     ) -> None:
+        """`owned`: the adapter built `output` and `usage` as `NodeSpec.owned` says of the input."""
         if self.ended:
             return
         if self._deltas:  # most nodes streamed nothing: no call
@@ -191,7 +199,7 @@ class NodeRecord:
             event["cutShort"] = True
         if extra:
             event.update(extra)
-        self.host.emit(event, self.trusted)
+        self.host.emit(event, self.trusted, owned)
         if self.spec.tool_calls_in_output:
             self.host.tool_calls.expect(
                 self.run, self.parent_instance_id or self.run.run_id, calls_of(output)
