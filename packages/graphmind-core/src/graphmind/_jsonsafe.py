@@ -24,11 +24,20 @@ import re
 import types
 import uuid
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any
 
-__all__ = ["CIRCULAR", "MAX_DEPTH", "TOO_DEEP", "UnreadableValue", "json_key", "json_scalar", "to_jsonable"]
+__all__ = [
+    "CIRCULAR",
+    "MAX_DEPTH",
+    "TOO_DEEP",
+    "UnreadableValue",
+    "json_key",
+    "json_scalar",
+    "json_scalars",
+    "to_jsonable",
+]
 
 MAX_DEPTH = 64
 """Containers nested deeper than this are replaced by `TOO_DEEP`."""
@@ -94,6 +103,15 @@ def json_scalar(value: Any) -> bool:
     if t is int or t is bool or value is None:
         return True
     return t is float and value - value == 0  # False for NaN and ±Infinity
+
+
+def json_scalars(values: Iterable[Any]) -> bool:
+    """`json_scalar` of every one of `values` (an ASCII str, an int, None: no call)."""
+    for v in values:
+        t = type(v)
+        if not ((t is str and v.isascii()) or t is int or v is None or json_scalar(v)):
+            return False
+    return True
 
 
 def _float(value: float) -> float | str:

@@ -14,7 +14,16 @@ from typing import Any
 
 from graphmind.adapter import parse_model_reply
 
-from ._common import StreamState, request_input, split, sse, text_of, usage_of
+from ._common import (
+    StreamState,
+    owned_reply,
+    plain_message,
+    request_input,
+    split,
+    sse,
+    text_of,
+    usage_of,
+)
 
 NAME = "chat.completions"
 
@@ -45,7 +54,8 @@ def describe_request(body: Mapping[str, Any]) -> tuple[dict[str, Any], str, int]
     messages = body.get("messages") or []
     messages = list(messages) if isinstance(messages, list | tuple) else []
     trimmed = [_message(m) for m in messages]
-    return request_input(body, trimmed, trimmed[0] if trimmed else None)
+    owned = all(plain_message(m) for m in trimmed)  # every message one `_message` built
+    return request_input(body, trimmed, trimmed[0] if trimmed else None, owned=owned)
 
 
 def describe_reply(data: Any) -> tuple[Any, dict[str, Any] | None]:
@@ -62,7 +72,7 @@ def describe_reply(data: Any) -> tuple[Any, dict[str, Any] | None]:
         out["choices"] = len(choices)
     if data.get("model"):
         out["model"] = data["model"]
-    return out, usage_of(data.get("usage"))
+    return owned_reply(out, usage_of(data.get("usage")))
 
 
 def describe_model(obj: Any) -> tuple[Any, dict[str, Any] | None] | None:
@@ -94,7 +104,7 @@ def describe_model(obj: Any) -> tuple[Any, dict[str, Any] | None] | None:
             "outputTokens": usage.completion_tokens,
             "totalTokens": usage.total_tokens,
         }
-    return out, tokens
+    return owned_reply(out, tokens)
 
 
 # ---- an injected value -------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from .._engine import Engine, NodeExecution
 from .._errors import RunAborted
 from .._gate import GateAnswer
 from .._hold_timeout import KnownTimeout
+from .._jsonsafe import json_scalar, json_scalars
 from .._model_reply import ModelReply, ToolCallReply, parse_model_reply
 from .._node import NodeSpec, Settled, describe_error
 from .._run import RunContext
@@ -43,6 +44,8 @@ __all__ = [
     "ToolCallReply",
     "describe_error",
     "engine_for",
+    "json_scalar",
+    "json_scalars",
     "parse_model_reply",
 ]
 

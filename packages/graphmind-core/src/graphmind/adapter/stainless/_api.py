@@ -15,6 +15,15 @@ if TYPE_CHECKING:
 Described = tuple[Any, "dict[str, Any] | None"]  # (node output, usage)
 
 
+class Owned(tuple):  # type: ignore[type-arg]
+    """A describer's answer, `(input, key, length)` or `(output, usage)`, whose JSON the describer
+    owns: it built every dict and list of it fresh, every leaf is `json_scalar`, and nothing keeps
+    a hold on it. The node records it without a snapshot copy (`NodeSpec.owned` / `Settled.owned`;
+    docs/adapters.md, "Owned payloads"). Equal to, and unpacked like, the plain tuple it wraps."""
+
+    __slots__ = ()
+
+
 class StreamReader(Protocol):
     """One streamed reply as it is read: from the SSE events (raw shapes) or from the items the SDK
     decoded (its own `Stream`). Sends text deltas with `ex.token(...)`; the recorder around it does the
@@ -47,6 +56,7 @@ class Api:
     API it is."""
 
     name: str  # the node's `api` attribute
+    # Each describer may answer with an `Owned` tuple instead of a plain one.
     describe_request: Callable[[Mapping[str, Any]], tuple[dict[str, Any], str, int]]  # input, key, length
     describe_result: Callable[[Any], Described | None]  # the SDK's typed result; None: read the body
     describe_body: Callable[[Any], Described]  # a JSON body (raw shapes, recorded streams, injects)

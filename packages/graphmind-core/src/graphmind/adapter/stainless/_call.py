@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .. import NodeSpec
-from ._api import Api, Described
+from .. import NodeSpec, json_scalar
+from ._api import Api, Described, Owned
 from ._exchange import Reply, Sdk, reply_for
 from ._recorder import StreamRecorder, TypedRecorder, keep_alive, tee_stream
 from ._tee import tee
@@ -55,15 +55,14 @@ class Call:
     def spec(self) -> NodeSpec:
         """The node, its `llm:step` identity, and the tool roster hinted on an invocation's first step."""
         api = self.api
-        node_input, key, length = api.describe_request(self.body)
-        attrs: dict[str, Any] = {
-            "model": self.body.get("model"),
-            "hook": self.hook,
-            "api": api.name,
-            "stream": self.stream,
-        }
+        described = api.describe_request(self.body)
+        node_input, key, length = described
+        model = self.body.get("model")
+        attrs: dict[str, Any] = {"model": model, "hook": self.hook, "api": api.name, "stream": self.stream}
+        # attrs are built here of the adapter's own strings, a bool and the model (checked)
+        owned = type(described) is Owned and json_scalar(model)
         if not api.gated:
-            return NodeSpec(name=api.node, kind="llm", input=node_input, attrs=attrs)
+            return NodeSpec(name=api.node, kind="llm", input=node_input, attrs=attrs, owned=owned)
         step = self.engine.next_llm_step(key, length)
         tools = node_input.get("tools")
         if tools:
@@ -78,6 +77,7 @@ class Call:
             instance_id=step.instance_id,
             attrs=attrs,
             tool_calls_in_output=True,  # the gated tools called next take these call ids
+            owned=owned,  # `tools` is the input's own list: owned with it
         )
 
     def convert(self, value: Any) -> Reply:

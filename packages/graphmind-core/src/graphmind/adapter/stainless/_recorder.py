@@ -19,7 +19,7 @@ import weakref
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
-from ._api import Api
+from ._api import Api, Owned
 from ._exchange import Sdk
 
 if TYPE_CHECKING:
@@ -119,11 +119,12 @@ class StreamRecorder:
         if self.ex.ended:
             return
         try:
-            output, usage = self.api.describe_body(self.body())
+            described = self.api.describe_body(self.body())
         except Exception:  # never let bookkeeping raise into the app's stream
-            output, usage = None, None
+            described = (None, None)
         extra: dict[str, Any] = {"streaming": True, "chunks": self.chunks} if self.sse else {}
-        self.ex.finish(output, usage=usage, cut_short=cut_short, **extra)
+        owned = type(described) is Owned
+        self.ex.finish(described[0], usage=described[1], cut_short=cut_short, owned=owned, **extra)
 
 
 class TypedRecorder(StreamRecorder):

@@ -19,9 +19,10 @@ while the before gate holds. An API that is not `gated` runs as an observed node
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from .. import Settled
+from ._api import Owned
 from ._call import Call
 from ._exchange import Exchange, Reply, recorded_reply
 
@@ -38,9 +39,10 @@ def _replay_sync(original: Callable[..., Any], call: Call, reply: Reply) -> Any:
         var.reset(token)
 
 
-def _describe_read(call: Call, ex: NodeExecution, result: Any, response: Any) -> tuple[Any, Any]:
-    """(output, usage) of a reply that was read, and its provider-executed tools. GraphMind's own
-    bookkeeping: a failure here is warned about and never becomes the call's error."""
+def _describe_read(call: Call, ex: NodeExecution, result: Any, response: Any) -> Settled:
+    """The node's output and usage of a reply that was read (and whether the describer owns them),
+    and its provider-executed tools. GraphMind's own bookkeeping: a failure here is warned about and
+    never becomes the call's error."""
     try:
         described = call.described(result, response)
         if call.api.observe is not None:
@@ -49,8 +51,8 @@ def _describe_read(call: Call, ex: NodeExecution, result: Any, response: Any) ->
         call.engine.warn(
             f"[graphmind] could not describe a reply of {ex.node_id}: {exc!r}", key="describe-reply"
         )
-        return None, None
-    return cast("tuple[Any, Any]", described)
+        return Settled(result)
+    return Settled(result, described[0], described[1], owned=type(described) is Owned)
 
 
 class _SyncNode:
@@ -86,8 +88,7 @@ class _SyncNode:
                 response.close()
             output, usage = call.bytes_output(ex, response.content)
             return Settled(_replay_sync(self.original, call, recorded_reply(response)), output, usage)
-        output, usage = _describe_read(call, ex, result, response)
-        return Settled(result, output, usage)
+        return _describe_read(call, ex, result, response)
 
     def from_injected(self, value: Any) -> Settled:
         reply = self.call.convert(value)
@@ -115,8 +116,8 @@ def _observe_sync(original: Callable[..., Any], call: Call, ex: NodeExecution) -
         raise
     finally:
         var.reset(token)
-    output, usage = call.described(result, exchange.response)
-    ex.finish(output, usage=usage)
+    described = call.described(result, exchange.response)
+    ex.finish(described[0], usage=described[1], owned=type(described) is Owned)
     return result
 
 
@@ -164,8 +165,7 @@ class _AsyncNode:
                 await response.aclose()
             output, usage = call.bytes_output(ex, response.content)
             return Settled(await _replay_async(self.original, call, recorded_reply(response)), output, usage)
-        output, usage = _describe_read(call, ex, result, response)
-        return Settled(result, output, usage)
+        return _describe_read(call, ex, result, response)
 
     def from_injected(self, value: Any) -> Awaitable[Settled]:
         """Checks the shape now (a bad one raises: the gate holds again); the engine awaits the replay."""
@@ -195,6 +195,6 @@ async def _observe_async(original: Callable[..., Awaitable[Any]], call: Call, ex
         raise
     finally:
         var.reset(token)
-    output, usage = call.described(result, exchange.response)
-    ex.finish(output, usage=usage)
+    described = call.described(result, exchange.response)
+    ex.finish(described[0], usage=described[1], owned=type(described) is Owned)
     return result
