@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from graphmind.adapter import parse_model_reply
+from graphmind.adapter import json_scalar, parse_model_reply
 
 from ._common import (
     StreamState,
@@ -52,9 +52,23 @@ def _tool_call(call: Any) -> Any:
 def describe_request(body: Mapping[str, Any]) -> tuple[dict[str, Any], str, int]:
     """(node input, first-message key, prompt length) of a Chat Completions request body."""
     messages = body.get("messages") or []
-    messages = list(messages) if isinstance(messages, list | tuple) else []
-    trimmed = [_message(m) for m in messages]
-    owned = all(plain_message(m) for m in trimmed)  # every message one `_message` built
+    if not isinstance(messages, list | tuple):
+        messages = ()
+    trimmed: list[Any] = []
+    owned = True  # every message is one `_message` built, of plain leaves (`plain_message`)
+    for m in messages:
+        if type(m) is dict and len(m) == 2:
+            # `{"role": str, "content": str}`, nearly every message: `_message` of it, inlined
+            role = m.get("role")
+            content = m.get("content")
+            if type(role) is str and type(content) is str:
+                trimmed.append({"role": role, "content": content})
+                if owned and not (role.isascii() and content.isascii()):
+                    owned = json_scalar(role) and json_scalar(content)
+                continue
+        out = _message(m)
+        trimmed.append(out)
+        owned = owned and plain_message(out)
     return request_input(body, trimmed, trimmed[0] if trimmed else None, owned=owned)
 
 

@@ -38,19 +38,16 @@ class Call:
         body = kwargs.get("body")
         stream = bool(kwargs.get("stream"))
         options = kwargs.get("options") or {}
-        headers = options.get("headers") if isinstance(options, Mapping) else None
-        raw_mode = headers.get(RAW_RESPONSE_HEADER) if isinstance(headers, Mapping) else None
-        return cls(
-            sdk,
-            api,
-            hook,
-            engine,
-            path,
-            kwargs,
-            body if isinstance(body, Mapping) else {},
-            stream,
-            stream or raw_mode == "stream",
+        # `type(x) is dict` first: the SDK passes plain dicts, and an ABC isinstance check is slow
+        headers = options.get("headers") if type(options) is dict or isinstance(options, Mapping) else None
+        raw_mode = (
+            headers.get(RAW_RESPONSE_HEADER)
+            if type(headers) is dict or isinstance(headers, Mapping)
+            else None
         )
+        if not (type(body) is dict or isinstance(body, Mapping)):
+            body = {}
+        return cls(sdk, api, hook, engine, path, kwargs, body, stream, stream or raw_mode == "stream")
 
     def spec(self) -> NodeSpec:
         """The node, its `llm:step` identity, and the tool roster hinted on an invocation's first step."""
