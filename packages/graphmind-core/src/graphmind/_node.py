@@ -42,6 +42,16 @@ class NodeSpec:
             self.node_id = f"{self.kind}:{self.name}"
 
 
+class Owned(tuple):  # type: ignore[type-arg]
+    """An adapter describer's answer, e.g. `(input, key, length)` or `(output, usage)`, whose JSON
+    values the describer owns: it built every dict and list of them fresh, every leaf is
+    `json_scalar`, and nothing keeps a hold on them. The adapter then says so to the engine
+    (`NodeSpec.owned`, `Settled.owned`) and the node records them without a snapshot copy
+    (docs/adapters.md, "Owned payloads"). Equal to, and unpacked like, the plain tuple it wraps."""
+
+    __slots__ = ()
+
+
 @dataclass(slots=True)
 class Settled:
     """What an adapter's `settle` hook decided about a body's result (`run_sync` / `run_async`).

@@ -23,7 +23,7 @@ from .._gate import GateAnswer
 from .._hold_timeout import KnownTimeout
 from .._jsonsafe import json_scalar, json_scalars
 from .._model_reply import ModelReply, ToolCallReply, parse_model_reply
-from .._node import NodeSpec, Settled, describe_error
+from .._node import NodeSpec, Owned, Settled, describe_error
 from .._run import RunContext
 from .._steps import StepIdentity
 
@@ -37,6 +37,7 @@ __all__ = [
     "ModelReply",
     "NodeExecution",
     "NodeSpec",
+    "Owned",
     "RunAborted",
     "RunContext",
     "Settled",

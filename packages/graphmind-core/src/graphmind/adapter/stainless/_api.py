@@ -15,15 +15,6 @@ if TYPE_CHECKING:
 Described = tuple[Any, "dict[str, Any] | None"]  # (node output, usage)
 
 
-class Owned(tuple):  # type: ignore[type-arg]
-    """A describer's answer, `(input, key, length)` or `(output, usage)`, whose JSON the describer
-    owns: it built every dict and list of it fresh, every leaf is `json_scalar`, and nothing keeps
-    a hold on it. The node records it without a snapshot copy (`NodeSpec.owned` / `Settled.owned`;
-    docs/adapters.md, "Owned payloads"). Equal to, and unpacked like, the plain tuple it wraps."""
-
-    __slots__ = ()
-
-
 class StreamReader(Protocol):
     """One streamed reply as it is read: from the SSE events (raw shapes) or from the items the SDK
     decoded (its own `Stream`). Sends text deltas with `ex.token(...)`; the recorder around it does the

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .. import NodeSpec, json_scalar
-from ._api import Api, Described, Owned
+from .. import NodeSpec, Owned, json_scalar
+from ._api import Api, Described
 from ._exchange import Reply, Sdk, reply_for
 from ._recorder import StreamRecorder, TypedRecorder, keep_alive, tee_stream
 from ._tee import tee

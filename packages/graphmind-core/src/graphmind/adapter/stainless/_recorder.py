@@ -19,7 +19,8 @@ import weakref
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
-from ._api import Api, Owned
+from .. import Owned
+from ._api import Api
 from ._exchange import Sdk
 
 if TYPE_CHECKING:

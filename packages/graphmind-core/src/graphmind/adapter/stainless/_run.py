@@ -21,8 +21,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from .. import Settled
-from ._api import Owned
+from .. import Owned, Settled
 from ._call import Call
 from ._exchange import Exchange, Reply, recorded_reply
 
