@@ -124,8 +124,9 @@ class StreamRecorder:
         except Exception:  # never let bookkeeping raise into the app's stream
             described = (None, None)
         extra: dict[str, Any] = {"streaming": True, "chunks": self.chunks} if self.sse else {}
-        owned = type(described) is Owned
-        self.ex.finish(described[0], usage=described[1], cut_short=cut_short, owned=owned, **extra)
+        if type(described) is Owned:
+            extra["owned"] = True
+        self.ex.finish(described[0], usage=described[1], cut_short=cut_short, **extra)
 
 
 class TypedRecorder(StreamRecorder):

@@ -116,7 +116,10 @@ def _observe_sync(original: Callable[..., Any], call: Call, ex: NodeExecution) -
     finally:
         var.reset(token)
     described = call.described(result, exchange.response)
-    ex.finish(described[0], usage=described[1], owned=type(described) is Owned)
+    if type(described) is Owned:
+        ex.finish(described[0], usage=described[1], owned=True)
+    else:
+        ex.finish(described[0], usage=described[1])
     return result
 
 
@@ -195,5 +198,8 @@ async def _observe_async(original: Callable[..., Awaitable[Any]], call: Call, ex
     finally:
         var.reset(token)
     described = call.described(result, exchange.response)
-    ex.finish(described[0], usage=described[1], owned=type(described) is Owned)
+    if type(described) is Owned:
+        ex.finish(described[0], usage=described[1], owned=True)
+    else:
+        ex.finish(described[0], usage=described[1])
     return result
