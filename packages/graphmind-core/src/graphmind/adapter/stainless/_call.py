@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 RAW_RESPONSE_HEADER = "X-Stainless-Raw-Response"
 
 
-@dataclass
+@dataclass(slots=True)
 class Call:
     sdk: Sdk
     api: Api
@@ -42,7 +42,7 @@ class Call:
         headers = options.get("headers") if type(options) is dict or isinstance(options, Mapping) else None
         raw_mode = (
             headers.get(RAW_RESPONSE_HEADER)
-            if type(headers) is dict or isinstance(headers, Mapping)
+            if headers is not None and (type(headers) is dict or isinstance(headers, Mapping))
             else None
         )
         if not (type(body) is dict or isinstance(body, Mapping)):

@@ -29,6 +29,10 @@ if TYPE_CHECKING:
     from .. import NodeExecution
 
 
+# Read only by `settle`, which runs after a `body`: never handed to the send hook, never changed.
+_NO_ATTEMPT = Exchange()
+
+
 def _replay_sync(original: Callable[..., Any], call: Call, reply: Reply) -> Any:
     var = call.sdk.exchange
     token = var.set(Exchange(reply=reply))
@@ -63,7 +67,7 @@ class _SyncNode:
         self.original = original
         self.call = call
         self.ex = ex
-        self.exchange = Exchange()
+        self.exchange = _NO_ATTEMPT  # `body` sets this attempt's own
 
     def body(self) -> Any:
         self.exchange = exchange = Exchange()  # one per attempt: `settle` reads this attempt's response
@@ -144,7 +148,7 @@ class _AsyncNode:
         self.original = original
         self.call = call
         self.ex = ex
-        self.exchange = Exchange()
+        self.exchange = _NO_ATTEMPT  # `body` sets this attempt's own
 
     async def body(self) -> Any:
         self.exchange = exchange = Exchange()
