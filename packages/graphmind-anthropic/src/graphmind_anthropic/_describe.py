@@ -51,7 +51,13 @@ def _plain_parts(value: Any) -> bool:
 
 def _plain_message(message: Any) -> bool:
     """A message `_message` built (an exact dict: an app's message is always copied) of plain parts."""
-    return type(message) is dict and json_scalar(message.get("role")) and _plain_parts(message.get("content"))
+    if type(message) is not dict:
+        return False
+    role = message.get("role")
+    content = message.get("content")
+    if type(content) is str and content.isascii() and type(role) is str and role.isascii():
+        return True  # nearly every message: no call
+    return json_scalar(role) and _plain_parts(content)
 
 
 def _text_of(content: Any) -> Any:
@@ -110,7 +116,7 @@ def _as_dict(block: Any) -> dict[str, Any] | None:
 
 
 def _message(message: Any) -> Any:
-    if not isinstance(message, Mapping):
+    if type(message) is not dict and not isinstance(message, Mapping):  # (exact type first: no ABC check)
         return message
     return {"role": message.get("role"), "content": _text_of(message.get("content"))}
 
@@ -165,7 +171,10 @@ def usage_of(usage: Any) -> dict[str, Any] | None:
     """
     if usage is None:
         return None
-    get: Callable[[str], Any] = usage.get if isinstance(usage, Mapping) else lambda k: getattr(usage, k, None)
+    # (exact dict first: a Mapping ABC check is slow)
+    get: Callable[[str], Any] = (
+        usage.get if type(usage) is dict or isinstance(usage, Mapping) else lambda k: getattr(usage, k, None)
+    )
     inp = get("input_tokens")
     out = get("output_tokens")
     read = get("cache_read_input_tokens")
@@ -187,7 +196,7 @@ def _owned_reply(out: dict[str, Any], usage: dict[str, Any] | None) -> tuple[Any
         if k == "tool_calls":
             if not all(json_scalars(call.values()) for call in v):  # an `arguments` dict: the app's
                 return out, usage
-        elif not json_scalar(v):
+        elif not ((type(v) is str and v.isascii()) or v is None or json_scalar(v)):
             return out, usage
     if usage is not None and not json_scalars(usage.values()):
         return out, usage
