@@ -189,3 +189,32 @@ def test_a_call_hands_its_input_and_reply_over_owned_only_when_plain(
     reference = EventPipeline(RedactionSwitches(), lambda _m: None)
     for _, flag, event in seen.flags:  # the same event either way
         assert reference.process(copy.deepcopy(event), True, flag) == reference.process(event, True)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_the_async_and_the_streamed_paths_claim_the_same(fake: FakeOpenAI, stream: bool) -> None:
+    import asyncio
+
+    from openai import AsyncOpenAI
+
+    session = graphmind.Client(app="t", url="ws://127.0.0.1:9/ingest", retry_interval=3600)
+    seen = Seen()
+    session._pipeline = seen
+    fake.script([TEXT])
+    client = instrument_openai(
+        AsyncOpenAI(base_url=fake.base_url, api_key="k", max_retries=0), session=session
+    )
+
+    async def main() -> None:
+        reply = await client.chat.completions.create(
+            model=MODEL, messages=[{"role": "user", "content": "hi"}], stream=stream
+        )
+        if stream:
+            async for _ in reply:  # type: ignore[union-attr]
+                pass
+        await client.close()
+
+    asyncio.run(main())
+    session.dispose()
+    flags = [(t, o) for t, o, _ in seen.flags if t in ("node.started", "node.finished")]
+    assert flags == [("node.started", True), ("node.finished", True)]
