@@ -163,7 +163,7 @@ class Client:
         return self._runs.current.get()
 
     # ---- events ------------------------------------------------------------------------------
-    def _emit(self, event: dict[str, Any], trusted: bool = False, owned: bool = False, /) -> int:
+    def _emit(self, event: dict[str, Any], trusted: bool = False, owned: bool = False) -> int:
         """Numbers, redacts and buffers one event (in the calling thread). Returns its seq.
 
         The JSON text is written by the transport thread when the event is sent: a detached app
