@@ -218,3 +218,31 @@ def test_the_async_and_the_streamed_paths_claim_the_same(fake: FakeOpenAI, strea
     session.dispose()
     flags = [(t, o) for t, o, _ in seen.flags if t in ("node.started", "node.finished")]
     assert flags == [("node.started", True), ("node.finished", True)]
+
+
+def test_the_responses_describers_claim_plain_values_only() -> None:
+    from graphmind_openai._responses import describe_reply as responses_reply
+    from graphmind_openai._responses import describe_request as responses_request
+
+    items = [
+        {"role": "user", "content": "hi ✓"},
+        {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c1", "output": "42"},
+        {"type": "reasoning", "summary": [{"an": "app list"}]},
+    ]
+    assert type(responses_request({"model": MODEL, "input": "hi", "instructions": "be brief"})) is Owned
+    assert type(responses_request({"model": MODEL, "input": items})) is Owned
+    assert type(responses_request({"model": MODEL, "input": [*items, Odd()]})) is tuple
+    assert type(responses_request({"model": MODEL, "input": "hi", "instructions": ["a", "list"]})) is tuple
+    assert (
+        type(responses_request({"model": MODEL, "input": [{"role": "user", "content": "\ud800"}]})) is tuple
+    )
+    body = {
+        "model": MODEL,
+        "status": "completed",
+        "output": [{"type": "message", "content": [{"type": "output_text", "text": "done"}]}],
+        "usage": {"input_tokens": 1, "output_tokens": 2, "total_tokens": 3},
+    }
+    assert type(responses_reply(body)) is Owned
+    body["usage"]["total_tokens"] = math.nan
+    assert type(responses_reply(body)) is tuple
