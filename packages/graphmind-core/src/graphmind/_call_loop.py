@@ -87,6 +87,7 @@ def call_flow(
         finally:
             current.reset(token)
         usage = None
+        owned = False
         app_result = result
         if settling:
             # The adapter's settle reads this attempt's reply (a body read can fail like the call)
@@ -99,7 +100,7 @@ def call_flow(
                 return injected(node, answer)
             if settled.finishes_later:
                 return settled.result
-            output, usage, app_result = settled.output, settled.usage, settled.result
+            output, usage, app_result, owned = settled.output, settled.usage, settled.result, settled.owned
         else:
             output = result if describe_output is None else describe_output(result)
         if (run._aborted or (transport is not None and transport.attached)) and needed(proto.AFTER):
@@ -110,7 +111,7 @@ def call_flow(
                 return injected(node, answer)
         if not settling and describe_usage is not None:
             usage = describe_usage(result)
-        node.finish(output, usage=usage)
+        node.finish(output, usage=usage, owned=owned)
         return app_result
 
 

@@ -25,11 +25,11 @@ from . import protocol as proto
 from ._attach_wait import AttachWait
 from ._call_loop import run_async, run_sync
 from ._errors import RunAborted
-from ._execution import NodeHost
 from ._hub_control import HubControl
 from ._loop_guard import LoopGuard, LoopGuardConfig
 from ._node import NodeSpec, Settled
 from ._node_execution import NodeExecution
+from ._node_host import NodeHost
 from ._redaction import RedactionSwitches
 from ._run import RunContext
 from ._run_events import Runs
