@@ -10,7 +10,7 @@ from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, Tool
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult, LLMResult
 from pydantic import BaseModel
 
-from graphmind.adapter import ModelReply, parse_model_reply
+from graphmind.adapter import ModelReply, json_scalar, json_scalars, parse_model_reply
 
 # pydantic.BaseModel.__getattr__ (pydantic/main.py) raises AttributeError for a name the model lacks:
 # 3-4 µs each (a HumanMessage's `tool_calls`, a text LLM's `Generation.message`), per message per
@@ -88,6 +88,56 @@ def message_json(message: BaseMessage) -> dict[str, Any]:
 
 def messages_input(messages: Sequence[BaseMessage]) -> dict[str, Any]:
     return {"messages": [message_json(m) for m in messages]}
+
+
+# ---- owned payloads (docs/adapters.md, "Owned payloads"): what this module just built, handed over
+# without the pipeline's snapshot copy when every container is ours and every leaf a plain JSON scalar.
+def _flat(d: Any) -> bool:
+    """An exact dict of exact-str keys and `json_scalar` values (a tool call's args, a tool's input)."""
+    return type(d) is dict and all(type(k) is str for k in d) and json_scalars(d) and json_scalars(d.values())
+
+
+def claim_message(out: dict[str, Any]) -> bool:
+    """Whether a dict `message_json` / `ai_json` just built may be owned. Its `tool_calls` list and
+    call dicts are ours; a call's `args` is the app's dict, so it is replaced by an (equal) copy when
+    it is flat, and anything nested or odd takes the full pass instead."""
+    for key, value in out.items():
+        if key == "tool_calls":
+            for call in value:
+                args = call["args"]
+                if not (_flat(args) and json_scalar(call["name"]) and json_scalar(call["id"])):
+                    return False
+                call["args"] = dict(args)
+        elif not json_scalar(value):  # content as a list of blocks is the app's: the full pass
+            return False
+    return True
+
+
+def messages_input_owned(messages: Sequence[BaseMessage]) -> tuple[dict[str, Any], bool]:
+    """`messages_input`, and whether it may be handed over as owned."""
+    built = [message_json(m) for m in messages]
+    return {"messages": built}, all([claim_message(m) for m in built])
+
+
+def claim_reply(value: Any) -> bool:
+    """Whether `llm_result_json`'s answer (a reply dict, a text, or a list of them) may be owned."""
+    if type(value) is dict:
+        return claim_message(value)
+    if type(value) is list:
+        return all([claim_reply(v) for v in value])
+    return json_scalar(value)
+
+
+def claim_usage(usage: dict[str, Any] | None) -> bool:
+    return usage is None or json_scalars(usage.values())
+
+
+def tool_input_owned(described: Any) -> tuple[Any, bool]:
+    """A tool's input (LangChain's dict of the call's arguments, or its input text): a flat dict is
+    copied and owned, a plain string is owned as it is, anything else takes the full pass."""
+    if _flat(described):
+        return dict(described), True
+    return described, type(described) is str and json_scalar(described)
 
 
 def first_message_key(messages: Sequence[Any]) -> str:

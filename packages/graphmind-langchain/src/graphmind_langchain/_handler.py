@@ -30,6 +30,8 @@ from graphmind.adapter import Engine, NodeExecution, NodeSpec, RunAborted, RunCo
 
 from . import _registry as registry
 from ._describe import (
+    claim_reply,
+    claim_usage,
     documents_json,
     field_or_none,
     llm_result_json,
@@ -363,6 +365,9 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
         try:
             if error is not None:
                 ex.fail(error)
+            elif describe is llm_result_json:  # a model's reply: built here, handed over owned when plain
+                reply, used = llm_result_json(output), llm_result_usage(output)
+                ex.finish(reply, usage=used, owned=claim_reply(reply) and claim_usage(used))
             else:
                 ex.finish(describe(output) if describe else output, usage=usage(output) if usage else None)
         except Exception as exc:
