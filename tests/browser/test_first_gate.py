@@ -97,7 +97,8 @@ def test_the_inject_box_finds_the_last_output_of_a_run_that_is_not_open(
 ) -> None:
     tool = CountingTool({"hits": ["earlier"]})
     assert searches(client, tool, "ticket-earlier", 1).join().error is None  # nothing held: it runs through
-    runs = wait_for(lambda: hub.api("GET", "/api/runs")[1]["runs"], 10, "the first run")  # sent within ms
+    # The events reach the hub from the transport thread: wait until it stored the run (no race under load).
+    runs = wait_for(lambda: hub.api("GET", "/api/runs")[1]["runs"], 10, "the earlier run to be stored")
     earlier = runs[0]["id"]
     page = make_page(hub.url)
     page.goto(f"{hub.url}/#/run/{earlier}")  # another run is open: the held one is not opened for us

@@ -13,9 +13,51 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from graphmind.adapter import json_scalar, json_scalars
+from graphmind.adapter.stainless import Owned
+
 # The first message's text for the prompt-prefix rule; built once (json.dumps with options makes a
 # new encoder on every call).
 _KEY_TEXT = json.JSONEncoder(sort_keys=True, default=str).encode
+# The C string encoder `_KEY_TEXT` writes each string with (ensure_ascii: json.encoder.iterencode).
+_KEY_STR = json.encoder.encode_basestring_ascii
+
+
+def first_key(system: Any, first: Any) -> str:
+    """The prompt-prefix rule's key: the sorted JSON (`_KEY_TEXT`) of the system prompt and the first
+    message. A str (or no) system prompt and a plain `{"role": str, "content": str}` message, nearly
+    every request, are spelled out directly: the same text, without an encoder's setup per call."""
+    if type(first) is dict and len(first) == 2 and (system is None or type(system) is str):
+        role = first.get("role")
+        content = first.get("content")
+        if type(role) is str and type(content) is str:
+            head = '{"first": {"content": ' + _KEY_STR(content) + ', "role": ' + _KEY_STR(role)
+            return head + '}, "system": ' + ("null" if system is None else _KEY_STR(system)) + "}"
+    data = {"system": system, "first": first}
+    try:
+        return _KEY_TEXT(data)
+    except Exception:
+        return repr(data)
+
+
+def _plain_parts(value: Any) -> bool:
+    """`_text_of`'s answer is ours and plain: a `json_scalar`, or the list of parts it built (a list
+    content is always rebuilt as one), each a scalar or a record dict of scalars (a `tool_use`'s
+    `input` is the app's dict: not a scalar, so not owned)."""
+    if type(value) is not list:
+        return json_scalar(value)
+    return all(json_scalar(part) or (type(part) is dict and json_scalars(part.values())) for part in value)
+
+
+def _plain_message(message: Any) -> bool:
+    """A message `_message` built (an exact dict: an app's message is always copied) of plain parts."""
+    if type(message) is not dict:
+        return False
+    role = message.get("role")
+    content = message.get("content")
+    if type(content) is str and content.isascii() and type(role) is str and role.isascii():
+        return True  # nearly every message: no call
+    return json_scalar(role) and _plain_parts(content)
 
 
 def _text_of(content: Any) -> Any:
@@ -74,7 +116,7 @@ def _as_dict(block: Any) -> dict[str, Any] | None:
 
 
 def _message(message: Any) -> Any:
-    if not isinstance(message, Mapping):
+    if type(message) is not dict and not isinstance(message, Mapping):  # (exact type first: no ABC check)
         return message
     return {"role": message.get("role"), "content": _text_of(message.get("content"))}
 
@@ -98,12 +140,9 @@ def describe_request(body: Mapping[str, Any]) -> tuple[dict[str, Any], str, int]
     trimmed = [_message(m) for m in messages] if isinstance(messages, list | tuple) else []
     system = body.get("system")
     system = _text_of(system) if isinstance(system, str | list | tuple) else None
-    first = {"system": system, "first": trimmed[0] if trimmed else None}
-    try:
-        key = _KEY_TEXT(first)
-    except Exception:
-        key = repr(first)
-    node_input: dict[str, Any] = {"model": body.get("model"), "messages": trimmed}
+    key = first_key(system, trimmed[0] if trimmed else None)
+    model = body.get("model")
+    node_input: dict[str, Any] = {"model": model, "messages": trimmed}
     if system:
         node_input["system"] = system
     max_tokens = body.get("max_tokens")
@@ -112,7 +151,15 @@ def describe_request(body: Mapping[str, Any]) -> tuple[dict[str, Any], str, int]
     names = tool_names(body.get("tools"))
     if names:
         node_input["tools"] = names
-    return node_input, key, len(trimmed)
+    described = (node_input, key, len(trimmed))
+    if (
+        json_scalar(model)
+        and _plain_parts(system)
+        and json_scalars(names)
+        and all(_plain_message(m) for m in trimmed)
+    ):
+        return Owned(described)  # every container built here, every leaf plain
+    return described
 
 
 def usage_of(usage: Any) -> dict[str, Any] | None:
@@ -124,7 +171,10 @@ def usage_of(usage: Any) -> dict[str, Any] | None:
     """
     if usage is None:
         return None
-    get: Callable[[str], Any] = usage.get if isinstance(usage, Mapping) else lambda k: getattr(usage, k, None)
+    # (exact dict first: a Mapping ABC check is slow)
+    get: Callable[[str], Any] = (
+        usage.get if type(usage) is dict or isinstance(usage, Mapping) else lambda k: getattr(usage, k, None)
+    )
     inp = get("input_tokens")
     out = get("output_tokens")
     read = get("cache_read_input_tokens")
@@ -137,6 +187,20 @@ def usage_of(usage: Any) -> dict[str, Any] | None:
     if created is not None:
         result["cacheCreationTokens"] = created
     return result
+
+
+def _owned_reply(out: dict[str, Any], usage: dict[str, Any] | None) -> tuple[Any, dict[str, Any] | None]:
+    """(output, usage), `Owned` when every leaf of `out` (built by `_reply`: its only list is the
+    `tool_calls` it built) and of `usage` (built by `usage_of`) is plain."""
+    for k, v in out.items():
+        if k == "tool_calls":
+            if not all(json_scalars(call.values()) for call in v):  # an `arguments` dict: the app's
+                return out, usage
+        elif not ((type(v) is str and v.isascii()) or v is None or json_scalar(v)):
+            return out, usage
+    if usage is not None and not json_scalars(usage.values()):
+        return out, usage
+    return Owned((out, usage))
 
 
 def _reply(blocks: list[Mapping[str, Any]], stop_reason: Any, model: Any) -> dict[str, Any]:
@@ -167,7 +231,9 @@ def describe_reply(data: Any) -> tuple[Any, dict[str, Any] | None]:
     if not isinstance(data, Mapping):
         return data, None
     blocks = [b for b in data.get("content") or [] if isinstance(b, Mapping)]
-    return _reply(blocks, data.get("stop_reason"), data.get("model")), usage_of(data.get("usage"))
+    return _owned_reply(
+        _reply(blocks, data.get("stop_reason"), data.get("model")), usage_of(data.get("usage"))
+    )
 
 
 def describe_message(obj: Any) -> tuple[Any, dict[str, Any] | None] | None:
@@ -184,4 +250,4 @@ def describe_message(obj: Any) -> tuple[Any, dict[str, Any] | None] | None:
             blocks.append({"type": kind, "id": block.id, "name": block.name, "input": block.input})
         elif kind == "thinking":
             blocks.append({"type": kind, "thinking": block.thinking})
-    return _reply(blocks, obj.stop_reason, obj.model), usage_of(obj.usage)
+    return _owned_reply(_reply(blocks, obj.stop_reason, obj.model), usage_of(obj.usage))

@@ -55,16 +55,22 @@ def _failed(node: NodeRecord, exc: Exception) -> Generator[Request, Any, GateAns
 
 def call_flow(
     node: NodeRecord,
-    describe_output: Callable[[Any], Any],
+    describe_output: Callable[[Any], Any] | None,
     describe_usage: Callable[[Any], dict[str, Any] | None] | None,
     settling: bool,
 ) -> Generator[Request, Any, Any]:
     """Every decision of a node around one call; returns what the app gets, or raises.
 
     A gate that cannot hold or raise (detached, or nothing holds it) is passed here without a round
-    trip to the driver: the fast path of every call the debugger does not stop."""
+    trip to the driver: the fast path of every call the debugger does not stop. `describe_output`
+    None: the output is the result itself (no call per node)."""
     needed = node.gate_needed
-    if needed(proto.BEFORE):
+    # `NodeRecord.may_hold` inlined (two calls less per node): detached with the run not aborted,
+    # no gate can hold or raise, so `gate_needed` is not asked. Both are read again at each gate
+    # (a hub attaching mid-call holds the after gate); the transport object itself never changes.
+    transport = node.host.hub.transport
+    run = node.run
+    if (run._aborted or (transport is not None and transport.attached)) and needed(proto.BEFORE):
         answer = yield (GATE, proto.BEFORE, {"input": node.spec.input})
         if answer.action == proto.INJECT:
             return injected(node, answer)
@@ -81,6 +87,7 @@ def call_flow(
         finally:
             current.reset(token)
         usage = None
+        owned = False
         app_result = result
         if settling:
             # The adapter's settle reads this attempt's reply (a body read can fail like the call)
@@ -93,10 +100,10 @@ def call_flow(
                 return injected(node, answer)
             if settled.finishes_later:
                 return settled.result
-            output, usage, app_result = settled.output, settled.usage, settled.result
+            output, usage, app_result, owned = settled.output, settled.usage, settled.result, settled.owned
         else:
-            output = describe_output(result)
-        if needed(proto.AFTER):
+            output = result if describe_output is None else describe_output(result)
+        if (run._aborted or (transport is not None and transport.attached)) and needed(proto.AFTER):
             answer = yield (GATE, proto.AFTER, {"input": node.spec.input, "output": output})
             if answer.action == proto.RETRY:
                 continue
@@ -104,14 +111,14 @@ def call_flow(
                 return injected(node, answer)
         if not settling and describe_usage is not None:
             usage = describe_usage(result)
-        node.finish(output, usage=usage)
+        node.finish(output, usage=usage, owned=owned)
         return app_result
 
 
 def run_sync(
     node: NodeRecord,
     call: Callable[[], T],
-    describe_output: Callable[[Any], Any] = _identity,
+    describe_output: Callable[[Any], Any] | None = None,
     from_injected: Callable[[Any], Any] = _identity,
     describe_usage: Callable[[Any], dict[str, Any] | None] | None = None,
     settle: Callable[[Any], Settled] | None = None,
@@ -127,19 +134,19 @@ def run_sync(
                 elif request[0] is GATE:
                     reply = node.gate(request[1], request[2], from_injected)
                 else:
-                    reply = cast("Callable[[Any], Settled]", settle)(request[1])
+                    reply = settle(request[1])  # type: ignore[misc]  # SETTLE is asked only with a settle
             except BaseException as exc:
                 request = flow.throw(exc)
             else:
                 request = flow.send(reply)
     except StopIteration as done:
-        return cast("T", done.value)
+        return done.value  # type: ignore[no-any-return]  # (typing.cast is a Python call per node)
 
 
 async def run_async(
     node: NodeRecord,
     call: Callable[[], Awaitable[T]],
-    describe_output: Callable[[Any], Any] = _identity,
+    describe_output: Callable[[Any], Any] | None = None,
     from_injected: Callable[[Any], Any] = _identity,
     describe_usage: Callable[[Any], dict[str, Any] | None] | None = None,
     settle: Callable[[Any], Awaitable[Settled]] | None = None,
@@ -155,10 +162,10 @@ async def run_async(
                 elif request[0] is GATE:
                     reply = await node.agate(request[1], request[2], from_injected)
                 else:
-                    reply = await cast("Callable[[Any], Awaitable[Settled]]", settle)(request[1])
+                    reply = await settle(request[1])  # type: ignore[misc]  # as above
             except BaseException as exc:
                 request = flow.throw(exc)
             else:
                 request = flow.send(reply)
     except StopIteration as done:
-        return cast("T", done.value)
+        return done.value  # type: ignore[no-any-return]  # (typing.cast is a Python call per node)

@@ -33,10 +33,10 @@ from ._code_holds import BreakpointArg, CodeHolds, Condition, client_breakpoints
 from ._config import Options
 from ._debug_state import DebugState
 from ._engine import Engine
-from ._execution import NodeHost
 from ._hold_timeout import HoldTimeouts
 from ._hub_control import HubControl
 from ._loop_guard import LoopGuard, resolve_loop_guard_config
+from ._node_host import NodeHost
 from ._pipeline import EventPipeline
 from ._redaction import resolve_redaction_switches
 from ._run import RunContext
@@ -163,19 +163,25 @@ class Client:
         return self._runs.current.get()
 
     # ---- events ------------------------------------------------------------------------------
-    def _emit(self, event: dict[str, Any], trusted: bool = False) -> int:
+    def _emit(self, event: dict[str, Any], trusted: bool = False, owned: bool = False) -> int:
         """Numbers, redacts and buffers one event (in the calling thread). Returns its seq.
 
         The JSON text is written by the transport thread when the event is sent: a detached app
         never pays for encoding what no debugger reads. `trusted`: built by the gate engine for a
-        node whose identity strings are ASCII (see EventPipeline.process)."""
+        node whose identity strings are ASCII; `owned`: its payload built by an adapter that owns it
+        (see EventPipeline.process)."""
         seq = next(self._seq)
         if self._transport is None or self._disposed:
             return seq
         event["seq"] = seq
         event["ts"] = _time_ns() / 1_000_000  # _clock.wall_ms, inlined: one call less per event
         try:
-            sized = self._pipeline.process_sized(event, trusted)
+            pipeline = self._pipeline
+            sized = (
+                pipeline.process_sized(event, trusted, True)
+                if owned
+                else pipeline.process_sized(event, trusted)
+            )
         except Exception as exc:  # the pipeline promises never to raise; stay fail-open if it ever does
             self._warn(f"[graphmind] dropped an event that could not be recorded: {exc!r}", key="encode")
             return seq

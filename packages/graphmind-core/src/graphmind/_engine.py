@@ -11,130 +11,39 @@ started ─► before gate ─► body ─► after gate ─► finished
 
 `Engine` is the adapter-facing part of one client (`graphmind.adapter.engine_for`): it starts
 nodes, runs a call as one node (`execute` / `aexecute`), begins and ends runs, names model steps,
-hints and warns. `NodeExecution` is one node: its gates (`_execution.py`) and its call and stream
-loops (`_call_loop.py`, `_stream_loop.py`). Nothing here knows about any framework.
+hints and warns. `NodeExecution` (`_node_execution.py`) is one node: its gates (`_execution.py`) and
+its call and stream loops (`_call_loop.py`, `_stream_loop.py`). Nothing here knows about any framework.
 """
 
 from __future__ import annotations
 
 import contextvars
-from collections.abc import (
-    AsyncGenerator,
-    AsyncIterator,
-    Awaitable,
-    Callable,
-    Generator,
-    Hashable,
-    Iterable,
-    Iterator,
-)
+from collections.abc import Awaitable, Callable, Hashable, Iterable
 from typing import Any, TypeVar
 
 from . import protocol as proto
 from ._attach_wait import AttachWait
 from ._call_loop import run_async, run_sync
 from ._errors import RunAborted
-from ._execution import NodeHost, NodeRecord
 from ._hub_control import HubControl
 from ._loop_guard import LoopGuard, LoopGuardConfig
 from ._node import NodeSpec, Settled
+from ._node_execution import NodeExecution
+from ._node_host import NodeHost
 from ._redaction import RedactionSwitches
 from ._run import RunContext
 from ._run_events import Runs
 from ._steps import StepIdentity
-from ._stream_loop import Describe, _anext, _describe_items, _next, stream_async, stream_sync
 from ._tool_call_ids import calls_from
+
+# NodeExecution lives in _node_execution.py; adapters import it from here (graphmind.adapter).
+__all__ = ["Engine", "NodeExecution"]
 
 T = TypeVar("T")
 
 
 def _identity(value: Any) -> Any:
     return value
-
-
-class NodeExecution(NodeRecord):
-    """One execution of one node: `NodeRecord`'s events and gates, and the loops around a call."""
-
-    def run_sync(
-        self,
-        call: Callable[[], T],
-        describe_output: Callable[[Any], Any] = _identity,
-        from_injected: Callable[[Any], Any] = _identity,
-        describe_usage: Callable[[Any], dict[str, Any] | None] | None = None,
-        settle: Callable[[Any], Settled] | None = None,
-    ) -> T:
-        """Runs `call` as this node: before gate, body, error or after gate, retry, inject, abort.
-
-        `settle` (optional) is called with each result of `call`, outside the node's context,
-        before the after gate; its `Settled` says what the after gate sees and what the app gets.
-        Without it, `describe_output` / `describe_usage` describe the result and the app gets the
-        result itself. A `from_injected` that returns a `Settled` finishes an injected node with
-        its description and hands the app its `result`.
-        """
-        return run_sync(self, call, describe_output, from_injected, describe_usage, settle)
-
-    async def run_async(
-        self,
-        call: Callable[[], Awaitable[T]],
-        describe_output: Callable[[Any], Any] = _identity,
-        from_injected: Callable[[Any], Any] = _identity,
-        describe_usage: Callable[[Any], dict[str, Any] | None] | None = None,
-        settle: Callable[[Any], Awaitable[Settled]] | None = None,
-    ) -> T:
-        """`run_sync` from async code; here `settle` is a coroutine function (it may read a body)."""
-        return await run_async(self, call, describe_output, from_injected, describe_usage, settle)
-
-    def stream_sync(
-        self,
-        open_stream: Callable[[], Iterator[T]],
-        *,
-        advance: Callable[[Iterator[T]], T] = _next,
-        on_item: Callable[[T], None] | None = None,
-        describe: Describe = _describe_items,
-        from_injected: Callable[[Any], Any] = _identity,
-        mark_chunks: bool = False,
-    ) -> Generator[T, None, None]:
-        """Runs a streamed call as this node; iterate the result in place of the stream.
-
-        `open_stream()` starts the call (again on retry); `advance(it)` takes the next item (it
-        raises StopIteration at the end; an adapter passes its own to set context around the
-        framework's code); `on_item` sees each item as it comes (to emit `token`s); `describe(items)`
-        gives the node's (output, usage) from the items seen; `from_injected` makes the item the app
-        gets from an injected JSON value (or an `Items` of several). `mark_chunks` (streaming tools)
-        adds `streaming: true` and `chunks` to the node's ending. A stream the node stops reading
-        before its end (closed early, aborted) is closed.
-        """
-        return stream_sync(
-            self,
-            open_stream,
-            advance=advance,
-            on_item=on_item,
-            describe=describe,
-            from_injected=from_injected,
-            mark_chunks=mark_chunks,
-        )
-
-    def stream_async(
-        self,
-        open_stream: Callable[[], AsyncIterator[T]],
-        *,
-        advance: Callable[[AsyncIterator[T]], Awaitable[T]] = _anext,
-        on_item: Callable[[T], None] | None = None,
-        describe: Describe = _describe_items,
-        from_injected: Callable[[Any], Any] = _identity,
-        mark_chunks: bool = False,
-    ) -> AsyncGenerator[T, None]:
-        """`stream_sync` from async code: `advance` raises StopAsyncIteration at the end, and a
-        cancelled task finishes the node as cut short too."""
-        return stream_async(
-            self,
-            open_stream,
-            advance=advance,
-            on_item=on_item,
-            describe=describe,
-            from_injected=from_injected,
-            mark_chunks=mark_chunks,
-        )
 
 
 class Engine:
@@ -170,6 +79,11 @@ class Engine:
             else frozenset()
         )
         self._redaction = redaction
+        # Whether a loop hold's fingerprint is hidden (the switches are frozen: read once).
+        self._hide_inputs = redaction.hide_inputs
+        self._hide_args = redaction.hide_inputs or redaction.hide_tool_args
+        # Asked by the loop guard only when a streak reaches its threshold.
+        self._attached = lambda: hub.attached
         self._attach_wait = attach_wait
         # (call id, the node execution it was set under): see Client.tool_call().
         self.tool_call_id: contextvars.ContextVar[tuple[str, str | None] | None] = contextvars.ContextVar(
@@ -225,34 +139,37 @@ class Engine:
         """
         if self._attach_wait.pending:
             self.attach_once()
-        if run is None:
-            run = self._runs.for_call()
+        if run is None:  # Runs.for_call, its two common cases inlined: in a run, the implicit run
+            runs = self._runs
+            run = runs.current.get() or runs.implicit_run or runs.for_call()
         if run._aborted:
             raise RunAborted(run.run_id)
-        parent = parent_instance_id if parent_instance_id is not None else self._host.current_node.get()
-        if spec.kind == "tool" and not (spec.extra and spec.extra.get("ungated")):
+        host = self._host
+        parent = parent_instance_id if parent_instance_id is not None else host.current_node.get()
+        kind = spec.kind
+        if kind == "tool" and not (spec.extra and spec.extra.get("ungated")):
             pending = self.tool_call_id.get()
             if spec.instance_id is None and pending is not None and pending[1] == parent:
                 spec.instance_id = pending[0]
-            # The id a model step asked this tool with (docs/protocol.md, "Tool node identity").
-            self._host.tool_calls.assign(run, parent or run.run_id, spec)
-        node = NodeExecution(self._host, spec, run, parent or run.run_id)
-        if not self._host.live():
+            # The id a model step asked this tool with (docs/protocol.md, "Tool node identity"); no
+            # call at all until some model step reported its tool calls.
+            if host.tool_calls.used:
+                host.tool_calls.assign(run, parent or run.run_id, spec)
+        node = NodeExecution(host, spec, run, parent or run.run_id)
+        if not host.live():
             return node
         seq = node.emit_started()
-        if spec.kind in self._watched and self._loop_guard is not None:
-            switches = self._redaction
-            node.loop_hit = self._loop_guard.observe(
-                run_id=run.run_id,
-                node_id=node.node_id,
-                kind=spec.kind,
-                name=spec.name,
-                args=spec.input,
-                seq=seq,
-                attached=self._hub.attached,
-                hide_fingerprint=switches.hide_inputs or (spec.kind == "tool" and switches.hide_tool_args),
-                implicit=run.implicit,  # outside any run the streak is the line's / thread's / task's
-                line=line,
+        if kind in self._watched and self._loop_guard is not None:
+            node.loop_hit = self._loop_guard.watch(
+                run.run_id,
+                node.node_id,
+                spec.name,
+                spec.input,
+                seq,
+                self._attached,
+                self._hide_args if kind == "tool" else self._hide_inputs,
+                run.implicit,  # outside any run the streak is the line's / thread's / task's
+                line,
             )
         return node
 
@@ -309,9 +226,7 @@ class Engine:
         if not self._host.live():
             return call()
         node = self.start_node(spec)
-        return run_sync(
-            node, call, describe_output or _identity, from_injected or _identity, describe_usage, settle
-        )
+        return run_sync(node, call, describe_output, from_injected or _identity, describe_usage, settle)
 
     async def aexecute(
         self,
@@ -330,7 +245,7 @@ class Engine:
             await self.await_attach()
         node = self.start_node(spec)
         return await run_async(
-            node, call, describe_output or _identity, from_injected or _identity, describe_usage, settle
+            node, call, describe_output, from_injected or _identity, describe_usage, settle
         )
 
     def expect_tool_calls(self, calls: Iterable[Any], *, run: RunContext | None = None) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 
 from ._jsonsafe import CIRCULAR, MAX_DEPTH, TOO_DEEP, json_key, to_jsonable
 
-__all__ = ["DEFAULT_IGNORE_KEYS", "fingerprint"]
+__all__ = ["DEFAULT_IGNORE_KEYS", "fingerprint", "flat_copy", "same_flat", "text_function"]
 
 DEFAULT_IGNORE_KEYS = ("_meta",)
 
@@ -38,6 +38,18 @@ def _fp_default(value: Any) -> Any:
     return to_jsonable(value)
 
 
+def _c_encoder(sort_keys: bool) -> Callable[[Any, int], Any] | None:
+    """The C encoder behind `_encoder` (None without the C accelerator): compact, ASCII, NaN allowed,
+    unknown types spelled by `_fp_default`, no circular-reference markers (see `_encoder`)."""
+    c_make = getattr(json.encoder, "c_make_encoder", None)
+    if c_make is None:
+        return None
+    encode: Callable[[Any, int], Any] = c_make(
+        None, _fp_default, json.encoder.encode_basestring_ascii, None, ":", ",", sort_keys, False, True
+    )
+    return encode
+
+
 def _encoder(sort_keys: bool) -> Callable[[Any], str]:
     """A compact ASCII JSON encoder that spells unknown types with `_fp_default`.
 
@@ -45,14 +57,11 @@ def _encoder(sort_keys: bool) -> Callable[[Any], str]:
     RecursionError, which sends the value down the slow path (that one marks cycles). This saves
     a dict insert and delete per container on every fingerprint.
     """
-    c_make = getattr(json.encoder, "c_make_encoder", None)
-    if c_make is None:  # no C accelerator (another interpreter): the stdlib encoder, same text
+    encode = _c_encoder(sort_keys)
+    if encode is None:  # no C accelerator (another interpreter): the stdlib encoder, same text
         return json.JSONEncoder(
             sort_keys=sort_keys, separators=(",", ":"), ensure_ascii=True, allow_nan=True, default=_fp_default
         ).encode
-    encode = c_make(
-        None, _fp_default, json.encoder.encode_basestring_ascii, None, ":", ",", sort_keys, False, True
-    )
 
     def run(value: Any) -> str:
         if isinstance(value, str):  # the C encoder only takes containers and scalars through _iterencode
@@ -64,6 +73,8 @@ def _encoder(sort_keys: bool) -> Callable[[Any], str]:
 
 # ensure_ascii: the text is ASCII (cheap to hash, no surrogate trouble); sort_keys: key order ignored.
 _canonical = _encoder(sort_keys=True)
+# The same encoder's C part, called directly on a dict or list (`text_function`: one call less).
+_canonical_c = _c_encoder(sort_keys=True)
 # The slow path hands over dicts already in sort_keys order (see _normalise).
 _canonical_sorted = _encoder(sort_keys=False)
 # An integral float as repr() writes it: "1.0", "-0.0", "1e+16". Matching inside a string only costs
@@ -136,30 +147,58 @@ def canonical_text(args: Any, ignore_keys: Iterable[str] = DEFAULT_IGNORE_KEYS) 
     `_normalise` when it might hold an integral float or an ignored key, or when the encoder
     refuses the value (mixed or odd key types, a cycle, deep nesting).
     """
+    return text_function(ignore_keys)(args)
+
+
+def text_function(ignore_keys: Iterable[str] = DEFAULT_IGNORE_KEYS) -> Callable[[Any], str]:
+    """`canonical_text` for one set of ignore keys, its lookups done once: the loop guard calls it
+    on every watched call (one function per set, kept for the process)."""
     ignore = ignore_keys if type(ignore_keys) is frozenset else frozenset(ignore_keys)
-    needles = _needles.get(ignore)
-    if needles is None:
-        needles = _needles.setdefault(ignore, tuple(json.dumps(k) + ":" for k in ignore))
-    text: str | None
-    try:
-        value = args
-        if type(args) is dict and not ignore.isdisjoint(args):
-            value = _tidy(args, ignore)  # MCP's _meta sits at the top: skip an encode that would be redone
-        text = _canonical(value)
-        if _suspicious(text, needles):
-            # Plain dicts and lists: drop ignored keys, turn integral floats into ints, encode again.
-            text = _canonical(_tidy(value, ignore))
-            if _suspicious(text, needles):
-                text = None  # e.g. "1.0" or '"_meta":' inside a string value, or inside an odd type
-    except Exception:  # TypeError (odd keys), RecursionError (a cycle), or user code raising
-        text = None
-    if text is None:
+    text_of = _text_functions.get(ignore)
+    if text_of is None:
+        text_of = _text_functions.setdefault(ignore, _make_text_function(ignore))
+    return text_of
+
+
+def _make_text_function(ignore: frozenset[str]) -> Callable[[Any], str]:
+    needles = tuple(json.dumps(k) + ":" for k in ignore)  # the `"key":` spellings of the ignore keys
+    encode = _canonical_c
+
+    def text_of(args: Any) -> str:
+        text: str | None
         try:
-            normal = _normalise(args, ignore, 0, set())
-        except Exception:  # a dict subclass whose items() raises: compare what the recording shows
-            normal = _normalise(to_jsonable(args), ignore, 0, set())
-        text = _canonical_sorted(normal)
-    return text
+            value = args
+            if type(args) is dict and not ignore.isdisjoint(args):
+                value = _tidy(
+                    args, ignore
+                )  # MCP's _meta sits at the top: skip an encode that would be redone
+            if encode is not None and type(value) is dict:
+                text = "".join(encode(value, 0))  # `_canonical` inlined for the common shape
+            else:
+                text = _canonical(value)
+            # `_suspicious` inlined (it runs on every watched call); the second check below is rare.
+            suspicious = ("." in text or "+" in text) and _INTEGRAL_FLOAT.search(text) is not None
+            if not suspicious:
+                for needle in needles:
+                    if needle in text:
+                        suspicious = True
+                        break
+            if suspicious:
+                # Plain dicts and lists: drop ignored keys, turn integral floats into ints, encode again.
+                text = _canonical(_tidy(value, ignore))
+                if _suspicious(text, needles):
+                    text = None  # e.g. "1.0" or '"_meta":' inside a string value, or inside an odd type
+        except Exception:  # TypeError (odd keys), RecursionError (a cycle), or user code raising
+            text = None
+        if text is None:
+            try:
+                normal = _normalise(args, ignore, 0, set())
+            except Exception:  # a dict subclass whose items() raises: compare what the recording shows
+                normal = _normalise(to_jsonable(args), ignore, 0, set())
+            text = _canonical_sorted(normal)
+        return text
+
+    return text_of
 
 
 def _suspicious(text: str, needles: tuple[str, ...]) -> bool:
@@ -200,5 +239,46 @@ def _tidy(value: Any, ignore: frozenset[str]) -> Any:
     return value
 
 
-# ignore set -> the `"key":` spellings to look for in the canonical text
-_needles: dict[frozenset[str], tuple[str, ...]] = {}
+# ignore set -> its canonical text function (text_function)
+_text_functions: dict[frozenset[str], Callable[[Any], str]] = {}
+
+
+# ---- flat arguments: "same canonical text?" without encoding ---------------------------------
+# The loop guard asks on every watched call whether this call's canonical text equals the previous
+# one's. For the most common shape, a flat dict of short scalars, a copy of the dict answers that
+# without an encode (`same_flat`); graphmind-core's tests/test_loop_guard_flat.py proves the
+# answers equal over awkward values. The bounds keep what a streak holds on to small.
+FLAT_MAX_KEYS = 32
+FLAT_MAX_CHARS = 256
+
+
+def flat_copy(args: Any, ignore: frozenset[str]) -> dict[str, Any] | None:
+    """A copy of `args` when it is an exact dict of at most FLAT_MAX_KEYS exact-str keys, none of them
+    ignored, whose values are of exact type str (at most FLAT_MAX_CHARS), int, bool, None or a
+    finite float; else None (the caller compares canonical texts)."""
+    if type(args) is not dict or len(args) > FLAT_MAX_KEYS or not ignore.isdisjoint(args):
+        return None
+    for k, v in args.items():
+        t = type(v)
+        if type(k) is not str:
+            return None
+        if t is str:
+            if len(v) > FLAT_MAX_CHARS:
+                return None
+        elif not (t is int or t is bool or v is None or (t is float and v - v == 0)):  # v - v: NaN, inf
+            return None
+    return args.copy()
+
+
+def same_flat(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether two `flat_copy` dicts have the same canonical text. Keys: the same set. Values: a
+    str's text is one-to-one; numbers are equal exactly when their texts are (an integral float is
+    written as the int, 1.0 and 1 are both "1", Python compares int and float exactly); None only
+    equals None; but True == 1 == 1.0 in Python while JSON writes "true": so the bools must sit at
+    the same keys."""
+    if a != b:
+        return False
+    for k, v in a.items():  # noqa: SIM110 (a loop, not all(<generator>): this runs on every identical call)
+        if (type(v) is bool) is not (type(b[k]) is bool):
+            return False
+    return True

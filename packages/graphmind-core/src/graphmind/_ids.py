@@ -19,4 +19,5 @@ if hasattr(os, "register_at_fork"):
 
 def random_hex(bits: int = 128) -> str:
     """`bits` random bits as lowercase hex, zero-padded (128 bits: the shape of `uuid4().hex`)."""
-    return f"{_rng.getrandbits(bits):0{bits // 4}x}"
+    # "%0*x": the width as an argument (a nested f-string format spec is built per call: ~2x slower)
+    return "%0*x" % (bits // 4, _rng.getrandbits(bits))  # noqa: UP031

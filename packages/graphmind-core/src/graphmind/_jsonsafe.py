@@ -24,11 +24,20 @@ import re
 import types
 import uuid
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any
 
-__all__ = ["CIRCULAR", "MAX_DEPTH", "TOO_DEEP", "UnreadableValue", "json_key", "to_jsonable"]
+__all__ = [
+    "CIRCULAR",
+    "MAX_DEPTH",
+    "TOO_DEEP",
+    "UnreadableValue",
+    "json_key",
+    "json_scalar",
+    "json_scalars",
+    "to_jsonable",
+]
 
 MAX_DEPTH = 64
 """Containers nested deeper than this are replaced by `TOO_DEEP`."""
@@ -81,6 +90,28 @@ def clean_str(text: str) -> str:
     if text.isascii() or _SURROGATE.search(text) is None:
         return text
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def json_scalar(value: Any) -> bool:
+    """True when `to_jsonable` returns `value` itself and JSON writes it as it is: an exact str with no
+    lone surrogate, an exact int or bool, None, or a finite float. An adapter that builds a payload
+    of such leaves in fresh dicts and lists may hand it to the engine as owned (docs/adapters.md,
+    "Owned payloads"): the pipeline then skips its snapshot copy."""
+    t = type(value)
+    if t is str:
+        return value.isascii() or _SURROGATE.search(value) is None
+    if t is int or t is bool or value is None:
+        return True
+    return t is float and value - value == 0  # False for NaN and ±Infinity
+
+
+def json_scalars(values: Iterable[Any]) -> bool:
+    """`json_scalar` of every one of `values` (an ASCII str, an int, None: no call)."""
+    for v in values:
+        t = type(v)
+        if not ((t is str and v.isascii()) or t is int or v is None or json_scalar(v)):
+            return False
+    return True
 
 
 def _float(value: float) -> float | str:

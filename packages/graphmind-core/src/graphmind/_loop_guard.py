@@ -11,20 +11,16 @@ messages are the environment page's "Loop hold" section.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import contextvars
 import functools
-import itertools
-import sys
 import threading
-import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._fingerprint import DEFAULT_IGNORE_KEYS, canonical_text, digest_of, fingerprint
+from ._exec_lines import line_of_execution
+from ._fingerprint import DEFAULT_IGNORE_KEYS, digest_of, fingerprint, flat_copy, same_flat, text_function
 from ._redaction import PLACEHOLDER
 
 __all__ = [
@@ -171,68 +167,6 @@ def resolve_loop_guard_config(
     return LoopGuardConfig(**values)
 
 
-# ---- lines of execution ----------------------------------------------------------------------
-_line_numbers = itertools.count(1)
-_thread_line = threading.local()
-# A task's number lives as long as the task (a dead task's id() can be reused, its number not).
-_task_lines: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
-_task_lines_lock = threading.Lock()
-# The calling task's (weak reference to it, its number), kept in its own context: one ContextVar
-# read per call instead of a WeakKeyDictionary lookup (which builds a weak reference per call). A
-# task started from this one inherits the entry, but the reference names its parent, so it looks
-# itself up in `_task_lines` and gets a number of its own.
-_task_line_cache: contextvars.ContextVar[tuple[weakref.ReferenceType[Any], int] | None] = (
-    contextvars.ContextVar("graphmind_task_line", default=None)
-)
-
-
-# Before 3.12, `asyncio.current_task()` is a Python function that looks the running loop up again
-# and reads asyncio's loop -> task dict; reading that dict directly saves a call per watched call
-# (https://github.com/python/cpython/blob/v3.11.7/Lib/asyncio/tasks.py#L36-L40). From 3.12 on
-# current_task() is C, and where the task lives changed (3.14 keeps it on the thread state), so
-# there current_task() itself is used.
-_CURRENT_TASKS: dict[Any, Any] | None = None
-if sys.version_info < (3, 12):
-    _tasks_table = getattr(asyncio.tasks, "_current_tasks", None)
-    if type(_tasks_table) is dict:
-        _CURRENT_TASKS = _tasks_table
-
-
-def _current_task() -> Any:
-    """The running asyncio task, else the running trio task, else None (plain thread code)."""
-    loop = asyncio._get_running_loop()  # the C-level check asyncio itself uses; never raises
-    if loop is not None:
-        if _CURRENT_TASKS is not None:
-            return _CURRENT_TASKS.get(loop)
-        return asyncio.current_task()
-    trio = sys.modules.get("trio")
-    if trio is not None:
-        try:
-            return trio.lowlevel.current_task()
-        except RuntimeError:  # trio imported, not running in this thread
-            return None
-    return None
-
-
-def line_of_execution() -> int:
-    """A number for the calling task (asyncio or trio), else for the calling thread; never reused."""
-    task = _current_task()
-    if task is not None:
-        cached = _task_line_cache.get()
-        if cached is not None and cached[0]() is task:
-            return cached[1]
-        number = _task_lines.get(task)
-        if number is None:
-            with _task_lines_lock:
-                number = _task_lines.setdefault(task, next(_line_numbers))
-        _task_line_cache.set((weakref.ref(task), number))
-        return number
-    number = getattr(_thread_line, "number", None)
-    if number is None:
-        number = _thread_line.number = next(_line_numbers)
-    return number
-
-
 # ---- the guard -------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class LoopHit:
@@ -253,12 +187,13 @@ class LoopHit:
         }
 
 
-@dataclass
+@dataclass(slots=True)
 class _Streak:
     node_id: str
     # hash() and length of the canonical text, not the text (arguments can be megabytes) nor its
-    # sha256 (computed only when a call is held: the wire's fingerprint).
-    key: tuple[int, int]
+    # sha256 (computed only when a call is held: the wire's fingerprint); or, for flat arguments
+    # of short scalars, a copy of them (`flat_copy`: compared without an encode, same answer).
+    key: tuple[int, int] | dict[str, Any]
     count: int
     first_seq: int
     warned: bool = False
@@ -278,6 +213,10 @@ def loop_warning(name: str, node_id: str, repeats: int, config: LoopGuardConfig)
     )
 
 
+def _always(value: bool) -> Callable[[], bool]:
+    return lambda: value
+
+
 class LoopGuard:
     """Counts identical watched calls in a row, per run (per thread / task outside any run). Thread-safe; never raises."""
 
@@ -285,9 +224,13 @@ class LoopGuard:
         self.config = config
         self._warn = warn
         self._ignore = frozenset(config.ignore_keys)
+        self._text = text_function(self._ignore)  # canonical_text with the ignore set's lookups done
         self._kinds = frozenset(config.kinds)
         self._allow = frozenset(config.allow_nodes)
-        self._enabled = config.enabled  # the config is frozen: read the property once, not per call
+        # The config is frozen: its fields are read once, not per call.
+        self._enabled = config.enabled
+        self._threshold = config.threshold
+        self._pause = config.mode == "pause"
         self._lock = threading.Lock()
         # run id (with the line of execution for the implicit run) -> its current streak; the
         # oldest are forgotten past MAX_TRACKED_RUNS.
@@ -311,14 +254,34 @@ class LoopGuard:
         where one framework-level call begins names it) or else the calling thread's or task's."""
         if not self._enabled or kind not in self._kinds:
             return None  # unwatched calls neither count nor break a streak
-        try:
-            text = canonical_text(args, self._ignore)
-        except Exception:  # cannot happen by design; a guard must never break the call it watches
-            return None
-        key = (hash(text), len(text))
-        allowed = node_id in self._allow or name in self._allow
+        return self.watch(
+            run_id, node_id, name, args, seq, _always(attached), hide_fingerprint, implicit, line
+        )
+
+    def watch(
+        self,
+        run_id: str,
+        node_id: str,
+        name: str,
+        args: Any,
+        seq: int,
+        attached: Callable[[], bool],
+        hide_fingerprint: bool,
+        implicit: bool,
+        line: Hashable | None,
+    ) -> LoopHit | None:
+        """`observe` for a call the engine already knows is watched (the guard on, a watched kind),
+        with positional arguments; `attached` is asked only when the streak reaches the threshold."""
+        text: str | None = None
+        key: tuple[int, int] | dict[str, Any] | None = flat_copy(args, self._ignore)
+        if key is None:
+            try:
+                text = self._text(args)
+            except Exception:  # cannot happen by design; a guard must never break the call it watches
+                return None
+            key = (hash(text), len(text))
+        # outside any run the streak is the line's / thread's / task's
         line = (run_id, line_of_execution() if line is None else line) if implicit else run_id
-        config = self.config
         streaks = self._streaks
         with self._lock:
             streak = streaks.get(line)
@@ -327,29 +290,50 @@ class LoopGuard:
                 if len(streaks) > MAX_TRACKED_RUNS:
                     streaks.popitem(last=False)
             else:
-                if streak.node_id == node_id and streak.key == key:
+                old = streak.key
+                if streak.node_id == node_id and (
+                    # two flat copies that differ (a tool called again with other arguments): no call
+                    (old == key and same_flat(old, key))
+                    if type(old) is dict and type(key) is dict
+                    else self._same(old, key)
+                ):
                     streak.count += 1
                 else:  # a new streak on this line: the line's record starts over (no new object)
                     streak.node_id, streak.key, streak.count, streak.first_seq = node_id, key, 1, seq
                     streak.warned = False
                 streaks.move_to_end(line)
             repeats = streak.count
-            if allowed or repeats < config.threshold:
+            if repeats < self._threshold or node_id in self._allow or name in self._allow:
                 return None
-            if attached and config.mode == "pause":
+            if self._pause and attached():
                 return LoopHit(
                     repeats,
                     streak.first_seq,
                     seq,
-                    PLACEHOLDER if hide_fingerprint else digest_of(text),
+                    PLACEHOLDER
+                    if hide_fingerprint
+                    else digest_of(self._text(args) if text is None else text),
                     functools.partial(self._restart, line, streak, node_id, key, streak.first_seq, seq),
                 )
             if streak.warned:
                 return None
             streak.warned = True
         with contextlib.suppress(Exception):
-            self._warn(loop_warning(name, node_id, repeats, config))
+            self._warn(loop_warning(name, node_id, repeats, self.config))
         return None
+
+    def _same(self, a: tuple[int, int] | dict[str, Any], b: tuple[int, int] | dict[str, Any]) -> bool:
+        """Whether two streak keys stand for the same canonical text (a flat copy against a text's
+        key: the copy's text, computed now, is the one its call had: its values are immutable)."""
+        if type(a) is dict:
+            if type(b) is dict:
+                return same_flat(a, b)
+            text = self._text(a)
+            return (hash(text), len(text)) == b
+        if type(b) is dict:
+            text = self._text(b)
+            return a == (hash(text), len(text))
+        return a == b
 
     def _restart(
         self, line: Hashable, streak: _Streak, node_id: str, key: Any, first_seq: int, seq: int

@@ -33,10 +33,23 @@ class NodeSpec:
     # A timeout the adapter knows keeps running while this node's gates hold (a LlamaIndex
     # workflow's `timeout`): core warns once per node id when a hold outlives it (_hold_timeout.py).
     hold_timeout: KnownTimeout | None = None
+    # The adapter built `input` and `attrs` for this node in fresh dicts and lists of `json_scalar`
+    # leaves and keeps no hold on them: recorded without a snapshot copy (docs/adapters.md, "Owned payloads").
+    owned: bool = False
 
     def __post_init__(self) -> None:
         if self.node_id is None:
             self.node_id = f"{self.kind}:{self.name}"
+
+
+class Owned(tuple):  # type: ignore[type-arg]
+    """An adapter describer's answer, e.g. `(input, key, length)` or `(output, usage)`, whose JSON
+    values the describer owns: it built every dict and list of them fresh, every leaf is
+    `json_scalar`, and nothing keeps a hold on them. The adapter then says so to the engine
+    (`NodeSpec.owned`, `Settled.owned`) and the node records them without a snapshot copy
+    (docs/adapters.md, "Owned payloads"). Equal to, and unpacked like, the plain tuple it wraps."""
+
+    __slots__ = ()
 
 
 @dataclass(slots=True)
@@ -46,7 +59,8 @@ class Settled:
     `result`: what the app gets when the after gate answers continue: the body's own result, or a
     replacement for it (a replay of a reply the hook had to read to describe it).
     `output` / `usage`: the node's output JSON, shown at the after gate and sent in `node.finished`
-    (they replace `describe_output` / `describe_usage`).
+    (they replace `describe_output` / `describe_usage`); `owned`: the adapter built both fresh, of
+    plain JSON leaves (docs/adapters.md, "Owned payloads").
     `finishes_later`: the adapter finishes the node itself later (it tees a live stream and calls
     `finish` / `fail` when the stream ends): no after gate now, `result` goes to the app at once.
 
@@ -58,6 +72,7 @@ class Settled:
     output: Any = None
     usage: dict[str, Any] | None = None
     finishes_later: bool = False
+    owned: bool = False  # `output` and `usage` are owned as `NodeSpec.owned` says of the input
 
 
 def describe_error(exc: BaseException) -> dict[str, Any]:

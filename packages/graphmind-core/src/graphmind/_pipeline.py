@@ -102,6 +102,8 @@ _ENGINE_KEYS = frozenset(
     }
 )
 _PAYLOAD_KEYS = frozenset(_ENGINE_PAYLOADS)
+# An adapter's owned payload: input and attrs (`NodeSpec.owned`), output and usage (`Settled.owned`).
+_OWNED_FIELDS = frozenset({"input", "attrs", "output", "usage"})
 # The identity fields of an engine-built event (ids, kind, name, seq, ts, timings), as JSON: about.
 _ENVELOPE_CHARS = 320
 # An ASCII string this short is certainly under the payload limit as JSON (6 characters each at
@@ -143,14 +145,16 @@ class EventPipeline:
     def switches(self) -> RedactionSwitches:
         return self._switches
 
-    def process(self, event: dict[str, Any], trusted: bool = False) -> dict[str, Any] | None:
-        """`trusted`: the gate engine built this event and checked its identity strings (ASCII str):
-        with no switch on, only its payload fields need a pass (the result is the same)."""
-        sized = self.process_sized(event, trusted)
+    def process(
+        self, event: dict[str, Any], trusted: bool = False, owned: bool = False
+    ) -> dict[str, Any] | None:
+        """`trusted`: built by the gate engine, its identity strings checked ASCII: with no switch on,
+        only its payload fields need a pass (same result). `owned`: see `_plain_trusted`."""
+        sized = self.process_sized(event, trusted, owned)
         return None if sized is None else sized[0]
 
     def process_sized(
-        self, event: dict[str, Any], trusted: bool = False
+        self, event: dict[str, Any], trusted: bool = False, owned: bool = False
     ) -> tuple[dict[str, Any], int] | None:
         """`process`, and about how many characters the result takes as JSON (for the replay
         buffer's byte budget: the event is encoded later, by the transport thread, if ever)."""
@@ -158,7 +162,7 @@ class EventPipeline:
             if type(event) is not dict:
                 event = dict(event.items())
             elif self._trusted_ok and trusted and event.keys() <= _ENGINE_KEYS:
-                return self._plain_trusted(event)  # `_process`'s common case, one call shorter
+                return self._plain_trusted(event, owned)  # `_process`'s common case, one call shorter
             if self._mask is not None:
                 out, size = self._process(event, trusted)
                 return mask_event(out, self._mask), size
@@ -213,10 +217,12 @@ class EventPipeline:
                 size += n
         return out, size
 
-    def _plain_trusted(self, event: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    def _plain_trusted(self, event: dict[str, Any], owned: bool = False) -> tuple[dict[str, Any], int]:
         """`_plain` for an engine-built event, in place: every key is one the engine writes, every
         value outside `_ENGINE_PAYLOADS` a str/number/bool it made itself (identity strings checked
-        ASCII once per node), so only the payload fields are visited. Same output as `_plain`."""
+        ASCII once per node), so only the payload fields are visited. Same output as `_plain`.
+        `owned`: an adapter built the dicts/lists in `_OWNED_FIELDS` fresh, of `json_scalar` leaves:
+        a copy would be equal, so only the size bound and shrink run (adapters.md, "Owned payloads")."""
         size = _ENVELOPE_CHARS
         # The payload fields this event has (one C-level pass over its keys, not a lookup per name).
         for k in _PAYLOAD_KEYS.intersection(event):
@@ -229,7 +235,13 @@ class EventPipeline:
             elif t is int or t is bool or v is None or (t is float and v - v == 0):
                 continue
             role = _ROLE.get(k)
-            if role is _DELTAS:
+            if owned and (t is dict or t is list) and k in _OWNED_FIELDS:
+                if role is None:  # usage: measured, never shrunk, as below
+                    size += approx_size(v)
+                else:
+                    event[k], n = shrink_measured(v)
+                    size += n
+            elif role is _DELTAS:
                 event[k] = v = _plain_deltas(to_jsonable(v))
                 size += approx_size(v)
             elif role is None:

@@ -40,6 +40,9 @@ class Runs:
         self._lock = threading.Lock()
         self._runs: dict[str, RunContext] = {}
         self._implicit: RunContext | None = None
+        # The implicit run once started: what `for_call` returns outside any run (read inline by
+        # Engine.start_node, a call less per node).
+        self.implicit_run: RunContext | None = None
         self.current: contextvars.ContextVar[RunContext | None] = contextvars.ContextVar(
             f"graphmind_run_{key}", default=None
         )
@@ -114,6 +117,7 @@ class Runs:
             if implicit.started_ms == 0.0:
                 implicit.started_ms = self._clock()
                 self._started(implicit, dict(self._meta))
+            self.implicit_run = implicit
         return implicit
 
     def finish_implicit(self) -> None:

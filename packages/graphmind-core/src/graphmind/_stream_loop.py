@@ -51,12 +51,14 @@ def _identity(value: Any) -> Any:
     return value
 
 
-def _next(it: Iterator[T]) -> T:
-    return next(it)
+# The default `advance`: the builtin itself (a Python function around it was a frame per item).
+_next: Callable[[Iterator[Any]], Any] = next
 
 
-async def _anext(it: AsyncIterator[T]) -> T:
-    return await it.__anext__()
+def _anext(it: AsyncIterator[T]) -> Awaitable[T]:
+    """The default async `advance`: the iterator's own awaitable (an `async def` around it was a
+    coroutine per item)."""
+    return it.__anext__()
 
 
 def _describe_items(items: list[Any]) -> tuple[Any, dict[str, Any] | None]:

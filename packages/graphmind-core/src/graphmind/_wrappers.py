@@ -61,7 +61,8 @@ class _ArgDescriber:
             return dict(kwargs)
         if self._simple and len(args) <= len(self._names):
             described = dict(zip(self._names, args, strict=False))
-            described.update(kwargs)
+            if kwargs:
+                described.update(kwargs)
             return described
         if self._signature is not None:
             try:
@@ -104,8 +105,8 @@ def gate_callable(engine: Engine, fn: F, name: str, kind: str = "tool", holds: C
 
         @functools.wraps(fn)
         async def agated(*args: Any, **kwargs: Any) -> Any:
-            if not engine.live:
-                return await fn(*args, **kwargs)
+            # A client disposed since: aexecute calls `fn` straight through (no liveness check here,
+            # it would be a second one per call).
             spec = NodeSpec(name, kind, describe(args, kwargs), node_id, breakpoints=gates, hold_if=hold_if)
             return await engine.aexecute(spec, lambda: fn(*args, **kwargs))
 
@@ -114,8 +115,6 @@ def gate_callable(engine: Engine, fn: F, name: str, kind: str = "tool", holds: C
 
         @functools.wraps(fn)
         def sgated(*args: Any, **kwargs: Any) -> Any:
-            if not engine.live:
-                return fn(*args, **kwargs)
             spec = NodeSpec(name, kind, describe(args, kwargs), node_id, breakpoints=gates, hold_if=hold_if)
             return engine.execute(spec, lambda: fn(*args, **kwargs))
 

@@ -8,8 +8,53 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult, LLMResult
+from pydantic import BaseModel
 
-from graphmind.adapter import ModelReply, parse_model_reply
+from graphmind.adapter import ModelReply, json_scalar, json_scalars, parse_model_reply
+
+# pydantic.BaseModel.__getattr__ (pydantic/main.py) raises AttributeError for a name the model lacks:
+# 3-4 µs each (a HumanMessage's `tool_calls`, a text LLM's `Generation.message`), per message per
+# model call. `field_or_none` answers the same without raising.
+_PYDANTIC_GETATTR = getattr(BaseModel, "__getattr__", None)
+_EXTRA_ONLY: dict[tuple[type, str], bool] = {}
+_ABSENT = object()
+
+
+def field_or_none(obj: Any, name: str) -> Any:
+    """`getattr(obj, name, None)`, without pydantic's exception when a LangChain object lacks `name`.
+
+    A pydantic model whose class has neither a field nor any attribute called `name`, and keeps
+    pydantic's own `__getattr__`, can only find it in the instance `__dict__` (set by hand) or, through
+    that `__getattr__`, in the model's extra values (`extra="allow"`, as BaseMessage has), else it
+    raises: for those classes this reads the two directly. Everything else (a field, a property,
+    any other object) is a plain `getattr`, which is fast when the attribute exists. The per-class
+    answer is cached (a class is not expected to gain such an attribute at run time).
+    """
+    key = (type(obj), name)
+    extra_only = _EXTRA_ONLY.get(key)
+    if extra_only is None:
+        extra_only = _learn(key)
+    if not extra_only:
+        return getattr(obj, name, None)
+    value = obj.__dict__.get(name, _ABSENT)
+    if value is not _ABSENT:
+        return value
+    extra = getattr(obj, "__pydantic_extra__", None)
+    return extra.get(name) if extra else None
+
+
+def _learn(key: tuple[type, str]) -> bool:
+    cls, name = key
+    fields = getattr(cls, "__pydantic_fields__", None)
+    extra_only = _EXTRA_ONLY[key] = (
+        _PYDANTIC_GETATTR is not None
+        and getattr(cls, "__getattr__", None) is _PYDANTIC_GETATTR
+        and isinstance(fields, dict)
+        and name not in fields
+        and name not in (getattr(cls, "__private_attributes__", None) or ())
+        and not hasattr(cls, name)
+    )
+    return extra_only
 
 
 def text_of(content: Any) -> str:
@@ -29,7 +74,7 @@ def text_of(content: Any) -> str:
 
 def message_json(message: BaseMessage) -> dict[str, Any]:
     out: dict[str, Any] = {"role": message.type, "content": message.content}
-    tool_calls = getattr(message, "tool_calls", None)
+    tool_calls = field_or_none(message, "tool_calls")
     if tool_calls:
         out["tool_calls"] = [
             {"name": c.get("name"), "args": c.get("args"), "id": c.get("id")} for c in tool_calls
@@ -45,6 +90,56 @@ def messages_input(messages: Sequence[BaseMessage]) -> dict[str, Any]:
     return {"messages": [message_json(m) for m in messages]}
 
 
+# ---- owned payloads (docs/adapters.md, "Owned payloads"): what this module just built, handed over
+# without the pipeline's snapshot copy when every container is ours and every leaf a plain JSON scalar.
+def _flat(d: Any) -> bool:
+    """An exact dict of exact-str keys and `json_scalar` values (a tool call's args, a tool's input)."""
+    return type(d) is dict and all(type(k) is str for k in d) and json_scalars(d) and json_scalars(d.values())
+
+
+def claim_message(out: dict[str, Any]) -> bool:
+    """Whether a dict `message_json` / `ai_json` just built may be owned. Its `tool_calls` list and
+    call dicts are ours; a call's `args` is the app's dict, so it is replaced by an (equal) copy when
+    it is flat, and anything nested or odd takes the full pass instead."""
+    for key, value in out.items():
+        if key == "tool_calls":
+            for call in value:
+                args = call["args"]
+                if not (_flat(args) and json_scalar(call["name"]) and json_scalar(call["id"])):
+                    return False
+                call["args"] = dict(args)
+        elif not json_scalar(value):  # content as a list of blocks is the app's: the full pass
+            return False
+    return True
+
+
+def messages_input_owned(messages: Sequence[BaseMessage]) -> tuple[dict[str, Any], bool]:
+    """`messages_input`, and whether it may be handed over as owned."""
+    built = [message_json(m) for m in messages]
+    return {"messages": built}, all([claim_message(m) for m in built])
+
+
+def claim_reply(value: Any) -> bool:
+    """Whether `llm_result_json`'s answer (a reply dict, a text, or a list of them) may be owned."""
+    if type(value) is dict:
+        return claim_message(value)
+    if type(value) is list:
+        return all([claim_reply(v) for v in value])
+    return json_scalar(value)
+
+
+def claim_usage(usage: dict[str, Any] | None) -> bool:
+    return usage is None or json_scalars(usage.values())
+
+
+def tool_input_owned(described: Any) -> tuple[Any, bool]:
+    """A tool's input (LangChain's dict of the call's arguments, or its input text): a flat dict is
+    copied and owned, a plain string is owned as it is, anything else takes the full pass."""
+    if _flat(described):
+        return dict(described), True
+    return described, type(described) is str and json_scalar(described)
+
+
 def first_message_key(messages: Sequence[Any]) -> str:
     """A stable text for the prompt's first message (groups model steps into invocations)."""
     if not messages:
@@ -58,7 +153,7 @@ def first_message_key(messages: Sequence[Any]) -> str:
 def ai_json(message: BaseMessage) -> dict[str, Any]:
     """A model reply in the same shape an injected reply takes."""
     out: dict[str, Any] = {"content": message.content}
-    tool_calls = getattr(message, "tool_calls", None)
+    tool_calls = field_or_none(message, "tool_calls")
     if tool_calls:
         out["tool_calls"] = [
             {"name": c.get("name"), "args": c.get("args"), "id": c.get("id")} for c in tool_calls
@@ -98,7 +193,7 @@ def _usage_from_llm_output(llm_output: Any) -> dict[str, Any] | None:
 
 def chat_result_usage(result: ChatResult) -> dict[str, Any] | None:
     for g in result.generations:
-        usage = _usage_from_metadata(getattr(g.message, "usage_metadata", None))
+        usage = _usage_from_metadata(field_or_none(g.message, "usage_metadata"))
         if usage:
             return usage
     return _usage_from_llm_output(result.llm_output)
@@ -107,7 +202,7 @@ def chat_result_usage(result: ChatResult) -> dict[str, Any] | None:
 def llm_result_usage(result: LLMResult) -> dict[str, Any] | None:
     for batch in result.generations:
         for g in batch:
-            usage = _usage_from_metadata(getattr(getattr(g, "message", None), "usage_metadata", None))
+            usage = _usage_from_metadata(field_or_none(field_or_none(g, "message"), "usage_metadata"))
             if usage:
                 return usage
     return _usage_from_llm_output(result.llm_output)
@@ -116,7 +211,7 @@ def llm_result_usage(result: LLMResult) -> dict[str, Any] | None:
 def chunks_usage(chunks: Sequence[ChatGenerationChunk]) -> dict[str, Any] | None:
     total: dict[str, Any] | None = None
     for c in chunks:
-        usage = getattr(c.message, "usage_metadata", None)
+        usage = field_or_none(c.message, "usage_metadata")
         if usage:
             total = (
                 _usage_from_metadata(usage)

@@ -23,12 +23,22 @@ from typing import Any
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.outputs import ChatGenerationChunk
 
 import graphmind
 from graphmind.adapter import Engine, NodeExecution, NodeSpec, RunAborted, RunContext, engine_for
 
 from . import _registry as registry
-from ._describe import documents_json, llm_result_json, llm_result_usage, tool_output_json, tool_roster
+from ._describe import (
+    claim_reply,
+    claim_usage,
+    documents_json,
+    field_or_none,
+    llm_result_json,
+    llm_result_usage,
+    tool_output_json,
+    tool_roster,
+)
 from ._dual import dual
 from ._inline import InlineExceptTextLlmStart
 from ._links import Link, name_of, root_line, run_name
@@ -50,13 +60,20 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
     # only for the async text-LLM start's dispatch, which would otherwise hide the run from every
     # other handler (_inline.py).
     run_inline = InlineExceptTextLlmStart()
+    # handle_event / ahandle_event read one of these per callback and handler (manager.py,
+    # `getattr(handler, ignore_condition_name)`); BaseCallbackHandler's are properties (a Python
+    # call each), these plain attributes give the same False.
+    ignore_llm = ignore_retry = ignore_chain = ignore_agent = False
+    ignore_retriever = ignore_chat_model = ignore_custom_event = False
 
     def __init__(self, session: graphmind.Client | None = None) -> None:
         self._session = session
+        # A given session's engine never changes; without one, the default client is looked up per call.
+        self._engine: Engine | None = engine_for(session) if session is not None else None
         self._links: dict[UUID, Link] = {}
 
     def _client(self) -> Engine:
-        return engine_for(self._session)
+        return self._engine or engine_for(None)
 
     def _context(self, parent_run_id: UUID | None) -> tuple[RunContext | None, str | None]:
         link = self._links.get(parent_run_id) if parent_run_id is not None else None
@@ -206,19 +223,7 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
         self._links[run_id] = Link(ex.run, None, ex)
         return ex
 
-    def _open(self, client: Engine, where: str, opener: Any, *args: Any) -> NodeExecution | None:
-        try:
-            opened: NodeExecution | None = opener(client, *args)
-            return opened
-        except RunAborted:
-            raise
-        except Exception as exc:
-            self._fail_open(client, where, exc)
-            return None
-
-    def _hold(self, client: Engine, ex: NodeExecution | None) -> None:
-        if ex is None:
-            return
+    def _hold(self, client: Engine, ex: NodeExecution) -> None:
         try:
             ex.before()
         except RunAborted:
@@ -226,9 +231,7 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
         except Exception as exc:
             self._fail_open(client, "before gate", exc)
 
-    async def _ahold(self, client: Engine, ex: NodeExecution | None) -> None:
-        if ex is None:
-            return
+    async def _ahold(self, client: Engine, ex: NodeExecution) -> None:
         try:
             await ex.abefore()
         except RunAborted:
@@ -237,16 +240,37 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
             self._fail_open(client, "before gate", exc)
 
     # ---- starts: open the node, then pass its before gate (held on the sync path, awaited on async)
+    # The gate is passed only when it `may_hold` (attached, or the run aborted): on the detached
+    # fast path `before()` would return at once anyway, and on the async path that saves the gate's
+    # two coroutines per call.
     def _start(self, where: str, opener: Any, *args: Any) -> None:
         client = self._client()
-        if client.live:
-            self._hold(client, self._open(client, where, opener, *args))
+        if not client.live:
+            return
+        try:
+            ex: NodeExecution | None = opener(client, *args)
+        except RunAborted:
+            raise
+        except Exception as exc:
+            self._fail_open(client, where, exc)
+            return
+        if ex is not None and ex.may_hold():
+            self._hold(client, ex)
 
     async def _astart(self, where: str, opener: Any, *args: Any) -> None:
         client = self._client()
-        if client.live:
-            await client.await_attach()
-            await self._ahold(client, self._open(client, where, opener, *args))
+        if not client.live:
+            return
+        await client.await_attach()
+        try:
+            ex: NodeExecution | None = opener(client, *args)
+        except RunAborted:
+            raise
+        except Exception as exc:
+            self._fail_open(client, where, exc)
+            return
+        if ex is not None and ex.may_hold():
+            await self._ahold(client, ex)
 
     # Each start below is one sync and one async variant of a single line (see _dual.py for why
     # both exist). LangChain passes run_id, parent_run_id, metadata (and inputs for tools) by name.
@@ -309,8 +333,18 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
         link = self._links.get(run_id)
         if link is None or link.ex is None:
             return
+        ids = link.tool_ids
+        if ids is None:  # made on the first token: most nodes stream nothing
+            ids = link.tool_ids = {}
         try:
-            emit(link.ex, token, getattr(chunk, "message", None), link.tool_ids)
+            # a chat chunk has its message as a field (plain getattr); a text LLM's GenerationChunk
+            # has none, which pydantic would answer with an exception per token (field_or_none)
+            message = (
+                getattr(chunk, "message", None)
+                if type(chunk) is ChatGenerationChunk
+                else field_or_none(chunk, "message")
+            )
+            emit(link.ex, token, message, ids)
         except Exception as exc:
             self._fail_open(self._client(), "on_llm_new_token", exc)
 
@@ -331,6 +365,9 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
         try:
             if error is not None:
                 ex.fail(error)
+            elif describe is llm_result_json:  # a model's reply: built here, handed over owned when plain
+                reply, used = llm_result_json(output), llm_result_usage(output)
+                ex.finish(reply, usage=used, owned=claim_reply(reply) and claim_usage(used))
             else:
                 ex.finish(describe(output) if describe else output, usage=usage(output) if usage else None)
         except Exception as exc:

@@ -24,17 +24,20 @@ from typing import Any
 from langchain_core.callbacks.manager import AsyncCallbackManager
 
 
-def _codes(fn: Any) -> frozenset[CodeType]:
+def _codes(fn: Any) -> tuple[CodeType, ...]:
     """The function's code and its nested code objects (a list comprehension is one before Python 3.12)."""
     code: CodeType = fn.__code__
-    return frozenset([code, *(c for c in code.co_consts if isinstance(c, CodeType))])
+    return (code, *(c for c in code.co_consts if isinstance(c, CodeType)))
 
 
-_TEXT_LLM_START = _codes(AsyncCallbackManager.on_llm_start)
+_TEXT_LLM_START = _codes(AsyncCallbackManager.on_llm_start)  # held here, so their ids stay theirs
+# Compared by id: hashing a code object is not cached (0.4 µs a read, six or seven reads per async
+# call), an int set lookup is ~0.05 µs.
+_TEXT_LLM_START_IDS = frozenset(map(id, _TEXT_LLM_START))
 
 
 class InlineExceptTextLlmStart:
     __slots__ = ()
 
     def __get__(self, obj: Any, owner: type | None = None) -> bool:
-        return sys._getframe(1).f_code not in _TEXT_LLM_START
+        return id(sys._getframe(1).f_code) not in _TEXT_LLM_START_IDS

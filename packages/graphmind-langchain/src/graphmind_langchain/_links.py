@@ -24,7 +24,7 @@ class Link:
         self.parent = parent
         self.ex = ex
         self.owns_run = owns_run
-        self.tool_ids: dict[int, tuple[str, str]] = {}
+        self.tool_ids: dict[int, tuple[str, str]] | None = None  # a streamed step's tool-call ids by index
 
 
 def run_name(serialized: Any, kwargs: dict[str, Any]) -> str:

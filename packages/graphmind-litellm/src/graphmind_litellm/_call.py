@@ -25,7 +25,7 @@ from typing import Any
 from litellm import ModelResponse, stream_chunk_builder
 from litellm.litellm_core_utils.streaming_handler import CustomStreamWrapper
 
-from graphmind.adapter import Engine, NodeExecution, NodeSpec, Settled
+from graphmind.adapter import Engine, NodeExecution, NodeSpec, Owned, Settled, json_scalar
 
 from ._apis import Api
 from ._describe import request_of
@@ -47,8 +47,12 @@ def provider_of(request: Mapping[str, Any]) -> Any:
 
 def node_spec(engine: Engine, api: Api, request: Mapping[str, Any], hook: str) -> NodeSpec:
     """The node, its `llm:step` identity (one invocation per agent turn), and the tool roster hint."""
-    node_input, key, length = api.describe_request(request)
-    attrs: dict[str, Any] = {"model": request.get("model"), "provider": provider_of(request), "hook": hook}
+    described = api.describe_request(request)
+    node_input, key, length = described
+    model, provider = request.get("model"), provider_of(request)
+    attrs: dict[str, Any] = {"model": model, "provider": provider, "hook": hook}
+    # attrs: the adapter's own strings and the input's `tools` list, besides these two (checked)
+    owned = type(described) is Owned and json_scalar(model) and json_scalar(provider)
     if request.get("stream"):
         attrs["stream"] = True
     instance_id = None
@@ -68,6 +72,7 @@ def node_spec(engine: Engine, api: Api, request: Mapping[str, Any], hook: str) -
         instance_id=instance_id,
         attrs=attrs,
         tool_calls_in_output=api.steps,  # a model step: the gated tools called next take its call ids
+        owned=owned,
     )
 
 
@@ -120,8 +125,8 @@ class _Node:
     def plain(self, result: Any) -> Settled:
         if self.request.get("stream"):  # a stream this API does not tee: the node ends as it is handed over
             return Settled(result, {"stream": type(result).__name__}, None)
-        output, usage = self.api.describe_result(result)
-        return Settled(result, output, usage)
+        described = self.api.describe_result(result)
+        return Settled(result, described[0], described[1], owned=type(described) is Owned)
 
 
 class _SyncNode(_Node):

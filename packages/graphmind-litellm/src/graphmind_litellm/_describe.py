@@ -13,6 +13,8 @@ from typing import Any
 
 from litellm import ModelResponse
 
+from graphmind.adapter import Owned, json_scalar, json_scalars
+
 
 def request_of(
     positional: tuple[str, ...], args: tuple[Any, ...], kwargs: Mapping[str, Any]
@@ -64,6 +66,27 @@ def message(msg: Any) -> dict[str, Any]:
     return out
 
 
+def _plain_dict(d: dict[Any, Any]) -> bool:
+    """Every key a str and every value `json_scalar`: a shallow copy of `d` is its whole snapshot."""
+    for k, v in d.items():
+        if not (type(k) is str and (k.isascii() or json_scalar(k))):
+            return False
+        if not ((type(v) is str and v.isascii()) or json_scalar(v)):
+            return False
+    return True
+
+
+def _plain_message(out: dict[str, Any]) -> bool:
+    """A message `message()` built: plain leaves, its `tool_calls` a list of dicts `tool_call()` built."""
+    for k, v in out.items():
+        if k == "tool_calls":
+            if not all(json_scalars(call.values()) for call in v):
+                return False
+        elif not json_scalar(v):
+            return False
+    return True
+
+
 def tool_names(tools: Any) -> list[str]:
     names: list[str] = []
     if isinstance(tools, Sequence) and not isinstance(tools, str):
@@ -74,9 +97,13 @@ def tool_names(tools: Any) -> list[str]:
     return names
 
 
-def _conversation(request: Mapping[str, Any], trimmed: list[Any]) -> tuple[dict[str, Any], str, int]:
-    """(node input, first-message key, prompt length): the step identity's inputs (graphmind.StepTracker)."""
-    node_input: dict[str, Any] = {"model": request.get("model"), "messages": trimmed}
+def _conversation(
+    request: Mapping[str, Any], trimmed: list[Any], owned: bool = False
+) -> tuple[dict[str, Any], str, int]:
+    """(node input, first-message key, prompt length): the step identity's inputs (graphmind.StepTracker).
+    `Owned` when the caller built `trimmed` and every message in it (checked) and the rest is plain."""
+    model = request.get("model")
+    node_input: dict[str, Any] = {"model": model, "messages": trimmed}
     names = tool_names(request.get("tools"))
     if names:
         node_input["tools"] = names
@@ -84,14 +111,33 @@ def _conversation(request: Mapping[str, Any], trimmed: list[Any]) -> tuple[dict[
         node_input["stream"] = True
     first = trimmed[0] if trimmed else None
     key = f"{_get(first, 'role')}\x00{_get(first, 'content')}" if first is not None else ""
-    return node_input, key, len(trimmed)
+    described = (node_input, key, len(trimmed))
+    if owned and json_scalar(model) and json_scalars(names):
+        return Owned(described)
+    return described
 
 
 def chat_request(request: Mapping[str, Any]) -> tuple[dict[str, Any], str, int]:
     raw = request.get("messages") or []
-    # A plain dict message goes as it is (the event pipeline snapshots it); a typed one is read.
-    trimmed = [m if type(m) is dict else message(m) for m in raw] if isinstance(raw, list | tuple) else []
-    return _conversation(request, trimmed)
+    if not isinstance(raw, list | tuple):
+        raw = ()
+    # A plain dict message goes as it is (the event pipeline snapshots it); a typed one is read. A
+    # dict of plain scalars (nearly every message) is copied here instead: the node owns the copy,
+    # and the pipeline need not walk it.
+    trimmed: list[Any] = []
+    owned = True
+    for m in raw:
+        if type(m) is dict:
+            if owned and _plain_dict(m):
+                trimmed.append(dict(m))
+            else:
+                owned = False
+                trimmed.append(m)
+        else:
+            out = message(m)
+            trimmed.append(out)
+            owned = owned and _plain_message(out)
+    return _conversation(request, trimmed, owned)
 
 
 def text_request(request: Mapping[str, Any]) -> tuple[dict[str, Any], str, int]:
@@ -165,6 +211,8 @@ def _chat_reply(result: ModelResponse) -> tuple[dict[str, Any], dict[str, Any] |
     if isinstance(cost, int | float):
         usage = usage or {}
         usage["costUsd"] = cost
+    if _plain_message(out) and (usage is None or json_scalars(usage.values())):
+        return Owned((out, usage))  # every container built here, every leaf plain
     return out, usage
 
 

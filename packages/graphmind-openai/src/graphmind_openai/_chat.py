@@ -12,9 +12,18 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from graphmind.adapter import parse_model_reply
+from graphmind.adapter import json_scalar, parse_model_reply
 
-from ._common import StreamState, request_input, split, sse, text_of, usage_of
+from ._common import (
+    StreamState,
+    owned_reply,
+    plain_message,
+    request_input,
+    split,
+    sse,
+    text_of,
+    usage_of,
+)
 
 NAME = "chat.completions"
 
@@ -43,9 +52,24 @@ def _tool_call(call: Any) -> Any:
 def describe_request(body: Mapping[str, Any]) -> tuple[dict[str, Any], str, int]:
     """(node input, first-message key, prompt length) of a Chat Completions request body."""
     messages = body.get("messages") or []
-    messages = list(messages) if isinstance(messages, list | tuple) else []
-    trimmed = [_message(m) for m in messages]
-    return request_input(body, trimmed, trimmed[0] if trimmed else None)
+    if not isinstance(messages, list | tuple):
+        messages = ()
+    trimmed: list[Any] = []
+    owned = True  # every message is one `_message` built, of plain leaves (`plain_message`)
+    for m in messages:
+        if type(m) is dict and len(m) == 2:
+            # `{"role": str, "content": str}`, nearly every message: `_message` of it, inlined
+            role = m.get("role")
+            content = m.get("content")
+            if type(role) is str and type(content) is str:
+                trimmed.append({"role": role, "content": content})
+                if owned and not (role.isascii() and content.isascii()):
+                    owned = json_scalar(role) and json_scalar(content)
+                continue
+        out = _message(m)
+        trimmed.append(out)
+        owned = owned and plain_message(out)
+    return request_input(body, trimmed, trimmed[0] if trimmed else None, owned=owned)
 
 
 def describe_reply(data: Any) -> tuple[Any, dict[str, Any] | None]:
@@ -62,7 +86,7 @@ def describe_reply(data: Any) -> tuple[Any, dict[str, Any] | None]:
         out["choices"] = len(choices)
     if data.get("model"):
         out["model"] = data["model"]
-    return out, usage_of(data.get("usage"))
+    return owned_reply(out, usage_of(data.get("usage")))
 
 
 def describe_model(obj: Any) -> tuple[Any, dict[str, Any] | None] | None:
@@ -94,7 +118,7 @@ def describe_model(obj: Any) -> tuple[Any, dict[str, Any] | None] | None:
             "outputTokens": usage.completion_tokens,
             "totalTokens": usage.total_tokens,
         }
-    return out, tokens
+    return owned_reply(out, tokens)
 
 
 # ---- an injected value -------------------------------------------------------------------------

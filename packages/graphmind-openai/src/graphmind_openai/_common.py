@@ -9,13 +9,60 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphmind.adapter.stainless import split, sse
+from graphmind.adapter import json_scalar, json_scalars
+from graphmind.adapter.stainless import Owned, split, sse
 
-__all__ = ["StreamState", "request_input", "split", "sse", "text_of", "tool_names", "usage_of"]
+__all__ = [
+    "StreamState",
+    "first_key",
+    "plain_message",
+    "request_input",
+    "split",
+    "sse",
+    "text_of",
+    "tool_names",
+    "usage_of",
+]
 
 # The first message's text for the prompt-prefix rule; built once (json.dumps with options makes a
 # new encoder on every call).
 _KEY_TEXT = json.JSONEncoder(sort_keys=True, default=str).encode
+# The C string encoder `_KEY_TEXT` writes each string with (ensure_ascii: json.encoder.iterencode).
+_KEY_STR = json.encoder.encode_basestring_ascii
+
+
+def first_key(first: Any) -> str:
+    """The prompt-prefix rule's key of a first message: its sorted JSON (`_KEY_TEXT`). A plain
+    `{"role": str, "content": str}` message, nearly every first message, is spelled out directly:
+    the same text, without an encoder's setup per call (tests/test_describe.py holds them equal)."""
+    if type(first) is dict and len(first) == 2:
+        role = first.get("role")
+        content = first.get("content")
+        if type(role) is str and type(content) is str:
+            return '{"content": ' + _KEY_STR(content) + ', "role": ' + _KEY_STR(role) + "}"
+    try:
+        return _KEY_TEXT(first)
+    except Exception:
+        return repr(first)
+
+
+def plain_message(message: Any) -> bool:
+    """True when `message` is a message dict this adapter built (an app's message is always copied
+    into a new dict, so an exact dict is one of ours), of `json_scalar` leaves, its `tool_calls` a
+    list of call dicts built here too: the node may own it (graphmind.adapter.stainless.Owned)."""
+    if type(message) is not dict:
+        return False
+    for k, v in message.items():
+        t = type(v)
+        if (t is str and v.isascii()) or v is None:
+            continue
+        if k == "tool_calls" and t is list:
+            for call in v:
+                if type(call) is not dict or not json_scalars(call.values()):
+                    return False
+        elif not json_scalar(v):
+            return False
+    return True
 
 
 def text_of(content: Any) -> Any:
@@ -54,6 +101,14 @@ def tool_names(tools: Any) -> list[str]:
     return names
 
 
+def owned_reply(out: Any, usage: dict[str, Any] | None) -> tuple[Any, dict[str, Any] | None]:
+    """(output, usage) of a reply, `Owned` when `out` is a message dict built here (`plain_message`)
+    and `usage` a dict built here (`usage_of`, or read off the SDK's usage) of plain leaves."""
+    if plain_message(out) and (usage is None or json_scalars(usage.values())):
+        return Owned((out, usage))
+    return out, usage
+
+
 def usage_of(usage: Any) -> dict[str, Any] | None:
     """OpenAI usage (either API's names) as the wire's `{inputTokens, outputTokens, totalTokens}`."""
     if not isinstance(usage, Mapping):
@@ -67,20 +122,23 @@ def usage_of(usage: Any) -> dict[str, Any] | None:
 
 
 def request_input(
-    body: Mapping[str, Any], trimmed: list[Any], first: Any, instructions: Any = None
+    body: Mapping[str, Any], trimmed: list[Any], first: Any, instructions: Any = None, owned: bool = False
 ) -> tuple[dict[str, Any], str, int]:
-    """(node input, first-message key, prompt length) from a request's trimmed messages."""
-    try:
-        key = _KEY_TEXT(first)
-    except Exception:
-        key = repr(first)
-    node_input: dict[str, Any] = {"model": body.get("model"), "messages": trimmed}
+    """(node input, first-message key, prompt length) from a request's trimmed messages; `Owned`
+    when the caller says it owns `trimmed` (a fresh list of messages it built, checked) and the
+    model, instructions and tool names are plain too."""
+    key = first_key(first)
+    model = body.get("model")
+    node_input: dict[str, Any] = {"model": model, "messages": trimmed}
     if instructions:
         node_input["instructions"] = instructions
     names = tool_names(body.get("tools"))
     if names:
         node_input["tools"] = names
-    return node_input, key, len(trimmed)
+    described = (node_input, key, len(trimmed))
+    if owned and json_scalar(model) and json_scalar(instructions) and json_scalars(names):
+        return Owned(described)
+    return described
 
 
 @dataclass

@@ -15,7 +15,16 @@ from typing import Any
 
 from graphmind.adapter import parse_model_reply
 
-from ._common import StreamState, request_input, split, sse, text_of, usage_of
+from ._common import (
+    StreamState,
+    owned_reply,
+    plain_message,
+    request_input,
+    split,
+    sse,
+    text_of,
+    usage_of,
+)
 from ._provider_tools import is_hosted, observe
 
 NAME = "responses"
@@ -50,7 +59,8 @@ def describe_request(body: Mapping[str, Any]) -> tuple[dict[str, Any], str, int]
         trimmed = []
     instructions = body.get("instructions")
     first = {"instructions": instructions, "first": trimmed[0] if trimmed else None}
-    return request_input(body, trimmed, first, instructions)
+    owned = all(plain_message(m) for m in trimmed)  # items `_item` built (an app's is always copied)
+    return request_input(body, trimmed, first, instructions, owned=owned)
 
 
 def describe_reply(data: Any) -> tuple[Any, dict[str, Any] | None]:
@@ -76,7 +86,7 @@ def describe_reply(data: Any) -> tuple[Any, dict[str, Any] | None]:
     reply["status"] = data.get("status")
     if data.get("model"):
         reply["model"] = data["model"]
-    return reply, usage_of(data.get("usage"))
+    return owned_reply(reply, usage_of(data.get("usage")))
 
 
 def describe_model(obj: Any) -> tuple[Any, dict[str, Any] | None] | None:
@@ -105,7 +115,7 @@ def describe_model(obj: Any) -> tuple[Any, dict[str, Any] | None] | None:
             "outputTokens": usage.output_tokens,
             "totalTokens": usage.total_tokens,
         }
-    return reply, tokens
+    return owned_reply(reply, tokens)
 
 
 # ---- an injected value -------------------------------------------------------------------------

@@ -21,8 +21,9 @@ from .._engine import Engine, NodeExecution
 from .._errors import RunAborted
 from .._gate import GateAnswer
 from .._hold_timeout import KnownTimeout
+from .._jsonsafe import json_scalar, json_scalars
 from .._model_reply import ModelReply, ToolCallReply, parse_model_reply
-from .._node import NodeSpec, Settled, describe_error
+from .._node import NodeSpec, Owned, Settled, describe_error
 from .._run import RunContext
 from .._steps import StepIdentity
 
@@ -36,6 +37,7 @@ __all__ = [
     "ModelReply",
     "NodeExecution",
     "NodeSpec",
+    "Owned",
     "RunAborted",
     "RunContext",
     "Settled",
@@ -43,6 +45,8 @@ __all__ = [
     "ToolCallReply",
     "describe_error",
     "engine_for",
+    "json_scalar",
+    "json_scalars",
     "parse_model_reply",
 ]
 

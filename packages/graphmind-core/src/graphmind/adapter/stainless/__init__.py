@@ -19,6 +19,7 @@ Duck-typed: importing this imports neither an SDK nor httpx (responses and byte 
 with the module of the request's own flavour).
 """
 
+from .. import Owned
 from ._api import Api, Described, StreamReader, split, sse, tool_hints
 from ._call import RAW_RESPONSE_HEADER, Call
 from ._exchange import Exchange, Reply, Sdk, reply_for, send_wrapper
@@ -40,6 +41,7 @@ __all__ = [
     "Call",
     "Described",
     "Exchange",
+    "Owned",
     "Patches",
     "Reply",
     "ResourceHook",

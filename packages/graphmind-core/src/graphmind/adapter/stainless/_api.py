@@ -47,6 +47,7 @@ class Api:
     API it is."""
 
     name: str  # the node's `api` attribute
+    # Each describer may answer with an `Owned` tuple instead of a plain one.
     describe_request: Callable[[Mapping[str, Any]], tuple[dict[str, Any], str, int]]  # input, key, length
     describe_result: Callable[[Any], Described | None]  # the SDK's typed result; None: read the body
     describe_body: Callable[[Any], Described]  # a JSON body (raw shapes, recorded streams, injects)

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .. import NodeSpec
+from .. import NodeSpec, Owned, json_scalar
 from ._api import Api, Described
 from ._exchange import Reply, Sdk, reply_for
 from ._recorder import StreamRecorder, TypedRecorder, keep_alive, tee_stream
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 RAW_RESPONSE_HEADER = "X-Stainless-Raw-Response"
 
 
-@dataclass
+@dataclass(slots=True)
 class Call:
     sdk: Sdk
     api: Api
@@ -38,32 +38,28 @@ class Call:
         body = kwargs.get("body")
         stream = bool(kwargs.get("stream"))
         options = kwargs.get("options") or {}
-        headers = options.get("headers") if isinstance(options, Mapping) else None
-        raw_mode = headers.get(RAW_RESPONSE_HEADER) if isinstance(headers, Mapping) else None
-        return cls(
-            sdk,
-            api,
-            hook,
-            engine,
-            path,
-            kwargs,
-            body if isinstance(body, Mapping) else {},
-            stream,
-            stream or raw_mode == "stream",
+        # `type(x) is dict` first: the SDK passes plain dicts, and an ABC isinstance check is slow
+        headers = options.get("headers") if type(options) is dict or isinstance(options, Mapping) else None
+        raw_mode = (
+            headers.get(RAW_RESPONSE_HEADER)
+            if headers is not None and (type(headers) is dict or isinstance(headers, Mapping))
+            else None
         )
+        if not (type(body) is dict or isinstance(body, Mapping)):
+            body = {}
+        return cls(sdk, api, hook, engine, path, kwargs, body, stream, stream or raw_mode == "stream")
 
     def spec(self) -> NodeSpec:
         """The node, its `llm:step` identity, and the tool roster hinted on an invocation's first step."""
         api = self.api
-        node_input, key, length = api.describe_request(self.body)
-        attrs: dict[str, Any] = {
-            "model": self.body.get("model"),
-            "hook": self.hook,
-            "api": api.name,
-            "stream": self.stream,
-        }
+        described = api.describe_request(self.body)
+        node_input, key, length = described
+        model = self.body.get("model")
+        attrs: dict[str, Any] = {"model": model, "hook": self.hook, "api": api.name, "stream": self.stream}
+        # attrs are built here of the adapter's own strings, a bool and the model (checked)
+        owned = type(described) is Owned and json_scalar(model)
         if not api.gated:
-            return NodeSpec(name=api.node, kind="llm", input=node_input, attrs=attrs)
+            return NodeSpec(name=api.node, kind="llm", input=node_input, attrs=attrs, owned=owned)
         step = self.engine.next_llm_step(key, length)
         tools = node_input.get("tools")
         if tools:
@@ -78,6 +74,7 @@ class Call:
             instance_id=step.instance_id,
             attrs=attrs,
             tool_calls_in_output=True,  # the gated tools called next take these call ids
+            owned=owned,  # `tools` is the input's own list: owned with it
         )
 
     def convert(self, value: Any) -> Reply:

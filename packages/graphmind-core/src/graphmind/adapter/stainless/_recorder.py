@@ -19,6 +19,7 @@ import weakref
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
+from .. import Owned
 from ._api import Api
 from ._exchange import Sdk
 
@@ -119,11 +120,13 @@ class StreamRecorder:
         if self.ex.ended:
             return
         try:
-            output, usage = self.api.describe_body(self.body())
+            described = self.api.describe_body(self.body())
         except Exception:  # never let bookkeeping raise into the app's stream
-            output, usage = None, None
+            described = (None, None)
         extra: dict[str, Any] = {"streaming": True, "chunks": self.chunks} if self.sse else {}
-        self.ex.finish(output, usage=usage, cut_short=cut_short, **extra)
+        if type(described) is Owned:
+            extra["owned"] = True
+        self.ex.finish(described[0], usage=described[1], cut_short=cut_short, **extra)
 
 
 class TypedRecorder(StreamRecorder):

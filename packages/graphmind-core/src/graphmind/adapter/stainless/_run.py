@@ -19,14 +19,18 @@ while the before gate holds. An API that is not `gated` runs as an observed node
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
-from .. import Settled
+from .. import Owned, Settled
 from ._call import Call
 from ._exchange import Exchange, Reply, recorded_reply
 
 if TYPE_CHECKING:
     from .. import NodeExecution
+
+
+# Read only by `settle`, which runs after a `body`: never handed to the send hook, never changed.
+_NO_ATTEMPT = Exchange()
 
 
 def _replay_sync(original: Callable[..., Any], call: Call, reply: Reply) -> Any:
@@ -38,9 +42,10 @@ def _replay_sync(original: Callable[..., Any], call: Call, reply: Reply) -> Any:
         var.reset(token)
 
 
-def _describe_read(call: Call, ex: NodeExecution, result: Any, response: Any) -> tuple[Any, Any]:
-    """(output, usage) of a reply that was read, and its provider-executed tools. GraphMind's own
-    bookkeeping: a failure here is warned about and never becomes the call's error."""
+def _describe_read(call: Call, ex: NodeExecution, result: Any, response: Any) -> Settled:
+    """The node's output and usage of a reply that was read (and whether the describer owns them),
+    and its provider-executed tools. GraphMind's own bookkeeping: a failure here is warned about and
+    never becomes the call's error."""
     try:
         described = call.described(result, response)
         if call.api.observe is not None:
@@ -49,8 +54,8 @@ def _describe_read(call: Call, ex: NodeExecution, result: Any, response: Any) ->
         call.engine.warn(
             f"[graphmind] could not describe a reply of {ex.node_id}: {exc!r}", key="describe-reply"
         )
-        return None, None
-    return cast("tuple[Any, Any]", described)
+        return Settled(result)
+    return Settled(result, described[0], described[1], owned=type(described) is Owned)
 
 
 class _SyncNode:
@@ -62,7 +67,7 @@ class _SyncNode:
         self.original = original
         self.call = call
         self.ex = ex
-        self.exchange = Exchange()
+        self.exchange = _NO_ATTEMPT  # `body` sets this attempt's own
 
     def body(self) -> Any:
         self.exchange = exchange = Exchange()  # one per attempt: `settle` reads this attempt's response
@@ -86,8 +91,7 @@ class _SyncNode:
                 response.close()
             output, usage = call.bytes_output(ex, response.content)
             return Settled(_replay_sync(self.original, call, recorded_reply(response)), output, usage)
-        output, usage = _describe_read(call, ex, result, response)
-        return Settled(result, output, usage)
+        return _describe_read(call, ex, result, response)
 
     def from_injected(self, value: Any) -> Settled:
         reply = self.call.convert(value)
@@ -115,8 +119,11 @@ def _observe_sync(original: Callable[..., Any], call: Call, ex: NodeExecution) -
         raise
     finally:
         var.reset(token)
-    output, usage = call.described(result, exchange.response)
-    ex.finish(output, usage=usage)
+    described = call.described(result, exchange.response)
+    if type(described) is Owned:
+        ex.finish(described[0], usage=described[1], owned=True)
+    else:
+        ex.finish(described[0], usage=described[1])
     return result
 
 
@@ -141,7 +148,7 @@ class _AsyncNode:
         self.original = original
         self.call = call
         self.ex = ex
-        self.exchange = Exchange()
+        self.exchange = _NO_ATTEMPT  # `body` sets this attempt's own
 
     async def body(self) -> Any:
         self.exchange = exchange = Exchange()
@@ -164,8 +171,7 @@ class _AsyncNode:
                 await response.aclose()
             output, usage = call.bytes_output(ex, response.content)
             return Settled(await _replay_async(self.original, call, recorded_reply(response)), output, usage)
-        output, usage = _describe_read(call, ex, result, response)
-        return Settled(result, output, usage)
+        return _describe_read(call, ex, result, response)
 
     def from_injected(self, value: Any) -> Awaitable[Settled]:
         """Checks the shape now (a bad one raises: the gate holds again); the engine awaits the replay."""
@@ -195,6 +201,9 @@ async def _observe_async(original: Callable[..., Awaitable[Any]], call: Call, ex
         raise
     finally:
         var.reset(token)
-    output, usage = call.described(result, exchange.response)
-    ex.finish(output, usage=usage)
+    described = call.described(result, exchange.response)
+    if type(described) is Owned:
+        ex.finish(described[0], usage=described[1], owned=True)
+    else:
+        ex.finish(described[0], usage=described[1])
     return result

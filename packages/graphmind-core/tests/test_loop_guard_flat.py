@@ -1,0 +1,164 @@
+"""The loop guard compares flat arguments of short scalars as copies, not by their canonical text
+(_fingerprint.flat_copy / same_flat): it must count exactly the calls the text comparison counts."""
+
+from __future__ import annotations
+
+import enum
+import random
+from typing import Any
+
+from graphmind._fingerprint import FLAT_MAX_CHARS, FLAT_MAX_KEYS, canonical_text, flat_copy, same_flat
+from graphmind._loop_guard import LoopGuard, LoopGuardConfig
+
+IGNORE = frozenset({"_meta"})
+
+
+class Level(enum.IntEnum):
+    ONE = 1
+
+
+class Word(str):
+    pass
+
+
+# Values whose texts collide across types (1, 1.0, True; "1" and 1; -0.0 and 0), escape alike or
+# not (surrogates, quotes, non-ASCII), sit at the size bound, or make a dict not flat (NaN, inf,
+# subclasses, containers, long text).
+LEAVES: list[Any] = [
+    0,
+    1,
+    -1,
+    2,
+    1.0,
+    -0.0,
+    0.0,
+    2.0,
+    1.5,
+    0.1,
+    1e16,
+    10**16,
+    1e-5,
+    2**53 + 1,
+    2.0**53,
+    10**30,
+    True,
+    False,
+    None,
+    "",
+    "1",
+    "1.0",
+    "true",
+    "null",
+    "a",
+    "A",
+    "é",
+    "\ud800",
+    'q"\\',
+    "x" * FLAT_MAX_CHARS,
+    "x" * (FLAT_MAX_CHARS + 1),
+    float("nan"),
+    float("nan"),  # another NaN object: NaN != NaN, yet both are written "NaN"
+    float("inf"),
+    float("-inf"),
+    Level.ONE,
+    Word("a"),
+    [1],
+    {"a": 1},
+    (1,),
+    b"a",
+]
+KEYS = ["a", "b", "c", "_meta", "é", "1"]
+
+
+def _build(rng: random.Random) -> dict[Any, Any]:
+    return {rng.choice(KEYS): rng.choice(LEAVES) for _ in range(rng.randint(0, 4))}
+
+
+def _twin(rng: random.Random, value: dict[Any, Any]) -> dict[Any, Any]:
+    """Another dict near `value`: the same, one value swapped, one key dropped, or reordered."""
+    roll = rng.random()
+    out = dict(value)
+    if roll < 0.3 or not out:
+        return out
+    key = rng.choice(list(out))
+    if roll < 0.8:
+        out[key] = rng.choice(LEAVES)
+    elif roll < 0.9:
+        del out[key]
+    else:
+        out = dict(reversed(list(out.items())))
+    return out
+
+
+def _same_by_guard(a: Any, b: Any) -> bool:
+    """Whether the guard counts `b` right after `a` as the same call (threshold 2 warns at once)."""
+    warnings: list[str] = []
+    guard = LoopGuard(LoopGuardConfig(threshold=2, mode="warn"), warnings.append)
+    for seq, args in enumerate((a, b), 1):
+        guard.observe(
+            run_id="r",
+            node_id="tool:t",
+            kind="tool",
+            name="t",
+            args=args,
+            seq=seq,
+            attached=False,
+            hide_fingerprint=False,
+        )
+    return bool(warnings)
+
+
+def test_flat_arguments_count_as_identical_exactly_when_their_canonical_texts_are_equal() -> None:
+    rng = random.Random(17)
+    flat_pairs = 0
+    for _ in range(20_000):
+        a = _build(rng)
+        b = _twin(rng, a) if rng.random() < 0.7 else _build(rng)
+        expected = canonical_text(a) == canonical_text(b)
+        assert _same_by_guard(a, b) is expected, (a, b)
+        fa, fb = flat_copy(a, IGNORE), flat_copy(b, IGNORE)
+        if fa is not None and fb is not None:
+            flat_pairs += 1
+            assert same_flat(fa, fb) is expected, (a, b)
+    assert flat_pairs > 5_000  # the flat comparison itself was exercised, not only the text one
+
+
+def test_what_makes_arguments_not_flat() -> None:
+    assert flat_copy({"q": "x", "n": 1, "f": 1.5, "b": True, "z": None}, IGNORE) is not None
+    for value in (float("nan"), float("inf"), Level.ONE, Word("a"), [1], b"a", "x" * (FLAT_MAX_CHARS + 1)):
+        assert flat_copy({"v": value}, IGNORE) is None, value
+    assert flat_copy({"_meta": 1}, IGNORE) is None  # an ignored key: the text path drops it
+    assert flat_copy({1: "a"}, IGNORE) is None
+    assert flat_copy({f"k{i}": i for i in range(FLAT_MAX_KEYS + 1)}, IGNORE) is None
+    assert flat_copy(["a"], IGNORE) is None
+
+
+def test_a_flat_copy_does_not_follow_the_apps_later_changes() -> None:
+    warnings: list[str] = []
+    guard = LoopGuard(LoopGuardConfig(threshold=2, mode="warn"), warnings.append)
+    args = {"q": "x"}
+    kw: dict[str, Any] = {"run_id": "r", "node_id": "tool:t", "kind": "tool", "name": "t"}
+    guard.observe(**kw, args=args, seq=1, attached=False, hide_fingerprint=False)
+    args["q"] = "y"  # the app reuses its dict for the next call
+    guard.observe(**kw, args=args, seq=2, attached=False, hide_fingerprint=False)
+    assert warnings == []  # {"q": "x"} then {"q": "y"}: not the same call
+
+
+def test_a_loop_on_flat_arguments_is_held_with_the_texts_fingerprint() -> None:
+    guard = LoopGuard(LoopGuardConfig(), lambda message: None)
+    hit = None
+    for seq in (1, 2, 3):
+        hit = guard.observe(
+            run_id="r",
+            node_id="tool:t",
+            kind="tool",
+            name="t",
+            args={"q": "x", "n": 2.0} if seq != 2 else {"n": 2, "q": "x"},
+            seq=seq,
+            attached=True,
+            hide_fingerprint=False,
+        )
+    assert hit is not None and hit.repeats == 3
+    from graphmind._fingerprint import fingerprint
+
+    assert hit.fingerprint == fingerprint({"q": "x", "n": 2})
