@@ -85,6 +85,7 @@ class Transport(WriteLoop):  # the write loop (one wake-up and one frame per bat
         self._progress = 0  # batches written: what a flush watches
         self._writer_idle = False  # the write loop waits for work: the next enqueue wakes it
         self._lingering = False  # the write loop waits out its batching window (_write_loop.py)
+        self._flushing = 0  # flush() calls waiting: the write loop opens no batching window
         self._batches = False  # this connection's hub takes batch frames (its welcome said so)
         self.attached = False
         self._connecting = False
@@ -186,24 +187,32 @@ class Transport(WriteLoop):  # the write loop (one wake-up and one frame per bat
         Gives up after `idle` seconds without a batch written (a hub that stopped answering, or
         none to connect to) or `cap` seconds in all. A connect in progress, or a hub lost moments
         ago, is waited for within the same bounds."""
-        start = last_change = time.monotonic()
+        start = time.monotonic()
         if self._lost_at is not None:
             self._kick.set()  # a thread backing off from a lost hub retries now
         with self._cond:
             seen = self._progress
+            self._flushing += 1  # no batching window while a flush waits (_write_loop.py)
             self._cond.notify_all()  # a writer waiting out its batching window sends now
-            while self._unsent or self._sending or self._control:
-                now = time.monotonic()
-                if now - start >= cap:
-                    break
-                if not (self.attached or self._connecting or self._reconnecting(now)):
-                    break
-                if self._progress != seen:
-                    seen, last_change = self._progress, now
-                elif now - last_change >= idle:
-                    break
-                self._cond.wait(0.02)
-            return self._unsent + self._sending
+            try:
+                return self._flush_wait(seen, start, start, idle, cap)
+            finally:
+                self._flushing -= 1
+
+    def _flush_wait(self, seen: int, start: float, last_change: float, idle: float, cap: float) -> int:
+        """flush()'s wait, under the condition's lock."""
+        while self._unsent or self._sending or self._control:
+            now = time.monotonic()
+            if now - start >= cap:
+                break
+            if not (self.attached or self._connecting or self._reconnecting(now)):
+                break
+            if self._progress != seen:
+                seen, last_change = self._progress, now
+            elif now - last_change >= idle:
+                break
+            self._cond.wait(0.02)
+        return self._unsent + self._sending
 
     def close(self, idle: float = FLUSH_IDLE_S, cap: float = FLUSH_CAP_S) -> int:
         """dispose() and the exit flush: flush (bounded), then stop. Returns and reports what was not sent."""

@@ -84,6 +84,7 @@ class WriteLoop:
     counters: dict[str, int]
     _writer_idle: bool  # True only while the write loop waits for work: then enqueue wakes it
     _lingering: bool  # True while it waits out LINGER_S: then only an exec.paused wakes it
+    _flushing: int  # flush() calls waiting: no window then
     _batches: bool  # the hub of this connection takes batch frames
 
     def _detach(self, ws: Any) -> None:  # pragma: no cover - Transport's
@@ -104,6 +105,7 @@ class WriteLoop:
                         and self.attached
                         and not self._stopping
                         and not self._control
+                        and not self._flushing
                         and not self._held_gate_waiting()
                     ):
                         self._lingering = True
