@@ -27,33 +27,15 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
-from langchain_core.callbacks import BaseCallbackHandler
-from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
-from langchain_core.tools import tool
+
+# The subjects of bench/langchain_overhead.py (this folder is on sys.path when a bench runs)
+from langchain_overhead import MODEL, InlineNoOp, asearch, search
 
 import graphmind
 from graphmind_langchain import GraphmindCallbackHandler
 from graphmind_server.testing import HubProcess
 
-
-class InlineNoOp(BaseCallbackHandler):
-    run_inline = True
-
-
-@tool
-def search(query: str) -> str:
-    """Search."""
-    return query
-
-
-@tool
-async def asearch(query: str) -> str:
-    """Search."""
-    return query
-
-
-MODEL = FakeMessagesListChatModel(responses=[AIMessage("ok")])
 HISTORY = [
     SystemMessage("be brief"),
     HumanMessage("hi"),
