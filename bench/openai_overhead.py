@@ -3,8 +3,9 @@
     uv run python bench/openai_overhead.py [--calls 300] [--rounds 9]
 
 One run, one mock transport (`httpx2.MockTransport`: no sockets, so what is measured is the SDK
-and the instrumentation), two call shapes: a plain `chat.completions.create` and a 20-chunk
-`create(stream=True)` read to the end. Variants:
+and the instrumentation), four call shapes: a plain `chat.completions.create` and a 20-chunk
+`create(stream=True)` read to the end, each with `OpenAI` and with `AsyncOpenAI` (`a…`: one
+`run_until_complete` per call on one event loop, the same for every variant). Variants:
 
   bare          the SDK alone
   detached      instrument_openai(client) with GraphMind enabled and no hub (events go to the replay buffer)
@@ -19,10 +20,11 @@ Numbers depend on the machine; run it twice and compare the ratios, not the abso
 from __future__ import annotations
 
 import argparse
+import asyncio
 import functools
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import httpx2
@@ -35,7 +37,7 @@ from _harness import (
     print_ratio_table,
     summarise,
 )
-from openai import OpenAI
+from openai import AsyncOpenAI, OpenAI
 
 import graphmind
 from graphmind.testing import FakeHub
@@ -75,9 +77,21 @@ class Chunks(httpx2.SyncByteStream):
         yield from SSE_EVENTS
 
 
+class AsyncChunks(httpx2.AsyncByteStream):
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for event in SSE_EVENTS:
+            yield event
+
+
 def handler(request: httpx2.Request) -> httpx2.Response:
     if json.loads(request.content).get("stream"):
         return httpx2.Response(200, stream=Chunks(), headers={"content-type": "text/event-stream"})
+    return httpx2.Response(200, content=JSON_BYTES, headers={"content-type": "application/json"})
+
+
+async def async_handler(request: httpx2.Request) -> httpx2.Response:
+    if json.loads(request.content).get("stream"):
+        return httpx2.Response(200, stream=AsyncChunks(), headers={"content-type": "text/event-stream"})
     return httpx2.Response(200, content=JSON_BYTES, headers={"content-type": "application/json"})
 
 
@@ -88,6 +102,37 @@ def make_client() -> OpenAI:
         max_retries=0,
         http_client=httpx2.Client(transport=httpx2.MockTransport(handler)),
     )
+
+
+def make_async_client() -> AsyncOpenAI:
+    return AsyncOpenAI(
+        api_key="bench",
+        base_url="http://bench.invalid/v1",
+        max_retries=0,
+        http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(async_handler)),
+    )
+
+
+LOOP = asyncio.new_event_loop()
+
+
+async def _aplain(client: AsyncOpenAI) -> Any:
+    return await client.chat.completions.create(model="gpt-bench", messages=MESSAGES)  # type: ignore[arg-type]
+
+
+async def _astreamed(client: AsyncOpenAI) -> int:
+    chunks = 0
+    async for _ in await client.chat.completions.create(model="gpt-bench", messages=MESSAGES, stream=True):  # type: ignore[arg-type]
+        chunks += 1
+    return chunks
+
+
+def aplain(client: AsyncOpenAI) -> Any:
+    return LOOP.run_until_complete(_aplain(client))
+
+
+def astreamed(client: AsyncOpenAI) -> int:
+    return LOOP.run_until_complete(_astreamed(client))
 
 
 def plain(client: OpenAI) -> Any:
@@ -142,25 +187,36 @@ def main() -> None:
     clock = time.thread_time_ns if args.cpu else time.perf_counter_ns
 
     shapes = {"plain": plain, "stream20": streamed}
+    async_shapes = {"aplain": aplain, "astream20": astreamed}
     hub, hub_kind = start_hub()
     detached = graphmind.Client(app="bench", url="ws://127.0.0.1:9/ingest", retry_interval=60)
     attached = graphmind.Client(app="bench", url=hub.ingest_url if hub_kind == "real" else hub.url)
     if not attached.ready(5):
         raise SystemExit("the in-process hub did not attach")
-    clients = {
-        "bare": make_client(),
-        "detached": instrument_openai(make_client(), session=detached),
-        "attached": instrument_openai(make_client(), session=attached),
+    clients: dict[str, tuple[OpenAI, AsyncOpenAI]] = {
+        "bare": (make_client(), make_async_client()),
+        "detached": (
+            instrument_openai(make_client(), session=detached),
+            instrument_openai(make_async_client(), session=detached),
+        ),
+        "attached": (
+            instrument_openai(make_client(), session=attached),
+            instrument_openai(make_async_client(), session=attached),
+        ),
     }
     oi = openinference_setup()
     if oi is not None:
-        clients["openinference"] = make_client()
+        clients["openinference"] = (make_client(), make_async_client())
     variants: dict[str, Variant] = {}
-    for name, client in clients.items():
-        # OpenAIInstrumentor patches the OpenAI class: on only for its own turn
+    for name, (client, aclient) in clients.items():
+        # OpenAIInstrumentor patches the OpenAI classes: on only for its own turn
         on, off = oi if name == "openinference" and oi is not None else (noop, noop)
-        variants[name] = (on, off, {shape: functools.partial(fn, client) for shape, fn in shapes.items()})
+        calls: dict[str, Any] = {shape: functools.partial(fn, client) for shape, fn in shapes.items()}
+        calls.update({shape: functools.partial(fn, aclient) for shape, fn in async_shapes.items()})
+        variants[name] = (on, off, calls)
     samples = interleaved_rounds(variants, args.rounds, args.calls, clock)
+    LOOP.run_until_complete(LOOP.shutdown_asyncgens())  # the async streams' generators, finalised here
+    LOOP.close()
     detached.dispose()
     attached.dispose()
     hub.stop()
@@ -169,7 +225,13 @@ def main() -> None:
         f"hub: {hub_kind}; {args.rounds} interleaved rounds of {args.calls} calls; best batch (median in brackets)"
     )
     print_ratio_table("variant", results)
-    print("medians: " + "; ".join(f"{n} {r['plain']:.0f}/{r['stream20']:.0f} µs" for n, r in medians.items()))
+    print(
+        "medians (plain/stream20/aplain/astream20): "
+        + "; ".join(
+            f"{n} {r['plain']:.0f}/{r['stream20']:.0f}/{r['aplain']:.0f}/{r['astream20']:.0f} µs"
+            for n, r in medians.items()
+        )
+    )
     print("\ntargets: detached <= 0.10 of openinference's overhead, attached <= 0.20")
 
 
