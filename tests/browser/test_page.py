@@ -302,6 +302,9 @@ def test_node_detail_shows_ran_and_held_time_usage_and_hidden_chips(stub_hub: An
     expect(detail.locator(".hidden-chip").first).to_have_text("hidden by GRAPHMIND_HIDE_OUTPUTS")
     expect(detail).to_contain_text("5 characters")
     page.locator(".gnode[data-node-id='tool:dump']").click()
+    # The detail shows the new node first: until then `.chip` would match the step's two chips,
+    # and a locator matching two elements fails at once instead of waiting (strict mode).
+    expect(detail.locator("h2")).to_have_text("dump")
     expect(detail.locator(".chip")).to_have_text("truncated in the app: 717 KB")
     expect(detail.locator(".j-preview")).to_have_text('[{"row": 1}')
 
