@@ -26,7 +26,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.outputs import ChatGenerationChunk
 
 import graphmind
-from graphmind.adapter import Engine, NodeExecution, NodeSpec, RunAborted, RunContext, engine_for
+from graphmind.adapter import Engine, NodeExecution, RunAborted, RunContext, engine_for
 
 from . import _registry as registry
 from ._describe import (
@@ -42,7 +42,7 @@ from ._describe import (
 from ._dual import dual
 from ._inline import InlineExceptTextLlmStart
 from ._links import Link, name_of, root_line, run_name
-from ._nodes import OBSERVE_ONLY_ACTIONS, llm_spec, llm_step, model_name, tool_spec
+from ._nodes import llm_spec, llm_step, model_name, retriever_spec, tool_spec
 from ._tokens import emit
 
 
@@ -204,21 +204,10 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
         return ex
 
     def _open_retriever(
-        self,
-        client: Engine,
-        serialized: Any,
-        query: str,
-        run_id: UUID,
-        kwargs: dict[str, Any],
+        self, client: Engine, serialized: Any, query: str, run_id: UUID, kwargs: dict[str, Any]
     ) -> NodeExecution:
         run, parent = self._context(kwargs.get("parent_run_id"))
-        spec = NodeSpec(
-            name_of(serialized, kwargs, "retriever"),
-            "retriever",
-            {"query": query},
-            instance_id=run_id.hex,
-            actions=OBSERVE_ONLY_ACTIONS,
-        )
+        spec = retriever_spec(name_of(serialized, kwargs, "retriever"), query, run_id.hex)
         ex = client.start_node(spec, run=run, parent_instance_id=parent, line=root_line(run, run_id))
         self._links[run_id] = Link(ex.run, None, ex)
         return ex

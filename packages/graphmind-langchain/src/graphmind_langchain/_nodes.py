@@ -82,3 +82,10 @@ def tool_spec(name: str, described_input: Any, instance_id: str | None, gated: b
         actions=None if gated else OBSERVE_ONLY_ACTIONS,
         owned=owned,
     )
+
+
+def retriever_spec(name: str, query: str, instance_id: str) -> NodeSpec:
+    """A retriever run: observed only (no callback can substitute its documents)."""
+    return NodeSpec(
+        name, "retriever", {"query": query}, instance_id=instance_id, actions=OBSERVE_ONLY_ACTIONS
+    )
