@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 import graphmind
+from graphmind._hold_timeout import HoldTimeouts
 from graphmind.adapter import KnownTimeout, NodeSpec, engine_for
 from graphmind.testing import FakeHub
 
@@ -116,3 +117,23 @@ async def test_a_timeout_that_began_before_the_hold_warns_at_its_deadline_even_w
         await asyncio.wait_for(engine_for(client).aexecute(spec, body), timeout=0.3)
     assert _warnings(caplog) == [WARNING.replace("(0.2 s)", "(0.3 s)")]
     hub.wait_for(lambda: [r["by"] for r in hub.of_type("exec.resumed")] == ["cancelled"], what="cancelled")
+
+
+def test_a_gate_closing_while_the_timer_writes_its_warning_returns_after_the_warning_is_out() -> None:
+    """The timer thread had begun warning when the gate closed (the timeout cancelling the hold at
+    its deadline): closing waits for that warning instead of leaving it to land later."""
+    written: list[str] = []
+    entered = threading.Event()
+
+    def slow_warn(text: str) -> None:
+        entered.set()
+        time.sleep(0.2)
+        written.append(text)
+
+    watch = HoldTimeouts(slow_warn).watch(
+        "tool:search", "before", KnownTimeout(0.01, "the workflow's timeout")
+    )
+    assert watch is not None
+    assert entered.wait(5)
+    watch.stop()
+    assert len(written) == 1

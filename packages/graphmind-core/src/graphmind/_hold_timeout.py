@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 MAX_WARNED_NODES = 4096
+STOP_WAIT_S = 1.0  # longest a closing gate waits for a warning already being written
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,9 @@ class HoldWatch:
 
     def stop(self) -> None:
         self._timer.cancel()
+        # A timer already firing is not stopped by cancel: wait for its warning so the warning is
+        # out by the time the gate has closed (bounded: a hold is rare, a logger call short).
+        self._timer.join(STOP_WAIT_S)
         # The timer lost the race with the gate's end (an answer, or the timeout itself cancelling
         # the held task at its deadline): warn all the same.
         if time.monotonic() >= self.deadline:
