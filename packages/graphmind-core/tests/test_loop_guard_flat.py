@@ -162,3 +162,15 @@ def test_a_loop_on_flat_arguments_is_held_with_the_texts_fingerprint() -> None:
     from graphmind._fingerprint import fingerprint
 
     assert hit.fingerprint == fingerprint({"q": "x", "n": 2})
+
+
+def test_an_astral_character_and_its_utf16_halves_count_as_the_canonical_text_says() -> None:
+    # The canonical text is ASCII: "\U0001f600" and the two code points "\ud83d\ude00" are both
+    # written \ud83d\ude00, so the text comparison counts them identical (and the recording shows
+    # the same character for both); Python's == on the flat copies said they differ.
+    astral, halves = "grin \U0001f600", "grin \ud83d\ude00"
+    for a, b in (({"q": astral}, {"q": halves}), ({astral: 1}, {halves: 1})):
+        assert canonical_text(a) == canonical_text(b)
+        assert _same_by_guard(a, b), (a, b)
+        assert _same_by_guard(b, a), (b, a)
+    assert flat_copy({"q": "é ✓ \U0001f600"}, IGNORE) is not None  # no surrogate: still flat
