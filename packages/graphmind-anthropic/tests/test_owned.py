@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import enum
 import math
+import random
 from typing import Any
 
 import pytest
 from anthropic.types import Message
 
+from graphmind import protocol as proto
+from graphmind._jsonsafe import to_jsonable
 from graphmind.adapter.stainless import Owned
 from graphmind_anthropic._describe import (
     _KEY_TEXT,
@@ -119,3 +122,76 @@ def test_a_reply_with_odd_leaves_falls_back() -> None:
     assert type(describe_reply(body)) is tuple
     body = message_body({"content": "lone \udfff"}, {"model": "m"})
     assert type(describe_reply(body)) is tuple
+
+
+def _containers(value: Any, found: set[int]) -> set[int]:
+    """The ids of every dict and list reachable from `value` (tuples walked through)."""
+    if isinstance(value, dict):
+        found.add(id(value))
+        for v in value.values():
+            _containers(v, found)
+    elif isinstance(value, list):
+        found.add(id(value))
+        for v in value:
+            _containers(v, found)
+    elif isinstance(value, tuple):
+        for v in value:
+            _containers(v, found)
+    return found
+
+
+def _assert_truly_owned(body: Any, described: Any) -> None:
+    """What an `Owned` answer promises: no container of the app's inside it, and the JSON the hub
+    gets equal to the full pass's (`to_jsonable`)."""
+    if type(described) is not Owned:
+        return
+    value = described[0]
+    assert not _containers(value, set()) & _containers(body, set()), (
+        "the app's container is recorded as owned"
+    )
+    assert proto.encode(value) == proto.encode(to_jsonable(value))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [{"an": "app dict"}, {}, {1: "int key", "1": "str key"}, {("t",): "tuple key"}, {"k": {"nested": 1}}],
+)
+def test_a_text_block_whose_text_is_an_app_dict_is_never_owned_by_reference(text: Any) -> None:
+    # `_text_of` put the app's dict itself among the parts, and `_plain_parts` took any dict of
+    # scalars for one it built: the recorded input then held the app's mutable dict (and a
+    # tuple key made the event unencodable: dropped at send time instead of recorded).
+    body = {"model": "m", "messages": [{"role": "user", "content": [{"type": "text", "text": text}]}]}
+    _assert_truly_owned(body, describe_request(body))
+
+
+def test_owned_requests_never_hold_app_containers_and_write_the_full_pass_json() -> None:
+    rng = random.Random(17)
+    leaves: list[Any] = ["x", "é", "\ud800", Role.USER, 1, True, None, 1.5, math.nan, ("t",)]
+
+    def value(depth: int = 0) -> Any:
+        roll = rng.random()
+        if depth > 1 or roll < 0.5:
+            return rng.choice(leaves)
+        if roll < 0.7:
+            return [value(depth + 1) for _ in range(rng.randint(0, 2))]
+        keys: list[Any] = ["type", "text", "id", "name", "input", "content", 1, ("t",)]
+        return {rng.choice(keys): value(depth + 1) for _ in range(rng.randint(0, 3))}
+
+    def block() -> dict[str, Any]:
+        kind = rng.choice(["text", "tool_use", "tool_result", "thinking", "image"])
+        fields = ["text", "id", "name", "input", "content", "thinking", "tool_use_id", "is_error"]
+        return {"type": kind, **{k: value() for k in fields if rng.random() < 0.5}}
+
+    owned = 0
+    for _ in range(3000):
+        content = rng.choice([value(), [block() for _ in range(rng.randint(0, 3))]])
+        body: dict[str, Any] = {"model": "m", "messages": [{"role": "user", "content": content}]}
+        if rng.random() < 0.3:
+            body["system"] = [block()]
+        try:
+            described = describe_request(body)
+        except Exception:  # a malformed body the describer refuses: the stainless layer warns
+            continue
+        owned += type(described) is Owned
+        _assert_truly_owned(body, described)
+    assert owned > 100  # the property was checked on owned answers, not only on fallbacks

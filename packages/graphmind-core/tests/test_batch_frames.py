@@ -172,3 +172,26 @@ def test_the_exit_flush_sends_every_event_to_either_kind_of_hub(tmp_path: Path, 
         hub.wait_for(lambda: len(_seqs(hub)) >= 3002, what="every event")
         assert sorted(set(_seqs(hub))) == list(range(1, 3003))
         assert (hub.batch_frames > 0) is batch and hub.protocol_errors == []
+
+
+def test_a_control_frame_alone_is_not_followed_by_an_empty_batch_frame() -> None:
+    """The writer woken for a debug.ack only took no event: it sent the ack and an empty batch
+    frame (`{"type":"batch","events":[]}`) after it, one extra frame per ack or gate.unknown."""
+    with FakeHub() as hub:
+        client = graphmind.Client(app="t", url=hub.url)
+        try:
+            assert client.ready(5)
+            with client.run("r"):
+                client.wrap(search)("q", 1)
+            hub.wait_for(lambda: len(_seqs(hub)) == 4, what="the run's events")
+            frames_before, batches_before = hub.frames, hub.batch_frames
+            hub.set_debug(mode="run")  # waits for the client's debug.ack (a control frame)
+            with client.run("r2"):  # anything after the ack arrives after any frame sent with it
+                pass
+            hub.wait_for(lambda: len(_seqs(hub)) == 6, what="the second run")
+            extra_frames = hub.frames - frames_before - 1  # the ack
+            # the second run's two events: one batch frame, or two frames of one event each
+            assert extra_frames in (1, 2), (hub.frames, frames_before)
+            assert hub.batch_frames - batches_before == (1 if extra_frames == 1 else 0)
+        finally:
+            client.dispose()

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import enum
 import random
+import sys
+from types import FrameType
 from typing import Any
 
 from graphmind._fingerprint import FLAT_MAX_CHARS, FLAT_MAX_KEYS, canonical_text, flat_copy, same_flat
@@ -162,3 +164,41 @@ def test_a_loop_on_flat_arguments_is_held_with_the_texts_fingerprint() -> None:
     from graphmind._fingerprint import fingerprint
 
     assert hit.fingerprint == fingerprint({"q": "x", "n": 2})
+
+
+def test_an_astral_character_and_its_utf16_halves_count_as_the_canonical_text_says() -> None:
+    # The canonical text is ASCII: "\U0001f600" and the two code points "\ud83d\ude00" are both
+    # written \ud83d\ude00, so the text comparison counts them identical (and the recording shows
+    # the same character for both); Python's == on the flat copies said they differ.
+    astral, halves = "grin \U0001f600", "grin \ud83d\ude00"
+    for a, b in (({"q": astral}, {"q": halves}), ({astral: 1}, {halves: 1})):
+        assert canonical_text(a) == canonical_text(b)
+        assert _same_by_guard(a, b), (a, b)
+        assert _same_by_guard(b, a), (b, a)
+    assert flat_copy({"q": "é ✓ \U0001f600"}, IGNORE) is not None  # no surrogate: still flat
+
+
+def test_args_changed_by_another_thread_while_copied_do_not_break_the_call() -> None:
+    """`flat_copy` iterates the app's dict in Python bytecode, so another thread can insert a key
+    between two steps of its loop (RuntimeError: dictionary changed size during iteration). A
+    trace hook plays that thread here, deterministically, at the loop's first line."""
+    args = {"a": 1, "b": 2, "c": 3}
+    inserted: list[bool] = []
+
+    def in_loop(frame: FrameType, event: str, arg: Any) -> Any:
+        if event == "line" and not inserted and "k" in frame.f_locals:
+            inserted.append(True)
+            args["other thread's key"] = 1
+        return in_loop
+
+    def tracer(frame: FrameType, event: str, arg: Any) -> Any:
+        return in_loop if frame.f_code is flat_copy.__code__ else None
+
+    guard = LoopGuard(LoopGuardConfig(), lambda message: None)
+    previous = sys.gettrace()  # coverage's tracer, if any: put back after
+    sys.settrace(tracer)
+    try:
+        hit = guard.watch("r", "tool:t", "t", args, 1, lambda: False, False, False, None)
+    finally:
+        sys.settrace(previous)
+    assert inserted and hit is None  # the call goes on, uncounted, as for any unreadable args

@@ -43,10 +43,16 @@ def first_key(system: Any, first: Any) -> str:
 def _plain_parts(value: Any) -> bool:
     """`_text_of`'s answer is ours and plain: a `json_scalar`, or the list of parts it built (a list
     content is always rebuilt as one), each a scalar or a record dict of scalars (a `tool_use`'s
-    `input` is the app's dict: not a scalar, so not owned)."""
+    `input` is the app's dict: not a scalar, so not owned). A dict part's keys must be exact strs
+    (JSON would write `1` and `"1"` as two keys where the snapshot keeps one)."""
     if type(value) is not list:
         return json_scalar(value)
-    return all(json_scalar(part) or (type(part) is dict and json_scalars(part.values())) for part in value)
+    return all(json_scalar(part) or (type(part) is dict and _plain_record(part)) for part in value)
+
+
+def _plain_record(part: dict[Any, Any]) -> bool:
+    """Every key an exact str and every key and value `json_scalar`."""
+    return all(type(k) is str for k in part) and json_scalars(part) and json_scalars(part.values())
 
 
 def _plain_message(message: Any) -> bool:
@@ -75,7 +81,10 @@ def _text_of(content: Any) -> Any:
                 continue
         kind = block.get("type")
         if kind == "text":
-            parts.append(block.get("text"))
+            text = block.get("text")
+            # A text that is a dict is the app's: copied, so that a dict part is always one built
+            # here (`_plain_parts` may then claim it; its keys and values are checked there).
+            parts.append(dict(text) if type(text) is dict else text)
         elif kind == "tool_use":
             parts.append(
                 {

@@ -79,6 +79,8 @@ _canonical_c = _c_encoder(sort_keys=True)
 _canonical_sorted = _encoder(sort_keys=False)
 # An integral float as repr() writes it: "1.0", "-0.0", "1e+16". Matching inside a string only costs
 # the slow path, never a wrong answer.
+# A surrogate code point (a flat copy holds none: see `flat_copy`).
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _INTEGRAL_FLOAT = re.compile(r"[0-9]\.0(?![0-9])|[0-9]e\+")
 
 
@@ -255,15 +257,17 @@ FLAT_MAX_CHARS = 256
 def flat_copy(args: Any, ignore: frozenset[str]) -> dict[str, Any] | None:
     """A copy of `args` when it is an exact dict of at most FLAT_MAX_KEYS exact-str keys, none of them
     ignored, whose values are of exact type str (at most FLAT_MAX_CHARS), int, bool, None or a
-    finite float; else None (the caller compares canonical texts)."""
+    finite float; else None (the caller compares canonical texts). A key or str with a surrogate
+    code point is not flat: the ASCII text writes an astral character and its two UTF-16 halves
+    alike (both as a pair of \\u escapes), where the copies differ."""
     if type(args) is not dict or len(args) > FLAT_MAX_KEYS or not ignore.isdisjoint(args):
         return None
     for k, v in args.items():
         t = type(v)
-        if type(k) is not str:
+        if type(k) is not str or not (k.isascii() or _SURROGATE.search(k) is None):
             return None
         if t is str:
-            if len(v) > FLAT_MAX_CHARS:
+            if len(v) > FLAT_MAX_CHARS or not (v.isascii() or _SURROGATE.search(v) is None):
                 return None
         elif not (t is int or t is bool or v is None or (t is float and v - v == 0)):  # v - v: NaN, inf
             return None
@@ -272,7 +276,7 @@ def flat_copy(args: Any, ignore: frozenset[str]) -> dict[str, Any] | None:
 
 def same_flat(a: dict[str, Any], b: dict[str, Any]) -> bool:
     """Whether two `flat_copy` dicts have the same canonical text. Keys: the same set. Values: a
-    str's text is one-to-one; numbers are equal exactly when their texts are (an integral float is
+    str's text is one-to-one (no surrogates: `flat_copy`); numbers are equal exactly when their texts are (an integral float is
     written as the int, 1.0 and 1 are both "1", Python compares int and float exactly); None only
     equals None; but True == 1 == 1.0 in Python while JSON writes "true": so the bools must sit at
     the same keys."""

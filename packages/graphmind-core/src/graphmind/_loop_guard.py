@@ -273,13 +273,16 @@ class LoopGuard:
         """`observe` for a call the engine already knows is watched (the guard on, a watched kind),
         with positional arguments; `attached` is asked only when the streak reaches the threshold."""
         text: str | None = None
-        key: tuple[int, int] | dict[str, Any] | None = flat_copy(args, self._ignore)
-        if key is None:
-            try:
+        key: tuple[int, int] | dict[str, Any] | None
+        try:
+            # flat_copy walks the app's dict in Python: another thread changing it meanwhile raises
+            # "dictionary changed size during iteration"; a guard must never break the call it watches
+            key = flat_copy(args, self._ignore)
+            if key is None:
                 text = self._text(args)
-            except Exception:  # cannot happen by design; a guard must never break the call it watches
-                return None
-            key = (hash(text), len(text))
+                key = (hash(text), len(text))
+        except Exception:
+            return None
         # outside any run the streak is the line's / thread's / task's
         line = (run_id, line_of_execution() if line is None else line) if implicit else run_id
         streaks = self._streaks

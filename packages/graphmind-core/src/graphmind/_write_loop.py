@@ -50,7 +50,7 @@ LINGER_S = 0.005
 def frames(texts: list[str], batches: bool) -> Iterator[str]:
     """The frames carrying `texts` in order: batch frames of up to MAX_FRAME_CHARS (an event alone
     in its group, or any event for a hub without batch frames, goes as its own frame)."""
-    if not batches or len(texts) == 1:
+    if not batches or len(texts) <= 1:  # none: a wake-up for control frames only sends no batch
         yield from texts
         return
     if sum(map(len, texts)) + len(texts) <= MAX_FRAME_CHARS:  # the usual case: no per-text loop
