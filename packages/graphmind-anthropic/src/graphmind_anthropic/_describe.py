@@ -40,19 +40,23 @@ def first_key(system: Any, first: Any) -> str:
         return repr(data)
 
 
+# Every key `_text_of` writes in a part dict. A part whose keys are all among these has no key JSON
+# would write apart from the snapshot (an int 1 next to a "1", a tuple): one C-level check.
+_PART_KEYS = frozenset({"type", "id", "name", "input", "tool_use_id", "content", "is_error", "thinking"})
+
+
 def _plain_parts(value: Any) -> bool:
     """`_text_of`'s answer is ours and plain: a `json_scalar`, or the list of parts it built (a list
     content is always rebuilt as one), each a scalar or a record dict of scalars (a `tool_use`'s
-    `input` is the app's dict: not a scalar, so not owned). A dict part's keys must be exact strs
-    (JSON would write `1` and `"1"` as two keys where the snapshot keeps one)."""
+    `input` is the app's dict: not a scalar, so not owned; a text block's dict text is copied, and
+    its keys must be ones `_text_of` writes)."""
     if type(value) is not list:
         return json_scalar(value)
-    return all(json_scalar(part) or (type(part) is dict and _plain_record(part)) for part in value)
-
-
-def _plain_record(part: dict[Any, Any]) -> bool:
-    """Every key an exact str and every key and value `json_scalar`."""
-    return all(type(k) is str for k in part) and json_scalars(part) and json_scalars(part.values())
+    return all(
+        json_scalar(part)
+        or (type(part) is dict and _PART_KEYS.issuperset(part) and json_scalars(part.values()))
+        for part in value
+    )
 
 
 def _plain_message(message: Any) -> bool:
