@@ -210,3 +210,34 @@ async def test_a_call_from_another_thread_in_an_event_loop_does_not_block_the_lo
     fakehub.resolve(paused["gateId"], "continue")
     await call
     task.cancel()
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+async def test_a_failure_to_describe_the_request_runs_the_call_unrecorded_never_broken(
+    instrumented: graphmind.Client,
+    fakehub: FakeHub,
+    fake: FakeOpenAI,
+    kw: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    is_async: bool,
+) -> None:
+    """Describing reads the app's messages (another thread may be changing them): a failure there is
+    warned about and the call goes to LiteLLM as if GraphMind were not there."""
+    from graphmind_litellm import _call
+
+    def broken(*args: Any) -> Any:
+        raise RuntimeError("dictionary changed size during iteration")
+
+    monkeypatch.setattr(_call, "node_spec", broken)
+    caplog.set_level("WARNING", logger="graphmind")
+    fake.script(["Day one: the Egyptian Museum."])
+    result = await complete(is_async, **kw)
+    assert result.choices[0].message.content == "Day one: the Egyptian Museum."
+    with instrumented.span("marker", kind="custom"):
+        pass
+    fakehub.wait_for(
+        lambda: any(e.get("nodeId") == "custom:marker" for e in fakehub.events), what="the marker"
+    )
+    assert not [e for e in fakehub.events if e.get("nodeId") == "llm:step"]  # no half-recorded node
+    assert "could not describe a request of llm:step, so the call runs unrecorded" in caplog.text

@@ -347,3 +347,30 @@ def test_a_failure_to_describe_the_reply_never_becomes_the_calls_error(
     assert reply.choices[0].message.content  # the app gets the real reply
     assert _end(fakehub)["type"] == "node.finished"
     assert "could not describe a reply of llm:step" in caplog.text
+
+
+@pytest.mark.parametrize("is_async", [False, True])
+async def test_a_failure_to_describe_the_request_runs_the_call_unrecorded_never_broken(
+    provider: FakeProvider,
+    gm: graphmind.Client,
+    fakehub: FakeHub,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    is_async: bool,
+) -> None:
+    """Describing reads the app's messages (another thread may be changing them): a failure there is
+    warned about and the call goes to the provider as if GraphMind were not there."""
+    from graphmind.adapter.stainless._call import Call
+
+    def broken(self: Any) -> Any:
+        raise RuntimeError("dictionary changed size during iteration")
+
+    monkeypatch.setattr(Call, "spec", broken)
+    caplog.set_level("WARNING", logger="graphmind")
+    provider.script([TEXT])
+    client = instrument_openai(provider.client(is_async), session=gm)
+    reply = await _call(client) if is_async else _call(client)
+    assert reply.choices[0].message.content == TEXT  # the app gets the real reply
+    _settle(gm, fakehub)
+    assert _steps(fakehub) == []  # no half-recorded node
+    assert "could not describe a request of llm:step, so the call runs unrecorded" in caplog.text

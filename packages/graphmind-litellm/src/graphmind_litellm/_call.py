@@ -76,6 +76,20 @@ def node_spec(engine: Engine, api: Api, request: Mapping[str, Any], hook: str) -
     )
 
 
+def node_spec_or_none(engine: Engine, api: Api, request: Mapping[str, Any]) -> NodeSpec | None:
+    """`node_spec`, or None (warned) when describing the request failed, e.g. another thread changing
+    the app's messages while they are read: the call then runs unrecorded, never broken by us."""
+    try:
+        return node_spec(engine, api, request, api.attr)
+    except Exception as exc:
+        engine.warn(
+            f"[graphmind] could not describe a request of llm:{api.node_name}, so the call runs "
+            f"unrecorded: {exc!r}",
+            key="describe-request",
+        )
+        return None
+
+
 class _Node:
     """What the sync and async paths share: the call, its request, and how results are described."""
 
@@ -195,7 +209,10 @@ def run_sync(
     request = request_of(api.positional, args, kwargs)
     token = OWNED.set(True)
     try:
-        ex = engine.start_node(node_spec(engine, api, request, api.attr))
+        spec = node_spec_or_none(engine, api, request)
+        if spec is None:
+            return original(*args, **kwargs)
+        ex = engine.start_node(spec)
         node = _SyncNode(original, api, ex, args, kwargs, request)
         return ex.run_sync(node.body, from_injected=node.from_injected, settle=node.settle)
     finally:
@@ -212,7 +229,10 @@ async def run_async(
     request = request_of(api.positional, args, kwargs)
     token = OWNED.set(True)
     try:
-        ex = await engine.astart_node(node_spec(engine, api, request, api.attr))
+        spec = node_spec_or_none(engine, api, request)
+        if spec is None:
+            return await original(*args, **kwargs)
+        ex = await engine.astart_node(spec)
         node = _AsyncNode(original, api, ex, args, kwargs, request)
         return await ex.run_async(node.body, from_injected=node.from_injected, settle=node.settle)
     finally:

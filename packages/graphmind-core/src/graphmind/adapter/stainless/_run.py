@@ -100,7 +100,10 @@ class _SyncNode:
 
 
 def run_sync(original: Callable[..., Any], call: Call) -> Any:
-    ex = call.engine.start_node(call.spec())
+    spec = call.spec_or_none()
+    if spec is None:
+        return original(call.path, **call.kwargs)
+    ex = call.engine.start_node(spec)
     if not call.api.gated:
         return _observe_sync(original, call, ex)
     node = _SyncNode(original, call, ex)
@@ -183,7 +186,10 @@ class _AsyncNode:
 
 
 async def run_async(original: Callable[..., Awaitable[Any]], call: Call) -> Any:
-    ex = await call.engine.astart_node(call.spec())  # a wait_for_attach wait awaits, never blocks the loop
+    spec = call.spec_or_none()
+    if spec is None:
+        return await original(call.path, **call.kwargs)
+    ex = await call.engine.astart_node(spec)  # a wait_for_attach wait awaits, never blocks the loop
     if not call.api.gated:
         return await _observe_async(original, call, ex)
     node = _AsyncNode(original, call, ex)
