@@ -73,6 +73,9 @@ def test_inject_at_a_breakpoint_returns_that_value_and_the_tool_never_runs(
     expect(card).to_contain_text("lisbon 0")  # the input, shown before the call
     expect(page.locator(".run-item", has_text="ticket-1").locator(".held-badge")).to_have_text("1 held")
     card.get_by_role("button", name="Inject").click()
+    # Typing before the box's prefill has landed races it (Playwright's fill selects, then inserts:
+    # a prefill in between leaves its text in front of ours); a person sees the box filled first.
+    expect(card).to_have_attribute("data-inject-ready", "true")
     page.get_by_label("Inject value (JSON)").fill('{"hits": ["from the debugger", 42]}')
     page.get_by_role("button", name="Send").click()
     expect(card).to_have_count(0)

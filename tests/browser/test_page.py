@@ -581,6 +581,8 @@ def test_r_retries_and_i_opens_inject_on_the_oldest_gate(stub_hub: Any, make_pag
     page.keyboard.press("i")
     box = page.get_by_label("Inject value (JSON)")
     expect(box).to_be_focused()
+    # fill() selects, then inserts: a prefill landing in between would leave its text before ours
+    expect(page.locator(".gate-card")).to_have_attribute("data-inject-ready", "true")
     box.fill("[1, 2]")
     box.press("Control+Enter")
     expect(page.locator(".gate-card")).to_have_count(0)
