@@ -305,6 +305,21 @@ class Engine:
             False,
         )
 
+    def spec_or_none(
+        self, kind: str, name: str, build: Callable[..., NodeSpec], *args: Any
+    ) -> NodeSpec | None:
+        """`build(*args)`, or None (warned, rate-limited) when describing the call failed, e.g. another
+        thread changing the app's messages while they are read: the adapter then runs the call
+        unrecorded, never broken by GraphMind (docs/reliability.md)."""
+        try:
+            return build(*args)
+        except Exception as exc:
+            self.warn(
+                f"[graphmind] could not describe a request of {kind}:{name}, so the call runs unrecorded: {exc!r}",
+                key="describe-request",
+            )
+            return None
+
     def warn(self, message: str, key: str | None = None) -> None:
         """A rate-limited warning through the client's logger (an adapter's internal failures)."""
         if self.enabled:

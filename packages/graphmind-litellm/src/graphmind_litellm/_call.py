@@ -76,20 +76,6 @@ def node_spec(engine: Engine, api: Api, request: Mapping[str, Any], hook: str) -
     )
 
 
-def node_spec_or_none(engine: Engine, api: Api, request: Mapping[str, Any]) -> NodeSpec | None:
-    """`node_spec`, or None (warned) when describing the request failed, e.g. another thread changing
-    the app's messages while they are read: the call then runs unrecorded, never broken by us."""
-    try:
-        return node_spec(engine, api, request, api.attr)
-    except Exception as exc:
-        engine.warn(
-            f"[graphmind] could not describe a request of llm:{api.node_name}, so the call runs "
-            f"unrecorded: {exc!r}",
-            key="describe-request",
-        )
-        return None
-
-
 class _Node:
     """What the sync and async paths share: the call, its request, and how results are described."""
 
@@ -209,7 +195,7 @@ def run_sync(
     request = request_of(api.positional, args, kwargs)
     token = OWNED.set(True)
     try:
-        spec = node_spec_or_none(engine, api, request)
+        spec = engine.spec_or_none("llm", api.node_name, node_spec, engine, api, request, api.attr)
         if spec is None:
             return original(*args, **kwargs)
         ex = engine.start_node(spec)
@@ -229,7 +215,7 @@ async def run_async(
     request = request_of(api.positional, args, kwargs)
     token = OWNED.set(True)
     try:
-        spec = node_spec_or_none(engine, api, request)
+        spec = engine.spec_or_none("llm", api.node_name, node_spec, engine, api, request, api.attr)
         if spec is None:
             return await original(*args, **kwargs)
         ex = await engine.astart_node(spec)

@@ -77,19 +77,6 @@ class Call:
             owned=owned,  # `tools` is the input's own list: owned with it
         )
 
-    def spec_or_none(self) -> NodeSpec | None:
-        """`spec()`, or None (warned) when describing the request failed, e.g. another thread changing
-        the app's messages while they are read: the call then runs unrecorded, never broken by us."""
-        try:
-            return self.spec()
-        except Exception as exc:
-            self.engine.warn(
-                f"[graphmind] could not describe a request of llm:{self.api.node}, so the call runs "
-                f"unrecorded: {exc!r}",
-                key="describe-request",
-            )
-            return None
-
     def convert(self, value: Any) -> Reply:
         """An injected JSON value -> the synthetic reply (raises on a bad shape: the gate holds again)."""
         body = self.api.to_body(value, self.body)

@@ -100,7 +100,7 @@ class _SyncNode:
 
 
 def run_sync(original: Callable[..., Any], call: Call) -> Any:
-    spec = call.spec_or_none()
+    spec = call.engine.spec_or_none("llm", call.api.node, call.spec)
     if spec is None:
         return original(call.path, **call.kwargs)
     ex = call.engine.start_node(spec)
@@ -186,7 +186,7 @@ class _AsyncNode:
 
 
 async def run_async(original: Callable[..., Awaitable[Any]], call: Call) -> Any:
-    spec = call.spec_or_none()
+    spec = call.engine.spec_or_none("llm", call.api.node, call.spec)
     if spec is None:
         return await original(call.path, **call.kwargs)
     ex = await call.engine.astart_node(spec)  # a wait_for_attach wait awaits, never blocks the loop
