@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ._jsonsafe import CIRCULAR, MAX_DEPTH, TOO_DEEP, json_key, to_jsonable
+from ._jsonsafe import _SURROGATE, CIRCULAR, MAX_DEPTH, TOO_DEEP, json_key, to_jsonable
 
 __all__ = ["DEFAULT_IGNORE_KEYS", "fingerprint", "flat_copy", "same_flat", "text_function"]
 
@@ -79,8 +79,6 @@ _canonical_c = _c_encoder(sort_keys=True)
 _canonical_sorted = _encoder(sort_keys=False)
 # An integral float as repr() writes it: "1.0", "-0.0", "1e+16". Matching inside a string only costs
 # the slow path, never a wrong answer.
-# A surrogate code point (a flat copy holds none: see `flat_copy`).
-_SURROGATE = re.compile("[\ud800-\udfff]")
 _INTEGRAL_FLOAT = re.compile(r"[0-9]\.0(?![0-9])|[0-9]e\+")
 
 
