@@ -15,6 +15,13 @@ no-op per variant, interleaved round by round, and prints each variant's overhea
   no-pipeline   the event pipeline hands each event through as it is (snapshot, size bound, shrink)
   no-gc         detached with the garbage collector off (bare is then timed with it off too)
   growing-ring  a replay buffer that never evicts (what freeing the oldest event costs)
+  floor         the hook plus the least a recorder can do and still keep the replay
+                rule: a fresh copy of the request's and the reply's fields, two event dicts with
+                seq / ts / ids, each sized by `repr` and appended to a bounded ring; no engine, no
+                gates, no loop guard, no pipeline. What any design that records at call time pays.
+  lane          (anthropic) the describers, `start_node` and `finish` as shipped, without the call
+                loop, its driver and the settle objects (what that layer costs)
+  openinference the peer, as in bench/<sdk>_overhead.py: its overhead ÷ 10 is the target in this run
 
 A part's cost is about `detached − <variant>`. The no-op variants record different events: this is
 a diagnostic, not a benchmark of anything shipped. Time is the calling thread's CPU time.
@@ -86,19 +93,102 @@ def gc_off() -> Iterator[None]:
         gc.enable()
 
 
+class FloorRecorder:
+    """The least recording a detached call can do at call time (see the module's docstring): the
+    caller copies the request's and the reply's fields; this numbers, stamps, sizes and rings them."""
+
+    def __init__(self) -> None:
+        import collections
+        import itertools
+
+        self.ring: Any = collections.deque(maxlen=2000)
+        self.seq = itertools.count()
+        self.ids = itertools.count()
+
+    def started(self, request: dict[str, Any]) -> tuple[str, float]:
+        instance, started_at = f"i{next(self.ids):x}", time.time()
+        event = {
+            "type": "node.started", "seq": next(self.seq), "ts": started_at, "runId": "r", "nodeId": "llm:step",
+            "instanceId": instance, "kind": "llm", "name": "m", "parentInstanceId": "r", "input": request,
+        }  # fmt: skip
+        self.ring.append((event, 320 + len(repr(request))))
+        return instance, started_at
+
+    def finished(self, node: tuple[str, float], output: dict[str, Any], usage: dict[str, Any]) -> None:
+        ended_at = time.time()
+        event = {
+            "type": "node.finished", "seq": next(self.seq), "ts": ended_at, "runId": "r", "nodeId": "llm:step",
+            "instanceId": node[0], "kind": "llm", "name": "m", "parentInstanceId": "r",
+            "output": output, "usage": usage, "durationMs": round((ended_at - node[1]) * 1000, 2),
+        }  # fmt: skip
+        self.ring.append((event, 320 + len(repr(output)) + len(repr(usage))))
+
+
+def floor_post(original: Callable[..., Any], call: Any, floor: FloorRecorder) -> Any:
+    from graphmind.adapter.stainless import _exchange
+
+    body = call.kwargs["body"]
+    messages = [{"role": m["role"], "content": m["content"]} for m in body["messages"]]
+    node = floor.started({"model": body["model"], "messages": messages, "maxTokens": body.get("max_tokens")})
+    token = call.sdk.exchange.set(_exchange.Exchange())
+    try:
+        result = original(call.path, **call.kwargs)
+    finally:
+        call.sdk.exchange.reset(token)
+    u = result.usage
+    output = {"role": result.role, "content": [{"type": b.type, "text": b.text} for b in result.content]}
+    floor.finished(node, output, {"inputTokens": u.input_tokens, "outputTokens": u.output_tokens})
+    return result
+
+
+def floor_completion(original: Callable[..., Any], args: Any, kwargs: Any, floor: FloorRecorder) -> Any:
+    from graphmind_litellm import _call
+
+    messages = [{"role": m["role"], "content": m["content"]} for m in kwargs["messages"]]
+    node = floor.started({"model": kwargs["model"], "messages": messages})
+    token = _call.OWNED.set(True)
+    try:
+        result = original(*args, **kwargs)
+    finally:
+        _call.OWNED.reset(token)
+    message, u = result.choices[0].message, result.usage
+    output = {"role": message.role, "content": message.content}
+    floor.finished(node, output, {"inputTokens": u.prompt_tokens, "outputTokens": u.completion_tokens})
+    return result
+
+
+def lane_post(original: Callable[..., Any], call: Any) -> Any:
+    """The adapter's own describers, `start_node` and `finish` (real events through the real pipeline
+    and ring), with the call loop, its driver and the settle objects left out: what they cost."""
+    from graphmind.adapter.stainless import _exchange
+
+    ex = call.engine.start_node(call.spec())
+    token = call.sdk.exchange.set(exchange := _exchange.Exchange())
+    inner = ex.host.current_node.set(ex.instance_id)
+    try:
+        result = original(call.path, **call.kwargs)
+    finally:
+        ex.host.current_node.reset(inner)
+        call.sdk.exchange.reset(token)
+    described = call.described(result, exchange.response)
+    ex.finish(described[0], usage=described[1], owned=True)
+    return result
+
+
 def anthropic_variants(session: graphmind.Client, growing: graphmind.Client) -> dict[str, Variant]:
     import anthropic_overhead as bench
 
-    from graphmind.adapter.stainless import _patch, _run
+    from graphmind.adapter.stainless import _exchange, _patch
     from graphmind_anthropic import _apis, instrument_anthropic
 
     bare = bench.make_client()
     instrumented = instrument_anthropic(bench.make_client(), session=session)
     never_evicts = instrument_anthropic(bench.make_client(), session=growing)
     api = _apis.MESSAGES
+    peer = bench.openinference_setup()
 
     def passthrough(original: Callable[..., Any], call: Any) -> Any:
-        token = call.sdk.exchange.set(_run.Exchange())
+        token = call.sdk.exchange.set(_exchange.Exchange())
         try:
             return original(call.path, **call.kwargs)
         finally:
@@ -123,6 +213,14 @@ def anthropic_variants(session: graphmind.Client, growing: graphmind.Client) -> 
         "bare-no-gc": (*toggle(gc_off), {"plain": functools.partial(bench.plain, bare)}),
         "no-gc": (*toggle(gc_off), shapes),
         "growing-ring": (*toggle(), {"plain": functools.partial(bench.plain, never_evicts)}),
+        "lane": (*toggle(lambda: swapped(_patch, "run_sync", lane_post)), shapes),
+        "floor": (
+            *toggle(
+                lambda: swapped(_patch, "run_sync", functools.partial(floor_post, floor=FloorRecorder()))
+            ),
+            shapes,
+        ),
+        **({"openinference": (*peer, {"plain": functools.partial(bench.plain, bare)})} if peer else {}),
     }
 
 
@@ -150,6 +248,12 @@ def litellm_variants(session: graphmind.Client, growing: graphmind.Client) -> di
 
     shapes = {"plain": bench.plain}
     on = functools.partial(instrumented, session)
+    peer = bench.openinference_toggle_litellm()
+    floor = FloorRecorder()
+
+    def floor_lite(original: Callable[..., Any], api: Any, engine: Any, args: Any, kwargs: Any) -> Any:
+        return floor_completion(original, args, kwargs, floor)
+
     return {
         "bare": (*toggle(), shapes),
         "detached": (*toggle(on), shapes),
@@ -169,6 +273,8 @@ def litellm_variants(session: graphmind.Client, growing: graphmind.Client) -> di
         "bare-no-gc": (*toggle(gc_off), shapes),
         "no-gc": (*toggle(on, gc_off), shapes),
         "growing-ring": (*toggle(functools.partial(instrumented, growing)), shapes),
+        "floor": (*toggle(on, lambda: swapped(_call, "run_sync", floor_lite)), shapes),
+        **({"openinference": (*peer, shapes)} if peer else {}),
     }
 
 
@@ -192,13 +298,21 @@ def main() -> None:
         off()
     best, medians = summarise(interleaved_rounds(variants, args.rounds, args.calls, time.thread_time_ns))
     print(f"{args.sdk}: {args.rounds} interleaved rounds of {args.calls} calls, thread CPU µs per call")
-    print(f"{'variant':14s} {'best':>8s} {'over bare':>10s} {'median':>8s} {'over bare':>10s}")
+    peer = "openinference" in variants
+    print(
+        f"{'variant':14s} {'best':>8s} {'over bare':>10s} {'median':>8s} {'over bare':>10s}"
+        + ("  ÷ peer's overhead (best / median)" if peer else "")
+    )
     for name in variants:
         base = "bare-no-gc" if name == "no-gc" else "bare"
-        b, m = best[name]["plain"], medians[name]["plain"]
-        print(
-            f"{name:14s} {b:8.1f} {b - best[base]['plain']:+10.1f} {m:8.1f} {m - medians[base]['plain']:+10.1f}"
-        )
+        b = best[name]["plain"] - best[base]["plain"]
+        m = medians[name]["plain"] - medians[base]["plain"]
+        line = f"{name:14s} {best[name]['plain']:8.1f} {b:+10.1f} {medians[name]['plain']:8.1f} {m:+10.1f}"
+        if peer:
+            pb = best["openinference"]["plain"] - best["bare"]["plain"]
+            pm = medians["openinference"]["plain"] - medians["bare"]["plain"]
+            line += f"  {b / pb:5.2f} / {m / pm:5.2f}"
+        print(line)
     session.dispose()
     growing.dispose()
 
