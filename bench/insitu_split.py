@@ -157,6 +157,31 @@ def floor_completion(original: Callable[..., Any], args: Any, kwargs: Any, floor
     return result
 
 
+def lean_request(body: Any) -> Any:
+    """What one inlined describer could do for this benchmark's request (a plain str message)."""
+    messages = [{"role": m["role"], "content": m["content"]} for m in body["messages"]]
+    first = messages[0]
+    key = (
+        '{"first": {"content": "' + first["content"] + '", "role": "' + first["role"] + '"}, "system": null}'
+    )
+    node_input = {"model": body["model"], "messages": messages, "max_tokens": body["max_tokens"]}
+    return Owned((node_input, key, len(messages)))
+
+
+def lean_reply(result: Any) -> Any:
+    """The same for this benchmark's reply (one text block)."""
+    u = result.usage
+    prompt = u.input_tokens + (u.cache_read_input_tokens or 0) + (u.cache_creation_input_tokens or 0)
+    usage = {"inputTokens": prompt, "outputTokens": u.output_tokens, "totalTokens": prompt + u.output_tokens}
+    text = "".join(b.text for b in result.content)
+    return Owned(
+        (
+            {"role": "assistant", "content": text, "stop_reason": result.stop_reason, "model": result.model},
+            usage,
+        )
+    )
+
+
 def lane_post(original: Callable[..., Any], call: Any) -> Any:
     """The adapter's own describers, `start_node` and `finish` (real events through the real pipeline
     and ring), with the call loop, its driver and the settle objects left out: what they cost."""
@@ -214,6 +239,20 @@ def anthropic_variants(session: graphmind.Client, growing: graphmind.Client) -> 
         "no-gc": (*toggle(gc_off), shapes),
         "growing-ring": (*toggle(), {"plain": functools.partial(bench.plain, never_evicts)}),
         "lane": (*toggle(lambda: swapped(_patch, "run_sync", lane_post)), shapes),
+        "no-size": (
+            *toggle(
+                lambda: swapped(_pipeline, "shrink_measured", lambda v: (v, 100)),  # type: ignore[arg-type]
+                lambda: swapped(_pipeline, "approx_size", lambda v: 100),  # type: ignore[arg-type]
+            ),
+            shapes,
+        ),
+        "lean-describe": (
+            *toggle(
+                lambda: swapped(api, "describe_request", lean_request),
+                lambda: swapped(api, "describe_result", lean_reply),
+            ),
+            shapes,
+        ),
         "floor": (
             *toggle(
                 lambda: swapped(_patch, "run_sync", functools.partial(floor_post, floor=FloorRecorder()))
