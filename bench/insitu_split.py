@@ -30,8 +30,10 @@ a diagnostic, not a benchmark of anything shipped. Time is the calling thread's 
 from __future__ import annotations
 
 import argparse
+import collections
 import functools
 import gc
+import itertools
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -98,9 +100,6 @@ class FloorRecorder:
     caller copies the request's and the reply's fields; this numbers, stamps, sizes and rings them."""
 
     def __init__(self) -> None:
-        import collections
-        import itertools
-
         self.ring: Any = collections.deque(maxlen=2000)
         self.seq = itertools.count()
         self.ids = itertools.count()

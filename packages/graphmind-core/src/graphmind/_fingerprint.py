@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ._jsonsafe import _SURROGATE, CIRCULAR, MAX_DEPTH, TOO_DEEP, json_key, to_jsonable
+from ._jsonsafe import CIRCULAR, MAX_DEPTH, TOO_DEEP, json_key, surrogate_free, to_jsonable
 
 __all__ = ["DEFAULT_IGNORE_KEYS", "fingerprint", "flat_copy", "same_flat", "text_function"]
 
@@ -262,10 +262,10 @@ def flat_copy(args: Any, ignore: frozenset[str]) -> dict[str, Any] | None:
         return None
     for k, v in args.items():
         t = type(v)
-        if type(k) is not str or not (k.isascii() or _SURROGATE.search(k) is None):
+        if type(k) is not str or not surrogate_free(k):
             return None
         if t is str:
-            if len(v) > FLAT_MAX_CHARS or not (v.isascii() or _SURROGATE.search(v) is None):
+            if len(v) > FLAT_MAX_CHARS or not surrogate_free(v):
                 return None
         elif not (t is int or t is bool or v is None or (t is float and v - v == 0)):  # v - v: NaN, inf
             return None

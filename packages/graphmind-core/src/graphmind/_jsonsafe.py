@@ -36,6 +36,7 @@ __all__ = [
     "json_key",
     "json_scalar",
     "json_scalars",
+    "surrogate_free",
     "to_jsonable",
 ]
 
@@ -82,12 +83,17 @@ def _unreadable(exc: BaseException, strict: bool) -> str:
     return f"[Unreadable: {describe_exception(exc)}]"
 
 
+def surrogate_free(text: str) -> bool:
+    """No surrogate code point in `text`: its JSON text is one-to-one (an ASCII text: no search)."""
+    return text.isascii() or _SURROGATE.search(text) is None
+
+
 def clean_str(text: str) -> str:
     """Return `text` with lone surrogates replaced by U+FFFD (UTF-8 cannot encode them).
 
     A well-formed surrogate pair (a str built from UTF-16 halves) is joined into its character.
     """
-    if text.isascii() or _SURROGATE.search(text) is None:
+    if surrogate_free(text):
         return text
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
@@ -99,7 +105,7 @@ def json_scalar(value: Any) -> bool:
     "Owned payloads"): the pipeline then skips its snapshot copy."""
     t = type(value)
     if t is str:
-        return value.isascii() or _SURROGATE.search(value) is None
+        return value.isascii() or _SURROGATE.search(value) is None  # surrogate_free, inlined (per leaf)
     if t is int or t is bool or value is None:
         return True
     return t is float and value - value == 0  # False for NaN and ±Infinity
