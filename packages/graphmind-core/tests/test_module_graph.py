@@ -81,7 +81,7 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 def test_no_module_of_core_imports_itself_back_through_others() -> None:
     graph = _graph()
-    assert "graphmind._client" in graph and "graphmind._engine" in graph["graphmind._client"]
+    assert "graphmind._api.client" in graph and "graphmind._node.engine" in graph["graphmind._api.client"]
     cycle = _cycle(graph)
     assert cycle is None, "import circle: " + " -> ".join(cycle or [])
 
