@@ -1,9 +1,10 @@
 """The whole node around one call: before gate, body, error or after gate, retries, injects.
 
 `call_flow` decides every step, once, for sync and async alike: it is a generator that asks for
-what it needs (pass a gate, run the body, settle a result) and is told how that went. `run_sync`
-and `run_async` only do what it asks, calling or awaiting. A new gate action is a change in
-`_execution.NodeRecord._decide` and here, not in two copies.
+what it needs (pass a gate, run the body, settle a result) and is told how that went.
+`CallLoop.run_sync` and `run_async` (methods of every `NodeExecution`, engine.py) only do what it
+asks, calling or awaiting. A new gate action is a change in `record.NodeRecord._decide` and here,
+not in two copies.
 """
 
 from __future__ import annotations
@@ -14,15 +15,14 @@ from typing import Any, TypeVar, cast
 from .. import protocol as proto
 from .._base.errors import RunAborted
 from .._hub.gate import GateAnswer
-from .record import NodeRecord
+from .record import GATE, NodeRecord, Request
 from .spec import Settled, describe_error
 
 T = TypeVar("T")
 
-# What the flow asks of its driver: (GATE, gate, payload) -> GateAnswer; (BODY,) -> the body's
-# result (its exception is thrown into the flow); (SETTLE, result) -> Settled.
-GATE, BODY, SETTLE = "gate", "body", "settle"
-Request = tuple[Any, ...]
+# What the call flow asks of its driver besides a gate (record.GATE): (BODY,) -> the body's result
+# (its exception is thrown into the flow); (SETTLE, result) -> Settled.
+BODY, SETTLE = "body", "settle"
 _BODY: Request = (BODY,)
 
 
@@ -115,57 +115,69 @@ def call_flow(
         return app_result
 
 
-def run_sync(
-    node: NodeRecord,
-    call: Callable[[], T],
-    describe_output: Callable[[Any], Any] | None = None,
-    from_injected: Callable[[Any], Any] = _identity,
-    describe_usage: Callable[[Any], dict[str, Any] | None] | None = None,
-    settle: Callable[[Any], Settled] | None = None,
-) -> T:
-    """Drives `call_flow` from sync code."""
-    flow = call_flow(node, describe_output, describe_usage, settle is not None)
-    try:
-        request = next(flow)
-        while True:
-            try:
-                if request[0] is BODY:
-                    reply: Any = call()
-                elif request[0] is GATE:
-                    reply = node.gate(request[1], request[2], from_injected)
-                else:
-                    reply = settle(request[1])  # type: ignore[misc]  # SETTLE is asked only with a settle
-            except BaseException as exc:
-                request = flow.throw(exc)
-            else:
-                request = flow.send(reply)
-    except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]  # (typing.cast is a Python call per node)
+class CallLoop(NodeRecord):
+    """A node's loop around one call, from sync or async code (`NodeExecution` has it)."""
 
+    def run_sync(
+        self,
+        call: Callable[[], T],
+        describe_output: Callable[[Any], Any] | None = _identity,
+        from_injected: Callable[[Any], Any] = _identity,
+        describe_usage: Callable[[Any], dict[str, Any] | None] | None = None,
+        settle: Callable[[Any], Settled] | None = None,
+    ) -> T:
+        """Runs `call` as this node: before gate, body, error or after gate, retry, inject, abort.
 
-async def run_async(
-    node: NodeRecord,
-    call: Callable[[], Awaitable[T]],
-    describe_output: Callable[[Any], Any] | None = None,
-    from_injected: Callable[[Any], Any] = _identity,
-    describe_usage: Callable[[Any], dict[str, Any] | None] | None = None,
-    settle: Callable[[Any], Awaitable[Settled]] | None = None,
-) -> T:
-    """Drives `call_flow` from async code: a hold awaits; `settle` is a coroutine function here."""
-    flow = call_flow(node, describe_output, describe_usage, settle is not None)
-    try:
-        request = next(flow)
-        while True:
-            try:
-                if request[0] is BODY:
-                    reply: Any = await call()
-                elif request[0] is GATE:
-                    reply = await node.agate(request[1], request[2], from_injected)
+        `settle` (optional) is called with each result of `call`, outside the node's context,
+        before the after gate; its `Settled` says what the after gate sees and what the app gets.
+        Without it, `describe_output` / `describe_usage` describe the result and the app gets the
+        result itself. A `from_injected` that returns a `Settled` finishes an injected node with
+        its description and hands the app its `result`.
+        """
+        describe = None if describe_output is _identity else describe_output  # None: no call per node
+        flow = call_flow(self, describe, describe_usage, settle is not None)
+        try:
+            request = next(flow)
+            while True:
+                try:
+                    if request[0] is BODY:
+                        reply: Any = call()
+                    elif request[0] is GATE:
+                        reply = self.gate(request[1], request[2], from_injected)
+                    else:
+                        reply = settle(request[1])  # type: ignore[misc]  # SETTLE is asked only with a settle
+                except BaseException as exc:
+                    request = flow.throw(exc)
                 else:
-                    reply = await settle(request[1])  # type: ignore[misc]  # as above
-            except BaseException as exc:
-                request = flow.throw(exc)
-            else:
-                request = flow.send(reply)
-    except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]  # (typing.cast is a Python call per node)
+                    request = flow.send(reply)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]  # (typing.cast is a Python call per node)
+
+    async def run_async(
+        self,
+        call: Callable[[], Awaitable[T]],
+        describe_output: Callable[[Any], Any] | None = _identity,
+        from_injected: Callable[[Any], Any] = _identity,
+        describe_usage: Callable[[Any], dict[str, Any] | None] | None = None,
+        settle: Callable[[Any], Awaitable[Settled]] | None = None,
+    ) -> T:
+        """`run_sync` from async code: a hold awaits; `settle` is a coroutine function here (it may
+        read a body)."""
+        describe = None if describe_output is _identity else describe_output
+        flow = call_flow(self, describe, describe_usage, settle is not None)
+        try:
+            request = next(flow)
+            while True:
+                try:
+                    if request[0] is BODY:
+                        reply: Any = await call()
+                    elif request[0] is GATE:
+                        reply = await self.agate(request[1], request[2], from_injected)
+                    else:
+                        reply = await settle(request[1])  # type: ignore[misc]  # as above
+                except BaseException as exc:
+                    request = flow.throw(exc)
+                else:
+                    request = flow.send(reply)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]  # (typing.cast is a Python call per node)

@@ -11,15 +11,16 @@ started ─► before gate ─► body ─► after gate ─► finished
 
 `Engine` is the adapter-facing part of one client (`graphmind.adapter.engine_for`): it starts
 nodes, runs a call as one node (`execute` / `aexecute`), begins and ends runs, names model steps,
-hints and warns. `NodeExecution` (`_node_execution.py`) is one node: its gates (`_execution.py`) and
-its call and stream loops (`_call_loop.py`, `_stream_loop.py`). Nothing here knows about any framework.
+hints and warns. `NodeExecution` is one node: its events and gates (record.py), its call and stream
+loops (call_loop.py, stream_loop.py) and the single gates an adapter that drives a framework's own
+callbacks passes itself. Nothing here knows about any framework.
 """
 
 from __future__ import annotations
 
 import contextvars
 from collections.abc import Awaitable, Callable, Hashable, Iterable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import protocol as proto
 from .._base.errors import RunAborted
@@ -31,12 +32,14 @@ from .._runs.events import Runs
 from .._runs.run import RunContext
 from .._runs.steps import StepIdentity
 from .._runs.tool_call_ids import calls_from
-from .call_loop import run_async, run_sync
-from .execution import NodeExecution
-from .host import NodeHost
-from .spec import NodeSpec, Settled
+from .call_loop import CallLoop
+from .record import NodeHost
+from .spec import NodeSpec, Settled, describe_error
+from .stream_loop import StreamLoop
 
-# NodeExecution lives in _node_execution.py; adapters import it from here (graphmind.adapter).
+if TYPE_CHECKING:
+    from .._hub.gate import GateAnswer
+
 __all__ = ["Engine", "NodeExecution"]
 
 T = TypeVar("T")
@@ -44,6 +47,33 @@ T = TypeVar("T")
 
 def _identity(value: Any) -> Any:
     return value
+
+
+class NodeExecution(CallLoop, StreamLoop):
+    """One execution of one node (adapters get it from `Engine.start_node`): its events and gates
+    (`NodeRecord`), the loop around a call (`run_sync` / `run_async`) or a stream (`stream_sync` /
+    `stream_async`), and single gates for an adapter that drives a framework's callbacks itself.
+    A gate that cannot hold (detached) answers continue at once."""
+
+    def before(self, convert: Callable[[Any], Any] = _identity) -> GateAnswer:
+        return self.gate(proto.BEFORE, {"input": self.spec.input}, convert)
+
+    async def abefore(self, convert: Callable[[Any], Any] = _identity) -> GateAnswer:
+        return await self.agate(proto.BEFORE, {"input": self.spec.input}, convert)
+
+    def after(self, output: Any, convert: Callable[[Any], Any] = _identity) -> GateAnswer:
+        return self.gate(proto.AFTER, {"input": self.spec.input, "output": output}, convert)
+
+    async def aafter(self, output: Any, convert: Callable[[Any], Any] = _identity) -> GateAnswer:
+        return await self.agate(proto.AFTER, {"input": self.spec.input, "output": output}, convert)
+
+    def error(self, exc: BaseException, convert: Callable[[Any], Any] = _identity) -> GateAnswer:
+        return self.gate(proto.ERROR_GATE, {"input": self.spec.input, "error": describe_error(exc)}, convert)
+
+    async def aerror(self, exc: BaseException, convert: Callable[[Any], Any] = _identity) -> GateAnswer:
+        return await self.agate(
+            proto.ERROR_GATE, {"input": self.spec.input, "error": describe_error(exc)}, convert
+        )
 
 
 class Engine:
@@ -225,8 +255,9 @@ class Engine:
         inject, abort). `settle`: the adapter's say on each result before the after gate (`Settled`)."""
         if not self._host.live():
             return call()
-        node = self.start_node(spec)
-        return run_sync(node, call, describe_output, from_injected or _identity, describe_usage, settle)
+        return self.start_node(spec).run_sync(
+            call, describe_output, from_injected or _identity, describe_usage, settle
+        )
 
     async def aexecute(
         self,
@@ -243,9 +274,8 @@ class Engine:
             return await call()
         if self._attach_wait.pending:  # only the first call waits: the others skip a coroutine
             await self.await_attach()
-        node = self.start_node(spec)
-        return await run_async(
-            node, call, describe_output, from_injected or _identity, describe_usage, settle
+        return await self.start_node(spec).run_async(
+            call, describe_output, from_injected or _identity, describe_usage, settle
         )
 
     def expect_tool_calls(self, calls: Iterable[Any], *, run: RunContext | None = None) -> None:

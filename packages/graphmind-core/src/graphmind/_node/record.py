@@ -1,7 +1,8 @@
 """One node execution: its identity, its events, its streamed tokens, its gates and its timing.
 
-`NodeRecord` is everything a node is and does gate by gate; `_engine.NodeExecution` adds the
-call and stream loops on top. A gate's answer is decided in one place, `_decide`, for sync and
+`NodeRecord` is everything a node is and does gate by gate (`NodeHost`: what all nodes of one
+client share); `engine.NodeExecution` adds the call and stream loops (call_loop.py,
+stream_loop.py) on top. A gate's answer is decided in one place, `_decide`, for sync and
 async alike: the two gate twins only wait (or await) around it.
 """
 
@@ -9,25 +10,56 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import dataclasses
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import protocol as proto
 from .._base.clock import round_ms
 from .._base.errors import RunAborted
 from .._hub.code_holds import CONDITION_REASON
 from .._hub.gate import GateAnswer, HeldGate, async_waiter
-from .._runs.run import RunContext
 from .._runs.tool_call_ids import calls_of
-from .hold_timeout import HoldWatch
-from .host import NodeHost
-from .spec import NodeSpec, describe_error
+from .spec import describe_error
+
+if TYPE_CHECKING:  # annotations only
+    from .._base.clock import Clock
+    from .._base.warn import Warner
+    from .._hub.control import HubControl
+    from .._runs.run import RunContext
+    from .._runs.tool_call_ids import ToolCallIds
+    from .hold_timeout import HoldTimeouts, HoldWatch
+    from .spec import NodeSpec
+    from .token_flusher import TokenFlusher
 
 CONTINUE_ANSWER = GateAnswer(proto.CONTINUE, by="fast-path")
 _NO_TOKENS: Any = contextlib.nullcontext()
+# What a node's flow (call_loop.py, stream_loop.py) asks of its driver: (GATE, gate, payload) ->
+# the GateAnswer of `NodeRecord.gate` / `agate`; each loop adds its own requests.
+GATE = "gate"
+Request = tuple[Any, ...]
+
+
+@dataclasses.dataclass(eq=False, slots=True)
+class NodeHost:
+    """What every node of one client shares: the event path, the clock, the hub, the token flusher.
+    `emit(event, trusted, owned)` is `Client._emit`: it numbers, redacts and buffers an event."""
+
+    emit: Callable[..., int]
+    clock: Clock
+    warn: Warner
+    hub: HubControl
+    flusher: TokenFlusher
+    current_node: contextvars.ContextVar[str | None]
+    new_instance_id: Callable[[], str]
+    live: Callable[[], bool]
+    token_flush_ms: float
+    pause_timeout: float | None
+    tool_calls: ToolCallIds
+    hold_timeouts: HoldTimeouts
 
 
 def _identity(value: Any) -> Any:
@@ -357,23 +389,3 @@ class NodeRecord:
                     decided = None
             if decided is not None:
                 return decided
-
-    def before(self, convert: Callable[[Any], Any] = _identity) -> GateAnswer:
-        return self.gate(proto.BEFORE, {"input": self.spec.input}, convert)
-
-    async def abefore(self, convert: Callable[[Any], Any] = _identity) -> GateAnswer:
-        return await self.agate(proto.BEFORE, {"input": self.spec.input}, convert)
-
-    def after(self, output: Any, convert: Callable[[Any], Any] = _identity) -> GateAnswer:
-        return self.gate(proto.AFTER, {"input": self.spec.input, "output": output}, convert)
-
-    async def aafter(self, output: Any, convert: Callable[[Any], Any] = _identity) -> GateAnswer:
-        return await self.agate(proto.AFTER, {"input": self.spec.input, "output": output}, convert)
-
-    def error(self, exc: BaseException, convert: Callable[[Any], Any] = _identity) -> GateAnswer:
-        return self.gate(proto.ERROR_GATE, {"input": self.spec.input, "error": describe_error(exc)}, convert)
-
-    async def aerror(self, exc: BaseException, convert: Callable[[Any], Any] = _identity) -> GateAnswer:
-        return await self.agate(
-            proto.ERROR_GATE, {"input": self.spec.input, "error": describe_error(exc)}, convert
-        )

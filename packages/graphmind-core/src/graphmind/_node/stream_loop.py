@@ -12,8 +12,9 @@ run aborted while the stream runs stops it before its next item (`RunAborted`). 
 (streaming tools, the AI SDK page) every ending the loop writes carries `streaming: true` and
 `chunks`: how many items the node's output holds (the stream's, or the injected ones).
 
-As in `_call_loop.py`, `stream_flow` decides every step once; `stream_sync` and `stream_async`
-only call or await what it asks and hand the app what it emits.
+As in `call_loop.py`, `stream_flow` decides every step once; `StreamLoop.stream_sync` and
+`stream_async` (methods of every `NodeExecution`, engine.py) only call or await what it asks and
+hand the app what it emits.
 """
 
 from __future__ import annotations
@@ -25,8 +26,7 @@ from typing import Any, TypeVar
 from .. import protocol as proto
 from .._base.errors import RunAborted
 from .._hub.gate import GateAnswer
-from .call_loop import GATE, Request
-from .record import NodeRecord
+from .record import GATE, NodeRecord, Request
 from .spec import describe_error
 
 T = TypeVar("T")
@@ -147,86 +147,97 @@ def stream_flow(
         return
 
 
-def stream_sync(
-    node: NodeRecord,
-    open_stream: Callable[[], Iterator[T]],
-    *,
-    advance: Callable[[Iterator[T]], T] = _next,
-    on_item: Callable[[T], None] | None = None,
-    describe: Describe = _describe_items,
-    from_injected: Callable[[Any], Any] = _identity,
-    mark_chunks: bool = False,
-) -> Generator[T, None, None]:
-    """Drives `stream_flow` from sync code; iterate the result in place of the stream."""
-    flow = stream_flow(node, describe, on_item, mark_chunks)
-    opened: Any = None  # the stream being read, until it ends: closed if the node ends first
-    try:
-        request = next(flow)
-        while True:
-            try:
-                if request[0] is EMIT:
-                    yield request[1]
-                    reply: Any = None
-                elif request[0] is NEXT:
-                    try:
-                        reply = advance(request[1])
-                    except StopIteration:
-                        reply = END
-                        opened = None
-                elif request[0] is OPEN:
-                    reply = opened = open_stream()
-                else:
-                    reply = node.gate(request[1], request[2], from_injected)
-            except BaseException as exc:  # GeneratorExit: the app closed the stream
-                request = flow.throw(exc)
-            else:
-                request = flow.send(reply)
-    except StopIteration:
-        return
-    finally:
-        close = getattr(opened, "close", None)
-        if close is not None:  # cut short, aborted or failed: the stream's own cleanup runs now
-            close()
+class StreamLoop(NodeRecord):
+    """A node's loop around a stream the app reads item by item (`NodeExecution` has it)."""
 
+    def stream_sync(
+        self,
+        open_stream: Callable[[], Iterator[T]],
+        *,
+        advance: Callable[[Iterator[T]], T] = _next,
+        on_item: Callable[[T], None] | None = None,
+        describe: Describe = _describe_items,
+        from_injected: Callable[[Any], Any] = _identity,
+        mark_chunks: bool = False,
+    ) -> Generator[T, None, None]:
+        """Runs a streamed call as this node; iterate the result in place of the stream.
 
-async def stream_async(
-    node: NodeRecord,
-    open_stream: Callable[[], AsyncIterator[T]],
-    *,
-    advance: Callable[[AsyncIterator[T]], Awaitable[T]] = _anext,
-    on_item: Callable[[T], None] | None = None,
-    describe: Describe = _describe_items,
-    from_injected: Callable[[Any], Any] = _identity,
-    mark_chunks: bool = False,
-) -> AsyncGenerator[T, None]:
-    """Drives `stream_flow` from async code: `advance` raises StopAsyncIteration at the end, and a
-    cancelled task finishes the node as cut short too."""
-    flow = stream_flow(node, describe, on_item, mark_chunks)
-    opened: Any = None  # the stream being read, until it ends: closed if the node ends first
-    try:
-        request = next(flow)
-        while True:
-            try:
-                if request[0] is EMIT:
-                    yield request[1]
-                    reply: Any = None
-                elif request[0] is NEXT:
-                    try:
-                        reply = await advance(request[1])
-                    except StopAsyncIteration:
-                        reply = END
-                        opened = None
-                elif request[0] is OPEN:
-                    reply = opened = open_stream()
+        `open_stream()` starts the call (again on retry); `advance(it)` takes the next item (it
+        raises StopIteration at the end; an adapter passes its own to set context around the
+        framework's code); `on_item` sees each item as it comes (to emit `token`s); `describe(items)`
+        gives the node's (output, usage) from the items seen; `from_injected` makes the item the app
+        gets from an injected JSON value (or an `Items` of several). `mark_chunks` (streaming tools)
+        adds `streaming: true` and `chunks` to the node's ending. A stream the node stops reading
+        before its end (closed early, aborted) is closed.
+        """
+        flow = stream_flow(self, describe, on_item, mark_chunks)
+        opened: Any = None  # the stream being read, until it ends: closed if the node ends first
+        try:
+            request = next(flow)
+            while True:
+                try:
+                    if request[0] is EMIT:
+                        yield request[1]
+                        reply: Any = None
+                    elif request[0] is NEXT:
+                        try:
+                            reply = advance(request[1])
+                        except StopIteration:
+                            reply = END
+                            opened = None
+                    elif request[0] is OPEN:
+                        reply = opened = open_stream()
+                    else:
+                        reply = self.gate(request[1], request[2], from_injected)
+                except BaseException as exc:  # GeneratorExit: the app closed the stream
+                    request = flow.throw(exc)
                 else:
-                    reply = await node.agate(request[1], request[2], from_injected)
-            except BaseException as exc:  # GeneratorExit (closed early) or CancelledError
-                request = flow.throw(exc)
-            else:
-                request = flow.send(reply)
-    except StopIteration:
-        return
-    finally:
-        aclose = getattr(opened, "aclose", None)
-        if aclose is not None:  # cut short, aborted or failed: the stream's own cleanup runs now
-            await aclose()
+                    request = flow.send(reply)
+        except StopIteration:
+            return
+        finally:
+            close = getattr(opened, "close", None)
+            if close is not None:  # cut short, aborted or failed: the stream's own cleanup runs now
+                close()
+
+    async def stream_async(
+        self,
+        open_stream: Callable[[], AsyncIterator[T]],
+        *,
+        advance: Callable[[AsyncIterator[T]], Awaitable[T]] = _anext,
+        on_item: Callable[[T], None] | None = None,
+        describe: Describe = _describe_items,
+        from_injected: Callable[[Any], Any] = _identity,
+        mark_chunks: bool = False,
+    ) -> AsyncGenerator[T, None]:
+        """`stream_sync` from async code: `advance` raises StopAsyncIteration at the end, and a
+        cancelled task finishes the node as cut short too."""
+        flow = stream_flow(self, describe, on_item, mark_chunks)
+        opened: Any = None  # the stream being read, until it ends: closed if the node ends first
+        try:
+            request = next(flow)
+            while True:
+                try:
+                    if request[0] is EMIT:
+                        yield request[1]
+                        reply: Any = None
+                    elif request[0] is NEXT:
+                        try:
+                            reply = await advance(request[1])
+                        except StopAsyncIteration:
+                            reply = END
+                            opened = None
+                    elif request[0] is OPEN:
+                        reply = opened = open_stream()
+                    else:
+                        reply = await self.agate(request[1], request[2], from_injected)
+                except BaseException as exc:  # GeneratorExit (closed early) or CancelledError
+                    request = flow.throw(exc)
+                else:
+                    request = flow.send(reply)
+        except StopIteration:
+            return
+        finally:
+            aclose = getattr(opened, "aclose", None)
+            if aclose is not None:  # cut short, aborted or failed: the stream's own cleanup runs now
+                await aclose()
