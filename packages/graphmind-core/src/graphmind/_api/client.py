@@ -1,11 +1,11 @@
 """The client: options, the event path, and the parts it owns and wires together.
 
 ```
-Client ─┬─ Runs          (_run_events.py)   run.started / run.finished, the run of the calling code
-        ├─ HubControl    (_hub_control.py)  the connection, held gates, frames from the hub
-        ├─ TokenFlusher  (_token_flusher.py) streamed tokens no later delta sends
-        ├─ Transport     (_transport.py)    the WebSocket thread and the replay ring
-        └─ Engine        (_engine.py)       what adapters use: nodes, the call and stream loops
+Client ─┬─ Runs          (_runs/events.py)         run.started / run.finished, the run of the calling code
+        ├─ HubControl    (_hub/control.py)         the connection, held gates, frames from the hub
+        ├─ TokenFlusher  (_node/token_flusher.py)  streamed tokens no later delta sends
+        ├─ Transport     (_wire/transport.py)      the WebSocket thread and the replay ring
+        └─ Engine        (_node/engine.py)         what adapters use: nodes, the call and stream loops
 ```
 
 Each part gets what it needs when it is built (the event path, the clock, a way to find a run);
@@ -92,7 +92,7 @@ class Client:
         current_node: contextvars.ContextVar[str | None] = contextvars.ContextVar(
             f"graphmind_node_{key}", default=None
         )
-        host = NodeHost(
+        self._host = host = NodeHost(
             emit=self._emit,
             clock=clock,
             warn=self._warn,
@@ -100,7 +100,7 @@ class Client:
             flusher=flusher,
             current_node=current_node,
             new_instance_id=self._new_instance_id,
-            live=self._is_live,
+            live=self.enabled,
             token_flush_ms=self.options.token_flush_interval * 1000.0,
             pause_timeout=self.options.pause_timeout,
             tool_calls=ToolCallIds(key),
@@ -208,7 +208,7 @@ class Client:
 
         `breakpoint`: hold at that gate (True or "before", "after", "error", or several) whenever a
         hub is attached; `hold_if`: a callable given the call's arguments as keyword arguments,
-        returning a bool or a reason string, checked at the before gate (_code_holds.py)."""
+        returning a bool or a reason string, checked at the before gate (_hub/code_holds.py)."""
         return _wrappers.wrap(self._engine, fn, name, breakpoint=breakpoint, hold_if=hold_if)
 
     @overload
@@ -312,10 +312,12 @@ class Client:
         """Finishes the implicit run, releases held gates with continue, flushes and closes the socket."""
         if self._disposed or self._transport is None:
             self._disposed = True
+            self._host.live = False
             return
         self._runs.finish_implicit()
         self._hub.release_all(proto.CONTINUE, "dispose")
         self._disposed = True
+        self._host.live = False  # what the engine and every node read (NodeHost.live)
         self._transport.close()  # waits while the hub keeps taking events; reports what it could not send
 
     async def adispose(self) -> None:

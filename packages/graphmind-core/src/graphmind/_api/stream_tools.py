@@ -4,7 +4,7 @@
 The wrapper is a generator function of the same kind, so the caller (and any framework that asks
 `inspect.isgeneratorfunction` / `isasyncgenfunction`) still sees a streaming tool. Its node starts
 when the caller first iterates it, like the tool's own body, and runs on core's stream loop
-(`_stream_loop.py`): each chunk reaches the caller as it is produced and is observed as a
+(`_node/stream_loop.py`): each chunk reaches the caller as it is produced and is observed as a
 `node.token` delta; the node finishes with `streaming: true`, `chunks` and the list of chunks as
 its output. The gates are the stream loop's; what an injected value yields is `injected_chunks`.
 Which functions stream is decided once, at wrap time (`_wrappers.gate_callable`).
@@ -49,7 +49,7 @@ def chunk_text(chunk: Any) -> str:
         return chunk
     try:  # plain JSON data (most chunks): encoded as it is
         return _encode(chunk) + "\n"
-    except (TypeError, ValueError):  # objects, NaN, cycles: the payload rules (_jsonsafe.py) first
+    except (TypeError, ValueError):  # objects, NaN, cycles: the payload rules (_events/jsonsafe.py) first
         return _ENCODER.encode(to_jsonable(chunk)) + "\n"
 
 

@@ -2,7 +2,7 @@
 
 Each gives a `tool:<name>` node whose input is the call's bound arguments as a dict. Sync functions
 stay sync, coroutine functions stay async, generator and async-generator functions stay generators
-and stream (_stream_tools.py). Wrapping twice returns the first wrapper; `unwrap` and
+and stream (_api/stream_tools.py). Wrapping twice returns the first wrapper; `unwrap` and
 `unwrap_method` give the original back. A disabled client returns the very object it was given.
 """
 
@@ -95,7 +95,7 @@ def gate_callable(engine: Engine, fn: F, name: str, kind: str = "tool", holds: C
             return condition(**{**defaults, **arguments})
 
     if inspect.isasyncgenfunction(fn) or inspect.isgeneratorfunction(fn):
-        # A streaming tool (_stream_tools.py), decided here once: a plain call never pays for it.
+        # A streaming tool (_api/stream_tools.py), decided here once: a plain call never pays for it.
         def spec_for(args: tuple[Any, ...], kwargs: dict[str, Any]) -> NodeSpec:
             return NodeSpec(name, kind, describe(args, kwargs), node_id, breakpoints=gates, hold_if=hold_if)
 
@@ -132,7 +132,7 @@ def wrap(
     breakpoint: BreakpointArg = None,
     hold_if: Condition | None = None,
 ) -> F:
-    """A gated version of `fn`, producing a `tool:<name>` node per call (holds: _code_holds.py)."""
+    """A gated version of `fn`, producing a `tool:<name>` node per call (holds: _hub/code_holds.py)."""
     holds = CodeHolds.of(breakpoint, hold_if)  # a bad value is an error even when disabled
     if not engine.enabled:
         return fn

@@ -133,11 +133,11 @@ class Options:
         cls, app: str | None, options: Mapping[str, Any], environ: Mapping[str, str] | None = None
     ) -> Options:
         env = os.environ if environ is None else environ
-        # Fail open (_config_check.py): never raise for an option; warn only when enabled.
+        # Fail open (_config/checks.py): never raise for an option; warn only when enabled.
         enabled = is_enabled(options.get("enabled"), env)
         options = check_options(options, enabled, options.get("logger"))
         # Only the option as given; the default (wait where the hub is local and listening) and the
-        # variable: _attach_wait.py.
+        # variable: _hub/attach_wait.py.
         wait = options.get("wait_for_attach")
         if wait is True:
             wait_s: float | None = 2.0

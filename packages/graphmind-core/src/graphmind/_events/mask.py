@@ -1,7 +1,7 @@
 """`mask=` and GRAPHMIND_MASK: regular expressions applied to every string an event records.
 
-The four hide switches (`_redaction.py`) hide whole fields and never touch `error`; a mask rewrites
-every match, errors included, in the one pipeline pass (`_pipeline.py`) before the event is
+The four hide switches (`_events/redaction.py`) hide whole fields and never touch `error`; a mask rewrites
+every match, errors included, in the one pipeline pass (`_events/pipeline.py`) before the event is
 buffered, so a secret that ends up in an exception message never leaves the process.
 """
 

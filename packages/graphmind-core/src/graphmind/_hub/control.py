@@ -48,7 +48,7 @@ class HubControl:
         code_breakpoints: dict[str, frozenset[str]] | None = None,
     ) -> None:
         self._warn = warn
-        # Holds asked for from code (_code_holds.py): the client's `breakpoints=[...]` option and a
+        # Holds asked for from code (_hub/code_holds.py): the client's `breakpoints=[...]` option and a
         # node's `hold_if` condition (asked once per execution, in the app, before the before gate).
         self._code_breakpoints = code_breakpoints or {}
         self._conditions = ConditionChecker(warn.always)

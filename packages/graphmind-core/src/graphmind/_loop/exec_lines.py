@@ -1,6 +1,6 @@
 """Lines of execution: a number per asyncio / trio task, else per thread, never reused.
 
-The loop guard's streak outside any run belongs to the calling line (_loop_guard.py), so unrelated
+The loop guard's streak outside any run belongs to the calling line (_loop/guard.py), so unrelated
 requests of one process never form a streak. Asked on every watched call outside a run: cached.
 """
 

@@ -128,11 +128,11 @@ class Engine:
     @property
     def live(self) -> bool:
         """Enabled and not disposed: a call made now becomes a node (else: call straight through)."""
-        return self._host.live()
+        return self._host.live
 
     # ---- waiting for the hub once (`wait_for_attach`) -------------------------------------------
     def attach_once(self) -> None:
-        """The first run or gated call waits for the hub once (_attach_wait.py); others return at once."""
+        """The first run or gated call waits for the hub once (_hub/attach_wait.py); others return at once."""
         if self._attach_wait.pending:
             seconds = self._attach_wait.take() if self.live else None
             if seconds:
@@ -186,7 +186,7 @@ class Engine:
             if host.tool_calls.used:
                 host.tool_calls.assign(run, parent or run.run_id, spec)
         node = NodeExecution(host, spec, run, parent or run.run_id)
-        if not host.live():
+        if not host.live:
             return node
         seq = node.emit_started()
         if kind in self._watched and self._loop_guard is not None:
@@ -253,7 +253,7 @@ class Engine:
     ) -> T:
         """Runs `call` as one gated node from sync code (before, after and error gates, retry,
         inject, abort). `settle`: the adapter's say on each result before the after gate (`Settled`)."""
-        if not self._host.live():
+        if not self._host.live:
             return call()
         return self.start_node(spec).run_sync(
             call, describe_output, from_injected or _identity, describe_usage, settle
@@ -270,7 +270,7 @@ class Engine:
         settle: Callable[[Any], Awaitable[Settled]] | None = None,
     ) -> T:
         """`execute` from async code: a hold awaits (the event loop keeps running); `settle` is async."""
-        if not self._host.live():
+        if not self._host.live:
             return await call()
         if self._attach_wait.pending:  # only the first call waits: the others skip a coroutine
             await self.await_attach()
@@ -285,7 +285,7 @@ class Engine:
         identity"). Each report replaces the previous step's calls no tool took. An adapter whose
         `llm:step` output has the described reply shape sets `NodeSpec(tool_calls_in_output=True)`
         instead. Never raises."""
-        if not self._host.live():
+        if not self._host.live:
             return
         try:
             run = run or self._runs.for_call()
@@ -321,7 +321,7 @@ class Engine:
         run: RunContext | None = None,
     ) -> None:
         """`graph.hint`: nodes that may run (a model's tool roster), drawn grey until they do."""
-        if not self._host.live():
+        if not self._host.live:
             return
         if run is None:
             run = self._runs.for_call()

@@ -46,7 +46,9 @@ Request = tuple[Any, ...]
 @dataclasses.dataclass(eq=False, slots=True)
 class NodeHost:
     """What every node of one client shares: the event path, the clock, the hub, the token flusher.
-    `emit(event, trusted, owned)` is `Client._emit`: it numbers, redacts and buffers an event."""
+    `emit(event, trusted, owned)` is `Client._emit`: it numbers, redacts and buffers an event.
+    `live`: enabled and not disposed (the client clears it in `dispose`), read as a field by the
+    engine and every node: one flag, no call."""
 
     emit: Callable[..., int]
     clock: Clock
@@ -55,7 +57,7 @@ class NodeHost:
     flusher: TokenFlusher
     current_node: contextvars.ContextVar[str | None]
     new_instance_id: Callable[[], str]
-    live: Callable[[], bool]
+    live: bool
     token_flush_ms: float
     pause_timeout: float | None
     tool_calls: ToolCallIds
@@ -142,7 +144,7 @@ class NodeRecord:
         A batch not sent by the next delta is sent by the client's flusher within the interval, so
         the tail of a stream that pauses still reaches the viewer before the step ends.
         """
-        if self.ended or not self.host.live():
+        if self.ended or not self.host.live:
             return
         if self._token_lock is _NO_TOKENS:
             # The app thread appends, the client's flusher may flush: from the first delta on they share a lock.

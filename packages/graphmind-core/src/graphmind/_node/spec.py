@@ -22,16 +22,16 @@ class NodeSpec:
     actions: tuple[str, ...] | None = None  # restrict what the before gate offers (spans: no inject)
     # Top-level fields added to node.started (the wire schema is loose): `providerExecuted`, `ungated`.
     extra: dict[str, Any] | None = None
-    # Holds asked for from code (_code_holds.py): gates to hold at while attached, and a condition
+    # Holds asked for from code (_hub/code_holds.py): gates to hold at while attached, and a condition
     # on the call's arguments (`input` as keyword arguments) checked at the before gate.
     breakpoints: frozenset[str] = frozenset()
     hold_if: Callable[..., Any] | None = None
     # A model step whose output is a reply described the adapters' way (`{"tool_calls": [{"id",
     # "name", ...}]}`): when it ends, its calls' ids go to the gated tools called next
-    # (_tool_call_ids.py; docs/protocol.md, "Tool node identity").
+    # (_runs/tool_call_ids.py; docs/protocol.md, "Tool node identity").
     tool_calls_in_output: bool = False
     # A timeout the adapter knows keeps running while this node's gates hold (a LlamaIndex
-    # workflow's `timeout`): core warns once per node id when a hold outlives it (_hold_timeout.py).
+    # workflow's `timeout`): core warns once per node id when a hold outlives it (_node/hold_timeout.py).
     hold_timeout: KnownTimeout | None = None
     # The adapter built `input` and `attrs` for this node in fresh dicts and lists of `json_scalar`
     # leaves and keeps no hold on them: recorded without a snapshot copy (docs/adapters.md, "Owned payloads").

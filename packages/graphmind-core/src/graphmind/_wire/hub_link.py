@@ -1,12 +1,12 @@
 """Opening one connection to the hub: the bound connect, the token, hello and welcome.
 
-The transport (`_transport.py`) owns the thread, the ring and the state; this module only turns a
+The transport (`_wire/transport.py`) owns the thread, the ring and the state; this module only turns a
 URL into an attached WebSocket and its `welcome`, or None with at most one warning. Everything it
 uses from `websockets` and `socket` is bound when the `HubLink` is built (issue 18: an app that
 later patches `websockets.sync.client.connect` never receives GraphMind's connections).
 
 Two budgets (environment page: connectTimeoutMs 300, handshakeTimeoutMs 1000): `connect_timeout`
-bounds the TCP connect (`_tcp.py`), `handshake_timeout` everything after it, the upgrade and the
+bounds the TCP connect (`_wire/tcp.py`), `handshake_timeout` everything after it, the upgrade and the
 hub's `welcome` together. A hub on this machine is always reached directly; elsewhere, a proxy
 from the environment (websockets >= 15 reads HTTPS_PROXY / NO_PROXY) opens the socket itself, and
 then the two budgets are one (`connect_timeout + handshake_timeout`), as websockets has only one.

@@ -13,7 +13,7 @@
   sent to any hub counts in `dropped`, so the unsent backlog is bounded and every lost event is
   counted. This thread encodes an event when it first sends it and keeps the text for replays,
   so a detached app never encodes anything; it wakes once per batch and sends a batch as one frame
-  to a hub that takes batch frames (`_write_loop.py`). On each attach the whole ring is sent again, oldest
+  to a hub that takes batch frames (`_wire/write_loop.py`). On each attach the whole ring is sent again, oldest
   first; the hub stores an event once per (clientId, seq): a replay after a hub restart loses nothing.
 - `close()` (dispose and the exit flush): waits while the hub keeps taking events, gives up after
   `FLUSH_IDLE_S` without progress or `FLUSH_CAP_S` in all, says what it could not send.
@@ -50,7 +50,7 @@ FLUSH_IDLE_S = 1.0  # dispose / exit: give up after this long without progressâ€
 FLUSH_CAP_S = 10.0  # â€¦or after this long in all
 
 
-class Transport(WriteLoop):  # the write loop (one wake-up and one frame per batch): _write_loop.py
+class Transport(WriteLoop):  # the write loop (one wake-up and one frame per batch): _wire/write_loop.py
     def __init__(
         self,
         options: Options,
@@ -84,7 +84,7 @@ class Transport(WriteLoop):  # the write loop (one wake-up and one frame per bat
         self._sending = 0  # entries the writer took and is writing now
         self._progress = 0  # batches written: what a flush watches
         self._writer_idle = False  # the write loop waits for work: the next enqueue wakes it
-        self._lingering = False  # the write loop waits out its batching window (_write_loop.py)
+        self._lingering = False  # the write loop waits out its batching window (_wire/write_loop.py)
         self._flushing = 0  # flush() calls waiting: the write loop opens no batching window
         self._batches = False  # this connection's hub takes batch frames (its welcome said so)
         self.attached = False
@@ -192,7 +192,7 @@ class Transport(WriteLoop):  # the write loop (one wake-up and one frame per bat
             self._kick.set()  # a thread backing off from a lost hub retries now
         with self._cond:
             seen = self._progress
-            self._flushing += 1  # no batching window while a flush waits (_write_loop.py)
+            self._flushing += 1  # no batching window while a flush waits (_wire/write_loop.py)
             self._cond.notify_all()  # a writer waiting out its batching window sends now
             try:
                 return self._flush_wait(seen, start, start, idle, cap)

@@ -1,6 +1,6 @@
 """The transport thread's write loop: what it wakes for, and how the ring's events become frames.
 
-Split from `_transport.py` (which owns the ring, the state and the connection's life); `Transport`
+Split from `_wire/transport.py` (which owns the ring, the state and the connection's life); `Transport`
 inherits this loop. Two things keep an attached app's own thread cheap (issue 17):
 
 - **One wake-up per batch, not per event.** `enqueue` wakes this thread only while it waits idle
