@@ -36,6 +36,7 @@ __all__ = [
     "json_key",
     "json_scalar",
     "json_scalars",
+    "plain_message",
     "surrogate_free",
     "to_jsonable",
 ]
@@ -116,6 +117,27 @@ def json_scalars(values: Iterable[Any]) -> bool:
     for v in values:
         t = type(v)
         if not ((t is str and v.isascii()) or t is int or v is None or json_scalar(v)):
+            return False
+    return True
+
+
+def plain_message(message: Any) -> bool:
+    """The one ownership proof core offers describers (docs/adapters.md, "Owned payloads"): True
+    when `message` is an exact dict the describer built, every value a `json_scalar` except
+    `tool_calls`, which may be a list of exact dicts of `json_scalar` values the describer built
+    too. Call it only on dicts the describer just made (an app's dict is never one: copy it into a
+    new one first); a True answer lets the node own the message without the pipeline's copy."""
+    if type(message) is not dict:
+        return False
+    for k, v in message.items():
+        t = type(v)
+        if (t is str and v.isascii()) or v is None:
+            continue
+        if k == "tool_calls" and t is list:
+            for call in v:
+                if type(call) is not dict or not json_scalars(call.values()):
+                    return False
+        elif not json_scalar(v):
             return False
     return True
 

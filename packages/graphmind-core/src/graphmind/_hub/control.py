@@ -29,7 +29,7 @@ Emit = Callable[[dict[str, Any], bool], int]
 
 
 class Holdable(Protocol):
-    """What `hold_reason` reads of a node execution (`_execution.NodeRecord`), and `hold_why` it
+    """What `hold_reason` reads of a node execution (`_node/record.py`, `NodeRecord`), and `hold_why` it
     writes (the hold_if verdict, asked once per execution)."""
 
     run: RunContext

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._base.errors import RunAborted
-from .._events.jsonsafe import json_scalar, json_scalars
+from .._events.jsonsafe import json_scalar, json_scalars, plain_message
 from .._hub.gate import GateAnswer
 from .._node.engine import Engine, NodeExecution
 from .._node.hold_timeout import KnownTimeout
@@ -48,6 +48,7 @@ __all__ = [
     "json_scalar",
     "json_scalars",
     "parse_model_reply",
+    "plain_message",
 ]
 
 
