@@ -22,7 +22,9 @@ SHUTDOWN_ABORT_S = 0.5
 ABORT_EXTENSION = "graphmind.abort"
 
 
-def protocol_class() -> Any:
+def protocol_class(limiter: Any = None) -> Any:
+    """`limiter` (limits.Limiter) hears when an upgraded connection ends: the HTTP protocol that
+    reported its start is not told once uvicorn hands the transport to this one."""
     try:
         from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
     except ImportError:  # pragma: no cover - another uvicorn layout
@@ -46,6 +48,11 @@ def protocol_class() -> Any:
                 with contextlib.suppress(OSError):
                     sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             transport.abort()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            if limiter is not None:
+                limiter.closed(self.transport)
+            super().connection_lost(exc)
 
         def shutdown(self) -> None:
             super().shutdown()
