@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, WebSocketRoute
 
-from . import api
+from . import api, viewer_codes
 from .config import Settings
 from .debugstate import DebugState
 from .export.forwarder import OtlpForwarder
@@ -97,6 +97,7 @@ def build_app(settings: Settings, store: Store, trust: Callable[[Any], None] | N
 
     app = Starlette(
         routes=[
+            *viewer_codes.routes,
             *api.routes,
             WebSocketRoute("/ingest", ingest),
             WebSocketRoute("/api/live", live),
@@ -115,6 +116,7 @@ def build_app(settings: Settings, store: Store, trust: Callable[[Any], None] | N
         exception_handlers={Exception: _internal_error, HTTPException: _http_error},
     )
     app.state.trust = trust
+    app.state.viewer_codes = viewer_codes.ViewerCodes(settings.token)
     app.state.hub = Hub(store, settings, initial_debug_state(store, settings))
     app.state.otlp = otlp_forwarder(settings, store)
     return app

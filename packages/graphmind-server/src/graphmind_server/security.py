@@ -8,7 +8,8 @@ own name in Host. Apps and curl send no Origin and a loopback Host, so they pass
 `graphmind.token.<hex>` (the viewer's live feed: a browser's WebSocket cannot send headers), or,
 on `/ingest`, the mutual proof handshake (`ingest_auth.py`). Never a cookie: cookies ignore the
 port, so one set here would go to every other server on 127.0.0.1. The viewer's own files (code,
-no data) are served without it, so the page can load and read the token from its URL fragment.
+no data) are served without it, and so is the redeeming of a one-time viewer link
+(viewer_codes.py), so the page can load and get the token without any URL carrying it.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from graphmind import protocol as proto
 
 from .config import normalize_origin
+from .viewer_codes import REDEEM_PATH
 
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "[::1]"})
 WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", "[::]", ""})
@@ -59,12 +61,15 @@ def _old_cookies(header: str) -> list[str]:
 
 
 def is_public(scope: Scope) -> bool:
-    """The viewer's own files: code and styles, no data. Everything under /api, /ingest is not."""
+    """The viewer's own files (code and styles, no data) and the redeeming of a one-time viewer
+    link (viewer_codes.py; it needs the link's code). Everything else under /api, /ingest is not."""
     path = str(scope.get("path", ""))
-    return (
-        scope["type"] == "http"
-        and scope.get("method") in ("GET", "HEAD")
-        and not (path.startswith("/api") or path.startswith("/ingest") or path.startswith("/v1"))
+    if scope["type"] != "http":
+        return False
+    if path == REDEEM_PATH:
+        return scope.get("method") == "POST"
+    return scope.get("method") in ("GET", "HEAD") and not (
+        path.startswith("/api") or path.startswith("/ingest") or path.startswith("/v1")
     )
 
 
@@ -143,7 +148,8 @@ class Guard:
             send,
             "this hub requires its token: send Authorization: Bearer <token> "
             f"(apps and commands find it in {proto.TOKEN_ENV}, {proto.TOKEN_FILE_ENV} or the hub's token file), "
-            "or open the viewer URL graphmind serve printed (it carries #token=)",
+            "or open the one-time viewer link graphmind serve printed (#code=...; `graphmind viewer-url` "
+            "makes another)",
             status=401,
         )
         return False

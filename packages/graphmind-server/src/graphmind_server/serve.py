@@ -26,13 +26,14 @@ from .config import ConfigError, Settings, is_loopback, settings_from
 from .hub import Hub
 from .limits import ACCEPT_BATCH, LISTEN_QUEUE, Limiter, http_protocol_class, install_accept_handler
 from .store import Store, StoreError
+from .viewer_codes import ViewerCodes
 from .wsprotocol import protocol_class
 
 LISTENING = "GraphMind hub listening on http://{host}:{port}"
-# The token rides in the fragment: browsers never send it to a server, and the page removes it from
-# the address (and so from the browser's history) before anything else runs (docs/security.md).
+# Never the token: a browser keeps the URLs it opens. A one-time code the page trades for the token
+# (viewer_codes.py); what the browser's History keeps is a spent code.
 VIEWER_WITH_TOKEN = (
-    "Open the viewer (the token is in the #fragment, never sent or kept): http://{host}:{port}/#token={token}"
+    "Open the viewer (a one-time link; graphmind viewer-url makes another): http://{host}:{port}/#code={code}"
 )
 GRACEFUL_SHUTDOWN_S = 3
 
@@ -128,11 +129,17 @@ def bind(host: str, port: int) -> socket.socket:
 
 class _Server(uvicorn.Server):
     def __init__(
-        self, config: uvicorn.Config, hub: Hub, on_ready: Callable[[], None], limiter: Limiter
+        self,
+        config: uvicorn.Config,
+        hub: Hub,
+        on_ready: Callable[[], None],
+        limiter: Limiter,
+        hub_app_codes: ViewerCodes,
     ) -> None:
         super().__init__(config)
         self.hub = hub
         self.limiter = limiter
+        self.viewer_codes: ViewerCodes = hub_app_codes
         self.on_ready = on_ready
         self.token_file: tuple[Path, str] | None = None
 
@@ -219,7 +226,7 @@ def _prepare(settings: Settings, on_ready: Callable[[int], None]) -> tuple[_Serv
         # closed 1009: never buffered (docs/protocol.md, "Frame sizes").
         ws_max_size=graphmind_protocol.INGEST_MAX_FRAME,
     )
-    server = _Server(config, app.state.hub, lambda: on_ready(port), limiter)
+    server = _Server(config, app.state.hub, lambda: on_ready(port), limiter, app.state.viewer_codes)
     server.token_file = server_token
     return server, sock
 
@@ -231,7 +238,8 @@ def run(settings: Settings) -> None:
         host = display_host(settings.host)
         print(LISTENING.format(host=host, port=port), flush=True)
         if settings.token:
-            print(VIEWER_WITH_TOKEN.format(host=host, port=port, token=settings.token), flush=True)
+            code = server.viewer_codes.issue()
+            print(VIEWER_WITH_TOKEN.format(host=host, port=port, code=code), flush=True)
 
     if not is_loopback(settings.host):
         print(
