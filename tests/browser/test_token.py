@@ -13,7 +13,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from _apps import AgentThread, CountingTool
@@ -38,9 +38,9 @@ def token_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[HubPr
 class Recorder(http.server.BaseHTTPRequestHandler):
     """Another user's web server on another port of 127.0.0.1: keeps every request's headers."""
 
-    seen: list[str] = []
+    seen: ClassVar[list[str]] = []
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+    def do_GET(self) -> None:
         Recorder.seen.append(f"{self.requestline}\n{self.headers}")
         body = b"ok"
         self.send_response(200)
