@@ -142,7 +142,7 @@ def test_a_token_hub_refuses_every_route_without_its_token(token_hub: HubProcess
     for given in (None, "wrong-token-wrong-token", token[:-1]):
         auth = {"Authorization": f"Bearer {given}"} if given else {}
         for method, path in HTTP_ROUTES:
-            status, head, body = raw_request(token_hub.port, method, path, {"Host": host, **auth})
+            status, head, _ = raw_request(token_hub.port, method, path, {"Host": host, **auth})
             if (method, path) in PUBLIC:
                 assert status == 200 and b"set-cookie" not in head.lower(), (method, path, status)
                 continue

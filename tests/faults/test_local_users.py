@@ -8,10 +8,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
-import shutil
 import tempfile
 import textwrap
 from collections.abc import Iterator

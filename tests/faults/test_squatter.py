@@ -151,6 +151,7 @@ def test_the_real_hub_refuses_an_app_that_cannot_prove_the_token(tmp_path: Path,
     client's nonce and a fresh server nonce)."""
     import json
 
+    from websockets.exceptions import ConnectionClosed
     from websockets.sync.client import connect
 
     from graphmind import protocol as proto
@@ -172,7 +173,7 @@ def test_the_real_hub_refuses_an_app_that_cannot_prove_the_token(tmp_path: Path,
             ws.send(json.dumps({"type": "run.started", "seq": 1, "runId": "r1", "ts": 1, "name": "x"}))
             answer = json.loads(ws.recv(timeout=5))
             assert answer["code"] == "unauthorized"
-            with pytest.raises(Exception):
+            with pytest.raises(ConnectionClosed):
                 ws.recv(timeout=5)
             assert ws.close_code == proto.CLOSE_UNAUTHORIZED
         second = proto.new_nonce()
