@@ -182,3 +182,9 @@ def test_the_real_hub_refuses_an_app_that_cannot_prove_the_token(tmp_path: Path,
         ) as ws:
             assert ws.response.headers[proto.SERVER_NONCE_HEADER] != server_nonce  # nothing to replay
         assert hub.api("GET", "/api/runs", headers={"Authorization": f"Bearer {TOKEN}"})[1]["runs"] == []
+        # An app of an older SDK (the bearer token on the upgrade, no proof) still attaches.
+        with connect(
+            hub.ingest_url, additional_headers={"Authorization": f"Bearer {TOKEN}"}, open_timeout=5
+        ) as ws:
+            ws.send(json.dumps({k: v for k, v in hello.items() if k != "auth"}))
+            assert json.loads(ws.recv(timeout=5))["type"] == "welcome"
