@@ -43,6 +43,16 @@ def open_fds(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/fd"))
 
 
+def accept_queue(port: int) -> int:
+    """Connections the kernel holds for the hub's listening socket, not yet accepted (/proc/net/tcp:
+    for a socket in LISTEN, rx_queue is the accept queue's length)."""
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        if fields[1].endswith(f":{port:04X}") and fields[3] == "0A":
+            return int(fields[4].split(":")[1], 16)
+    raise AssertionError(f"no listening socket on port {port}")
+
+
 def timed_runs(hub: HubProcess, token: str) -> float:
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     request = urllib.request.Request(hub.url + "/api/runs", headers={"Authorization": f"Bearer {token}"})
@@ -97,6 +107,11 @@ def test_idle_and_slow_connections_leave_the_hub_to_the_token_holder(tmp_path: P
 
             trickler = threading.Thread(target=trickle, daemon=True)
             trickler.start()
+            # The first request queues behind every connection the flood made (the kernel's accept
+            # queue is first come, first served): its latency is how long the hub takes to accept
+            # and shed them. Then the hub's steady state under the open flood.
+            first = timed_runs(hub, token)
+            queued = accept_queue(hub.port)
             latencies = [timed_runs(hub, token) for _ in range(10)]
             client = graphmind.Client(app="under-flood", url=hub.ingest_url)  # finds the token file
             try:
@@ -123,15 +138,16 @@ def test_idle_and_slow_connections_leave_the_hub_to_the_token_holder(tmp_path: P
             s.close()
         hub.stop()
     stderr_lines = hub.stderr.splitlines()
-    assert max(latencies) < 1.0, latencies
+    assert first < 1.0 and max(latencies) < 1.0, (first, latencies)
+    assert queued == 0
     assert slowest_cut < HANDSHAKE_TIMEOUT_S + 3, slowest_cut
     assert hub_fds < HUB_FILES - 100, hub_fds
     assert len(stderr_lines) < 100, len(stderr_lines)
     assert "Traceback" not in hub.stderr
     figure(
         "flood",
-        f"{IDLE} idle + {SLOW} trickling sockets: /api/runs max {max(latencies) * 1000:.0f} ms "
-        f"(all: {[round(x * 1000) for x in latencies]}), app attached in "
+        f"{IDLE} idle + {SLOW} trickling sockets: the first /api/runs {first * 1000:.0f} ms (behind the flood), "
+        f"then max {max(latencies) * 1000:.0f} ms (all: {[round(x * 1000) for x in latencies]}), app attached in "
         f"{attach_s * 1000:.0f} ms, hub fds {hub_fds}/{HUB_FILES}, trickling cut by {slowest_cut:.1f} s, "
         f"hub stderr {len(stderr_lines)} line(s)",
     )
