@@ -1,4 +1,10 @@
-"""Opening one connection to the hub: the bound connect, the token, hello and welcome.
+"""Opening one connection to the hub: the bound connect, the proof handshake, hello and welcome.
+
+With a token (found by `protocol.find_token`) the app never sends it: the upgrade carries a fresh
+nonce, the hub must answer with an HMAC over it that only a holder of the token can make, and only
+then does the hello go out, with the app's own proof (docs/protocol.md, "Authentication"). A
+listener that cannot prove it (a squatter on the port) gets nothing more and one warning says so.
+Hub frames are capped at `protocol.HUB_MAX_FRAME` (websockets refuses a bigger one at its header).
 
 The transport (`_transport.py`) owns the thread, the ring and the state; this module only turns a
 URL into an attached WebSocket and its `welcome`, or None with at most one warning. Everything it

@@ -1,4 +1,6 @@
-"""Wire protocol v1 (docs/protocol.md): names, frame builders and the parser for hub frames. Public.
+"""Wire protocol v1 (docs/protocol.md): names, frame builders and the parser for hub frames, the
+frame limits, where every tool finds the hub's token (`find_token`) and the proof handshake's
+HMAC (`proof`; docs/protocol.md, "Authentication"). Public.
 
 Both the SDK and the hub import these names, so the two sides cannot drift apart.
 """
