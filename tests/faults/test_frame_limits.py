@@ -74,6 +74,10 @@ APP = textwrap.dedent("""
         client.wrap(lambda: 1, name="t")()
     print(json.dumps({"before": mem()}), flush=True)
     sys.stdin.readline()  # the hub sent its big frame
+    import time
+    deadline = time.monotonic() + 10
+    while client.stats()["connects"] < 2 and time.monotonic() < deadline:  # the refusal closed the first
+        time.sleep(0.02)
     assert client.ready(5), "not attached again"
     with client.run("after"):
         client.wrap(lambda: 2, name="t")()
