@@ -103,6 +103,9 @@ MAX_INJECT_BYTES: Final = 2 * 1024 * 1024
 TOKEN_ENV: Final = "GRAPHMIND_TOKEN"
 TOKEN_FILE_ENV: Final = "GRAPHMIND_TOKEN_FILE"
 HOME_ENV: Final = "GRAPHMIND_HOME"
+# The cookie earlier hubs kept the viewer's token in (`<name>_<port>`). No hub sets it any more
+# (cookies ignore the port: it reached every server on 127.0.0.1); a hub that sees one deletes it.
+TOKEN_COOKIE: Final = "graphmind_token"
 _LOOPBACK: Final = frozenset({"127.0.0.1", "localhost", "::1"})
 
 # Mutual proof on the /ingest upgrade (docs/protocol.md, "Authentication"): neither side sends the

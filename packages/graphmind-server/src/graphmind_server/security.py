@@ -51,7 +51,7 @@ def _bracket(host: str) -> str:
 
 # Earlier hubs kept the viewer's token in this cookie (graphmind_token_<port>); a browser still
 # holding one sends it to every port of 127.0.0.1, so the hub tells it to forget it.
-OLD_COOKIE = "graphmind_token"
+OLD_COOKIE = proto.TOKEN_COOKIE
 CHALLENGE_SCOPE_KEY = "graphmind.client_nonce"  # /ingest: the app's nonce, the proof handshake to do
 
 
