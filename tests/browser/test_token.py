@@ -67,10 +67,8 @@ def other_server() -> Iterator[int]:
 
 
 def test_the_printed_url_leaves_no_token_in_history_nor_at_another_port_and_the_viewer_works(
-    token_hub: HubProcess, other_server: int, tmp_path: Path
+    token_hub: HubProcess, other_server: int, tmp_path: Path, browser: Any
 ) -> None:
-    from playwright.sync_api import sync_playwright
-
     printed = wait_for(
         lambda: next((line for line in token_hub.stdout_lines if "#code=" in line), None),
         5,
@@ -97,54 +95,54 @@ def test_the_printed_url_leaves_no_token_in_history_nor_at_another_port_and_the_
             )[0]
             == 200
         )
-        with sync_playwright() as p:
-            ctx = p.chromium.launch_persistent_context(
-                str(profile),
-                executable_path=CHROMIUM,
-                args=CHROMIUM_ARGS,
-                viewport={"width": 1600, "height": 900},
+        # A persistent context (a profile on disk, with its History), from the session's Playwright.
+        ctx = browser.browser_type.launch_persistent_context(
+            str(profile),
+            executable_path=CHROMIUM,
+            args=CHROMIUM_ARGS,
+            viewport={"width": 1600, "height": 900},
+        )
+        try:
+            page = ctx.pages[0] if ctx.pages else ctx.new_page()
+            page.goto(viewer_url)
+            assert "code" not in page.url  # the address lost it before anything else ran
+            expect(page.locator("#conn")).to_have_text("live")
+            expect(page.locator(".run-item")).to_have_count(1)
+            assert page.evaluate("() => document.cookie") == ""
+            assert ctx.cookies() == []
+            # Live feed (a WebSocket carrying the token as a subprotocol) and a gate answered.
+            tool = CountingTool({"hits": 1})
+            held = client.wrap(tool, name="hold")
+
+            def body() -> Any:
+                with client.run("held-run"):
+                    return held(q="porto")
+
+            agent = AgentThread(body)
+            card = page.locator(".gate-card")
+            expect(card).to_have_count(1)
+            card.get_by_role("button", name="Continue").click()
+            assert agent.wait_pumping(page)
+            assert agent.join().error is None and tool.calls == [{"q": "porto"}]
+            expect(page.locator(".run-item")).to_have_count(2)
+            # The page is made to request another server on 127.0.0.1: a fetch, an image, a frame.
+            other = f"http://127.0.0.1:{other_server}"
+            page.evaluate(
+                """(other) => Promise.all([
+                    fetch(other + "/fetch", {mode: "no-cors", credentials: "include"}),
+                    new Promise((done) => { const i = new Image(); i.onload = i.onerror = done; i.src = other + "/img"; }),
+                    new Promise((done) => { const f = document.createElement("iframe"); f.onload = done;
+                                            f.src = other + "/frame"; document.body.appendChild(f); }),
+                ])""",
+                other,
             )
-            try:
-                page = ctx.pages[0] if ctx.pages else ctx.new_page()
-                page.goto(viewer_url)
-                assert "code" not in page.url  # the address lost it before anything else ran
-                expect(page.locator("#conn")).to_have_text("live")
-                expect(page.locator(".run-item")).to_have_count(1)
-                assert page.evaluate("() => document.cookie") == ""
-                assert ctx.cookies() == []
-                # Live feed (a WebSocket carrying the token as a subprotocol) and a gate answered.
-                tool = CountingTool({"hits": 1})
-                held = client.wrap(tool, name="hold")
-
-                def body() -> Any:
-                    with client.run("held-run"):
-                        return held(q="porto")
-
-                agent = AgentThread(body)
-                card = page.locator(".gate-card")
-                expect(card).to_have_count(1)
-                card.get_by_role("button", name="Continue").click()
-                assert agent.wait_pumping(page)
-                assert agent.join().error is None and tool.calls == [{"q": "porto"}]
-                expect(page.locator(".run-item")).to_have_count(2)
-                # The page is made to request another server on 127.0.0.1: a fetch, an image, a frame.
-                other = f"http://127.0.0.1:{other_server}"
-                page.evaluate(
-                    """(other) => Promise.all([
-                        fetch(other + "/fetch", {mode: "no-cors", credentials: "include"}),
-                        new Promise((done) => { const i = new Image(); i.onload = i.onerror = done; i.src = other + "/img"; }),
-                        new Promise((done) => { const f = document.createElement("iframe"); f.onload = done;
-                                                f.src = other + "/frame"; document.body.appendChild(f); }),
-                    ])""",
-                    other,
-                )
-                page.reload()  # the token stays for this tab (sessionStorage) without coming back to the URL
-                expect(page.locator("#conn")).to_have_text("live")
-                assert "code" not in page.url
-                # A second tab opened from the first shares its sessionStorage; a fresh link for
-                # another browser comes from `graphmind viewer-url`.
-            finally:
-                ctx.close()  # writes History to disk
+            page.reload()  # the token stays for this tab (sessionStorage) without coming back to the URL
+            expect(page.locator("#conn")).to_have_text("live")
+            assert "code" not in page.url
+            # A second tab opened from the first shares its sessionStorage; a fresh link for
+            # another browser comes from `graphmind viewer-url`.
+        finally:
+            ctx.close()  # writes History to disk
     finally:
         if agent is not None:
             agent.join()
