@@ -188,3 +188,35 @@ def test_the_real_hub_refuses_an_app_that_cannot_prove_the_token(tmp_path: Path,
         ) as ws:
             ws.send(json.dumps({k: v for k, v in hello.items() if k != "auth"}))
             assert json.loads(ws.recv(timeout=5))["type"] == "welcome"
+
+
+@pytest.mark.faults
+def test_a_stale_token_file_names_itself_and_a_tokenless_hub_on_its_port_removes_it(
+    tmp_path: Path, home: Path, warnings_seen: Lines
+) -> None:
+    """A hub killed with SIGKILL leaves its token file: the app then expects a token on that port
+    and refuses a tokenless listener there (it may be a squatter), saying which file to delete; a
+    tokenless hub of ours starting on that port removes it, and the app attaches."""
+    from graphmind import protocol as proto
+
+    squatter = Squatter("accept")
+    port = squatter.port
+    stale = proto.token_file(port)
+    stale.parent.mkdir(parents=True, exist_ok=True)
+    stale.write_text(TOKEN)
+    client = graphmind.Client(app="stale", url=f"ws://127.0.0.1:{port}/ingest", retry_interval=0.2)
+    hub: HubProcess | None = None
+    try:
+        assert not client.ready(3)
+        mine = [line for line in warnings_seen.lines if "not your hub" in line]
+        assert len(mine) == 1 and str(stale) in mine[0] and "delete it" in mine[0], warnings_seen.lines
+        assert squatter.frames == []
+        squatter.stop()
+        hub = HubProcess(tmp_path / "hub.db", port=port)
+        assert not stale.exists()
+        assert client.ready(10)
+    finally:
+        client.dispose()
+        if hub is not None:
+            hub.stop()
+        squatter.stop()

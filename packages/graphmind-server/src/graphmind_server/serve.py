@@ -203,7 +203,9 @@ def _prepare(settings: Settings, on_ready: Callable[[int], None]) -> tuple[_Serv
         sock.close()
         raise
     server_token: tuple[Path, str] | None = None
-    if settings.token:
+    if not settings.token:
+        tokenfile.remove_stale(port)
+    else:
         try:
             server_token = (tokenfile.write(port, settings.token), settings.token)
         except OSError as exc:

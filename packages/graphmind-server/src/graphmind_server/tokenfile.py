@@ -26,3 +26,10 @@ def remove(path: Path, token: str) -> None:
     with contextlib.suppress(OSError):
         if path.read_text(encoding="utf-8").strip() == token:
             path.unlink()
+
+
+def remove_stale(port: int) -> None:
+    """A hub without a token on `port`: a token file left for this port by a hub that did not stop
+    cleanly (SIGKILL) would make apps expect a token here and refuse this hub as not theirs."""
+    with contextlib.suppress(OSError):
+        proto.token_file(port).unlink()

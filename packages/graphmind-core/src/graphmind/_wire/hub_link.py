@@ -158,7 +158,7 @@ class HubLink:
             if not hub_proof:
                 self._warn(
                     f"[graphmind] the listener at {opts.url} is not your hub: it did not prove it knows the token "
-                    f"({proto.TOKEN_ENV} or the hub's token file); running detached and sending it nothing.",
+                    f"({self._token_source()}); running detached and sending it nothing.",
                     key="not-our-hub",
                 )
                 self._cut(ws)
@@ -181,6 +181,22 @@ class HubLink:
             self._cut(ws)
             return None
         return ws, welcome
+
+    def _token_source(self) -> str:
+        """Where the token came from, for the one warning line (find_token's order)."""
+        env = os.environ
+        if env.get(proto.TOKEN_ENV, "").strip():
+            return proto.TOKEN_ENV
+        if env.get(proto.TOKEN_FILE_ENV, "").strip():
+            return f"{proto.TOKEN_FILE_ENV}={env[proto.TOKEN_FILE_ENV].strip()}"
+        try:
+            _, port = host_and_port(self._options.url)
+        except ValueError:
+            return "the hub's token file"
+        return (
+            f"the token file {proto.token_file(port)}, which a hub that did not stop cleanly leaves behind: "
+            "delete it if the hub on this port has no token"
+        )
 
     def _hub_proof(self, ws: Any, token: str, client_nonce: str) -> str:
         """The app's proof for the hello when the 101 answer carries the hub's valid proof, else ""."""
