@@ -105,3 +105,45 @@ def test_the_hub_and_the_viewer_show_the_same_statuses(
         expect(page.locator(".run-head .status")).to_have_text(case["run"])
     finally:
         app.close()
+
+
+def test_a_run_abandoned_while_its_events_load_shows_it_from_the_summary_on(
+    status_hub: HubProcess, make_page: Any
+) -> None:
+    # The page draws the hub's node summary first and folds the events behind it; the run's status
+    # the hub sends meanwhile (a `run` frame) changes what the summary shows too.
+    case = next(c for c in CASES if c.get("abandon"))
+    run_id, events = case["runId"], events_of(case)
+    want = in_fixture_order(case, case["nodes"])
+    app = FakeApp(status_hub.ingest_url, app="status-golden")
+    try:
+        send(app, run_id, events)
+        wait_for(
+            lambda: status_hub.api("GET", f"/api/runs/{run_id}")[1].get("eventCount") == len(events),
+            10,
+            "stored",
+        )
+        before = in_fixture_order(case, hub_view(status_hub, run_id)[1])
+        assert before != want  # still running: nothing shows abandoned yet
+        page = make_page(status_hub.url)
+        pages: list[Any] = []
+        pattern = f"**/api/runs/{run_id}/events*"
+
+        def hold(route: Any) -> None:  # the events wait until the run is abandoned
+            pages.append(route)
+
+        page.route(pattern, hold)
+        page.goto(f"{status_hub.url}/#/run/{run_id}")
+        page.wait_for_selector("body[data-graph-drawn=true]")
+        page_view(page, before, "the summary")
+        app.drop()
+        wait_for(lambda: hub_view(status_hub, run_id)[0] == "abandoned", 10, "the run abandoned")
+        assert in_fixture_order(case, hub_view(status_hub, run_id)[1]) == want
+        page_view(page, want, "the summary, once the run is abandoned")
+        page.unroute(pattern, hold)
+        for route in pages:
+            route.continue_()
+        page.wait_for_selector("body[data-run-loaded=true]")
+        page_view(page, want, "folded from the stored events")
+    finally:
+        app.close()

@@ -71,20 +71,20 @@ class NodeRow:
 
     def execution_event(self, instance: str, event: dict[str, Any]) -> None:
         """One event of one execution of this node (status.py's rule, kept per node)."""
-        starts = event.get("type") in rule.STARTS
-        is_latest = starts or self.latest is None or instance == self.latest
-        held = instance in self.held
+        is_latest = instance == self.latest or self.latest is None or event.get("type") in rule.STARTS
+        held = bool(self.held) and instance in self.held
         # Only the latest execution's status and which ones are held are kept: an older one that is
         # not held is "running" here, which gives the same answer for what the node shows.
         current = "held" if held else self.latest_status if instance == self.latest else "running"
         after = rule.execution(current, event)
-        if after == "held" and not held:
-            self.held.append(instance)
-        elif after != "held" and held:
+        if after == "held":
+            if not held:
+                self.held.append(instance)
+        elif held:
             self.held.remove(instance)
         if is_latest:
             self.latest, self.latest_status = instance, after
-        self.status = rule.node(bool(self.held), self.latest_status if self.latest is not None else None)
+        self.status = rule.node(bool(self.held), self.latest_status)
 
 
 @dataclass
@@ -169,7 +169,10 @@ def node(run: RunRow, node_id: str, kind: Any = None, name: Any = None) -> NodeR
         row = NodeRow(node_id, _str(kind, k), _str(name, n), position=len(run.nodes))
         run.nodes[node_id] = row
     else:
-        row.kind, row.name = _str(kind, row.kind), _str(name, row.name)
+        if isinstance(kind, str) and kind and kind != row.kind:
+            row.kind = text(kind)
+        if isinstance(name, str) and name and name != row.name:
+            row.name = text(name)
     run.dirty_nodes.add(node_id)
     return row
 

@@ -92,6 +92,18 @@ export class RunModel {
   setRunStatus(status) {
     const was = this.runStatus;
     this.runStatus = status ?? null;
+    if (this.summaryOnly) {
+      // The hub's statuses as shown when the summary was read (the folded model replacing it
+      // asks again): a run abandoned since shows it on its open nodes now.
+      for (const n of this.nodes.values()) {
+        const s = shown(n.status, this.runStatus);
+        if (s !== n.status) {
+          n.status = s;
+          this.dirtyNodes.add(n.nodeId);
+        }
+      }
+      return;
+    }
     if (was === this.runStatus || (was !== "abandoned" && status !== "abandoned")) return;
     for (const x of this.order) {
       const s = shown(x.state, this.runStatus);
