@@ -12,7 +12,7 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Mount, WebSocketRoute
+from starlette.routing import Mount, Route, WebSocketRoute
 
 from . import api
 from .config import Settings
@@ -23,6 +23,7 @@ from .hub import Hub
 from .ingest import ingest
 from .jsontext import JSON
 from .live import live
+from .otlp.route import OtlpIngest, max_seq
 from .security import Guard
 from .static import Viewer
 from .store import Store, reads
@@ -90,11 +91,13 @@ def build_app(settings: Settings, store: Store) -> Starlette:
             hub.stop()
             if forwarder is not None:
                 forwarder.stop()
+            app.state.otlp_ingest.close()
             await asyncio.get_running_loop().run_in_executor(None, store.close)
 
     app = Starlette(
         routes=[
             *api.routes,
+            Route("/v1/traces", api.otlp_traces, methods=["POST"]),
             WebSocketRoute("/ingest", ingest),
             WebSocketRoute("/api/live", live),
             Mount("/", app=Viewer(settings.viewer_dist)),
@@ -112,4 +115,6 @@ def build_app(settings: Settings, store: Store) -> Starlette:
     )
     app.state.hub = Hub(store, settings, initial_debug_state(store, settings))
     app.state.otlp = otlp_forwarder(settings, store)
+    # Read before the writer owns the connection: OTLP events continue the `otlp` client's seq.
+    app.state.otlp_ingest = OtlpIngest(store, settings.allowed_origins, store.read_now(max_seq))
     return app

@@ -29,6 +29,7 @@ LLM_INPUT_MESSAGES = "llm.input_messages"  # .{i}.message.role / .content / .too
 LLM_OUTPUT_MESSAGES = "llm.output_messages"
 LLM_TOOLS = "llm.tools"  # .{i}.tool.json_schema
 LLM_INVOCATION_PARAMETERS = "llm.invocation_parameters"
+LLM_FINISH_REASON = "llm.finish_reason"
 TOKENS_PROMPT = "llm.token_count.prompt"
 TOKENS_COMPLETION = "llm.token_count.completion"
 TOKENS_TOTAL = "llm.token_count.total"
