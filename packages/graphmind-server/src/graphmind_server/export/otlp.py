@@ -31,10 +31,15 @@ USAGE_ATTRS = (
     ("totalTokens", n.TOKENS_TOTAL),
 )
 _HEX32 = re.compile(r"^[0-9a-f]{32}$")
+_HEX16 = re.compile(r"^[0-9a-f]{16}$")
+OTLP_RUN_PREFIX = "otlp-"  # otlp/spans.py's run ids
 
 
 def trace_id(run_id: str) -> str:
-    """A run id that is a UUID keeps its hex; anything else is hashed (stable across exports)."""
+    """A run id that is a UUID keeps its hex, a run that came in over OTLP its trace id; anything
+    else is hashed (stable across exports)."""
+    if run_id.startswith(OTLP_RUN_PREFIX) and _HEX32.match(run_id[len(OTLP_RUN_PREFIX) :]):
+        return run_id[len(OTLP_RUN_PREFIX) :]
     plain = run_id.replace("-", "").lower()
     if _HEX32.match(plain) and plain != "0" * 32:
         return plain
@@ -73,7 +78,7 @@ def attr(key: str, value: Any) -> dict[str, Any]:
 @dataclass
 class _Span:
     span_id: str
-    parent: str
+    parent: _Span | str | None  # the parent span, or the instance id of one not seen yet
     name: str
     kind: str
     start: float
@@ -114,9 +119,12 @@ class TraceBuilder:
         self.run = run
         self.run_id: str = run["id"]
         self.trace_id = trace_id(self.run_id)
+        # A run that came in over OTLP keeps its span ids (its instance ids), so a trace sent on
+        # and back is recognised span by span instead of stored twice.
+        self.keeps_ids = run["id"].startswith(OTLP_RUN_PREFIX)
         self.root = _Span(
             span_id(self.run_id, self.run_id, 0),
-            "",
+            None,
             run.get("name") or self.run_id,
             "AGENT",
             float(run.get("startedAt") or 0),
@@ -140,6 +148,8 @@ class TraceBuilder:
                 # A run that came in over OTLP: its agent node is the root span, whose span id
                 # its children name as their parentInstanceId (docs/export.md).
                 self.open[instance] = self.root
+                if self.keeps_ids and _HEX16.match(instance):
+                    self.root.span_id = instance
             if ev.get("input") is not None:
                 _io(self.root, "input", ev["input"])
             if isinstance(ev.get("meta"), dict) and ev["meta"]:
@@ -159,12 +169,16 @@ class TraceBuilder:
         occurrence = self.seen.get(instance, 0)
         self.seen[instance] = occurrence + 1
         parent_instance = ev.get("parentInstanceId")
-        parent = self.open.get(parent_instance) if isinstance(parent_instance, str) else None
+        parent: _Span | str | None = None
+        if isinstance(parent_instance, str):
+            # Not seen yet: an OTLP run stores spans as they land, a child before its parent.
+            parent = self.open.get(parent_instance, parent_instance)
         node_kind: str = ev["kind"] if isinstance(ev.get("kind"), str) else "custom"
         name: str = ev["name"] if isinstance(ev.get("name"), str) else str(ev.get("nodeId", "node"))
+        keep = self.keeps_ids and occurrence == 0 and _HEX16.match(instance)
         span = _Span(
-            span_id(self.run_id, instance, occurrence),
-            (parent or self.root).span_id,
+            instance if keep else span_id(self.run_id, instance, occurrence),
+            parent or self.root,
             name,
             OPENINFERENCE_KIND.get(node_kind, "CHAIN"),
             ts,
@@ -261,8 +275,11 @@ class TraceBuilder:
                 if span.error
                 else {"code": STATUS_OK},
             }
-            if span.parent:
-                item["parentSpanId"] = span.parent
+            parent = span.parent
+            if isinstance(parent, str):
+                parent = self.open.get(parent, self.root)  # a parent that never came: the root
+            if parent is not None and parent is not span:
+                item["parentSpanId"] = parent.span_id
             out.append(item)
         return out
 
