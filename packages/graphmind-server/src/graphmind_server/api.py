@@ -90,7 +90,7 @@ async def health(request: Request) -> Response:
     if forwarder is not None:  # serve --otlp-endpoint: how the forwarding goes
         body["otlp"] = forwarder.stats()
     ingest = getattr(request.app.state, "otlp_ingest", None)
-    if ingest is not None:  # POST /v1/traces: what came in, what was refused and why
+    if ingest is not None and ingest.counts["requests"]:  # POST /v1/traces: what came, what was refused
         body["otlpIngest"] = ingest.stats()
     return JSON(body)
 

@@ -48,9 +48,13 @@ def _str(value: Any) -> str | None:
 
 
 def _value(attrs: dict[str, Any], value_key: str, mime_key: str) -> Any:
-    """`input.value` as JSON when its mime type says so, else as the text it is."""
+    """`input.value` as JSON when its mime type says so (or, with none given, when it is a JSON
+    object or list: smolagents sends its tools' arguments so), else as the text it is."""
     value = attrs.get(value_key)
-    if isinstance(value, str) and attrs.get(mime_key) == "application/json":
+    mime = attrs.get(mime_key)
+    if isinstance(value, str) and (
+        mime == "application/json" or (mime is None and value.lstrip()[:1] in ("{", "["))
+    ):
         try:
             return json.loads(value)
         except ValueError:
