@@ -22,7 +22,9 @@ from graphmind_server.testing import wait_for
 pytestmark = pytest.mark.browser
 
 
-def test_an_otlp_run_is_shown_observe_only_with_its_llm_step(hub: Any, make_page: Any, tmp_path: Path) -> None:
+def test_an_otlp_run_is_shown_observe_only_with_its_llm_step(
+    hub: Any, make_page: Any, tmp_path: Path
+) -> None:
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=hub.url + "/v1/traces")))
     OpenAIInstrumentor().instrument(tracer_provider=provider)
