@@ -99,6 +99,13 @@ GENAI_KIND = {
     "retrieval": "retriever",
 }
 
+# -- OpenLLMetry (traceloop), before it wrote gen_ai.operation.name -----------------------------------
+TRACELOOP_KIND = "traceloop.span.kind"
+TRACELOOP_ENTITY = "traceloop.entity.name"
+LLM_REQUEST_TYPE = "llm.request.type"
+TRACELOOP_KINDS = {"workflow": "chain", "task": "chain", "agent": "agent", "tool": "tool"}
+REQUEST_TYPES = {"chat": "llm", "completion": "llm", "embedding": "embedding", "rerank": "reranker"}
+
 # -- OTel general --------------------------------------------------------------------------------
 SERVICE_NAME = "service.name"
 EXCEPTION_EVENT = "exception"

@@ -88,6 +88,10 @@ def classify(span: Span) -> tuple[str, str, str]:
         kind = n.NODE_KIND.get(oi_kind.upper(), "custom")
     elif isinstance(operation, str):
         kind = n.GENAI_KIND.get(operation, "custom")
+    elif isinstance(a.get(n.LLM_REQUEST_TYPE), str):
+        kind = n.REQUEST_TYPES.get(a[n.LLM_REQUEST_TYPE], "custom")
+    elif isinstance(a.get(n.TRACELOOP_KIND), str):
+        kind = n.TRACELOOP_KINDS.get(a[n.TRACELOOP_KIND], "custom")
     else:
         kind = "custom"
     if kind == "llm":
@@ -105,6 +109,8 @@ def classify(span: Span) -> tuple[str, str, str]:
         )
     else:
         name = span.name
+    if n.TRACELOOP_KIND in a:  # OpenLLMetry names a workflow, task, agent or tool here
+        name = _str(a.get(n.TRACELOOP_ENTITY)) or name
     name = name or kind
     return kind, name, f"{kind}:{name}"
 
