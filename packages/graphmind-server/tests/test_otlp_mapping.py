@@ -148,7 +148,7 @@ def test_an_oversized_value_becomes_the_protocols_truncated_marker() -> None:
         decoded, items = ingest._parse(body, "", "application/x-protobuf")
     finally:
         ingest.close()
-    finished = next(e for _, e in items if e["type"] == "node.finished")
+    finished = next(e for _, e, _ in items if e["type"] == "node.finished")
     assert finished["output"]["$graphmind"] == "truncated" and finished["output"]["bytes"] == 600_002
     assert len(decoded.spans) == 1
 

@@ -172,7 +172,8 @@ class OtlpIngest:
 
     def _parse(
         self, body: bytes, encoding: str, content_type: str
-    ) -> tuple[decode.Decoded, list[tuple[str, dict[str, Any]]]]:
+    ) -> tuple[decode.Decoded, list[tuple[str, dict[str, Any], str]]]:
+        """The spans, and each event with its text but for `seq` (given on the loop, in order)."""
         decoded = decode.decode(decode.inflate(body, encoding), content_type)
         timed: list[tuple[float, int, int, str, dict[str, Any]]] = []
         for i, span in enumerate(sorted(decoded.spans, key=lambda s: s.start_ns)):
@@ -182,12 +183,12 @@ class OtlpIngest:
                         event[key] = shrink_oversized(event[key])
                 timed.append((ts, order, i, span.service, event))
         timed.sort(key=lambda t: t[:3])
-        return decoded, [(service, event) for _, _, _, service, event in timed]
+        return decoded, [(service, event, _text(event)) for _, _, _, service, event in timed]
 
     # -- on the loop ---------------------------------------------------------------------------------
 
-    async def _store(self, items: list[tuple[str, dict[str, Any]]]) -> None:
-        for service, event in items:
+    async def _store(self, items: list[tuple[str, dict[str, Any], str]]) -> None:
+        for service, event, text in items:
             key = (event["runId"], f"{event.get('instanceId')}\0{event['type']}")
             if key in self.seen:  # an exporter's retry of a request the hub already took
                 self.counts["duplicates"] += event["type"] in ("node.started", "run.started")
@@ -195,17 +196,22 @@ class OtlpIngest:
             self.seen[key] = None
             self.seq += 1
             event["seq"] = self.seq
-            raw = dumps(event)
-            try:
-                raw.encode("utf-8")
-            except UnicodeEncodeError:  # a lone surrogate in a key: kept as its escape
-                raw = json.dumps(event, separators=(",", ":"))
+            raw = f'{text[:-1]},"seq":{self.seq}}}'  # the text ends with the object's "}"
             self.store.put_event(CLIENT_ID, service, event, raw, float(event["ts"]))
         while len(self.seen) > SEEN_MAX:
             self.seen.popitem(last=False)
         store = self.store
         if store.backlog > BACKLOG_HIGH or store.backlog_bytes > BACKLOG_HIGH_BYTES:
             await store.wait_backlog_below(BACKLOG_LOW, BACKLOG_LOW_BYTES)
+
+
+def _text(event: dict[str, Any]) -> str:
+    raw = dumps(event)
+    try:
+        raw.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate in a key: kept as its escape
+        raw = json.dumps(event, separators=(",", ":"))
+    return raw
 
 
 def _answer(content_type: str, decoded: decode.Decoded) -> Response:
