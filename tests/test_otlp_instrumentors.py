@@ -63,8 +63,8 @@ def _executions(evs: list[dict[str, Any]]) -> list[dict[str, Any]]:
             out[e["instanceId"]] = {
                 "nodeId": e["nodeId"],
                 "parent": node_of.get(e["parentInstanceId"]),
-                "input": e["input"],
-                "attrs": e["attrs"],
+                "input": e.get("input"),
+                "attrs": e.get("attrs"),
                 "start": e["ts"],
             }
         elif e["type"] in ("node.finished", "node.error"):
@@ -252,3 +252,59 @@ def test_a_genai_convention_span_set_maps_to_the_same_shapes(
     assert failed["error"] == {"name": "RateLimitError", "message": "slow down", "stack": ""}
     nodes = {n["nodeId"]: n["status"] for n in hub.api("GET", f"/api/runs/{run['id']}")[1]["nodes"]}
     assert nodes == {"agent:planner": "ok", "llm:step": "error", "tool:search_flights": "ok"}
+
+
+def test_a_graphmind_openai_run_recorded_as_otlp_into_another_hub_is_the_same_graph(
+    hub: HubProcess, fake: FakeOpenAI, tmp_path: Any
+) -> None:
+    """A real SDK run (graphmind-openai, a wrapped tool, a failing tool) → `graphmind record
+    --otlp-endpoint` → a second hub: names, kinds, parentage, inputs, outputs and tokens agree."""
+    from graphmind_server.cli import main
+
+    fake.script([CALL, "Two flights to Cairo."])
+    assert hub.api("PUT", "/api/debug", {"pauseOnError": "off"})[0] == 200  # `book` fails on purpose
+    gm = graphmind.Client(app="trip", url=hub.ingest_url)
+    try:
+        assert gm.ready(5)
+        client = instrument_openai(OpenAI(base_url=fake.base_url, api_key="test"), session=gm)
+        search = gm.wrap(lambda to: [{"flight": "MS778", "to": to}], name="search_flights")
+        book = gm.wrap(lambda: 1 / 0, name="book")
+        with gm.run("plan"):
+            messages: list[Any] = list(TRIP_MESSAGES)
+            reply = client.chat.completions.create(model=MODEL, messages=messages, tools=TRIP_TOOLS)
+            call = reply.choices[0].message.tool_calls[0]
+            result = search(**json.loads(call.function.arguments))
+            messages += [reply.choices[0].message.model_dump(exclude_none=True)]
+            messages += [{"role": "tool", "tool_call_id": call.id, "content": json.dumps(result)}]
+            client.chat.completions.create(model=MODEL, messages=messages, tools=TRIP_TOOLS)
+            with pytest.raises(ZeroDivisionError):
+                book()
+    finally:
+        gm.dispose()
+    original = _run(hub)
+    with HubProcess(tmp_path / "b.db") as other:
+        assert main(["record", "--db", str(hub.db), "--keep-secrets", "--otlp-endpoint", other.url]) == 0
+        copy = _run(other)
+        assert (copy["name"], copy["app"], copy["status"]) == ("plan", "trip", "finished")
+
+        def shape(h: HubProcess, run_id: str) -> list[tuple[Any, ...]]:
+            return [
+                (
+                    x["nodeId"],
+                    x["parent"],
+                    x["input"],
+                    x.get("output"),
+                    x.get("usage"),
+                    (x.get("error") or {}).get("name"),
+                )
+                for x in _executions(_events(h, run_id))
+            ]
+
+        assert shape(other, copy["id"]) == shape(hub, original["id"])
+        assert [s[0] for s in shape(other, copy["id"])] == [
+            "llm:step",
+            "tool:search_flights",
+            "llm:step",
+            "tool:book",
+        ]
+    assert "Traceback" not in other.stderr
