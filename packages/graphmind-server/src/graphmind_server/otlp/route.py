@@ -20,7 +20,9 @@ from typing import Any
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 
-from graphmind._payload import shrink_oversized
+# The protocol's one 512 KB rule (docs/protocol.md, "Oversized payloads"), as the SDKs apply it: spans
+# from other SDKs are cut the same way here, since no GraphMind client built them.
+from graphmind._events.payload import shrink_oversized
 
 from ..ingest import BACKLOG_HIGH, BACKLOG_HIGH_BYTES, BACKLOG_LOW, BACKLOG_LOW_BYTES
 from ..jsontext import JSON, dumps
