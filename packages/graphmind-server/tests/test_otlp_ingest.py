@@ -296,3 +296,24 @@ def test_one_connection_over_the_rate_gets_429(hub):
     assert data.count(b"HTTP/1.1 429") > 0 and data.count(b"HTTP/1.1 200") >= 200
     assert b"retry-after: 1" in data.lower()
     assert hub.api("GET", "/api/health")[1]["otlpIngest"]["refused"]["429"] == data.count(b"HTTP/1.1 429")
+
+
+def test_past_eight_bodies_in_flight_the_hub_answers_503_and_a_client_gone_mid_body_frees_its_slot(hub, otlp):
+    head = (
+        f"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1:{hub.port}\r\nContent-Type: application/json\r\n"
+        "Content-Length: 1000\r\n\r\n{"
+    ).encode()
+    assert otlp.post(hub, b"{}", "application/json")[0] == 200  # health counts from here on
+    slow = [socket.create_connection(("127.0.0.1", hub.port), timeout=30) for _ in range(8)]
+    try:
+        for sock in slow:
+            sock.sendall(head)  # one byte of a 1000-byte body: the hub waits for the rest
+        wait_for(lambda: otlp.health(hub)["inFlight"] == 8, 10, "8 bodies in flight")
+        got, raw, headers = otlp.post(hub, b"{}", "application/json")
+        assert got == 503 and "retry later" in json.loads(raw)["error"] and headers["retry-after"] == "1"
+    finally:
+        for sock in slow:
+            sock.close()
+    wait_for(lambda: otlp.health(hub)["inFlight"] == 0, 10, "the slots freed")
+    assert otlp.post(hub, b"{}", "application/json")[0] == 200
+    assert otlp.health(hub)["refused"]["503"] == 1

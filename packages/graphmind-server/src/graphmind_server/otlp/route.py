@@ -36,6 +36,7 @@ RATE = 100.0  # requests per second per connection, in bursts of up to BURST
 BURST = 200.0
 SEEN_MAX = 200_000  # span ids remembered, so an exporter's retry is not stored twice
 BUCKETS_MAX = 1024
+IN_FLIGHT_MAX = 8  # requests read or parsed at once (each body up to MAX_BODY in memory); more: 503
 CONTENT_TYPES = {"application/x-protobuf": "protobuf", "application/json": "json"}
 PAYLOAD_FIELDS = ("input", "output", "attrs", "meta")
 
@@ -62,11 +63,13 @@ class OtlpIngest:
         self.parser = ThreadPoolExecutor(1, thread_name_prefix="graphmind-otlp-parse")
         self.counts: Counter[str] = Counter()
         self.last_error: str | None = None
+        self.in_flight = 0
 
     def stats(self) -> dict[str, Any]:
         c = self.counts
         return {
             "requests": c["requests"],
+            "inFlight": self.in_flight,
             "accepted": c["accepted"],
             "spans": c["spans"],
             "duplicateSpans": c["duplicates"],
@@ -87,10 +90,18 @@ class OtlpIngest:
             self._check_origin(request)
             kind = self._content_type(request)
             self._rate(request)
-            body = await self._body(request)
-            encoding = request.headers.get("content-encoding", "")
-            loop = asyncio.get_running_loop()
-            decoded, items = await loop.run_in_executor(self.parser, self._parse, body, encoding, kind)
+            if self.in_flight >= IN_FLIGHT_MAX:
+                raise _Refused(
+                    503, f"{IN_FLIGHT_MAX} requests are being read already; retry later", {"Retry-After": "1"}
+                )
+            self.in_flight += 1
+            try:
+                body = await self._body(request)
+                encoding = request.headers.get("content-encoding", "")
+                loop = asyncio.get_running_loop()
+                decoded, items = await loop.run_in_executor(self.parser, self._parse, body, encoding, kind)
+            finally:
+                self.in_flight -= 1
         except _Refused as exc:
             return self._refuse(exc.status, str(exc), exc.headers)
         except decode.TooLarge as exc:
