@@ -161,3 +161,74 @@ def test_bad_gzip_and_encodings_are_one_line_reasons() -> None:
     with pytest.raises(decode.TooLarge):
         decode.inflate(gzip.compress(b"\0" * (decode.MAX_INFLATED + 1)), "gzip")
     assert decode.inflate(b"raw", "identity") == b"raw"
+
+
+KNOWN_KEYS = [
+    "openinference.span.kind",
+    "gen_ai.operation.name",
+    "llm.input_messages.0.message.content",
+    "llm.input_messages.0.message.tool_calls.0.tool_call.function.arguments",
+    "llm.output_messages.0.message.role",
+    "llm.tools.0.tool.json_schema",
+    "gen_ai.input.messages",
+    "gen_ai.output.messages",
+    "gen_ai.system_instructions",
+    "gen_ai.prompt.0.content",
+    "gen_ai.tool.call.arguments",
+    "input.value",
+    "input.mime_type",
+    "output.value",
+    "llm.token_count.prompt",
+    "gen_ai.usage.input_tokens",
+    "llm.cost.total",
+    "graphmind.kind",
+    "graphmind.attrs",
+    "graphmind.held_ms",
+    "metadata",
+    "tool.name",
+    "traceloop.span.kind",
+    "error.type",
+]
+
+
+def test_any_attribute_values_map_to_events_that_encode() -> None:
+    """Whatever types an exporter puts under the keys the mapping reads, every span maps to
+    events the hub can store (JSON, finite), or is rejected with a reason: never an exception."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from graphmind_server.jsontext import dumps
+
+    scalar = st.one_of(
+        st.text(max_size=20),
+        st.integers(-(2**63), 2**63 - 1),
+        st.floats(allow_nan=False),
+        st.booleans(),
+        st.sampled_from(
+            ["LLM", "TOOL", "AGENT", "chat", "execute_tool", "application/json", "[1]", '{"a": [1]}']
+        ),
+    )
+    value = st.recursive(
+        scalar,
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+        max_leaves=8,
+    )
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.dictionaries(st.sampled_from(KNOWN_KEYS), value, max_size=8), st.booleans(), st.integers(0, 2))
+    def check(attrs: dict[str, Any], root: bool, status: int) -> None:
+        span = decode.Span(
+            TRACE,
+            "b7ad6b7169203331",
+            None if root else "00f067aa0ba902b7",
+            False,
+            "s",
+            1,
+            2,
+            attrs,
+            status_code=status,
+        )
+        for _, _, event in spans.events(span):
+            json.loads(dumps(event))
+
+    check()

@@ -190,7 +190,12 @@ class OtlpIngest:
         decoded = decode.decode(decode.inflate(body, encoding), content_type)
         timed: list[tuple[float, int, int, str, dict[str, Any]]] = []
         for i, span in enumerate(sorted(decoded.spans, key=lambda s: s.start_ns)):
-            for ts, order, event in spans.events(span):
+            try:
+                mapped = spans.events(span)
+            except Exception as exc:  # a shape the mapping did not foresee: that span only, named
+                decoded.reject(f"span {span.span_id} could not be read ({type(exc).__name__}: {exc})"[:300])
+                continue
+            for ts, order, event in mapped:
                 for key in PAYLOAD_FIELDS:
                     if key in event:
                         event[key] = shrink_oversized(event[key])
