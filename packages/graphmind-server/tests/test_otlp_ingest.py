@@ -155,8 +155,12 @@ def test_a_span_whose_parent_never_arrives_still_reads(hub, otlp):
             "attributes": [_kv("exception.type", "KeyError"), _kv("exception.message", "'k'")],
         }
     ]
+    # Breakpoints and step mode hold gated apps' calls; an OTLP run has no gate to hold.
+    debug = {"breakpoints": [{"nodeId": "custom:mystery", "gate": "error"}], "mode": "step"}
+    assert hub.api("PUT", "/api/debug", debug)[0] == 200
     assert otlp.post(hub, protobuf(request(orphan, failed)))[0] == 200
     run = otlp.only_run(hub, "running")  # its root never came: a running run
+    assert hub.api("GET", "/api/gates")[1]["gates"] == [] and run["heldCount"] == 0
     g = otlp.graph(hub, run["id"])
     by_id = {n["nodeId"]: n for n in g["nodes"]}
     assert by_id["retriever:lookup"]["parent"] == "<missing>"
