@@ -34,7 +34,9 @@ MAX_BODY = 20 * 1024 * 1024  # as the OpenTelemetry Collector's default max_requ
 DRAIN_MAX = 64 * 1024 * 1024
 RATE = 100.0  # requests per second per connection, in bursts of up to BURST
 BURST = 200.0
-SEEN_MAX = 200_000  # span ids remembered, so an exporter's retry is not stored twice
+# Events remembered (about 100 bytes each: a hash in a dict), so an exporter's retry of a request
+# the hub took (it timed out waiting for the answer) is not stored twice: about 100 requests of 256 spans.
+SEEN_MAX = 50_000
 BUCKETS_MAX = 1024
 IN_FLIGHT_MAX = 8  # requests read or parsed at once (each body up to MAX_BODY in memory); more: 503
 CONTENT_TYPES = {"application/x-protobuf": "protobuf", "application/json": "json"}
@@ -58,7 +60,7 @@ class OtlpIngest:
         self.store = store
         self.allowed = allowed_origins
         self.seq = seq
-        self.seen: OrderedDict[tuple[str, str], None] = OrderedDict()
+        self.seen: dict[int, None] = {}  # insertion-ordered: the oldest goes first
         self.buckets: OrderedDict[tuple[Any, ...], list[float]] = OrderedDict()
         self.parser = ThreadPoolExecutor(1, thread_name_prefix="graphmind-otlp-parse")
         self.counts: Counter[str] = Counter()
@@ -207,7 +209,7 @@ class OtlpIngest:
 
     async def _store(self, items: list[tuple[str, dict[str, Any], str]]) -> None:
         for service, event, text in items:
-            key = (event["runId"], f"{event.get('instanceId')}\0{event['type']}")
+            key = hash((event["runId"], event.get("instanceId"), event["type"]))
             if key in self.seen:  # an exporter's retry of a request the hub already took
                 self.counts["duplicates"] += event["type"] in ("node.started", "run.started")
                 continue
@@ -217,7 +219,7 @@ class OtlpIngest:
             raw = f'{text[:-1]},"seq":{self.seq}}}'  # the text ends with the object's "}"
             self.store.put_event(CLIENT_ID, service, event, raw, float(event["ts"]))
         while len(self.seen) > SEEN_MAX:
-            self.seen.popitem(last=False)
+            del self.seen[next(iter(self.seen))]
         store = self.store
         if store.backlog > BACKLOG_HIGH or store.backlog_bytes > BACKLOG_HIGH_BYTES:
             await store.wait_backlog_below(BACKLOG_LOW, BACKLOG_LOW_BYTES)
