@@ -321,3 +321,23 @@ def test_past_eight_bodies_in_flight_the_hub_answers_503_and_a_client_gone_mid_b
     wait_for(lambda: otlp.health(hub)["inFlight"] == 0, 10, "the slots freed")
     assert otlp.post(hub, b"{}", "application/json")[0] == 200
     assert otlp.health(hub)["refused"]["503"] == 1
+
+
+def test_a_viewer_sees_each_span_as_it_lands_and_the_run_end_with_its_root(hub, otlp):
+    from websockets.sync.client import connect
+
+    def until(ws: Any, want: Any) -> dict[str, Any]:
+        while True:
+            frame = json.loads(ws.recv(timeout=10))
+            if want(frame):
+                return dict(frame)
+
+    with connect(hub.live_url) as ws:
+        assert json.loads(ws.recv(timeout=10))["type"] == "hello"
+        assert otlp.post(hub, protobuf(request(TOOL)))[0] == 200
+        started = until(ws, lambda f: f["type"] == "event" and f["event"]["type"] == "node.started")
+        assert started["runId"] == f"otlp-{TRACE}" and started["event"]["nodeId"] == "tool:search"
+        assert until(ws, lambda f: f["type"] == "run")["run"]["status"] == "running"
+        assert otlp.post(hub, protobuf(request(ROOT)))[0] == 200
+        run = until(ws, lambda f: f["type"] == "run" and f["run"]["status"] != "running")["run"]
+        assert (run["status"], run["name"], run["clientId"]) == ("finished", "planner", "otlp")
