@@ -36,6 +36,7 @@ def provider(hub: HubProcess, monkeypatch: pytest.MonkeyPatch) -> Iterator[Trace
     """A tracer provider exporting to the hub exactly as an app configured by environment does."""
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", hub.url)
     monkeypatch.setenv("OTEL_SERVICE_NAME", "otel-app")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_COMPRESSION", "gzip")  # the browser test posts uncompressed
     p = TracerProvider()
     p.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
     yield p
