@@ -17,8 +17,8 @@ from .hub import Hub
 from .jsontext import JSON
 from .otlp.route import CLIENT_ID as OTLP_CLIENT
 from .store import reads
-from .store.derive import RUN_STATUSES
 from .store.ops import DeleteRun
+from .store.status import RUN_STATUSES
 
 ACTIONS = proto.ACTIONS
 REDACTED = proto.REDACTED
