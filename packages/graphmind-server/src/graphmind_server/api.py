@@ -15,6 +15,7 @@ from ._version import __version__
 from .debugstate import DebugStateError
 from .hub import Hub
 from .jsontext import JSON
+from .otlp.route import CLIENT_ID as OTLP_CLIENT
 from .store import reads
 from .store.ops import DeleteRun
 from .store.status import RUN_STATUSES
@@ -111,7 +112,15 @@ async def health(request: Request) -> Response:
     forwarder = getattr(request.app.state, "otlp", None)
     if forwarder is not None:  # serve --otlp-endpoint: how the forwarding goes
         body["otlp"] = forwarder.stats()
+    ingest = getattr(request.app.state, "otlp_ingest", None)
+    if ingest is not None and ingest.counts["requests"]:  # POST /v1/traces: what came, what was refused
+        body["otlpIngest"] = ingest.stats()
     return JSON(body)
+
+
+async def otlp_traces(request: Request) -> Response:
+    """POST /v1/traces (otlp/route.py)."""
+    return await request.app.state.otlp_ingest(request)
 
 
 async def list_runs(request: Request) -> Response:
@@ -182,6 +191,12 @@ async def abort_run(request: Request) -> Response:
     if owner is None:
         return error(404, f"no run {run_id!r}")
     status, client_id = owner
+    if client_id == OTLP_CLIENT:
+        return error(
+            409,
+            f"run {run_id!r} came in over OTLP: it is observe-only, so the hub cannot stop it "
+            "(a GraphMind adapter in the app adds gates and aborts)",
+        )
     if status != "running":
         return error(409, f"run {run_id!r} is {status}, not running: there is nothing to abort")
     if not await hub.abort(client_id, run_id):

@@ -13,7 +13,7 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Mount, WebSocketRoute
+from starlette.routing import Mount, Route, WebSocketRoute
 
 from . import api, viewer_codes
 from .config import Settings
@@ -24,6 +24,7 @@ from .hub import Hub
 from .ingest import ingest
 from .jsontext import JSON
 from .live import live
+from .otlp.route import OtlpIngest, max_seq
 from .security import Guard
 from .static import Viewer
 from .store import Store, reads
@@ -93,12 +94,14 @@ def build_app(settings: Settings, store: Store, trust: Callable[[Any], None] | N
             hub.stop()
             if forwarder is not None:
                 forwarder.stop()
+            app.state.otlp_ingest.close()
             await asyncio.get_running_loop().run_in_executor(None, store.close)
 
     app = Starlette(
         routes=[
             *viewer_codes.routes,
             *api.routes,
+            Route("/v1/traces", api.otlp_traces, methods=["POST"]),
             WebSocketRoute("/ingest", ingest),
             WebSocketRoute("/api/live", live),
             Mount("/", app=Viewer(settings.viewer_dist)),
@@ -119,4 +122,6 @@ def build_app(settings: Settings, store: Store, trust: Callable[[Any], None] | N
     app.state.viewer_codes = viewer_codes.ViewerCodes(settings.token)
     app.state.hub = Hub(store, settings, initial_debug_state(store, settings))
     app.state.otlp = otlp_forwarder(settings, store)
+    # Read before the writer owns the connection: OTLP events continue the `otlp` client's seq.
+    app.state.otlp_ingest = OtlpIngest(store, settings.allowed_origins, store.read_now(max_seq))
     return app

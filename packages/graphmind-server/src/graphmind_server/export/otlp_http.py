@@ -1,4 +1,4 @@
-"""Posting OTLP/HTTP to a collector: protobuf (needs `graphmind-server[otlp]`) or JSON (needs nothing)."""
+"""Posting OTLP/HTTP to a collector: protobuf (opentelemetry-proto, a dependency) or JSON."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from .source import ExportError
 PROTOCOLS = ("http/protobuf", "http/json")
 OTLP_EXTRA_MISSING = (
     "--otlp-protocol http/protobuf needs opentelemetry-proto: "
-    "pip install 'graphmind-server[otlp]' (or pass --otlp-protocol http/json)"
+    "pip install opentelemetry-proto (graphmind-server depends on it; or pass --otlp-protocol http/json)"
 )
 
 
