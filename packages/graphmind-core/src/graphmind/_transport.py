@@ -11,7 +11,8 @@
   `max_buffer_bytes` of JSON) as the pipeline made it, and `_unsent` counts its newest entries not
   yet written on the current connection. When the ring is full the oldest entry goes: one never
   sent to any hub counts in `dropped`, so the unsent backlog is bounded and every lost event is
-  counted. This thread encodes an event when it first sends it and keeps the text for replays,
+  counted. While attached, an emitter whose event would push an unsent one out waits for the write
+  loop instead, bounded in time (`_backpressure.py`): attached means complete. This thread encodes an event when it first sends it and keeps the text for replays,
   so a detached app never encodes anything; it wakes once per batch and sends a batch as one frame
   to a hub that takes batch frames (`_write_loop.py`). On each attach the whole ring is sent again, oldest
   first; the hub stores an event once per (clientId, seq): a replay after a hub restart loses nothing.
@@ -37,6 +38,7 @@ from typing import Any
 
 from . import _exit_flush
 from . import protocol as proto
+from ._backpressure import Backpressure
 from ._config import Options
 from ._hub_link import HubLink
 from ._warn import Warner
@@ -50,7 +52,8 @@ FLUSH_IDLE_S = 1.0  # dispose / exit: give up after this long without progressâ€
 FLUSH_CAP_S = 10.0  # â€¦or after this long in all
 
 
-class Transport(WriteLoop):  # the write loop (one wake-up and one frame per batch): _write_loop.py
+# The write loop (one wake-up and one frame per batch): _write_loop.py; waiting for room: _backpressure.py
+class Transport(Backpressure, WriteLoop):
     def __init__(
         self,
         options: Options,
@@ -80,6 +83,7 @@ class Transport(WriteLoop):  # the write loop (one wake-up and one frame per bat
         self._ring: deque[list[Any]] = deque()
         self._ring_bytes = 0
         self._unsent = 0  # the newest entries of the ring not yet written on this connection
+        self._unsent_bytes = 0  # their approximate JSON size
         self._control: list[str] = []  # control frames (acks) for this connection only
         self._sending = 0  # entries the writer took and is writing now
         self._progress = 0  # batches written: what a flush watches
@@ -87,6 +91,7 @@ class Transport(WriteLoop):  # the write loop (one wake-up and one frame per bat
         self._lingering = False  # the write loop waits out its batching window (_write_loop.py)
         self._flushing = 0  # flush() calls waiting: the write loop opens no batching window
         self._batches = False  # this connection's hub takes batch frames (its welcome said so)
+        self._reports_drops = False  # this connection's hub takes `dropped` frames
         self.attached = False
         self._connecting = False
         self._failed_attempts = 0  # connect attempts that ended without attaching (ready() watches)
@@ -98,6 +103,8 @@ class Transport(WriteLoop):  # the write loop (one wake-up and one frame per bat
         self._kick = threading.Event()
         self._attached_event = threading.Event()
         self.counters = {"buffered": 0, "dropped": 0, "sent": 0, "connects": 0, "connect_failures": 0}
+        self.counters.update(waits=0, stalls=0)
+        self._init_backpressure()
 
     # ---- app side -----------------------------------------------------------------------------
     def enqueue(self, event: dict[str, Any], size: int) -> None:
@@ -105,20 +112,26 @@ class Transport(WriteLoop):  # the write loop (one wake-up and one frame per bat
         `size`: about how many characters its JSON takes, for the byte budget."""
         entry = [event, size]
         with self._lock:
+            if self._unsent >= self._buffer_size or self._unsent_bytes + size > self._max_buffer_bytes:
+                self._wait_for_room(size)  # attached: bounded in time (_backpressure.py)
             ring = self._ring
             ring.append(entry)
             self._ring_bytes += size
             self._unsent += 1
+            self._unsent_bytes += size
             self.counters["buffered"] += 1
             while len(ring) > self._buffer_size or (
                 self._ring_bytes > self._max_buffer_bytes and len(ring) > 1
             ):
+                if self._unsent >= len(ring) and not self._may_drop_unsent():
+                    break  # attached: the oldest was never sent, so it stays (up to the hard bound)
                 dropped = ring.popleft()
                 self._ring_bytes -= dropped[1]
                 if self._unsent > len(ring):
                     self._unsent -= 1
+                    self._unsent_bytes -= dropped[1]
                     if type(dropped[0]) is not str:  # never sent to any hub: lost, and counted
-                        self.counters["dropped"] += 1
+                        self._count_drop(dropped[0])
             # notify_all: a flush() or ready() waiting on the same condition must not take the one
             # wake-up meant for the writer (it would then sleep out its idle wait, up to a second).
             if self._writer_idle:  # else the writer is awake and takes this event with its batch
@@ -201,7 +214,7 @@ class Transport(WriteLoop):  # the write loop (one wake-up and one frame per bat
 
     def _flush_wait(self, seen: int, start: float, last_change: float, idle: float, cap: float) -> int:
         """flush()'s wait, under the condition's lock."""
-        while self._unsent or self._sending or self._control:
+        while self._unsent or self._sending or self._control or (self._dropped_dirty and self._reports_drops):
             now = time.monotonic()
             if now - start >= cap:
                 break
@@ -219,13 +232,17 @@ class Transport(WriteLoop):  # the write loop (one wake-up and one frame per bat
         if self._thread is None:
             return 0
         left = self.flush(idle, cap)
+        with self._cond:
+            self._stalled = False  # the warning below names every loss, this episode's too
+            self._stall_drops = 0
         self.stop(graceful=left == 0)
         dropped = self.counters["dropped"]
         if (left or dropped) and self.counters["connects"]:
             where = f"the hub at {self._options.url}"
+            why = ", ".join(f"{n:,} {reason}" for reason, n in sorted(self.lost_by_reason().items()))
             self._warn(
-                f"[graphmind] {left} event(s) could not be sent to {where} before closing (it stopped taking them)"
-                f" and {dropped} were dropped earlier because the replay buffer was full; "
+                f"[graphmind] {left:,} event(s) could not be sent to {where} before closing (it stopped taking them)"
+                f" and {dropped:,} were dropped earlier ({why or 'none'}; docs/reliability.md says why); "
                 "stats() counts them. Raise buffer_size / max_buffer_bytes, or keep the hub running until the app exits.",
                 key="close-unsent",
             )
@@ -260,6 +277,7 @@ class Transport(WriteLoop):  # the write loop (one wake-up and one frame per bat
         return min(self._options.retry_interval, 0.5 * 2.0**doublings)
 
     def _main(self) -> None:
+        self._own_threads.add(threading.get_ident())
         failures = 0
         reported = False
         while not self._stopping:
@@ -312,8 +330,12 @@ class Transport(WriteLoop):  # the write loop (one wake-up and one frame per bat
             self._ws = ws
             # Replay everything buffered, oldest first, before anything new.
             self._unsent = len(self._ring)
+            self._unsent_bytes = self._ring_bytes
             self._control = []
             self._batches = proto.takes_batches(welcome)
+            self._reports_drops = proto.has_capability(welcome, proto.DROPPED)
+            self._dropped_dirty = bool(self.dropped_by_run)  # this hub hears the totals so far
+            self._progress_at = time.monotonic()
             self.attached = True
             self._lost_at = None
             self.counters["connects"] += 1
@@ -328,6 +350,7 @@ class Transport(WriteLoop):  # the write loop (one wake-up and one frame per bat
         return True
 
     def _read_loop(self, ws: Any) -> None:
+        self._own_threads.add(threading.get_ident())
         try:
             for message in ws:
                 frame = self._decode_frame(message)
@@ -343,7 +366,10 @@ class Transport(WriteLoop):  # the write loop (one wake-up and one frame per bat
                     self._warn(f"[graphmind] internal error handling a hub frame: {exc!r}", key="on-frame")
         except Exception as exc:
             _log.debug("graphmind: connection lost (%r)", exc)
-        self._detach(ws)
+        try:
+            self._detach(ws)
+        finally:
+            self._own_threads.discard(threading.get_ident())  # a later app thread may get this ident
 
     def _detach(self, ws: Any) -> None:
         with self._cond:
@@ -352,8 +378,11 @@ class Transport(WriteLoop):  # the write loop (one wake-up and one frame per bat
             self.attached = False
             self._ws = None
             self._control = []
+            if self._stalled:
+                self._end_stall("was lost")
             if not self._stopping:
                 self._unsent = len(self._ring)  # all of it is replayed on the next attach
+                self._unsent_bytes = self._ring_bytes
                 self._lost_at = time.monotonic()
             self._attached_event.clear()
             self._cond.notify_all()

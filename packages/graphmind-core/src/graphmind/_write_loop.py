@@ -73,6 +73,7 @@ class WriteLoop:
     _cond: threading.Condition
     _ring: deque[list[Any]]
     _unsent: int
+    _unsent_bytes: int
     _sending: int
     _progress: int
     _control: list[str]
@@ -86,17 +87,27 @@ class WriteLoop:
     _lingering: bool  # True while it waits out LINGER_S: then only an exec.paused wakes it
     _flushing: int  # flush() calls waiting: no window then
     _batches: bool  # the hub of this connection takes batch frames
+    _reports_drops: bool  # the hub of this connection takes `dropped` frames
+    _dropped_dirty: bool  # loss totals changed since the last `dropped` frame (_backpressure.py)
+    _room_waiters: int  # emitters waiting for room in the ring (_backpressure.py)
+    dropped_by_run: dict[str, dict[str, int]]
 
     def _detach(self, ws: Any) -> None:  # pragma: no cover - Transport's
         raise NotImplementedError
+
+    def _progressed(self) -> None:  # pragma: no cover - Backpressure's
+        raise NotImplementedError
+
+    def _has_work(self) -> bool:
+        return bool(self._unsent or self._control or (self._dropped_dirty and self._reports_drops))
 
     def _write_loop(self) -> None:
         cond = self._cond
         ring = self._ring
         while True:
             with cond:
-                if self.attached and not self._unsent and not self._control and not self._stopping:
-                    while self.attached and not self._unsent and not self._control and not self._stopping:
+                if self.attached and not self._has_work() and not self._stopping:
+                    while self.attached and not self._has_work() and not self._stopping:
                         self._writer_idle = True
                         cond.wait(1.0)
                     self._writer_idle = False
@@ -113,16 +124,23 @@ class WriteLoop:
                             LINGER_S
                         )  # the window: only an exec.paused, a control frame or stop() cut it
                         self._lingering = False
-                if not self.attached or (self._stopping and not self._unsent and not self._control):
+                if not self.attached or (self._stopping and not self._has_work()):
                     return
                 control, self._control = self._control, []
                 count = min(self._unsent, BATCH)
                 first = len(ring) - self._unsent
                 batch = list(islice(ring, first, first + count))
                 self._unsent -= count
+                self._unsent_bytes -= sum([entry[1] for entry in batch])
                 self._sending = count
                 ws = self._ws
                 batches = self._batches
+                lost = None
+                if self._dropped_dirty and self._reports_drops:  # the totals so far: idempotent
+                    self._dropped_dirty = False
+                    lost = proto.dropped(self.dropped_by_run)
+                if self._room_waiters:
+                    cond.notify_all()  # emitters waiting for room: there is some now
             try:
                 for frame in control:
                     ws.send(frame)
@@ -135,6 +153,8 @@ class WriteLoop:
                         texts.append(text)
                 for frame in frames(texts, batches):
                     ws.send(frame)
+                if lost is not None:
+                    ws.send(self._encode_frame(lost))
             except Exception as exc:
                 _log.debug("graphmind: send failed (%r)", exc)
                 with cond:
@@ -146,7 +166,8 @@ class WriteLoop:
                 self.counters["sent"] += len(texts)
                 self._sending = 0
                 self._progress += 1
-                cond.notify_all()  # flush() waiters
+                self._progressed()
+                cond.notify_all()  # flush() and room waiters
 
     def _held_gate_waiting(self) -> bool:
         """An exec.paused among the unsent events (appended before this thread could mark its window
