@@ -16,6 +16,7 @@ from graphmind import protocol as proto
 from ._version import __version__
 from .hub import AppConnection, Hub
 from .store.derive import text as clean_text
+from .store.ops import RecordDropped
 
 EVENT_TYPES = proto.EVENT_TYPES
 HELLO_TIMEOUT_S = 10.0
@@ -28,6 +29,7 @@ BACKLOG_HIGH_BYTES = 32 * 1024 * 1024
 BACKLOG_LOW_BYTES = 8 * 1024 * 1024
 MAX_SEQ = 2**63 - 1  # SQLite's INTEGER
 MAX_TS = 2**63 - 1  # an integer ts beyond this would not fit a double's exact range anyway
+MAX_DROPPED_RUNS = 10_000  # runs in one `dropped` frame (an SDK keeps its newest 1,000)
 
 
 _BATCH_HEAD = '{"type":"batch",'
@@ -180,6 +182,32 @@ def _scan_entries(text: str, i: int) -> tuple[list[Entry], int]:
             raise ValueError(f"expected ',' or ']' at {i}")
 
 
+def _dropped_runs(value: Any) -> dict[str, dict[str, int]] | None:
+    """A `dropped` frame's `runs`, checked ({runId: {reason: count}}), without the "" run (events
+    of no known run); None when it is not that shape."""
+    if not isinstance(value, dict) or len(value) > MAX_DROPPED_RUNS:
+        return None
+    runs: dict[str, dict[str, int]] = {}
+    for run_id, reasons in value.items():
+        if not isinstance(reasons, dict) or clean_text(run_id) != run_id:
+            return None
+        counts: dict[str, int] = {}
+        for reason, count in reasons.items():
+            if type(count) is not int or not 0 <= count <= MAX_SEQ or not reason or len(reason) > 64:
+                return None
+            if count:
+                counts[clean_text(reason)] = count
+        if run_id and counts:
+            runs[run_id] = counts
+    return runs
+
+
+def _retrieve(done: asyncio.Future[Any]) -> None:
+    """A RecordDropped that failed was reported by the writer; only take the exception off the future."""
+    if not done.cancelled():
+        done.exception()
+
+
 def _error(code: str, message: str, **extra: Any) -> str:
     return json.dumps({"type": proto.ERROR, "code": code, "message": message, **extra})
 
@@ -214,7 +242,7 @@ async def ingest(websocket: WebSocket) -> None:
                     "hub": {"name": "graphmind-server", "version": __version__},
                     "debug": hub.debug.to_json(),
                     "connectionId": conn.id,
-                    proto.CAPABILITIES: [proto.BATCH],
+                    proto.CAPABILITIES: [proto.BATCH, proto.DROPPED],
                 }
             )
         )
@@ -343,6 +371,19 @@ async def _frame(
             hub.on_ack(conn, version)
     elif kind == proto.GATE_UNKNOWN:
         hub.on_gate_unknown(conn, frame.get("gateId"))
+    elif kind == proto.DROPPED:
+        runs = _dropped_runs(frame.get("runs"))
+        if runs is None:
+            await websocket.send_text(
+                _error(
+                    "bad_frame",
+                    where + "a dropped frame needs 'runs': {runId: {reason: a whole number >= 0}}",
+                )
+            )
+            return
+        if runs:
+            done = store.submit(RecordDropped(conn.client_id, conn.app, runs, time.time() * 1000.0))
+            done.add_done_callback(_retrieve)
     elif kind == proto.HELLO:
         await websocket.send_text(
             _error("bad_frame", where + "hello was already received on this connection")

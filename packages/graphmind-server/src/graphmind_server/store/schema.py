@@ -52,6 +52,8 @@ MIGRATIONS: list[list[str]] = [
         "CREATE UNIQUE INDEX events_by_client_seq ON events (client_id, seq)",
         "CREATE INDEX events_by_run_seq ON events (run_id, seq)",
     ],
+    # 2: events of a run that never reached the store, by reason ({"hub_stalled": 1234}; issue 38).
+    ["ALTER TABLE runs ADD COLUMN dropped TEXT NOT NULL DEFAULT '{}'"],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
