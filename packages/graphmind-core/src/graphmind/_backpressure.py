@@ -69,6 +69,7 @@ class Backpressure:
         self._stalled = False  # attached, and the hub took nothing for STALL_S: drop-oldest applies
         self._stall_drops = 0  # events lost in the current stall episode
         self._progress_at = time.monotonic()  # the last batch written (or the attach)
+        self._waiting_since: float | None = None  # the first wait for room since then
         self._room_waiters = 0  # emitters waiting for room: the write loop wakes them on a take
         self._own_threads: set[int] = set()  # the transport's threads: never made to wait
         self._tick_waited: dict[int, float] = {}  # event loop id -> seconds waited in its current tick
@@ -90,16 +91,19 @@ class Backpressure:
         ident = threading.get_ident()
         if ident in self._own_threads:
             return
-        loop = asyncio._get_running_loop()  # the C accessor: None off an event loop's thread
-        budget = self._tick_budget(loop) if loop is not None else None
-        if budget is not None and budget <= 0:
-            return
         cond = self._cond
         start = now = time.monotonic()
+        if self._waiting_since is None:  # the first wait since the last batch written
+            self._waiting_since = start
+        loop = asyncio._get_running_loop()  # the C accessor: None off an event loop's thread
+        budget = self._tick_budget(loop) if loop is not None else None
         self._room_waiters += 1
         try:
             while self._no_room(size) and self.attached and not self._stalled and not self._stopping:
-                idle = now - max(self._progress_at, start)
+                # Since the last batch written, or since emitters began waiting after it: a hub that
+                # was merely idle before this burst is not stalled. Waits on an event loop's thread,
+                # each short, add up here too.
+                idle = now - max(self._progress_at, self._waiting_since or 0.0)
                 if idle >= STALL_S:
                     self._stalled = True
                     self._stall_drops = 0
@@ -191,6 +195,7 @@ class Backpressure:
     def _progressed(self) -> None:
         """A batch was written (under the lock): a stall episode ends here."""
         self._progress_at = time.monotonic()
+        self._waiting_since = None
         if self._stalled:
             self._end_stall("took events again")
 

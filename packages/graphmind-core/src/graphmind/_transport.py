@@ -11,10 +11,10 @@
   `max_buffer_bytes` of JSON) as the pipeline made it, and `_unsent` counts its newest entries not
   yet written on the current connection. When the ring is full the oldest entry goes: one never
   sent to any hub counts in `dropped`, so the unsent backlog is bounded and every lost event is
-  counted. While attached, an emitter whose event would push an unsent one out waits for the write
-  loop instead, bounded in time (`_backpressure.py`): attached means complete. This thread encodes an event when it first sends it and keeps the text for replays,
-  so a detached app never encodes anything; it wakes once per batch and sends a batch as one frame
-  to a hub that takes batch frames (`_write_loop.py`). On each attach the whole ring is sent again, oldest
+  counted. Attached, an emitter whose event would push an unsent one out waits for the write loop
+  instead, bounded in time (`_backpressure.py`). This thread encodes an event when it first sends
+  it and keeps the text for replays (a detached app never encodes); it wakes once per batch and
+  sends a batch as one frame (`_write_loop.py`). Each attach sends the whole ring again, oldest
   first; the hub stores an event once per (clientId, seq): a replay after a hub restart loses nothing.
 - `close()` (dispose and the exit flush): waits while the hub keeps taking events, gives up after
   `FLUSH_IDLE_S` without progress or `FLUSH_CAP_S` in all, says what it could not send.
@@ -102,8 +102,8 @@ class Transport(Backpressure, WriteLoop):
         self._ws: Any = None
         self._kick = threading.Event()
         self._attached_event = threading.Event()
-        self.counters = {"buffered": 0, "dropped": 0, "sent": 0, "connects": 0, "connect_failures": 0}
-        self.counters.update(waits=0, stalls=0)
+        self.counters = dict.fromkeys(("buffered", "dropped", "sent", "connects", "connect_failures"), 0)
+        self.counters.update(waits=0, stalls=0)  # waits for room, stall episodes (_backpressure.py)
         self._init_backpressure()
 
     # ---- app side -----------------------------------------------------------------------------
@@ -132,8 +132,7 @@ class Transport(Backpressure, WriteLoop):
                     self._unsent_bytes -= dropped[1]
                     if type(dropped[0]) is not str:  # never sent to any hub: lost, and counted
                         self._count_drop(dropped[0])
-            # notify_all: a flush() or ready() waiting on the same condition must not take the one
-            # wake-up meant for the writer (it would then sleep out its idle wait, up to a second).
+            # notify_all: a flush() or ready() must not take the one wake-up meant for the writer.
             if self._writer_idle:  # else the writer is awake and takes this event with its batch
                 self._writer_idle = False
                 self._cond.notify_all()
@@ -336,6 +335,7 @@ class Transport(Backpressure, WriteLoop):
             self._reports_drops = proto.has_capability(welcome, proto.DROPPED)
             self._dropped_dirty = bool(self.dropped_by_run)  # this hub hears the totals so far
             self._progress_at = time.monotonic()
+            self._waiting_since = None
             self.attached = True
             self._lost_at = None
             self.counters["connects"] += 1
