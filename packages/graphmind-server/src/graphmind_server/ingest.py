@@ -15,8 +15,8 @@ from graphmind import protocol as proto
 
 from ._version import __version__
 from .hub import AppConnection, Hub
+from .lossframe import take_dropped
 from .store.derive import text as clean_text
-from .store.ops import RecordDropped
 
 EVENT_TYPES = proto.EVENT_TYPES
 HELLO_TIMEOUT_S = 10.0
@@ -29,7 +29,6 @@ BACKLOG_HIGH_BYTES = 32 * 1024 * 1024
 BACKLOG_LOW_BYTES = 8 * 1024 * 1024
 MAX_SEQ = 2**63 - 1  # SQLite's INTEGER
 MAX_TS = 2**63 - 1  # an integer ts beyond this would not fit a double's exact range anyway
-MAX_DROPPED_RUNS = 10_000  # runs in one `dropped` frame (an SDK keeps its newest 1,000)
 
 
 _BATCH_HEAD = '{"type":"batch",'
@@ -86,10 +85,13 @@ def _checked(obj: Any) -> dict[str, Any]:
 Entry = tuple[dict[str, Any], str] | BadFrame
 _PLAIN = json.JSONDecoder()  # reads NaN and 1e400 too: only to find where such an entry ends
 _SPACE = re.compile(r"[ \t\n\r]*")
+_WHITESPACE = frozenset(" \t\n\r")
 
 
 def _skip(text: str, i: int) -> int:
     """The index of the first character at or after `i` that is not JSON whitespace."""
+    if text[i : i + 1] not in _WHITESPACE:  # compact JSON (every SDK's): no regex call (issue 38)
+        return i
     match = _SPACE.match(text, i)
     return match.end() if match else i
 
@@ -173,39 +175,15 @@ def _scan_entries(text: str, i: int) -> tuple[list[Entry], int]:
             else:
                 entry = exc
         entries.append(entry)
-        i = _skip(text, i)
         sep = text[i : i + 1]
+        if sep != ",":  # the compact case is one comparison; anything else takes the general path
+            i = _skip(text, i)
+            sep = text[i : i + 1]
         i = _skip(text, i + 1)
         if sep == "]":
             return entries, i
         if sep != ",":
             raise ValueError(f"expected ',' or ']' at {i}")
-
-
-def _dropped_runs(value: Any) -> dict[str, dict[str, int]] | None:
-    """A `dropped` frame's `runs`, checked ({runId: {reason: count}}), without the "" run (events
-    of no known run); None when it is not that shape."""
-    if not isinstance(value, dict) or len(value) > MAX_DROPPED_RUNS:
-        return None
-    runs: dict[str, dict[str, int]] = {}
-    for run_id, reasons in value.items():
-        if not isinstance(reasons, dict) or clean_text(run_id) != run_id:
-            return None
-        counts: dict[str, int] = {}
-        for reason, count in reasons.items():
-            if type(count) is not int or not 0 <= count <= MAX_SEQ or not reason or len(reason) > 64:
-                return None
-            if count:
-                counts[clean_text(reason)] = count
-        if run_id and counts:
-            runs[run_id] = counts
-    return runs
-
-
-def _retrieve(done: asyncio.Future[Any]) -> None:
-    """A RecordDropped that failed was reported by the writer; only take the exception off the future."""
-    if not done.cancelled():
-        done.exception()
 
 
 def _error(code: str, message: str, **extra: Any) -> str:
@@ -309,16 +287,54 @@ async def _frames(websocket: WebSocket, hub: Hub, conn: AppConnection) -> None:
 
 
 async def _batch(websocket: WebSocket, hub: Hub, conn: AppConnection, entries: list[Entry]) -> None:
-    """Each entry exactly as if it had come alone, in order; a bad one is answered and skipped."""
+    """Each entry exactly as if it had come alone, in order; a bad one is answered and skipped.
+    An event takes the synchronous path (`_take_event`): no coroutine per entry (issue 38)."""
+    store = hub.store
     for n, entry in enumerate(entries):
         if isinstance(entry, BadFrame):
             await websocket.send_text(_error("bad_frame", f"batch entry {n}: {entry}"))
-        elif entry[0]["type"] in (proto.BATCH, proto.HELLO):
+            continue
+        frame, raw = entry
+        kind = frame["type"]
+        if kind in EVENT_TYPES:
+            problem = _take_event(hub, conn, frame, raw)
+            if problem is not None:
+                await websocket.send_text(_error("bad_frame", f"batch entry {n}: {problem}"))
+            elif store.backlog > BACKLOG_HIGH or store.backlog_bytes > BACKLOG_HIGH_BYTES:
+                await store.wait_backlog_below(BACKLOG_LOW, BACKLOG_LOW_BYTES)
+        elif kind in (proto.BATCH, proto.HELLO):
             await websocket.send_text(
-                _error("bad_frame", f"batch entry {n}: a {entry[0]['type']} cannot be inside a batch")
+                _error("bad_frame", f"batch entry {n}: a {kind} cannot be inside a batch")
             )
         else:
-            await _frame(websocket, hub, conn, entry[0], entry[1], f"batch entry {n}: ")
+            await _frame(websocket, hub, conn, frame, raw, f"batch entry {n}: ")
+
+
+def _take_event(hub: Hub, conn: AppConnection, frame: dict[str, Any], raw: str) -> str | None:
+    """Stores one event; or why it is refused (the `bad_frame` message), storing nothing."""
+    kind = frame["type"]
+    seq, run_id = frame.get("seq"), frame.get("runId")
+    if (
+        not isinstance(seq, int)
+        or isinstance(seq, bool)
+        or not 0 <= seq <= MAX_SEQ
+        or not isinstance(run_id, str)
+        or not run_id
+    ):
+        return f"a {kind} event needs an integer 'seq' (0 to 2**63-1) and a string 'runId'"
+    if clean_text(run_id) != run_id:
+        return "runId must be valid Unicode text (it has a lone surrogate)"
+    ts = frame.get("ts")
+    if not isinstance(ts, (int, float)) or isinstance(ts, bool):
+        ts = time.time() * 1000.0
+    elif type(ts) is int and not -MAX_TS <= ts <= MAX_TS:
+        return f"'ts' is out of range (milliseconds since 1970, at most {MAX_TS})"
+    hub.store.put_event(conn.client_id, conn.app, frame, raw, float(ts))
+    if kind == proto.EXEC_PAUSED:
+        hub.on_paused(conn, frame)
+    elif kind == proto.EXEC_RESUMED:
+        hub.on_resumed(conn, frame)
+    return None
 
 
 async def _frame(
@@ -328,42 +344,10 @@ async def _frame(
     store = hub.store
     kind = frame["type"]
     if kind in EVENT_TYPES:
-        seq, run_id = frame.get("seq"), frame.get("runId")
-        if (
-            not isinstance(seq, int)
-            or isinstance(seq, bool)
-            or not 0 <= seq <= MAX_SEQ
-            or not isinstance(run_id, str)
-            or not run_id
-        ):
-            await websocket.send_text(
-                _error(
-                    "bad_frame",
-                    where + f"a {kind} event needs an integer 'seq' (0 to 2**63-1) and a string 'runId'",
-                )
-            )
-            return
-        if clean_text(run_id) != run_id:
-            await websocket.send_text(
-                _error("bad_frame", where + "runId must be valid Unicode text (it has a lone surrogate)")
-            )
-            return
-        ts = frame.get("ts")
-        if not isinstance(ts, (int, float)) or isinstance(ts, bool):
-            ts = time.time() * 1000.0
-        elif type(ts) is int and not -MAX_TS <= ts <= MAX_TS:
-            await websocket.send_text(
-                _error(
-                    "bad_frame", where + f"'ts' is out of range (milliseconds since 1970, at most {MAX_TS})"
-                )
-            )
-            return
-        store.put_event(conn.client_id, conn.app, frame, raw, float(ts))
-        if kind == proto.EXEC_PAUSED:
-            hub.on_paused(conn, frame)
-        elif kind == proto.EXEC_RESUMED:
-            hub.on_resumed(conn, frame)
-        if store.backlog > BACKLOG_HIGH or store.backlog_bytes > BACKLOG_HIGH_BYTES:
+        problem = _take_event(hub, conn, frame, raw)
+        if problem is not None:
+            await websocket.send_text(_error("bad_frame", where + problem))
+        elif store.backlog > BACKLOG_HIGH or store.backlog_bytes > BACKLOG_HIGH_BYTES:
             await store.wait_backlog_below(BACKLOG_LOW, BACKLOG_LOW_BYTES)
     elif kind == proto.DEBUG_ACK:
         version = frame.get("version")
@@ -372,18 +356,9 @@ async def _frame(
     elif kind == proto.GATE_UNKNOWN:
         hub.on_gate_unknown(conn, frame.get("gateId"))
     elif kind == proto.DROPPED:
-        runs = _dropped_runs(frame.get("runs"))
-        if runs is None:
-            await websocket.send_text(
-                _error(
-                    "bad_frame",
-                    where + "a dropped frame needs 'runs': {runId: {reason: a whole number >= 0}}",
-                )
-            )
-            return
-        if runs:
-            done = store.submit(RecordDropped(conn.client_id, conn.app, runs, time.time() * 1000.0))
-            done.add_done_callback(_retrieve)
+        problem = take_dropped(store, conn.client_id, conn.app, frame)
+        if problem is not None:
+            await websocket.send_text(_error("bad_frame", where + problem))
     elif kind == proto.HELLO:
         await websocket.send_text(
             _error("bad_frame", where + "hello was already received on this connection")

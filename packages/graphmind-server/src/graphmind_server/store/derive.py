@@ -133,8 +133,10 @@ def _str(value: Any, default: str) -> str:
 
 def node(run: RunRow, node_id: str, kind: Any = None, name: Any = None) -> NodeRow:
     assert run.nodes is not None
-    node_id = text(node_id)
-    row = run.nodes.get(node_id)
+    row = run.nodes.get(node_id)  # a known id is clean text already: no encode per event (issue 38)
+    if row is None:
+        node_id = text(node_id)
+        row = run.nodes.get(node_id)
     if row is None:
         k, n = split_node_id(node_id)
         row = NodeRow(node_id, _str(kind, k), _str(name, n), position=len(run.nodes))

@@ -38,7 +38,7 @@ ON CONFLICT(run_id, node_id) DO UPDATE SET kind=excluded.kind, name=excluded.nam
 executions=excluded.executions, status=excluded.status"""
 
 
-@dataclass
+@dataclass(slots=True)
 class EventItem:
     client_id: str
     app: str
@@ -232,7 +232,7 @@ class Writer:
         if not self._is_new(item.client_id, ev["seq"]):
             return
         run_id = ev["runId"]
-        run = self.run_or_new(run_id, item.app, item.client_id, item.ts)
+        run = self.runs.get(run_id) or self.run_or_new(run_id, item.app, item.client_id, item.ts)
         self.last_cursor += 1
         cursor = self.last_cursor
         self._rows.append((cursor, run_id, item.client_id, ev["seq"], ev["type"], item.raw))
