@@ -74,6 +74,9 @@ class Backpressure:
         self._own_threads: set[int] = set()  # the transport's threads: never made to wait
         self._tick_waited: dict[int, float] = {}  # event loop id -> seconds waited in its current tick
         self.dropped_by_run: dict[str, dict[str, int]] = {}  # runId -> reason -> events lost
+        self._detached_lost: dict[Any, int] = {}  # runId -> events lost detached, not yet attributed
+        self._lost_run: Any = None  # the run of the current streak of detached losses…
+        self._lost_run_n = 0  # …and how many it lost (folded into _detached_lost when it ends)
         self._dropped_dirty = False  # totals changed since the last `dropped` frame
         self.longest_wait = 0.0  # seconds: the longest single wait for room so far
 
@@ -150,8 +153,8 @@ class Backpressure:
             or self._ring_bytes > OVERFLOW * self._max_buffer_bytes
         )
 
-    def _count_drop(self, event: Any) -> None:
-        """One unsent event fell out of the ring (under the lock)."""
+    def _count_drop(self, run_id: Any) -> None:
+        """One unsent event of that run fell out of the ring while attached (under the lock)."""
         self.counters["dropped"] += 1
         if not self.attached:
             reason = DETACHED
@@ -160,8 +163,40 @@ class Backpressure:
             self._stall_drops += 1
         else:
             reason = OVERFLOW_REASON
-        run_id = event.get("runId") if type(event) is dict else None
+        self._dropped_dirty = True
         self.count_lost(run_id if type(run_id) is str else "", reason)
+
+    def _new_lost_run(self, run_id: Any) -> None:
+        """A detached loss of another run than the streak's (under the lock): the streak is folded
+        into the per-run totals, bounded like them, and a new one starts."""
+        self._end_lost_streak()
+        self._lost_run, self._lost_run_n = run_id, 1
+        self._dropped_dirty = True
+
+    def _end_lost_streak(self) -> None:
+        if not self._lost_run_n:
+            return
+        lost = self._detached_lost
+        run_id = self._lost_run
+        if run_id not in lost and len(lost) >= MAX_RUNS_COUNTED:
+            oldest = next(iter(lost))
+            lost[""] = lost.get("", 0) + lost.pop(oldest)
+        lost[run_id] = lost.get(run_id, 0) + self._lost_run_n
+        self._lost_run, self._lost_run_n = None, 0
+
+    def _fold_detached(self) -> None:
+        """On attach (under the lock): what the ring lost while detached, by run. A run with events
+        still in the ring gets its count (the hub will show it, partial); a run the ring lost whole
+        is counted under "" (stats() and dispose() say it; the hub creates no empty run for it)."""
+        self._end_lost_streak()
+        if not self._detached_lost:
+            return
+        kept = {entry[2] for entry in self._ring}
+        kept.update(self.dropped_by_run)
+        for run_id, n in self._detached_lost.items():
+            target = run_id if type(run_id) is str and run_id in kept else ""
+            self.count_lost(target, DETACHED, n)
+        self._detached_lost = {}
 
     def count_lost(self, run_id: str, reason: str, n: int = 1) -> None:
         """Counts `n` events of a run that will never reach a hub, for the `dropped` frame (under
@@ -186,6 +221,8 @@ class Backpressure:
 
     def lost_by_reason(self) -> dict[str, int]:
         totals: dict[str, int] = {}
+        if self._detached_lost or self._lost_run_n:
+            totals[DETACHED] = sum(self._detached_lost.values()) + self._lost_run_n
         for reasons in list(self.dropped_by_run.values()):
             for reason, n in list(reasons.items()):
                 totals[reason] = totals.get(reason, 0) + n

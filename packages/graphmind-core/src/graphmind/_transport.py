@@ -42,14 +42,12 @@ from ._backpressure import Backpressure
 from ._config import Options
 from ._hub_link import HubLink
 from ._warn import Warner
-from ._write_loop import WriteLoop
+from ._write_loop import FLUSH_CAP_S, FLUSH_IDLE_S, WriteLoop
 
 _log = logging.getLogger("graphmind.transport")
 
 QUICK_RETRY_S = 0.1  # after losing an attached hub: retry this often…
 QUICK_WINDOW_S = 10.0  # …for this long, then back off (doubling) to retry_interval
-FLUSH_IDLE_S = 1.0  # dispose / exit: give up after this long without progress…
-FLUSH_CAP_S = 10.0  # …or after this long in all
 
 
 # The write loop (one wake-up and one frame per batch): _write_loop.py; waiting for room: _backpressure.py
@@ -110,10 +108,13 @@ class Transport(Backpressure, WriteLoop):
     def enqueue(self, event: dict[str, Any], size: int) -> None:
         """Buffers one event (JSON-safe, owned by the transport from now on: never mutated again).
         `size`: about how many characters its JSON takes, for the byte budget."""
-        entry = [event, size]
+        # The run id rides in the entry: a drop 5,000 events later must not read the (cold) event.
+        entry = [event, size, event.get("runId")]
         with self._lock:
-            if self._unsent >= self._buffer_size or self._unsent_bytes + size > self._max_buffer_bytes:
-                self._wait_for_room(size)  # attached: bounded in time (_backpressure.py)
+            if self.attached and (
+                self._unsent >= self._buffer_size or self._unsent_bytes + size > self._max_buffer_bytes
+            ):
+                self._wait_for_room(size)  # bounded in time (_backpressure.py); detached: the seed's ring
             ring = self._ring
             ring.append(entry)
             self._ring_bytes += size
@@ -123,15 +124,22 @@ class Transport(Backpressure, WriteLoop):
             while len(ring) > self._buffer_size or (
                 self._ring_bytes > self._max_buffer_bytes and len(ring) > 1
             ):
-                if self._unsent >= len(ring) and not self._may_drop_unsent():
+                if self._unsent >= len(ring) and self.attached and not self._may_drop_unsent():
                     break  # attached: the oldest was never sent, so it stays (up to the hard bound)
                 dropped = ring.popleft()
                 self._ring_bytes -= dropped[1]
                 if self._unsent > len(ring):
                     self._unsent -= 1
                     self._unsent_bytes -= dropped[1]
-                    if type(dropped[0]) is not str:  # never sent to any hub: lost, and counted
-                        self._count_drop(dropped[0])
+                    if type(dropped[0]) is not str:  # never sent to any hub: lost, and counted per run
+                        if self.attached:
+                            self._count_drop(dropped[2])
+                        else:  # the seed's ring, once per event of a detached app: inline, no call
+                            self.counters["dropped"] += 1
+                            if dropped[2] is self._lost_run:  # the usual: a streak of one run's events
+                                self._lost_run_n += 1
+                            else:
+                                self._new_lost_run(dropped[2])
             # notify_all: a flush() or ready() must not take the one wake-up meant for the writer.
             if self._writer_idle:  # else the writer is awake and takes this event with its batch
                 self._writer_idle = False
@@ -191,39 +199,6 @@ class Transport(Backpressure, WriteLoop):
 
     @property
     def unsent_count(self) -> int:
-        return self._unsent + self._sending
-
-    def flush(self, idle: float = FLUSH_IDLE_S, cap: float = FLUSH_CAP_S) -> int:
-        """Waits while the hub keeps taking events; returns how many are still unsent.
-
-        Gives up after `idle` seconds without a batch written (a hub that stopped answering, or
-        none to connect to) or `cap` seconds in all. A connect in progress, or a hub lost moments
-        ago, is waited for within the same bounds."""
-        start = time.monotonic()
-        if self._lost_at is not None:
-            self._kick.set()  # a thread backing off from a lost hub retries now
-        with self._cond:
-            seen = self._progress
-            self._flushing += 1  # no batching window while a flush waits (_write_loop.py)
-            self._cond.notify_all()  # a writer waiting out its batching window sends now
-            try:
-                return self._flush_wait(seen, start, start, idle, cap)
-            finally:
-                self._flushing -= 1
-
-    def _flush_wait(self, seen: int, start: float, last_change: float, idle: float, cap: float) -> int:
-        """flush()'s wait, under the condition's lock."""
-        while self._unsent or self._sending or self._control or (self._dropped_dirty and self._reports_drops):
-            now = time.monotonic()
-            if now - start >= cap:
-                break
-            if not (self.attached or self._connecting or self._reconnecting(now)):
-                break
-            if self._progress != seen:
-                seen, last_change = self._progress, now
-            elif now - last_change >= idle:
-                break
-            self._cond.wait(0.02)
         return self._unsent + self._sending
 
     def close(self, idle: float = FLUSH_IDLE_S, cap: float = FLUSH_CAP_S) -> int:
@@ -333,6 +308,7 @@ class Transport(Backpressure, WriteLoop):
             self._control = []
             self._batches = proto.takes_batches(welcome)
             self._reports_drops = proto.has_capability(welcome, proto.DROPPED)
+            self._fold_detached()
             self._dropped_dirty = bool(self.dropped_by_run)  # this hub hears the totals so far
             self._progress_at = time.monotonic()
             self._waiting_since = None

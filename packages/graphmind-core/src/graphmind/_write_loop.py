@@ -1,7 +1,8 @@
 """The transport thread's write loop: what it wakes for, and how the ring's events become frames.
 
 Split from `_transport.py` (which owns the ring, the state and the connection's life); `Transport`
-inherits this loop. Two things keep an attached app's own thread cheap (issue 17):
+inherits this loop, and `flush()`, which waits on its progress. Two things keep an attached app's own
+thread cheap (issue 17):
 
 - **One wake-up per batch, not per event.** `enqueue` wakes this thread only while it waits idle
   (`_writer_idle`); an event appended while it is awake joins the batch it takes next. Once woken,
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from itertools import islice
@@ -45,6 +47,8 @@ MAX_FRAME_CHARS = 1 << 20  # a batch frame holds events up to about this much te
 # meanwhile), so the events the app makes in that window share one wake-up and one frame. An
 # `exec.paused` cuts the window short: a held gate reaches the hub (and the human) at once.
 LINGER_S = 0.005
+FLUSH_IDLE_S = 1.0  # dispose / exit: give up after this long without progress…
+FLUSH_CAP_S = 10.0  # …or after this long in all
 
 
 def frames(texts: list[str], batches: bool) -> Iterator[str]:
@@ -91,6 +95,46 @@ class WriteLoop:
     _dropped_dirty: bool  # loss totals changed since the last `dropped` frame (_backpressure.py)
     _room_waiters: int  # emitters waiting for room in the ring (_backpressure.py)
     dropped_by_run: dict[str, dict[str, int]]
+
+    _lost_at: float | None
+    _connecting: bool
+    _kick: threading.Event
+
+    def _reconnecting(self, now: float) -> bool:  # pragma: no cover - Transport's
+        raise NotImplementedError
+
+    def flush(self, idle: float = FLUSH_IDLE_S, cap: float = FLUSH_CAP_S) -> int:
+        """Waits while the hub keeps taking events; returns how many are still unsent.
+
+        Gives up after `idle` seconds without a batch written (a hub that stopped answering, or
+        none to connect to) or `cap` seconds in all. A connect in progress, or a hub lost moments
+        ago, is waited for within the same bounds."""
+        start = time.monotonic()
+        if self._lost_at is not None:
+            self._kick.set()  # a thread backing off from a lost hub retries now
+        with self._cond:
+            seen = self._progress
+            self._flushing += 1  # no batching window while a flush waits (_write_loop.py)
+            self._cond.notify_all()  # a writer waiting out its batching window sends now
+            try:
+                return self._flush_wait(seen, start, start, idle, cap)
+            finally:
+                self._flushing -= 1
+
+    def _flush_wait(self, seen: int, start: float, last_change: float, idle: float, cap: float) -> int:
+        """flush()'s wait, under the condition's lock."""
+        while self._unsent or self._sending or self._control or (self._dropped_dirty and self._reports_drops):
+            now = time.monotonic()
+            if now - start >= cap:
+                break
+            if not (self.attached or self._connecting or self._reconnecting(now)):
+                break
+            if self._progress != seen:
+                seen, last_change = self._progress, now
+            elif now - last_change >= idle:
+                break
+            self._cond.wait(0.02)
+        return self._unsent + self._sending
 
     def _detach(self, ws: Any) -> None:  # pragma: no cover - Transport's
         raise NotImplementedError
