@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import expect
 
 import graphmind
-from graphmind._backpressure import STALL_S
+from graphmind._wire.backpressure import STALL_S
 from graphmind_server.testing import wait_for
 
 pytestmark = pytest.mark.browser

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 import graphmind
-from graphmind._backpressure import HUB_STALLED, LOOP_TICK_WAIT_S, STALL_S
+from graphmind._wire.backpressure import HUB_STALLED, LOOP_TICK_WAIT_S, STALL_S
 from graphmind_server.testing import HubProcess, wait_for
 
 from .conftest import FULL, figure, scaled

@@ -1,4 +1,4 @@
-"""Attached means complete (issue 38, `_backpressure.py`): an emitter waits for room while the hub
+"""Attached means complete (issue 38, `_wire/backpressure.py`): an emitter waits for room while the hub
 takes events; detached, the seed's ring; every loss is counted per run and reason and told to a hub
 that advertises `dropped` frames. The stall (a hub that stops taking events) and the event loop's
 tick budget are proven against the real hub in tests/faults/test_burst.py."""
@@ -10,7 +10,7 @@ from typing import Any
 
 import graphmind
 from graphmind import protocol as proto
-from graphmind._backpressure import DETACHED
+from graphmind._wire.backpressure import DETACHED
 from graphmind.testing import FakeHub
 
 
