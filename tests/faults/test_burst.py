@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 import graphmind
-from graphmind._wire.backpressure import HUB_STALLED, LOOP_TICK_WAIT_S, STALL_S
+from graphmind._wire.backpressure import HUB_STALLED, LOOP_TICK_WAIT_S, OVERFLOW, STALL_S
 from graphmind_server.testing import HubProcess, wait_for
 
 from .conftest import FULL, figure, scaled
@@ -261,7 +261,9 @@ def test_a_stopped_hub_never_freezes_an_asyncio_loop(hub: HubProcess) -> None:
         return i
 
     tool = client.wrap(work, name="burst")
-    out = {"tick": 0.0, "took": 0.0}
+    out = {"tick": 0.0, "took": 0.0, "ring": 0}
+    transport = client._transport
+    assert transport is not None
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
@@ -280,6 +282,7 @@ def test_a_stopped_hub_never_freezes_an_asyncio_loop(hub: HubProcess) -> None:
         async with client.run("stopped"):
             for i in range(calls):
                 await tool(i, blob)
+                out["ring"] = max(out["ring"], len(transport._ring))
                 await asyncio.sleep(0)
         out["took"] = time.perf_counter() - started
         done = True
@@ -308,3 +311,4 @@ def test_a_stopped_hub_never_freezes_an_asyncio_loop(hub: HubProcess) -> None:
     )
     assert lost > 0 and set(shown["reasons"]) <= {HUB_STALLED, "overflow"}
     assert out["tick"] < TICK_BOUND_S, out
+    assert out["ring"] <= OVERFLOW * RING, out  # memory bounded: at most twice the ring, while attached

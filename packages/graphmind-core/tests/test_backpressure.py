@@ -31,7 +31,8 @@ def test_an_attached_burst_far_past_the_ring_loses_nothing() -> None:
         client.dispose()
         stats = client.stats()
         assert stats["dropped"] == 0 and stats["events"] == 4_002
-        assert len({e["seq"] for e in hub.events}) == 4_002
+        # The hub reads the last frames after the close handshake may already have completed.
+        hub.wait_for(lambda: len({e["seq"] for e in hub.events}) == 4_002, what="every event")
         assert client._transport is not None and client._transport.counters["waits"] > 0
         assert hub.dropped == {}  # nothing lost: no dropped frame
 
@@ -72,6 +73,30 @@ def test_a_detached_ring_keeps_the_newest_counts_the_rest_per_run_and_tells_the_
         assert [e["seq"] for e in hub.events] == list(range(33, 43))
         client.dispose()
         assert not hub.protocol_errors
+    finally:
+        hub.stop()
+
+
+def test_a_run_the_detached_ring_lost_whole_is_counted_but_not_sent_as_a_run() -> None:
+    port = _free_port()
+    client = graphmind.Client(
+        app="t", url=f"ws://127.0.0.1:{port}/ingest", buffer_size=10, retry_interval=0.05
+    )
+    tool = client.wrap(lambda i: i, name="burst")
+    with client.run("gone") as gone:
+        for i in range(10):
+            tool(i)
+    with client.run("kept") as kept:
+        for i in range(10):
+            tool(i)
+    assert client.stats()["dropped"] == 34  # 44 events, the newest 10 kept: all of "kept"'s last ones
+    hub = FakeHub().start(port)
+    try:
+        assert client.ready(5)
+        hub.wait_for(lambda: bool(hub.dropped), what="the dropped frame")
+        assert gone.run_id not in hub.dropped  # no empty run for the hub to show
+        assert hub.dropped == {"": {DETACHED: 22}, kept.run_id: {DETACHED: 12}}
+        client.dispose()
     finally:
         hub.stop()
 
