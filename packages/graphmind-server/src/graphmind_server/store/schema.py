@@ -52,7 +52,15 @@ MIGRATIONS: list[list[str]] = [
         "CREATE UNIQUE INDEX events_by_client_seq ON events (client_id, seq)",
         "CREATE INDEX events_by_run_seq ON events (run_id, seq)",
     ],
-    # 2: events of a run that never reached the store, by reason ({"hub_stalled": 1234}; issue 38).
+    # 2: what the status rule keeps of a node's executions (store/status.py): the latest one's
+    # instanceId and status, and the instanceIds held now (a JSON list). A node stored before has
+    # none of it: its stored status stands until its next event.
+    [
+        "ALTER TABLE nodes ADD COLUMN latest TEXT",
+        "ALTER TABLE nodes ADD COLUMN latest_status TEXT",
+        "ALTER TABLE nodes ADD COLUMN held TEXT NOT NULL DEFAULT '[]'",
+    ],
+    # 3: events of a run that never reached the store, by reason ({"hub_stalled": 1234}; issue 38).
     ["ALTER TABLE runs ADD COLUMN dropped TEXT NOT NULL DEFAULT '{}'"],
 ]
 
