@@ -33,8 +33,9 @@ from .conftest import FULL, figure, scaled
 BURST = scaled(20_000, 100_000)
 RING = 5000 if FULL else 500
 APP_BUDGET_MB = 150
-# The loop's longest tick: the tick's wait budget plus one call's own work, on a shared machine.
-TICK_BOUND_S = LOOP_TICK_WAIT_S + 0.25
+# The loop's longest tick: the tick's wait budget plus one call's own work, on a shared machine
+# (a load of 12 on 2 cores has stretched one to 300 ms); without the budget a tick waits STALL_S.
+TICK_BOUND_S = LOOP_TICK_WAIT_S + 0.45
 
 APP = textwrap.dedent("""
     import asyncio, json, sys, time
