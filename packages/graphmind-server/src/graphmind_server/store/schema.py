@@ -9,6 +9,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from ..files import FILE_MODE, create_private, database_files, private_dir, tighten
+
 MIGRATIONS: list[list[str]] = [
     # 1: runs, their nodes, events (raw JSON exactly as the app sent it) and hub settings.
     [
@@ -91,11 +93,17 @@ def open_database(path: Path) -> sqlite3.Connection:
     """Create the file (and its directory) if needed and migrate it; StoreError on any failure."""
     hint = "pass --db or set GRAPHMIND_DB to a writable file"
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
     except OSError as exc:
         raise StoreError(
             f"cannot create the database directory {path.parent} ({exc.strerror or exc}); {hint}"
         ) from None
+    try:  # 0600 before SQLite opens it: SQLite gives the WAL and SHM files the database's mode
+        create_private(path)
+        for companion in database_files(path)[1:]:
+            tighten(companion, FILE_MODE)
+    except OSError as exc:
+        raise StoreError(f"cannot open the database {path} ({exc.strerror or exc}); {hint}") from None
     try:
         conn = connect(path)
         mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
