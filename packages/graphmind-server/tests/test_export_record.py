@@ -127,6 +127,26 @@ def test_an_abandoned_run_keeps_its_status_through_import(make_hub, tmp_path):
     assert '"status":"abandoned"' in first
 
 
+def test_a_runs_dropped_count_is_exported_said_on_stderr_and_imported(make_hub, tmp_path, capsys):
+    from graphmind import protocol as proto
+
+    db = tmp_path / "hub.db"
+    hub = make_hub(db=db)
+    app = hub.app(app="travel", client_id="lossy")
+    app.run_started("r-gap", "trip")
+    app.send(proto.dropped({"r-gap": {"hub_stalled": 1234}}))
+    hub.wait_for(lambda: hub.api("GET", "/api/runs/r-gap")[1]["dropped"]["count"] == 1234, 5, "the count")
+    capsys.readouterr()
+    first = _record(db, tmp_path / "a.jsonl")
+    err = capsys.readouterr().err
+    assert "run r-gap: 1,234 events were not recorded (hub_stalled: 1,234;" in err
+    run = json.loads(first.splitlines()[1])["run"]
+    assert run["dropped"] == {"count": 1234, "reasons": {"hub_stalled": 1234}}
+    fresh = tmp_path / "fresh.db"
+    assert main(["import", str(tmp_path / "a.jsonl"), "--db", str(fresh)]) == 0
+    assert _record(fresh, tmp_path / "b.jsonl") == first
+
+
 def test_selection_by_id_last_and_app(make_hub, tmp_path):
     db = _recorded_db(make_hub, tmp_path, runs=3)
 

@@ -60,6 +60,9 @@ ERROR: Final = "error"
 # `welcome` lists BATCH in `capabilities`; the hub handles each entry as if it had come alone.
 BATCH: Final = "batch"
 CAPABILITIES: Final = "capabilities"
+# App -> hub control frame, to a hub whose `welcome` lists DROPPED in `capabilities`: per run, per
+# reason, how many of its events this client will never deliver (totals so far, so idempotent).
+DROPPED: Final = "dropped"
 _BATCH_HEAD: Final = '{"type":"batch","events":['
 
 # Gates and answers
@@ -233,8 +236,18 @@ def batch(texts: list[str]) -> str:
 
 def takes_batches(welcome: Mapping[str, Any]) -> bool:
     """Whether the hub that sent this `welcome` advertised batch frames (an optional field)."""
+    return has_capability(welcome, BATCH)
+
+
+def has_capability(welcome: Mapping[str, Any], name: str) -> bool:
+    """Whether the hub that sent this `welcome` listed `name` in its (optional) `capabilities`."""
     capabilities = welcome.get(CAPABILITIES)
-    return isinstance(capabilities, list) and BATCH in capabilities
+    return isinstance(capabilities, list) and name in capabilities
+
+
+def dropped(runs: Mapping[str, Mapping[str, int]]) -> dict[str, Any]:
+    """The `dropped` frame: `{runId: {reason: events lost so far}}` ("" for events of no known run)."""
+    return {"type": DROPPED, "runs": {run: dict(reasons) for run, reasons in runs.items()}}
 
 
 def decode(text: str | bytes) -> dict[str, Any] | None:

@@ -16,6 +16,7 @@ from graphmind import protocol as proto
 from ._version import __version__
 from .hub import AppConnection, Hub
 from .ingest_auth import challenge_for
+from .lossframe import take_dropped
 from .store.derive import text as clean_text
 
 EVENT_TYPES = proto.EVENT_TYPES
@@ -85,10 +86,13 @@ def _checked(obj: Any) -> dict[str, Any]:
 Entry = tuple[dict[str, Any], str] | BadFrame
 _PLAIN = json.JSONDecoder()  # reads NaN and 1e400 too: only to find where such an entry ends
 _SPACE = re.compile(r"[ \t\n\r]*")
+_WHITESPACE = frozenset(" \t\n\r")
 
 
 def _skip(text: str, i: int) -> int:
     """The index of the first character at or after `i` that is not JSON whitespace."""
+    if text[i : i + 1] not in _WHITESPACE:  # compact JSON (every SDK's): no regex call (issue 38)
+        return i
     match = _SPACE.match(text, i)
     return match.end() if match else i
 
@@ -172,8 +176,10 @@ def _scan_entries(text: str, i: int) -> tuple[list[Entry], int]:
             else:
                 entry = exc
         entries.append(entry)
-        i = _skip(text, i)
         sep = text[i : i + 1]
+        if sep != ",":  # the compact case is one comparison; anything else takes the general path
+            i = _skip(text, i)
+            sep = text[i : i + 1]
         i = _skip(text, i + 1)
         if sep == "]":
             return entries, i
@@ -229,7 +235,7 @@ async def ingest(websocket: WebSocket) -> None:
                     "hub": {"name": "graphmind-server", "version": __version__},
                     "debug": hub.debug.to_json(),
                     "connectionId": conn.id,
-                    proto.CAPABILITIES: [proto.BATCH],
+                    proto.CAPABILITIES: [proto.BATCH, proto.DROPPED],
                 }
             )
         )
@@ -296,16 +302,54 @@ async def _frames(websocket: WebSocket, hub: Hub, conn: AppConnection) -> None:
 
 
 async def _batch(websocket: WebSocket, hub: Hub, conn: AppConnection, entries: list[Entry]) -> None:
-    """Each entry exactly as if it had come alone, in order; a bad one is answered and skipped."""
+    """Each entry exactly as if it had come alone, in order; a bad one is answered and skipped.
+    An event takes the synchronous path (`_take_event`): no coroutine per entry (issue 38)."""
+    store = hub.store
     for n, entry in enumerate(entries):
         if isinstance(entry, BadFrame):
             await websocket.send_text(_error("bad_frame", f"batch entry {n}: {entry}"))
-        elif entry[0]["type"] in (proto.BATCH, proto.HELLO):
+            continue
+        frame, raw = entry
+        kind = frame["type"]
+        if kind in EVENT_TYPES:
+            problem = _take_event(hub, conn, frame, raw)
+            if problem is not None:
+                await websocket.send_text(_error("bad_frame", f"batch entry {n}: {problem}"))
+            elif store.backlog > BACKLOG_HIGH or store.backlog_bytes > BACKLOG_HIGH_BYTES:
+                await store.wait_backlog_below(BACKLOG_LOW, BACKLOG_LOW_BYTES)
+        elif kind in (proto.BATCH, proto.HELLO):
             await websocket.send_text(
-                _error("bad_frame", f"batch entry {n}: a {entry[0]['type']} cannot be inside a batch")
+                _error("bad_frame", f"batch entry {n}: a {kind} cannot be inside a batch")
             )
         else:
-            await _frame(websocket, hub, conn, entry[0], entry[1], f"batch entry {n}: ")
+            await _frame(websocket, hub, conn, frame, raw, f"batch entry {n}: ")
+
+
+def _take_event(hub: Hub, conn: AppConnection, frame: dict[str, Any], raw: str) -> str | None:
+    """Stores one event; or why it is refused (the `bad_frame` message), storing nothing."""
+    kind = frame["type"]
+    seq, run_id = frame.get("seq"), frame.get("runId")
+    if (
+        not isinstance(seq, int)
+        or isinstance(seq, bool)
+        or not 0 <= seq <= MAX_SEQ
+        or not isinstance(run_id, str)
+        or not run_id
+    ):
+        return f"a {kind} event needs an integer 'seq' (0 to 2**63-1) and a string 'runId'"
+    if clean_text(run_id) != run_id:
+        return "runId must be valid Unicode text (it has a lone surrogate)"
+    ts = frame.get("ts")
+    if not isinstance(ts, (int, float)) or isinstance(ts, bool):
+        ts = time.time() * 1000.0
+    elif type(ts) is int and not -MAX_TS <= ts <= MAX_TS:
+        return f"'ts' is out of range (milliseconds since 1970, at most {MAX_TS})"
+    hub.store.put_event(conn.client_id, conn.app, frame, raw, float(ts))
+    if kind == proto.EXEC_PAUSED:
+        hub.on_paused(conn, frame)
+    elif kind == proto.EXEC_RESUMED:
+        hub.on_resumed(conn, frame)
+    return None
 
 
 async def _frame(
@@ -315,42 +359,10 @@ async def _frame(
     store = hub.store
     kind = frame["type"]
     if kind in EVENT_TYPES:
-        seq, run_id = frame.get("seq"), frame.get("runId")
-        if (
-            not isinstance(seq, int)
-            or isinstance(seq, bool)
-            or not 0 <= seq <= MAX_SEQ
-            or not isinstance(run_id, str)
-            or not run_id
-        ):
-            await websocket.send_text(
-                _error(
-                    "bad_frame",
-                    where + f"a {kind} event needs an integer 'seq' (0 to 2**63-1) and a string 'runId'",
-                )
-            )
-            return
-        if clean_text(run_id) != run_id:
-            await websocket.send_text(
-                _error("bad_frame", where + "runId must be valid Unicode text (it has a lone surrogate)")
-            )
-            return
-        ts = frame.get("ts")
-        if not isinstance(ts, (int, float)) or isinstance(ts, bool):
-            ts = time.time() * 1000.0
-        elif type(ts) is int and not -MAX_TS <= ts <= MAX_TS:
-            await websocket.send_text(
-                _error(
-                    "bad_frame", where + f"'ts' is out of range (milliseconds since 1970, at most {MAX_TS})"
-                )
-            )
-            return
-        store.put_event(conn.client_id, conn.app, frame, raw, float(ts))
-        if kind == proto.EXEC_PAUSED:
-            hub.on_paused(conn, frame)
-        elif kind == proto.EXEC_RESUMED:
-            hub.on_resumed(conn, frame)
-        if store.backlog > BACKLOG_HIGH or store.backlog_bytes > BACKLOG_HIGH_BYTES:
+        problem = _take_event(hub, conn, frame, raw)
+        if problem is not None:
+            await websocket.send_text(_error("bad_frame", where + problem))
+        elif store.backlog > BACKLOG_HIGH or store.backlog_bytes > BACKLOG_HIGH_BYTES:
             await store.wait_backlog_below(BACKLOG_LOW, BACKLOG_LOW_BYTES)
     elif kind == proto.DEBUG_ACK:
         version = frame.get("version")
@@ -358,6 +370,10 @@ async def _frame(
             hub.on_ack(conn, version)
     elif kind == proto.GATE_UNKNOWN:
         hub.on_gate_unknown(conn, frame.get("gateId"))
+    elif kind == proto.DROPPED:
+        problem = take_dropped(store, conn.client_id, conn.app, frame)
+        if problem is not None:
+            await websocket.send_text(_error("bad_frame", where + problem))
     elif kind == proto.HELLO:
         await websocket.send_text(
             _error("bad_frame", where + "hello was already received on this connection")

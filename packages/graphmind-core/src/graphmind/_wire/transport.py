@@ -11,9 +11,10 @@
   `max_buffer_bytes` of JSON) as the pipeline made it, and `_unsent` counts its newest entries not
   yet written on the current connection. When the ring is full the oldest entry goes: one never
   sent to any hub counts in `dropped`, so the unsent backlog is bounded and every lost event is
-  counted. This thread encodes an event when it first sends it and keeps the text for replays,
-  so a detached app never encodes anything; it wakes once per batch and sends a batch as one frame
-  to a hub that takes batch frames (`_wire/write_loop.py`). On each attach the whole ring is sent again, oldest
+  counted. Attached, an emitter whose event would push an unsent one out waits for the write loop
+  instead, bounded in time (`_wire/backpressure.py`). This thread encodes an event when it first sends
+  it and keeps the text for replays (a detached app never encodes); it wakes once per batch and
+  sends a batch as one frame (`_wire/write_loop.py`). Each attach sends the whole ring again, oldest
   first; the hub stores an event once per (clientId, seq): a replay after a hub restart loses nothing.
 - `close()` (dispose and the exit flush): waits while the hub keeps taking events, gives up after
   `FLUSH_IDLE_S` without progress or `FLUSH_CAP_S` in all, says what it could not send.
@@ -39,18 +40,18 @@ from .. import protocol as proto
 from .._base.warn import Warner
 from .._config.options import Options
 from . import exit_flush as _exit_flush
+from .backpressure import Backpressure
 from .hub_link import HubLink
-from .write_loop import WriteLoop
+from .write_loop import FLUSH_CAP_S, FLUSH_IDLE_S, WriteLoop
 
 _log = logging.getLogger("graphmind.transport")
 
 QUICK_RETRY_S = 0.1  # after losing an attached hub: retry this often…
 QUICK_WINDOW_S = 10.0  # …for this long, then back off (doubling) to retry_interval
-FLUSH_IDLE_S = 1.0  # dispose / exit: give up after this long without progress…
-FLUSH_CAP_S = 10.0  # …or after this long in all
 
 
-class Transport(WriteLoop):  # the write loop (one wake-up and one frame per batch): _wire/write_loop.py
+# The write loop (one wake-up and one frame per batch): write_loop.py; waiting for room: backpressure.py
+class Transport(Backpressure, WriteLoop):
     def __init__(
         self,
         options: Options,
@@ -80,6 +81,7 @@ class Transport(WriteLoop):  # the write loop (one wake-up and one frame per bat
         self._ring: deque[list[Any]] = deque()
         self._ring_bytes = 0
         self._unsent = 0  # the newest entries of the ring not yet written on this connection
+        self._unsent_bytes = 0  # their approximate JSON size
         self._control: list[str] = []  # control frames (acks) for this connection only
         self._sending = 0  # entries the writer took and is writing now
         self._progress = 0  # batches written: what a flush watches
@@ -87,6 +89,7 @@ class Transport(WriteLoop):  # the write loop (one wake-up and one frame per bat
         self._lingering = False  # the write loop waits out its batching window (_wire/write_loop.py)
         self._flushing = 0  # flush() calls waiting: the write loop opens no batching window
         self._batches = False  # this connection's hub takes batch frames (its welcome said so)
+        self._reports_drops = False  # this connection's hub takes `dropped` frames
         self.attached = False
         self._connecting = False
         self._failed_attempts = 0  # connect attempts that ended without attaching (ready() watches)
@@ -97,30 +100,49 @@ class Transport(WriteLoop):  # the write loop (one wake-up and one frame per bat
         self._ws: Any = None
         self._kick = threading.Event()
         self._attached_event = threading.Event()
-        self.counters = {"buffered": 0, "dropped": 0, "sent": 0, "connects": 0, "connect_failures": 0}
+        self.counters = dict.fromkeys(("buffered", "dropped", "sent", "connects", "connect_failures"), 0)
+        self.counters.update(waits=0, stalls=0)  # waits for room, stall episodes (_wire/backpressure.py)
+        self._init_backpressure()
 
     # ---- app side -----------------------------------------------------------------------------
     def enqueue(self, event: dict[str, Any], size: int) -> None:
         """Buffers one event (JSON-safe, owned by the transport from now on: never mutated again).
         `size`: about how many characters its JSON takes, for the byte budget."""
-        entry = [event, size]
+        # The run id rides in the entry: a drop 5,000 events later must not read the (cold) event.
+        entry = [event, size, event.get("runId")]
         with self._lock:
+            if self.attached and (
+                self._unsent >= self._buffer_size or self._unsent_bytes + size > self._max_buffer_bytes
+            ):
+                self._wait_for_room(
+                    size
+                )  # bounded in time (_wire/backpressure.py); detached: the seed's ring
             ring = self._ring
             ring.append(entry)
             self._ring_bytes += size
             self._unsent += 1
+            self._unsent_bytes += size
             self.counters["buffered"] += 1
             while len(ring) > self._buffer_size or (
                 self._ring_bytes > self._max_buffer_bytes and len(ring) > 1
             ):
+                if self._unsent >= len(ring) and self.attached and not self._may_drop_unsent():
+                    break  # attached: the oldest was never sent, so it stays (up to the hard bound)
                 dropped = ring.popleft()
                 self._ring_bytes -= dropped[1]
                 if self._unsent > len(ring):
                     self._unsent -= 1
-                    if type(dropped[0]) is not str:  # never sent to any hub: lost, and counted
-                        self.counters["dropped"] += 1
-            # notify_all: a flush() or ready() waiting on the same condition must not take the one
-            # wake-up meant for the writer (it would then sleep out its idle wait, up to a second).
+                    self._unsent_bytes -= dropped[1]
+                    if type(dropped[0]) is not str:  # never sent to any hub: lost, and counted per run
+                        if self.attached:
+                            self._count_drop(dropped[2])
+                        else:  # the seed's ring, once per event of a detached app: inline, no call
+                            self.counters["dropped"] += 1
+                            if dropped[2] is self._lost_run:  # the usual: a streak of one run's events
+                                self._lost_run_n += 1
+                            else:
+                                self._new_lost_run(dropped[2])
+            # notify_all: a flush() or ready() must not take the one wake-up meant for the writer.
             if self._writer_idle:  # else the writer is awake and takes this event with its batch
                 self._writer_idle = False
                 self._cond.notify_all()
@@ -181,51 +203,22 @@ class Transport(WriteLoop):  # the write loop (one wake-up and one frame per bat
     def unsent_count(self) -> int:
         return self._unsent + self._sending
 
-    def flush(self, idle: float = FLUSH_IDLE_S, cap: float = FLUSH_CAP_S) -> int:
-        """Waits while the hub keeps taking events; returns how many are still unsent.
-
-        Gives up after `idle` seconds without a batch written (a hub that stopped answering, or
-        none to connect to) or `cap` seconds in all. A connect in progress, or a hub lost moments
-        ago, is waited for within the same bounds."""
-        start = time.monotonic()
-        if self._lost_at is not None:
-            self._kick.set()  # a thread backing off from a lost hub retries now
-        with self._cond:
-            seen = self._progress
-            self._flushing += 1  # no batching window while a flush waits (_wire/write_loop.py)
-            self._cond.notify_all()  # a writer waiting out its batching window sends now
-            try:
-                return self._flush_wait(seen, start, start, idle, cap)
-            finally:
-                self._flushing -= 1
-
-    def _flush_wait(self, seen: int, start: float, last_change: float, idle: float, cap: float) -> int:
-        """flush()'s wait, under the condition's lock."""
-        while self._unsent or self._sending or self._control:
-            now = time.monotonic()
-            if now - start >= cap:
-                break
-            if not (self.attached or self._connecting or self._reconnecting(now)):
-                break
-            if self._progress != seen:
-                seen, last_change = self._progress, now
-            elif now - last_change >= idle:
-                break
-            self._cond.wait(0.02)
-        return self._unsent + self._sending
-
     def close(self, idle: float = FLUSH_IDLE_S, cap: float = FLUSH_CAP_S) -> int:
         """dispose() and the exit flush: flush (bounded), then stop. Returns and reports what was not sent."""
         if self._thread is None:
             return 0
         left = self.flush(idle, cap)
+        with self._cond:
+            self._stalled = False  # the warning below names every loss, this episode's too
+            self._stall_drops = 0
         self.stop(graceful=left == 0)
         dropped = self.counters["dropped"]
         if (left or dropped) and self.counters["connects"]:
             where = f"the hub at {self._options.url}"
+            why = ", ".join(f"{n:,} {reason}" for reason, n in sorted(self.lost_by_reason().items()))
             self._warn(
-                f"[graphmind] {left} event(s) could not be sent to {where} before closing (it stopped taking them)"
-                f" and {dropped} were dropped earlier because the replay buffer was full; "
+                f"[graphmind] {left:,} event(s) could not be sent to {where} before closing (it stopped taking them)"
+                f" and {dropped:,} were dropped earlier ({why or 'none'}; docs/reliability.md says why); "
                 "stats() counts them. Raise buffer_size / max_buffer_bytes, or keep the hub running until the app exits.",
                 key="close-unsent",
             )
@@ -260,6 +253,7 @@ class Transport(WriteLoop):  # the write loop (one wake-up and one frame per bat
         return min(self._options.retry_interval, 0.5 * 2.0**doublings)
 
     def _main(self) -> None:
+        self._own_threads.add(threading.get_ident())
         failures = 0
         reported = False
         while not self._stopping:
@@ -312,8 +306,14 @@ class Transport(WriteLoop):  # the write loop (one wake-up and one frame per bat
             self._ws = ws
             # Replay everything buffered, oldest first, before anything new.
             self._unsent = len(self._ring)
+            self._unsent_bytes = self._ring_bytes
             self._control = []
             self._batches = proto.takes_batches(welcome)
+            self._reports_drops = proto.has_capability(welcome, proto.DROPPED)
+            self._fold_detached()
+            self._dropped_dirty = bool(self.dropped_by_run)  # this hub hears the totals so far
+            self._progress_at = time.monotonic()
+            self._waiting_since = None
             self.attached = True
             self._lost_at = None
             self.counters["connects"] += 1
@@ -328,6 +328,7 @@ class Transport(WriteLoop):  # the write loop (one wake-up and one frame per bat
         return True
 
     def _read_loop(self, ws: Any) -> None:
+        self._own_threads.add(threading.get_ident())
         try:
             for message in ws:
                 frame = self._decode_frame(message)
@@ -343,7 +344,10 @@ class Transport(WriteLoop):  # the write loop (one wake-up and one frame per bat
                     self._warn(f"[graphmind] internal error handling a hub frame: {exc!r}", key="on-frame")
         except Exception as exc:
             _log.debug("graphmind: connection lost (%r)", exc)
-        self._detach(ws)
+        try:
+            self._detach(ws)
+        finally:
+            self._own_threads.discard(threading.get_ident())  # a later app thread may get this ident
 
     def _detach(self, ws: Any) -> None:
         with self._cond:
@@ -352,8 +356,11 @@ class Transport(WriteLoop):  # the write loop (one wake-up and one frame per bat
             self.attached = False
             self._ws = None
             self._control = []
+            if self._stalled:
+                self._end_stall("was lost")
             if not self._stopping:
                 self._unsent = len(self._ring)  # all of it is replayed on the next attach
+                self._unsent_bytes = self._ring_bytes
                 self._lost_at = time.monotonic()
             self._attached_event.clear()
             self._cond.notify_all()

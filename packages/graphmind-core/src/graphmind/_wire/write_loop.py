@@ -1,7 +1,8 @@
 """The transport thread's write loop: what it wakes for, and how the ring's events become frames.
 
-Split from `_wire/transport.py` (which owns the ring, the state and the connection's life); `Transport`
-inherits this loop. Two things keep an attached app's own thread cheap (issue 17):
+Split from `transport.py` (which owns the ring, the state and the connection's life); `Transport`
+inherits this loop, and `flush()`, which waits on its progress. Two things keep an attached app's own
+thread cheap (issue 17):
 
 - **One wake-up per batch, not per event.** `enqueue` wakes this thread only while it waits idle
   (`_writer_idle`); an event appended while it is awake joins the batch it takes next. Once woken,
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from itertools import islice
@@ -45,6 +47,8 @@ MAX_FRAME_CHARS = 1 << 20  # a batch frame holds events up to about this much te
 # meanwhile), so the events the app makes in that window share one wake-up and one frame. An
 # `exec.paused` cuts the window short: a held gate reaches the hub (and the human) at once.
 LINGER_S = 0.005
+FLUSH_IDLE_S = 1.0  # dispose / exit: give up after this long without progress…
+FLUSH_CAP_S = 10.0  # …or after this long in all
 
 
 def frames(texts: list[str], batches: bool) -> Iterator[str]:
@@ -73,6 +77,7 @@ class WriteLoop:
     _cond: threading.Condition
     _ring: deque[list[Any]]
     _unsent: int
+    _unsent_bytes: int
     _sending: int
     _progress: int
     _control: list[str]
@@ -86,17 +91,67 @@ class WriteLoop:
     _lingering: bool  # True while it waits out LINGER_S: then only an exec.paused wakes it
     _flushing: int  # flush() calls waiting: no window then
     _batches: bool  # the hub of this connection takes batch frames
+    _reports_drops: bool  # the hub of this connection takes `dropped` frames
+    _dropped_dirty: bool  # loss totals changed since the last `dropped` frame (_wire/backpressure.py)
+    _room_waiters: int  # emitters waiting for room in the ring (_wire/backpressure.py)
+    dropped_by_run: dict[str, dict[str, int]]
+
+    _lost_at: float | None
+    _connecting: bool
+    _kick: threading.Event
+
+    def _reconnecting(self, now: float) -> bool:  # pragma: no cover - Transport's
+        raise NotImplementedError
+
+    def flush(self, idle: float = FLUSH_IDLE_S, cap: float = FLUSH_CAP_S) -> int:
+        """Waits while the hub keeps taking events; returns how many are still unsent.
+
+        Gives up after `idle` seconds without a batch written (a hub that stopped answering, or
+        none to connect to) or `cap` seconds in all. A connect in progress, or a hub lost moments
+        ago, is waited for within the same bounds."""
+        start = time.monotonic()
+        if self._lost_at is not None:
+            self._kick.set()  # a thread backing off from a lost hub retries now
+        with self._cond:
+            seen = self._progress
+            self._flushing += 1  # no batching window while a flush waits (_write_loop.py)
+            self._cond.notify_all()  # a writer waiting out its batching window sends now
+            try:
+                return self._flush_wait(seen, start, start, idle, cap)
+            finally:
+                self._flushing -= 1
+
+    def _flush_wait(self, seen: int, start: float, last_change: float, idle: float, cap: float) -> int:
+        """flush()'s wait, under the condition's lock."""
+        while self._unsent or self._sending or self._control or (self._dropped_dirty and self._reports_drops):
+            now = time.monotonic()
+            if now - start >= cap:
+                break
+            if not (self.attached or self._connecting or self._reconnecting(now)):
+                break
+            if self._progress != seen:
+                seen, last_change = self._progress, now
+            elif now - last_change >= idle:
+                break
+            self._cond.wait(0.02)
+        return self._unsent + self._sending
 
     def _detach(self, ws: Any) -> None:  # pragma: no cover - Transport's
         raise NotImplementedError
+
+    def _progressed(self) -> None:  # pragma: no cover - Backpressure's
+        raise NotImplementedError
+
+    def _has_work(self) -> bool:
+        return bool(self._unsent or self._control or (self._dropped_dirty and self._reports_drops))
 
     def _write_loop(self) -> None:
         cond = self._cond
         ring = self._ring
         while True:
             with cond:
-                if self.attached and not self._unsent and not self._control and not self._stopping:
-                    while self.attached and not self._unsent and not self._control and not self._stopping:
+                if self.attached and not self._has_work() and not self._stopping:
+                    while self.attached and not self._has_work() and not self._stopping:
                         self._writer_idle = True
                         cond.wait(1.0)
                     self._writer_idle = False
@@ -113,16 +168,23 @@ class WriteLoop:
                             LINGER_S
                         )  # the window: only an exec.paused, a control frame or stop() cut it
                         self._lingering = False
-                if not self.attached or (self._stopping and not self._unsent and not self._control):
+                if not self.attached or (self._stopping and not self._has_work()):
                     return
                 control, self._control = self._control, []
                 count = min(self._unsent, BATCH)
                 first = len(ring) - self._unsent
                 batch = list(islice(ring, first, first + count))
                 self._unsent -= count
+                self._unsent_bytes -= sum([entry[1] for entry in batch])
                 self._sending = count
                 ws = self._ws
                 batches = self._batches
+                lost = None
+                if self._dropped_dirty and self._reports_drops:  # the totals so far: idempotent
+                    self._dropped_dirty = False
+                    lost = proto.dropped(self.dropped_by_run)
+                if self._room_waiters:
+                    cond.notify_all()  # emitters waiting for room: there is some now
             try:
                 for frame in control:
                     ws.send(frame)
@@ -135,6 +197,8 @@ class WriteLoop:
                         texts.append(text)
                 for frame in frames(texts, batches):
                     ws.send(frame)
+                if lost is not None:
+                    ws.send(self._encode_frame(lost))
             except Exception as exc:
                 _log.debug("graphmind: send failed (%r)", exc)
                 with cond:
@@ -146,7 +210,8 @@ class WriteLoop:
                 self.counters["sent"] += len(texts)
                 self._sending = 0
                 self._progress += 1
-                cond.notify_all()  # flush() waiters
+                self._progressed()
+                cond.notify_all()  # flush() and room waiters
 
     def _held_gate_waiting(self) -> bool:
         """An exec.paused among the unsent events (appended before this thread could mark its window

@@ -123,6 +123,11 @@ def _restore_run_row(conn: sqlite3.Connection, run: dict[str, Any]) -> None:
     values = {col: run[key] for col, key in fields.items() if key in run}
     if isinstance(run.get("meta"), dict):
         values["meta"] = json.dumps(run["meta"])  # as the hub writes it (store/derive.py)
+    dropped = run.get("dropped")
+    reasons = dropped.get("reasons") if isinstance(dropped, dict) else None
+    if isinstance(reasons, dict):  # what the app could not deliver travels with the run
+        kept = {k: v for k, v in reasons.items() if isinstance(k, str) and type(v) is int and v > 0}
+        values["dropped"] = json.dumps(kept, sort_keys=True)
     if not values:
         return
     conn.execute("BEGIN IMMEDIATE")

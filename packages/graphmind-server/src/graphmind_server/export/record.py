@@ -154,7 +154,21 @@ def _record(args: argparse.Namespace) -> int:
     print(
         f"graphmind record: {len(runs)} run(s), {ex.done} event(s){where}{note}", file=sys.stderr, flush=True
     )
+    for run in runs:
+        if run.get("dropped", {}).get("count"):
+            print(f"graphmind record: {dropped_line(run)}", file=sys.stderr, flush=True)
     return 0
+
+
+def dropped_line(run: dict[str, Any]) -> str:
+    """The run's gaps in one line: "run r1: 1,234 events were not recorded (hub_stalled: 1,234)"."""
+    dropped = run["dropped"]
+    why = ", ".join(f"{reason}: {n:,}" for reason, n in sorted(dropped["reasons"].items()))
+    count = dropped["count"]
+    return (
+        f"run {run['id']}: {count:,} {'event was' if count == 1 else 'events were'} not recorded ({why}; "
+        "docs/reliability.md says why); the export holds what the hub stored"
+    )
 
 
 @contextlib.contextmanager

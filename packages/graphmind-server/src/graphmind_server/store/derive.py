@@ -101,6 +101,7 @@ class RunRow:
     implicit: bool = False
     agent_node: str | None = None
     cursor: int = 0
+    dropped: str = "{}"  # JSON {reason: events}: events of this run that never reached the store
     nodes: dict[str, NodeRow] | None = None  # loaded lazily by the writer
     new: bool = False
     dirty_nodes: set[str] = field(default_factory=set)
@@ -122,13 +123,40 @@ class RunRow:
                 self.event_count,
                 self.client_id,
                 self.meta,
+                self.dropped,
             )
         )
+
+    def add_dropped(self, reasons: dict[str, int]) -> bool:
+        """Merges loss totals (each the sender's total so far: the larger one wins). True if changed."""
+        current = dropped_counts(self.dropped)
+        merged = {**current, **{k: max(v, current.get(k, 0)) for k, v in reasons.items()}}
+        if merged == current:
+            return False
+        self.dropped = json.dumps(merged, sort_keys=True)
+        return True
+
+
+def dropped_counts(text: Any) -> dict[str, int]:
+    """The stored `dropped` column as {reason: events}; anything unreadable is {}."""
+    try:
+        value = json.loads(text) if isinstance(text, str) else {}
+    except ValueError:
+        return {}
+    if not isinstance(value, dict):
+        return {}
+    return {k: v for k, v in value.items() if type(v) is int and v > 0}
+
+
+def dropped_to_api(text: Any) -> dict[str, Any]:
+    """The run's `dropped` field: {"count": all reasons together, "reasons": {reason: events}}."""
+    reasons = dropped_counts(text)
+    return {"count": sum(reasons.values()), "reasons": reasons}
 
 
 def run_to_api(row: tuple[Any, ...]) -> dict[str, Any]:
     """A runs row (id, app, name, status, started_at, ended_at, node_count, event_count, client_id,
-    meta) as the API's Run object, without heldCount (the hub adds it)."""
+    meta, dropped) as the API's Run object, without heldCount (the hub adds it)."""
     try:
         meta = loads_finite(row[9])
     except (TypeError, ValueError, RecursionError):
@@ -144,6 +172,7 @@ def run_to_api(row: tuple[Any, ...]) -> dict[str, Any]:
         "eventCount": row[7],
         "clientId": row[8],
         "meta": meta,
+        "dropped": dropped_to_api(row[10] if len(row) > 10 else None),
     }
 
 
@@ -162,8 +191,10 @@ def _str(value: Any, default: str) -> str:
 
 def node(run: RunRow, node_id: str, kind: Any = None, name: Any = None) -> NodeRow:
     assert run.nodes is not None
-    node_id = text(node_id)
-    row = run.nodes.get(node_id)
+    row = run.nodes.get(node_id)  # a known id is clean text already: no encode per event (issue 38)
+    if row is None:
+        node_id = text(node_id)
+        row = run.nodes.get(node_id)
     if row is None:
         k, n = split_node_id(node_id)
         row = NodeRow(node_id, _str(kind, k), _str(name, n), position=len(run.nodes))

@@ -8,7 +8,9 @@ from typing import Any
 from .derive import run_to_api
 from .status import shown
 
-_RUN_API_COLUMNS = "id, app, name, status, started_at, ended_at, node_count, event_count, client_id, meta"
+_RUN_API_COLUMNS = (
+    "id, app, name, status, started_at, ended_at, node_count, event_count, client_id, meta, dropped"
+)
 
 
 def list_runs(

@@ -62,6 +62,8 @@ MIGRATIONS: list[list[str]] = [
         "ALTER TABLE nodes ADD COLUMN latest_status TEXT",
         "ALTER TABLE nodes ADD COLUMN held TEXT NOT NULL DEFAULT '[]'",
     ],
+    # 3: events of a run that never reached the store, by reason ({"hub_stalled": 1234}; issue 38).
+    ["ALTER TABLE runs ADD COLUMN dropped TEXT NOT NULL DEFAULT '{}'"],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

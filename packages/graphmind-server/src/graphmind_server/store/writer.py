@@ -25,20 +25,21 @@ BATCH_MAX_BYTES = 8 * 1024 * 1024  # a transaction also stops at this much event
 RUN_CACHE_MAX = 2000
 
 _RUN_COLUMNS = (
-    "id, app, name, status, started_at, ended_at, event_count, client_id, meta, implicit, agent_node, cursor"
+    "id, app, name, status, started_at, ended_at, event_count, client_id, meta, implicit, agent_node, cursor,"
+    " dropped"
 )
-_UPSERT_RUN = f"""INSERT INTO runs ({_RUN_COLUMNS}, node_count) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)
+_UPSERT_RUN = f"""INSERT INTO runs ({_RUN_COLUMNS}, node_count) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)
 ON CONFLICT(id) DO UPDATE SET app=excluded.app, name=excluded.name, status=excluded.status,
 started_at=excluded.started_at, ended_at=excluded.ended_at, event_count=excluded.event_count,
 meta=excluded.meta, implicit=excluded.implicit, agent_node=excluded.agent_node, cursor=excluded.cursor,
-node_count=excluded.node_count"""
+node_count=excluded.node_count, dropped=excluded.dropped"""
 _UPSERT_NODE = f"""INSERT INTO nodes (run_id, {NODE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)
 ON CONFLICT(run_id, node_id) DO UPDATE SET kind=excluded.kind, name=excluded.name,
 executions=excluded.executions, status=excluded.status, latest=excluded.latest,
 latest_status=excluded.latest_status, held=excluded.held"""
 
 
-@dataclass
+@dataclass(slots=True)
 class EventItem:
     client_id: str
     app: str
@@ -232,19 +233,7 @@ class Writer:
         if not self._is_new(item.client_id, ev["seq"]):
             return
         run_id = ev["runId"]
-        run = self.run(run_id)
-        if run is None:
-            run = RunRow(
-                id=run_id,
-                app=item.app,
-                name=run_id,
-                status="running",
-                started_at=item.ts,
-                client_id=item.client_id,
-                nodes={},
-                new=True,
-            )
-            self.runs[run_id] = run
+        run = self.runs.get(run_id) or self.run_or_new(run_id, item.app, item.client_id, item.ts)
         self.last_cursor += 1
         cursor = self.last_cursor
         self._rows.append((cursor, run_id, item.client_id, ev["seq"], ev["type"], item.raw))
@@ -284,6 +273,7 @@ class Writer:
             implicit=bool(row[9]),
             agent_node=row[10],
             cursor=row[11],
+            dropped=row[12],
             nodes={},
         )
         for n in self.conn.execute(
@@ -292,6 +282,23 @@ class Writer:
             assert run.nodes is not None
             run.nodes[n[0]] = NodeRow.from_db(n)
         self.runs[run_id] = run
+        return run
+
+    def run_or_new(self, run_id: str, app: str, client_id: str, ts: float) -> RunRow:
+        """The run's row; a new running one when the hub has none yet."""
+        run = self.run(run_id)
+        if run is None:
+            run = RunRow(
+                id=run_id,
+                app=app,
+                name=run_id,
+                status="running",
+                started_at=ts,
+                client_id=client_id,
+                nodes={},
+                new=True,
+            )
+            self.runs[run_id] = run
         return run
 
     def touch(self, run: RunRow) -> None:
@@ -325,6 +332,7 @@ class Writer:
                     int(run.implicit),
                     run.agent_node,
                     run.cursor,
+                    run.dropped,
                     run.node_count,
                 )
             )
