@@ -61,6 +61,7 @@ class HubControl:
         self._gate_seq = itertools.count(1)
         self.debug = DebugState()
         self.transport: Transport | None = None
+        self.hub_storing = True  # the hub's last `hub.storing` said it stores (docs/protocol.md)
 
     # ---- the connection ------------------------------------------------------------------------
     @property
@@ -158,6 +159,7 @@ class HubControl:
     # ---- hub frames (the transport's reader thread) ----------------------------------------------
     def on_attach(self, welcome: dict[str, Any]) -> None:
         self.debug = DebugState.from_wire(welcome.get("debug"))
+        self.hub_storing = True  # a hub that cannot store says so right after its welcome
 
     def on_detach(self) -> None:
         with self._lock:
@@ -200,10 +202,25 @@ class HubControl:
             if run is not None:
                 run.mark_aborted()
                 self.release_all(proto.ABORT, "hub", run.run_id)
+        elif kind == proto.HUB_STORING:
+            self._on_storing(frame)
         elif kind == proto.ERROR:
             self._warn(
                 f"[graphmind] the hub reported: {frame.get('code')}: {frame.get('message')}",
                 key=f"hub-{frame.get('code')}",
+            )
+
+    def _on_storing(self, frame: dict[str, Any]) -> None:
+        """The hub cannot store (or stores again): its events wait in this app's ring, and what the
+        ring must drop meanwhile is counted in stats()["dropped"] (docs/protocol.md, "Storing")."""
+        storing = frame.get("storing") is not False
+        reason = frame.get("reason")
+        self.hub_storing = storing
+        if not storing:
+            self._warn(
+                f"[graphmind] the hub is not storing events ({reason}); they wait in this app's buffer "
+                "(buffer_size / max_buffer_bytes) and any it must drop are counted in stats()['dropped']",
+                key="hub-not-storing",
             )
 
     @property

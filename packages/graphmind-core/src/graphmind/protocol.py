@@ -49,6 +49,9 @@ GATE_UNKNOWN: Final = "gate.unknown"
 PAUSE: Final = "pause"
 RUN_ABORT: Final = "run.abort"
 ERROR: Final = "error"
+# The hub cannot store events (disk full, I/O error, its file gone) or stores again (docs/protocol.md,
+# "Storing"): an optional hub frame; an app keeps its events in its ring meanwhile.
+HUB_STORING: Final = "hub.storing"
 # Many events in one text frame (docs/protocol.md, "Batch frames"): sent only to a hub whose
 # `welcome` lists BATCH in `capabilities`; the hub handles each entry as if it had come alone.
 BATCH: Final = "batch"

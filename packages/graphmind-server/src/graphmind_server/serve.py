@@ -160,7 +160,7 @@ def _prepare(settings: Settings, on_ready: Callable[[int], None]) -> tuple[_Serv
     sock = bind(settings.host, settings.port)
     port = sock.getsockname()[1]
     try:
-        store = Store(settings.db)
+        store = Store(settings.db, port=port)
     except StoreError:
         sock.close()
         raise

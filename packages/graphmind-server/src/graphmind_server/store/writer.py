@@ -15,10 +15,12 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from . import derive
 from .derive import NodeRow, RunRow
+from .stall import Stall, cannot_store
 
 BATCH_MAX = 500
 BATCH_MAX_BYTES = 8 * 1024 * 1024  # a transaction also stops at this much event text (big events)
@@ -74,9 +76,19 @@ def _size(item: Any) -> int:
 
 
 class Writer:
-    def __init__(self, conn: sqlite3.Connection, notify: Callable[[Committed], None]) -> None:
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        notify: Callable[[Committed], None],
+        *,
+        path: Path | None = None,
+        on_storing: Callable[[str | None], None] | None = None,
+    ) -> None:
         self.conn = conn
         self._notify = notify
+        # The hub's writer watches its file (a db deleted or replaced under it) and says when it
+        # cannot store (store/stall.py); `graphmind import` passes neither.
+        self._stall = Stall(path, on_storing) if path is not None else None
         self.queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self.runs: dict[str, RunRow] = {}
         self._hwm: dict[str, int] = {}  # highest seq stored per client: the dedupe fast path
@@ -94,7 +106,11 @@ class Writer:
         self._thread.start()
 
     def stop(self) -> None:
-        """Commit everything queued so far, then end the thread."""
+        """Commit everything queued so far, then end the thread (a writer that cannot store tries
+        once more and then reports what it could not write)."""
+        if self._stall is not None:
+            self._stall.stopping = True
+            self._stall.wake()
         self.queue.put(_STOP)
         self._thread.join()
 
@@ -119,7 +135,7 @@ class Writer:
 
     def _commit(self, batch: list[Any], consumed: int) -> None:
         try:
-            out = self._transaction(batch)
+            out = self._stalled_transaction(batch)
         except Exception as exc:  # a failed batch must never end the writer thread
             out = Committed(processed=0)
             # One bad item (a value SQLite cannot bind, say) must not cost the others: write them
@@ -145,6 +161,27 @@ class Writer:
         out.processed_bytes = self._processed_bytes
         out.last_cursor = self.last_cursor
         self._notify(out)
+
+    def _stalled_transaction(self, batch: list[Any]) -> Committed:
+        """The batch's transaction; while the database cannot store (disk full, I/O error, the
+        file gone) the same batch is tried again, with a backoff, until it can: nothing queued is
+        dropped, the queue waits, and ingest stops reading once it is long (store/stall.py)."""
+        stall = self._stall
+        if stall is None:
+            return self._transaction(batch)
+        while True:
+            try:
+                stall.check_file()
+                out = self._transaction(batch)
+            except Exception as exc:
+                reason = cannot_store(exc)
+                if reason is None:
+                    raise  # this batch's own fault: split and dropped item by item (_commit)
+                if not stall.failed(reason, sum(1 for item in batch if type(item) is EventItem)):
+                    raise
+                continue
+            stall.stored()
+            return out
 
     def _transaction(self, batch: list[Any]) -> Committed:
         out = Committed(processed=0)
