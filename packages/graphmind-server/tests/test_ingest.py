@@ -119,7 +119,7 @@ def test_500_random_malformed_frames_leave_the_hub_serving_and_the_store_intact(
     )
     after = thub.api("GET", "/api/runs/r1/events")[1]["events"]
     assert after[:2] == before["events"] and after[2]["type"] == "node.finished"
-    assert thub.api("GET", "/api/health") == (200, {"ok": True, "version": "0.1.0", "protocol": 1})
+    assert thub.api("GET", "/api/health")[1]["ok"] is True
 
 
 def test_replayed_events_are_stored_once(thub):
