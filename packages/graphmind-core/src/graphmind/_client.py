@@ -135,6 +135,7 @@ class Client:
             warn=self._warn,
             on_exit=self.dispose,
         )
+        self._transport.dropped_elsewhere = lambda: self._pipeline.dropped  # type: ignore[method-assign]
 
     # ---- state -------------------------------------------------------------------------------
     def _new_instance_id(self) -> str:
@@ -183,6 +184,7 @@ class Client:
                 else pipeline.process_sized(event, trusted)
             )
         except Exception as exc:  # the pipeline promises never to raise; stay fail-open if it ever does
+            self._pipeline.dropped += 1  # lost: counted in stats()["dropped"] like any other
             self._warn(f"[graphmind] dropped an event that could not be recorded: {exc!r}", key="encode")
             return seq
         if sized is None:

@@ -215,21 +215,39 @@ class Transport(WriteLoop):  # the write loop (one wake-up and one frame per bat
         return self._unsent + self._sending
 
     def close(self, idle: float = FLUSH_IDLE_S, cap: float = FLUSH_CAP_S) -> int:
-        """dispose() and the exit flush: flush (bounded), then stop. Returns and reports what was not sent."""
+        """dispose() and the exit flush: flush (bounded), then stop. Returns what was not sent; from
+        then on those count in `dropped` (the hub will never have them) and one warning says the
+        same total as stats()["dropped"], whether or not this client ever attached."""
         if self._thread is None:
             return 0
         left = self.flush(idle, cap)
         self.stop(graceful=left == 0)
-        dropped = self.counters["dropped"]
-        if (left or dropped) and self.counters["connects"]:
+        with self._cond:
+            self.counters["dropped"] += left
+            self._unsent = self._sending = 0  # counted as dropped now, not as unsent too
+        dropped = self.counters["dropped"] + self.dropped_elsewhere()
+        if dropped:
             where = f"the hub at {self._options.url}"
+            if self.counters["connects"]:
+                why = (
+                    f"{left} could not be sent before closing (it stopped taking them), "
+                    f"{dropped - left} were dropped earlier (the replay buffer was full, or they "
+                    "could not be encoded)"
+                )
+                fix = "Raise buffer_size / max_buffer_bytes, or keep the hub running until the app exits."
+            else:
+                why = "this app never attached to it (is `graphmind serve` running there?)"
+                fix = "Start the hub before the app, or set GRAPHMIND_URL to where it listens."
             self._warn(
-                f"[graphmind] {left} event(s) could not be sent to {where} before closing (it stopped taking them)"
-                f" and {dropped} were dropped earlier because the replay buffer was full; "
-                "stats() counts them. Raise buffer_size / max_buffer_bytes, or keep the hub running until the app exits.",
+                f"[graphmind] {dropped} event(s) never reached {where}: {why}; "
+                f"stats()['dropped'] counts them. {fix}",
                 key="close-unsent",
             )
         return left
+
+    def dropped_elsewhere(self) -> int:
+        """Events lost before they reached the ring (the client's pipeline): part of the exit total."""
+        return 0
 
     def stop(self, graceful: bool = True) -> None:
         with self._cond:

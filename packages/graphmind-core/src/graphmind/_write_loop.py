@@ -166,8 +166,15 @@ class WriteLoop:
         try:
             text = self._encode_frame(entry[0])
         except Exception as exc:  # the pipeline makes every event JSON-safe; never let one stop the writer
-            self._warn(f"[graphmind] dropped an event that could not be encoded: {exc!r}", key="encode")
-            entry[0] = ""  # a replay skips it too, without a second warning
+            # An integer of more than 4,300 digits, say (sys.get_int_max_str_digits): only this
+            # entry is lost, and it is counted; the rest of its batch goes as usual.
+            with self._cond:
+                self.counters["dropped"] += 1
+            self._warn(
+                f"[graphmind] dropped an event that could not be encoded: {exc!r}; stats()['dropped'] counts it",
+                key="encode",
+            )
+            entry[0] = ""  # a replay skips it too, without a second warning or count
             return None
         entry[0] = text
         return text

@@ -83,6 +83,9 @@ def _checked(obj: Any) -> dict[str, Any]:
 
 Entry = tuple[dict[str, Any], str] | BadFrame
 _PLAIN = json.JSONDecoder()  # reads NaN and 1e400 too: only to find where such an entry ends
+# …and an integer of more than 4,300 digits (which int() refuses): an entry holding one is refused
+# on its own, not the whole batch around it.
+_ANY = json.JSONDecoder(parse_int=lambda _: 0)
 _SPACE = re.compile(r"[ \t\n\r]*")
 
 
@@ -163,13 +166,18 @@ def _scan_entries(text: str, i: int) -> tuple[list[Entry], int]:
             entry: Entry = (_checked(obj), text[start:i])
         except BadFrame as exc:
             if i == start:  # the decoder refused NaN or 1e400: decided as parse_frame would
-                _, i = _PLAIN.raw_decode(text, start)
+                _, i = _ANY.raw_decode(text, start)
                 try:
                     entry = parse_frame(text[start:i])
                 except BadFrame as inner:
                     entry = inner
             else:
                 entry = exc
+        except ValueError as exc:
+            if "digits" not in str(exc):
+                raise  # not JSON at all: the batch is not well formed
+            _, i = _ANY.raw_decode(text, start)
+            entry = BadFrame(f"frame is not JSON ({str(exc)[:200]})")
         entries.append(entry)
         i = _skip(text, i)
         sep = text[i : i + 1]
