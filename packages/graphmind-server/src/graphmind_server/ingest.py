@@ -14,6 +14,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from graphmind import protocol as proto
 
 from ._version import __version__
+from .export.namespace import live_client
 from .hub import AppConnection, Hub
 from .store.derive import text as clean_text
 
@@ -210,7 +211,7 @@ async def ingest(websocket: WebSocket) -> None:
         client_id = f"anon-{id(websocket):x}-{time.time_ns()}"
     app = hello.get("app")
     app = clean_text(app) if isinstance(app, str) and app else "unknown"
-    client_id = clean_text(client_id)
+    client_id = live_client(clean_text(client_id))  # never in the import namespace
     conn = hub.attach(client_id, app, hello.get("pid"), websocket.send_text)
     try:
         version = hub.debug.version

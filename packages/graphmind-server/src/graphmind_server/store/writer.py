@@ -101,6 +101,9 @@ class Writer:
         self.last_cursor: int = row[0] or 0
         self._thread = threading.Thread(target=self._loop, name="graphmind-store-writer", daemon=True)
         self._failures = 0
+        # `graphmind import` writes the whole file in one outer transaction: each batch is then a
+        # savepoint inside it, so a failure anywhere leaves the database as it was.
+        self.nested = False
 
     def start(self) -> None:
         self._thread.start()
@@ -189,8 +192,9 @@ class Writer:
         self._touched: dict[str, RunRow] = {}
         self._out = out
         cursor_before = self.last_cursor
+        begin, commit = ("SAVEPOINT batch", "RELEASE batch") if self.nested else ("BEGIN IMMEDIATE", "COMMIT")
         try:
-            self.conn.execute("BEGIN IMMEDIATE")
+            self.conn.execute(begin)
             for item in batch:
                 if isinstance(item, tuple):  # (op_id, Op)
                     self._flush_rows()
@@ -211,10 +215,10 @@ class Writer:
                     " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                     (str(self.last_cursor),),
                 )
-            self.conn.execute("COMMIT")
+            self.conn.execute(commit)
         except BaseException:
             with contextlib.suppress(sqlite3.Error):
-                self.conn.execute("ROLLBACK")
+                self.conn.execute("ROLLBACK TO batch" if self.nested else "ROLLBACK")
             # The cached rows and seq marks may describe what was rolled back: reload them.
             self.runs.clear()
             self._hwm.clear()
