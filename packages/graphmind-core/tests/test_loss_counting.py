@@ -61,10 +61,28 @@ def test_an_event_that_cannot_be_encoded_is_counted_and_the_rest_of_its_batch_ar
             client.dispose()
 
 
-def test_a_client_that_never_attached_counts_every_event_and_says_the_same_number(
+def test_a_client_with_no_hub_counts_every_event_and_says_nothing(caplog: pytest.LogCaptureFixture) -> None:
+    client = graphmind.Client(app="t", url=f"ws://127.0.0.1:{free_port()}/ingest", retry_interval=3600)
+    tool = client.wrap(lambda i: i, name="t")
+    with client.run("r"):
+        tool(1)
+    client.dispose()
+    assert client.stats()["dropped"] == 4 and client.stats()["unsent"] == 0
+    assert [r.getMessage() for r in caplog.records if "never reached" in r.getMessage()] == []
+
+
+def test_a_client_that_reached_a_hub_but_never_attached_counts_every_event_and_says_the_same_number(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    client = graphmind.Client(app="t", url=f"ws://127.0.0.1:{free_port()}/ingest", retry_interval=3600)
+    """A hub that accepts the connection but never sends its welcome (stuck, or overloaded)."""
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(16)
+    port = silent.getsockname()[1]
+    client = graphmind.Client(
+        app="t", url=f"ws://127.0.0.1:{port}/ingest", retry_interval=3600, handshake_timeout=0.2
+    )
+    assert not client.ready(1)
     tool = client.wrap(lambda i: i, name="t")
     with client.run("r"):
         for i in range(10):
@@ -75,3 +93,4 @@ def test_a_client_that_never_attached_counts_every_event_and_says_the_same_numbe
     said = [r.getMessage() for r in caplog.records if "never reached" in r.getMessage()]
     assert len(said) == 1 and said[0].startswith("[graphmind] 22 event(s) never reached"), said
     assert "never attached" in said[0]
+    silent.close()

@@ -20,12 +20,13 @@ import contextlib
 import contextvars
 import itertools
 import os
+import threading
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from time import time_ns as _time_ns
 from typing import Any, TypeVar, overload
 
-from . import _wrappers
+from . import _fork, _wrappers
 from . import protocol as proto
 from ._attach_wait import AttachWait, AttachWaitPolicy
 from ._attach_wait import env_problem as attach_wait_env_problem
@@ -89,6 +90,8 @@ class Client:
         breakpoints = client_breakpoints(self.options.raw.get("breakpoints"))
         self._hub = HubControl(self._warn, self._emit, self._runs.find, breakpoints)
         flusher = TokenFlusher(self.options.token_flush_interval * 1000.0, self._warn, self._is_disposed)
+        self._flusher = flusher
+        self._attach_wait = attach_wait
         current_node: contextvars.ContextVar[str | None] = contextvars.ContextVar(
             f"graphmind_node_{key}", default=None
         )
@@ -126,7 +129,11 @@ class Client:
         if url_warning:  # detached for good: no transport, gates continue, nothing is buffered
             attach_wait.pending = False
             return
-        self._transport = self._hub.transport = Transport(
+        self._transport = self._new_transport()
+        _fork.track(self)
+
+    def _new_transport(self) -> Transport:
+        transport = self._hub.transport = Transport(
             self.options,
             self.client_id,
             on_attach=self._hub.on_attach,
@@ -135,7 +142,25 @@ class Client:
             warn=self._warn,
             on_exit=self.dispose,
         )
-        self._transport.dropped_elsewhere = lambda: self._pipeline.dropped  # type: ignore[method-assign]
+        transport.dropped_elsewhere = lambda: self._pipeline.dropped  # type: ignore[method-assign]
+        return transport
+
+    def _after_fork(self) -> None:
+        """In a forked child (_fork.py): its own clientId, seqs, ring and connection; the parent's
+        transport (its socket, its ring, its threads that do not exist here) is dropped untouched."""
+        if self._disposed or self._transport is None:
+            return
+        self.client_id = uuid.uuid4().hex
+        self._instance_prefix = self.client_id[:8]
+        self._seq = itertools.count(1)
+        self._emitted = 0
+        self._warn._lock = threading.Lock()
+        self._pipeline._lock = threading.Lock()
+        self._pipeline.dropped = 0
+        self._hub.after_fork()
+        self._flusher.after_fork()
+        self._attach_wait.after_fork()
+        self._transport = self._new_transport()
 
     # ---- state -------------------------------------------------------------------------------
     def _new_instance_id(self) -> str:

@@ -161,6 +161,15 @@ class HubControl:
         self.debug = DebugState.from_wire(welcome.get("debug"))
         self.hub_storing = True  # a hub that cannot store says so right after its welcome
 
+    def after_fork(self) -> None:
+        """In a forked child: the parent's held gates belong to its threads, not the child's."""
+        self._lock = threading.Lock()
+        self._held = {}
+        self._pause_any = False
+        self._pause_runs = set()
+        self.transport = None
+        self.hub_storing = True
+
     def on_detach(self) -> None:
         with self._lock:
             self._pause_any = False

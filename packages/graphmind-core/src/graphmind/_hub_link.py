@@ -96,6 +96,9 @@ class HubLink:
         self._options = options
         self._client_id = client_id
         self._warn = warn
+        # Some attempt reached a listening port: a client that never attached then says so at
+        # close (a hub was there and the handshake failed), not when no hub was ever running.
+        self.reached = False
 
     @staticmethod
     def _uses_proxy(url: str) -> bool:
@@ -120,6 +123,7 @@ class HubLink:
             except Exception as exc:  # refused, unreachable, or no answer within connect_timeout
                 _log.debug("graphmind: no hub at %s (%r)", opts.url, exc)
                 return None
+            self.reached = True
             budget = opts.handshake_timeout
         else:
             budget = (
@@ -147,6 +151,15 @@ class HubLink:
                 self._warn(
                     f"[graphmind] the hub at {opts.url} requires a token; running detached. "
                     f"Set {proto.TOKEN_ENV} (graphmind serve prints it) or run the app as the hub's user.",
+                    key="token",
+                )
+            elif token is not None and "401" in str(exc):  # a wrong token: said once, like a missing one
+                where = (
+                    proto.TOKEN_ENV if os.environ.get(proto.TOKEN_ENV, "").strip() else "the hub's token file"
+                )
+                self._warn(
+                    f"[graphmind] the hub at {opts.url} refused the token from {where}; running detached. "
+                    f"Set {proto.TOKEN_ENV} to the token graphmind serve printed.",
                     key="token",
                 )
             _log.debug("graphmind: no hub at %s (%r)", opts.url, exc)

@@ -226,7 +226,9 @@ class Transport(WriteLoop):  # the write loop (one wake-up and one frame per bat
             self.counters["dropped"] += left
             self._unsent = self._sending = 0  # counted as dropped now, not as unsent too
         dropped = self.counters["dropped"] + self.dropped_elsewhere()
-        if dropped:
+        # A client that never found a hub listening (none was started) is the detached mode the
+        # app chose: counted in stats(), not said. One that reached a hub and never attached says so.
+        if dropped and (self.counters["connects"] or self._link.reached):
             where = f"the hub at {self._options.url}"
             if self.counters["connects"]:
                 why = (
