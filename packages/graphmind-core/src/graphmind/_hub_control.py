@@ -22,6 +22,8 @@ from ._node import NodeSpec
 from ._run import RunContext
 from ._warn import Warner
 
+ERROR_CODES_MAX = 16  # hub error codes warned about each under its own key (the rest share one)
+
 if TYPE_CHECKING:
     from ._transport import Transport
 
@@ -62,6 +64,7 @@ class HubControl:
         self.debug = DebugState()
         self.transport: Transport | None = None
         self.hub_storing = True  # the hub's last `hub.storing` said it stores (docs/protocol.md)
+        self._error_codes: set[str] = set()  # hub error codes with a warning key of their own
 
     # ---- the connection ------------------------------------------------------------------------
     @property
@@ -200,6 +203,8 @@ class HubControl:
             transport.send_control({"type": proto.DEBUG_ACK, "version": self.debug.version})
         elif kind == proto.PAUSE:
             run_id = frame.get("runId")
+            if isinstance(run_id, str) and self._find_run(run_id) is None:
+                return  # another app's run (the hub tells every app): pending pauses stay bounded
             with self._lock:
                 if isinstance(run_id, str):
                     self._pause_runs.add(run_id)
@@ -214,10 +219,13 @@ class HubControl:
         elif kind == proto.HUB_STORING:
             self._on_storing(frame)
         elif kind == proto.ERROR:
-            self._warn(
-                f"[graphmind] the hub reported: {frame.get('code')}: {frame.get('message')}",
-                key=f"hub-{frame.get('code')}",
-            )
+            code = str(frame.get("code"))[:64]
+            # Once per code per interval, for the first ERROR_CODES_MAX codes; any further codes
+            # share one key, so a hub sending 10,000 distinct codes costs one line, not 10,000.
+            if code not in self._error_codes and len(self._error_codes) < ERROR_CODES_MAX:
+                self._error_codes.add(code)
+            key = f"hub-{code}" if code in self._error_codes else "hub-error-other"
+            self._warn(f"[graphmind] the hub reported: {code}: {str(frame.get('message'))[:500]}", key=key)
 
     def _on_storing(self, frame: dict[str, Any]) -> None:
         """The hub cannot store (or stores again): its events wait in this app's ring, and what the

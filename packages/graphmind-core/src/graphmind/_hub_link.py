@@ -40,6 +40,12 @@ if is_enabled(None, os.environ):  # a process that starts disabled never loads w
 
 _log = logging.getLogger("graphmind.transport")
 CLOSE_TIMEOUT_S = 1.0  # the closing handshake after a complete flush
+# Keepalive: a ping every PING_INTERVAL_S, and a hub that has not answered one within PING_TIMEOUT_S
+# is gone (SIGSTOPped, a stalled machine): the connection is cut and held gates continue, as for a
+# disconnect. So a frozen hub holds a call at most PING_INTERVAL_S + PING_TIMEOUT_S + CLOSE_TIMEOUT_S
+# (6 s; docs/timeouts.md), not websockets' default 20 + 20 s.
+PING_INTERVAL_S = 2.0
+PING_TIMEOUT_S = 3.0
 _LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
@@ -136,6 +142,8 @@ class HubLink:
                 sock=sock,
                 open_timeout=budget,
                 close_timeout=CLOSE_TIMEOUT_S,
+                ping_interval=PING_INTERVAL_S,
+                ping_timeout=PING_TIMEOUT_S,
                 max_size=None,
                 compression=None,
                 user_agent_header=f"graphmind-python/{opts.sdk.get('version', '')}",

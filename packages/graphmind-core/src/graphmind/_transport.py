@@ -350,7 +350,10 @@ class Transport(WriteLoop):  # the write loop (one wake-up and one frame per bat
     def _read_loop(self, ws: Any) -> None:
         try:
             for message in ws:
-                frame = self._decode_frame(message)
+                try:
+                    frame = self._decode_frame(message)
+                except Exception:  # never let one frame cut the connection (held gates would go)
+                    frame = None
                 if frame is None:
                     self._warn(
                         "[graphmind] ignored a frame from the hub that is not a JSON object with a type",
@@ -378,12 +381,12 @@ class Transport(WriteLoop):  # the write loop (one wake-up and one frame per bat
             self._attached_event.clear()
             self._cond.notify_all()
         self._kick.set()  # the first retry is immediate
-        with contextlib.suppress(Exception):
-            ws.close()
-        try:
+        try:  # held gates continue before the close, which may wait out its timeout on a frozen hub
             self._on_detach()
         except Exception as exc:  # pragma: no cover - defensive
             self._warn(f"[graphmind] internal error on detach: {exc!r}", key="on-detach")
+        with contextlib.suppress(Exception):
+            ws.close()
 
     def _close_ws(self) -> None:
         ws = self._ws

@@ -135,7 +135,7 @@ def decode(text: str | bytes) -> dict[str, Any] | None:
     """A frame as a dict with a string `type`, or None for anything that is not one."""
     try:
         frame = json.loads(text)
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):  # nested too deep: ignored like any unreadable frame
         return None
     if not isinstance(frame, dict) or not isinstance(frame.get("type"), str):
         return None
