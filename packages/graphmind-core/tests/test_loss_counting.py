@@ -94,3 +94,30 @@ def test_a_client_that_reached_a_hub_but_never_attached_counts_every_event_and_s
     assert len(said) == 1 and said[0].startswith("[graphmind] 22 event(s) never reached"), said
     assert "never attached" in said[0]
     silent.close()
+
+
+def test_a_first_handshake_that_fails_against_a_listening_hub_is_retried_soon() -> None:
+    """50 clients starting at once in one process: a handshake that timed out under the load used
+    to wait retry_interval (10 s) for its next try, and the exit flush did not wait for it."""
+    silent = socket.socket()
+    silent.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(16)
+    port = silent.getsockname()[1]
+    client = graphmind.Client(
+        app="t", url=f"ws://127.0.0.1:{port}/ingest", retry_interval=3600, handshake_timeout=0.2
+    )
+    try:
+        assert not client.ready(0.5)  # reached the port, no welcome
+        silent.close()
+        with FakeHub().start(port) as hub:
+            hub.wait_for(lambda: client.attached, timeout=5, what="attached on a quick retry")
+            tool = client.wrap(lambda i: i, name="t")
+            with client.run("r"):
+                tool(1)
+            client.dispose()
+            assert client.stats()["dropped"] == 0
+            assert len([e for e in hub.events if e.get("type") in protocol.EVENT_TYPES]) == 4
+    finally:
+        silent.close()
+        client.dispose()

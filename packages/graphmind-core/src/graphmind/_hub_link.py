@@ -105,6 +105,7 @@ class HubLink:
         # Some attempt reached a listening port: a client that never attached then says so at
         # close (a hub was there and the handshake failed), not when no hub was ever running.
         self.reached = False
+        self.last_reached = False  # the last attempt did (its handshake failed after the connect)
 
     @staticmethod
     def _uses_proxy(url: str) -> bool:
@@ -120,6 +121,7 @@ class HubLink:
     def open(self) -> tuple[Any, dict[str, Any]] | None:
         """(an attached WebSocket, the hub's welcome), or None: no hub, refused, or another protocol."""
         opts = self._options
+        self.last_reached = False
         token = find_token(opts.url)
         sock = None
         if self._direct:
@@ -129,7 +131,7 @@ class HubLink:
             except Exception as exc:  # refused, unreachable, or no answer within connect_timeout
                 _log.debug("graphmind: no hub at %s (%r)", opts.url, exc)
                 return None
-            self.reached = True
+            self.reached = self.last_reached = True
             budget = opts.handshake_timeout
         else:
             budget = (

@@ -300,6 +300,11 @@ class Transport(WriteLoop):  # the write loop (one wake-up and one frame per bat
             if not connected:
                 failures += 1
                 self.counters["connect_failures"] += 1
+                if self._lost_at is None and self._link.last_reached:
+                    # A hub is listening and the handshake failed (a hub busy with 50 clients
+                    # starting at once, say): retried like a lost hub, at once and then every
+                    # QUICK_RETRY_S, and a flush waits for it, not retry_interval (issue 29).
+                    self._lost_at = time.monotonic()
                 delay = self._retry_delay(failures)
                 with self._cond:
                     self._failed_attempts += 1
