@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import subprocess
 import sys
@@ -355,3 +356,27 @@ def test_a_forged_client_id_import_leaves_a_live_apps_next_events_intact(make_hu
         lambda: hub.api("GET", "/api/runs/mine")[1].get("eventCount") == 21, 10, "the live app's events"
     )
     assert hub.api("GET", "/api/runs/forged")[1]["eventCount"] == 1002
+
+
+def test_record_into_a_closed_pipe_is_quiet_and_into_a_full_disk_is_one_line(make_hub, tmp_path):
+    import subprocess
+    import sys
+
+    db = _recorded_db(make_hub, tmp_path, runs=2)
+    cmd = f"{sys.executable} -m graphmind_server record --db {db}"
+    piped = subprocess.run(f"{cmd} | head -1", shell=True, capture_output=True, text=True, timeout=60)
+    assert piped.stdout.strip() == '{"type":"graphmind.export","version":1}'
+    assert "Traceback" not in piped.stderr and "Exception" not in piped.stderr, piped.stderr
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # a reader that is already gone: the first write fails EPIPE, every time
+    try:
+        closed = subprocess.run(cmd.split(), stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=60)
+    finally:
+        os.close(write_end)
+    assert closed.returncode == 0 and closed.stderr == "", closed.stderr
+    full = subprocess.run(f"{cmd} > /dev/full", shell=True, capture_output=True, text=True, timeout=60)
+    assert full.returncode == 2
+    lines = full.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("graphmind: cannot write the export to stdout"), (
+        full.stderr
+    )
