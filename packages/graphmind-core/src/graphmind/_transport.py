@@ -209,7 +209,10 @@ class Transport(WriteLoop):  # the write loop (one wake-up and one frame per bat
                 break
             if self._progress != seen:
                 seen, last_change = self._progress, now
-            elif now - last_change >= idle:
+            elif now - last_change >= idle and (self.attached or not self._link.last_reached):
+                # Idle: a hub that stopped taking events, or none listening. A hub that listens and
+                # has not finished a handshake yet (busy: 50 clients starting at once) is waited
+                # for up to `cap`: giving up there lost whole runs (issue 29).
                 break
             self._cond.wait(0.02)
         return self._unsent + self._sending

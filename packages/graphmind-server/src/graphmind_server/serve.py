@@ -21,12 +21,15 @@ from graphmind import protocol as graphmind_protocol
 
 from . import tokenfile
 from .app import build_app
-from .config import ConfigError, Settings, is_loopback, settings_from
+from .config import DEFAULT_PORT, ConfigError, Settings, is_loopback, settings_from
 from .hub import Hub
 from .store import Store, StoreError
 from .wsprotocol import protocol_class
 
 LISTENING = "GraphMind hub listening on http://{host}:{port}"
+# Apps look for the hub on the default port; on any other the first app recorded nothing until its
+# user found the variable (issue 29), so the hub says it.
+APPS_ATTACH_WITH = "Apps attach with: GRAPHMIND_URL=ws://{host}:{port}/ingest"
 VIEWER_WITH_TOKEN = "Open the viewer (carries the token once): http://{host}:{port}/?token={token}"
 GRACEFUL_SHUTDOWN_S = 3
 
@@ -203,6 +206,8 @@ def run(settings: Settings) -> None:
     def ready(port: int) -> None:
         host = display_host(settings.host)
         print(LISTENING.format(host=host, port=port), flush=True)
+        if port != DEFAULT_PORT:
+            print(APPS_ATTACH_WITH.format(host=host, port=port), flush=True)
         if settings.token:
             print(VIEWER_WITH_TOKEN.format(host=host, port=port, token=settings.token), flush=True)
 
