@@ -74,7 +74,7 @@ def protocol_class() -> Any:
             # uvicorn logs a text frame that is not UTF-8 with logger.exception (a traceback in the
             # hub's log for one bad client frame); it still closes with 1007, we log one line.
             logger = self.logger
-            self.logger = _OneLineLogger(logger, self)
+            self.logger = _OneLineLogger(logger, self)  # type: ignore[assignment]
             try:
                 super().send_receive_event_to_app()
             finally:
