@@ -209,10 +209,15 @@ class Transport(WriteLoop):  # the write loop (one wake-up and one frame per bat
                 break
             if self._progress != seen:
                 seen, last_change = self._progress, now
-            elif now - last_change >= idle and (self.attached or not self._link.last_reached):
-                # Idle: a hub that stopped taking events, or none listening. A hub that listens and
-                # has not finished a handshake yet (busy: 50 clients starting at once) is waited
-                # for up to `cap`: giving up there lost whole runs (issue 29).
+            elif (
+                now - last_change >= idle
+                and not (self.attached and self._sending)
+                and (self.attached or not self._link.last_reached)
+            ):
+                # Idle: a hub that stopped taking events, or none listening. Waited for up to `cap`
+                # instead (issue 29: giving up there lost whole runs of 50 clients starting at once):
+                # a send under way (a busy hub reading slowly; a frozen one is cut by the keepalive),
+                # and a hub that listens and has not finished a handshake yet.
                 break
             self._cond.wait(0.02)
         return self._unsent + self._sending
