@@ -15,8 +15,10 @@
   so a detached app never encodes anything; it wakes once per batch and sends a batch as one frame
   to a hub that takes batch frames (`_write_loop.py`). On each attach the whole ring is sent again, oldest
   first; the hub stores an event once per (clientId, seq): a replay after a hub restart loses nothing.
-- `close()` (dispose and the exit flush): waits while the hub keeps taking events, gives up after
-  `FLUSH_IDLE_S` without progress or `FLUSH_CAP_S` in all, says what it could not send.
+- `close()` (dispose and the exit flush): waits while attached (a frozen hub is cut by the
+  keepalive, `_hub_link.py`) or while a listening hub's handshake is under way, at most
+  `FLUSH_CAP_S` in all; with no hub listening it gives up after `FLUSH_IDLE_S`. It says what it
+  could not send, and counts it in `dropped`.
 - Opening a connection (the token, hello, welcome) is `_hub_link.HubLink`, built with the
   transport: everything it calls from `websockets` is bound then, so an app that later patches
   `websockets.sync.client.connect` (a test mocking its own connections) never receives ours.
@@ -209,15 +211,12 @@ class Transport(WriteLoop):  # the write loop (one wake-up and one frame per bat
                 break
             if self._progress != seen:
                 seen, last_change = self._progress, now
-            elif (
-                now - last_change >= idle
-                and not (self.attached and self._sending)
-                and (self.attached or not self._link.last_reached)
-            ):
-                # Idle: a hub that stopped taking events, or none listening. Waited for up to `cap`
-                # instead (issue 29: giving up there lost whole runs of 50 clients starting at once):
-                # a send under way (a busy hub reading slowly; a frozen one is cut by the keepalive),
-                # and a hub that listens and has not finished a handshake yet.
+            elif now - last_change >= idle and not self.attached and not self._link.last_reached:
+                # Idle while no hub listens (a lost hub that does not come back). Attached, or with
+                # a hub that listens and has not finished its handshake, the wait goes on up to
+                # `cap`: a second without a batch written is no sign of a dead hub in a process with
+                # 200 threads taking turns at the GIL (50 clients starting at once lost whole runs
+                # that way, issue 29); a frozen hub is cut by the keepalive within about 6 s.
                 break
             self._cond.wait(0.02)
         return self._unsent + self._sending
