@@ -252,7 +252,10 @@ class Client:
         `@client.tool(breakpoint="before")`, `@client.tool(hold_if=lambda amount, **_: amount > 100)`."""
         if callable(name):
             return self.wrap(name, breakpoint=breakpoint, hold_if=hold_if)
-        CodeHolds.of(breakpoint, hold_if)  # say what is wrong at the decorator line, not at the first call
+        if (
+            self.enabled
+        ):  # disabled: a no-op (the seed); enabled: wrong at the decorator line, not the first call
+            CodeHolds.of(breakpoint, hold_if)
 
         def decorate(fn: F) -> F:
             return self.wrap(fn, name, breakpoint=breakpoint, hold_if=hold_if)
@@ -307,12 +310,12 @@ class Client:
         """Connects now and waits for the hub's welcome. False means "carry on detached"; never raises."""
         if not self.live:
             return False
-        return self._hub.ready(timeout)
+        return self._hub.ready(_wait_bound(timeout))
 
     async def aready(self, timeout: float = 2.0) -> bool:
         if not self.live:
             return False
-        return await self._hub.aready(timeout)
+        return await self._hub.aready(_wait_bound(timeout))
 
     def stats(self) -> dict[str, Any]:
         transport = self._transport
@@ -351,6 +354,17 @@ class Client:
     def __repr__(self) -> str:
         state = "disabled" if not self.enabled else ("attached" if self.attached else "detached")
         return f"<graphmind.Client app={self.app!r} {state}>"
+
+
+READY_MAX_S = 86_400.0
+
+
+def _wait_bound(timeout: Any) -> float:
+    """ready()'s timeout as a wait the clock can keep: NaN (which never compared past the deadline
+    and spun a core forever), a negative or a non-number waits 0; infinity waits a day."""
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout >= 0:
+        return 0.0
+    return float(min(timeout, READY_MAX_S))
 
 
 def _ignore(_run_id: str) -> None:

@@ -64,12 +64,29 @@ def _warn_option(logger: Any, message: str) -> None:
         pass
 
 
-def is_enabled(enabled_option: bool | None, environ: Mapping[str, str]) -> bool:
-    """The kill-switch table, top to bottom; the first match wins."""
+def enabled_word(value: Any) -> bool | None:
+    """`enabled=` given as a string ("false", "0", "on", …): what it says, None if it says nothing.
+    `bool("false")` is True: a string read from a config file turned GraphMind on in production."""
+    if not isinstance(value, str):
+        return None
+    word = value.strip().lower()
+    if word in ("1", "true", "on", "yes"):
+        return True
+    if word in ("0", "false", "off", "no", ""):
+        return False
+    return None
+
+
+def is_enabled(enabled_option: Any, environ: Mapping[str, str]) -> bool:
+    """The kill-switch table, top to bottom; the first match wins. An `enabled=` that is neither a
+    bool nor a word for one counts as not given (the environment decides; check_options warns)."""
     if environ.get("GRAPHMIND_DISABLED", "").strip() == "1":
         return False
-    if enabled_option is not None:
-        return bool(enabled_option)
+    if isinstance(enabled_option, bool):
+        return enabled_option
+    word = enabled_word(enabled_option)
+    if word is not None:
+        return word
     for name in PRODUCTION_ENV_VARS:
         value = environ.get(name)
         if value is not None and value != "":
@@ -161,7 +178,8 @@ class Options:
         return cls(
             app=app or default_app_name(),
             enabled=enabled,
-            url=options.get("url") or env.get("GRAPHMIND_URL") or DEFAULT_URL,
+            # Surrounding spaces (a quoted `GRAPHMIND_URL=" ws://… "`, a pasted line) never attached.
+            url=(options.get("url") or env.get("GRAPHMIND_URL") or "").strip() or DEFAULT_URL,
             meta=dict(options.get("meta") or {}),
             connect_timeout=_seconds("connect_timeout", options.get("connect_timeout"), 0.3)
             or 0.3,  # 0 would never connect

@@ -77,6 +77,13 @@ def _any(value: Any) -> None:
     return
 
 
+def _enabled(value: Any) -> None:
+    from ._config import enabled_word
+
+    if value is not None and not isinstance(value, bool) and enabled_word(value) is None:
+        raise ValueError("is not True or False")
+
+
 def _breakpoints(value: Any) -> None:
     from ._code_holds import client_breakpoints
 
@@ -89,7 +96,7 @@ def _breakpoints(value: Any) -> None:
 # option -> (check that raises ValueError with the reason, what the fallback is called in the warning)
 CHECKS: dict[str, tuple[Callable[[Any], None], str]] = {
     "url": (_text, "the default (GRAPHMIND_URL or ws://127.0.0.1:4747/ingest)"),
-    "enabled": (_any, ""),
+    "enabled": (_enabled, "the environment's rule (off in production)"),
     "meta": (_mapping, "no meta"),
     "connect_timeout": (_seconds, "the default (0.3)"),
     "handshake_timeout": (_seconds, "the default (1.0)"),
