@@ -95,7 +95,8 @@ class HubLink:
         self._legacy: dict[str, Any] = {"legacy": True} if "legacy" in params or takes_any else {}
         self._ws_log = OneLineLog(logging.getLogger("graphmind.transport.websockets"), {})
         self._tcp = TcpConnector()
-        self._direct = is_loopback_url(options.url) or not self._uses_proxy(options.url)
+        self._loopback = is_loopback_url(options.url)
+        self._direct = self._loopback or not self._uses_proxy(options.url)
         self._clock = time.monotonic
         self.encode = proto.encode
         self.decode = proto.decode
@@ -130,6 +131,10 @@ class HubLink:
                 sock = self._tcp.connect(host, port, opts.connect_timeout)
             except Exception as exc:  # refused, unreachable, or no answer within connect_timeout
                 _log.debug("graphmind: no hub at %s (%r)", opts.url, exc)
+                # On loopback only a refusal says "no hub": a connect that timed out there is a
+                # busy hub, or this thread waiting its turn at the GIL among 200 (issue 29).
+                if self._loopback and not isinstance(exc, ConnectionRefusedError):
+                    self.last_reached = True
                 return None
             self.reached = self.last_reached = True
             budget = opts.handshake_timeout

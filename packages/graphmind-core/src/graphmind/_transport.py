@@ -94,6 +94,10 @@ class Transport(WriteLoop):  # the write loop (one wake-up and one frame per bat
         self._failed_attempts = 0  # connect attempts that ended without attaching (ready() watches)
         self._next_attempt = 0.0  # when the thread tries again after the last failure (monotonic)
         self._lost_at: float | None = None  # when an attached hub was last lost
+        # A listening hub failed the handshake: retried soon (and the exit flush waits for it), but
+        # ready() and the first call's wait do not wait for those retries (docs/timeouts.md).
+        self._busy_hub = False
+        self._next_attempt_for_ready = 0.0
         self._stopping = False
         self._thread: threading.Thread | None = None
         self._ws: Any = None
@@ -169,7 +173,7 @@ class Transport(WriteLoop):  # the write loop (one wake-up and one frame per bat
                     self._failed_attempts != seen
                     and not self._connecting
                     and not self._kick.is_set()
-                    and self._next_attempt > deadline
+                    and self._next_attempt_for_ready > deadline
                 ):
                     return False  # nothing more will happen before the deadline: do not hold the app
                 cond.wait(remaining)
@@ -312,10 +316,17 @@ class Transport(WriteLoop):  # the write loop (one wake-up and one frame per bat
                     # starting at once, say): retried like a lost hub, at once and then every
                     # QUICK_RETRY_S, and a flush waits for it, not retry_interval (issue 29).
                     self._lost_at = time.monotonic()
+                    self._busy_hub = True
                 delay = self._retry_delay(failures)
                 with self._cond:
                     self._failed_attempts += 1
                     self._next_attempt = time.monotonic() + delay
+                    # ready() waits for the retries it would have had without the busy-hub rule.
+                    self._next_attempt_for_ready = (
+                        time.monotonic() + self._options.retry_interval
+                        if self._busy_hub
+                        else self._next_attempt
+                    )
                     self._cond.notify_all()  # ready() waiters: is another attempt due before their deadline?
                 self._kick.wait(delay)
                 self._kick.clear()
@@ -348,6 +359,7 @@ class Transport(WriteLoop):  # the write loop (one wake-up and one frame per bat
             self._batches = proto.takes_batches(welcome)
             self.attached = True
             self._lost_at = None
+            self._busy_hub = False
             self.counters["connects"] += 1
         try:
             self._on_attach(welcome)
