@@ -112,7 +112,7 @@ def test_a_first_handshake_that_fails_against_a_listening_hub_is_retried_soon() 
         assert not client.ready(0.5)  # reached the port, no welcome
         silent.close()
         with FakeHub().start(port) as hub:
-            hub.wait_for(lambda: client.attached, timeout=5, what="attached on a quick retry")
+            hub.wait_for(lambda: client.attached, timeout=15, what="attached on a quick retry")
             tool = client.wrap(lambda i: i, name="t")
             with client.run("r"):
                 tool(1)

@@ -215,7 +215,7 @@ class Transport(WriteLoop):  # the write loop (one wake-up and one frame per bat
                 break
             if self._progress != seen:
                 seen, last_change = self._progress, now
-            elif now - last_change >= idle and not self.attached and not self._link.last_reached:
+            elif now - last_change >= idle and not self.attached and not self._busy_hub:
                 # Idle while no hub listens (a lost hub that does not come back). Attached, or with
                 # a hub that listens and has not finished its handshake, the wait goes on up to
                 # `cap`: a second without a batch written is no sign of a dead hub in a process with
@@ -311,7 +311,9 @@ class Transport(WriteLoop):  # the write loop (one wake-up and one frame per bat
             if not connected:
                 failures += 1
                 self.counters["connect_failures"] += 1
-                if self._lost_at is None and self._link.last_reached:
+                if not self._link.last_reached:
+                    self._busy_hub = False  # refused: nobody listens (any more)
+                elif self._lost_at is None:
                     # A hub is listening and the handshake failed (a hub busy with 50 clients
                     # starting at once, say): retried like a lost hub, at once and then every
                     # QUICK_RETRY_S, and a flush waits for it, not retry_interval (issue 29).
