@@ -25,7 +25,9 @@ def _references() -> list[tuple[str, str, list[str]]]:
     for prefix, path, names in _REF.findall(text):
         if prefix in PREFIXES:
             # "::test_x_…" abbreviates a long name: any test starting so
-            refs.append((prefix, path, [n + (".*" if cut else "") for n, cut in re.findall(r"::(\w+)(…)?", names)]))
+            refs.append(
+                (prefix, path, [n + (".*" if cut else "") for n, cut in re.findall(r"::(\w+)(…)?", names)])
+            )
     return refs
 
 

@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 import graphmind
-from graphmind._hub_link import CLOSE_TIMEOUT_S, PING_INTERVAL_S, PING_TIMEOUT_S
+from graphmind._wire.hub_link import CLOSE_TIMEOUT_S, PING_INTERVAL_S, PING_TIMEOUT_S
 from graphmind_server.testing import HubProcess, wait_for
 
 from .conftest import figure

@@ -11,7 +11,7 @@ import pytest
 
 import graphmind
 from graphmind import protocol
-from graphmind._hub_control import ERROR_CODES_MAX
+from graphmind._hub.control import ERROR_CODES_MAX
 from graphmind.testing import FakeHub
 
 

@@ -10,7 +10,7 @@ import threading
 import pytest
 
 import graphmind
-from graphmind._config import Options
+from graphmind._config.options import Options
 from graphmind.testing import FakeHub
 
 
