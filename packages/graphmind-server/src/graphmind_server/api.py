@@ -16,8 +16,8 @@ from .debugstate import DebugStateError
 from .hub import Hub
 from .jsontext import JSON
 from .store import reads
-from .store.derive import RUN_STATUSES
 from .store.ops import DeleteRun
+from .store.status import RUN_STATUSES
 
 ACTIONS = proto.ACTIONS
 REDACTED = proto.REDACTED

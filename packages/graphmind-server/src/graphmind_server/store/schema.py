@@ -53,6 +53,14 @@ MIGRATIONS: list[list[str]] = [
         "CREATE UNIQUE INDEX events_by_client_seq ON events (client_id, seq)",
         "CREATE INDEX events_by_run_seq ON events (run_id, seq)",
     ],
+    # 2: what the status rule keeps of a node's executions (store/status.py): the latest one's
+    # instanceId and status, and the instanceIds held now (a JSON list). A node stored before has
+    # none of it: its stored status stands until its next event.
+    [
+        "ALTER TABLE nodes ADD COLUMN latest TEXT",
+        "ALTER TABLE nodes ADD COLUMN latest_status TEXT",
+        "ALTER TABLE nodes ADD COLUMN held TEXT NOT NULL DEFAULT '[]'",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
