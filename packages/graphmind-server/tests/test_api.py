@@ -21,7 +21,10 @@ def _held(thub, app, run_id="r1", node="tool:lookup", gate="before", **fields):
 
 
 def test_health(thub):
-    assert thub.api("GET", "/api/health") == (200, {"ok": True, "version": "0.1.0", "protocol": 1})
+    assert thub.api("GET", "/api/health") == (
+        200,
+        {"ok": True, "version": "0.1.0", "protocol": 1, "storing": True},
+    )
 
 
 def test_runs_are_listed_newest_first_with_filters_and_limit(thub):

@@ -56,6 +56,9 @@ GATE_UNKNOWN: Final = "gate.unknown"
 PAUSE: Final = "pause"
 RUN_ABORT: Final = "run.abort"
 ERROR: Final = "error"
+# The hub cannot store events (disk full, I/O error, its file gone) or stores again (docs/protocol.md,
+# "Storing"): an optional hub frame; an app keeps its events in its ring meanwhile.
+HUB_STORING: Final = "hub.storing"
 # Many events in one text frame (docs/protocol.md, "Batch frames"): sent only to a hub whose
 # `welcome` lists BATCH in `capabilities`; the hub handles each entry as if it had come alone.
 BATCH: Final = "batch"
@@ -254,7 +257,7 @@ def decode(text: str | bytes) -> dict[str, Any] | None:
     """A frame as a dict with a string `type`, or None for anything that is not one."""
     try:
         frame = json.loads(text)
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):  # nested too deep: ignored like any unreadable frame
         return None
     if not isinstance(frame, dict) or not isinstance(frame.get("type"), str):
         return None

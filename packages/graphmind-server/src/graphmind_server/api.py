@@ -109,6 +109,10 @@ def _contains_redacted(value: Any) -> bool:
 
 async def health(request: Request) -> Response:
     body: dict[str, Any] = {"ok": True, "version": __version__, "protocol": 1}
+    reason = _hub(request).store.not_storing
+    body["storing"] = reason is None  # store/stall.py: false while a write keeps failing
+    if reason is not None:
+        body["notStoring"] = f"not storing: {reason}"
     forwarder = getattr(request.app.state, "otlp", None)
     if forwarder is not None:  # serve --otlp-endpoint: how the forwarding goes
         body["otlp"] = forwarder.stats()

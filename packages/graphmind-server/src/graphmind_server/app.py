@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sqlite3
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -49,6 +50,14 @@ async def _internal_error(request: Request, exc: Exception) -> Response:
     )
 
 
+async def _store_error(request: Request, exc: Exception) -> Response:
+    """The database failed a read (damaged, gone): a JSON 503 and one log line, never a traceback.
+    A handler for this class (not for Exception) is what keeps Starlette from re-raising it to
+    uvicorn, which would log the traceback."""
+    _log.error("graphmind: %s %s: the database failed (%s)", request.method, request.url.path, exc)
+    return JSON({"error": f"the hub cannot read its database ({exc}); see the hub log"}, status_code=503)
+
+
 async def _http_error(request: Request, exc: Exception) -> Response:
     """Starlette's own 404/405 (a path no route matches, e.g. one with a newline) as JSON too."""
     assert isinstance(exc, HTTPException)
@@ -78,7 +87,7 @@ def build_app(settings: Settings, store: Store, trust: Callable[[Any], None] | N
         left_running = store.read_now(reads.running_clients)  # before the writer owns the connection
         forwarder = app.state.otlp
         if forwarder is None:
-            store.start(asyncio.get_running_loop(), hub.on_commit)
+            store.start(asyncio.get_running_loop(), hub.on_commit, hub.on_storing)
         else:
             forwarder.start()
 
@@ -86,7 +95,7 @@ def build_app(settings: Settings, store: Store, trust: Callable[[Any], None] | N
                 hub.on_commit(c)
                 forwarder.on_commit(c)
 
-            store.start(asyncio.get_running_loop(), on_commit)
+            store.start(asyncio.get_running_loop(), on_commit, hub.on_storing)
         hub.start(left_running)
         try:
             yield
@@ -116,7 +125,11 @@ def build_app(settings: Settings, store: Store, trust: Callable[[Any], None] | N
             )
         ],
         lifespan=lifespan,
-        exception_handlers={Exception: _internal_error, HTTPException: _http_error},
+        exception_handlers={
+            Exception: _internal_error,
+            HTTPException: _http_error,
+            sqlite3.Error: _store_error,
+        },
     )
     app.state.trust = trust
     app.state.viewer_codes = viewer_codes.ViewerCodes(settings.token)

@@ -14,6 +14,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from graphmind import protocol as proto
 
 from ._version import __version__
+from .export.namespace import live_client
 from .hub import AppConnection, Hub
 from .ingest_auth import challenge_for
 from .lossframe import take_dropped
@@ -85,6 +86,9 @@ def _checked(obj: Any) -> dict[str, Any]:
 
 Entry = tuple[dict[str, Any], str] | BadFrame
 _PLAIN = json.JSONDecoder()  # reads NaN and 1e400 too: only to find where such an entry ends
+# …and an integer of more than 4,300 digits (which int() refuses): an entry holding one is refused
+# on its own, not the whole batch around it.
+_ANY = json.JSONDecoder(parse_int=lambda _: 0)
 _SPACE = re.compile(r"[ \t\n\r]*")
 _WHITESPACE = frozenset(" \t\n\r")
 
@@ -168,13 +172,18 @@ def _scan_entries(text: str, i: int) -> tuple[list[Entry], int]:
             entry: Entry = (_checked(obj), text[start:i])
         except BadFrame as exc:
             if i == start:  # the decoder refused NaN or 1e400: decided as parse_frame would
-                _, i = _PLAIN.raw_decode(text, start)
+                _, i = _ANY.raw_decode(text, start)
                 try:
                     entry = parse_frame(text[start:i])
                 except BadFrame as inner:
                     entry = inner
             else:
                 entry = exc
+        except ValueError as exc:
+            if "digits" not in str(exc):
+                raise  # not JSON at all: the batch is not well formed
+            _, i = _ANY.raw_decode(text, start)
+            entry = BadFrame(f"frame is not JSON ({str(exc)[:200]})")
         entries.append(entry)
         sep = text[i : i + 1]
         if sep != ",":  # the compact case is one comparison; anything else takes the general path
@@ -223,7 +232,7 @@ async def ingest(websocket: WebSocket) -> None:
         client_id = f"anon-{id(websocket):x}-{time.time_ns()}"
     app = hello.get("app")
     app = clean_text(app) if isinstance(app, str) and app else "unknown"
-    client_id = clean_text(client_id)
+    client_id = live_client(clean_text(client_id))  # never in the import namespace
     conn = hub.attach(client_id, app, hello.get("pid"), websocket.send_text)
     try:
         version = hub.debug.version

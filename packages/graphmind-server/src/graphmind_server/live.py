@@ -164,6 +164,8 @@ async def _feed(sender: Sender, hub: Hub, viewer: Viewer, after: int | None, upt
                 "cursor": upto,
                 "debug": hub.debug.to_json(),
                 "gates": [g.to_api() for g in hub.gates.values()],
+                "storing": hub.store.not_storing is None,
+                "reason": hub.store.not_storing,
             }
         )
     )

@@ -22,7 +22,7 @@ from graphmind import protocol as graphmind_protocol
 
 from . import tokenfile
 from .app import build_app
-from .config import ConfigError, Settings, is_loopback, settings_from
+from .config import DEFAULT_PORT, ConfigError, Settings, is_loopback, settings_from
 from .hub import Hub
 from .limits import ACCEPT_BATCH, LISTEN_QUEUE, Limiter, http_protocol_class, install_accept_handler
 from .store import Store, StoreError
@@ -30,6 +30,9 @@ from .viewer_codes import ViewerCodes
 from .wsprotocol import protocol_class
 
 LISTENING = "GraphMind hub listening on http://{host}:{port}"
+# Apps look for the hub on the default port; on any other the first app recorded nothing until its
+# user found the variable (issue 29), so the hub says it.
+APPS_ATTACH_WITH = "Apps attach with: GRAPHMIND_URL=ws://{host}:{port}/ingest"
 # Never the token: a browser keeps the URLs it opens. A one-time code the page trades for the token
 # (viewer_codes.py); what the browser's History keeps is a spent code.
 VIEWER_WITH_TOKEN = (
@@ -189,7 +192,7 @@ def _prepare(settings: Settings, on_ready: Callable[[int], None]) -> tuple[_Serv
     sock = bind(settings.host, settings.port)
     port = sock.getsockname()[1]
     try:
-        store = Store(settings.db)
+        store = Store(settings.db, port=port)
     except StoreError:
         sock.close()
         raise
@@ -239,6 +242,8 @@ def run(settings: Settings) -> None:
     def ready(port: int) -> None:
         host = display_host(settings.host)
         print(LISTENING.format(host=host, port=port), flush=True)
+        if port != DEFAULT_PORT:
+            print(APPS_ATTACH_WITH.format(host=host, port=port), flush=True)
         if settings.token:
             code = server.viewer_codes.issue()
             print(VIEWER_WITH_TOKEN.format(host=host, port=port, code=code), flush=True)

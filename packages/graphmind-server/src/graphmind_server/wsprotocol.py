@@ -26,6 +26,25 @@ REFUSED_LINGER_S = 2.0
 ABORT_EXTENSION = "graphmind.abort"
 
 
+class _OneLineLogger:
+    """uvicorn's logger, whose `exception` logs one line (no traceback) naming the peer."""
+
+    def __init__(self, logger: Any, protocol: Any) -> None:
+        self._logger = logger
+        self._protocol = protocol
+
+    def exception(self, message: str, *args: Any, **kwargs: Any) -> None:
+        client = getattr(self._protocol, "client", None)
+        peer = f"{client[0]}:{client[1]}" if isinstance(client, tuple) and len(client) == 2 else "a client"
+        what = message % args if args else message  # uvicorn's only use: "Invalid UTF-8 sequence …"
+        self._logger.warning(
+            "graphmind: %s (from %s); closed that connection with 1007", what.rstrip("."), peer
+        )
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._logger, name)
+
+
 def protocol_class(limiter: Any = None) -> Any:
     """`limiter` (limits.Limiter) hears when an upgraded connection ends: the HTTP protocol that
     reported its start is not told once uvicorn hands the transport to this one."""
@@ -82,5 +101,15 @@ def protocol_class(limiter: Any = None) -> Any:
         def shutdown(self) -> None:
             super().shutdown()
             self.loop.call_later(SHUTDOWN_ABORT_S, self._abort)
+
+        def send_receive_event_to_app(self) -> None:
+            # uvicorn logs a text frame that is not UTF-8 with logger.exception (a traceback in the
+            # hub's log for one bad client frame); it still closes with 1007, we log one line.
+            logger = self.logger
+            self.logger = _OneLineLogger(logger, self)  # type: ignore[assignment]
+            try:
+                super().send_receive_event_to_app()
+            finally:
+                self.logger = logger
 
     return Protocol

@@ -20,6 +20,7 @@ import contextlib
 import contextvars
 import itertools
 import os
+import threading
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from time import time_ns as _time_ns
@@ -45,6 +46,7 @@ from .._runs.run import RunContext
 from .._runs.tool_call_ids import ToolCallIds
 from .._wire.transport import Transport
 from .._wire.url import url_problem
+from . import fork as _fork
 from . import wrappers as _wrappers
 from .run_scope import RunScope
 from .span import Span
@@ -89,6 +91,8 @@ class Client:
         breakpoints = client_breakpoints(self.options.raw.get("breakpoints"))
         self._hub = HubControl(self._warn, self._emit, self._runs.find, breakpoints)
         flusher = TokenFlusher(self.options.token_flush_interval * 1000.0, self._warn, self._is_disposed)
+        self._flusher = flusher
+        self._attach_wait = attach_wait
         current_node: contextvars.ContextVar[str | None] = contextvars.ContextVar(
             f"graphmind_node_{key}", default=None
         )
@@ -126,7 +130,11 @@ class Client:
         if url_warning:  # detached for good: no transport, gates continue, nothing is buffered
             attach_wait.pending = False
             return
-        self._transport = self._hub.transport = Transport(
+        self._transport = self._new_transport()
+        _fork.track(self)
+
+    def _new_transport(self) -> Transport:
+        transport = self._hub.transport = Transport(
             self.options,
             self.client_id,
             on_attach=self._hub.on_attach,
@@ -135,6 +143,25 @@ class Client:
             warn=self._warn,
             on_exit=self.dispose,
         )
+        transport.dropped_elsewhere = lambda: self._pipeline.dropped  # type: ignore[method-assign]
+        return transport
+
+    def _after_fork(self) -> None:
+        """In a forked child (fork.py): its own clientId, seqs, ring and connection; the parent's
+        transport (its socket, its ring, its threads that do not exist here) is dropped untouched."""
+        if self._disposed or self._transport is None:
+            return
+        self.client_id = uuid.uuid4().hex
+        self._instance_prefix = self.client_id[:8]
+        self._seq = itertools.count(1)
+        self._emitted = 0
+        self._warn._lock = threading.Lock()
+        self._pipeline._lock = threading.Lock()
+        self._pipeline.dropped = 0
+        self._hub.after_fork()
+        self._flusher.after_fork()
+        self._attach_wait.after_fork()
+        self._transport = self._new_transport()
 
     # ---- state -------------------------------------------------------------------------------
     def _new_instance_id(self) -> str:
@@ -183,6 +210,7 @@ class Client:
                 else pipeline.process_sized(event, trusted)
             )
         except Exception as exc:  # the pipeline promises never to raise; stay fail-open if it ever does
+            self._pipeline.dropped += 1  # lost: counted in stats()["dropped"] like any other
             self._warn(f"[graphmind] dropped an event that could not be recorded: {exc!r}", key="encode")
             return seq
         if sized is None:
@@ -225,7 +253,10 @@ class Client:
         `@client.tool(breakpoint="before")`, `@client.tool(hold_if=lambda amount, **_: amount > 100)`."""
         if callable(name):
             return self.wrap(name, breakpoint=breakpoint, hold_if=hold_if)
-        CodeHolds.of(breakpoint, hold_if)  # say what is wrong at the decorator line, not at the first call
+        if (
+            self.enabled
+        ):  # disabled: a no-op (the seed); enabled: wrong at the decorator line, not the first call
+            CodeHolds.of(breakpoint, hold_if)
 
         def decorate(fn: F) -> F:
             return self.wrap(fn, name, breakpoint=breakpoint, hold_if=hold_if)
@@ -280,12 +311,12 @@ class Client:
         """Connects now and waits for the hub's welcome. False means "carry on detached"; never raises."""
         if not self.live:
             return False
-        return self._hub.ready(timeout)
+        return self._hub.ready(_wait_bound(timeout))
 
     async def aready(self, timeout: float = 2.0) -> bool:
         if not self.live:
             return False
-        return await self._hub.aready(timeout)
+        return await self._hub.aready(_wait_bound(timeout))
 
     def stats(self) -> dict[str, Any]:
         transport = self._transport
@@ -326,6 +357,17 @@ class Client:
     def __repr__(self) -> str:
         state = "disabled" if not self.enabled else ("attached" if self.attached else "detached")
         return f"<graphmind.Client app={self.app!r} {state}>"
+
+
+READY_MAX_S = 86_400.0
+
+
+def _wait_bound(timeout: Any) -> float:
+    """ready()'s timeout as a wait the clock can keep: NaN (which never compared past the deadline
+    and spun a core forever), a negative or a non-number waits 0; infinity waits a day."""
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout >= 0:
+        return 0.0
+    return float(min(timeout, READY_MAX_S))
 
 
 def _ignore(_run_id: str) -> None:

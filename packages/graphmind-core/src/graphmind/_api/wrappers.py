@@ -133,9 +133,10 @@ def wrap(
     hold_if: Condition | None = None,
 ) -> F:
     """A gated version of `fn`, producing a `tool:<name>` node per call (holds: _hub/code_holds.py)."""
-    holds = CodeHolds.of(breakpoint, hold_if)  # a bad value is an error even when disabled
+    # The seed: a disabled session is a no-op, so a bad value is an error only when enabled.
     if not engine.enabled:
         return fn
+    holds = CodeHolds.of(breakpoint, hold_if)
     if hasattr(fn, WRAPPED_ATTR):
         return fn
     if not callable(fn):
@@ -148,9 +149,9 @@ def wrap_tools(
 ) -> ToolsT:
     """Wraps a `{name: callable}` dict (keys name the nodes), a list, or one callable; same shape back.
     `breakpoint` / `hold_if` apply to each tool."""
-    CodeHolds.of(breakpoint, hold_if)
     if not engine.enabled:
         return tools
+    CodeHolds.of(breakpoint, hold_if)
     holds: dict[str, Any] = {"breakpoint": breakpoint, "hold_if": hold_if}
     if isinstance(tools, Mapping):
         return {key: wrap(engine, fn, str(key), **holds) for key, fn in tools.items()}  # type: ignore[return-value]
@@ -171,9 +172,9 @@ def wrap_method(
     hold_if: Condition | None = None,
 ) -> Any:
     """Gates one method of one object, in place (other instances are untouched). Returns `obj`."""
-    CodeHolds.of(breakpoint, hold_if)
     if not engine.enabled:
         return obj
+    CodeHolds.of(breakpoint, hold_if)
     current = getattr(obj, method_name)
     if hasattr(current, WRAPPED_ATTR):
         return obj

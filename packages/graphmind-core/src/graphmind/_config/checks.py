@@ -77,6 +77,24 @@ def _any(value: Any) -> None:
     return
 
 
+def enabled_word(value: Any) -> bool | None:
+    """`enabled=` given as a string ("false", "0", "on", …): what it says, None if it says nothing.
+    `bool("false")` is True: a string read from a config file turned GraphMind on in production."""
+    if not isinstance(value, str):
+        return None
+    word = value.strip().lower()
+    if word in ("1", "true", "on", "yes"):
+        return True
+    if word in ("0", "false", "off", "no", ""):
+        return False
+    return None
+
+
+def _enabled(value: Any) -> None:
+    if value is not None and not isinstance(value, bool) and enabled_word(value) is None:
+        raise ValueError("is not True or False")
+
+
 def _breakpoints(value: Any) -> None:
     from .._hub.code_holds import client_breakpoints
 
@@ -89,7 +107,7 @@ def _breakpoints(value: Any) -> None:
 # option -> (check that raises ValueError with the reason, what the fallback is called in the warning)
 CHECKS: dict[str, tuple[Callable[[Any], None], str]] = {
     "url": (_text, "the default (GRAPHMIND_URL or ws://127.0.0.1:4747/ingest)"),
-    "enabled": (_any, ""),
+    "enabled": (_enabled, "the environment's rule (off in production)"),
     "meta": (_mapping, "no meta"),
     "connect_timeout": (_seconds, "the default (0.3)"),
     "handshake_timeout": (_seconds, "the default (1.0)"),

@@ -13,7 +13,10 @@ from typing import Any
 
 from .._base.clock import Clock, monotonic_ms
 from .._events.mask import resolve_mask
-from .checks import check_options  # at import: its difflib costs the first Client() ~2 ms otherwise
+from .checks import (
+    check_options,
+    enabled_word,
+)  # at import: its difflib costs the first Client() ~2 ms otherwise
 
 DEFAULT_URL = "ws://127.0.0.1:4747/ingest"
 
@@ -64,12 +67,16 @@ def _warn_option(logger: Any, message: str) -> None:
         pass
 
 
-def is_enabled(enabled_option: bool | None, environ: Mapping[str, str]) -> bool:
-    """The kill-switch table, top to bottom; the first match wins."""
+def is_enabled(enabled_option: Any, environ: Mapping[str, str]) -> bool:
+    """The kill-switch table, top to bottom; the first match wins. An `enabled=` that is neither a
+    bool nor a word for one counts as not given (the environment decides; check_options warns)."""
     if environ.get("GRAPHMIND_DISABLED", "").strip() == "1":
         return False
-    if enabled_option is not None:
-        return bool(enabled_option)
+    if isinstance(enabled_option, bool):
+        return enabled_option
+    word = enabled_word(enabled_option)
+    if word is not None:
+        return word
     for name in PRODUCTION_ENV_VARS:
         value = environ.get(name)
         if value is not None and value != "":
@@ -161,7 +168,8 @@ class Options:
         return cls(
             app=app or default_app_name(),
             enabled=enabled,
-            url=options.get("url") or env.get("GRAPHMIND_URL") or DEFAULT_URL,
+            # Surrounding spaces (a quoted `GRAPHMIND_URL=" ws://… "`, a pasted line) never attached.
+            url=(options.get("url") or env.get("GRAPHMIND_URL") or "").strip() or DEFAULT_URL,
             meta=dict(options.get("meta") or {}),
             connect_timeout=_seconds("connect_timeout", options.get("connect_timeout"), 0.3)
             or 0.3,  # 0 would never connect

@@ -118,6 +118,11 @@ class AttachWait:
         self.pending = policy.seconds is not None
         self._lock = threading.Lock()
 
+    def after_fork(self) -> None:
+        """In a forked child: a new client to the hub, so its first gated call waits once again."""
+        self._lock = threading.Lock()
+        self.pending = self.policy.seconds is not None
+
     def take(self) -> float | None:
         if not self.pending:
             return None

@@ -22,6 +22,8 @@ from .code_holds import CONDITION_REASON, ConditionChecker
 from .debug_state import DebugState
 from .gate import GateAnswer, HeldGate
 
+ERROR_CODES_MAX = 16  # hub error codes warned about each under its own key (the rest share one)
+
 if TYPE_CHECKING:
     from .._wire.transport import Transport
 
@@ -61,6 +63,8 @@ class HubControl:
         self._gate_seq = itertools.count(1)
         self.debug = DebugState()
         self.transport: Transport | None = None
+        self.hub_storing = True  # the hub's last `hub.storing` said it stores (docs/protocol.md)
+        self._error_codes: set[str] = set()  # hub error codes with a warning key of their own
 
     # ---- the connection ------------------------------------------------------------------------
     @property
@@ -158,6 +162,16 @@ class HubControl:
     # ---- hub frames (the transport's reader thread) ----------------------------------------------
     def on_attach(self, welcome: dict[str, Any]) -> None:
         self.debug = DebugState.from_wire(welcome.get("debug"))
+        self.hub_storing = True  # a hub that cannot store says so right after its welcome
+
+    def after_fork(self) -> None:
+        """In a forked child: the parent's held gates belong to its threads, not the child's."""
+        self._lock = threading.Lock()
+        self._held = {}
+        self._pause_any = False
+        self._pause_runs = set()
+        self.transport = None
+        self.hub_storing = True
 
     def on_detach(self) -> None:
         with self._lock:
@@ -189,6 +203,8 @@ class HubControl:
             transport.send_control({"type": proto.DEBUG_ACK, "version": self.debug.version})
         elif kind == proto.PAUSE:
             run_id = frame.get("runId")
+            if isinstance(run_id, str) and self._find_run(run_id) is None:
+                return  # another app's run (the hub tells every app): pending pauses stay bounded
             with self._lock:
                 if isinstance(run_id, str):
                     self._pause_runs.add(run_id)
@@ -200,10 +216,28 @@ class HubControl:
             if run is not None:
                 run.mark_aborted()
                 self.release_all(proto.ABORT, "hub", run.run_id)
+        elif kind == proto.HUB_STORING:
+            self._on_storing(frame)
         elif kind == proto.ERROR:
+            code = str(frame.get("code"))[:64]
+            # Once per code per interval, for the first ERROR_CODES_MAX codes; any further codes
+            # share one key, so a hub sending 10,000 distinct codes costs one line, not 10,000.
+            if code not in self._error_codes and len(self._error_codes) < ERROR_CODES_MAX:
+                self._error_codes.add(code)
+            key = f"hub-{code}" if code in self._error_codes else "hub-error-other"
+            self._warn(f"[graphmind] the hub reported: {code}: {str(frame.get('message'))[:500]}", key=key)
+
+    def _on_storing(self, frame: dict[str, Any]) -> None:
+        """The hub cannot store (or stores again): its events wait in this app's ring, and what the
+        ring must drop meanwhile is counted in stats()["dropped"] (docs/protocol.md, "Storing")."""
+        storing = frame.get("storing") is not False
+        reason = frame.get("reason")
+        self.hub_storing = storing
+        if not storing:
             self._warn(
-                f"[graphmind] the hub reported: {frame.get('code')}: {frame.get('message')}",
-                key=f"hub-{frame.get('code')}",
+                f"[graphmind] the hub is not storing events ({reason}); they wait in this app's buffer "
+                "(buffer_size / max_buffer_bytes) and any it must drop are counted in stats()['dropped']",
+                key="hub-not-storing",
             )
 
     @property

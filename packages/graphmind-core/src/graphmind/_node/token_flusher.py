@@ -34,6 +34,14 @@ class TokenFlusher:
         # streams costs one wake-up (a GIL hand-off) per interval, not one per stream.
         self._idle = True
 
+    def after_fork(self) -> None:
+        """In a forked child: the parent's thread does not exist here; start afresh."""
+        self._lock = threading.Lock()
+        self._pending = {}
+        self._wakeup = threading.Event()
+        self._thread = None
+        self._idle = True
+
     def schedule(self, node: Flushable) -> None:
         """A node has a token batch waiting: send it within the flush interval even if no delta follows."""
         with self._lock:

@@ -28,6 +28,13 @@ def register(dispose: Callable[[], None]) -> None:
             atexit.register(run_all)
 
 
+def after_fork() -> None:
+    """In a forked child: a fresh lock (another thread may have held it at the fork). The parent's
+    callbacks stay: each client rebuilt for the child (_api/fork.py) disposes its own transport."""
+    global _lock
+    _lock = threading.Lock()
+
+
 def run_all() -> None:
     with _lock:
         pending = list(_callbacks)

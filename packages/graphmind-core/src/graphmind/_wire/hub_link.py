@@ -45,6 +45,12 @@ if is_enabled(None, os.environ):  # a process that starts disabled never loads w
 
 _log = logging.getLogger("graphmind.transport")
 CLOSE_TIMEOUT_S = 1.0  # the closing handshake after a complete flush
+# Keepalive: a ping every PING_INTERVAL_S, and a hub that has not answered one within PING_TIMEOUT_S
+# is gone (SIGSTOPped, a stalled machine): the connection is cut and held gates continue, as for a
+# disconnect. So a frozen hub holds a call at most PING_INTERVAL_S + PING_TIMEOUT_S + CLOSE_TIMEOUT_S
+# (6 s; docs/timeouts.md), not websockets' default 20 + 20 s.
+PING_INTERVAL_S = 2.0
+PING_TIMEOUT_S = 3.0
 
 
 class OneLineLog(logging.LoggerAdapter[logging.Logger]):
@@ -80,13 +86,18 @@ class HubLink:
         self._legacy: dict[str, Any] = {"legacy": True} if "legacy" in params or takes_any else {}
         self._ws_log = OneLineLog(logging.getLogger("graphmind.transport.websockets"), {})
         self._tcp = TcpConnector()
-        self._direct = is_loopback_url(options.url) or not self._uses_proxy(options.url)
+        self._loopback = is_loopback_url(options.url)
+        self._direct = self._loopback or not self._uses_proxy(options.url)
         self._clock = time.monotonic
         self.encode = proto.encode
         self.decode = proto.decode
         self._options = options
         self._client_id = client_id
         self._warn = warn
+        # Some attempt reached a listening port: a client that never attached then says so at
+        # close (a hub was there and the handshake failed), not when no hub was ever running.
+        self.reached = False
+        self.last_reached = False  # the last attempt did (its handshake failed after the connect)
 
     @staticmethod
     def _uses_proxy(url: str) -> bool:
@@ -107,6 +118,7 @@ class HubLink:
         "Authentication"); then the hello carries the app's own proof. The token itself never
         leaves the process."""
         opts = self._options
+        self.last_reached = False
         try:
             token = find_token(opts.url)
         except proto.TokenError as exc:
@@ -120,7 +132,12 @@ class HubLink:
                 sock = self._tcp.connect(host, port, opts.connect_timeout)
             except Exception as exc:  # refused, unreachable, or no answer within connect_timeout
                 _log.debug("graphmind: no hub at %s (%r)", opts.url, exc)
+                # On loopback only a refusal says "no hub": a connect that timed out there is a
+                # busy hub, or this thread waiting its turn at the GIL among 200 (issue 29).
+                if self._loopback and not isinstance(exc, ConnectionRefusedError):
+                    self.last_reached = True
                 return None
+            self.reached = self.last_reached = True
             budget = opts.handshake_timeout
         else:
             budget = (
@@ -133,6 +150,8 @@ class HubLink:
                 sock=sock,
                 open_timeout=budget,
                 close_timeout=CLOSE_TIMEOUT_S,
+                ping_interval=PING_INTERVAL_S,
+                ping_timeout=PING_TIMEOUT_S,
                 # Hub frames are control frames: one over this is refused at its header, never
                 # buffered (websockets' parser checks the length first), and the connection closed 1009.
                 max_size=proto.HUB_MAX_FRAME,

@@ -16,8 +16,10 @@
   it and keeps the text for replays (a detached app never encodes); it wakes once per batch and
   sends a batch as one frame (`_wire/write_loop.py`). Each attach sends the whole ring again, oldest
   first; the hub stores an event once per (clientId, seq): a replay after a hub restart loses nothing.
-- `close()` (dispose and the exit flush): waits while the hub keeps taking events, gives up after
-  `FLUSH_IDLE_S` without progress or `FLUSH_CAP_S` in all, says what it could not send.
+- `close()` (dispose and the exit flush): waits while attached (a frozen hub is cut by the
+  keepalive, `hub_link.py`) or while a listening hub's handshake is under way, at most
+  `FLUSH_CAP_S` in all; with no hub listening it gives up after `FLUSH_IDLE_S`. It says what it
+  could not send, and counts it in `dropped`.
 - Opening a connection (the token, hello, welcome) is `_hub_link.HubLink`, built with the
   transport: everything it calls from `websockets` is bound then, so an app that later patches
   `websockets.sync.client.connect` (a test mocking its own connections) never receives ours.
@@ -42,6 +44,7 @@ from .._config.options import Options
 from . import exit_flush as _exit_flush
 from .backpressure import Backpressure
 from .hub_link import HubLink
+from .loss_report import close_warning
 from .write_loop import FLUSH_CAP_S, FLUSH_IDLE_S, WriteLoop
 
 _log = logging.getLogger("graphmind.transport")
@@ -95,6 +98,8 @@ class Transport(Backpressure, WriteLoop):
         self._failed_attempts = 0  # connect attempts that ended without attaching (ready() watches)
         self._next_attempt = 0.0  # when the thread tries again after the last failure (monotonic)
         self._lost_at: float | None = None  # when an attached hub was last lost
+        self._busy_hub = False  # a listening hub failed the handshake: retried soon, waited for at exit
+        self._next_attempt_for_ready = 0.0
         self._stopping = False
         self._thread: threading.Thread | None = None
         self._ws: Any = None
@@ -189,7 +194,7 @@ class Transport(Backpressure, WriteLoop):
                     self._failed_attempts != seen
                     and not self._connecting
                     and not self._kick.is_set()
-                    and self._next_attempt > deadline
+                    and self._next_attempt_for_ready > deadline
                 ):
                     return False  # nothing more will happen before the deadline: do not hold the app
                 cond.wait(remaining)
@@ -204,7 +209,9 @@ class Transport(Backpressure, WriteLoop):
         return self._unsent + self._sending
 
     def close(self, idle: float = FLUSH_IDLE_S, cap: float = FLUSH_CAP_S) -> int:
-        """dispose() and the exit flush: flush (bounded), then stop. Returns and reports what was not sent."""
+        """dispose() and the exit flush: flush (bounded), then stop. Returns what was not sent; from
+        then on those count in `dropped` (the hub will never have them) and one warning says the
+        same total as stats()["dropped"], whether or not this client ever attached."""
         if self._thread is None:
             return 0
         left = self.flush(idle, cap)
@@ -212,17 +219,19 @@ class Transport(Backpressure, WriteLoop):
             self._stalled = False  # the warning below names every loss, this episode's too
             self._stall_drops = 0
         self.stop(graceful=left == 0)
-        dropped = self.counters["dropped"]
-        if (left or dropped) and self.counters["connects"]:
-            where = f"the hub at {self._options.url}"
-            why = ", ".join(f"{n:,} {reason}" for reason, n in sorted(self.lost_by_reason().items()))
-            self._warn(
-                f"[graphmind] {left:,} event(s) could not be sent to {where} before closing (it stopped taking them)"
-                f" and {dropped:,} were dropped earlier ({why or 'none'}; docs/reliability.md says why); "
-                "stats() counts them. Raise buffer_size / max_buffer_bytes, or keep the hub running until the app exits.",
-                key="close-unsent",
-            )
+        with self._cond:
+            self.counters["dropped"] += left
+            self._unsent = self._sending = 0  # counted as dropped now, not as unsent too
+        dropped, url = self.counters["dropped"] + self.dropped_elsewhere(), self._options.url
+        ever = bool(self.counters["connects"])
+        warning = close_warning(dropped, left, attached_ever=ever, reached=self._link.reached, url=url)
+        if warning is not None:
+            self._warn(warning, key="close-unsent")
         return left
+
+    def dropped_elsewhere(self) -> int:
+        """Events lost before they reached the ring (the client's pipeline): part of the exit total."""
+        return 0
 
     def stop(self, graceful: bool = True) -> None:
         with self._cond:
@@ -274,10 +283,19 @@ class Transport(Backpressure, WriteLoop):
             if not connected:
                 failures += 1
                 self.counters["connect_failures"] += 1
+                if not self._link.last_reached:
+                    self._busy_hub = False  # refused: nobody listens (any more)
+                elif self._lost_at is None:
+                    # A listening hub failed the handshake (busy): retried like a lost one (issue 29).
+                    self._lost_at = time.monotonic()
+                    self._busy_hub = True
                 delay = self._retry_delay(failures)
                 with self._cond:
                     self._failed_attempts += 1
                     self._next_attempt = time.monotonic() + delay
+                    # ready() waits for the retries it would have had without the busy-hub rule.
+                    busy_next = time.monotonic() + self._options.retry_interval
+                    self._next_attempt_for_ready = busy_next if self._busy_hub else self._next_attempt
                     self._cond.notify_all()  # ready() waiters: is another attempt due before their deadline?
                 self._kick.wait(delay)
                 self._kick.clear()
@@ -316,6 +334,7 @@ class Transport(Backpressure, WriteLoop):
             self._waiting_since = None
             self.attached = True
             self._lost_at = None
+            self._busy_hub = False
             self.counters["connects"] += 1
         try:
             self._on_attach(welcome)
@@ -331,7 +350,10 @@ class Transport(Backpressure, WriteLoop):
         self._own_threads.add(threading.get_ident())
         try:
             for message in ws:
-                frame = self._decode_frame(message)
+                try:  # never let one frame cut the connection (held gates would go)
+                    frame = self._decode_frame(message)
+                except Exception:
+                    frame = None
                 if frame is None:
                     self._warn(
                         "[graphmind] ignored a frame from the hub that is not a JSON object with a type",
@@ -365,12 +387,12 @@ class Transport(Backpressure, WriteLoop):
             self._attached_event.clear()
             self._cond.notify_all()
         self._kick.set()  # the first retry is immediate
-        with contextlib.suppress(Exception):
-            ws.close()
-        try:
+        try:  # held gates continue before the close, which may wait out its timeout on a frozen hub
             self._on_detach()
         except Exception as exc:  # pragma: no cover - defensive
             self._warn(f"[graphmind] internal error on detach: {exc!r}", key="on-detach")
+        with contextlib.suppress(Exception):
+            ws.close()
 
     def _close_ws(self) -> None:
         ws = self._ws

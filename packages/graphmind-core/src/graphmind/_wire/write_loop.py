@@ -97,6 +97,7 @@ class WriteLoop:
     dropped_by_run: dict[str, dict[str, int]]
 
     _lost_at: float | None
+    _busy_hub: bool
     _connecting: bool
     _kick: threading.Event
 
@@ -114,7 +115,7 @@ class WriteLoop:
             self._kick.set()  # a thread backing off from a lost hub retries now
         with self._cond:
             seen = self._progress
-            self._flushing += 1  # no batching window while a flush waits (_write_loop.py)
+            self._flushing += 1  # no batching window while a flush waits (write_loop.py)
             self._cond.notify_all()  # a writer waiting out its batching window sends now
             try:
                 return self._flush_wait(seen, start, start, idle, cap)
@@ -131,7 +132,9 @@ class WriteLoop:
                 break
             if self._progress != seen:
                 seen, last_change = self._progress, now
-            elif now - last_change >= idle:
+            elif now - last_change >= idle and not self.attached and not self._busy_hub:
+                # Idle only with no hub listening. Else up to `cap`: 1 s without a batch is no dead hub
+                # among 200 threads at the GIL (issue 29); the keepalive cuts a frozen one in ~6 s.
                 break
             self._cond.wait(0.02)
         return self._unsent + self._sending
@@ -231,8 +234,15 @@ class WriteLoop:
         try:
             text = self._encode_frame(entry[0])
         except Exception as exc:  # the pipeline makes every event JSON-safe; never let one stop the writer
-            self._warn(f"[graphmind] dropped an event that could not be encoded: {exc!r}", key="encode")
-            entry[0] = ""  # a replay skips it too, without a second warning
+            # An integer of more than 4,300 digits, say (sys.get_int_max_str_digits): only this
+            # entry is lost, and it is counted; the rest of its batch goes as usual.
+            with self._cond:
+                self.counters["dropped"] += 1
+            self._warn(
+                f"[graphmind] dropped an event that could not be encoded: {exc!r}; stats()['dropped'] counts it",
+                key="encode",
+            )
+            entry[0] = ""  # a replay skips it too, without a second warning or count
             return None
         if len(text) * 4 > proto.INGEST_MAX_FRAME and len(text.encode("utf-8")) > proto.INGEST_MAX_FRAME:
             # The hub closes a connection on a frame over its limit (1009): sending this one would

@@ -73,12 +73,26 @@ def _positive(text: str) -> int:
     return value
 
 
+class _ClosedPipe(Exception):
+    """stdout's reader went away (`graphmind record | head -1`): stop quietly."""
+
+
 def run_command(args: argparse.Namespace) -> int:
     try:
         return _record(args)
     except ExportError as exc:
         print(f"graphmind: {exc}", file=sys.stderr, flush=True)
         return 2
+    except _ClosedPipe:
+        return 0  # the reader has what it wanted, like any Unix filter cut short
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's own flush at exit fails no second time."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 class Exporter:
@@ -174,8 +188,17 @@ def dropped_line(run: dict[str, Any]) -> str:
 @contextlib.contextmanager
 def _output(path: str | None) -> Iterator[IO[str]]:
     if not path or path == "-":
-        yield sys.stdout
-        sys.stdout.flush()
+        try:
+            yield sys.stdout
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _silence_stdout()
+            raise _ClosedPipe from None
+        except OSError as exc:  # /dev/full, a full disk behind a redirect
+            _silence_stdout()
+            raise ExportError(
+                f"cannot write the export to stdout ({exc.strerror or exc}); free some space or pass --out"
+            ) from None
         return
     tmp = Path(path + ".partial")
     try:

@@ -7,6 +7,7 @@ ones already ran. Add a migration by appending to MIGRATIONS; never edit a shipp
 from __future__ import annotations
 
 import sqlite3
+import threading
 from pathlib import Path
 
 from ..files import FILE_MODE, create_private, database_files, private_dir, tighten
@@ -67,6 +68,7 @@ MIGRATIONS: list[list[str]] = [
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
+INTEGRITY_BUDGET_S = 2.0  # the start-up integrity check stops here on a big file (docs/hub.md)
 
 
 class StoreError(Exception):
@@ -106,6 +108,7 @@ def open_database(path: Path) -> sqlite3.Connection:
         raise StoreError(f"cannot open the database {path} ({exc.strerror or exc}); {hint}") from None
     try:
         conn = connect(path)
+        check_integrity(conn, path)
         mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
         if str(mode).lower() != "wal":
             raise StoreError(f"cannot switch {path} to WAL mode (got {mode}); {hint}")
@@ -113,9 +116,39 @@ def open_database(path: Path) -> sqlite3.Connection:
         # Prove the file is writable now, not at the first event.
         conn.execute("BEGIN IMMEDIATE")
         conn.execute("COMMIT")
-    except sqlite3.Error as exc:
+    except sqlite3.DatabaseError as exc:
+        if "malformed" in str(exc):
+            raise StoreError(damaged(path, str(exc))) from None
         raise StoreError(f"cannot open the database {path} ({exc}); {hint}") from None
     return conn
+
+
+def damaged(path: Path, problem: str) -> str:
+    """The one line for a damaged file: how to start anyway and how to get its data back."""
+    problem = " ".join(problem.split())[:160]  # one line, whatever SQLite said
+    return (
+        f"the database {path} is damaged ({problem}); start with --db pointing at another file, "
+        f"and recover what it holds with: sqlite3 {path} .recover | sqlite3 recovered.db"
+    )
+
+
+def check_integrity(conn: sqlite3.Connection, path: Path, budget_s: float = INTEGRITY_BUDGET_S) -> None:
+    """`PRAGMA quick_check`, cut off after `budget_s` on a big file (the start-up stays fast; a
+    damaged page past the budget still fails its first read as a JSON 503, never silently)."""
+    # The check is one VDBE instruction (a progress handler never runs inside it); interrupt()
+    # from a timer is what SQLite's integrity check polls between pages.
+    timer = threading.Timer(budget_s, conn.interrupt)
+    timer.start()
+    try:
+        rows = conn.execute("PRAGMA quick_check(1)").fetchall()
+    except sqlite3.OperationalError as exc:
+        if "interrupt" in str(exc):
+            return  # out of time: the part checked was sound
+        raise
+    finally:
+        timer.cancel()
+    if rows and rows[0][0] != "ok":
+        raise StoreError(damaged(path, str(rows[0][0])))
 
 
 def migrate(conn: sqlite3.Connection, path: Path) -> None:

@@ -15,10 +15,12 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from . import derive
 from .derive import NODE_COLUMNS, NodeRow, RunRow
+from .stall import Stall, cannot_store
 
 BATCH_MAX = 500
 BATCH_MAX_BYTES = 8 * 1024 * 1024  # a transaction also stops at this much event text (big events)
@@ -76,9 +78,19 @@ def _size(item: Any) -> int:
 
 
 class Writer:
-    def __init__(self, conn: sqlite3.Connection, notify: Callable[[Committed], None]) -> None:
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        notify: Callable[[Committed], None],
+        *,
+        path: Path | None = None,
+        on_storing: Callable[[str | None], None] | None = None,
+    ) -> None:
         self.conn = conn
         self._notify = notify
+        # The hub's writer watches its file (a db deleted or replaced under it) and says when it
+        # cannot store (store/stall.py); `graphmind import` passes neither.
+        self._stall = Stall(path, on_storing) if path is not None else None
         self.queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self.runs: dict[str, RunRow] = {}
         self._hwm: dict[str, int] = {}  # highest seq stored per client: the dedupe fast path
@@ -91,12 +103,19 @@ class Writer:
         self.last_cursor: int = row[0] or 0
         self._thread = threading.Thread(target=self._loop, name="graphmind-store-writer", daemon=True)
         self._failures = 0
+        # `graphmind import` writes the whole file in one outer transaction: each batch is then a
+        # savepoint inside it, so a failure anywhere leaves the database as it was.
+        self.nested = False
 
     def start(self) -> None:
         self._thread.start()
 
     def stop(self) -> None:
-        """Commit everything queued so far, then end the thread."""
+        """Commit everything queued so far, then end the thread (a writer that cannot store tries
+        once more and then reports what it could not write)."""
+        if self._stall is not None:
+            self._stall.stopping = True
+            self._stall.wake()
         self.queue.put(_STOP)
         self._thread.join()
 
@@ -121,7 +140,7 @@ class Writer:
 
     def _commit(self, batch: list[Any], consumed: int) -> None:
         try:
-            out = self._transaction(batch)
+            out = self._stalled_transaction(batch)
         except Exception as exc:  # a failed batch must never end the writer thread
             out = Committed(processed=0)
             # One bad item (a value SQLite cannot bind, say) must not cost the others: write them
@@ -148,14 +167,36 @@ class Writer:
         out.last_cursor = self.last_cursor
         self._notify(out)
 
+    def _stalled_transaction(self, batch: list[Any]) -> Committed:
+        """The batch's transaction; while the database cannot store (disk full, I/O error, the
+        file gone) the same batch is tried again, with a backoff, until it can: nothing queued is
+        dropped, the queue waits, and ingest stops reading once it is long (store/stall.py)."""
+        stall = self._stall
+        if stall is None:
+            return self._transaction(batch)
+        while True:
+            try:
+                stall.check_file()
+                out = self._transaction(batch)
+            except Exception as exc:
+                reason = cannot_store(exc)
+                if reason is None:
+                    raise  # this batch's own fault: split and dropped item by item (_commit)
+                if not stall.failed(reason, sum(1 for item in batch if type(item) is EventItem)):
+                    raise
+                continue
+            stall.stored()
+            return out
+
     def _transaction(self, batch: list[Any]) -> Committed:
         out = Committed(processed=0)
         self._rows: list[tuple[Any, ...]] = []
         self._touched: dict[str, RunRow] = {}
         self._out = out
         cursor_before = self.last_cursor
+        begin, commit = ("SAVEPOINT batch", "RELEASE batch") if self.nested else ("BEGIN IMMEDIATE", "COMMIT")
         try:
-            self.conn.execute("BEGIN IMMEDIATE")
+            self.conn.execute(begin)
             for item in batch:
                 if isinstance(item, tuple):  # (op_id, Op)
                     self._flush_rows()
@@ -176,10 +217,10 @@ class Writer:
                     " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                     (str(self.last_cursor),),
                 )
-            self.conn.execute("COMMIT")
+            self.conn.execute(commit)
         except BaseException:
             with contextlib.suppress(sqlite3.Error):
-                self.conn.execute("ROLLBACK")
+                self.conn.execute("ROLLBACK TO batch" if self.nested else "ROLLBACK")
             # The cached rows and seq marks may describe what was rolled back: reload them.
             self.runs.clear()
             self._hwm.clear()

@@ -87,9 +87,20 @@ const feed = new LiveFeed(onFrame, (state, detailText) => {
   el.className = `conn conn-${state}`;
 }, () => refreshRuns());
 
+/** The hub cannot store events (disk full, its file gone): "not storing: <reason>" until it can. */
+function setStoring(storing, reason) {
+  const el = $("storing");
+  el.hidden = storing !== false;
+  el.textContent = storing === false ? `not storing: ${reason || "the database cannot be written"}` : "";
+}
+
 function onFrame(f) {
   switch (f.type) {
+    case "storing":
+      setStoring(f.storing, f.reason);
+      break;
     case "hello":
+      setStoring(f.storing, f.reason);
       setDebug(f.debug);
       setGates(Array.isArray(f.gates) ? f.gates : []);
       helloSeen();
