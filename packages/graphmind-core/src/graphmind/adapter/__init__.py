@@ -15,8 +15,6 @@ injected values, the gate-matrix kit every adapter's tests run). An adapter impo
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .._engine import Engine, NodeExecution
 from .._errors import RunAborted
 from .._gate import GateAnswer
@@ -26,18 +24,19 @@ from .._model_reply import ModelReply, ToolCallReply, parse_model_reply
 from .._node import NodeSpec, Owned, Settled, describe_error
 from .._run import RunContext
 from .._steps import StepIdentity
-
-if TYPE_CHECKING:
-    from .._client import Client
+from ._hooks import Hook, Patches, instrument_once, resolve, uninstrument_once
+from ._session import engine_for
 
 __all__ = [
     "Engine",
     "GateAnswer",
+    "Hook",
     "KnownTimeout",
     "ModelReply",
     "NodeExecution",
     "NodeSpec",
     "Owned",
+    "Patches",
     "RunAborted",
     "RunContext",
     "Settled",
@@ -45,16 +44,10 @@ __all__ = [
     "ToolCallReply",
     "describe_error",
     "engine_for",
+    "instrument_once",
     "json_scalar",
     "json_scalars",
     "parse_model_reply",
+    "resolve",
+    "uninstrument_once",
 ]
-
-
-def engine_for(session: Client | None = None) -> Engine:
-    """The engine of `session`, or of the process-wide default client when None."""
-    if session is None:
-        from .. import get_client
-
-        session = get_client()
-    return session._engine
