@@ -163,24 +163,25 @@ class Patches:
 
     def _apply(self, root: Any, hook: Hook[C], context: C) -> None:
         owner = resolve(root, hook.target)
-        if self.holds(owner, hook.attr):
+        if self.holds(owner, hook.attr) or (hook.applies is not None and not hook.applies(owner)):
+            return
+        held = vars(owner).get(hook.shared) if hook.shared else None
+        if isinstance(held, _Shared):  # another instrumented object installed it: count on it too
+            held.count += 1
+            self.patched.append((owner, hook.attr, held.previous, held.wrapper, hook.shared))
             return
         original = getattr(owner, hook.attr, None) if hook.optional else getattr(owner, hook.attr)
-        if original is None and hook.optional:
+        if (original is None and hook.optional) or is_wrapper(original):
             return
-        if is_wrapper(original) or (hook.applies is not None and not hook.applies(owner)):
-            return
+        wrapper = hook.wrap(original, context)
         if not hook.shared:
-            self.set(owner, hook.attr, hook.wrap(original, context))
+            self.set(owner, hook.attr, wrapper)
             return
-        held = vars(owner).get(hook.shared)
-        if not isinstance(held, _Shared):
-            held = _Shared(vars(owner).get(hook.attr, _ABSENT), hook.wrap(original, context))
-            _assign(owner, hook.shared, held)
-            _assign(owner, hook.attr, held.wrapper)
-            _remember(held.wrapper)
-        held.count += 1
-        self.patched.append((owner, hook.attr, held.previous, held.wrapper, hook.shared))
+        held = _Shared(vars(owner).get(hook.attr, _ABSENT), wrapper, count=1)
+        _assign(owner, hook.shared, held)
+        _assign(owner, hook.attr, wrapper)
+        _remember(wrapper)
+        self.patched.append((owner, hook.attr, held.previous, wrapper, hook.shared))
 
     def undo(self) -> None:
         """Every patch undone, the last first. Where the attribute no longer holds our wrapper
