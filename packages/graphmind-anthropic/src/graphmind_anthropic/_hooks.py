@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import graphmind
-from graphmind.adapter import Hook, resolve
-from graphmind.adapter.stainless import Patches, patch_resources, resource_hook, wrap_copy, wrap_send
+from graphmind.adapter import Hook, hook_moved, resolve
+from graphmind.adapter.stainless import Patches, instrument_hooks, resource_hook, wrap_copy, wrap_send
 
 from ._apis import BETA_COUNT_TOKENS, BETA_MESSAGES, COUNT_TOKENS, MESSAGES
 from ._request import SDK
 from ._tools import gate_runner
+from ._version import SUPPORTED, __version__
 
 __all__ = [
     "COPY_HOOKS",
@@ -29,11 +30,11 @@ __all__ = [
     "RESOURCE_HOOKS",
     "RUNNER_HOOK",
     "SEND",
-    "apply",
+    "instrument",
     "resolve",
-    "undo",
 ]
 
+C = TypeVar("C")
 MARK = "_graphmind_anthropic"
 SEND_MARK = (
     "_graphmind_anthropic_send"  # on the httpx2 client: the one send wrapper and how many clients use it
@@ -120,18 +121,9 @@ HOOKS: tuple[Hook[Patches], ...] = (
     SEND_HOOK,
 )
 
-
-def is_async_client(client: Any) -> bool:
-    from anthropic import AsyncAnthropic
-
-    return isinstance(client, AsyncAnthropic)
+HOOK_MOVED = hook_moved("anthropic", "graphmind-anthropic", __version__, SUPPORTED)
 
 
-def apply(client: Any, session: graphmind.Client | None, instrument: Callable[..., Any]) -> Patches:
-    state = Patches(session, instrument=instrument)
-    patch_resources(state, client, HOOKS, SDK, is_async_client(client))
-    return state
-
-
-def undo(state: Patches) -> None:
-    state.undo()
+def instrument(client: C, session: graphmind.Client | None, is_async: bool, again: Callable[..., Any]) -> C:
+    """Every row on `client` (`again`: the adapter's instrument function, for derived clients)."""
+    return instrument_hooks(client, session, MARK, HOOKS, SDK, is_async, again, HOOK_MOVED)

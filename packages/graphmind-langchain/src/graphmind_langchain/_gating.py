@@ -9,7 +9,6 @@ ungate puts back what was there before, metadata included.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from langchain_core.language_models.chat_models import BaseChatModel
@@ -17,7 +16,7 @@ from langchain_core.runnables import RunnableBinding
 from langchain_core.tools import BaseTool
 
 import graphmind
-from graphmind.adapter import Hook, engine_for, instrument_once, uninstrument_once
+from graphmind.adapter import Hook, engine_for, instrument_once, items_of, uninstrument_once
 
 from ._hooks import MODEL_HOOKS, TOOL_HOOKS, Gate
 from ._registry import MARK
@@ -39,21 +38,13 @@ def _gate(obj: Any, hooks: tuple[Hook[Gate], ...], session: graphmind.Client | N
 
 
 def _tool_list(tools: Any) -> list[Any]:
-    if isinstance(tools, BaseTool):
-        items = [tools]
-    elif isinstance(tools, Mapping):
-        items = list(tools.values())
-    elif isinstance(tools, (list, tuple)):
-        items = list(tools)
-    else:
-        raise TypeError(f"gate_tools() takes a LangChain tool or a list of them, got {type(tools).__name__}")
-    for item in items:
-        if not isinstance(item, BaseTool):
-            raise TypeError(
-                f"gate_tools() takes LangChain tools (BaseTool, e.g. from @tool), got {type(item).__name__}: "
-                "turn plain functions into tools with langchain_core.tools.tool first"
-            )
-    return items
+    return items_of(
+        tools,
+        BaseTool,
+        "gate_tools() takes a LangChain tool or a list of them, got {type}",
+        "gate_tools() takes LangChain tools (BaseTool, e.g. from @tool), got {type}: "
+        "turn plain functions into tools with langchain_core.tools.tool first",
+    )
 
 
 def _chat_model(model: Any, what: str) -> BaseChatModel:

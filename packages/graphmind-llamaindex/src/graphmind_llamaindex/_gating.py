@@ -8,14 +8,13 @@ the instance `__dict__` held before.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from llama_index.core.base.llms.base import BaseLLM
 from llama_index.core.tools.types import BaseTool
 
 import graphmind
-from graphmind.adapter import Hook, engine_for, instrument_once, uninstrument_once
+from graphmind.adapter import Hook, engine_for, instrument_once, items_of, uninstrument_once
 
 from ._hooks import LLM_HOOKS, TOOL_HOOKS, Gate
 
@@ -33,23 +32,13 @@ def _gate(obj: Any, hooks: tuple[Hook[Gate], ...], session: graphmind.Client | N
 
 
 def _tool_list(tools: Any, what: str) -> list[Any]:
-    if isinstance(tools, BaseTool):
-        items = [tools]
-    elif isinstance(tools, Mapping):
-        items = list(tools.values())
-    elif isinstance(tools, (list, tuple)):
-        items = list(tools)
-    else:
-        raise TypeError(
-            f"{what}() takes a LlamaIndex tool or a list, tuple or dict of them, got {type(tools).__name__}"
-        )
-    for item in items:
-        if not isinstance(item, BaseTool):
-            raise TypeError(
-                f"{what}() takes LlamaIndex tools (BaseTool), got {type(item).__name__}: turn a plain function "
-                "into a tool with llama_index.core.tools.FunctionTool.from_defaults(fn) first, and pass that tool to the agent"
-            )
-    return items
+    return items_of(
+        tools,
+        BaseTool,
+        f"{what}() takes a LlamaIndex tool or a list, tuple or dict of them, got {{type}}",
+        f"{what}() takes LlamaIndex tools (BaseTool), got {{type}}: turn a plain function into a tool with "
+        "llama_index.core.tools.FunctionTool.from_defaults(fn) first, and pass that tool to the agent",
+    )
 
 
 def _llm(llm: Any, what: str) -> BaseLLM:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from importlib import metadata
 from typing import Any, TypeVar
 
-from graphmind.adapter import instrument_once, uninstrument_once
+from graphmind.adapter import hook_moved, instrument_once, uninstrument_once
 
 from . import _hooks
 from ._version import SUPPORTED, __version__
@@ -18,15 +17,10 @@ def instrument(session: S, state: _hooks.State) -> S:
 
     if not isinstance(session, ClientSession):
         raise TypeError(f"instrument_mcp() takes an mcp.ClientSession, got {type(session).__name__}")
-    return instrument_once(session, _hooks.MARK, state.session, lambda s: _hooks.apply(s, state), _hook_moved)
+    return instrument_once(session, _hooks.MARK, state.session, lambda s: _hooks.apply(s, state), _HOOK_MOVED)
 
 
-def _hook_moved(exc: AttributeError) -> tuple[str, str]:
-    return (
-        f"[graphmind] mcp {metadata.version('mcp')} no longer has a hook graphmind-mcp {__version__} uses ({exc}); "
-        f"the session runs uninstrumented: install a supported mcp ({SUPPORTED}) or upgrade graphmind-mcp.",
-        "mcp-hooks",
-    )
+_HOOK_MOVED = hook_moved("mcp", "graphmind-mcp", __version__, SUPPORTED, what="session")
 
 
 def uninstrument(session: Any) -> Any:

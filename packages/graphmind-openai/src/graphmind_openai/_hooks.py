@@ -8,17 +8,19 @@ SDK is one row here. `tests/test_hooks_upstream.py` fails loudly when a private 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import graphmind
-from graphmind.adapter import Hook, resolve
-from graphmind.adapter.stainless import Patches, patch_resources, resource_hook, wrap_copy, wrap_send
+from graphmind.adapter import Hook, hook_moved, resolve
+from graphmind.adapter.stainless import Patches, instrument_hooks, resource_hook, wrap_copy, wrap_send
 
 from ._apis import CHAT, RESPONSES
 from ._request import SDK
+from ._version import SUPPORTED, __version__
 
-__all__ = ["COPY_HOOKS", "HOOKS", "MARK", "RESOURCE_HOOKS", "SEND_HOOK", "apply", "resolve", "undo"]
+__all__ = ["COPY_HOOKS", "HOOKS", "MARK", "RESOURCE_HOOKS", "SEND_HOOK", "instrument", "resolve"]
 
+C = TypeVar("C")
 MARK = "_graphmind_openai"
 
 RESOURCE_HOOKS: tuple[Hook[Patches], ...] = (
@@ -70,19 +72,9 @@ HOOKS: tuple[Hook[Patches], ...] = (
     ),
 )
 
-
-def is_async_client(client: Any) -> bool:
-    from openai import AsyncOpenAI
-
-    # `AsyncCompletions.create` is not a coroutine function to `inspect`: decide by type.
-    return isinstance(client, AsyncOpenAI)
+HOOK_MOVED = hook_moved("openai", "graphmind-openai", __version__, SUPPORTED)
 
 
-def apply(client: Any, session: graphmind.Client | None, instrument: Callable[..., Any]) -> Patches:
-    state = Patches(session, instrument=instrument)
-    patch_resources(state, client, HOOKS, SDK, is_async_client(client))
-    return state
-
-
-def undo(state: Patches) -> None:
-    state.undo()
+def instrument(client: C, session: graphmind.Client | None, is_async: bool, again: Callable[..., Any]) -> C:
+    """Every row on `client` (`again`: the adapter's instrument function, for derived clients)."""
+    return instrument_hooks(client, session, MARK, HOOKS, SDK, is_async, again, HOOK_MOVED)

@@ -24,7 +24,7 @@ from .._model_reply import ModelReply, ToolCallReply, parse_model_reply
 from .._node import NodeSpec, Owned, Settled, describe_error
 from .._run import RunContext
 from .._steps import StepIdentity
-from ._hooks import Hook, Patches, instrument_once, resolve, uninstrument_once
+from ._hooks import Hook, Patches, hook_moved, instrument_once, items_of, resolve, uninstrument_once
 from ._session import engine_for
 
 __all__ = [
@@ -44,7 +44,9 @@ __all__ = [
     "ToolCallReply",
     "describe_error",
     "engine_for",
+    "hook_moved",
     "instrument_once",
+    "items_of",
     "json_scalar",
     "json_scalars",
     "parse_model_reply",

@@ -18,7 +18,7 @@ through again. See docs/adapters.md, "The scaffold".
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from .._client import Client
     from .._engine import Engine
 
-__all__ = ["Hook", "Patches", "instrument_once", "resolve", "uninstrument_once"]
+__all__ = ["Hook", "Patches", "hook_moved", "instrument_once", "items_of", "resolve", "uninstrument_once"]
 
 C = TypeVar("C")
 T = TypeVar("T")
@@ -253,3 +253,40 @@ def uninstrument_once(obj: T, mark: str, undo: Callable[[Any], None] | None = No
         _remove(obj, mark)
         (undo or Patches.undo)(state)
     return obj
+
+
+def hook_moved(
+    distribution: str, adapter: str, adapter_version: str, supported: str, what: str = "client"
+) -> Callable[[AttributeError], tuple[str, str]]:
+    """The `hook_moved` of `instrument_once` for an adapter: the one warning (and its rate-limit key)
+    when the installed framework lacks a hook the adapter's table names."""
+
+    def message(exc: AttributeError) -> tuple[str, str]:
+        from importlib import metadata
+
+        return (
+            f"[graphmind] {distribution} {metadata.version(distribution)} no longer has a hook {adapter} "
+            f"{adapter_version} uses ({exc}); the {what} runs uninstrumented: install a supported "
+            f"{distribution} ({supported}) or upgrade {adapter}.",
+            f"{distribution}-hooks",
+        )
+
+    return message
+
+
+def items_of(value: Any, item_type: type, not_a_collection: str, not_an_item: str) -> list[Any]:
+    """The items of `value`: one `item_type`, or a list, tuple or dict (its values) of them, as a list
+    (`gate_tools(tools)`). Anything else raises TypeError with the message given, `{type}` in it
+    replaced by the offending value's type name."""
+    if isinstance(value, item_type):
+        items = [value]
+    elif isinstance(value, Mapping):
+        items = list(value.values())
+    elif isinstance(value, list | tuple):
+        items = list(value)
+    else:
+        raise TypeError(not_a_collection.format(type=type(value).__name__))
+    for item in items:
+        if not isinstance(item, item_type):
+            raise TypeError(not_an_item.format(type=type(item).__name__))
+    return items

@@ -137,6 +137,27 @@ def instrument_client(
     return instrument_once(client, mark, session, lambda c: apply(c, session), hook_moved)
 
 
+def instrument_hooks(
+    client: C,
+    session: Client | None,
+    mark: str,
+    hooks: Iterable[Hook[Patches]],
+    sdk: Sdk,
+    is_async: bool,
+    instrument: Callable[..., Any],
+    hook_moved: Callable[[AttributeError], tuple[str, str]],
+) -> C:
+    """`instrument_client` with the adapter's table: `hooks` applied to `client` by one `Patches`
+    (for `sdk`, async or not; `instrument` instruments the clients `copy()` derives)."""
+
+    def apply(target: C) -> Patches:
+        state = Patches(session, sdk=sdk, is_async=is_async, instrument=instrument)
+        state.apply(target, hooks, state)
+        return state
+
+    return instrument_once(client, mark, session, apply, hook_moved)
+
+
 def uninstrument_client(client: C, mark: str, undo: Callable[[Any], None] | None = None) -> C:
     """Undoes `instrument_client`; a client that is not instrumented is returned unchanged."""
     return uninstrument_once(client, mark, undo)
