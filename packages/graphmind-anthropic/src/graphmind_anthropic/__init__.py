@@ -35,14 +35,7 @@ def instrument_anthropic(client: C, *, session: graphmind.Client | None = None) 
     """
     from anthropic import Anthropic, AsyncAnthropic
 
-    if not isinstance(client, Anthropic | AsyncAnthropic):
-        raise TypeError(
-            "instrument_anthropic() takes an anthropic.Anthropic or anthropic.AsyncAnthropic client, "
-            f"got {type(client).__name__}"
-        )
-    instrumented: C = _hooks.instrument(
-        client, session, isinstance(client, AsyncAnthropic), instrument_anthropic
-    )  # the very client, patched
+    instrumented: C = _hooks.instrument(client, session, (Anthropic, AsyncAnthropic), instrument_anthropic)
     return instrumented
 
 

@@ -33,13 +33,7 @@ def instrument_openai(client: C, *, session: graphmind.Client | None = None) -> 
     """
     from openai import AsyncOpenAI, OpenAI
 
-    if not isinstance(client, OpenAI | AsyncOpenAI):
-        raise TypeError(
-            f"instrument_openai() takes an openai.OpenAI or openai.AsyncOpenAI client, got {type(client).__name__}"
-        )
-    instrumented: C = _hooks.instrument(
-        client, session, isinstance(client, AsyncOpenAI), instrument_openai
-    )  # the very client, patched
+    instrumented: C = _hooks.instrument(client, session, (OpenAI, AsyncOpenAI), instrument_openai)
     return instrumented
 
 

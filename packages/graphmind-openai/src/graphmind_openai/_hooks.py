@@ -75,6 +75,8 @@ HOOKS: tuple[Hook[Patches], ...] = (
 HOOK_MOVED = hook_moved("openai", "graphmind-openai", __version__, SUPPORTED)
 
 
-def instrument(client: C, session: graphmind.Client | None, is_async: bool, again: Callable[..., Any]) -> C:
-    """Every row on `client` (`again`: the adapter's instrument function, for derived clients)."""
-    return instrument_hooks(client, session, MARK, HOOKS, SDK, is_async, again, HOOK_MOVED)
+def instrument(
+    client: C, session: graphmind.Client | None, clients: tuple[type, type], again: Callable[..., Any]
+) -> C:
+    """Every row on `client`, one of the SDK's `clients` (`again`: the adapter's instrument function)."""
+    return instrument_hooks(client, session, MARK, HOOKS, SDK, clients, again, HOOK_MOVED)

@@ -143,12 +143,19 @@ def instrument_hooks(
     mark: str,
     hooks: Iterable[Hook[Patches]],
     sdk: Sdk,
-    is_async: bool,
+    clients: tuple[type, type],
     instrument: Callable[..., Any],
     hook_moved: Callable[[AttributeError], tuple[str, str]],
 ) -> C:
-    """`instrument_client` with the adapter's table: `hooks` applied to `client` by one `Patches`
-    (for `sdk`, async or not; `instrument` instruments the clients `copy()` derives)."""
+    """`instrument_client` with the adapter's table: `hooks` applied to `client` by one `Patches` for
+    `sdk`. `clients`: the SDK's sync and async client types (anything else is a TypeError naming
+    them); `instrument`: the adapter's instrument function (it instruments the clients `copy()` derives)."""
+    if not isinstance(client, clients):
+        sync, async_ = (f"{sdk.key}.{cls.__name__}" for cls in clients)
+        raise TypeError(
+            f"{instrument.__name__}() takes an {sync} or {async_} client, got {type(client).__name__}"
+        )
+    is_async = isinstance(client, clients[1])
 
     def apply(target: C) -> Patches:
         state = Patches(session, sdk=sdk, is_async=is_async, instrument=instrument)
