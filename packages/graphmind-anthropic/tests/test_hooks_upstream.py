@@ -7,6 +7,7 @@ import inspect
 import pytest
 from anthropic import Anthropic, AsyncAnthropic
 
+from graphmind.adapter import Hook
 from graphmind.testing import assert_hooks_stand, assert_in_source, assert_supported
 from graphmind_anthropic import SUPPORTED
 from graphmind_anthropic._hooks import (
@@ -24,6 +25,7 @@ from graphmind_anthropic._tools import RUN_TOOL
 
 def test_the_installed_anthropic_is_in_the_supported_range() -> None:
     assert_supported(SUPPORTED)
+    assert all(isinstance(row, Hook) for row in HOOKS)  # the one hook-row type
 
 
 @pytest.mark.parametrize("cls", [Anthropic, AsyncAnthropic])

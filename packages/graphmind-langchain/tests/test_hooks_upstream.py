@@ -6,6 +6,7 @@ from __future__ import annotations
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.tools import BaseTool
 
+from graphmind.adapter import Hook
 from graphmind.testing import assert_hooks_stand, assert_in_source, assert_supported
 from graphmind_langchain import SUPPORTED, SUPPORTED_RANGE
 from graphmind_langchain._hooks import MODEL_HOOKS, TOOL_HOOKS
@@ -14,6 +15,7 @@ from graphmind_langchain._hooks import MODEL_HOOKS, TOOL_HOOKS
 def test_the_installed_langchain_core_is_in_the_supported_range() -> None:
     assert SUPPORTED_RANGE == SUPPORTED  # the earlier name, kept
     assert_supported(SUPPORTED)
+    assert all(isinstance(row, Hook) for row in TOOL_HOOKS + MODEL_HOOKS)  # the one hook-row type
     assert_hooks_stand(TOOL_HOOKS, BaseTool)
     assert_hooks_stand(MODEL_HOOKS, BaseChatModel)
 

@@ -10,6 +10,7 @@ import pytest
 from litellm.integrations.custom_logger import CustomLogger
 from litellm.litellm_core_utils.streaming_handler import CustomStreamWrapper
 
+from graphmind.adapter import Hook
 from graphmind.testing import assert_hooks_stand, assert_in_source, assert_supported
 from graphmind_litellm import SUPPORTED
 from graphmind_litellm._apis import APIS
@@ -20,6 +21,7 @@ def test_the_installed_litellm_is_in_the_supported_range() -> None:
     version = importlib.metadata.version("litellm")
     assert version != "1.107.0", "litellm 1.107.0 was reported compromised: never install it"
     assert assert_supported(SUPPORTED) == version
+    assert all(isinstance(row, Hook) for row in HOOKS)  # the one hook-row type
     assert_hooks_stand(HOOKS, litellm)
 
 

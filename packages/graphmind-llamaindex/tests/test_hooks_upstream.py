@@ -13,6 +13,7 @@ from llama_index.core.tools import FunctionTool
 from llama_index.core.tools.types import AsyncBaseTool
 from llama_index_instrumentation import dispatcher
 
+from graphmind.adapter import Hook
 from graphmind.testing import assert_hooks_stand, assert_in_source, assert_supported
 from graphmind_llamaindex import SUPPORTED
 from graphmind_llamaindex._hooks import LLM_HOOKS, TOOL_HOOKS
@@ -21,6 +22,7 @@ from graphmind_llamaindex._roles import ROWS, method_of
 
 def test_the_installed_llama_index_core_is_in_the_supported_range() -> None:
     assert_supported(SUPPORTED)
+    assert all(isinstance(row, Hook) for row in TOOL_HOOKS + LLM_HOOKS)  # the one hook-row type
     assert_hooks_stand(TOOL_HOOKS, AsyncBaseTool)
     assert_hooks_stand(LLM_HOOKS, FunctionCallingLLM)
 

@@ -6,6 +6,7 @@ import inspect
 
 from mcp import ClientSession
 
+from graphmind.adapter import Hook
 from graphmind.testing import assert_hooks_stand, assert_supported
 from graphmind_mcp import SUPPORTED
 from graphmind_mcp._hooks import HOOKS
@@ -13,6 +14,7 @@ from graphmind_mcp._hooks import HOOKS
 
 def test_the_installed_mcp_is_in_the_supported_range() -> None:
     assert_supported(SUPPORTED)
+    assert all(isinstance(row, Hook) for row in HOOKS)  # the one hook-row type
     assert_hooks_stand(HOOKS, ClientSession)
 
 

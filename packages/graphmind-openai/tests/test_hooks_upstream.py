@@ -7,6 +7,7 @@ import inspect
 import pytest
 from openai import AsyncOpenAI, OpenAI
 
+from graphmind.adapter import Hook
 from graphmind.testing import assert_hooks_stand, assert_in_source, assert_supported
 from graphmind_openai import SUPPORTED
 from graphmind_openai._hooks import COPY_HOOKS, HOOKS, RESOURCE_HOOKS, SEND, SEND_HOOK, resolve
@@ -14,6 +15,7 @@ from graphmind_openai._hooks import COPY_HOOKS, HOOKS, RESOURCE_HOOKS, SEND, SEN
 
 def test_the_installed_openai_is_in_the_supported_range() -> None:
     assert_supported(SUPPORTED)
+    assert all(isinstance(row, Hook) for row in HOOKS)  # the one hook-row type
 
 
 @pytest.mark.parametrize("cls", [OpenAI, AsyncOpenAI])
