@@ -13,10 +13,10 @@ import pytest
 
 import graphmind
 from graphmind import protocol
-from graphmind._mask import MASKED
-from graphmind._payload import MAX_PAYLOAD_BYTES, TRUNCATED
-from graphmind._pipeline import EventPipeline
-from graphmind._redaction import PLACEHOLDER, RedactionSwitches
+from graphmind._events.mask import MASKED
+from graphmind._events.payload import MAX_PAYLOAD_BYTES, TRUNCATED
+from graphmind._events.pipeline import EventPipeline
+from graphmind._events.redaction import PLACEHOLDER, RedactionSwitches
 from graphmind.adapter import NodeSpec, Settled, engine_for, json_scalar, json_scalars
 from graphmind.testing import FakeHub
 

@@ -15,15 +15,15 @@ injected values, the gate-matrix kit every adapter's tests run). An adapter impo
 
 from __future__ import annotations
 
-from .._engine import Engine, NodeExecution
-from .._errors import RunAborted
-from .._gate import GateAnswer
-from .._hold_timeout import KnownTimeout
-from .._jsonsafe import json_scalar, json_scalars
-from .._model_reply import ModelReply, ToolCallReply, parse_model_reply
-from .._node import NodeSpec, Owned, Settled, describe_error
-from .._run import RunContext
-from .._steps import StepIdentity
+from .._base.errors import RunAborted
+from .._events.jsonsafe import json_scalar, json_scalars
+from .._hub.gate import GateAnswer
+from .._node.engine import Engine, NodeExecution
+from .._node.hold_timeout import KnownTimeout
+from .._node.model_reply import ModelReply, ToolCallReply, parse_model_reply
+from .._node.spec import NodeSpec, Owned, Settled, describe_error
+from .._runs.run import RunContext
+from .._runs.steps import StepIdentity
 from ._hooks import Hook, Patches, hook_moved, instrument_once, items_of, resolve, uninstrument_once
 from ._session import engine_for
 

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from ._session import engine_for
 
 if TYPE_CHECKING:
-    from .._client import Client
-    from .._engine import Engine
+    from .._api.client import Client
+    from .._node.engine import Engine
 
 __all__ = ["Hook", "Patches", "hook_moved", "instrument_once", "items_of", "resolve", "uninstrument_once"]
 

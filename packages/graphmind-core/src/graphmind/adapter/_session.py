@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .._client import Client
-    from .._engine import Engine
+    from .._api.client import Client
+    from .._node.engine import Engine
 
 
 def engine_for(session: Client | None = None) -> Engine:

@@ -22,7 +22,7 @@ from ._exchange import Sdk, send_wrapper
 from ._run import run_async, run_sync
 
 if TYPE_CHECKING:
-    from ..._client import Client
+    from ..._api.client import Client
 
 C = TypeVar("C")
 P = TypeVar("P", bound="Patches")
