@@ -43,7 +43,7 @@ def _sync_wrapper(api: Api) -> Callable[[Callable[..., Any], Patches], Callable[
     def wrap(original: Callable[..., Any], state: Patches) -> Callable[..., Any]:
         @functools.wraps(original)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            engine = state.engine()
+            engine = engine_for(state.session)  # per call: graphmind.configure() may replace the default
             # `completion(..., acompletion=True)` returns LiteLLM's coroutine: gated by the async path only
             # when the app awaits `litellm.acompletion` itself, so it passes through here untouched.
             if not engine.live or kwargs.get("acompletion") is True:
@@ -59,7 +59,7 @@ def _async_wrapper(api: Api) -> Callable[[Callable[..., Any], Patches], Callable
     def wrap(original: Callable[..., Any], state: Patches) -> Callable[..., Any]:
         @functools.wraps(original)
         async def wrapper(*args: Any, **kwargs: Any) -> Any:
-            engine = state.engine()
+            engine = engine_for(state.session)  # per call: graphmind.configure() may replace the default
             if not engine.live:
                 return await original(*args, **kwargs)
             return await _call.run_async(original, api, engine, args, kwargs)
