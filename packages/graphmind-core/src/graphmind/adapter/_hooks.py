@@ -2,7 +2,7 @@
 did (`Patches`), so that instrumenting twice is once and undo puts back exactly what was there.
 
     HOOKS = (
-        Hook("chat.completions", "_post", wrap_post, "openai>=2,<4", "openai/_resource.py:27 SyncAPIResource.__init__"),
+        Hook("chat.completions", "_post", wrap_post, "openai>=2,<4", "openai/_resource.py:18 SyncAPIResource.__init__"),
     )
     state = Patches()
     state.apply(client, HOOKS, state)   # each row: resolve(client, target).attr = wrap(original, state)
@@ -12,7 +12,7 @@ A patch goes on the object the row names: an instance (its own `__dict__` shadow
 method, so another instance of the class is untouched), a module or a class (a process-wide patch,
 e.g. `litellm.completion`). Undo restores what that object's own namespace held before: the very
 value, or nothing at all when the attribute came from its class, so the class's own method shows
-through again. See docs/adapters.md, "The scaffold".
+through again. See docs/adapters.md, section 1 ("the scaffold").
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ __all__ = ["Hook", "Patches", "hook_moved", "instrument_once", "items_of", "reso
 
 C = TypeVar("C")
 T = TypeVar("T")
-P = TypeVar("P", bound="Patches")
 
 _ABSENT: Any = object()  # the object's own namespace did not hold the attribute
 # Every replacement a Patches installed: a row never wraps a wrapper of ours again (a module
