@@ -162,6 +162,29 @@ def test_instrument_once_keeps_the_state_on_the_object_and_a_disabled_session_ch
         gm.dispose()
 
 
+def test_uninstrumenting_a_shallow_copy_undoes_the_copy_and_leaves_the_original_instrumented() -> None:
+    import copy
+
+    live = graphmind.Client(app="scaffold", url="ws://127.0.0.1:9")
+    try:
+        obj = Framework()
+
+        def apply(target: Framework) -> Patches:
+            state = Patches(live)
+            state.apply(target, (ROW,), state)
+            return state
+
+        instrument_once(obj, "_mark", live, apply)
+        twin = copy.copy(obj)  # pydantic's model_copy() does the same: the dict, mark and wrappers with it
+        uninstrument_once(twin, "_mark")
+        assert vars(twin) == {} and twin.call() == "real"
+        assert obj.call() == "wrapped real" and "_mark" in vars(obj)
+        uninstrument_once(obj, "_mark")
+        assert vars(obj) == {}
+    finally:
+        live.dispose()
+
+
 def test_items_of_takes_one_a_list_a_tuple_or_a_dict_and_names_what_it_got() -> None:
     a, b = Framework(), Framework()
     assert items_of(a, Framework, "{type}", "{type}") == [a]

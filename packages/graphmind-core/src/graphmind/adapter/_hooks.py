@@ -128,6 +128,7 @@ class Patches:
     session: Client | None = None
     # (object, attribute, what its own namespace held before or _ABSENT, the value set, shared key)
     patched: list[tuple[Any, str, Any, Any, str]] = field(default_factory=list, init=False, repr=False)
+    _kept_on: Any = field(default=None, init=False, repr=False)  # the object `keep` put it on
 
     def engine(self) -> Engine:
         """The engine of `session`, asked per call: `graphmind.configure()` may replace the default client."""
@@ -211,7 +212,16 @@ class Patches:
 
     def keep(self, obj: Any, mark: str) -> None:
         """Keeps this Patches in `obj`'s own namespace under `mark` (`of`, `uninstrument_once`)."""
+        self._kept_on = obj
         _assign(obj, mark, self)
+
+    def undo_copy(self, copy: Any) -> None:
+        """Undoes on `copy` what its namespace took over from the object this Patches was kept on
+        (a shallow copy, e.g. pydantic's `model_copy()`, carries the mark and the wrappers): the
+        original stays instrumented."""
+        for obj, name, previous, value, shared in reversed(self.patched):
+            if obj is self._kept_on and not shared and vars(copy).get(name, _ABSENT) is value:
+                _restore(copy, name, previous)
 
 
 def instrument_once(
@@ -250,7 +260,10 @@ def uninstrument_once(obj: T, mark: str, undo: Callable[[Any], None] | None = No
     state = Patches.of(obj, mark)
     if state is not None:
         _remove(obj, mark)
-        (undo or Patches.undo)(state)
+        if state._kept_on is obj or state._kept_on is None:
+            (undo or Patches.undo)(state)
+        else:  # a copy of an instrumented object: only the copy is undone
+            state.undo_copy(obj)
     return obj
 
 
