@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -14,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, WebSocketRoute
 
-from . import api
+from . import api, viewer_codes
 from .config import Settings
 from .debugstate import DebugState
 from .export.forwarder import OtlpForwarder
@@ -65,8 +66,10 @@ def otlp_forwarder(settings: Settings, store: Store) -> OtlpForwarder | None:
     return OtlpForwarder(store.path, target)
 
 
-def build_app(settings: Settings, store: Store) -> Starlette:
-    """An app around an opened store; the store is started and closed by the app's lifespan."""
+def build_app(settings: Settings, store: Store, trust: Callable[[Any], None] | None = None) -> Starlette:
+    """An app around an opened store; the store is started and closed by the app's lifespan.
+
+    `trust(client)`: told when a connection proved itself (limits.Limiter.trust)."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -94,6 +97,7 @@ def build_app(settings: Settings, store: Store) -> Starlette:
 
     app = Starlette(
         routes=[
+            *viewer_codes.routes,
             *api.routes,
             WebSocketRoute("/ingest", ingest),
             WebSocketRoute("/api/live", live),
@@ -105,11 +109,14 @@ def build_app(settings: Settings, store: Store) -> Starlette:
                 allowed_origins=settings.allowed_origins,
                 bound_host=settings.host,
                 token=settings.token,
+                trust=trust,
             )
         ],
         lifespan=lifespan,
         exception_handlers={Exception: _internal_error, HTTPException: _http_error},
     )
+    app.state.trust = trust
+    app.state.viewer_codes = viewer_codes.ViewerCodes(settings.token)
     app.state.hub = Hub(store, settings, initial_debug_state(store, settings))
     app.state.otlp = otlp_forwarder(settings, store)
     return app

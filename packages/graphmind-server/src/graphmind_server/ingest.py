@@ -15,10 +15,11 @@ from graphmind import protocol as proto
 
 from ._version import __version__
 from .hub import AppConnection, Hub
+from .ingest_auth import challenge_for
 from .store.derive import text as clean_text
 
 EVENT_TYPES = proto.EVENT_TYPES
-HELLO_TIMEOUT_S = 10.0
+HELLO_TIMEOUT_S = 5.0  # the upgrade and the hello together are also bounded by limits.HANDSHAKE_TIMEOUT_S
 # Past this many uncommitted events, or this much uncommitted event text, the hub stops reading
 # from apps until the writer catches up: a flood slows the senders (TCP backpressure; the app's
 # events wait in its own bounded ring) instead of growing the hub's memory (docs/hub.md).
@@ -190,13 +191,27 @@ def negotiate(hello: dict[str, Any]) -> int | None:
 
 async def ingest(websocket: WebSocket) -> None:
     hub: Hub = websocket.app.state.hub
-    await websocket.accept()
+    challenge = challenge_for(websocket.scope, hub.settings.token)
+    await websocket.accept(headers=challenge.headers() if challenge is not None else None)
     try:
         hello = await _read_hello(websocket)
     except (asyncio.TimeoutError, WebSocketDisconnect):
         return
     if hello is None:
         return
+    if challenge is not None:
+        if not challenge.hello_ok(hello):
+            await websocket.send_text(
+                _error(
+                    "unauthorized",
+                    "the hello's auth proof does not match this hub's token (docs/protocol.md)",
+                )
+            )
+            await websocket.close(proto.CLOSE_UNAUTHORIZED)
+            return
+        trust = getattr(websocket.app.state, "trust", None)
+        if trust is not None:
+            trust(websocket.scope.get("client"))
     client_id = hello.get("clientId")
     if not isinstance(client_id, str) or not client_id:
         client_id = f"anon-{id(websocket):x}-{time.time_ns()}"

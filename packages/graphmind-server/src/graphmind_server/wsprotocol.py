@@ -19,10 +19,16 @@ import struct
 from typing import Any
 
 SHUTDOWN_ABORT_S = 0.5
+# After refusing a frame (over ws_max_size: 1009), keep reading and dropping what the peer still
+# sends for this long before closing: closing with unread bytes makes the kernel reset the
+# connection, and a reset can discard the close frame before the peer reads its code.
+REFUSED_LINGER_S = 2.0
 ABORT_EXTENSION = "graphmind.abort"
 
 
-def protocol_class() -> Any:
+def protocol_class(limiter: Any = None) -> Any:
+    """`limiter` (limits.Limiter) hears when an upgraded connection ends: the HTTP protocol that
+    reported its start is not told once uvicorn hands the transport to this one."""
     try:
         from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
     except ImportError:  # pragma: no cover - another uvicorn layout
@@ -46,6 +52,32 @@ def protocol_class() -> Any:
                 with contextlib.suppress(OSError):
                     sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             transport.abort()
+
+        def data_received(self, data: bytes) -> None:
+            if getattr(self, "_graphmind_refused", False):
+                return  # the refused frame's rest: dropped, never buffered
+            super().data_received(data)
+
+        def handle_parser_exception(self) -> None:
+            # uvicorn's own writes the close frame and closes at once (see REFUSED_LINGER_S).
+            if getattr(self, "_graphmind_refused", False):
+                return
+            self._graphmind_refused = True
+            close = self.conn.close_sent
+            code, reason = (close.code, close.reason) if close is not None else (1002, "")
+            self.queue.put_nowait({"type": "websocket.disconnect", "code": code, "reason": reason})
+            self.transport.write(b"".join(self.conn.data_to_send()))
+            self.close_sent = True
+            if getattr(self, "read_paused", False):  # keep draining: paused, the peer would block
+                self.read_paused = False
+                self.transport.resume_reading()
+            # As a close the app asks for: run_asgi leaves the closing to this timer when it is set.
+            self.close_timer = self.loop.call_later(REFUSED_LINGER_S, self.transport.close)
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            if limiter is not None:
+                limiter.closed(self.transport)
+            super().connection_lost(exc)
 
         def shutdown(self) -> None:
             super().shutdown()

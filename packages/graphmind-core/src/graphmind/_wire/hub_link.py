@@ -1,4 +1,10 @@
-"""Opening one connection to the hub: the bound connect, the token, hello and welcome.
+"""Opening one connection to the hub: the bound connect, the proof handshake, hello and welcome.
+
+With a token (found by `protocol.find_token`) the app never sends it: the upgrade carries a fresh
+nonce, the hub must answer with an HMAC over it that only a holder of the token can make, and only
+then does the hello go out, with the app's own proof (docs/protocol.md, "Authentication"). A
+listener that cannot prove it (a squatter on the port) gets nothing more and one warning says so.
+Hub frames are capped at `protocol.HUB_MAX_FRAME` (websockets refuses a bigger one at its header).
 
 The transport (`_transport.py`) owns the thread, the ring and the state; this module only turns a
 URL into an attached WebSocket and its `welcome`, or None with at most one warning. Everything it
@@ -27,7 +33,6 @@ import sys
 import time
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlsplit
 
 from .. import protocol as proto
 from .._base.warn import Warner
@@ -40,7 +45,6 @@ if is_enabled(None, os.environ):  # a process that starts disabled never loads w
 
 _log = logging.getLogger("graphmind.transport")
 CLOSE_TIMEOUT_S = 1.0  # the closing handshake after a complete flush
-_LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
 class OneLineLog(logging.LoggerAdapter[logging.Logger]):
@@ -58,22 +62,9 @@ class OneLineLog(logging.LoggerAdapter[logging.Logger]):
 
 
 def find_token(url: str, environ: Mapping[str, str] | None = None) -> str | None:
-    """GRAPHMIND_TOKEN, else the token file a hub on this loopback port wrote (docs/security.md)."""
-    env = os.environ if environ is None else environ
-    token = env.get(proto.TOKEN_ENV, "").strip()
-    if token:
-        return token
-    try:
-        parts = urlsplit(url)
-        port, host = parts.port, parts.hostname
-    except ValueError:
-        return None
-    if host not in _LOOPBACK or port is None:
-        return None
-    try:
-        return proto.token_file(port, env).read_text(encoding="utf-8").strip() or None
-    except OSError:
-        return None
+    """GRAPHMIND_TOKEN, GRAPHMIND_TOKEN_FILE, else the token file a hub on this loopback port wrote
+    (`protocol.find_token`, the one helper every command uses too; docs/security.md)."""
+    return proto.find_token(url, environ)
 
 
 class HubLink:
@@ -109,9 +100,19 @@ class HubLink:
             return False
 
     def open(self) -> tuple[Any, dict[str, Any]] | None:
-        """(an attached WebSocket, the hub's welcome), or None: no hub, refused, or another protocol."""
+        """(an attached WebSocket, the hub's welcome), or None: no hub, refused, or another protocol.
+
+        With a token, nothing but the upgrade request (with a fresh nonce) goes out until the
+        listener has proved in its 101 answer that it knows the token (docs/protocol.md,
+        "Authentication"); then the hello carries the app's own proof. The token itself never
+        leaves the process."""
         opts = self._options
-        token = find_token(opts.url)
+        try:
+            token = find_token(opts.url)
+        except proto.TokenError as exc:
+            self._warn(f"[graphmind] {exc}; running detached.", key="token-file")
+            return None
+        client_nonce = proto.new_nonce() if token else ""
         sock = None
         if self._direct:
             try:
@@ -132,10 +133,16 @@ class HubLink:
                 sock=sock,
                 open_timeout=budget,
                 close_timeout=CLOSE_TIMEOUT_S,
-                max_size=None,
+                # Hub frames are control frames: one over this is refused at its header, never
+                # buffered (websockets' parser checks the length first), and the connection closed 1009.
+                max_size=proto.HUB_MAX_FRAME,
                 compression=None,
                 user_agent_header=f"graphmind-python/{opts.sdk.get('version', '')}",
-                additional_headers={"Authorization": f"Bearer {token}"} if token else None,
+                additional_headers=(
+                    {proto.AUTH_HEADER: proto.AUTH_SCHEME, proto.CLIENT_NONCE_HEADER: client_nonce}
+                    if token
+                    else None
+                ),
                 logger=self._ws_log,
                 **self._legacy,
             )
@@ -143,18 +150,25 @@ class HubLink:
             if sock is not None:
                 with contextlib.suppress(Exception):
                     sock.close()
-            if token is None and "401" in str(exc):
-                self._warn(
-                    f"[graphmind] the hub at {opts.url} requires a token; running detached. "
-                    f"Set {proto.TOKEN_ENV} (graphmind serve prints it) or run the app as the hub's user.",
-                    key="token",
-                )
-            _log.debug("graphmind: no hub at %s (%r)", opts.url, exc)
+            self._refused_upgrade(exc, token is not None)
             return None
+        hub_proof = ""
+        if token:
+            hub_proof = self._hub_proof(ws, token, client_nonce)
+            if not hub_proof:
+                self._warn(
+                    f"[graphmind] the listener at {opts.url} is not your hub: it did not prove it knows the token "
+                    f"({self._token_source()}); running detached and sending it nothing.",
+                    key="not-our-hub",
+                )
+                self._cut(ws)
+                return None
         try:
             hello = proto.hello(
                 app=opts.app, sdk=opts.sdk, pid=os.getpid(), client_id=self._client_id, meta=opts.meta
             )
+            if token:
+                hello["auth"] = {"scheme": proto.AUTH_SCHEME, "proof": hub_proof}
             ws.send(self.encode(hello))
             welcome = self.decode(ws.recv(timeout=max(0.0, deadline - self._clock())))
             refusal = self._refusal(welcome)
@@ -164,14 +178,67 @@ class HubLink:
         if welcome is None or refusal is not None:
             if refusal:
                 self._warn(refusal, key="handshake")
-            # Cut, not a closing handshake: a hub that sent no welcome in time would make close()
-            # wait another CLOSE_TIMEOUT_S for its close frame.
-            with contextlib.suppress(Exception):
-                ws.socket.shutdown(socket.SHUT_RDWR)
-            with contextlib.suppress(Exception):
-                ws.close()
+            self._cut(ws)
             return None
         return ws, welcome
+
+    def _token_source(self) -> str:
+        """Where the token came from, for the one warning line (find_token's order)."""
+        env = os.environ
+        if env.get(proto.TOKEN_ENV, "").strip():
+            return proto.TOKEN_ENV
+        if env.get(proto.TOKEN_FILE_ENV, "").strip():
+            return f"{proto.TOKEN_FILE_ENV}={env[proto.TOKEN_FILE_ENV].strip()}"
+        try:
+            _, port = host_and_port(self._options.url)
+        except ValueError:
+            return "the hub's token file"
+        return (
+            f"the token file {proto.token_file(port)}, which a hub that did not stop cleanly leaves behind: "
+            "delete it if the hub on this port has no token"
+        )
+
+    def _hub_proof(self, ws: Any, token: str, client_nonce: str) -> str:
+        """The app's proof for the hello when the 101 answer carries the hub's valid proof, else ""."""
+        try:
+            headers = ws.response.headers
+            scheme = headers.get(proto.AUTH_HEADER)
+            server_nonce = headers.get(proto.SERVER_NONCE_HEADER)
+            given = headers.get(proto.SERVER_PROOF_HEADER)
+        except Exception:
+            return ""
+        if scheme != proto.AUTH_SCHEME or not proto.valid_nonce(server_nonce) or server_nonce == client_nonce:
+            return ""
+        expected = proto.proof(token, proto.HUB_PROOF_LABEL, client_nonce, server_nonce)
+        if not proto.proof_ok(expected, given):
+            return ""
+        return proto.proof(token, proto.APP_PROOF_LABEL, client_nonce, server_nonce)
+
+    def _refused_upgrade(self, exc: Exception, with_token: bool) -> None:
+        url = self._options.url
+        status = getattr(getattr(exc, "response", None), "status_code", None)
+        if status is not None and with_token:
+            self._warn(
+                f"[graphmind] the listener at {url} answered {status} to the token handshake: it is not your hub, "
+                "or a graphmind-server too old to prove it knows the token (upgrade it); running detached.",
+                key="not-our-hub",
+            )
+        elif status == 401:
+            self._warn(
+                f"[graphmind] the hub at {url} requires a token; running detached. "
+                f"Set {proto.TOKEN_ENV} (graphmind serve prints it) or run the app as the hub's user.",
+                key="token",
+            )
+        _log.debug("graphmind: no hub at %s (%r)", url, exc)
+
+    @staticmethod
+    def _cut(ws: Any) -> None:
+        # Cut, not a closing handshake: a listener that sent no welcome in time would make close()
+        # wait another CLOSE_TIMEOUT_S for its close frame.
+        with contextlib.suppress(Exception):
+            ws.socket.shutdown(socket.SHUT_RDWR)
+        with contextlib.suppress(Exception):
+            ws.close()
 
     def _refusal(self, welcome: dict[str, Any] | None) -> str | None:
         url = self._options.url

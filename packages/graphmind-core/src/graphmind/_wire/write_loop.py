@@ -169,5 +169,18 @@ class WriteLoop:
             self._warn(f"[graphmind] dropped an event that could not be encoded: {exc!r}", key="encode")
             entry[0] = ""  # a replay skips it too, without a second warning
             return None
+        if len(text) * 4 > proto.INGEST_MAX_FRAME and len(text.encode("utf-8")) > proto.INGEST_MAX_FRAME:
+            # The hub closes a connection on a frame over its limit (1009): sending this one would
+            # cut every attach short at the same event, forever. Its payloads are already bounded
+            # (512 KB each); what is left is an error or a name far beyond any real one.
+            self._warn(
+                f"[graphmind] dropped a {entry[0].get('type')} event of {len(text.encode('utf-8'))} bytes: over "
+                f"the hub's frame limit of {proto.INGEST_MAX_FRAME} bytes; stats() counts it",
+                key="too-big",
+            )
+            entry[0] = ""
+            with self._cond:
+                self.counters["dropped"] += 1
+            return None
         entry[0] = text
         return text

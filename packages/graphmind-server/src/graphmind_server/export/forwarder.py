@@ -17,7 +17,7 @@ from typing import Any
 
 from graphmind.redaction import strip_secret_keys
 
-from ..store.derive import FINAL_STATUSES
+from ..store.status import FINAL_STATUSES
 from ..store.writer import Committed
 from . import otlp
 from .otlp_http import OtlpTarget

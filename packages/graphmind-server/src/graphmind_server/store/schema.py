@@ -9,6 +9,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from ..files import FILE_MODE, create_private, database_files, private_dir, tighten
+
 MIGRATIONS: list[list[str]] = [
     # 1: runs, their nodes, events (raw JSON exactly as the app sent it) and hub settings.
     [
@@ -52,6 +54,14 @@ MIGRATIONS: list[list[str]] = [
         "CREATE UNIQUE INDEX events_by_client_seq ON events (client_id, seq)",
         "CREATE INDEX events_by_run_seq ON events (run_id, seq)",
     ],
+    # 2: what the status rule keeps of a node's executions (store/status.py): the latest one's
+    # instanceId and status, and the instanceIds held now (a JSON list). A node stored before has
+    # none of it: its stored status stands until its next event.
+    [
+        "ALTER TABLE nodes ADD COLUMN latest TEXT",
+        "ALTER TABLE nodes ADD COLUMN latest_status TEXT",
+        "ALTER TABLE nodes ADD COLUMN held TEXT NOT NULL DEFAULT '[]'",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -81,11 +91,17 @@ def open_database(path: Path) -> sqlite3.Connection:
     """Create the file (and its directory) if needed and migrate it; StoreError on any failure."""
     hint = "pass --db or set GRAPHMIND_DB to a writable file"
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
     except OSError as exc:
         raise StoreError(
             f"cannot create the database directory {path.parent} ({exc.strerror or exc}); {hint}"
         ) from None
+    try:  # 0600 before SQLite opens it: SQLite gives the WAL and SHM files the database's mode
+        create_private(path)
+        for companion in database_files(path)[1:]:
+            tighten(companion, FILE_MODE)
+    except OSError as exc:
+        raise StoreError(f"cannot open the database {path} ({exc.strerror or exc}); {hint}") from None
     try:
         conn = connect(path)
         mode = conn.execute("PRAGMA journal_mode").fetchone()[0]

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import derive
-from .derive import NodeRow, RunRow
+from .derive import NODE_COLUMNS, NodeRow, RunRow
 
 BATCH_MAX = 500
 BATCH_MAX_BYTES = 8 * 1024 * 1024  # a transaction also stops at this much event text (big events)
@@ -32,9 +32,10 @@ ON CONFLICT(id) DO UPDATE SET app=excluded.app, name=excluded.name, status=exclu
 started_at=excluded.started_at, ended_at=excluded.ended_at, event_count=excluded.event_count,
 meta=excluded.meta, implicit=excluded.implicit, agent_node=excluded.agent_node, cursor=excluded.cursor,
 node_count=excluded.node_count"""
-_UPSERT_NODE = """INSERT INTO nodes (run_id, node_id, kind, name, executions, status, position) VALUES (?,?,?,?,?,?,?)
+_UPSERT_NODE = f"""INSERT INTO nodes (run_id, {NODE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)
 ON CONFLICT(run_id, node_id) DO UPDATE SET kind=excluded.kind, name=excluded.name,
-executions=excluded.executions, status=excluded.status"""
+executions=excluded.executions, status=excluded.status, latest=excluded.latest,
+latest_status=excluded.latest_status, held=excluded.held"""
 
 
 @dataclass
@@ -286,11 +287,10 @@ class Writer:
             nodes={},
         )
         for n in self.conn.execute(
-            "SELECT node_id, kind, name, executions, status, position FROM nodes WHERE run_id = ? ORDER BY position",
-            (run_id,),
+            f"SELECT {NODE_COLUMNS} FROM nodes WHERE run_id = ? ORDER BY position", (run_id,)
         ):
             assert run.nodes is not None
-            run.nodes[n[0]] = NodeRow(*n)
+            run.nodes[n[0]] = NodeRow.from_db(n)
         self.runs[run_id] = run
         return run
 
@@ -330,8 +330,7 @@ class Writer:
             )
             for node_id in run.dirty_nodes:
                 assert run.nodes is not None
-                n = run.nodes[node_id]
-                node_rows.append((run.id, n.node_id, n.kind, n.name, n.executions, n.status, n.position))
+                node_rows.append(run.nodes[node_id].to_db(run.id))
             run.dirty_nodes.clear()
             run.new = False
         self.conn.executemany(_UPSERT_RUN, run_rows)

@@ -69,7 +69,7 @@ export class DetailView {
 
   currentExec(m, n) {
     const x = store.selectedExec ? m.execs.get(store.selectedExec) : null;
-    return x && x.nodeId === n.nodeId ? x : n.latest;
+    return x && x.nodeId === n.nodeId ? x : n.latest || n.execs[n.execs.length - 1] || null;
   }
 
   signature(n, x) {

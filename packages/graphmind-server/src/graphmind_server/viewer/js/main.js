@@ -105,7 +105,13 @@ function onFrame(f) {
         store.runs.set(f.run.id, f.run);
         liveTouched.add(f.run.id);
         emit("runs");
-        if (f.run.id === store.runId) schedule("header", () => runView.mounted && runView.renderHeader());
+        if (f.run.id === store.runId) {
+          schedule("header", () => runView.mounted && runView.renderHeader());
+          if (store.model) {
+            store.model.setRunStatus(f.run.status); // an abandoned run's open nodes show it
+            emit("model");
+          }
+        }
       }
       break;
     case "run.deleted":
@@ -186,6 +192,7 @@ async function openRun(runId) {
   await helloPromise; // so no event falls between the pages and the live feed
   if (token !== loadToken) return;
   const model = new RunModel(runId);
+  model.setRunStatus(store.runs.get(runId)?.status);
   let after = 0;
   for (;;) {
     const page = await api.events(runId, after, PAGE);
@@ -205,6 +212,7 @@ async function openRun(runId) {
   }
   for (const ev of loadBuffer) model.apply(ev);
   loadBuffer = null;
+  model.setRunStatus(store.runs.get(runId)?.status); // it may have changed while the pages loaded
   store.model = model;
   store.loading = false;
   runView.timeline.setModel(model);
