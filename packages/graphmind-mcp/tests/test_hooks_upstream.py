@@ -3,24 +3,26 @@
 from __future__ import annotations
 
 import inspect
-from importlib import metadata
 
 from mcp import ClientSession
-from packaging.specifiers import SpecifierSet
 
+from graphmind.adapter import Hook
+from graphmind.testing import assert_hooks_stand, assert_supported
 from graphmind_mcp import SUPPORTED
 from graphmind_mcp._hooks import HOOKS
 
 
 def test_the_installed_mcp_is_in_the_supported_range() -> None:
-    assert metadata.version("mcp") in SpecifierSet(SUPPORTED.removeprefix("mcp"))
+    assert_supported(SUPPORTED)
+    assert all(isinstance(row, Hook) for row in HOOKS)  # the one hook-row type
+    assert_hooks_stand(HOOKS, ClientSession)
 
 
 def test_every_hooked_method_is_an_async_method_of_client_session_with_the_signature_the_wrapper_expects() -> (
     None
 ):
     for hook in HOOKS:
-        method = getattr(ClientSession, hook.attribute)
+        method = getattr(ClientSession, hook.attr)
         assert inspect.iscoroutinefunction(method), hook
         params = list(inspect.signature(method).parameters)
         assert params[:3] == ["self", "name", "arguments"], (hook, params)

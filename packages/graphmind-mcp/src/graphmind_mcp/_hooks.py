@@ -1,8 +1,9 @@
 """The hook points, as one table that drives both instrument and uninstrument.
 
-Each hook is an attribute set on the `ClientSession` instance given (it shadows the class's method),
-so nothing global changes and another session in the process is untouched; uninstrument deletes
-the attribute (or puts back what the instance held before) and the class's own method shows through again. A version change of the SDK is one
+Each hook is a `graphmind.adapter.Hook` row, an attribute set on the `ClientSession` instance given
+(it shadows the class's method), so nothing global changes and another session in the process is
+untouched; uninstrument (the row's `Patches`) deletes the attribute (or puts back what the instance
+held before) and the class's own method shows through again. A version change of the SDK is one
 row here. `tests/test_hooks_upstream.py` fails loudly when a hooked method moves.
 """
 
@@ -10,37 +11,29 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-import graphmind
-from graphmind.adapter import Engine, RunContext, engine_for
+from graphmind.adapter import Hook, Patches, RunContext
 
 from ._call import ToolCall, call_tool_node
 
 MARK = "_graphmind_mcp"
-_ABSENT = object()
 
 
-@dataclass
-class State:
-    """What instrument_mcp did to one session, so uninstrument can undo exactly that."""
+@dataclass(eq=False)
+class State(Patches):
+    """What instrument_mcp did to one session (a `graphmind.adapter.Patches`: undo undoes exactly that)."""
 
-    client: graphmind.Client | None
     # The run each call belongs to; None: the calling context's (`gm.run(...)` or the implicit run).
     # graphmind mcp-proxy passes its host session's run (its handlers run in the SDK's own tasks).
     run: Callable[[], RunContext | None] = lambda: None
-    # (attribute, what the instance itself held before, or _ABSENT): undo puts back exactly that.
-    patched: list[tuple[str, Any]] = field(default_factory=list)
-
-    def engine(self) -> Engine:
-        # Asked per call when no client was given: graphmind.configure() may replace the default one.
-        return engine_for(self.client)
+    mcp_session: Any = None  # the ClientSession instrumented
 
 
-def _call_tool(
-    session: Any, original: Callable[..., Awaitable[Any]], state: State
-) -> Callable[..., Awaitable[Any]]:
+def _call_tool(original: Callable[..., Awaitable[Any]], state: State) -> Callable[..., Awaitable[Any]]:
+    session = state.mcp_session
+
     @functools.wraps(original)
     async def call_tool(name: str, arguments: Any = None, *args: Any, **kwargs: Any) -> Any:
         engine = state.engine()
@@ -62,43 +55,22 @@ def _call_tool(
     return call_tool
 
 
-@dataclass(frozen=True)
-class Hook:
-    attribute: str  # the `ClientSession` method replaced on the instance
-    wrap: Callable[[Any, Callable[..., Awaitable[Any]], State], Callable[..., Awaitable[Any]]]
-    mcp: str  # the mcp versions this row was read in and is tested against
-    upstream: str  # where the hook lives upstream, and why it is enough
-
-
-HOOKS: tuple[Hook, ...] = (
+HOOKS: tuple[Hook[State], ...] = (
     Hook(
+        "",
         "call_tool",
         _call_tool,
-        ">=2.2,<3",
+        "mcp>=2.2,<3",
         # mcp/client/session.py ClientSession.call_tool (mcp 2.3.0, line 1052): every tools/call of a
         # session goes through it (the high-level `mcp.client.Client.call_tool` delegates to the session's).
         # It sends the request, then validates a non-error result against the tool's outputSchema
         # (`validate_tool_result`, line 1118, public), which the inject path reuses.
-        "mcp/client/session.py ClientSession.call_tool; ClientSession.validate_tool_result",
+        "mcp/client/session.py:1052 ClientSession.call_tool; :1118 ClientSession.validate_tool_result",
     ),
 )
 
 
-def apply(session: Any, state: State) -> None:
-    try:
-        for hook in HOOKS:
-            original = getattr(session, hook.attribute)
-            state.patched.append((hook.attribute, vars(session).get(hook.attribute, _ABSENT)))
-            setattr(session, hook.attribute, hook.wrap(session, original, state))
-    except Exception:
-        undo(session, state)
-        raise
-
-
-def undo(session: Any, state: State) -> None:
-    for attribute, previous in reversed(state.patched):
-        if previous is _ABSENT:
-            vars(session).pop(attribute, None)  # the class's own method shows through again
-        else:
-            setattr(session, attribute, previous)
-    state.patched.clear()
+def apply(session: Any, state: State) -> State:
+    state.mcp_session = session
+    state.apply(session, HOOKS, state)
+    return state
