@@ -49,6 +49,10 @@ class DbLock:
                 f"{db} is in use by another hub ({owner}); stop that hub, "
                 "or give this one its own database with --db"
             ) from None
+        # It names our pid and port: 0600 like every file of ours, also when an older hub left it looser.
+        with contextlib.suppress(OSError):
+            if os.fstat(self._fd).st_uid == os.geteuid():
+                os.fchmod(self._fd, 0o600)
 
     def _owner(self) -> str:
         try:
