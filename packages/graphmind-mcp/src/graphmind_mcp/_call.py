@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from graphmind.adapter import Engine, NodeSpec, RunContext, Settled
 
 from ._result import describe_result, error_text, is_error, to_result
+from ._rounds import Rounds
 
 if (
     TYPE_CHECKING
@@ -94,8 +95,13 @@ async def call_tool_node(
     call: ToolCall,
     server: str | None,
     run: RunContext | None,
+    *,
+    rounds: Rounds | None = None,
 ) -> Any:
+    """`rounds`: the call is an app-level `Client.call_tool`; its rounds are written into this node."""
     ex = await engine.astart_node(spec_for(call.name, call.arguments, server), run=run)
+    if rounds is not None:
+        rounds.node = ex
     try:
         return await ex.run_async(call.body, describe_result, call.from_injected)
     except ToolResultError as exc:

@@ -1,6 +1,6 @@
-"""The hook points, as one table that drives both instrument and uninstrument.
+"""The hook points, as one table per hooked type that drives both instrument and uninstrument.
 
-Each hook is an attribute set on the `ClientSession` instance given (it shadows the class's method),
+Each hook is an attribute set on the `ClientSession` (or `mcp.client.Client`) instance given (it shadows the class's method),
 so nothing global changes and another session in the process is untouched; uninstrument deletes
 the attribute (or puts back what the instance held before) and the class's own method shows through again. A version change of the SDK is one
 row here. `tests/test_hooks_upstream.py` fails loudly when a hooked method moves.
@@ -17,6 +17,7 @@ import graphmind
 from graphmind.adapter import Engine, RunContext, engine_for
 
 from ._call import ToolCall, call_tool_node
+from ._rounds import CURRENT, Rounds, is_continuation
 
 MARK = "_graphmind_mcp"
 _ABSENT = object()
@@ -32,6 +33,8 @@ class State:
     run: Callable[[], RunContext | None] = lambda: None
     # (attribute, what the instance itself held before, or _ABSENT): undo puts back exactly that.
     patched: list[tuple[str, Any]] = field(default_factory=list)
+    # A `Client`'s state: the session this client instrumented for its rounds (undone with it).
+    sessions: list[Any] = field(default_factory=list)
 
     def engine(self) -> Engine:
         # Asked per call when no client was given: graphmind.configure() may replace the default one.
@@ -43,8 +46,20 @@ def _call_tool(
 ) -> Callable[..., Awaitable[Any]]:
     @functools.wraps(original)
     async def call_tool(name: str, arguments: Any = None, *args: Any, **kwargs: Any) -> Any:
+        rounds = CURRENT.get()
+        if rounds is not None and rounds.owns(name):
+            # One round of an instrumented `Client.call_tool` (_rounds.py): that call is the node.
+            try:
+                result = await original(name, arguments, *args, **kwargs)
+            except Exception as exc:
+                rounds.failed(exc)
+                raise
+            rounds.record(result)
+            return result
         engine = state.engine()
-        if not engine.live:
+        if not engine.live or is_continuation(kwargs):
+            # A re-send of a call answered `InputRequiredResult`: part of the call its first round
+            # started (a node already), not another call: no node, no loop streak (_rounds.py).
             return await original(name, arguments, *args, **kwargs)
         switches = engine.redaction_switches
         info = session.server_info
@@ -58,6 +73,49 @@ def _call_tool(
             hidden=switches.hide_tool_results or switches.hide_outputs,
         )
         return await call_tool_node(engine, call, info.name if info is not None else None, state.run())
+
+    return call_tool
+
+
+def _client_call_tool(
+    client: Any, original: Callable[..., Awaitable[Any]], state: State
+) -> Callable[..., Awaitable[Any]]:
+    """`mcp.client.Client.call_tool`, the app-level call: one node for all its rounds."""
+
+    @functools.wraps(original)
+    async def call_tool(name: str, arguments: Any = None, *args: Any, **kwargs: Any) -> Any:
+        engine = state.engine()
+        session = vars(client).get("_session")  # None: not entered; the SDK raises its own error
+        if not engine.live or session is None:
+            return await original(name, arguments, *args, **kwargs)
+        if MARK not in vars(session):  # the session's hook is what sees each round
+            from ._instrument import instrument
+
+            instrument(session, State(state.client, state.run))
+            state.sessions.append(session)
+        rounds = Rounds(name)
+
+        async def all_rounds(*call: Any, **options: Any) -> Any:
+            token = CURRENT.set(rounds)
+            try:
+                return await original(*call, **options)
+            finally:
+                CURRENT.reset(token)
+
+        switches = engine.redaction_switches
+        info = session.server_info
+        call = ToolCall(
+            all_rounds,
+            session.validate_tool_result,
+            name,
+            arguments,
+            args,
+            kwargs,
+            hidden=switches.hide_tool_results or switches.hide_outputs,
+        )
+        return await call_tool_node(
+            engine, call, info.name if info is not None else None, state.run(), rounds=rounds
+        )
 
     return call_tool
 
@@ -84,9 +142,22 @@ HOOKS: tuple[Hook, ...] = (
 )
 
 
-def apply(session: Any, state: State) -> None:
+CLIENT_HOOKS: tuple[Hook, ...] = (
+    Hook(
+        "call_tool",
+        _client_call_tool,
+        ">=2.3,<3",
+        # mcp/client/client.py Client.call_tool (mcp 2.3.0, line 756): the app-level call. It sends
+        # the first round, then `_drive_input_required` (line 910) re-sends through the session
+        # (line 811) once per InputRequiredResult round (mcp/client/_input_required.py:95).
+        "mcp/client/client.py Client.call_tool",
+    ),
+)
+
+
+def apply(session: Any, state: State, hooks: tuple[Hook, ...] = HOOKS) -> None:
     try:
-        for hook in HOOKS:
+        for hook in hooks:
             original = getattr(session, hook.attribute)
             state.patched.append((hook.attribute, vars(session).get(hook.attribute, _ABSENT)))
             setattr(session, hook.attribute, hook.wrap(session, original, state))
@@ -102,3 +173,7 @@ def undo(session: Any, state: State) -> None:
         else:
             setattr(session, attribute, previous)
     state.patched.clear()
+    while state.sessions:  # the sessions a Client's calls instrumented for their rounds
+        from ._instrument import uninstrument
+
+        uninstrument(state.sessions.pop())

@@ -13,15 +13,22 @@ S = TypeVar("S")
 
 def instrument(session: S, state: _hooks.State) -> S:
     from mcp import ClientSession
+    from mcp.client import Client
 
-    if not isinstance(session, ClientSession):
-        raise TypeError(f"instrument_mcp() takes an mcp.ClientSession, got {type(session).__name__}")
+    if isinstance(session, Client):
+        hooks = _hooks.CLIENT_HOOKS  # the app-level call: a multi-round call is one node (_rounds.py)
+    elif isinstance(session, ClientSession):
+        hooks = _hooks.HOOKS
+    else:
+        raise TypeError(
+            f"instrument_mcp() takes an mcp.ClientSession or an mcp.client.Client, got {type(session).__name__}"
+        )
     if _hooks.MARK in vars(session):
         return session
     if not state.engine().enabled:
         return session  # disabled: the session stays exactly as it was (zero overhead)
     try:
-        _hooks.apply(session, state)
+        _hooks.apply(session, state, hooks)
     except AttributeError as exc:
         state.engine().warn(
             f"[graphmind] mcp {metadata.version('mcp')} no longer has a hook graphmind-mcp {__version__} uses ({exc}); "
