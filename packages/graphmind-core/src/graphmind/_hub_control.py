@@ -8,13 +8,13 @@ locally from the debug state the hub pushed (docs/protocol.md, "Gates").
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from . import protocol as proto
+from ._attach_wait import in_worker_thread
 from ._code_holds import CONDITION_REASON, ConditionChecker
 from ._debug_state import DebugState
 from ._gate import GateAnswer, HeldGate
@@ -79,12 +79,12 @@ class HubControl:
             return False
 
     async def aready(self, timeout: float) -> bool:
-        """`ready` from async code: the wait runs in a worker thread, the event loop keeps running."""
+        """`ready` from async code (asyncio or trio): the wait runs in a worker thread, the event loop keeps running."""
         if self.transport is None:
             return False
         if self.attached:
             return True
-        return await asyncio.get_running_loop().run_in_executor(None, self.ready, timeout)
+        return await in_worker_thread(lambda: self.ready(timeout))
 
     @property
     def held_count(self) -> int:
