@@ -219,7 +219,66 @@ SUITES = {
             "pytest-benchmark",
         ],
     ),
+    # mcp's `dev` group, minus the type checker, linter and coverage; `mcp-example-stories` is the
+    # source's own examples/ package (installed from the unpacked source below).
+    "mcp": (
+        "mcp",
+        "graphmind-mcp",
+        [
+            "mcp[cli]",
+            "pydantic-settings>=2.5.2",
+            "pytest>=8.4.0",
+            "trio>=0.26.2",
+            "pytest-xdist>=3.6.1",
+            "pytest-examples>=0.0.14",
+            "pytest-pretty>=1.2.0",
+            "pytest-timeout",
+            "inline-snapshot>=0.23.0",
+            "dirty-equals>=0.9.0",
+            "pillow>=12.0",
+            "logfire>=3.0.0",
+            "opentelemetry-sdk>=1.39.1",
+            "blockbuster>=1.5.27",
+        ],
+    ),
+    # llama-index-core's `dev` group, the parts its unit tests import.
+    "llamaindex": (
+        "llama-index-core",
+        "graphmind-llamaindex",
+        [
+            "pytest",
+            "pytest-asyncio",
+            "pytest-mock",
+            "pytest-timeout",
+            "pytest-xdist",
+            "openai",
+            "pandas",
+            "tree-sitter-language-pack",
+            "pypdf",
+            "aiohttp",
+        ],
+    ),
+    # litellm's test dependencies for its mocked unit tests (tests/test_litellm).
+    "litellm": (
+        "litellm",
+        "graphmind-litellm",
+        [
+            "pytest",
+            "pytest-asyncio",
+            "pytest-mock",
+            "pytest-timeout",
+            "pytest-xdist",
+            "respx",
+            "fastapi",
+        ],
+    ),
 }
+# The source package's own directory that holds its tests, installed into the session first.
+SUITE_LOCAL_PACKAGES = {"mcp": ["examples"]}
+# Suites whose source distribution ships no tests (llama-index-core, litellm): the tests come from
+# the framework's repository at the locked version's tag, in a directory named by this variable
+# (its tests/ folder is copied into the unpacked source). docs/compatibility.md says how.
+TESTS_FROM_ENV = "GRAPHMIND_SUITE_TESTS"
 
 
 def _locked_version(distribution: str) -> str:
@@ -228,6 +287,43 @@ def _locked_version(distribution: str) -> str:
     lock = tomllib.loads((ROOT / "uv.lock").read_text())
     versions = [p["version"] for p in lock["package"] if p["name"] == distribution]  # a fork may lock two
     return max(versions, key=lambda v: tuple(int(x) if x.isdigit() else 0 for x in v.split(".")))
+
+
+def _suite_source(session: nox.Session, distribution: str, version: str) -> pathlib.Path:
+    """The unpacked source distribution (cached in .nox/suite-src), with its tests."""
+    import shutil
+
+    src_root = ROOT / ".nox" / "suite-src"
+    stem = f"{distribution.replace('-', '_')}-{version}"
+    src = src_root / stem
+    if not src.is_dir():
+        src_root.mkdir(parents=True, exist_ok=True)
+        session.run(
+            "python",
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            # Only the framework from source: its build dependencies as wheels (litellm builds
+            # with maturin, which would otherwise need a Rust toolchain).
+            "--no-binary",
+            distribution,
+            "--no-deps",
+            f"{distribution}=={version}",
+            "-d",
+            str(src_root),
+        )
+        archive = next(src_root.glob(f"{stem}.tar.gz"))
+        session.run("tar", "-xzf", str(archive), "-C", str(src_root), external=True)
+    if not (src / "tests").is_dir():
+        tests = os.environ.get(TESTS_FROM_ENV)
+        if not tests or not (pathlib.Path(tests) / "tests").is_dir():
+            session.error(
+                f"{distribution} {version}'s source distribution ships no tests: set {TESTS_FROM_ENV} to a "
+                f"directory holding its tests/ from the repository at that version (docs/compatibility.md)"
+            )
+        shutil.copytree(pathlib.Path(tests) / "tests", src / "tests")
+    return src
 
 
 @nox.session(tags=["suites"])
@@ -240,25 +336,9 @@ def suite(session: nox.Session, framework: str) -> None:
     version = _locked_version(distribution)
     _install_workspace(session, "graphmind-core", "graphmind-server", adapter)
     session.install("pip", *deps, f"{distribution}=={version}")
-    src_root = ROOT / ".nox" / "suite-src"
-    src = src_root / f"{distribution.replace('-', '_')}-{version}"
-    if not src.is_dir():
-        src_root.mkdir(parents=True, exist_ok=True)
-        session.run(
-            "python",
-            "-m",
-            "pip",
-            "download",
-            "--quiet",
-            "--no-binary",
-            ":all:",
-            "--no-deps",
-            f"{distribution}=={version}",
-            "-d",
-            str(src_root),
-        )
-        archive = next(src_root.glob(f"{distribution.replace('-', '_')}-{version}.tar.gz"))
-        session.run("tar", "-xzf", str(archive), "-C", str(src_root), external=True)
+    src = _suite_source(session, distribution, version)
+    for local in SUITE_LOCAL_PACKAGES.get(framework, []):
+        session.install("--no-deps", "-e", str(src / local))
     session.run(
         "python", str(ROOT / "scripts" / "suites" / "run_suite.py"), framework, str(src), *session.posargs
     )

@@ -3,6 +3,7 @@
     python scripts/suites/run_suite.py openai <source dir> [pytest args...]
     python scripts/suites/run_suite.py anthropic <source dir> [pytest args...]
     python scripts/suites/run_suite.py langchain <source dir> [pytest args...]
+    python scripts/suites/run_suite.py mcp|llamaindex|litellm <source dir> [pytest args...]
 
 Test paths among the pytest args (relative to the source dir) replace the whole suite.
 
@@ -72,11 +73,45 @@ SUITES: dict[str, dict[str, Any]] = {
         # The Makefile's --disable-socket would also stop GraphMind's own connection to the hub.
         "args": ["tests/unit_tests", "-p", "no:cacheprovider", "-n", "2", "-q", "--timeout=120"],
     },
+    "mcp": {
+        "plugin": "gm_suite_mcp",
+        # The suite's tools fail on purpose (isError results, JSON-RPC errors): no error gate holds.
+        "hub_args": ["--pause-on-error", "off"],
+        # The whole suite: every test is offline (in-memory transports, loopback servers). Its
+        # addopts without --color (a file, not a terminal); -p anyio / -p examples load its plugins.
+        "args": [
+            "tests",
+            "-p",
+            "no:cacheprovider",
+            "-n",
+            "2",
+            "-q",
+            "-o",
+            "addopts=--capture=fd -p anyio -p examples",
+            "--timeout=120",
+        ],
+    },
+    "llamaindex": {
+        "plugin": "gm_suite_llamaindex",
+        "hub_args": ["--pause-on-error", "off"],
+        # The unit tests; `integration`-marked ones are skipped by its conftest unless --integration.
+        "args": ["tests", "-p", "no:cacheprovider", "-n", "2", "-q", "--timeout=120"],
+    },
+    "litellm": {
+        "plugin": "gm_suite_litellm",
+        # The mocked unit tests raise provider errors on purpose.
+        "hub_args": ["--pause-on-error", "off"],
+        # tests/test_litellm: the offline unit tests (`make test-unit`); the rest call real providers.
+        "args": ["tests/test_litellm", "-p", "no:cacheprovider", "-n", "2", "-q", "--timeout=120"],
+    },
 }
 
 # Tests that assert the exact list of a run's handlers: one more handler on every run (the point
 # of the exercise) changes that list. Each is named, with why, in docs/compatibility.md.
 EXPECTED_DIFFERENT: dict[str, set[str]] = {
+    "mcp": set(),
+    "llamaindex": set(),
+    "litellm": set(),
     "openai": set(),
     "anthropic": set(),
     "langchain": {
