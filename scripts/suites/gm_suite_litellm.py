@@ -12,9 +12,9 @@ from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # as the suite's own CI sets it
 
-import gm_suite_report as report  # noqa: E402
+import gm_suite_report as report
 
-from graphmind_litellm import instrument_litellm  # noqa: E402
+from graphmind_litellm import instrument_litellm
 
 if instrument_litellm():
     report.bump("functions_instrumented")
