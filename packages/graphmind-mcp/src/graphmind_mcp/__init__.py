@@ -6,6 +6,8 @@ In your app (an MCP client):
     from graphmind_mcp import instrument_mcp
 
     instrument_mcp(session)          # each session.call_tool(...) is a `tool:<name>` node
+    instrument_mcp(client)           # an mcp.client.Client: each client.call_tool(...) one node,
+                                     # its InputRequiredResult rounds included
 
 In front of any MCP server, with no code change (a host such as Claude Desktop or an IDE):
 
@@ -31,7 +33,10 @@ S = TypeVar("S")
 
 
 def instrument_mcp(session: S, *, client: graphmind.Client | None = None) -> S:
-    """Instruments an `mcp.ClientSession` in place and returns it.
+    """Instruments an `mcp.ClientSession`, or an `mcp.client.Client`, in place and returns it.
+
+    A `Client`'s `call_tool` is the app-level call: a multi-round call (the SDK re-sending
+    `tools/call` once per `InputRequiredResult` round) is one node with its rounds in it.
 
     `client`: the GraphMind client to report to (default: `graphmind.get_client()` at each call).
     A second call is harmless; `uninstrument_mcp(session)` undoes it. Disabled (`GRAPHMIND_DISABLED=1`
