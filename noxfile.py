@@ -275,9 +275,12 @@ SUITES = {
 }
 # The source package's own directory that holds its tests, installed into the session first.
 SUITE_LOCAL_PACKAGES = {"mcp": ["examples"]}
-# Suites whose source distribution ships no tests (llama-index-core, litellm): the tests come from
-# the framework's repository at the locked version's tag, in a directory named by this variable
-# (its tests/ folder is copied into the unpacked source). docs/compatibility.md says how.
+# Frameworks whose source distribution ships no tests (llama-index-core's sdist holds the package
+# only; litellm's also needs a Rust toolchain to build its metadata): the tests come from the
+# framework's repository at the locked version, a directory named by GRAPHMIND_SUITE_TESTS whose
+# tests/ is copied to .nox/suite-src/<dist>-<version>-tests and run against the installed
+# package. docs/compatibility.md says how.
+TESTS_ELSEWHERE = {"llama-index-core", "litellm"}
 TESTS_FROM_ENV = "GRAPHMIND_SUITE_TESTS"
 
 
@@ -290,11 +293,30 @@ def _locked_version(distribution: str) -> str:
 
 
 def _suite_source(session: nox.Session, distribution: str, version: str) -> pathlib.Path:
-    """The unpacked source distribution (cached in .nox/suite-src), with its tests."""
+    """The unpacked source distribution (cached in .nox/suite-src); for a framework whose source
+    distribution ships no tests, a directory of the tests alone (they import the installed package)."""
     import shutil
 
     src_root = ROOT / ".nox" / "suite-src"
     stem = f"{distribution.replace('-', '_')}-{version}"
+    if distribution in TESTS_ELSEWHERE:
+        tests = pathlib.Path(os.environ.get(TESTS_FROM_ENV, "")) / "tests"
+        if not os.environ.get(TESTS_FROM_ENV) or not tests.is_dir():
+            session.error(
+                f"{distribution} {version}'s source distribution ships no tests: set {TESTS_FROM_ENV} to a "
+                f"directory holding its tests/ from the repository at that version (docs/compatibility.md)"
+            )
+        src = src_root / f"{stem}-tests"
+        shutil.rmtree(src, ignore_errors=True)
+        shutil.copytree(tests, src / "tests")
+        # The framework's own pytest configuration when given; else an empty one, which stops
+        # pytest's search for one at the source dir (it would find this repository's pyproject.toml).
+        configs = [c for c in ("pyproject.toml", "pytest.ini", "setup.cfg") if (tests.parent / c).is_file()]
+        for config in configs:
+            shutil.copy(tests.parent / config, src / config)
+        if not configs:
+            (src / "pytest.ini").write_text("[pytest]\n")
+        return src
     src = src_root / stem
     if not src.is_dir():
         src_root.mkdir(parents=True, exist_ok=True)
@@ -304,10 +326,8 @@ def _suite_source(session: nox.Session, distribution: str, version: str) -> path
             "pip",
             "download",
             "--quiet",
-            # Only the framework from source: its build dependencies as wheels (litellm builds
-            # with maturin, which would otherwise need a Rust toolchain).
             "--no-binary",
-            distribution,
+            ":all:",
             "--no-deps",
             f"{distribution}=={version}",
             "-d",
@@ -315,14 +335,6 @@ def _suite_source(session: nox.Session, distribution: str, version: str) -> path
         )
         archive = next(src_root.glob(f"{stem}.tar.gz"))
         session.run("tar", "-xzf", str(archive), "-C", str(src_root), external=True)
-    if not (src / "tests").is_dir():
-        tests = os.environ.get(TESTS_FROM_ENV)
-        if not tests or not (pathlib.Path(tests) / "tests").is_dir():
-            session.error(
-                f"{distribution} {version}'s source distribution ships no tests: set {TESTS_FROM_ENV} to a "
-                f"directory holding its tests/ from the repository at that version (docs/compatibility.md)"
-            )
-        shutil.copytree(pathlib.Path(tests) / "tests", src / "tests")
     return src
 
 
