@@ -134,3 +134,39 @@ async def test_instrumenting_a_client_twice_is_once_and_uninstrument_restores_it
         uninstrument_mcp(client)
         assert "call_tool" not in vars(client) and "call_tool" not in vars(client.session)
         assert (await client.call_tool("multi")).content == [types.TextContent(text="done after 3 rounds")]
+
+
+def echo_server() -> MCPServer:
+    server = MCPServer("echo")
+
+    @server.tool()
+    async def echo(text: str) -> str:
+        return text
+
+    return server
+
+
+async def test_identical_calls_through_separate_sessions_are_no_loop_but_through_one_they_are(
+    hub: HubProcess, gm: graphmind.Client
+) -> None:
+    """Outside any run the loop streak is the session's: the mcp suite calls `touch({})` once per
+    test, each through a new `Client`, on one event-loop task; that is no agent repeating itself.
+    Three identical calls through one session still hold at the third (the loop guard's job)."""
+    server = echo_server()
+    with anyio.fail_after(20):
+        for _ in range(4):
+            async with Client(server) as client:
+                instrument_mcp(client, client=gm)
+                assert (await client.call_tool("echo", {"text": "same"})).content[0].text == "same"  # type: ignore[union-attr]
+    async with Client(server) as client:
+        instrument_mcp(client, client=gm)
+        for _ in range(2):
+            await client.call_tool("echo", {"text": "same"})
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(client.call_tool, "echo", {"text": "same"})
+            held = await anyio.to_thread.run_sync(lambda: hub.held_gates(1, timeout=20))
+            assert held[0]["reason"] == "loop" and held[0]["nodeId"] == "tool:echo"
+            status, _ = await anyio.to_thread.run_sync(
+                lambda: hub.api("POST", f"/api/gates/{held[0]['gateId']}", {"action": "continue"})
+            )
+            assert status == 200

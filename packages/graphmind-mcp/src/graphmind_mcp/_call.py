@@ -14,7 +14,7 @@ the gate continues, the app gets the very result back.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
 from graphmind.adapter import Engine, NodeSpec, RunContext, Settled
@@ -97,9 +97,11 @@ async def call_tool_node(
     run: RunContext | None,
     *,
     rounds: Rounds | None = None,
+    line: Hashable | None = None,
 ) -> Any:
-    """`rounds`: the call is an app-level `Client.call_tool`; its rounds are written into this node."""
-    ex = await engine.astart_node(spec_for(call.name, call.arguments, server), run=run)
+    """`rounds`: the call is an app-level `Client.call_tool`; its rounds are written into this node.
+    `line`: the loop streak of a call outside any run (the session's; default the task's)."""
+    ex = await engine.astart_node(spec_for(call.name, call.arguments, server), run=run, line=line)
     if rounds is not None:
         rounds.node = ex
     try:

@@ -35,6 +35,10 @@ class State:
     patched: list[tuple[str, Any]] = field(default_factory=list)
     # A `Client`'s state: the session this client instrumented for its rounds (undone with it).
     sessions: list[Any] = field(default_factory=list)
+    # The loop streak of calls made outside any GraphMind run is this session's (or client's):
+    # identical calls through separate MCP sessions (separate connections, e.g. one per test of a
+    # suite, or per request of a server) are not one agent repeating itself.
+    line: object = field(default_factory=object)
 
     def engine(self) -> Engine:
         # Asked per call when no client was given: graphmind.configure() may replace the default one.
@@ -72,7 +76,9 @@ def _call_tool(
             kwargs,
             hidden=switches.hide_tool_results or switches.hide_outputs,
         )
-        return await call_tool_node(engine, call, info.name if info is not None else None, state.run())
+        return await call_tool_node(
+            engine, call, info.name if info is not None else None, state.run(), line=state.line
+        )
 
     return call_tool
 
@@ -114,7 +120,7 @@ def _client_call_tool(
             hidden=switches.hide_tool_results or switches.hide_outputs,
         )
         return await call_tool_node(
-            engine, call, info.name if info is not None else None, state.run(), rounds=rounds
+            engine, call, info.name if info is not None else None, state.run(), rounds=rounds, line=state.line
         )
 
     return call_tool
