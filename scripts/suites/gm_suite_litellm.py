@@ -7,17 +7,20 @@ async twins) is a gated `llm` node (docs/litellm.md).
 
 from __future__ import annotations
 
-import os
 from typing import Any
-
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # as the suite's own CI sets it
 
 import gm_suite_report as report
 
-from graphmind_litellm import instrument_litellm
 
-if instrument_litellm():
-    report.bump("functions_instrumented")
+def pytest_configure(config: Any) -> None:
+    # Not in pytest-xdist's controller, which runs no test: importing the framework there (seconds
+    # under load) would be the harness's cost, not the app's. Workers and `-n 0` runs instrument.
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        return
+    from graphmind_litellm import instrument_litellm
+
+    if instrument_litellm():
+        report.bump("functions_instrumented")
 
 
 def pytest_unconfigure(config: Any) -> None:

@@ -11,10 +11,16 @@ from typing import Any
 
 import gm_suite_report as report
 
-from graphmind_llamaindex import instrument_llamaindex
 
-if instrument_llamaindex():
-    report.bump("handlers_installed")
+def pytest_configure(config: Any) -> None:
+    # Not in pytest-xdist's controller, which runs no test: importing the framework there (seconds
+    # under load) would be the harness's cost, not the app's. Workers and `-n 0` runs instrument.
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        return
+    from graphmind_llamaindex import instrument_llamaindex
+
+    if instrument_llamaindex():
+        report.bump("handlers_installed")
 
 
 def pytest_unconfigure(config: Any) -> None:

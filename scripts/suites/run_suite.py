@@ -101,6 +101,9 @@ SUITES: dict[str, dict[str, Any]] = {
         "plugin": "gm_suite_litellm",
         # The mocked unit tests raise provider errors on purpose.
         "hub_args": ["--pause-on-error", "off"],
+        # In every run, as litellm's CI sets it: else each process fetches the model cost map at
+        # import (no network here: three attempts and their back-off sleeps, about 7 s).
+        "env": {"LITELLM_LOCAL_MODEL_COST_MAP": "True"},
         # tests/test_litellm: the offline unit tests (`make test-unit`); the rest call real providers.
         "args": ["tests/test_litellm", "-p", "no:cacheprovider", "-n", "2", "-q", "--timeout=120"],
     },
@@ -168,6 +171,7 @@ def run(
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
     for key in [k for k in env if k.startswith("GRAPHMIND_")]:
         del env[key]
+    env.update(suite.get("env", {}))
     options = suite["args"]
     paths = [a for a in extra if not a.startswith("-") and (src / a.split("::")[0]).exists()]
     if only or paths:
