@@ -121,6 +121,7 @@ EXPECTED_DIFFERENT: dict[str, set[str]] = {
         "tests.examples.test_stories::test_story[stickynotes-server-http-asgi-legacy]",
         "tests.examples.test_stories::test_story[stickynotes-server-in-memory-legacy]",
         "tests.examples.test_stories::test_story[stickynotes-server_lowlevel-in-memory-legacy]",
+        "tests.examples.test_stories::test_story[stickynotes-server_lowlevel-http-asgi-legacy]",
     },
     "llamaindex": set(),
     "litellm": set(),
