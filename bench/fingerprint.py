@@ -18,8 +18,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from graphmind._jsonsafe import to_jsonable
-from graphmind._loop_guard import fingerprint
+from graphmind._events.jsonsafe import to_jsonable
+from graphmind._loop.guard import fingerprint
 from graphmind.testing import one_kb_tool_args
 
 

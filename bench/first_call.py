@@ -33,7 +33,8 @@ CHILD = r"""
 import json, sys, time
 t0 = time.perf_counter()
 import graphmind as gm
-from graphmind import _attach_wait, _transport
+from graphmind._hub import attach_wait as _attach_wait
+from graphmind._wire import transport as _transport
 t1 = time.perf_counter()
 phases = {"import_ms": (t1 - t0) * 1e3}
 

@@ -45,7 +45,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # else LiteLLM fe
 from _harness import Variant, interleaved_rounds, summarise
 
 import graphmind
-from graphmind import _pipeline
+from graphmind._events import pipeline as _pipeline
 from graphmind.adapter import Owned
 
 REQUEST = Owned(({"model": "m", "messages": [{"role": "user", "content": "x"}]}, "k", 1))

@@ -202,3 +202,48 @@ def test_the_demos_own_hub_saves_no_breakpoint_for_the_next_graphmind(tmp_path: 
     with HubProcess(tmp_path / "demo.db") as hub:
         debug = hub.api("GET", "/api/debug")[1]
     assert debug["breakpoints"] == [] and debug["pauseOnError"] == "on" and debug["mode"] == "run"
+
+
+def test_abort_from_the_viewer_ends_the_demo_with_a_summary_and_exit_0(tmp_path: Path) -> None:
+    import json
+    import re
+    import urllib.request
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMIND")}
+    env["GRAPHMIND_HOME"] = str(tmp_path)
+    cmd = [sys.executable, "-m", "graphmind_server", "demo", "--headless", "--hold", "120"]
+    cmd += ["--port", "0", "--db", str(tmp_path / "demo.db")]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stdout is not None
+        base = None
+        for line in proc.stdout:
+            found = re.search(r"hub started on (http://\S+)", line)
+            if found:
+                base = found.group(1)
+                break
+        assert base is not None
+
+        def api(method: str, path: str, body: Any = None) -> Any:
+            data = json.dumps(body).encode() if body is not None else None
+            req = urllib.request.Request(base + path, data=data, method=method)
+            req.add_header("Content-Type", "application/json")
+            with urllib.request.urlopen(req, timeout=5) as response:
+                return json.loads(response.read())
+
+        deadline = time.monotonic() + 60
+        gates: list[Any] = []
+        while not gates and time.monotonic() < deadline:
+            gates = api("GET", "/api/gates")["gates"]
+            time.sleep(0.05)
+        assert gates, "the demo never held"
+        api("POST", f"/api/gates/{gates[0]['gateId']}", {"action": "abort"})
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err, err
+    assert "Run travel-assistant (aborted)" in out, out
+    assert "aborted from the viewer" in out

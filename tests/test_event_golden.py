@@ -151,7 +151,7 @@ def _sequence(client: graphmind.Client) -> None:
 
 
 def _capture(**options: Any) -> list[str]:
-    graphmind._ids._rng.seed(17)  # type: ignore[attr-defined]
+    graphmind._base.ids._rng.seed(17)  # type: ignore[attr-defined]
     # A long flush interval: token batches are cut by the stream itself, never by the clock.
     client = graphmind.Client(
         app="golden", url="ws://127.0.0.1:9/ingest", retry_interval=3600, token_flush_interval=60, **options

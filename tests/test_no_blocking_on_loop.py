@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 import graphmind
-from graphmind import _transport
+from graphmind._wire import transport as _transport
 from graphmind.testing import FakeHub
 
 # LiteLLM fetches its model cost map at import (a blocking request of its own) unless told not to.

@@ -243,3 +243,19 @@ def test_the_compatibility_table_is_each_pyprojects_pins() -> None:
             for part in supported.split(",")
         )
         assert shown == spec, f"{package}: README says {supported!r}, pyproject pins {pin.group(1)!r}"
+
+
+def test_the_install_table_names_every_package() -> None:
+    root = Path(__file__).resolve().parents[1]
+    table = (root / "README.md").read_text(encoding="utf-8")
+    for package in sorted(p.name for p in (root / "packages").iterdir() if (p / "pyproject.toml").exists()):
+        assert f"| `{package}` |" in table, f"README's install table lacks {package}"
+
+
+def test_pytest_addopts_leave_the_summary_line_to_a_q_on_the_command_line() -> None:
+    """`uv run pytest -q` prints its summary line only if addopts has no -q of its own (-qq prints none)."""
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    addopts = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["addopts"]
+    assert "-q" not in addopts.split()

@@ -23,6 +23,23 @@ with tempfile.TemporaryDirectory() as tmp:
             assert json.loads(response.read())["ok"] is True
         with urllib.request.urlopen(hub.url + "/", timeout=5) as response:
             assert b"<html" in response.read().lower(), "the viewer is not packaged"
+        # OTLP/HTTP protobuf at /v1/traces works from the wheel alone (opentelemetry-proto is a dependency).
+        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+        otlp = ExportTraceServiceRequest()
+        span = otlp.resource_spans.add().scope_spans.add().spans.add()
+        span.trace_id, span.span_id, span.name = b"\x01" * 16, b"\x02" * 8, "smoke-otlp"
+        span.start_time_unix_nano, span.end_time_unix_nano = 1, 2
+        post = urllib.request.Request(
+            hub.url + "/v1/traces",
+            data=otlp.SerializeToString(),
+            method="POST",
+            headers={"Content-Type": "application/x-protobuf"},
+        )
+        with urllib.request.urlopen(post, timeout=5) as response:
+            assert response.status == 200
+        with urllib.request.urlopen(hub.url + "/api/runs/otlp-" + "01" * 16, timeout=5) as response:
+            assert json.loads(response.read())["name"] == "smoke-otlp"
     finally:
         hub.stop()
     # Runs leave the hub without any extra: a JSONL export; `graphmind mcp` names its extra.

@@ -589,3 +589,17 @@ def test_r_retries_and_i_opens_inject_on_the_oldest_gate(stub_hub: Any, make_pag
     assert [r for r in stub_hub.requests if r[1] == "/api/gates/b1"] == [
         ("POST", "/api/gates/b1", {"action": "inject", "value": [1, 2]})
     ]
+
+
+def test_a_hub_that_cannot_store_shows_not_storing_with_its_reason_until_it_stores_again(
+    stub_hub: Any, make_page: Any
+) -> None:
+    small_run(stub_hub)
+    page = make_page(stub_hub.url)
+    page.goto(stub_hub.url + "/")
+    expect(page.locator("#conn")).to_have_text("live")
+    expect(page.locator("#storing")).to_be_hidden()
+    stub_hub.push({"type": "storing", "storing": False, "reason": "disk full (database or disk is full)"})
+    expect(page.locator("#storing")).to_have_text("not storing: disk full (database or disk is full)")
+    stub_hub.push({"type": "storing", "storing": True, "reason": None})
+    expect(page.locator("#storing")).to_be_hidden()

@@ -72,9 +72,9 @@ def raw_request(port: int, method: str, path: str, headers: dict[str, str]) -> t
     return int(head.split(b" ", 2)[1]), head, body
 
 
-def ws_status(url: str, headers: dict[str, str]) -> int:
+def ws_status(url: str, headers: dict[str, str], subprotocols: list[str] | None = None) -> int:
     try:
-        with connect(url, additional_headers=headers, open_timeout=5) as ws:
+        with connect(url, additional_headers=headers, open_timeout=5, subprotocols=subprotocols) as ws:  # type: ignore[arg-type]
             ws.close()
             return 101
     except InvalidStatus as exc:
@@ -129,6 +129,9 @@ def test_path_traversal_never_leaves_the_viewer_directory(hub: HubProcess) -> No
     figure("path traversal", f"{len(TRAVERSALS)} of {len(TRAVERSALS)} refused")
 
 
+PUBLIC = {("GET", "/"), ("GET", "/index.html")}  # the viewer's files: code, no data (issue 28)
+
+
 @pytest.mark.faults
 def test_a_token_hub_refuses_every_route_without_its_token(token_hub: HubProcess, home: Path) -> None:
     token_file = proto.token_file(token_hub.port)
@@ -140,43 +143,55 @@ def test_a_token_hub_refuses_every_route_without_its_token(token_hub: HubProcess
         auth = {"Authorization": f"Bearer {given}"} if given else {}
         for method, path in HTTP_ROUTES:
             status, head, _ = raw_request(token_hub.port, method, path, {"Host": host, **auth})
+            if (method, path) in PUBLIC:
+                assert status == 200 and b"set-cookie" not in head.lower(), (method, path, status)
+                continue
             assert status == 401, (given, method, path, status)
             assert b"www-authenticate: Bearer" in head.lower().replace(b"bearer", b"Bearer")
             refused += 1
         for path in WS_ROUTES:
             assert ws_status(f"ws://{host}{path}", auth) == 401, (given, path)
             refused += 1
-    # With it: a header (apps, curl) or the cookie the viewer URL sets once.
+        # The live feed's subprotocol form (a browser's WebSocket cannot send headers), wrong.
+        wrong = proto.token_subprotocol(given or "no-token-at-all-x")
+        assert ws_status(f"ws://{host}/api/live", {}, ["graphmind.v1", wrong]) == 401
+        refused += 1
+    # The token as a query parameter or a cookie is no credential any more (a browser keeps a URL in
+    # its History and sends a cookie to every port of 127.0.0.1).
+    for extra in ({"Cookie": f"graphmind_token_{token_hub.port}={token}"}, {}):
+        path = "/api/runs" if extra else f"/api/runs?token={token}"
+        status, head, _ = raw_request(token_hub.port, "GET", path, {"Host": host, **extra})
+        assert status == 401, (path, extra, status)
+        refused += 1
+    # An old cookie is told to go away by any answer, the viewer's page included.
+    _, head, _ = raw_request(
+        token_hub.port, "GET", "/", {"Host": host, "Cookie": f"graphmind_token_{token_hub.port}=x"}
+    )
+    assert f"set-cookie: graphmind_token_{token_hub.port}=; max-age=0".encode() in head.lower()
+    # With it: a header (apps, curl, the viewer's fetches) or the live feed's subprotocol.
     ok = {"Host": host, "Authorization": f"Bearer {token}"}
     assert raw_request(token_hub.port, "GET", "/api/runs", ok)[0] == 200
-    status, head, _ = raw_request(token_hub.port, "GET", f"/?token={token}", {"Host": host})
-    assert status == 303 and b"location: /\r\n" in head.lower() + b"\r\n"
-    cookie = next(
-        line.split(b":", 1)[1].strip().split(b";")[0]
-        for line in head.split(b"\r\n")
-        if line.lower().startswith(b"set-cookie:")
-    )
-    assert b"HttpOnly" in head and b"SameSite=Strict" in head
+    assert ws_status(f"ws://{host}/api/live", {"Authorization": f"Bearer {token}"}) == 101
+    assert ws_status(f"ws://{host}/api/live", {}, ["graphmind.v1", proto.token_subprotocol(token)]) == 101
+    # The token does not make a foreign page's request pass the Origin check.
     assert (
-        raw_request(token_hub.port, "GET", "/api/runs", {"Host": host, "Cookie": cookie.decode()})[0] == 200
-    )
-    assert raw_request(token_hub.port, "GET", "/", {"Host": host, "Cookie": cookie.decode()})[0] == 200
-    assert ws_status(f"ws://{host}/api/live", {"Cookie": cookie.decode()}) == 101
-    # The cookie does not make a foreign page's request pass the Origin check.
-    assert (
-        raw_request(
-            token_hub.port,
-            "PUT",
-            "/api/debug",
-            {"Host": host, "Cookie": cookie.decode(), "Origin": "https://attacker.example"},
-        )[0]
+        raw_request(token_hub.port, "PUT", "/api/debug", {**ok, "Origin": "https://attacker.example"})[0]
         == 403
     )
-    # The printed viewer URL carries the token once.
-    wait_for(
-        lambda: any(f"?token={token}" in line for line in token_hub.stdout_lines), 5, "the viewer URL line"
+    # The printed viewer link carries a one-time code, never the token; a spent or made-up code
+    # is refused, and redeeming is refused to a foreign page.
+    line = wait_for(
+        lambda: next((x for x in token_hub.stdout_lines if "#code=" in x), None), 5, "the viewer URL line"
     )
-    figure("token", f"{refused} of {refused} requests without the right token refused (401)")
+    assert token not in "\n".join(token_hub.stdout_lines) and token not in token_hub.stderr
+    code = line.rsplit("#code=", 1)[1].strip()
+    foreign = {"Origin": "https://attacker.example"}
+    assert token_hub.api("POST", "/api/viewer/redeem", {"code": code}, headers=foreign)[0] == 403
+    assert token_hub.api("POST", "/api/viewer/redeem", {"code": code + "x"})[0] == 403
+    assert token_hub.api("POST", "/api/viewer/redeem", {"code": code}) == (200, {"token": token})
+    assert token_hub.api("POST", "/api/viewer/redeem", {"code": code})[0] == 403
+    refused += 4
+    figure("token", f"{refused} of {refused} requests without the right token refused (401/403)")
 
 
 @pytest.mark.faults

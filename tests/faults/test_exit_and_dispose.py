@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import graphmind
-from graphmind._transport import FLUSH_IDLE_S
+from graphmind._wire.transport import FLUSH_IDLE_S
 from graphmind_server.testing import HubProcess, wait_for
 
 from .conftest import figure, scaled

@@ -13,7 +13,7 @@ import pytest
 from anthropic.types import Message
 
 from graphmind import protocol as proto
-from graphmind._jsonsafe import to_jsonable
+from graphmind._events.jsonsafe import to_jsonable
 from graphmind.adapter.stainless import Owned
 from graphmind_anthropic._describe import (
     _KEY_TEXT,

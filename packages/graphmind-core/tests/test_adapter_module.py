@@ -81,6 +81,24 @@ def test_engine_for_is_one_engine_per_client_and_the_default_client_when_none() 
     assert engine_for(None) is engine_for(graphmind.get_client())
 
 
+def test_dispose_turns_the_engine_and_its_open_nodes_off_at_once() -> None:
+    """One liveness flag (NodeHost.live): the client clears it on dispose; the engine and every
+    node read it, so a call after dispose runs straight through and a late token is not sent."""
+    client = graphmind.Client(app="t", url="ws://127.0.0.1:9/ingest", retry_interval=60)
+    engine = engine_for(client)
+    assert engine.live is True
+    node = engine.start_node(NodeSpec("f"))
+    client.dispose()  # ends the implicit run: its run.finished is the last event
+    emitted = client.stats()["events"]
+    assert engine.live is False
+    node.token("late")
+    node.flush_tokens()
+    assert not node._deltas and client.stats()["events"] == emitted
+    sentinel = object()
+    assert engine.execute(NodeSpec("g"), lambda: sentinel) is sentinel
+    assert client.stats()["events"] == emitted
+
+
 def test_a_disabled_engine_runs_the_call_as_it_is() -> None:
     engine = engine_for(graphmind.Client(app="t", enabled=False))
     sentinel = object()

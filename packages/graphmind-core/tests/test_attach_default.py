@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import graphmind
-from graphmind._attach_wait import AttachWaitPolicy, is_loopback_url
+from graphmind._hub.attach_wait import AttachWaitPolicy, is_loopback_url
 from graphmind.testing import FakeHub
 
 LOCAL = "ws://127.0.0.1:4747/ingest"

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 import graphmind
-from graphmind import _write_loop
 from graphmind import protocol as proto
+from graphmind._wire import write_loop as _write_loop
 from graphmind.testing import FakeHub
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from graphmind._stream_tools import _encode, chunk_text
+from graphmind._api.stream_tools import _encode, chunk_text
 
 REFERENCE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 

@@ -24,9 +24,9 @@ import pytest
 from websockets.sync.server import ServerConnection, serve
 
 import graphmind
-from graphmind._config import Options
-from graphmind._hub_link import HubLink
-from graphmind._warn import Warner
+from graphmind._base.warn import Warner
+from graphmind._config.options import Options
+from graphmind._wire.hub_link import HubLink
 from graphmind.testing import FakeHub
 
 PROXY_VARS = ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_proxy", "all_proxy")
@@ -291,7 +291,7 @@ def test_an_address_family_the_host_cannot_open_falls_through_to_the_next_addres
     # EAFNOSUPPORT; the connector must go on to 127.0.0.1 as websockets' own connect did.
     import errno
 
-    from graphmind._tcp import TcpConnector
+    from graphmind._wire.tcp import TcpConnector
 
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 import graphmind
-from graphmind._config import KNOWN_OPTIONS
-from graphmind._config_check import CHECKS
+from graphmind._config.checks import CHECKS
+from graphmind._config.options import KNOWN_OPTIONS
 
 DISABLED = {"GRAPHMIND_DISABLED": "1"}
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import graphmind
-from graphmind._hold_timeout import HoldTimeouts
+from graphmind._node.hold_timeout import HoldTimeouts
 from graphmind.adapter import KnownTimeout, NodeSpec, engine_for
 from graphmind.testing import FakeHub
 

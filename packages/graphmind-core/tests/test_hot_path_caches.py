@@ -12,9 +12,9 @@ import asyncio
 import threading
 from typing import Any
 
-from graphmind._loop_guard import line_of_execution
-from graphmind._token_flusher import TokenFlusher
-from graphmind._warn import Warner
+from graphmind._base.warn import Warner
+from graphmind._loop.guard import line_of_execution
+from graphmind._node.token_flusher import TokenFlusher
 
 
 async def test_a_task_keeps_its_line_and_the_tasks_and_threads_it_starts_get_their_own() -> None:

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from graphmind._ids import random_hex
+from graphmind._base.ids import random_hex
 
 
 def test_ids_have_the_shape_of_uuid4_hex_and_do_not_repeat() -> None:

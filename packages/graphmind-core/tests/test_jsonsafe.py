@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 import pydantic
 import pytest
 
-from graphmind._jsonsafe import CIRCULAR, TOO_DEEP, UnreadableValue, json_key, to_jsonable
+from graphmind._events.jsonsafe import CIRCULAR, TOO_DEEP, UnreadableValue, json_key, to_jsonable
 
 
 def dumps(value: Any) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from graphmind._loop_guard import (
+from graphmind._loop.guard import (
     LoopGuard,
     LoopGuardConfig,
     LoopHit,
@@ -497,7 +497,7 @@ def test_every_path_of_the_fingerprint_matches_the_definition() -> None:
 
 
 def test_old_runs_are_forgotten_so_memory_stays_bounded() -> None:
-    from graphmind._loop_guard import MAX_TRACKED_RUNS
+    from graphmind._loop.guard import MAX_TRACKED_RUNS
 
     h = Harness()
     h.call(run="first")
@@ -517,7 +517,7 @@ def test_arguments_that_differ_only_past_the_size_limit_are_not_a_loop(
     # truncated. Two 600 KB queries that differ only in their last character record the same
     # shrunk input, yet they are different calls; the same one three times is a loop.
     import graphmind
-    from graphmind._payload import MAX_PAYLOAD_BYTES, shrink_measured
+    from graphmind._events.payload import MAX_PAYLOAD_BYTES, shrink_measured
 
     big = "x" * (MAX_PAYLOAD_BYTES + 100_000)
     first, second = {"q": big + "a"}, {"q": big + "b"}

@@ -9,8 +9,8 @@ import sys
 from types import FrameType
 from typing import Any
 
-from graphmind._fingerprint import FLAT_MAX_CHARS, FLAT_MAX_KEYS, canonical_text, flat_copy, same_flat
-from graphmind._loop_guard import LoopGuard, LoopGuardConfig
+from graphmind._loop.fingerprint import FLAT_MAX_CHARS, FLAT_MAX_KEYS, canonical_text, flat_copy, same_flat
+from graphmind._loop.guard import LoopGuard, LoopGuardConfig
 
 IGNORE = frozenset({"_meta"})
 
@@ -161,7 +161,7 @@ def test_a_loop_on_flat_arguments_is_held_with_the_texts_fingerprint() -> None:
             hide_fingerprint=False,
         )
     assert hit is not None and hit.repeats == 3
-    from graphmind._fingerprint import fingerprint
+    from graphmind._loop.fingerprint import fingerprint
 
     assert hit.fingerprint == fingerprint({"q": "x", "n": 2})
 

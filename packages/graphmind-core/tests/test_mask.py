@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import graphmind
-from graphmind._mask import MASKED
+from graphmind._events.mask import MASKED
 
 SECRET = "sk-live-0123456789abcdef"
 

@@ -13,11 +13,11 @@ import pytest
 
 import graphmind
 from graphmind import protocol
-from graphmind._mask import MASKED
-from graphmind._payload import MAX_PAYLOAD_BYTES, TRUNCATED
-from graphmind._pipeline import EventPipeline
-from graphmind._redaction import PLACEHOLDER, RedactionSwitches
-from graphmind.adapter import NodeSpec, Settled, engine_for, json_scalar, json_scalars
+from graphmind._events.mask import MASKED
+from graphmind._events.payload import MAX_PAYLOAD_BYTES, TRUNCATED
+from graphmind._events.pipeline import EventPipeline
+from graphmind._events.redaction import PLACEHOLDER, RedactionSwitches
+from graphmind.adapter import NodeSpec, Settled, engine_for, json_scalar, json_scalars, plain_message
 from graphmind.testing import FakeHub
 
 OFF = RedactionSwitches(False, False, False, False)
@@ -212,3 +212,26 @@ def test_hold_if_the_gates_and_the_hub_see_the_plain_values(hub: FakeHub, client
         ("before", {"q": "x"}, None),
         ("after", {"q": "x"}, {"a": 1}),
     ]
+
+
+@pytest.mark.parametrize(
+    ("message", "plain"),
+    [
+        ({"role": "assistant", "content": "hi", "refusal": None}, True),
+        ({"role": "assistant", "content": "h\u00e9", "n": 1, "x": 1.5, "ok": True}, True),
+        ({"role": "assistant", "tool_calls": [{"id": "c1", "name": "f", "arguments": "{}"}]}, True),
+        ({"role": "assistant", "tool_calls": []}, True),
+        ({"role": Role.USER, "content": "hi"}, False),  # a StrEnum: to_jsonable changes it
+        ({"role": "user", "content": Text("hi")}, False),
+        ({"role": "user", "content": "\ud800"}, False),  # a lone surrogate
+        ({"role": "user", "score": math.nan}, False),
+        ({"role": "user", "content": [{"type": "text", "text": "hi"}]}, False),  # content blocks: the app's
+        ({"role": "assistant", "tool_calls": [{"id": "c1", "arguments": {"q": 1}}]}, False),  # nested args
+        ({"role": "assistant", "tool_calls": ({"id": "c1"},)}, False),  # a tuple is not a list built here
+        ({"role": "assistant", "tool_calls": ["c1"]}, False),
+        ([("role", "user")], False),
+        (None, False),
+    ],
+)
+def test_plain_message_is_the_one_proof_a_describer_can_own_a_message(message: Any, plain: bool) -> None:
+    assert plain_message(message) is plain

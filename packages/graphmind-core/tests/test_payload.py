@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from graphmind._payload import MAX_PAYLOAD_BYTES, PREVIEW_CHARS, fits, shrink_oversized, shrink_text
+from graphmind._events.payload import MAX_PAYLOAD_BYTES, PREVIEW_CHARS, fits, shrink_oversized, shrink_text
 
 
 def wire_size(value: Any) -> int:

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from graphmind._pipeline import EventPipeline
-from graphmind._redaction import RedactionSwitches
+from graphmind._events.pipeline import EventPipeline
+from graphmind._events.redaction import RedactionSwitches
 from graphmind.testing import ProxyLike, ThrowingGetterDict
 
 ALL = RedactionSwitches(hide_inputs=True, hide_outputs=True, hide_tool_args=True, hide_tool_results=True)

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 import graphmind
-from graphmind._pipeline import EventPipeline
-from graphmind._redaction import RedactionSwitches
+from graphmind._events.pipeline import EventPipeline
+from graphmind._events.redaction import RedactionSwitches
 
 
 class Capture(EventPipeline):

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from graphmind._redaction import RedactionSwitches, resolve_redaction_switches
+from graphmind._events.redaction import RedactionSwitches, resolve_redaction_switches
 
 ALL_OFF = RedactionSwitches()
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from graphmind._pipeline import EventPipeline
-from graphmind._redaction import RedactionSwitches
+from graphmind._events.pipeline import EventPipeline
+from graphmind._events.redaction import RedactionSwitches
 
 FIXTURE = Path(__file__).resolve().parents[3] / "tests" / "fixtures" / "redaction-conformance.json"
 

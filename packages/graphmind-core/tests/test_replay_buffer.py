@@ -11,8 +11,8 @@ import pytest
 
 import graphmind
 from graphmind import protocol
-from graphmind._pipeline import EventPipeline
-from graphmind._redaction import RedactionSwitches
+from graphmind._events.pipeline import EventPipeline
+from graphmind._events.redaction import RedactionSwitches
 from graphmind.testing import FakeHub
 
 

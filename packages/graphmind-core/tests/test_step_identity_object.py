@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 
-from graphmind._steps import StepIdentity, StepTracker
+from graphmind._runs.steps import StepIdentity, StepTracker
 
 
 def test_a_tracked_step_identity_is_an_ordinary_frozen_step_identity() -> None:

@@ -324,7 +324,7 @@ def test_a_hold_if_condition_holds_the_before_gate_and_continue_runs_the_tool(
 def test_a_chunk_graphmind_cannot_render_is_left_out_of_the_tokens_not_the_tools_error(
     hub: FakeHub, client: graphmind.Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import graphmind._stream_tools as stream_tools
+    import graphmind._api.stream_tools as stream_tools
 
     def chunk_text(chunk: Any) -> str:
         if chunk == "bad":

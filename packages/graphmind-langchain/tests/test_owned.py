@@ -17,7 +17,7 @@ from langchain_core.outputs import ChatGeneration, Generation, LLMResult
 from langchain_core.tools import tool
 
 import graphmind
-from graphmind._jsonsafe import (
+from graphmind._events.jsonsafe import (
     to_jsonable,  # the reference the claims must agree with (as openai's test_owned)
 )
 from graphmind.adapter import StepIdentity

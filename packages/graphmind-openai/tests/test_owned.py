@@ -15,8 +15,8 @@ from openai_shapes import MODEL, TEXT, TOOL_CALL, TOOLS
 from pydantic import BaseModel
 
 import graphmind
-from graphmind._pipeline import EventPipeline
-from graphmind._redaction import RedactionSwitches
+from graphmind._events.pipeline import EventPipeline
+from graphmind._events.redaction import RedactionSwitches
 from graphmind.adapter.stainless import Owned
 from graphmind_openai import instrument_openai
 from graphmind_openai._chat import describe_model, describe_reply, describe_request

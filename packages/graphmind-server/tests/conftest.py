@@ -97,3 +97,15 @@ def export_fixture() -> Any:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture(scope="session")
+def otlp() -> Any:
+    """tests/otlp_helpers.py (post OTLP bodies, read a run back as a graph), for the /v1/traces tests."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("otlp_helpers", Path(__file__).parent / "otlp_helpers.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

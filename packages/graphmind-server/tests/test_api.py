@@ -21,7 +21,10 @@ def _held(thub, app, run_id="r1", node="tool:lookup", gate="before", **fields):
 
 
 def test_health(thub):
-    assert thub.api("GET", "/api/health") == (200, {"ok": True, "version": "0.1.0", "protocol": 1})
+    assert thub.api("GET", "/api/health") == (
+        200,
+        {"ok": True, "version": "0.1.0", "protocol": 1, "storing": True},
+    )
 
 
 def test_runs_are_listed_newest_first_with_filters_and_limit(thub):
@@ -45,7 +48,9 @@ def test_runs_are_listed_newest_first_with_filters_and_limit(thub):
         "heldCount",
         "clientId",
         "meta",
+        "dropped",
     }
+    assert runs[0]["dropped"] == {"count": 0, "reasons": {}}
     assert runs[0]["status"] == "error" and runs[0]["endedAt"] is not None and runs[1]["endedAt"] is None
     assert [r["id"] for r in thub.api("GET", "/api/runs?app=alpha")[1]["runs"]] == ["r3", "r1"]
     assert [r["id"] for r in thub.api("GET", "/api/runs?status=running")[1]["runs"]] == ["r2", "r1"]

@@ -42,12 +42,17 @@ def _one_clear_line(result, *names):
         assert name in lines[0]
 
 
-def test_the_hub_prints_exactly_one_line_when_it_listens(tmp_path):
+def test_the_hub_prints_its_listening_line_and_on_another_port_the_apps_url(tmp_path):
     with HubProcess(tmp_path / "hub.db") as hub:
-        assert hub.stdout_lines == [f"GraphMind hub listening on http://127.0.0.1:{hub.port}\n"]
+        expected = [
+            f"GraphMind hub listening on http://127.0.0.1:{hub.port}\n",
+            f"Apps attach with: GRAPHMIND_URL=ws://127.0.0.1:{hub.port}/ingest\n",
+        ]
         assert hub.api("GET", "/api/health")[0] == 200
+        wait_for(lambda: len(hub.stdout_lines) == 2, 5, "two lines")
+        assert hub.stdout_lines == expected
         assert hub.stop() == 0
-    assert hub.stdout_lines == [f"GraphMind hub listening on http://127.0.0.1:{hub.port}\n"]
+    assert hub.stdout_lines == expected
 
 
 def test_a_port_in_use_is_one_line_naming_port(tmp_path):
@@ -214,7 +219,7 @@ def test_an_ipv6_loopback_host(tmp_path):
     import urllib.request
 
     with HubProcess(tmp_path / "hub.db", args=["--host", "::1"]) as hub:
-        assert hub.stdout_lines == [f"GraphMind hub listening on http://[::1]:{hub.port}\n"]
+        assert hub.stdout_lines[0] == f"GraphMind hub listening on http://[::1]:{hub.port}\n"
         with urllib.request.urlopen(f"http://[::1]:{hub.port}/api/health", timeout=5) as response:
             assert json.loads(response.read())["ok"] is True
 

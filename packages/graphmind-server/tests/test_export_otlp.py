@@ -303,3 +303,36 @@ def test_a_full_queue_drops_and_counts(tmp_path):
         "dropped": 4,
         "lastError": None,
     }
+
+
+def test_a_collector_that_answers_503_is_retried_with_backoff_and_said_once(
+    make_hub, export_fixture, collector, capfd, monkeypatch
+):
+    from graphmind_server.export import forwarder
+
+    monkeypatch.setattr(forwarder, "RETRY_MIN_S", 0.05)
+    refusals = [3]
+    real = collector.server.RequestHandlerClass.do_POST
+
+    def flaky(handler: Any) -> None:
+        if refusals[0] > 0:
+            refusals[0] -= 1
+            handler.rfile.read(int(handler.headers["Content-Length"]))
+            handler.send_response(503)
+            handler.send_header("Content-Length", "0")
+            handler.end_headers()
+            return
+        real(handler)
+
+    monkeypatch.setattr(collector.server.RequestHandlerClass, "do_POST", flaky)
+    hub = make_hub(otlp_endpoint=f"{collector.url}/v1/traces")
+    export_fixture.record_agent_run(hub.app(app="travel"), "run-retried")
+    wait_for(lambda: len(collector.requests) == 1, 15, "the run forwarded after the 503s")
+    otlp_stats = wait_for(
+        lambda: (h := hub.api("GET", "/api/health")[1]["otlp"])["sent"] == 1 and h, 5, "sent"
+    )
+    assert otlp_stats["failed"] == 0 and otlp_stats["dropped"] == 0
+    err = capfd.readouterr().err
+    said = [line for line in err.splitlines() if "could not forward" in line]
+    assert len(said) == 1 and "503" in said[0], err
+    assert "works again" in err

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -96,14 +98,16 @@ def test_import_keeps_ids_and_summaries_event_for_event(make_hub, tmp_path):
     assert main(["import", str(tmp_path / "a.jsonl"), "--db", str(fresh)]) == 0
     q = "SELECT client_id, seq, type, body FROM events ORDER BY cursor"
     with sqlite3.connect(db) as a, sqlite3.connect(fresh) as b:
-        original = [(c, s, t, json.loads(body)) for c, s, t, body in a.execute(q)]
+        # Imported clients live in their own namespace (export/namespace.py); nothing else changes.
+        original = [("import:" + c, s, t, json.loads(body)) for c, s, t, body in a.execute(q)]
         imported = [(c, s, t, json.loads(body)) for c, s, t, body in b.execute(q)]
         assert imported == original
-        cols = "id, app, name, status, started_at, ended_at, node_count, event_count, client_id, meta"
+        cols = "id, app, name, status, started_at, ended_at, node_count, event_count, meta"
         assert (
             b.execute(f"SELECT {cols} FROM runs").fetchall()
             == a.execute(f"SELECT {cols} FROM runs").fetchall()
         )
+        assert b.execute("SELECT client_id FROM runs").fetchall() == [("import:client-1",)]
         ncols = "run_id, node_id, kind, name, executions, status, position"
         assert (
             b.execute(f"SELECT {ncols} FROM nodes ORDER BY run_id, position").fetchall()
@@ -125,6 +129,26 @@ def test_an_abandoned_run_keeps_its_status_through_import(make_hub, tmp_path):
     assert main(["import", str(tmp_path / "a.jsonl"), "--db", str(fresh)]) == 0
     assert _record(fresh, tmp_path / "b.jsonl") == first
     assert '"status":"abandoned"' in first
+
+
+def test_a_runs_dropped_count_is_exported_said_on_stderr_and_imported(make_hub, tmp_path, capsys):
+    from graphmind import protocol as proto
+
+    db = tmp_path / "hub.db"
+    hub = make_hub(db=db)
+    app = hub.app(app="travel", client_id="lossy")
+    app.run_started("r-gap", "trip")
+    app.send(proto.dropped({"r-gap": {"hub_stalled": 1234}}))
+    hub.wait_for(lambda: hub.api("GET", "/api/runs/r-gap")[1]["dropped"]["count"] == 1234, 5, "the count")
+    capsys.readouterr()
+    first = _record(db, tmp_path / "a.jsonl")
+    err = capsys.readouterr().err
+    assert "run r-gap: 1,234 events were not recorded (hub_stalled: 1,234;" in err
+    run = json.loads(first.splitlines()[1])["run"]
+    assert run["dropped"] == {"count": 1234, "reasons": {"hub_stalled": 1234}}
+    fresh = tmp_path / "fresh.db"
+    assert main(["import", str(tmp_path / "a.jsonl"), "--db", str(fresh)]) == 0
+    assert _record(fresh, tmp_path / "b.jsonl") == first
 
 
 def test_selection_by_id_last_and_app(make_hub, tmp_path):
@@ -255,4 +279,124 @@ def test_a_subcommand_error_points_at_that_subcommands_help(capsys):
         main(["record", "--db"])
     assert capsys.readouterr().err == (
         "graphmind: argument --db: expected one argument (see graphmind record --help)\n"
+    )
+
+
+def _export_lines(make_hub, tmp_path):
+    db = _recorded_db(make_hub, tmp_path, runs=1)
+    return _record(db, tmp_path / "good.jsonl").splitlines()
+
+
+@pytest.mark.parametrize(
+    ("line_index", "change", "names"),
+    [
+        (1, lambda item: item["run"].update(startedAt=None), ["run.startedAt", "got null"]),
+        (1, lambda item: item["run"].update(clientId=None), ["run.clientId"]),
+        (1, lambda item: item["run"].update(status="weird"), ["run.status"]),
+        (-1, lambda item: item["event"].update(seq=2**64), ["event.seq", str(2**64)]),
+        (-1, lambda item: item["event"].update(ts=True), ["event.ts"]),
+        (-1, lambda item: item.update(clientId=""), ["clientId"]),
+    ],
+)
+def test_a_malformed_import_writes_nothing_and_prints_one_line_naming_line_and_field(
+    make_hub, tmp_path, capsys, line_index, change, names
+):
+    lines = _export_lines(make_hub, tmp_path)
+    index = line_index % len(lines)
+    item = json.loads(lines[index])
+    change(item)
+    lines[index] = json.dumps(item)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    fresh = tmp_path / "fresh.db"
+    capsys.readouterr()
+    assert main(["import", str(bad), "--db", str(fresh)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert f"{bad}:{index + 1}: " in err, err
+    for name in names:
+        assert name in err, err
+    assert (
+        not fresh.exists() or sqlite3.connect(fresh).execute("SELECT COUNT(*) FROM events").fetchone()[0] == 0
+    )
+
+
+@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity", "1e400"])
+def test_an_import_with_a_non_finite_number_is_refused(make_hub, tmp_path, capsys, literal):
+    lines = _export_lines(make_hub, tmp_path)
+    item = json.loads(lines[-1])
+    item["event"]["output"] = "@@"
+    lines[-1] = json.dumps(item).replace('"@@"', literal)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    fresh = tmp_path / "fresh.db"
+    capsys.readouterr()
+    assert main(["import", str(bad), "--db", str(fresh)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{bad}:{len(lines)}: " in err, err
+    assert (
+        not fresh.exists() or sqlite3.connect(fresh).execute("SELECT COUNT(*) FROM events").fetchone()[0] == 0
+    )
+
+
+def test_a_forged_client_id_import_leaves_a_live_apps_next_events_intact(make_hub, tmp_path):
+    """A file reusing a live app's clientId with higher seqs: the app's later events are all stored."""
+    db = tmp_path / "hub.db"
+    forged = tmp_path / "forged.jsonl"
+    now = time.time() * 1000  # recent: the hub's start-up retention keeps it
+    run = {
+        "id": "forged",
+        "app": "x",
+        "name": "forged",
+        "status": "finished",
+        "startedAt": now,
+        "clientId": "live-1",
+    }
+    events = [
+        {
+            "type": "event",
+            "runId": "forged",
+            "clientId": "live-1",
+            "event": {"type": "node.started", "seq": seq, "ts": now, "runId": "forged"},
+        }
+        for seq in range(1, 1003)
+    ]
+    text = "\n".join(
+        json.dumps(x)
+        for x in [{"type": "graphmind.export", "version": 1}, {"type": "run", "run": run}, *events]
+    )
+    forged.write_text(text + "\n", encoding="utf-8")
+    assert main(["import", str(forged), "--db", str(db)]) == 0
+    hub = make_hub(db=db)
+    app = hub.app(client_id="live-1")
+    app.run_started("mine")
+    for i in range(20):
+        app.node_started("mine", "tool:t", f"i{i}")
+    hub.wait_for(
+        lambda: hub.api("GET", "/api/runs/mine")[1].get("eventCount") == 21, 10, "the live app's events"
+    )
+    assert hub.api("GET", "/api/runs/forged")[1]["eventCount"] == 1002
+
+
+def test_record_into_a_closed_pipe_is_quiet_and_into_a_full_disk_is_one_line(make_hub, tmp_path):
+    import subprocess
+    import sys
+
+    db = _recorded_db(make_hub, tmp_path, runs=2)
+    cmd = f"{sys.executable} -m graphmind_server record --db {db}"
+    piped = subprocess.run(f"{cmd} | head -1", shell=True, capture_output=True, text=True, timeout=60)
+    assert piped.stdout.strip() == '{"type":"graphmind.export","version":1}'
+    assert "Traceback" not in piped.stderr and "Exception" not in piped.stderr, piped.stderr
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # a reader that is already gone: the first write fails EPIPE, every time
+    try:
+        closed = subprocess.run(cmd.split(), stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=60)
+    finally:
+        os.close(write_end)
+    assert closed.returncode == 0 and closed.stderr == "", closed.stderr
+    full = subprocess.run(f"{cmd} > /dev/full", shell=True, capture_output=True, text=True, timeout=60)
+    assert full.returncode == 2
+    lines = full.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("graphmind: cannot write the export to stdout"), (
+        full.stderr
     )

@@ -77,6 +77,17 @@ def test_a_bad_entry_is_answered_and_the_others_are_kept(thub):
     assert _bodies(thub, "r1", 2) == [entries[0], entries[4]]
 
 
+def test_an_entry_with_an_integer_too_long_to_read_is_refused_alone(thub):
+    """Python's int() refuses more than 4,300 digits: that entry only, not the batch around it."""
+    app = thub.app()
+    huge = "9" * 5000
+    entries = [_event(1), '{"type":"node.started","seq":2,"runId":"r1","input":' + huge + "}", _event(3)]
+    app.send(proto.batch(entries))
+    error = app.expect("error")
+    assert error["code"] == "bad_frame" and error["message"].startswith("batch entry 1: "), error
+    assert _bodies(thub, "r1", 2) == [entries[0], entries[2]]
+
+
 @pytest.mark.parametrize(
     "frame",
     [

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import threading
 import time
 
 import pytest
@@ -135,3 +137,74 @@ def test_retention_off_keeps_everything(make_hub, tmp_path):
     hub.stop()
     hub = make_hub(db=tmp_path / "o.db", retention=False, keep_runs=1, keep_days=1)
     assert len(_ids(hub)) == 8
+
+
+def test_a_second_store_on_the_same_file_is_refused_naming_the_first(tmp_path):
+    first = Store(tmp_path / "hub.db", port=4848)
+    try:
+        with pytest.raises(
+            StoreError, match=rf"in use by another hub \(pid {os.getpid()}, port 4848\).*--db"
+        ):
+            Store(tmp_path / "hub.db")
+    finally:
+        first.close()
+    Store(tmp_path / "hub.db").close()  # released on close
+    assert oct((tmp_path / "hub.db.lock").stat().st_mode & 0o777) == "0o600"
+
+
+def _damaged_db(path):
+    """A database with 20,000 events and 8 KB of random bytes written over its middle."""
+    Store(path).close()
+    conn = sqlite3.connect(path)
+    conn.executemany(
+        "INSERT INTO events (cursor, run_id, client_id, seq, type, body) VALUES (?,?,?,?,?,?)",
+        [(i, "r", "c", i, "x", '{"a":' + str(i) * 20 + "}") for i in range(1, 20_001)],
+    )
+    conn.commit()
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    size = path.stat().st_size
+    with open(path, "r+b") as fh:
+        fh.seek(size // 2)
+        fh.write(os.urandom(8192))
+
+
+def test_a_damaged_database_is_refused_with_one_line_saying_how_to_recover(tmp_path):
+    _damaged_db(tmp_path / "hub.db")
+    with pytest.raises(StoreError) as info:
+        Store(tmp_path / "hub.db")
+    line = str(info.value)
+    assert "\n" not in line
+    assert "is damaged" in line and "--db" in line and ".recover" in line, line
+
+
+def test_the_integrity_check_is_bounded_in_time(tmp_path):
+    """The check runs under a timer that interrupts it; an interrupted check refuses nothing."""
+    from graphmind_server.store import schema
+
+    class Slow:
+        interrupted = threading.Event()
+
+        def interrupt(self):
+            self.interrupted.set()
+
+        def execute(self, sql):
+            assert self.interrupted.wait(5), "the timer never interrupted the check"
+            raise sqlite3.OperationalError("interrupted")
+
+    started = time.monotonic()
+    schema.check_integrity(Slow(), tmp_path / "hub.db", budget_s=0.05)  # type: ignore[arg-type]
+    assert time.monotonic() - started < 2.0
+
+
+def test_a_read_the_database_fails_is_a_json_503_without_a_traceback(thub, monkeypatch, caplog):
+    from graphmind_server.store import reads
+
+    def broken(*args):
+        raise sqlite3.DatabaseError("database disk image is malformed")
+
+    monkeypatch.setattr(reads, "list_runs", broken)
+    status, body = thub.api("GET", "/api/runs")
+    assert status == 503
+    assert "cannot read its database" in body["error"]
+    assert not [r for r in caplog.records if r.exc_info], [r.getMessage() for r in caplog.records]

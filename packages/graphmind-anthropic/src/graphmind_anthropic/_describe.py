@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from graphmind.adapter import json_scalar, json_scalars
+from graphmind.adapter import json_scalar, json_scalars, plain_message
 from graphmind.adapter.stainless import Owned
 
 # The first message's text for the prompt-prefix rule; built once (json.dumps with options makes a
@@ -203,17 +203,11 @@ def usage_of(usage: Any) -> dict[str, Any] | None:
 
 
 def _owned_reply(out: dict[str, Any], usage: dict[str, Any] | None) -> tuple[Any, dict[str, Any] | None]:
-    """(output, usage), `Owned` when every leaf of `out` (built by `_reply`: its only list is the
-    `tool_calls` it built) and of `usage` (built by `usage_of`) is plain."""
-    for k, v in out.items():
-        if k == "tool_calls":
-            if not all(json_scalars(call.values()) for call in v):  # an `arguments` dict: the app's
-                return out, usage
-        elif not ((type(v) is str and v.isascii()) or v is None or json_scalar(v)):
-            return out, usage
-    if usage is not None and not json_scalars(usage.values()):
-        return out, usage
-    return Owned((out, usage))
+    """(output, usage), `Owned` when `out` (built by `_reply`: its only list is the `tool_calls` it
+    built) passes core's `plain_message` and `usage` (built by `usage_of`) is flat and plain."""
+    if plain_message(out) and (usage is None or json_scalars(usage.values())):
+        return Owned((out, usage))
+    return out, usage
 
 
 def _reply(blocks: list[Mapping[str, Any]], stop_reason: Any, model: Any) -> dict[str, Any]:

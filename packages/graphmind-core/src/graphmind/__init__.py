@@ -20,14 +20,14 @@ import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from ._client import Client
-from ._code_holds import BreakpointArg, Condition
-from ._errors import RunAborted
-from ._run import RunContext
-from ._run_scope import RunScope
-from ._span import Span
+from ._api.client import Client
+from ._api.run_scope import RunScope
+from ._api.span import Span
+from ._api.wrappers import unwrap
+from ._base.errors import RunAborted
+from ._hub.code_holds import BreakpointArg, Condition
+from ._runs.run import RunContext
 from ._version import __version__
-from ._wrappers import unwrap
 from .protocol import PROTOCOL_VERSION, REDACTED
 
 __all__ = [

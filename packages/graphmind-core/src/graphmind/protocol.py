@@ -1,16 +1,23 @@
-"""Wire protocol v1 (docs/protocol.md): names, frame builders and the parser for hub frames. Public.
+"""Wire protocol v1 (docs/protocol.md): names, frame builders and the parser for hub frames, the
+frame limits, where every tool finds the hub's token (`find_token`) and the proof handshake's
+HMAC (`proof`; docs/protocol.md, "Authentication"). Public.
 
 Both the SDK and the hub import these names, so the two sides cannot drift apart.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import json
 import json.encoder
 import os
+import secrets
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
+from urllib.parse import urlsplit
 
 PROTOCOL_VERSION: Final = 1
 SUPPORTED_PROTOCOLS: Final = (1,)
@@ -49,10 +56,16 @@ GATE_UNKNOWN: Final = "gate.unknown"
 PAUSE: Final = "pause"
 RUN_ABORT: Final = "run.abort"
 ERROR: Final = "error"
+# The hub cannot store events (disk full, I/O error, its file gone) or stores again (docs/protocol.md,
+# "Storing"): an optional hub frame; an app keeps its events in its ring meanwhile.
+HUB_STORING: Final = "hub.storing"
 # Many events in one text frame (docs/protocol.md, "Batch frames"): sent only to a hub whose
 # `welcome` lists BATCH in `capabilities`; the hub handles each entry as if it had come alone.
 BATCH: Final = "batch"
 CAPABILITIES: Final = "capabilities"
+# App -> hub control frame, to a hub whose `welcome` lists DROPPED in `capabilities`: per run, per
+# reason, how many of its events this client will never deliver (totals so far, so idempotent).
+DROPPED: Final = "dropped"
 _BATCH_HEAD: Final = '{"type":"batch","events":['
 
 # Gates and answers
@@ -82,11 +95,41 @@ CLOSE_UNSUPPORTED_PROTOCOL: Final = 4001
 CLOSE_HELLO_REQUIRED: Final = 4002
 CLOSE_FORBIDDEN: Final = 4003
 CLOSE_UNAUTHORIZED: Final = 4401
+CLOSE_TOO_BIG: Final = 1009  # a frame over the receiver's limit (RFC 6455 "message too big")
 
-# The hub's token (docs/security.md): apps send `Authorization: Bearer <token>` on the upgrade.
+# Frame limits (docs/protocol.md, "Frame sizes"): the hub refuses an app frame over INGEST_MAX_FRAME
+# (the SDK's events are bounded at 512 KB per payload and its batches at about 1 MiB); an SDK
+# refuses a hub frame over HUB_MAX_FRAME (hub frames are control frames: welcome, debug.state,
+# gate.resolve, whose inject value the hub bounds at MAX_INJECT_BYTES).
+INGEST_MAX_FRAME: Final = 16 * 1024 * 1024
+HUB_MAX_FRAME: Final = 4 * 1024 * 1024
+MAX_INJECT_BYTES: Final = 2 * 1024 * 1024
+
+# The hub's token (docs/security.md). Where every tool finds it: find_token().
 TOKEN_ENV: Final = "GRAPHMIND_TOKEN"
+TOKEN_FILE_ENV: Final = "GRAPHMIND_TOKEN_FILE"
 HOME_ENV: Final = "GRAPHMIND_HOME"
+# The cookie earlier hubs kept the viewer's token in (`<name>_<port>`). No hub sets it any more
+# (cookies ignore the port: it reached every server on 127.0.0.1); a hub that sees one deletes it.
 TOKEN_COOKIE: Final = "graphmind_token"
+_LOOPBACK: Final = frozenset({"127.0.0.1", "localhost", "::1"})
+
+# Mutual proof on the /ingest upgrade (docs/protocol.md, "Authentication"): neither side sends the
+# token; each shows it knows it with an HMAC-SHA256 over both sides' nonces.
+AUTH_SCHEME: Final = "graphmind-hmac-sha256-v1"
+AUTH_HEADER: Final = "x-graphmind-auth"  # request and 101 answer: the scheme
+CLIENT_NONCE_HEADER: Final = "x-graphmind-client-nonce"  # request: the app's nonce
+SERVER_NONCE_HEADER: Final = "x-graphmind-server-nonce"  # 101 answer: the hub's nonce
+SERVER_PROOF_HEADER: Final = "x-graphmind-server-proof"  # 101 answer: the hub's proof
+HUB_PROOF_LABEL: Final = "graphmind hub proof v1"
+APP_PROOF_LABEL: Final = "graphmind app proof v1"
+# The viewer's WebSocket cannot send headers: it offers these subprotocols (docs/security.md).
+LIVE_SUBPROTOCOL: Final = "graphmind.v1"
+TOKEN_SUBPROTOCOL_PREFIX: Final = "graphmind.token."
+
+
+class TokenError(ValueError):
+    """A token source was named but cannot be used; str() is the one line to print."""
 
 
 def token_file(port: int, environ: Mapping[str, str] | None = None) -> Path:
@@ -95,6 +138,78 @@ def token_file(port: int, environ: Mapping[str, str] | None = None) -> Path:
     env = os.environ if environ is None else environ
     home = env.get(HOME_ENV, "").strip()
     return (Path(home) if home else Path("~/.graphmind")).expanduser() / f"token-{port}"
+
+
+def read_token_file(path: str | Path, name: str = "--token-file") -> str:
+    """The token kept in `path` (surrounding whitespace removed); TokenError when it cannot be read."""
+    try:
+        text = Path(path).expanduser().read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TokenError(
+            f"cannot read the token file {path} ({getattr(exc, 'strerror', None) or exc}); check {name}"
+        ) from None
+    if not text:
+        raise TokenError(f"the token file {path} is empty; check {name}")
+    return text
+
+
+def find_token(
+    url: str | None, environ: Mapping[str, str] | None = None, token_file_path: str | Path | None = None
+) -> str | None:
+    """The token for the hub at `url`, found the same way by the SDK and every command:
+    `token_file_path` (a command's --token-file), else GRAPHMIND_TOKEN, else GRAPHMIND_TOKEN_FILE,
+    else the token file a hub on that loopback port wrote; None when there is none. A source that
+    is named but unreadable raises TokenError (never silently ignored)."""
+    env = os.environ if environ is None else environ
+    if token_file_path:
+        return read_token_file(token_file_path)
+    token = env.get(TOKEN_ENV, "").strip()
+    if token:
+        return token
+    named = env.get(TOKEN_FILE_ENV, "").strip()
+    if named:
+        return read_token_file(named, TOKEN_FILE_ENV)
+    if url is None:
+        return None
+    try:
+        parts = urlsplit(url)
+        port, host = parts.port, parts.hostname
+    except ValueError:
+        return None
+    if host not in _LOOPBACK or port is None:
+        return None
+    try:
+        return token_file(port, env).read_text(encoding="utf-8").strip() or None
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def new_nonce() -> str:
+    """32 random bytes, base64url without padding (43 characters)."""
+    return base64.urlsafe_b64encode(secrets.token_bytes(32)).rstrip(b"=").decode("ascii")
+
+
+def valid_nonce(nonce: str | None) -> bool:
+    return (
+        isinstance(nonce, str)
+        and 22 <= len(nonce) <= 128
+        and all(c.isascii() and (c.isalnum() or c in "-_") for c in nonce)
+    )
+
+
+def proof(token: str, label: str, client_nonce: str, server_nonce: str) -> str:
+    """HMAC-SHA256(key = the token's UTF-8 bytes, message = label LF client nonce LF server nonce), hex."""
+    message = f"{label}\n{client_nonce}\n{server_nonce}".encode()
+    return hmac.new(token.encode("utf-8"), message, hashlib.sha256).hexdigest()
+
+
+def proof_ok(expected: str, given: object) -> bool:
+    return isinstance(given, str) and hmac.compare_digest(expected.encode(), given.encode("utf-8", "replace"))
+
+
+def token_subprotocol(token: str) -> str:
+    """The viewer's token as a WebSocket subprotocol: hex of its UTF-8 bytes (always a valid token)."""
+    return TOKEN_SUBPROTOCOL_PREFIX + token.encode("utf-8").hex()
 
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
@@ -124,15 +239,25 @@ def batch(texts: list[str]) -> str:
 
 def takes_batches(welcome: Mapping[str, Any]) -> bool:
     """Whether the hub that sent this `welcome` advertised batch frames (an optional field)."""
+    return has_capability(welcome, BATCH)
+
+
+def has_capability(welcome: Mapping[str, Any], name: str) -> bool:
+    """Whether the hub that sent this `welcome` listed `name` in its (optional) `capabilities`."""
     capabilities = welcome.get(CAPABILITIES)
-    return isinstance(capabilities, list) and BATCH in capabilities
+    return isinstance(capabilities, list) and name in capabilities
+
+
+def dropped(runs: Mapping[str, Mapping[str, int]]) -> dict[str, Any]:
+    """The `dropped` frame: `{runId: {reason: events lost so far}}` ("" for events of no known run)."""
+    return {"type": DROPPED, "runs": {run: dict(reasons) for run, reasons in runs.items()}}
 
 
 def decode(text: str | bytes) -> dict[str, Any] | None:
     """A frame as a dict with a string `type`, or None for anything that is not one."""
     try:
         frame = json.loads(text)
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):  # nested too deep: ignored like any unreadable frame
         return None
     if not isinstance(frame, dict) or not isinstance(frame.get("type"), str):
         return None

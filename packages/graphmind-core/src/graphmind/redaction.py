@@ -6,6 +6,6 @@ The four "recording less" switches, which keep values from ever leaving the app,
 
 from __future__ import annotations
 
-from ._redaction import PLACEHOLDER, SECRET_KEY_SUFFIXES, SECRET_KEYS, is_secret_key, strip_secret_keys
+from ._events.redaction import PLACEHOLDER, SECRET_KEY_SUFFIXES, SECRET_KEYS, is_secret_key, strip_secret_keys
 
 __all__ = ["PLACEHOLDER", "SECRET_KEYS", "SECRET_KEY_SUFFIXES", "is_secret_key", "strip_secret_keys"]

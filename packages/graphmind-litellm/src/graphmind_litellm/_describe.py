@@ -13,7 +13,7 @@ from typing import Any
 
 from litellm import ModelResponse
 
-from graphmind.adapter import Owned, json_scalar, json_scalars
+from graphmind.adapter import Owned, json_scalar, json_scalars, plain_message
 
 
 def request_of(
@@ -76,17 +76,6 @@ def _plain_dict(d: dict[Any, Any]) -> bool:
     return True
 
 
-def _plain_message(out: dict[str, Any]) -> bool:
-    """A message `message()` built: plain leaves, its `tool_calls` a list of dicts `tool_call()` built."""
-    for k, v in out.items():
-        if k == "tool_calls":
-            if not all(json_scalars(call.values()) for call in v):
-                return False
-        elif not json_scalar(v):
-            return False
-    return True
-
-
 def tool_names(tools: Any) -> list[str]:
     names: list[str] = []
     if isinstance(tools, Sequence) and not isinstance(tools, str):
@@ -136,7 +125,7 @@ def chat_request(request: Mapping[str, Any]) -> tuple[dict[str, Any], str, int]:
         else:
             out = message(m)
             trimmed.append(out)
-            owned = owned and _plain_message(out)
+            owned = owned and plain_message(out)
     return _conversation(request, trimmed, owned)
 
 
@@ -211,7 +200,7 @@ def _chat_reply(result: ModelResponse) -> tuple[dict[str, Any], dict[str, Any] |
     if isinstance(cost, int | float):
         usage = usage or {}
         usage["costUsd"] = cost
-    if _plain_message(out) and (usage is None or json_scalars(usage.values())):
+    if plain_message(out) and (usage is None or json_scalars(usage.values())):
         return Owned((out, usage))  # every container built here, every leaf plain
     return out, usage
 

@@ -17,7 +17,8 @@ DESCRIPTION = (
     "Runs the MCP server given after `--` and serves it to the host on stdin/stdout, every tool call "
     "a node in one GraphMind run per host session. Configured by environment variables only: "
     "GRAPHMIND_URL, GRAPHMIND_DISABLED, GRAPHMIND_HIDE_*, GRAPHMIND_LOOP_THRESHOLD, GRAPHMIND_ON_LOOP, "
-    "GRAPHMIND_LOOP_ALLOW. Example: graphmind mcp-proxy -- uvx mcp-server-time"
+    "GRAPHMIND_LOOP_ALLOW; a hub's token from GRAPHMIND_TOKEN, GRAPHMIND_TOKEN_FILE, --token-file or the hub's "
+    "token file. Example: graphmind mcp-proxy -- uvx mcp-server-time"
 )
 
 
@@ -29,6 +30,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--name", help="the run's name (default: the name the server gives itself)")
+    parser.add_argument(
+        "--token-file",
+        dest="token_file",
+        metavar="PATH",
+        help="the hub's token, kept in this file (never a token on the command line: every user can read it)",
+    )
     parser.add_argument(
         "server", nargs=argparse.REMAINDER, help="-- then the MCP server's command and its arguments"
     )
@@ -45,6 +52,19 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    if getattr(args, "token_file", None):
+        import os
+
+        from graphmind import protocol as proto
+
+        try:
+            proto.read_token_file(args.token_file)  # a bad path is one line now, not a detached run
+        except proto.TokenError as exc:
+            print(f"graphmind mcp-proxy: {exc}", file=sys.stderr)
+            return 2
+        # The SDK finds the token the way every tool does (graphmind.protocol.find_token).
+        os.environ[proto.TOKEN_FILE_ENV] = args.token_file
+        os.environ.pop(proto.TOKEN_ENV, None)
     import asyncio
 
     from ._proxy import serve

@@ -12,12 +12,11 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from graphmind.adapter import json_scalar, parse_model_reply
+from graphmind.adapter import json_scalar, parse_model_reply, plain_message
 
 from ._common import (
     StreamState,
     owned_reply,
-    plain_message,
     request_input,
     split,
     sse,

@@ -9,13 +9,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from graphmind.adapter import json_scalar, json_scalars
+from graphmind.adapter import json_scalar, json_scalars, plain_message
 from graphmind.adapter.stainless import Owned, split, sse
 
 __all__ = [
     "StreamState",
     "first_key",
-    "plain_message",
     "request_input",
     "split",
     "sse",
@@ -44,25 +43,6 @@ def first_key(first: Any) -> str:
         return _KEY_TEXT(first)
     except Exception:
         return repr(first)
-
-
-def plain_message(message: Any) -> bool:
-    """True when `message` is a message dict this adapter built (an app's message is always copied
-    into a new dict, so an exact dict is one of ours), of `json_scalar` leaves, its `tool_calls` a
-    list of call dicts built here too: the node may own it (graphmind.adapter.stainless.Owned)."""
-    if type(message) is not dict:
-        return False
-    for k, v in message.items():
-        t = type(v)
-        if (t is str and v.isascii()) or v is None:
-            continue
-        if k == "tool_calls" and t is list:
-            for call in v:
-                if type(call) is not dict or not json_scalars(call.values()):
-                    return False
-        elif not json_scalar(v):
-            return False
-    return True
 
 
 def text_of(content: Any) -> Any:
@@ -102,7 +82,7 @@ def tool_names(tools: Any) -> list[str]:
 
 
 def owned_reply(out: Any, usage: dict[str, Any] | None) -> tuple[Any, dict[str, Any] | None]:
-    """(output, usage) of a reply, `Owned` when `out` is a message dict built here (`plain_message`)
+    """(output, usage) of a reply, `Owned` when `out` is a message dict built here (core's `plain_message`)
     and `usage` a dict built here (`usage_of`, or read off the SDK's usage) of plain leaves."""
     if plain_message(out) and (usage is None or json_scalars(usage.values())):
         return Owned((out, usage))

@@ -15,9 +15,10 @@ from ._version import __version__
 from .debugstate import DebugStateError
 from .hub import Hub
 from .jsontext import JSON
+from .otlp.route import CLIENT_ID as OTLP_CLIENT
 from .store import reads
-from .store.derive import RUN_STATUSES
 from .store.ops import DeleteRun
+from .store.status import RUN_STATUSES
 
 ACTIONS = proto.ACTIONS
 REDACTED = proto.REDACTED
@@ -32,7 +33,16 @@ def error(status: int, message: str) -> JSON:
 
 
 class BadRequest(Exception):
-    pass
+    status = 400
+
+
+class TooLarge(BadRequest):
+    status = 413
+
+
+# Every hub -> app frame must fit the app's HUB_MAX_FRAME (an inject value travels in gate.resolve,
+# breakpoints in debug.state): a body over MAX_BODY is refused before it is read in full.
+MAX_BODY = proto.MAX_INJECT_BYTES
 
 
 def _int_param(request: Request, name: str, default: int, lo: int, hi: int) -> int:
@@ -49,7 +59,21 @@ def _int_param(request: Request, name: str, default: int, lo: int, hi: int) -> i
 
 
 async def _json_body(request: Request) -> Any:
-    raw = await request.body()
+    too_large = TooLarge(
+        f"the body is over {MAX_BODY} bytes; an inject value or a debug state must stay under that "
+        "(an app refuses any hub frame over graphmind.protocol.HUB_MAX_FRAME)"
+    )
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY:
+        raise too_large
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise too_large
+        chunks.append(chunk)
+    raw = b"".join(chunks)
     if not raw.strip():
         return {}
     try:
@@ -85,10 +109,22 @@ def _contains_redacted(value: Any) -> bool:
 
 async def health(request: Request) -> Response:
     body: dict[str, Any] = {"ok": True, "version": __version__, "protocol": 1}
+    reason = _hub(request).store.not_storing
+    body["storing"] = reason is None  # store/stall.py: false while a write keeps failing
+    if reason is not None:
+        body["notStoring"] = f"not storing: {reason}"
     forwarder = getattr(request.app.state, "otlp", None)
     if forwarder is not None:  # serve --otlp-endpoint: how the forwarding goes
         body["otlp"] = forwarder.stats()
+    ingest = getattr(request.app.state, "otlp_ingest", None)
+    if ingest is not None and ingest.counts["requests"]:  # POST /v1/traces: what came, what was refused
+        body["otlpIngest"] = ingest.stats()
     return JSON(body)
+
+
+async def otlp_traces(request: Request) -> Response:
+    """POST /v1/traces (otlp/route.py)."""
+    return await request.app.state.otlp_ingest(request)
 
 
 async def list_runs(request: Request) -> Response:
@@ -96,7 +132,7 @@ async def list_runs(request: Request) -> Response:
     try:
         limit = _int_param(request, "limit", 50, 1, 1000)
     except BadRequest as exc:
-        return error(400, str(exc))
+        return error(exc.status, str(exc))
     status = request.query_params.get("status")
     if status is not None and status not in RUN_STATUSES:
         return error(400, f"status must be one of {', '.join(RUN_STATUSES)} (got {status!r})")
@@ -132,7 +168,7 @@ async def run_events(request: Request) -> Response:
         after = _int_param(request, "after", 0, 0, 2**62)
         limit = _int_param(request, "limit", 1000, 1, 5000)
     except BadRequest as exc:
-        return error(400, str(exc))
+        return error(exc.status, str(exc))
     await hub.store.barrier()
     page = await hub.store.read(_events_page, run_id, after, limit)
     if page is None:
@@ -159,6 +195,12 @@ async def abort_run(request: Request) -> Response:
     if owner is None:
         return error(404, f"no run {run_id!r}")
     status, client_id = owner
+    if client_id == OTLP_CLIENT:
+        return error(
+            409,
+            f"run {run_id!r} came in over OTLP: it is observe-only, so the hub cannot stop it "
+            "(a GraphMind adapter in the app adds gates and aborts)",
+        )
     if status != "running":
         return error(409, f"run {run_id!r} is {status}, not running: there is nothing to abort")
     if not await hub.abort(client_id, run_id):
@@ -176,7 +218,7 @@ async def answer_gate(request: Request) -> Response:
     try:
         body = await _json_body(request)
     except BadRequest as exc:
-        return error(400, str(exc))
+        return error(exc.status, str(exc))
     if not isinstance(body, dict) or body.get("action") not in ACTIONS:
         return error(
             400, 'the body must be {"action": ' + " | ".join(f'"{a}"' for a in ACTIONS) + ', "value": ...}'
@@ -218,7 +260,7 @@ async def put_debug(request: Request) -> Response:
     try:
         body = await _json_body(request)
     except BadRequest as exc:
-        return error(400, str(exc))
+        return error(exc.status, str(exc))
     if not isinstance(body, dict):
         return error(400, "the body must be a JSON object with any of breakpoints, mode, pauseOnError")
     try:
@@ -236,7 +278,7 @@ async def pause(request: Request) -> Response:
     try:
         body = await _json_body(request)
     except BadRequest as exc:
-        return error(400, str(exc))
+        return error(exc.status, str(exc))
     run_id = body.get("runId") if isinstance(body, dict) else None
     if not isinstance(body, dict) or set(body) - {"runId"} or not (run_id is None or isinstance(run_id, str)):
         return error(400, 'the body must be {} or {"runId": "..."}')

@@ -5,16 +5,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+import sqlite3
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Mount, WebSocketRoute
+from starlette.routing import Mount, Route, WebSocketRoute
 
-from . import api
+from . import api, viewer_codes
 from .config import Settings
 from .debugstate import DebugState
 from .export.forwarder import OtlpForwarder
@@ -23,6 +25,7 @@ from .hub import Hub
 from .ingest import ingest
 from .jsontext import JSON
 from .live import live
+from .otlp.route import OtlpIngest, max_seq
 from .security import Guard
 from .static import Viewer
 from .store import Store, reads
@@ -47,6 +50,14 @@ async def _internal_error(request: Request, exc: Exception) -> Response:
     )
 
 
+async def _store_error(request: Request, exc: Exception) -> Response:
+    """The database failed a read (damaged, gone): a JSON 503 and one log line, never a traceback.
+    A handler for this class (not for Exception) is what keeps Starlette from re-raising it to
+    uvicorn, which would log the traceback."""
+    _log.error("graphmind: %s %s: the database failed (%s)", request.method, request.url.path, exc)
+    return JSON({"error": f"the hub cannot read its database ({exc}); see the hub log"}, status_code=503)
+
+
 async def _http_error(request: Request, exc: Exception) -> Response:
     """Starlette's own 404/405 (a path no route matches, e.g. one with a newline) as JSON too."""
     assert isinstance(exc, HTTPException)
@@ -65,8 +76,10 @@ def otlp_forwarder(settings: Settings, store: Store) -> OtlpForwarder | None:
     return OtlpForwarder(store.path, target)
 
 
-def build_app(settings: Settings, store: Store) -> Starlette:
-    """An app around an opened store; the store is started and closed by the app's lifespan."""
+def build_app(settings: Settings, store: Store, trust: Callable[[Any], None] | None = None) -> Starlette:
+    """An app around an opened store; the store is started and closed by the app's lifespan.
+
+    `trust(client)`: told when a connection proved itself (limits.Limiter.trust)."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -74,7 +87,7 @@ def build_app(settings: Settings, store: Store) -> Starlette:
         left_running = store.read_now(reads.running_clients)  # before the writer owns the connection
         forwarder = app.state.otlp
         if forwarder is None:
-            store.start(asyncio.get_running_loop(), hub.on_commit)
+            store.start(asyncio.get_running_loop(), hub.on_commit, hub.on_storing)
         else:
             forwarder.start()
 
@@ -82,7 +95,7 @@ def build_app(settings: Settings, store: Store) -> Starlette:
                 hub.on_commit(c)
                 forwarder.on_commit(c)
 
-            store.start(asyncio.get_running_loop(), on_commit)
+            store.start(asyncio.get_running_loop(), on_commit, hub.on_storing)
         hub.start(left_running)
         try:
             yield
@@ -90,11 +103,14 @@ def build_app(settings: Settings, store: Store) -> Starlette:
             hub.stop()
             if forwarder is not None:
                 forwarder.stop()
+            app.state.otlp_ingest.close()
             await asyncio.get_running_loop().run_in_executor(None, store.close)
 
     app = Starlette(
         routes=[
+            *viewer_codes.routes,
             *api.routes,
+            Route("/v1/traces", api.otlp_traces, methods=["POST"]),
             WebSocketRoute("/ingest", ingest),
             WebSocketRoute("/api/live", live),
             Mount("/", app=Viewer(settings.viewer_dist)),
@@ -105,11 +121,20 @@ def build_app(settings: Settings, store: Store) -> Starlette:
                 allowed_origins=settings.allowed_origins,
                 bound_host=settings.host,
                 token=settings.token,
+                trust=trust,
             )
         ],
         lifespan=lifespan,
-        exception_handlers={Exception: _internal_error, HTTPException: _http_error},
+        exception_handlers={
+            Exception: _internal_error,
+            HTTPException: _http_error,
+            sqlite3.Error: _store_error,
+        },
     )
+    app.state.trust = trust
+    app.state.viewer_codes = viewer_codes.ViewerCodes(settings.token)
     app.state.hub = Hub(store, settings, initial_debug_state(store, settings))
     app.state.otlp = otlp_forwarder(settings, store)
+    # Read before the writer owns the connection: OTLP events continue the `otlp` client's seq.
+    app.state.otlp_ingest = OtlpIngest(store, settings.allowed_origins, store.read_now(max_seq))
     return app

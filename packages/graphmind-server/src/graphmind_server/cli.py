@@ -18,8 +18,9 @@ COMMANDS += [
     "graphmind_server.mcp_server.mcp",
 ]
 COMMANDS += ["graphmind_server.telemetry"]  # docs/telemetry.md
+COMMANDS += ["graphmind_server.viewer_url"]  # docs/security.md
 DEFAULT_COMMAND = "serve"
-COMMAND_NAMES = tuple(module.rsplit(".", 1)[1].rstrip("_") for module in COMMANDS)
+COMMAND_NAMES = tuple(module.rsplit(".", 1)[1].rstrip("_").replace("_", "-") for module in COMMANDS)
 # Commands other packages add (graphmind-mcp's `mcp-proxy`): an entry point in this group names a
 # module with add_parser(subparsers), so this package never depends on theirs.
 PLUGIN_GROUP = "graphmind.commands"

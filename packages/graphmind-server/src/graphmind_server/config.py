@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from graphmind import protocol as proto
+
 from .debugstate import PAUSE_ON_ERROR_VALUES
 
 DEFAULT_HOST = "127.0.0.1"
@@ -68,6 +70,35 @@ def parse_token(value: str, name: str) -> str:
             f"quotes, commas or semicolons (got {len(text)} characters)"
         )
     return text
+
+
+def token_setting(flags: Mapping[str, Any], env: Mapping[str, str]) -> str | None:
+    """--token auto, --token-file PATH, GRAPHMIND_TOKEN, GRAPHMIND_TOKEN_FILE (the first given), or None.
+
+    A token's value is never taken from the command line: every user of the machine can read a
+    process's arguments (/proc/<pid>/cmdline), so `--token VALUE` is refused."""
+    flag, path = flags.get("token"), flags.get("token_file")
+    if isinstance(flag, str) and isinstance(path, str):
+        raise ConfigError("--token and --token-file say the same thing twice; keep one")
+    if isinstance(flag, str):
+        if flag.strip() != "auto":
+            raise ConfigError(
+                "--token takes only auto: a token written on the command line is readable by every user of "
+                f"this machine (/proc/<pid>/cmdline); put it in {proto.TOKEN_ENV} or in a 0600 file given "
+                "with --token-file PATH"
+            )
+        return parse_token("auto", "--token")
+    try:
+        if isinstance(path, str):
+            return parse_token(proto.read_token_file(path), f"the token in {path}")
+        if env.get(proto.TOKEN_ENV, "").strip():
+            return parse_token(env[proto.TOKEN_ENV], proto.TOKEN_ENV)
+        named = env.get(proto.TOKEN_FILE_ENV, "").strip()
+        if named:
+            return parse_token(proto.read_token_file(named, proto.TOKEN_FILE_ENV), f"the token in {named}")
+    except proto.TokenError as exc:
+        raise ConfigError(str(exc)) from None
+    return None
 
 
 def _whole(value: str, name: str, *, minimum: int, maximum: int | None = None) -> int:
@@ -158,12 +189,11 @@ def settings_from(flags: Mapping[str, str | bool | None], env: Mapping[str, str]
         s.retention = text == "on"
     if (v := pick("", "", "GRAPHMIND_ALLOWED_ORIGINS")) is not None:
         s.allowed_origins = parse_allowed_origins(v[0])
-    if (v := pick("token", "--token", "GRAPHMIND_TOKEN")) is not None:
-        s.token = parse_token(v[0], v[1])
+    s.token = token_setting(flags, env)
     if not is_loopback(s.host) and s.token is None:
         raise ConfigError(
             f"--host {s.host} exposes prompts and the steering API beyond this machine, so it "
-            "requires a token: add --token auto (or set GRAPHMIND_TOKEN)"
+            "requires a token: add --token auto (or set GRAPHMIND_TOKEN, or pass --token-file PATH)"
         )
     if (v := pick("", "", "GRAPHMIND_VIEWER_DIST")) is not None:
         dist = Path(v[0].strip()).expanduser()

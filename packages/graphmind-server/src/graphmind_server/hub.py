@@ -110,6 +110,7 @@ class Hub:
         self._abandon: dict[str, asyncio.TimerHandle] = {}
         self._ack_changed = asyncio.Event()
         self._conn_numbers = 0
+        self._sends: set[asyncio.Future[bool]] = set()
         self.closing = False
 
     # -- lifecycle ------------------------------------------------------------------------------
@@ -158,6 +159,8 @@ class Hub:
         conn.ready = True
         if self.debug.version != welcomed_version:
             await conn.send({"type": proto.DEBUG_STATE, **self.debug.to_json()})
+        if self.store.not_storing is not None:
+            await conn.send(self.storing_frame())
 
     def detach(self, conn: AppConnection) -> None:
         self.conns.pop(conn.id, None)
@@ -296,6 +299,23 @@ class Hub:
         if conn is None:
             return False
         return await conn.send({"type": proto.RUN_ABORT, "runId": run_id})
+
+    # -- storing -------------------------------------------------------------------------------
+
+    def storing_frame(self) -> dict[str, Any]:
+        """`hub.storing` for the apps (docs/protocol.md): whether the hub can store their events now."""
+        reason = self.store.not_storing
+        return {"type": proto.HUB_STORING, "storing": reason is None, "reason": reason}
+
+    def on_storing(self, reason: str | None) -> None:
+        """The writer cannot store (reason) or stores again (None): tell the viewers and the apps."""
+        self.broadcast({"type": "storing", "storing": reason is None, "reason": reason})
+        frame = self.storing_frame()
+        for conn in list(self.conns.values()):
+            if conn.ready:
+                task = asyncio.ensure_future(conn.send(frame))
+                self._sends.add(task)  # a reference until it ends (the loop keeps only a weak one)
+                task.add_done_callback(self._sends.discard)
 
     # -- the live feed -------------------------------------------------------------------------
 

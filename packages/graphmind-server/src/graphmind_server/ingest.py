@@ -14,11 +14,14 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from graphmind import protocol as proto
 
 from ._version import __version__
+from .export.namespace import live_client
 from .hub import AppConnection, Hub
+from .ingest_auth import challenge_for
+from .lossframe import take_dropped
 from .store.derive import text as clean_text
 
 EVENT_TYPES = proto.EVENT_TYPES
-HELLO_TIMEOUT_S = 10.0
+HELLO_TIMEOUT_S = 5.0  # the upgrade and the hello together are also bounded by limits.HANDSHAKE_TIMEOUT_S
 # Past this many uncommitted events, or this much uncommitted event text, the hub stops reading
 # from apps until the writer catches up: a flood slows the senders (TCP backpressure; the app's
 # events wait in its own bounded ring) instead of growing the hub's memory (docs/hub.md).
@@ -83,11 +86,17 @@ def _checked(obj: Any) -> dict[str, Any]:
 
 Entry = tuple[dict[str, Any], str] | BadFrame
 _PLAIN = json.JSONDecoder()  # reads NaN and 1e400 too: only to find where such an entry ends
+# …and an integer of more than 4,300 digits (which int() refuses): an entry holding one is refused
+# on its own, not the whole batch around it.
+_ANY = json.JSONDecoder(parse_int=lambda _: 0)
 _SPACE = re.compile(r"[ \t\n\r]*")
+_WHITESPACE = frozenset(" \t\n\r")
 
 
 def _skip(text: str, i: int) -> int:
     """The index of the first character at or after `i` that is not JSON whitespace."""
+    if text[i : i + 1] not in _WHITESPACE:  # compact JSON (every SDK's): no regex call (issue 38)
+        return i
     match = _SPACE.match(text, i)
     return match.end() if match else i
 
@@ -163,16 +172,23 @@ def _scan_entries(text: str, i: int) -> tuple[list[Entry], int]:
             entry: Entry = (_checked(obj), text[start:i])
         except BadFrame as exc:
             if i == start:  # the decoder refused NaN or 1e400: decided as parse_frame would
-                _, i = _PLAIN.raw_decode(text, start)
+                _, i = _ANY.raw_decode(text, start)
                 try:
                     entry = parse_frame(text[start:i])
                 except BadFrame as inner:
                     entry = inner
             else:
                 entry = exc
+        except ValueError as exc:
+            if "digits" not in str(exc):
+                raise  # not JSON at all: the batch is not well formed
+            _, i = _ANY.raw_decode(text, start)
+            entry = BadFrame(f"frame is not JSON ({str(exc)[:200]})")
         entries.append(entry)
-        i = _skip(text, i)
         sep = text[i : i + 1]
+        if sep != ",":  # the compact case is one comparison; anything else takes the general path
+            i = _skip(text, i)
+            sep = text[i : i + 1]
         i = _skip(text, i + 1)
         if sep == "]":
             return entries, i
@@ -190,19 +206,33 @@ def negotiate(hello: dict[str, Any]) -> int | None:
 
 async def ingest(websocket: WebSocket) -> None:
     hub: Hub = websocket.app.state.hub
-    await websocket.accept()
+    challenge = challenge_for(websocket.scope, hub.settings.token)
+    await websocket.accept(headers=challenge.headers() if challenge is not None else None)
     try:
         hello = await _read_hello(websocket)
     except (asyncio.TimeoutError, WebSocketDisconnect):
         return
     if hello is None:
         return
+    if challenge is not None:
+        if not challenge.hello_ok(hello):
+            await websocket.send_text(
+                _error(
+                    "unauthorized",
+                    "the hello's auth proof does not match this hub's token (docs/protocol.md)",
+                )
+            )
+            await websocket.close(proto.CLOSE_UNAUTHORIZED)
+            return
+        trust = getattr(websocket.app.state, "trust", None)
+        if trust is not None:
+            trust(websocket.scope.get("client"))
     client_id = hello.get("clientId")
     if not isinstance(client_id, str) or not client_id:
         client_id = f"anon-{id(websocket):x}-{time.time_ns()}"
     app = hello.get("app")
     app = clean_text(app) if isinstance(app, str) and app else "unknown"
-    client_id = clean_text(client_id)
+    client_id = live_client(clean_text(client_id))  # never in the import namespace
     conn = hub.attach(client_id, app, hello.get("pid"), websocket.send_text)
     try:
         version = hub.debug.version
@@ -214,7 +244,7 @@ async def ingest(websocket: WebSocket) -> None:
                     "hub": {"name": "graphmind-server", "version": __version__},
                     "debug": hub.debug.to_json(),
                     "connectionId": conn.id,
-                    proto.CAPABILITIES: [proto.BATCH],
+                    proto.CAPABILITIES: [proto.BATCH, proto.DROPPED],
                 }
             )
         )
@@ -281,16 +311,54 @@ async def _frames(websocket: WebSocket, hub: Hub, conn: AppConnection) -> None:
 
 
 async def _batch(websocket: WebSocket, hub: Hub, conn: AppConnection, entries: list[Entry]) -> None:
-    """Each entry exactly as if it had come alone, in order; a bad one is answered and skipped."""
+    """Each entry exactly as if it had come alone, in order; a bad one is answered and skipped.
+    An event takes the synchronous path (`_take_event`): no coroutine per entry (issue 38)."""
+    store = hub.store
     for n, entry in enumerate(entries):
         if isinstance(entry, BadFrame):
             await websocket.send_text(_error("bad_frame", f"batch entry {n}: {entry}"))
-        elif entry[0]["type"] in (proto.BATCH, proto.HELLO):
+            continue
+        frame, raw = entry
+        kind = frame["type"]
+        if kind in EVENT_TYPES:
+            problem = _take_event(hub, conn, frame, raw)
+            if problem is not None:
+                await websocket.send_text(_error("bad_frame", f"batch entry {n}: {problem}"))
+            elif store.backlog > BACKLOG_HIGH or store.backlog_bytes > BACKLOG_HIGH_BYTES:
+                await store.wait_backlog_below(BACKLOG_LOW, BACKLOG_LOW_BYTES)
+        elif kind in (proto.BATCH, proto.HELLO):
             await websocket.send_text(
-                _error("bad_frame", f"batch entry {n}: a {entry[0]['type']} cannot be inside a batch")
+                _error("bad_frame", f"batch entry {n}: a {kind} cannot be inside a batch")
             )
         else:
-            await _frame(websocket, hub, conn, entry[0], entry[1], f"batch entry {n}: ")
+            await _frame(websocket, hub, conn, frame, raw, f"batch entry {n}: ")
+
+
+def _take_event(hub: Hub, conn: AppConnection, frame: dict[str, Any], raw: str) -> str | None:
+    """Stores one event; or why it is refused (the `bad_frame` message), storing nothing."""
+    kind = frame["type"]
+    seq, run_id = frame.get("seq"), frame.get("runId")
+    if (
+        not isinstance(seq, int)
+        or isinstance(seq, bool)
+        or not 0 <= seq <= MAX_SEQ
+        or not isinstance(run_id, str)
+        or not run_id
+    ):
+        return f"a {kind} event needs an integer 'seq' (0 to 2**63-1) and a string 'runId'"
+    if clean_text(run_id) != run_id:
+        return "runId must be valid Unicode text (it has a lone surrogate)"
+    ts = frame.get("ts")
+    if not isinstance(ts, (int, float)) or isinstance(ts, bool):
+        ts = time.time() * 1000.0
+    elif type(ts) is int and not -MAX_TS <= ts <= MAX_TS:
+        return f"'ts' is out of range (milliseconds since 1970, at most {MAX_TS})"
+    hub.store.put_event(conn.client_id, conn.app, frame, raw, float(ts))
+    if kind == proto.EXEC_PAUSED:
+        hub.on_paused(conn, frame)
+    elif kind == proto.EXEC_RESUMED:
+        hub.on_resumed(conn, frame)
+    return None
 
 
 async def _frame(
@@ -300,42 +368,10 @@ async def _frame(
     store = hub.store
     kind = frame["type"]
     if kind in EVENT_TYPES:
-        seq, run_id = frame.get("seq"), frame.get("runId")
-        if (
-            not isinstance(seq, int)
-            or isinstance(seq, bool)
-            or not 0 <= seq <= MAX_SEQ
-            or not isinstance(run_id, str)
-            or not run_id
-        ):
-            await websocket.send_text(
-                _error(
-                    "bad_frame",
-                    where + f"a {kind} event needs an integer 'seq' (0 to 2**63-1) and a string 'runId'",
-                )
-            )
-            return
-        if clean_text(run_id) != run_id:
-            await websocket.send_text(
-                _error("bad_frame", where + "runId must be valid Unicode text (it has a lone surrogate)")
-            )
-            return
-        ts = frame.get("ts")
-        if not isinstance(ts, (int, float)) or isinstance(ts, bool):
-            ts = time.time() * 1000.0
-        elif type(ts) is int and not -MAX_TS <= ts <= MAX_TS:
-            await websocket.send_text(
-                _error(
-                    "bad_frame", where + f"'ts' is out of range (milliseconds since 1970, at most {MAX_TS})"
-                )
-            )
-            return
-        store.put_event(conn.client_id, conn.app, frame, raw, float(ts))
-        if kind == proto.EXEC_PAUSED:
-            hub.on_paused(conn, frame)
-        elif kind == proto.EXEC_RESUMED:
-            hub.on_resumed(conn, frame)
-        if store.backlog > BACKLOG_HIGH or store.backlog_bytes > BACKLOG_HIGH_BYTES:
+        problem = _take_event(hub, conn, frame, raw)
+        if problem is not None:
+            await websocket.send_text(_error("bad_frame", where + problem))
+        elif store.backlog > BACKLOG_HIGH or store.backlog_bytes > BACKLOG_HIGH_BYTES:
             await store.wait_backlog_below(BACKLOG_LOW, BACKLOG_LOW_BYTES)
     elif kind == proto.DEBUG_ACK:
         version = frame.get("version")
@@ -343,6 +379,10 @@ async def _frame(
             hub.on_ack(conn, version)
     elif kind == proto.GATE_UNKNOWN:
         hub.on_gate_unknown(conn, frame.get("gateId"))
+    elif kind == proto.DROPPED:
+        problem = take_dropped(store, conn.client_id, conn.app, frame)
+        if problem is not None:
+            await websocket.send_text(_error("bad_frame", where + problem))
     elif kind == proto.HELLO:
         await websocket.send_text(
             _error("bad_frame", where + "hello was already received on this connection")

@@ -18,6 +18,8 @@ from typing import Any
 
 from starlette.websockets import WebSocket
 
+from graphmind import protocol as proto
+
 from .hub import Hub
 from .jsontext import dumps
 from .store import reads
@@ -96,7 +98,10 @@ async def live(websocket: WebSocket) -> None:
     hub: Hub = websocket.app.state.hub
     store = hub.store
     after_text = websocket.query_params.get("after")
-    await websocket.accept()
+    # The viewer offers graphmind.v1 (and its token as a second subprotocol, security.py): a browser
+    # fails the connection unless the hub picks one of the subprotocols it offered.
+    offered = websocket.scope.get("subprotocols") or []
+    await websocket.accept(subprotocol=proto.LIVE_SUBPROTOCOL if proto.LIVE_SUBPROTOCOL in offered else None)
     after: int | None = None
     if after_text is not None:
         try:
@@ -159,6 +164,8 @@ async def _feed(sender: Sender, hub: Hub, viewer: Viewer, after: int | None, upt
                 "cursor": upto,
                 "debug": hub.debug.to_json(),
                 "gates": [g.to_api() for g in hub.gates.values()],
+                "storing": hub.store.not_storing is None,
+                "reason": hub.store.not_storing,
             }
         )
     )

@@ -3,22 +3,28 @@
 A web page elsewhere must not read prompts or steer an agent: browsers attach an Origin to
 WebSocket upgrades and to state-changing requests, and a DNS-rebinding page reaches us with its
 own name in Host. Apps and curl send no Origin and a loopback Host, so they pass. With a token
-(`graphmind serve --token`), every request must also carry it: `Authorization: Bearer <token>`
-(apps, curl), or the cookie the viewer page got when it was opened once with `?token=`.
+(`graphmind serve --token`), every request for data or control must carry it explicitly:
+`Authorization: Bearer <token>` (curl, `graphmind mcp`, the viewer's fetches), the subprotocol
+`graphmind.token.<hex>` (the viewer's live feed: a browser's WebSocket cannot send headers), or,
+on `/ingest`, the mutual proof handshake (`ingest_auth.py`). Never a cookie: cookies ignore the
+port, so one set here would go to every other server on 127.0.0.1. The viewer's own files (code,
+no data) are served without it, and so is the redeeming of a one-time viewer link
+(viewer_codes.py), so the page can load and get the token without any URL carrying it.
 """
 
 from __future__ import annotations
 
 import hmac
 import json
+from collections.abc import Callable
 from typing import Any
-from urllib.parse import parse_qsl, urlencode
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from graphmind import protocol as proto
 
 from .config import normalize_origin
+from .viewer_codes import REDEEM_PATH
 
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "[::1]"})
 WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", "[::]", ""})
@@ -43,25 +49,54 @@ def _bracket(host: str) -> str:
     return f"[{host}]" if ":" in host and not host.startswith("[") else host
 
 
-def cookie_name(port: int | None) -> str:
-    # Cookies ignore the port: two hubs on one host must not overwrite each other's.
-    return f"{proto.TOKEN_COOKIE}_{port}" if port else proto.TOKEN_COOKIE
+# Earlier hubs kept the viewer's token in this cookie (graphmind_token_<port>); a browser still
+# holding one sends it to every port of 127.0.0.1, so the hub tells it to forget it.
+OLD_COOKIE = proto.TOKEN_COOKIE
+CHALLENGE_SCOPE_KEY = "graphmind.client_nonce"  # /ingest: the app's nonce, the proof handshake to do
 
 
-def _cookies(header: str) -> dict[str, str]:
-    out = {}
-    for part in header.split(";"):
-        name, _, value = part.strip().partition("=")
-        if name:
-            out[name] = value
-    return out
+def _old_cookies(header: str) -> list[str]:
+    names = (part.strip().partition("=")[0] for part in header.split(";"))
+    return [name for name in names if name == OLD_COOKIE or name.startswith(OLD_COOKIE + "_")]
+
+
+def is_public(scope: Scope) -> bool:
+    """The viewer's own files (code and styles, no data) and the redeeming of a one-time viewer
+    link (viewer_codes.py; it needs the link's code). Everything else under /api, /ingest is not."""
+    path = str(scope.get("path", ""))
+    if scope["type"] != "http":
+        return False
+    if path == REDEEM_PATH:
+        return scope.get("method") == "POST"
+    return scope.get("method") in ("GET", "HEAD") and not (
+        path.startswith("/api") or path.startswith("/ingest") or path.startswith("/v1")
+    )
+
+
+def _subprotocol_token(header: str) -> str | None:
+    for offered in header.split(","):
+        offered = offered.strip()
+        if offered.startswith(proto.TOKEN_SUBPROTOCOL_PREFIX):
+            try:
+                return bytes.fromhex(offered[len(proto.TOKEN_SUBPROTOCOL_PREFIX) :]).decode("utf-8")
+            except ValueError:
+                return None
+    return None
 
 
 class Guard:
     def __init__(
-        self, app: ASGIApp, *, allowed_origins: list[str] | None, bound_host: str, token: str | None = None
+        self,
+        app: ASGIApp,
+        *,
+        allowed_origins: list[str] | None,
+        bound_host: str,
+        token: str | None = None,
+        trust: Callable[[Any], None] | None = None,
     ) -> None:
         self.app = app
+        # Called with scope["client"] once a request on that connection proved itself (limits.py).
+        self.trust = trust
         self.token = token.encode() if token else None
         self.allowed = allowed_origins  # None: "*", every check off
         bound = _bracket(bound_host.lower())
@@ -88,45 +123,40 @@ class Guard:
             given is not None and self.token is not None and hmac.compare_digest(given.encode(), self.token)
         )
 
-    async def _check_token(self, scope: Scope, send: Send, headers: dict[str, str], port: int | None) -> bool:
-        """True when the request may go on; otherwise it was answered (401, or the cookie redirect)."""
+    async def _check_token(self, scope: Scope, send: Send, headers: dict[str, str]) -> bool:
+        """True when the request may go on; otherwise it was answered 401."""
         auth = headers.get("authorization", "")
         if auth[:7].lower() == "bearer " and self._token_ok(auth[7:].strip()):
+            self._trusted(scope)
             return True
-        name = cookie_name(port)
-        if self._token_ok(_cookies(headers.get("cookie", "")).get(name)):
+        if scope["type"] == "websocket":
+            if self._token_ok(_subprotocol_token(headers.get("sec-websocket-protocol", ""))):
+                self._trusted(scope)
+                return True
+            nonce = headers.get(proto.CLIENT_NONCE_HEADER)
+            if (
+                scope.get("path") == "/ingest"
+                and headers.get(proto.AUTH_HEADER) == proto.AUTH_SCHEME
+                and proto.valid_nonce(nonce)
+            ):
+                scope[CHALLENGE_SCOPE_KEY] = nonce  # ingest proves the hub and checks the app's proof
+                return True
+        if is_public(scope):
             return True
-        query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
-        given = dict(query).get("token")
-        if scope["type"] == "http" and self._token_ok(given):
-            # The printed viewer URL carries the token once: keep it in a cookie and drop it from the address.
-            rest = urlencode([(k, v) for k, v in query if k != "token"])
-            location = scope.get("path", "/") + (f"?{rest}" if rest else "")
-            assert self.token is not None
-            cookie = f"{name}={self.token.decode()}; Path=/; HttpOnly; SameSite=Strict"
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 303,
-                    "headers": [
-                        (b"location", location.encode("latin-1")),
-                        (b"set-cookie", cookie.encode()),
-                        (b"content-length", b"0"),
-                        *SECURITY_HEADERS,
-                    ],
-                }
-            )
-            await send({"type": "http.response.body", "body": b""})
-            return False
         await _deny(
             scope,
             send,
             "this hub requires its token: send Authorization: Bearer <token> "
-            f"(apps find it in the hub's token file or {proto.TOKEN_ENV}), or open the viewer URL "
-            "graphmind serve printed (it carries ?token=)",
+            f"(apps and commands find it in {proto.TOKEN_ENV}, {proto.TOKEN_FILE_ENV} or the hub's token file), "
+            "or open the one-time viewer link graphmind serve printed (#code=...; `graphmind viewer-url` "
+            "makes another)",
             status=401,
         )
         return False
+
+    def _trusted(self, scope: Scope) -> None:
+        if self.trust is not None:
+            self.trust(scope.get("client"))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -135,10 +165,15 @@ class Guard:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         server = scope.get("server")
         port = server[1] if server else None
-        if self.token is not None and not await self._check_token(scope, send, headers, port):
+        if self.token is None:
+            self._trusted(scope)  # without a token, anything that completed its headers is trusted
+        elif not await self._check_token(scope, send, headers):
             return
+        wrap = (
+            _with_headers(send, _old_cookies(headers.get("cookie", ""))) if scope["type"] == "http" else send
+        )
         if self.allowed is None:
-            await self.app(scope, receive, _with_headers(send) if scope["type"] == "http" else send)
+            await self.app(scope, receive, wrap)
             return
         host = headers.get("host")
         if host is not None and host_name(host) not in self.hosts:
@@ -168,13 +203,15 @@ class Guard:
                 f"Origin {origin!r} may not use the hub: only its own loopback origins may; {advice}",
             )
             return
-        await self.app(scope, receive, _with_headers(send) if scope["type"] == "http" else send)
+        await self.app(scope, receive, wrap)
 
 
-def _with_headers(send: Send) -> Send:
+def _with_headers(send: Send, old_cookies: list[str]) -> Send:
+    forget = [(b"set-cookie", f"{name}=; Max-Age=0; Path=/".encode()) for name in old_cookies]
+
     async def wrapped(message: Any) -> None:
         if message["type"] == "http.response.start":
-            message = {**message, "headers": [*message.get("headers", []), *SECURITY_HEADERS]}
+            message = {**message, "headers": [*message.get("headers", []), *SECURITY_HEADERS, *forget]}
         await send(message)
 
     return wrapped

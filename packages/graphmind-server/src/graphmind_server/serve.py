@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import errno
 import signal
@@ -21,13 +22,22 @@ from graphmind import protocol as graphmind_protocol
 
 from . import tokenfile
 from .app import build_app
-from .config import ConfigError, Settings, is_loopback, settings_from
+from .config import DEFAULT_PORT, ConfigError, Settings, is_loopback, settings_from
 from .hub import Hub
+from .limits import ACCEPT_BATCH, LISTEN_QUEUE, Limiter, http_protocol_class, install_accept_handler
 from .store import Store, StoreError
+from .viewer_codes import ViewerCodes
 from .wsprotocol import protocol_class
 
 LISTENING = "GraphMind hub listening on http://{host}:{port}"
-VIEWER_WITH_TOKEN = "Open the viewer (carries the token once): http://{host}:{port}/?token={token}"
+# Apps look for the hub on the default port; on any other the first app recorded nothing until its
+# user found the variable (issue 29), so the hub says it.
+APPS_ATTACH_WITH = "Apps attach with: GRAPHMIND_URL=ws://{host}:{port}/ingest"
+# Never the token: a browser keeps the URLs it opens. A one-time code the page trades for the token
+# (viewer_codes.py); what the browser's History keeps is a spent code.
+VIEWER_WITH_TOKEN = (
+    "Open the viewer (a one-time link; graphmind viewer-url makes another): http://{host}:{port}/#code={code}"
+)
 GRACEFUL_SHUTDOWN_S = 3
 
 
@@ -48,8 +58,15 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--days", help="days of runs to keep at start-up (default $GRAPHMIND_KEEP_DAYS or 30)")
     p.add_argument(
         "--token",
-        help="require this token on every request; auto makes a random one "
-        "(default $GRAPHMIND_TOKEN; required with a non-loopback --host)",
+        metavar="auto",
+        help="require a token on every request: auto makes a random one (a value is never taken from "
+        "the command line: use $GRAPHMIND_TOKEN or --token-file; required with a non-loopback --host)",
+    )
+    p.add_argument(
+        "--token-file",
+        dest="token_file",
+        metavar="PATH",
+        help="require the token kept in this file (default $GRAPHMIND_TOKEN, then $GRAPHMIND_TOKEN_FILE)",
     )
     p.add_argument(
         "--pause-on-error",
@@ -114,9 +131,18 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 class _Server(uvicorn.Server):
-    def __init__(self, config: uvicorn.Config, hub: Hub, on_ready: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        config: uvicorn.Config,
+        hub: Hub,
+        on_ready: Callable[[], None],
+        limiter: Limiter,
+        hub_app_codes: ViewerCodes,
+    ) -> None:
         super().__init__(config)
         self.hub = hub
+        self.limiter = limiter
+        self.viewer_codes: ViewerCodes = hub_app_codes
         self.on_ready = on_ready
         self.token_file: tuple[Path, str] | None = None
 
@@ -126,7 +152,13 @@ class _Server(uvicorn.Server):
             self.token_file = None
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        install_accept_handler(asyncio.get_running_loop(), self.limiter)
         await super().startup(sockets)
+        # asyncio accepts up to `backlog` connections per wake-up and listen()s with the same number;
+        # uvicorn got ACCEPT_BATCH, so give the kernel its long queue back (limits.py).
+        for sock in sockets or []:
+            with contextlib.suppress(OSError):
+                sock.listen(LISTEN_QUEUE)
         if self.started:
             self.on_ready()
 
@@ -160,20 +192,23 @@ def _prepare(settings: Settings, on_ready: Callable[[int], None]) -> tuple[_Serv
     sock = bind(settings.host, settings.port)
     port = sock.getsockname()[1]
     try:
-        store = Store(settings.db)
+        store = Store(settings.db, port=port)
     except StoreError:
         sock.close()
         raise
     try:
         if settings.retention:
             store.prune(keep_runs=settings.keep_runs, keep_days=settings.keep_days, now_ms=time.time() * 1000)
-        app = build_app(replace(settings, port=port), store)
+        limiter = Limiter()
+        app = build_app(replace(settings, port=port), store, trust=limiter.trust)
     except BaseException:
         store.close()
         sock.close()
         raise
     server_token: tuple[Path, str] | None = None
-    if settings.token:
+    if not settings.token:
+        tokenfile.remove_stale(port)
+    else:
         try:
             server_token = (tokenfile.write(port, settings.token), settings.token)
         except OSError as exc:
@@ -188,11 +223,15 @@ def _prepare(settings: Settings, on_ready: Callable[[int], None]) -> tuple[_Serv
         log_config=None,
         access_log=False,
         lifespan="on",
-        ws=protocol_class(),
+        http=http_protocol_class(limiter),
+        ws=protocol_class(limiter),
+        backlog=ACCEPT_BATCH,
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
-        ws_max_size=64 * 1024 * 1024,
+        # Refused at the frame's header (websockets checks the length before reading the payload),
+        # closed 1009: never buffered (docs/protocol.md, "Frame sizes").
+        ws_max_size=graphmind_protocol.INGEST_MAX_FRAME,
     )
-    server = _Server(config, app.state.hub, lambda: on_ready(port))
+    server = _Server(config, app.state.hub, lambda: on_ready(port), limiter, app.state.viewer_codes)
     server.token_file = server_token
     return server, sock
 
@@ -203,8 +242,11 @@ def run(settings: Settings) -> None:
     def ready(port: int) -> None:
         host = display_host(settings.host)
         print(LISTENING.format(host=host, port=port), flush=True)
+        if port != DEFAULT_PORT:
+            print(APPS_ATTACH_WITH.format(host=host, port=port), flush=True)
         if settings.token:
-            print(VIEWER_WITH_TOKEN.format(host=host, port=port, token=settings.token), flush=True)
+            code = server.viewer_codes.issue()
+            print(VIEWER_WITH_TOKEN.format(host=host, port=port, code=code), flush=True)
 
     if not is_loopback(settings.host):
         print(

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ._version import __version__
+from .files import write_private
 
 PREFIX = "[graphmind telemetry] "
 SEND_TIMEOUT_S = 2.0
@@ -88,8 +89,7 @@ def install_id(environ: Mapping[str, str] | None = None) -> str:
         pass
     new_id = uuid.uuid4().hex
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(new_id + "\n", encoding="utf-8")
+        write_private(path, new_id + "\n")  # 0600 in a 0700 directory (files.py)
     except OSError:
         pass  # a read-only home: the id lives for this process only
     return new_id

@@ -8,23 +8,16 @@ cannot read it; any process of the same user can (docs/security.md says what tha
 from __future__ import annotations
 
 import contextlib
-import os
 from pathlib import Path
 
 from graphmind import protocol as proto
 
+from .files import write_private
+
 
 def write(port: int, token: str) -> Path:
     path = proto.token_file(port)
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.fchmod(fd, 0o600)
-        os.write(fd, token.encode())
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
+    write_private(path, token)
     return path
 
 
@@ -33,3 +26,10 @@ def remove(path: Path, token: str) -> None:
     with contextlib.suppress(OSError):
         if path.read_text(encoding="utf-8").strip() == token:
             path.unlink()
+
+
+def remove_stale(port: int) -> None:
+    """A hub without a token on `port`: a token file left for this port by a hub that did not stop
+    cleanly (SIGKILL) would make apps expect a token here and refuse this hub as not theirs."""
+    with contextlib.suppress(OSError):
+        proto.token_file(port).unlink()

@@ -17,18 +17,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._engine import Engine, NodeExecution
-from .._errors import RunAborted
-from .._gate import GateAnswer
-from .._hold_timeout import KnownTimeout
-from .._jsonsafe import json_scalar, json_scalars
-from .._model_reply import ModelReply, ToolCallReply, parse_model_reply
-from .._node import NodeSpec, Owned, Settled, describe_error
-from .._run import RunContext
-from .._steps import StepIdentity
+from .._base.errors import RunAborted
+from .._events.jsonsafe import json_scalar, json_scalars, plain_message
+from .._hub.gate import GateAnswer
+from .._node.engine import Engine, NodeExecution
+from .._node.hold_timeout import KnownTimeout
+from .._node.model_reply import ModelReply, ToolCallReply, parse_model_reply
+from .._node.spec import NodeSpec, Owned, Settled, describe_error
+from .._runs.run import RunContext
+from .._runs.steps import StepIdentity
 
 if TYPE_CHECKING:
-    from .._client import Client
+    from .._api.client import Client
 
 __all__ = [
     "Engine",
@@ -48,6 +48,7 @@ __all__ = [
     "json_scalar",
     "json_scalars",
     "parse_model_reply",
+    "plain_message",
 ]
 
 

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
 from .. import protocol as proto
-from .._client import Client
+from .._api.client import Client
 from ._fakehub import Answer
 from ._subject import GateSubject, Hub
 

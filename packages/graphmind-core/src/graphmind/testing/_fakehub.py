@@ -10,6 +10,8 @@ It runs a `websockets` asyncio server on a loopback ephemeral port in a daemon t
 nothing: `hub.events` is every event received, in order. The real hub is `graphmind-server`.
 Like it, it advertises batch frames in its `welcome` and unpacks them into `hub.events`;
 `FakeHub(batch=False)` is a hub that does not (one frame per event, as hubs before batch frames).
+It advertises `dropped` frames too and keeps their latest totals in `hub.dropped` ({runId:
+{reason: events}}); `FakeHub(dropped=False)` is a hub from before them.
 """
 
 from __future__ import annotations
@@ -28,7 +30,9 @@ Answer = tuple[str, Any]
 
 
 class FakeHub:
-    def __init__(self, *, pause_on_error: str = "off", mode: str = "run", batch: bool = True) -> None:
+    def __init__(
+        self, *, pause_on_error: str = "off", mode: str = "run", batch: bool = True, dropped: bool = True
+    ) -> None:
         self._debug: dict[str, Any] = {
             "version": 1,
             "breakpoints": [],
@@ -40,6 +44,8 @@ class FakeHub:
         self.unknown_gates: list[str] = []
         self.hellos: list[dict[str, Any]] = []
         self.batch = batch  # advertise batch frames (read at each connection's welcome)
+        self.takes_dropped = dropped  # advertise `dropped` frames
+        self.dropped: dict[str, dict[str, int]] = {}  # the latest `dropped` totals received
         self.frames = 0  # frames received after the hellos
         self.batch_frames = 0  # of which batch frames
         self.protocol_errors: list[str] = []  # what a client sent that this hub did not allow
@@ -126,8 +132,10 @@ class FakeHub:
             "hub": {"name": "fakehub", "version": "0"},
             "debug": self._debug,
         }
-        if self.batch:
-            welcome[proto.CAPABILITIES] = [proto.BATCH]
+        capabilities = [proto.BATCH] if self.batch else []
+        capabilities += [proto.DROPPED] if self.takes_dropped else []
+        if capabilities:
+            welcome[proto.CAPABILITIES] = capabilities
         await ws.send(proto.encode(welcome))
         self._connections.add(ws)
         try:
@@ -156,6 +164,10 @@ class FakeHub:
                 self.acks.append(frame.get("version", 0))
             elif kind == proto.GATE_UNKNOWN:
                 self.unknown_gates.append(frame.get("gateId", ""))
+            elif kind == proto.DROPPED:
+                if not self.takes_dropped:
+                    self.protocol_errors.append("a dropped frame sent to a hub that did not advertise them")
+                self.dropped.update(frame.get("runs") or {})
             else:
                 self.events.append(frame)
             self._cond.notify_all()

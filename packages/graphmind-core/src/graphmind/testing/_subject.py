@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
-from .._client import Client
+from .._api.client import Client
 from ._fakehub import Answer
 
 

@@ -23,8 +23,8 @@ from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 from .. import protocol as proto
-from .._client import Client
-from .._errors import RunAborted
+from .._api.client import Client
+from .._base.errors import RunAborted
 from ._case import Case, astream_items
 from ._fakehub import FakeHub
 from ._kill_switch import instance_attrs, kill_switch

@@ -29,7 +29,25 @@ def run_travel_agent(
     breakpoints: dict[str, str] | None = None,
 ) -> tuple[str, str]:
     """Runs one conversation to its end. Returns (run id, the assistant's final answer).
-    `breakpoints`: tool name -> the gate held from code ("before", "error")."""
+    `breakpoints`: tool name -> the gate held from code ("before", "error"). An Abort from the
+    viewer ends the run `aborted` and the conversation with it: the demo then says so, never a
+    traceback (issue 29)."""
+    run_ids: list[str] = []
+    try:
+        return _conversation(openai_client, gm, tools, model, run_name, breakpoints, run_ids)
+    except graphmind.RunAborted:
+        return (run_ids[0] if run_ids else ""), "(the run was aborted from the viewer; the agent stopped)"
+
+
+def _conversation(
+    openai_client: Any,
+    gm: graphmind.Client,
+    tools: TravelTools,
+    model: str,
+    run_name: str,
+    breakpoints: dict[str, str] | None,
+    run_ids: list[str],
+) -> tuple[str, str]:
     holds = breakpoints or {}
     plain = {name: fn for name, fn in tools.as_dict().items() if name not in holds}
     gated = gm.wrap_tools(plain)
@@ -40,6 +58,7 @@ def run_travel_agent(
         {"role": "user", "content": PROMPT},
     ]
     with gm.run(run_name, meta={"demo": True, "model": model}) as run:
+        run_ids.append(run.run_id)
         for _ in range(12):
             completion = openai_client.chat.completions.create(
                 model=model, messages=messages, tools=TOOL_SCHEMAS

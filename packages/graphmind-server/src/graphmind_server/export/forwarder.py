@@ -3,6 +3,12 @@
 The hub only offers a run id to a bounded queue (never blocks; a full queue drops and counts). One
 daemon thread reads the run from the database (its own read-only connection) and posts it, so a
 slow or dead collector costs the hub nothing but the queue's slots. Counts are in /api/health.
+
+A collector that is down, unreachable or answers 429 / 5xx is tried again with the same run, after
+a backoff (RETRY_MIN_S doubling to RETRY_MAX_S), while the queue holds the runs that end
+meanwhile (a full queue drops and counts, as always); one stderr line per LOG_INTERVAL_S says so,
+and one when delivery works again. A refusal that retrying cannot fix (another 4xx, a run deleted
+meanwhile) counts in `failed` and the forwarder goes on with the next run.
 """
 
 from __future__ import annotations
@@ -10,20 +16,25 @@ from __future__ import annotations
 import contextlib
 import queue
 import sqlite3
+import sys
 import threading
+import time
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
 from graphmind.redaction import strip_secret_keys
 
-from ..store.derive import FINAL_STATUSES
+from ..store.status import FINAL_STATUSES
 from ..store.writer import Committed
 from . import otlp
-from .otlp_http import OtlpTarget
+from .otlp_http import CollectorUnavailable, OtlpTarget
 from .source import ExportError, iter_events, open_readonly
 
 QUEUE_MAX = 1000
+RETRY_MIN_S = 0.5
+RETRY_MAX_S = 30.0
+LOG_INTERVAL_S = 60.0
 _REMEMBERED = 10_000
 _STOP = ""
 
@@ -40,6 +51,9 @@ class OtlpForwarder:
         self.dropped = 0
         self.last_error: str | None = None
         self._stopping = False
+        self._wake = threading.Event()
+        self._failing_since: float | None = None
+        self._logged_at = 0.0
         self._thread = threading.Thread(target=self._loop, name="graphmind-otlp-forwarder", daemon=True)
 
     def start(self) -> None:
@@ -48,6 +62,7 @@ class OtlpForwarder:
     def stop(self, timeout: float = 1.0) -> None:
         """Stop taking runs; wait briefly for the thread (a post to a hanging collector is not waited for)."""
         self._stopping = True
+        self._wake.set()
         with contextlib.suppress(queue.Full):
             self._queue.put_nowait(_STOP)
         self._thread.join(timeout)
@@ -92,19 +107,49 @@ class OtlpForwarder:
             run_id = self._queue.get()
             if run_id == _STOP:
                 break
-            try:
-                if conn is None:
-                    conn = open_readonly(self.db)
-                self.target.post(self._request(conn, run_id))
-            except (ExportError, sqlite3.Error) as exc:
+            delay = RETRY_MIN_S
+            while True:
+                try:
+                    if conn is None:
+                        conn = open_readonly(self.db)
+                    self.target.post(self._request(conn, run_id))
+                except CollectorUnavailable as exc:
+                    with self._lock:
+                        self.last_error = str(exc)
+                    if self._stopping:
+                        with self._lock:
+                            self.failed += 1
+                        break
+                    self._say_unavailable(str(exc), delay)
+                    self._wake.wait(delay)
+                    delay = min(RETRY_MAX_S, delay * 2)
+                    continue
+                except (ExportError, sqlite3.Error) as exc:
+                    with self._lock:
+                        self.failed += 1
+                        self.last_error = str(exc)
+                    break
                 with self._lock:
-                    self.failed += 1
-                    self.last_error = str(exc)
-                continue
-            with self._lock:
-                self.sent += 1
+                    self.sent += 1
+                if self._failing_since is not None:
+                    took = time.monotonic() - self._failing_since
+                    self._failing_since = None
+                    _log(f"forwarding to the collector at {self.target.url} works again (after {took:.0f} s)")
+                break
         if conn is not None:
             conn.close()
+
+    def _say_unavailable(self, reason: str, delay: float) -> None:
+        now = time.monotonic()
+        if self._failing_since is None:
+            self._failing_since = now
+        elif now - self._logged_at < LOG_INTERVAL_S:
+            return
+        self._logged_at = now
+        _log(
+            f"could not forward a run: {reason}; retrying in {delay:g} s, backing off to {RETRY_MAX_S:g} s "
+            f"({self._queue.qsize()} run(s) queued, at most {self._queue.maxsize}; /api/health counts)"
+        )
 
     @staticmethod
     def _request(conn: sqlite3.Connection, run_id: str) -> dict[str, Any]:
@@ -119,3 +164,7 @@ class OtlpForwarder:
             return otlp.request([otlp.resource_spans(strip_secret_keys(run)[0], events)])
         finally:
             conn.execute("COMMIT")
+
+
+def _log(message: str) -> None:
+    print(f"graphmind: {message}", file=sys.stderr, flush=True)

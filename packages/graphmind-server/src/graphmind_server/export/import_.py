@@ -1,5 +1,10 @@
 """`graphmind import FILE`: load a JSONL export into a hub's database, losslessly and idempotently.
 
+The whole file is checked first (one line naming the first bad line and field, exit 2, nothing
+written), then written in one transaction. Imported events and runs get their own client
+namespace (`export/namespace.py`), so a file that reuses a live app's clientId never makes the hub
+take that app's next events for duplicates.
+
 Events go through the hub's own writer (the same dedupe on (clientId, seq) and the same run and
 node summaries), so a second import of the same file stores nothing. The run rows then take the
 exported status, times, app, name and meta, which events alone cannot say (an `abandoned` run).
@@ -18,6 +23,7 @@ from ..store import StoreError
 from ..store.schema import open_database
 from ..store.writer import EventItem, Writer
 from .jsonl import ImportedRun, encode, read_jsonl
+from .namespace import imported_client
 from .source import ExportError, default_db
 
 BATCH = 5000
@@ -60,9 +66,18 @@ def import_file(path: Path, db: Path) -> tuple[int, int]:
     stored = 0
     try:
         writer = Writer(conn, lambda committed: None)
-        with path.open(encoding="utf-8") as fh:
-            for item in read_jsonl(fh, str(path)):
-                stored += _import_run(writer, conn, item)
+        writer.nested = True
+        conn.execute("BEGIN IMMEDIATE")  # one transaction: the whole file or nothing
+        try:
+            with path.open(encoding="utf-8") as fh:
+                for item in read_jsonl(fh, str(path)):
+                    stored += _import_run(writer, conn, item)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    except sqlite3.Error as exc:
+        raise ExportError(f"cannot write to {db} ({exc}); nothing was imported") from None
     finally:
         conn.close()
     return total, stored
@@ -97,6 +112,7 @@ def _import_run(writer: Writer, conn: sqlite3.Connection, item: ImportedRun) -> 
     stored = 0
     batch: list[EventItem] = []
     for client_id, event in item.events:
+        client_id = imported_client(client_id)
         raw_ts = event.get("ts")
         ts = float(raw_ts) if isinstance(raw_ts, (int, float)) and not isinstance(raw_ts, bool) else started
         batch.append(EventItem(client_id, app, event, encode(event), ts))
@@ -121,19 +137,20 @@ def _restore_run_row(conn: sqlite3.Connection, run: dict[str, Any]) -> None:
         "client_id": "clientId",
     }
     values = {col: run[key] for col, key in fields.items() if key in run}
+    if "client_id" in values:
+        values["client_id"] = imported_client(values["client_id"])
     if isinstance(run.get("meta"), dict):
         values["meta"] = json.dumps(run["meta"])  # as the hub writes it (store/derive.py)
+    dropped = run.get("dropped")
+    reasons = dropped.get("reasons") if isinstance(dropped, dict) else None
+    if isinstance(reasons, dict):  # what the app could not deliver travels with the run
+        kept = {k: v for k, v in reasons.items() if isinstance(k, str) and type(v) is int and v > 0}
+        values["dropped"] = json.dumps(kept, sort_keys=True)
     if not values:
         return
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        exists = conn.execute("SELECT 1 FROM runs WHERE id = ?", (run["id"],)).fetchone()
-        if exists:
-            conn.execute(
-                f"UPDATE runs SET {', '.join(f'{c} = ?' for c in values)} WHERE id = ?",
-                (*values.values(), run["id"]),
-            )
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
+    exists = conn.execute("SELECT 1 FROM runs WHERE id = ?", (run["id"],)).fetchone()
+    if exists:
+        conn.execute(
+            f"UPDATE runs SET {', '.join(f'{c} = ?' for c in values)} WHERE id = ?",
+            (*values.values(), run["id"]),
+        )

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
+from ..store.derive import RUN_STATUSES
 from .source import ExportError
 
 FORMAT_VERSION = 1
@@ -76,18 +77,87 @@ class ImportedRun:
     events: list[tuple[str, dict[str, Any]]]  # (clientId, event)
 
 
+class _NotFinite(ValueError):
+    pass
+
+
+def _refuse_constant(text: str) -> None:
+    raise _NotFinite(f"{text} is not a JSON number")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value - value != 0:
+        raise _NotFinite(f"the number {text[:40]} is out of range")
+    return value
+
+
+# NaN / Infinity (Python's json writes them) and 1e400 are refused: the API would hand them back as
+# non-standard JSON that no viewer can parse.
+_STRICT = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite)
+MAX_SEQ = 2**63 - 1  # SQLite's INTEGER
+# A run line's fields the import writes into the run's row: (type check, what it must be).
+_RUN_FIELDS: dict[str, tuple[Any, str]] = {
+    "app": (lambda v: isinstance(v, str), "a string"),
+    "name": (lambda v: isinstance(v, str), "a string"),
+    "status": (lambda v: v in RUN_STATUSES, "one of " + ", ".join(RUN_STATUSES)),
+    "startedAt": (lambda v: _number(v), "a number (epoch ms)"),
+    "endedAt": (lambda v: v is None or _number(v), "a number (epoch ms) or null"),
+    "clientId": (lambda v: isinstance(v, str) and v != "", "a non-empty string"),
+    "meta": (lambda v: isinstance(v, dict), "an object"),
+}
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) < 2**63
+
+
+def _bad_field(name: str, number: int, field: str, value: Any, must: str) -> ExportError:
+    shown = json.dumps(value)[:40] if not isinstance(value, float) else repr(value)
+    return ExportError(
+        f"{name}:{number}: {field} must be {must} (got {shown}); nothing was imported. "
+        "Pass a file written by `graphmind record`"
+    )
+
+
+def _check_run(run: dict[str, Any], name: str, number: int) -> None:
+    if not isinstance(run.get("id"), str) or not run["id"]:
+        raise _bad_field(name, number, "run.id", run.get("id"), "a non-empty string")
+    for key, (ok, must) in _RUN_FIELDS.items():
+        if key in run and not ok(run[key]):
+            raise _bad_field(name, number, f"run.{key}", run[key], must)
+
+
+def _check_event(item: dict[str, Any], name: str, number: int) -> None:
+    ev = item["event"]
+    seq = ev["seq"]
+    if isinstance(seq, bool) or not 0 <= seq <= MAX_SEQ:
+        raise _bad_field(name, number, "event.seq", seq, "an integer from 0 to 2**63-1")
+    if not item["clientId"]:
+        raise _bad_field(name, number, "clientId", item["clientId"], "a non-empty string")
+    if "ts" in ev and ev["ts"] is not None and not _number(ev["ts"]):
+        raise _bad_field(name, number, "event.ts", ev["ts"], "a number (epoch ms)")
+
+
 def read_jsonl(lines: IO[str], name: str) -> Iterator[ImportedRun]:
-    """The runs of a JSONL export, one at a time; ExportError names the line of a malformed file."""
+    """The runs of a JSONL export, one at a time; ExportError names the line (and the field) of a
+    malformed file. Every field the import writes is checked here, so a file that reads to its end
+    imports without an error."""
     current: ImportedRun | None = None
     header_seen = False
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
-            item = json.loads(line)
-        except json.JSONDecodeError as exc:
+            item = _STRICT.decode(line)
+        except _NotFinite as exc:
             raise ExportError(
-                f"{name}:{number} is not JSON ({exc.msg}); pass a file written by `graphmind record`"
+                f"{name}:{number}: {exc} (JSON has no NaN or Infinity); nothing was imported"
+            ) from None
+        except (ValueError, RecursionError) as exc:
+            msg = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)[:80]
+            raise ExportError(
+                f"{name}:{number} is not JSON ({msg}); pass a file written by `graphmind record`"
             ) from None
         kind = item.get("type") if isinstance(item, dict) else None
         if not header_seen:
@@ -102,11 +172,13 @@ def read_jsonl(lines: IO[str], name: str) -> Iterator[ImportedRun]:
                     f"version {FORMAT_VERSION}; upgrade graphmind-server"
                 )
             header_seen = True
-        elif kind == "run" and isinstance(item.get("run"), dict) and isinstance(item["run"].get("id"), str):
+        elif kind == "run" and isinstance(item.get("run"), dict):
+            _check_run(item["run"], name, number)
             if current is not None:
                 yield current
             current = ImportedRun(item["run"], [])
         elif kind == "event" and _valid_event(item):
+            _check_event(item, name, number)
             if current is None or item["runId"] != current.run["id"]:
                 raise ExportError(
                     f"{name}:{number}: an event of run {item['runId']!r} outside that run's lines"

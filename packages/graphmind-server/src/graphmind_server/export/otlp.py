@@ -17,28 +17,29 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._version import __version__
+from ..otlp import names as n
+from ..otlp.names import OPENINFERENCE_KIND
 from ..store.derive import text as valid_utf8
 
 SPAN_KIND_INTERNAL = 1
 STATUS_OK = 1
 STATUS_ERROR = 2
 
-# Our node kinds → openinference.span.kind. A span kind the app made up is CHAIN (a unit of work).
-OPENINFERENCE_KIND = {
-    "llm": "LLM",
-    "tool": "TOOL",
-    "agent": "AGENT",
-    "retriever": "RETRIEVER",
-    "chain": "CHAIN",
-    "embedding": "EMBEDDING",
-    "reranker": "RERANKER",
-    "guardrail": "GUARDRAIL",
-}
+USAGE_ATTRS = (
+    ("inputTokens", n.TOKENS_PROMPT),
+    ("outputTokens", n.TOKENS_COMPLETION),
+    ("totalTokens", n.TOKENS_TOTAL),
+)
 _HEX32 = re.compile(r"^[0-9a-f]{32}$")
+_HEX16 = re.compile(r"^[0-9a-f]{16}$")
+OTLP_RUN_PREFIX = "otlp-"  # otlp/spans.py's run ids
 
 
 def trace_id(run_id: str) -> str:
-    """A run id that is a UUID keeps its hex; anything else is hashed (stable across exports)."""
+    """A run id that is a UUID keeps its hex, a run that came in over OTLP its trace id; anything
+    else is hashed (stable across exports)."""
+    if run_id.startswith(OTLP_RUN_PREFIX) and _HEX32.match(run_id[len(OTLP_RUN_PREFIX) :]):
+        return run_id[len(OTLP_RUN_PREFIX) :]
     plain = run_id.replace("-", "").lower()
     if _HEX32.match(plain) and plain != "0" * 32:
         return plain
@@ -77,7 +78,7 @@ def attr(key: str, value: Any) -> dict[str, Any]:
 @dataclass
 class _Span:
     span_id: str
-    parent: str
+    parent: _Span | str | None  # the parent span, or the instance id of one not seen yet
     name: str
     kind: str
     start: float
@@ -87,18 +88,21 @@ class _Span:
     error: str | None = None
 
 
-def _io(span: _Span, prefix: str, value: Any) -> None:
+def _io(span: _Span, which: str, value: Any) -> None:
     text, mime = _json_text(value)
-    span.attrs[f"{prefix}.value"] = text
-    span.attrs[f"{prefix}.mime_type"] = mime
+    value_key, mime_key = (
+        (n.INPUT_VALUE, n.INPUT_MIME) if which == "input" else (n.OUTPUT_VALUE, n.OUTPUT_MIME)
+    )
+    span.attrs[value_key] = text
+    span.attrs[mime_key] = mime
 
 
 def _usage(span: _Span, usage: Any) -> None:
     if not isinstance(usage, dict):
         return
-    for ours, theirs in (("inputTokens", "prompt"), ("outputTokens", "completion"), ("totalTokens", "total")):
+    for ours, theirs in USAGE_ATTRS:
         if isinstance(usage.get(ours), int) and not isinstance(usage.get(ours), bool):
-            span.attrs[f"llm.token_count.{theirs}"] = usage[ours]
+            span.attrs[theirs] = usage[ours]
 
 
 def _model(node_input: Any, attrs: Any) -> str | None:
@@ -115,14 +119,17 @@ class TraceBuilder:
         self.run = run
         self.run_id: str = run["id"]
         self.trace_id = trace_id(self.run_id)
+        # A run that came in over OTLP keeps its span ids (its instance ids), so a trace sent on
+        # and back is recognised span by span instead of stored twice.
+        self.keeps_ids = run["id"].startswith(OTLP_RUN_PREFIX)
         self.root = _Span(
             span_id(self.run_id, self.run_id, 0),
-            "",
+            None,
             run.get("name") or self.run_id,
             "AGENT",
             float(run.get("startedAt") or 0),
         )
-        self.root.attrs.update({"graphmind.run_id": self.run_id, "graphmind.status": run.get("status", "")})
+        self.root.attrs.update({n.GM_RUN_ID: self.run_id, n.GM_STATUS: run.get("status", "")})
         self.open: dict[str, _Span] = {self.run_id: self.root}  # instanceId -> its latest span
         self.seen: dict[str, int] = {}
         self.done: list[_Span] = []
@@ -137,10 +144,16 @@ class TraceBuilder:
         instance = ev.get("instanceId") if isinstance(ev.get("instanceId"), str) else None
         if kind == "run.started":
             self.root.start = float(ts)
+            if instance is not None and instance != self.run_id:
+                # A run that came in over OTLP: its agent node is the root span, whose span id
+                # its children name as their parentInstanceId (docs/export.md).
+                self.open[instance] = self.root
+                if self.keeps_ids and _HEX16.match(instance):
+                    self.root.span_id = instance
             if ev.get("input") is not None:
                 _io(self.root, "input", ev["input"])
             if isinstance(ev.get("meta"), dict) and ev["meta"]:
-                self.root.attrs["metadata"] = _json_text(ev["meta"])[0]
+                self.root.attrs[n.METADATA] = _json_text(ev["meta"])[0]
         elif kind == "run.finished":
             self.root.end = float(ts)
             if ev.get("status") in ("error", "aborted"):
@@ -156,36 +169,40 @@ class TraceBuilder:
         occurrence = self.seen.get(instance, 0)
         self.seen[instance] = occurrence + 1
         parent_instance = ev.get("parentInstanceId")
-        parent = self.open.get(parent_instance) if isinstance(parent_instance, str) else None
+        parent: _Span | str | None = None
+        if isinstance(parent_instance, str):
+            # Not seen yet: an OTLP run stores spans as they land, a child before its parent.
+            parent = self.open.get(parent_instance, parent_instance)
         node_kind: str = ev["kind"] if isinstance(ev.get("kind"), str) else "custom"
         name: str = ev["name"] if isinstance(ev.get("name"), str) else str(ev.get("nodeId", "node"))
+        keep = self.keeps_ids and occurrence == 0 and _HEX16.match(instance)
         span = _Span(
-            span_id(self.run_id, instance, occurrence),
-            (parent or self.root).span_id,
+            instance if keep else span_id(self.run_id, instance, occurrence),
+            parent or self.root,
             name,
             OPENINFERENCE_KIND.get(node_kind, "CHAIN"),
             ts,
         )
         span.attrs.update(
             {
-                "graphmind.node_id": ev.get("nodeId", ""),
-                "graphmind.instance_id": instance,
-                "graphmind.kind": node_kind,
+                n.GM_NODE_ID: ev.get("nodeId", ""),
+                n.GM_INSTANCE_ID: instance,
+                n.GM_KIND: node_kind,
             }
         )
         if "input" in ev:
             _io(span, "input", ev["input"])
         model = _model(ev.get("input"), ev.get("attrs"))
         if model is not None and node_kind == "llm":
-            span.attrs["llm.model_name"] = model
+            span.attrs[n.LLM_MODEL] = model
         if node_kind == "tool":
-            span.attrs["tool.name"] = name
-            span.attrs["tool_call.function.name"] = name
+            span.attrs[n.TOOL_NAME] = name
+            span.attrs[n.TOOL_CALL_NAME] = name
             if "input" in ev:  # the same text as input.value
-                span.attrs["tool_call.function.arguments"] = span.attrs["input.value"]
-            span.attrs["tool_call.id"] = instance
+                span.attrs[n.TOOL_CALL_ARGUMENTS] = span.attrs[n.INPUT_VALUE]
+            span.attrs[n.TOOL_CALL_ID] = instance
         if isinstance(ev.get("attrs"), dict) and ev["attrs"]:
-            span.attrs["graphmind.attrs"] = _json_text(ev["attrs"])[0]
+            span.attrs[n.GM_ATTRS] = _json_text(ev["attrs"])[0]
         self.open[instance] = span
         self.done.append(span)
 
@@ -195,55 +212,55 @@ class TraceBuilder:
             if "output" in ev:
                 _io(span, "output", ev["output"])
             _usage(span, ev.get("usage"))
-            for ours, key in (("injected", "graphmind.injected"), ("cutShort", "graphmind.cut_short")):
+            for ours, key in (("injected", n.GM_INJECTED), ("cutShort", n.GM_CUT_SHORT)):
                 if ev.get(ours) is True:
                     span.attrs[key] = True
             if isinstance(ev.get("heldMs"), (int, float)) and ev["heldMs"]:
-                span.attrs["graphmind.held_ms"] = float(ev["heldMs"])
+                span.attrs[n.GM_HELD_MS] = float(ev["heldMs"])
         elif kind == "node.error":
             span.end = ts
             err: dict[str, Any] = ev["error"] if isinstance(ev.get("error"), dict) else {}
             span.error = _error_text(err) or "error"
             span.events.append(
                 _event(
-                    "exception",
+                    n.EXCEPTION_EVENT,
                     ts,
                     {
-                        "exception.type": err.get("name", ""),
-                        "exception.message": err.get("message", ""),
-                        "exception.stacktrace": err.get("stack", ""),
+                        n.EXCEPTION_TYPE: err.get("name", ""),
+                        n.EXCEPTION_MESSAGE: err.get("message", ""),
+                        n.EXCEPTION_STACKTRACE: err.get("stack", ""),
                     },
                 )
             )
         elif kind == "exec.paused":
             span.events.append(
                 _event(
-                    "graphmind.gate.held",
+                    n.GM_GATE_HELD,
                     ts,
                     {
-                        "graphmind.gate": ev.get("gate", ""),
-                        "graphmind.reason": ev.get("reason", ""),
-                        "graphmind.gate_id": ev.get("gateId", ""),
+                        n.GM_GATE: ev.get("gate", ""),
+                        n.GM_REASON: ev.get("reason", ""),
+                        n.GM_GATE_ID: ev.get("gateId", ""),
                     },
                 )
             )
         elif kind == "exec.resumed":
             fields = {
-                "graphmind.gate": ev.get("gate", ""),
-                "graphmind.action": ev.get("action", ""),
-                "graphmind.by": ev.get("by", ""),
+                n.GM_GATE: ev.get("gate", ""),
+                n.GM_ACTION: ev.get("action", ""),
+                n.GM_BY: ev.get("by", ""),
             }
             if isinstance(ev.get("heldMs"), (int, float)):
-                fields["graphmind.held_ms"] = float(ev["heldMs"])
-            span.events.append(_event("graphmind.gate.answered", ts, fields))
+                fields[n.GM_HELD_MS] = float(ev["heldMs"])
+            span.events.append(_event(n.GM_GATE_ANSWERED, ts, fields))
 
     def spans(self) -> list[dict[str, Any]]:
         out = []
         for span in [self.root, *self.done]:
             end = span.end if span.end is not None else max(self.last_ts, span.start)
             if span.end is None:
-                span.attrs["graphmind.unfinished"] = True
-            attrs = [attr("openinference.span.kind", span.kind)]
+                span.attrs[n.GM_UNFINISHED] = True
+            attrs = [attr(n.SPAN_KIND, span.kind)]
             attrs += [attr(k, v) for k, v in span.attrs.items() if v is not None]
             item: dict[str, Any] = {
                 "traceId": self.trace_id,
@@ -258,8 +275,11 @@ class TraceBuilder:
                 if span.error
                 else {"code": STATUS_OK},
             }
-            if span.parent:
-                item["parentSpanId"] = span.parent
+            parent = span.parent
+            if isinstance(parent, str):
+                parent = self.open.get(parent, self.root)  # a parent that never came: the root
+            if parent is not None and parent is not span:
+                item["parentSpanId"] = parent.span_id
             out.append(item)
         return out
 
@@ -282,8 +302,8 @@ def resource_spans(run: dict[str, Any], events: Iterable[dict[str, Any]]) -> dic
     return {
         "resource": {
             "attributes": [
-                attr("service.name", run.get("app") or "graphmind"),
-                attr("graphmind.client_id", run.get("clientId") or ""),
+                attr(n.SERVICE_NAME, run.get("app") or "graphmind"),
+                attr(n.GM_CLIENT_ID, run.get("clientId") or ""),
             ]
         },
         "scopeSpans": [{"scope": {"name": "graphmind", "version": __version__}, "spans": builder.spans()}],

@@ -1,4 +1,4 @@
-"""Posting OTLP/HTTP to a collector: protobuf (needs `graphmind-server[otlp]`) or JSON (needs nothing)."""
+"""Posting OTLP/HTTP to a collector: protobuf (opentelemetry-proto, a dependency) or JSON."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from .source import ExportError
 PROTOCOLS = ("http/protobuf", "http/json")
 OTLP_EXTRA_MISSING = (
     "--otlp-protocol http/protobuf needs opentelemetry-proto: "
-    "pip install 'graphmind-server[otlp]' (or pass --otlp-protocol http/json)"
+    "pip install opentelemetry-proto (graphmind-server depends on it; or pass --otlp-protocol http/json)"
 )
 
 
@@ -74,6 +74,10 @@ def check_protocol(protocol: str) -> None:
             raise ExportError(OTLP_EXTRA_MISSING) from None
 
 
+class CollectorUnavailable(ExportError):
+    """The collector is down, unreachable, or answered 429 / 5xx: worth trying again later."""
+
+
 @dataclass
 class OtlpTarget:
     url: str
@@ -94,12 +98,13 @@ class OtlpTarget:
             with urllib.request.urlopen(req, timeout=self.timeout) as resp:
                 resp.read()
         except urllib.error.HTTPError as exc:
-            raise ExportError(
+            kind = CollectorUnavailable if exc.code == 429 or exc.code >= 500 else ExportError
+            raise kind(
                 f"the collector at {self.url} answered {exc.code} {exc.reason}; "
                 "check --otlp-endpoint, --otlp-protocol and --header"
             ) from None
         except (urllib.error.URLError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
-            raise ExportError(
+            raise CollectorUnavailable(
                 f"cannot reach the collector at {self.url} ({reason}); check --otlp-endpoint"
             ) from None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 import time
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ from typing import IO, Any
 
 from graphmind.redaction import strip_secret_keys
 
+from ..files import open_private
 from . import otlp
 from .jsonl import HEADER, JsonDocument, encode, event_line, run_line
 from .otlp_http import OtlpTarget, check_protocol, parse_headers, traces_url
@@ -71,12 +73,26 @@ def _positive(text: str) -> int:
     return value
 
 
+class _ClosedPipe(Exception):
+    """stdout's reader went away (`graphmind record | head -1`): stop quietly."""
+
+
 def run_command(args: argparse.Namespace) -> int:
     try:
         return _record(args)
     except ExportError as exc:
         print(f"graphmind: {exc}", file=sys.stderr, flush=True)
         return 2
+    except _ClosedPipe:
+        return 0  # the reader has what it wanted, like any Unix filter cut short
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's own flush at exit fails no second time."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 class Exporter:
@@ -152,18 +168,42 @@ def _record(args: argparse.Namespace) -> int:
     print(
         f"graphmind record: {len(runs)} run(s), {ex.done} event(s){where}{note}", file=sys.stderr, flush=True
     )
+    for run in runs:
+        if run.get("dropped", {}).get("count"):
+            print(f"graphmind record: {dropped_line(run)}", file=sys.stderr, flush=True)
     return 0
+
+
+def dropped_line(run: dict[str, Any]) -> str:
+    """The run's gaps in one line: "run r1: 1,234 events were not recorded (hub_stalled: 1,234)"."""
+    dropped = run["dropped"]
+    why = ", ".join(f"{reason}: {n:,}" for reason, n in sorted(dropped["reasons"].items()))
+    count = dropped["count"]
+    return (
+        f"run {run['id']}: {count:,} {'event was' if count == 1 else 'events were'} not recorded ({why}; "
+        "docs/reliability.md says why); the export holds what the hub stored"
+    )
 
 
 @contextlib.contextmanager
 def _output(path: str | None) -> Iterator[IO[str]]:
     if not path or path == "-":
-        yield sys.stdout
-        sys.stdout.flush()
+        try:
+            yield sys.stdout
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _silence_stdout()
+            raise _ClosedPipe from None
+        except OSError as exc:  # /dev/full, a full disk behind a redirect
+            _silence_stdout()
+            raise ExportError(
+                f"cannot write the export to stdout ({exc.strerror or exc}); free some space or pass --out"
+            ) from None
         return
     tmp = Path(path + ".partial")
     try:
-        with tmp.open("w", encoding="utf-8", newline="\n") as fh:
+        # 0600: an export holds the prompts too (files.py); the umask could leave it world-readable.
+        with os.fdopen(open_private(tmp), "w", encoding="utf-8", newline="\n") as fh:
             yield fh
         tmp.replace(path)  # a failed export never leaves half a file under the name asked for
     except OSError as exc:

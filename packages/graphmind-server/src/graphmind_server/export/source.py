@@ -13,6 +13,7 @@ from urllib.parse import quote
 
 from ..store import reads
 from ..store.schema import SCHEMA_VERSION
+from .namespace import exported_client
 
 EVENT_CHUNK = 2000
 
@@ -72,6 +73,18 @@ def select_runs(
     Named ids are exported in the order given (an unknown id is an error, nothing is written);
     otherwise every run, or the newest `last`, optionally of one app.
     """
+    return [_exported(run) for run in _select_runs(conn, ids, last, app)]
+
+
+def _exported(run: dict[str, Any]) -> dict[str, Any]:
+    if isinstance(run.get("clientId"), str):
+        run["clientId"] = exported_client(run["clientId"])
+    return run
+
+
+def _select_runs(
+    conn: sqlite3.Connection, ids: list[str], last: int | None, app: str | None
+) -> list[dict[str, Any]]:
     if ids:
         runs = []
         for run_id in dict.fromkeys(ids):
@@ -111,6 +124,6 @@ def iter_events(conn: sqlite3.Connection, run_id: str) -> Iterator[StoredEvent]:
                 event = json.loads(body)
             except ValueError:  # the hub stores only JSON objects; a hand-edited file gets a marker
                 event = {"type": "graphmind.unreadable", "body": body}
-            yield StoredEvent(client_id, event)
+            yield StoredEvent(exported_client(client_id), event)
         if len(rows) < EVENT_CHUNK:
             return

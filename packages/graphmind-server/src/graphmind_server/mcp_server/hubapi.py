@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import urllib.error
 import urllib.request
 from typing import Any
 from urllib.parse import quote
+
+from graphmind import protocol as proto
 
 
 class HubUnreachable(Exception):
@@ -15,13 +16,15 @@ class HubUnreachable(Exception):
 
 
 class HubApi:
-    def __init__(self, port: int, timeout: float = 8.0) -> None:
+    def __init__(self, port: int, timeout: float = 8.0, token_file: str | None = None) -> None:
         self.base = f"http://127.0.0.1:{port}"
         self.timeout = timeout
         # Loopback only: never through a proxy from the environment.
         self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-        # A hub started with a token (GRAPHMIND_TOKEN) wants it on every request; one without ignores it.
-        token = os.environ.get("GRAPHMIND_TOKEN", "").strip()
+        # A hub started with a token wants it on every request; one without ignores it. Found like
+        # every tool finds it (--token-file, GRAPHMIND_TOKEN, GRAPHMIND_TOKEN_FILE, the hub's token
+        # file): protocol.find_token. TokenError (a named file unreadable) is the caller's one line.
+        token = proto.find_token(f"ws://127.0.0.1:{port}/ingest", token_file_path=token_file)
         self._auth = {"Authorization": f"Bearer {token}"} if token else {}
 
     def call(self, method: str, path: str, body: Any = None, timeout: float | None = None) -> tuple[int, Any]:
@@ -30,7 +33,7 @@ class HubApi:
             self.base + path,
             data=data,
             method=method,
-            headers={"Content-Type": "application/json"} if data else {},
+            headers={**self._auth, **({"Content-Type": "application/json"} if data else {})},
         )
         try:
             with self._opener.open(req, timeout=timeout or self.timeout) as resp:

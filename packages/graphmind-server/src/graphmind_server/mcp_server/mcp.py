@@ -27,6 +27,13 @@ def add_parser(subparsers: Any) -> None:
     )
     p.add_argument("--db", help="the hub's database (default $GRAPHMIND_DB or ~/.graphmind/graphmind.db)")
     p.add_argument(
+        "--token-file",
+        dest="token_file",
+        metavar="PATH",
+        help="the hub's token, kept in this file (default $GRAPHMIND_TOKEN, $GRAPHMIND_TOKEN_FILE, "
+        "or the token file of a hub of this user on --port)",
+    )
+    p.add_argument(
         "--allow-control",
         action="store_true",
         help="also offer tools that answer held gates and set breakpoints (off by default)",
@@ -47,6 +54,14 @@ def run_command(args: argparse.Namespace) -> int:
     if not 1 <= args.port <= 65535:
         print(f"graphmind: --port must be from 1 to 65535 (got {args.port})", file=sys.stderr, flush=True)
         return 2
-    server = build_server(default_db(args.db), args.port, allow_control=args.allow_control)
+    from graphmind.protocol import TokenError
+
+    try:
+        server = build_server(
+            default_db(args.db), args.port, allow_control=args.allow_control, token_file=args.token_file
+        )
+    except TokenError as exc:
+        print(f"graphmind: {exc}", file=sys.stderr, flush=True)
+        return 2
     server.run("stdio")
     return 0

@@ -15,7 +15,7 @@ from graphmind.redaction import strip_secret_keys
 
 from ..export.jsonl import encode
 from ..store import reads
-from ..store.derive import RUN_STATUSES
+from ..store.status import RUN_STATUSES
 
 DEFAULT_BUDGET = 40_000
 MIN_BUDGET = 2_000

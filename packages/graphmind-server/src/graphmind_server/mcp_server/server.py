@@ -55,9 +55,11 @@ def tool(
     return register
 
 
-def build_server(db: Path, port: int, *, allow_control: bool = False) -> MCPServer:
+def build_server(
+    db: Path, port: int, *, allow_control: bool = False, token_file: str | None = None
+) -> MCPServer:
     links = Links(port)
-    hub = HubApi(port)
+    hub = HubApi(port, token_file=token_file)
     server: MCPServer = MCPServer("graphmind", instructions=INSTRUCTIONS, version=__version__)
 
     @contextlib.contextmanager

@@ -8,10 +8,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..jsontext import finite, loads_finite
+from . import status as rule
+from .status import FINAL_STATUSES, RUN_STATUSES, split_node_id
 
-RUN_STATUSES = ("running", "finished", "error", "aborted", "abandoned")
-FINAL_STATUSES = ("finished", "error", "aborted")
+__all__ = [
+    "FINAL_STATUSES",
+    "NODE_COLUMNS",
+    "RUN_STATUSES",
+    "NodeRow",
+    "RunRow",
+    "apply",
+    "run_to_api",
+    "text",
+]
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# A node row's columns, in NodeRow's field order (store/schema.py).
+NODE_COLUMNS = "node_id, kind, name, executions, status, position, latest, latest_status, held"
 
 
 @dataclass
@@ -20,8 +32,59 @@ class NodeRow:
     kind: str
     name: str
     executions: int = 0
-    status: str = "pending"
+    status: str = "pending"  # store/status.py `node()`, kept for the readers
     position: int = 0
+    # What the rule needs to know of the node's executions: the latest one (instanceId and status)
+    # and the ones held now. No other execution can change the node's status.
+    latest: str | None = None
+    latest_status: str = "pending"
+    held: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_db(cls, row: tuple[Any, ...]) -> NodeRow:
+        """A row of NODE_COLUMNS. One stored before the rule kept its state (schema 1) has no latest
+        execution: its status stands until the node's next event."""
+        node_id, kind, name, executions, status, position, latest, latest_status, held = row
+        try:
+            ids = json.loads(held)
+        except (TypeError, ValueError):
+            ids = []
+        held_ids = [h for h in ids if isinstance(h, str)] if isinstance(ids, list) else []
+        return cls(
+            node_id, kind, name, executions, status, position, latest, latest_status or status, held_ids
+        )
+
+    def to_db(self, run_id: str) -> tuple[Any, ...]:
+        """(run_id, *NODE_COLUMNS)."""
+        return (
+            run_id,
+            self.node_id,
+            self.kind,
+            self.name,
+            self.executions,
+            self.status,
+            self.position,
+            self.latest,
+            self.latest_status,
+            json.dumps(self.held),
+        )
+
+    def execution_event(self, instance: str, event: dict[str, Any]) -> None:
+        """One event of one execution of this node (status.py's rule, kept per node)."""
+        is_latest = instance == self.latest or self.latest is None or event.get("type") in rule.STARTS
+        held = bool(self.held) and instance in self.held
+        # Only the latest execution's status and which ones are held are kept: an older one that is
+        # not held is "running" here, which gives the same answer for what the node shows.
+        current = "held" if held else self.latest_status if instance == self.latest else "running"
+        after = rule.execution(current, event)
+        if after == "held":
+            if not held:
+                self.held.append(instance)
+        elif held:
+            self.held.remove(instance)
+        if is_latest:
+            self.latest, self.latest_status = instance, after
+        self.status = rule.node(bool(self.held), self.latest_status)
 
 
 @dataclass
@@ -38,6 +101,7 @@ class RunRow:
     implicit: bool = False
     agent_node: str | None = None
     cursor: int = 0
+    dropped: str = "{}"  # JSON {reason: events}: events of this run that never reached the store
     nodes: dict[str, NodeRow] | None = None  # loaded lazily by the writer
     new: bool = False
     dirty_nodes: set[str] = field(default_factory=set)
@@ -59,13 +123,40 @@ class RunRow:
                 self.event_count,
                 self.client_id,
                 self.meta,
+                self.dropped,
             )
         )
+
+    def add_dropped(self, reasons: dict[str, int]) -> bool:
+        """Merges loss totals (each the sender's total so far: the larger one wins). True if changed."""
+        current = dropped_counts(self.dropped)
+        merged = {**current, **{k: max(v, current.get(k, 0)) for k, v in reasons.items()}}
+        if merged == current:
+            return False
+        self.dropped = json.dumps(merged, sort_keys=True)
+        return True
+
+
+def dropped_counts(text: Any) -> dict[str, int]:
+    """The stored `dropped` column as {reason: events}; anything unreadable is {}."""
+    try:
+        value = json.loads(text) if isinstance(text, str) else {}
+    except ValueError:
+        return {}
+    if not isinstance(value, dict):
+        return {}
+    return {k: v for k, v in value.items() if type(v) is int and v > 0}
+
+
+def dropped_to_api(text: Any) -> dict[str, Any]:
+    """The run's `dropped` field: {"count": all reasons together, "reasons": {reason: events}}."""
+    reasons = dropped_counts(text)
+    return {"count": sum(reasons.values()), "reasons": reasons}
 
 
 def run_to_api(row: tuple[Any, ...]) -> dict[str, Any]:
     """A runs row (id, app, name, status, started_at, ended_at, node_count, event_count, client_id,
-    meta) as the API's Run object, without heldCount (the hub adds it)."""
+    meta, dropped) as the API's Run object, without heldCount (the hub adds it)."""
     try:
         meta = loads_finite(row[9])
     except (TypeError, ValueError, RecursionError):
@@ -81,12 +172,8 @@ def run_to_api(row: tuple[Any, ...]) -> dict[str, Any]:
         "eventCount": row[7],
         "clientId": row[8],
         "meta": meta,
+        "dropped": dropped_to_api(row[10] if len(row) > 10 else None),
     }
-
-
-def split_node_id(node_id: str) -> tuple[str, str]:
-    kind, _, name = node_id.partition(":")
-    return (kind, name) if name else ("custom", node_id)
 
 
 def text(value: str) -> str:
@@ -104,17 +191,19 @@ def _str(value: Any, default: str) -> str:
 
 def node(run: RunRow, node_id: str, kind: Any = None, name: Any = None) -> NodeRow:
     assert run.nodes is not None
-    node_id = text(node_id)
-    row = run.nodes.get(node_id)
+    row = run.nodes.get(node_id)  # a known id is clean text already: no encode per event (issue 38)
+    if row is None:
+        node_id = text(node_id)
+        row = run.nodes.get(node_id)
     if row is None:
         k, n = split_node_id(node_id)
         row = NodeRow(node_id, _str(kind, k), _str(name, n), position=len(run.nodes))
         run.nodes[node_id] = row
     else:
-        if isinstance(kind, str) and kind:
-            row.kind = kind
-        if isinstance(name, str) and name:
-            row.name = name
+        if isinstance(kind, str) and kind and kind != row.kind:
+            row.kind = text(kind)
+        if isinstance(name, str) and name and name != row.name:
+            row.name = text(name)
     run.dirty_nodes.add(node_id)
     return row
 
@@ -138,35 +227,30 @@ def apply(run: RunRow, event: dict[str, Any], ts: float) -> None:
             run.agent_node = text(node_id)
             row = node(run, node_id, event.get("kind") or "agent", event.get("name"))
             row.executions += 1
-            row.status = "running"
+            row.execution_event(_str(event.get("instanceId"), run.id), event)
     elif kind == "run.finished":
-        status = event.get("status")
-        run.status = status if status in FINAL_STATUSES else "finished"
+        run.status = rule.run_final(event.get("status"))
         run.ended_at = ts
         if run.agent_node and run.nodes and run.agent_node in run.nodes:
-            node(run, run.agent_node).status = "ok" if run.status == "finished" else "error"
+            row = node(run, run.agent_node)
+            row.execution_event(row.latest or run.id, event)
     elif kind == "graph.hint":
         hinted = event.get("nodes")
         for item in hinted if isinstance(hinted, list) else []:
             if (
                 isinstance(item, dict)
                 and isinstance(item.get("nodeId"), str)
+                and item["nodeId"]
                 and run.nodes is not None
-                and item["nodeId"] not in run.nodes
+                and text(item["nodeId"]) not in run.nodes
             ):
                 node(run, item["nodeId"], item.get("kind"), item.get("name"))
-    elif isinstance(node_id, str) and node_id:
+    elif isinstance(node_id, str) and node_id and kind in _NODE_EVENTS:
+        row = node(run, node_id, event.get("kind"), event.get("name"))
         if kind == "node.started":
-            row = node(run, node_id, event.get("kind"), event.get("name"))
             row.executions += 1
-            row.status = "running"
-        elif kind == "node.finished":
-            node(run, node_id).status = "injected" if event.get("injected") is True else "ok"
-        elif kind == "node.error":
-            node(run, node_id).status = "error"
-        elif kind == "exec.paused":
-            node(run, node_id, event.get("kind"), event.get("name")).status = "held"
-        elif kind == "exec.resumed":
-            row = node(run, node_id)
-            if row.status == "held":
-                row.status = "running"
+        row.execution_event(_str(event.get("instanceId"), ""), event)
+
+
+# The events that change a node's status (node.token does not; a newer type is stored, not folded).
+_NODE_EVENTS = ("node.started", "node.finished", "node.error", "exec.paused", "exec.resumed")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from .writer import Op, Writer
 
@@ -39,6 +40,23 @@ class Abandon(Op):
                 run.status, run.ended_at = "abandoned", self.now_ms
                 writer.touch(run)
         return ids
+
+
+@dataclass
+class RecordDropped(Op):
+    """An app's `dropped` frame: per run, per reason, its events that will never arrive (totals so
+    far). A run the hub has not heard of yet gets its row now, so its losses are seen."""
+
+    client_id: str
+    app: str
+    runs: dict[str, dict[str, int]]
+    now_ms: float
+
+    def apply(self, writer: Writer) -> Any:
+        for run_id, reasons in self.runs.items():
+            run = writer.run_or_new(run_id, self.app, self.client_id, self.now_ms)
+            if run.add_dropped(reasons) or run.new:
+                writer.touch(run)
 
 
 @dataclass

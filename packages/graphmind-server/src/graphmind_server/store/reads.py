@@ -6,8 +6,11 @@ import sqlite3
 from typing import Any
 
 from .derive import run_to_api
+from .status import shown
 
-_RUN_API_COLUMNS = "id, app, name, status, started_at, ended_at, node_count, event_count, client_id, meta"
+_RUN_API_COLUMNS = (
+    "id, app, name, status, started_at, ended_at, node_count, event_count, client_id, meta, dropped"
+)
 
 
 def list_runs(
@@ -34,7 +37,7 @@ def get_run(conn: sqlite3.Connection, run_id: str) -> dict[str, Any] | None:
         return None
     run = run_to_api(row)
     run["nodes"] = [
-        {"nodeId": n[0], "kind": n[1], "name": n[2], "executions": n[3], "status": n[4]}
+        {"nodeId": n[0], "kind": n[1], "name": n[2], "executions": n[3], "status": shown(n[4], run["status"])}
         for n in conn.execute(
             "SELECT node_id, kind, name, executions, status FROM nodes WHERE run_id = ? ORDER BY position",
             (run_id,),

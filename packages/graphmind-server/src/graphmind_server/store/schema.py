@@ -7,7 +7,10 @@ ones already ran. Add a migration by appending to MIGRATIONS; never edit a shipp
 from __future__ import annotations
 
 import sqlite3
+import threading
 from pathlib import Path
+
+from ..files import FILE_MODE, create_private, database_files, private_dir, tighten
 
 MIGRATIONS: list[list[str]] = [
     # 1: runs, their nodes, events (raw JSON exactly as the app sent it) and hub settings.
@@ -52,9 +55,20 @@ MIGRATIONS: list[list[str]] = [
         "CREATE UNIQUE INDEX events_by_client_seq ON events (client_id, seq)",
         "CREATE INDEX events_by_run_seq ON events (run_id, seq)",
     ],
+    # 2: what the status rule keeps of a node's executions (store/status.py): the latest one's
+    # instanceId and status, and the instanceIds held now (a JSON list). A node stored before has
+    # none of it: its stored status stands until its next event.
+    [
+        "ALTER TABLE nodes ADD COLUMN latest TEXT",
+        "ALTER TABLE nodes ADD COLUMN latest_status TEXT",
+        "ALTER TABLE nodes ADD COLUMN held TEXT NOT NULL DEFAULT '[]'",
+    ],
+    # 3: events of a run that never reached the store, by reason ({"hub_stalled": 1234}; issue 38).
+    ["ALTER TABLE runs ADD COLUMN dropped TEXT NOT NULL DEFAULT '{}'"],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
+INTEGRITY_BUDGET_S = 2.0  # the start-up integrity check stops here on a big file (docs/hub.md)
 
 
 class StoreError(Exception):
@@ -81,13 +95,20 @@ def open_database(path: Path) -> sqlite3.Connection:
     """Create the file (and its directory) if needed and migrate it; StoreError on any failure."""
     hint = "pass --db or set GRAPHMIND_DB to a writable file"
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
     except OSError as exc:
         raise StoreError(
             f"cannot create the database directory {path.parent} ({exc.strerror or exc}); {hint}"
         ) from None
+    try:  # 0600 before SQLite opens it: SQLite gives the WAL and SHM files the database's mode
+        create_private(path)
+        for companion in database_files(path)[1:]:
+            tighten(companion, FILE_MODE)
+    except OSError as exc:
+        raise StoreError(f"cannot open the database {path} ({exc.strerror or exc}); {hint}") from None
     try:
         conn = connect(path)
+        check_integrity(conn, path)
         mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
         if str(mode).lower() != "wal":
             raise StoreError(f"cannot switch {path} to WAL mode (got {mode}); {hint}")
@@ -95,9 +116,39 @@ def open_database(path: Path) -> sqlite3.Connection:
         # Prove the file is writable now, not at the first event.
         conn.execute("BEGIN IMMEDIATE")
         conn.execute("COMMIT")
-    except sqlite3.Error as exc:
+    except sqlite3.DatabaseError as exc:
+        if "malformed" in str(exc):
+            raise StoreError(damaged(path, str(exc))) from None
         raise StoreError(f"cannot open the database {path} ({exc}); {hint}") from None
     return conn
+
+
+def damaged(path: Path, problem: str) -> str:
+    """The one line for a damaged file: how to start anyway and how to get its data back."""
+    problem = " ".join(problem.split())[:160]  # one line, whatever SQLite said
+    return (
+        f"the database {path} is damaged ({problem}); start with --db pointing at another file, "
+        f"and recover what it holds with: sqlite3 {path} .recover | sqlite3 recovered.db"
+    )
+
+
+def check_integrity(conn: sqlite3.Connection, path: Path, budget_s: float = INTEGRITY_BUDGET_S) -> None:
+    """`PRAGMA quick_check`, cut off after `budget_s` on a big file (the start-up stays fast; a
+    damaged page past the budget still fails its first read as a JSON 503, never silently)."""
+    # The check is one VDBE instruction (a progress handler never runs inside it); interrupt()
+    # from a timer is what SQLite's integrity check polls between pages.
+    timer = threading.Timer(budget_s, conn.interrupt)
+    timer.start()
+    try:
+        rows = conn.execute("PRAGMA quick_check(1)").fetchall()
+    except sqlite3.OperationalError as exc:
+        if "interrupt" in str(exc):
+            return  # out of time: the part checked was sound
+        raise
+    finally:
+        timer.cancel()
+    if rows and rows[0][0] != "ok":
+        raise StoreError(damaged(path, str(rows[0][0])))
 
 
 def migrate(conn: sqlite3.Connection, path: Path) -> None:

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from . import reads, retention
-from .schema import connect, open_database
+from .lock import DbLock
+from .schema import StoreError, connect, open_database
 from .writer import Committed, EventItem, Op, Writer
 
 T = TypeVar("T")
@@ -22,13 +23,30 @@ READ_THREADS = 4
 
 
 class Store:
-    def __init__(self, path: Path | str) -> None:
-        """Open (create, migrate) the database now, so a bad path fails before the hub listens."""
+    def __init__(self, path: Path | str, *, port: int | None = None) -> None:
+        """Take the database's one-writer lock (store/lock.py), then open (create, migrate) it now,
+        so a bad path or a second hub fails before the hub listens. `port`: the hub's, for the lock
+        file (a second hub's refusal names it)."""
         self.path = Path(path).expanduser()
-        self._wconn = open_database(self.path)
+        try:
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot create the database directory {self.path.parent} ({exc.strerror or exc}); "
+                "pass --db or set GRAPHMIND_DB to a writable file"
+            ) from None
+        self._lock = DbLock(self.path)
+        try:
+            self._wconn = open_database(self.path)
+        except BaseException:
+            self._lock.release()
+            raise
+        self._lock.describe(port)
         self._writer: Writer | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._on_commit: Callable[[Committed], None] | None = None
+        self._on_storing: Callable[[str | None], None] | None = None
+        self.not_storing: str | None = None  # why the writer cannot store now (store/stall.py)
         self._enqueued = 0
         self._committed = 0
         self._enqueued_bytes = 0
@@ -53,12 +71,21 @@ class Store:
 
     # -- running ------------------------------------------------------------------------------
 
-    def start(self, loop: asyncio.AbstractEventLoop, on_commit: Callable[[Committed], None]) -> None:
+    def start(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        on_commit: Callable[[Committed], None],
+        on_storing: Callable[[str | None], None] | None = None,
+    ) -> None:
+        """`on_storing(reason)`: the writer cannot store (reason) or stores again (None), on the loop."""
         self._loop = loop
         self._on_commit = on_commit
+        self._on_storing = on_storing
         self._drained = asyncio.Event()
         self._drained.set()
-        self._writer = Writer(self._wconn, self._from_writer)
+        self._writer = Writer(
+            self._wconn, self._from_writer, path=self.path, on_storing=self._storing_from_writer
+        )
         self.last_cursor = self._writer.last_cursor
         self._writer.start()
 
@@ -73,6 +100,7 @@ class Store:
                 conn.close()
             self._read_conns.clear()
         self._wconn.close()
+        self._lock.release()
 
     @property
     def backlog(self) -> int:
@@ -100,9 +128,10 @@ class Store:
         return fut
 
     async def barrier(self) -> None:
-        """Wait until everything queued before this call is committed (read-your-writes)."""
+        """Wait until everything queued before this call is committed (read-your-writes). While the
+        writer cannot store, reads answer with what is stored instead of waiting for it."""
         target = self._enqueued
-        if self._committed >= target:
+        if self._committed >= target or self.not_storing is not None:
             return
         assert self._loop is not None
         fut: asyncio.Future[None] = self._loop.create_future()
@@ -134,6 +163,21 @@ class Store:
         assert self._loop is not None
         with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is waiting any more
             self._loop.call_soon_threadsafe(self._committed_on_loop, committed)
+
+    def _storing_from_writer(self, reason: str | None) -> None:
+        assert self._loop is not None
+        with contextlib.suppress(RuntimeError):
+            self._loop.call_soon_threadsafe(self._storing_on_loop, reason)
+
+    def _storing_on_loop(self, reason: str | None) -> None:
+        self.not_storing = reason
+        if reason is not None:
+            for _, fut in self._barriers:  # readers waiting for a commit answer with what is stored
+                if not fut.done():
+                    fut.set_result(None)
+            self._barriers = []
+        if self._on_storing is not None:
+            self._on_storing(reason)
 
     def _committed_on_loop(self, c: Committed) -> None:
         self._committed = c.processed

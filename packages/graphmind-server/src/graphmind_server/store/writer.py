@@ -15,29 +15,33 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from . import derive
-from .derive import NodeRow, RunRow
+from .derive import NODE_COLUMNS, NodeRow, RunRow
+from .stall import Stall, cannot_store
 
 BATCH_MAX = 500
 BATCH_MAX_BYTES = 8 * 1024 * 1024  # a transaction also stops at this much event text (big events)
 RUN_CACHE_MAX = 2000
 
 _RUN_COLUMNS = (
-    "id, app, name, status, started_at, ended_at, event_count, client_id, meta, implicit, agent_node, cursor"
+    "id, app, name, status, started_at, ended_at, event_count, client_id, meta, implicit, agent_node, cursor,"
+    " dropped"
 )
-_UPSERT_RUN = f"""INSERT INTO runs ({_RUN_COLUMNS}, node_count) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)
+_UPSERT_RUN = f"""INSERT INTO runs ({_RUN_COLUMNS}, node_count) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)
 ON CONFLICT(id) DO UPDATE SET app=excluded.app, name=excluded.name, status=excluded.status,
 started_at=excluded.started_at, ended_at=excluded.ended_at, event_count=excluded.event_count,
 meta=excluded.meta, implicit=excluded.implicit, agent_node=excluded.agent_node, cursor=excluded.cursor,
-node_count=excluded.node_count"""
-_UPSERT_NODE = """INSERT INTO nodes (run_id, node_id, kind, name, executions, status, position) VALUES (?,?,?,?,?,?,?)
+node_count=excluded.node_count, dropped=excluded.dropped"""
+_UPSERT_NODE = f"""INSERT INTO nodes (run_id, {NODE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)
 ON CONFLICT(run_id, node_id) DO UPDATE SET kind=excluded.kind, name=excluded.name,
-executions=excluded.executions, status=excluded.status"""
+executions=excluded.executions, status=excluded.status, latest=excluded.latest,
+latest_status=excluded.latest_status, held=excluded.held"""
 
 
-@dataclass
+@dataclass(slots=True)
 class EventItem:
     client_id: str
     app: str
@@ -74,9 +78,19 @@ def _size(item: Any) -> int:
 
 
 class Writer:
-    def __init__(self, conn: sqlite3.Connection, notify: Callable[[Committed], None]) -> None:
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        notify: Callable[[Committed], None],
+        *,
+        path: Path | None = None,
+        on_storing: Callable[[str | None], None] | None = None,
+    ) -> None:
         self.conn = conn
         self._notify = notify
+        # The hub's writer watches its file (a db deleted or replaced under it) and says when it
+        # cannot store (store/stall.py); `graphmind import` passes neither.
+        self._stall = Stall(path, on_storing) if path is not None else None
         self.queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self.runs: dict[str, RunRow] = {}
         self._hwm: dict[str, int] = {}  # highest seq stored per client: the dedupe fast path
@@ -89,12 +103,19 @@ class Writer:
         self.last_cursor: int = row[0] or 0
         self._thread = threading.Thread(target=self._loop, name="graphmind-store-writer", daemon=True)
         self._failures = 0
+        # `graphmind import` writes the whole file in one outer transaction: each batch is then a
+        # savepoint inside it, so a failure anywhere leaves the database as it was.
+        self.nested = False
 
     def start(self) -> None:
         self._thread.start()
 
     def stop(self) -> None:
-        """Commit everything queued so far, then end the thread."""
+        """Commit everything queued so far, then end the thread (a writer that cannot store tries
+        once more and then reports what it could not write)."""
+        if self._stall is not None:
+            self._stall.stopping = True
+            self._stall.wake()
         self.queue.put(_STOP)
         self._thread.join()
 
@@ -119,7 +140,7 @@ class Writer:
 
     def _commit(self, batch: list[Any], consumed: int) -> None:
         try:
-            out = self._transaction(batch)
+            out = self._stalled_transaction(batch)
         except Exception as exc:  # a failed batch must never end the writer thread
             out = Committed(processed=0)
             # One bad item (a value SQLite cannot bind, say) must not cost the others: write them
@@ -146,14 +167,36 @@ class Writer:
         out.last_cursor = self.last_cursor
         self._notify(out)
 
+    def _stalled_transaction(self, batch: list[Any]) -> Committed:
+        """The batch's transaction; while the database cannot store (disk full, I/O error, the
+        file gone) the same batch is tried again, with a backoff, until it can: nothing queued is
+        dropped, the queue waits, and ingest stops reading once it is long (store/stall.py)."""
+        stall = self._stall
+        if stall is None:
+            return self._transaction(batch)
+        while True:
+            try:
+                stall.check_file()
+                out = self._transaction(batch)
+            except Exception as exc:
+                reason = cannot_store(exc)
+                if reason is None:
+                    raise  # this batch's own fault: split and dropped item by item (_commit)
+                if not stall.failed(reason, sum(1 for item in batch if type(item) is EventItem)):
+                    raise
+                continue
+            stall.stored()
+            return out
+
     def _transaction(self, batch: list[Any]) -> Committed:
         out = Committed(processed=0)
         self._rows: list[tuple[Any, ...]] = []
         self._touched: dict[str, RunRow] = {}
         self._out = out
         cursor_before = self.last_cursor
+        begin, commit = ("SAVEPOINT batch", "RELEASE batch") if self.nested else ("BEGIN IMMEDIATE", "COMMIT")
         try:
-            self.conn.execute("BEGIN IMMEDIATE")
+            self.conn.execute(begin)
             for item in batch:
                 if isinstance(item, tuple):  # (op_id, Op)
                     self._flush_rows()
@@ -174,10 +217,10 @@ class Writer:
                     " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                     (str(self.last_cursor),),
                 )
-            self.conn.execute("COMMIT")
+            self.conn.execute(commit)
         except BaseException:
             with contextlib.suppress(sqlite3.Error):
-                self.conn.execute("ROLLBACK")
+                self.conn.execute("ROLLBACK TO batch" if self.nested else "ROLLBACK")
             # The cached rows and seq marks may describe what was rolled back: reload them.
             self.runs.clear()
             self._hwm.clear()
@@ -231,19 +274,7 @@ class Writer:
         if not self._is_new(item.client_id, ev["seq"]):
             return
         run_id = ev["runId"]
-        run = self.run(run_id)
-        if run is None:
-            run = RunRow(
-                id=run_id,
-                app=item.app,
-                name=run_id,
-                status="running",
-                started_at=item.ts,
-                client_id=item.client_id,
-                nodes={},
-                new=True,
-            )
-            self.runs[run_id] = run
+        run = self.runs.get(run_id) or self.run_or_new(run_id, item.app, item.client_id, item.ts)
         self.last_cursor += 1
         cursor = self.last_cursor
         self._rows.append((cursor, run_id, item.client_id, ev["seq"], ev["type"], item.raw))
@@ -283,15 +314,32 @@ class Writer:
             implicit=bool(row[9]),
             agent_node=row[10],
             cursor=row[11],
+            dropped=row[12],
             nodes={},
         )
         for n in self.conn.execute(
-            "SELECT node_id, kind, name, executions, status, position FROM nodes WHERE run_id = ? ORDER BY position",
-            (run_id,),
+            f"SELECT {NODE_COLUMNS} FROM nodes WHERE run_id = ? ORDER BY position", (run_id,)
         ):
             assert run.nodes is not None
-            run.nodes[n[0]] = NodeRow(*n)
+            run.nodes[n[0]] = NodeRow.from_db(n)
         self.runs[run_id] = run
+        return run
+
+    def run_or_new(self, run_id: str, app: str, client_id: str, ts: float) -> RunRow:
+        """The run's row; a new running one when the hub has none yet."""
+        run = self.run(run_id)
+        if run is None:
+            run = RunRow(
+                id=run_id,
+                app=app,
+                name=run_id,
+                status="running",
+                started_at=ts,
+                client_id=client_id,
+                nodes={},
+                new=True,
+            )
+            self.runs[run_id] = run
         return run
 
     def touch(self, run: RunRow) -> None:
@@ -325,13 +373,13 @@ class Writer:
                     int(run.implicit),
                     run.agent_node,
                     run.cursor,
+                    run.dropped,
                     run.node_count,
                 )
             )
             for node_id in run.dirty_nodes:
                 assert run.nodes is not None
-                n = run.nodes[node_id]
-                node_rows.append((run.id, n.node_id, n.kind, n.name, n.executions, n.status, n.position))
+                node_rows.append(run.nodes[node_id].to_db(run.id))
             run.dirty_nodes.clear()
             run.new = False
         self.conn.executemany(_UPSERT_RUN, run_rows)

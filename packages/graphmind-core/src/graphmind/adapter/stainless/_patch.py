@@ -21,7 +21,7 @@ from ._exchange import Sdk
 from ._run import run_async, run_sync
 
 if TYPE_CHECKING:
-    from ..._client import Client
+    from ..._api.client import Client
 
 C = TypeVar("C")
 P = TypeVar("P", bound="Patches")

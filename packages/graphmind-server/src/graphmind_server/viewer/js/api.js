@@ -1,8 +1,11 @@
 // The hub's REST API (docs/api.md). Every call resolves to {ok, status, body}; it never throws,
 // so a caller can show the hub's one-line error instead of a stack trace.
 
+import { authHeaders, tokenReady } from "./token.js";
+
 async function call(method, path, body) {
-  const init = { method, headers: {} };
+  await tokenReady();
+  const init = { method, headers: authHeaders() };
   if (body !== undefined) {
     init.headers["content-type"] = "application/json";
     init.body = JSON.stringify(body);

@@ -4,6 +4,7 @@
 import { h } from "./frame.js";
 import { hiddenBy, ms, clock, REDACTED } from "./format.js";
 import { hiddenChip, jsonView } from "./json.js";
+import { observeNote, observeOnly } from "./observe.js";
 import { store, isBreakpoint } from "./state.js";
 
 const LIST_LIMIT = 100;
@@ -69,15 +70,17 @@ export class DetailView {
 
   currentExec(m, n) {
     const x = store.selectedExec ? m.execs.get(store.selectedExec) : null;
-    return x && x.nodeId === n.nodeId ? x : n.latest;
+    return x && x.nodeId === n.nodeId ? x : n.latest || n.execs[n.execs.length - 1] || null;
   }
 
   signature(n, x) {
-    return [n.nodeId, n.executions, n.status, n.ungated, x ? x.key : "",
+    return [n.nodeId, n.executions, n.status, n.ungated, x ? x.key : "", store.runs.get(store.runId)?.clientId,
       JSON.stringify(store.debug.breakpoints.filter((b) => b.nodeId === n.nodeId)), this.showAll].join("|");
   }
 
   breakpoints(n) {
+    const observed = observeOnly(store.runId, n);
+    if (observed) return observeNote(observed);
     const box = h("fieldset", { class: "d-bps" }, h("legend", null, "Breakpoints"));
     for (const [gate, label] of [["before", "Break before"], ["after", "Break after"], ["error", "Break on error"]]) {
       const input = h("input", { type: "checkbox", checked: isBreakpoint(n.nodeId, gate) });

@@ -27,6 +27,24 @@ export function ago(ts, now = Date.now()) {
   return new Date(ts).toLocaleDateString();
 }
 
+// Why events of a run were not recorded (the run's `dropped.reasons`, docs/api.md).
+const DROPPED_WHY = {
+  hub_stalled: "the hub took no events for a while and the app's buffer was full",
+  detached: "the app's replay buffer was full while no debugger was attached",
+  overflow: "the app's buffer overflowed while its event loop could not wait for the hub",
+};
+
+/** "1,234 events were not recorded: <why>" for a run's `dropped` ({count, reasons}). */
+export function droppedText(dropped) {
+  const n = dropped.count;
+  const reasons = Object.entries(dropped.reasons || {}).filter(([, c]) => c > 0).sort((a, b) => b[1] - a[1]);
+  const why = reasons.map(([reason, c]) => {
+    const text = DROPPED_WHY[reason] || reason.replaceAll("_", " ");
+    return reasons.length > 1 ? `${text} (${c.toLocaleString("en-US")})` : text;
+  });
+  return `${n.toLocaleString("en-US")} ${n === 1 ? "event was" : "events were"} not recorded: ${why.join("; ") || "unknown reason"}`;
+}
+
 /** The pause card's reason in words. */
 export function reasonText(gate) {
   switch (gate.reason) {

@@ -142,7 +142,7 @@ export class GraphView {
   paint(n) {
     const el = this.boxes.get(n.nodeId);
     if (!el) return;
-    const state = n.status === "pending" && !n.hinted && n.executions > 0 ? "ok" : n.status;
+    const state = n.status;
     el.className = `gnode kind-${cls(n.kind)} state-${cls(state)}${n.ungated ? " ungated" : ""}${
       store.selectedNode === n.nodeId ? " selected" : ""}`;
     el.querySelector(".g-name").textContent = n.name;

@@ -1,6 +1,8 @@
 // The live feed (WS /api/live). Reconnects by itself with backoff and asks for every event after
 // the last cursor it saw, so a hub restart or a dropped socket loses nothing.
 
+import { liveProtocols, tokenReady } from "./token.js";
+
 const MIN_DELAY_MS = 250;
 const MAX_DELAY_MS = 4000;
 
@@ -30,7 +32,7 @@ export class LiveFeed {
   }
 
   start() {
-    this.connect();
+    tokenReady().then(() => this.connect());
   }
 
   connect() {
@@ -38,7 +40,7 @@ export class LiveFeed {
     this.onState("connecting");
     let ws;
     try {
-      ws = new WebSocket(this.url());
+      ws = new WebSocket(this.url(), liveProtocols());
     } catch (err) {
       this.retry(String(err));
       return;

@@ -87,9 +87,20 @@ const feed = new LiveFeed(onFrame, (state, detailText) => {
   el.className = `conn conn-${state}`;
 }, () => refreshRuns());
 
+/** The hub cannot store events (disk full, its file gone): "not storing: <reason>" until it can. */
+function setStoring(storing, reason) {
+  const el = $("storing");
+  el.hidden = storing !== false;
+  el.textContent = storing === false ? `not storing: ${reason || "the database cannot be written"}` : "";
+}
+
 function onFrame(f) {
   switch (f.type) {
+    case "storing":
+      setStoring(f.storing, f.reason);
+      break;
     case "hello":
+      setStoring(f.storing, f.reason);
       setDebug(f.debug);
       setGates(Array.isArray(f.gates) ? f.gates : []);
       helloSeen();
@@ -105,7 +116,13 @@ function onFrame(f) {
         store.runs.set(f.run.id, f.run);
         liveTouched.add(f.run.id);
         emit("runs");
-        if (f.run.id === store.runId) schedule("header", () => runView.mounted && runView.renderHeader());
+        if (f.run.id === store.runId) {
+          schedule("header", () => runView.mounted && runView.renderHeader());
+          if (store.model) {
+            store.model.setRunStatus(f.run.status); // an abandoned run's open nodes show it
+            emit("model");
+          }
+        }
       }
       break;
     case "run.deleted":
@@ -186,6 +203,7 @@ async function openRun(runId) {
   await helloPromise; // so no event falls between the pages and the live feed
   if (token !== loadToken) return;
   const model = new RunModel(runId);
+  model.setRunStatus(store.runs.get(runId)?.status);
   let after = 0;
   for (;;) {
     const page = await api.events(runId, after, PAGE);
@@ -205,6 +223,7 @@ async function openRun(runId) {
   }
   for (const ev of loadBuffer) model.apply(ev);
   loadBuffer = null;
+  model.setRunStatus(store.runs.get(runId)?.status); // it may have changed while the pages loaded
   store.model = model;
   store.loading = false;
   runView.timeline.setModel(model);

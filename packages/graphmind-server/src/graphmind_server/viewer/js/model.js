@@ -1,5 +1,8 @@
 // One run's state, folded from its events. The graph reads the per-node aggregates (few nodes),
 // the timeline reads the executions in start order (many), so neither walks the raw events again.
+// Statuses follow the one rule the hub runs too (status.js); the run's own status is the hub's.
+
+import { STARTS, execution, node as nodeStatus, shown, splitNodeId } from "./status.js";
 
 const execKey = (nodeId, instanceId) => `${nodeId}\u0000${instanceId}`;
 
@@ -16,33 +19,40 @@ export class RunModel {
     this.eventCount = 0;
     this.t0 = null;
     this.tEnd = null;
-    this.runStatus = null;
+    this.runStatus = null; // the hub's (setRunStatus), never derived from the events here
+    this.agentNode = null;
     // What changed since the last render, so a frame redraws only that.
     this.dirtyNodes = new Set();
     this.dirtyExecs = new Set();
     this.orderChanged = false;
   }
 
+  /** A node's aggregate; a kind or name an event gives wins, else they come from the id. */
   node(nodeId, kind, name) {
     let n = this.nodes.get(nodeId);
     if (!n) {
-      n = { nodeId, kind: kind || nodeId.split(":")[0], name: name || nodeId, executions: 0,
+      const [k, nm] = splitNodeId(nodeId);
+      n = { nodeId, kind: str(kind, k), name: str(name, nm), executions: 0,
         status: "pending", hinted: false, ungated: false, held: 0, latest: null, execs: [] };
       this.nodes.set(nodeId, n);
     } else {
-      if (kind && !n.kind) n.kind = kind;
-      if (name && n.name === nodeId) n.name = name;
+      n.kind = str(kind, n.kind);
+      n.name = str(name, n.name);
     }
     return n;
   }
 
-  exec(ev) {
-    const key = execKey(ev.nodeId, ev.instanceId);
+  /** The execution an event is about (created on its first event); `describes`: the event's kind
+   * and name count for the node (every event but a token batch). */
+  exec(ev, describes = true) {
+    const instanceId = str(ev.instanceId, "");
+    const key = execKey(ev.nodeId, instanceId);
+    const described = describes ? this.node(ev.nodeId, ev.kind, ev.name) : null;
     let x = this.execs.get(key);
     if (!x) {
-      const n = this.node(ev.nodeId, ev.kind, ev.name);
-      x = { key, nodeId: ev.nodeId, instanceId: ev.instanceId, kind: n.kind, name: n.name,
-        index: this.order.length, startTs: ev.ts, endTs: null, status: "running", input: undefined,
+      const n = described || this.node(ev.nodeId);
+      x = { key, nodeId: ev.nodeId, instanceId, kind: n.kind, name: n.name,
+        index: this.order.length, startTs: ev.ts, endTs: null, state: "running", status: "running", input: undefined,
         output: undefined, error: null, durationMs: null, heldMs: 0, usage: null, injected: false,
         ungated: false, attrs: null, parent: null, tokens: { text: "", reasoning: "", toolArgs: "" },
         hiddenChars: { text: 0, reasoning: 0, toolArgs: 0 }, deltaCount: 0, redaction: null,
@@ -50,18 +60,59 @@ export class RunModel {
       this.execs.set(key, x);
       this.order.push(x);
       this.orderChanged = true;
-      n.executions += 1;
       n.execs.push(x);
-      n.latest = x;
     }
     return x;
   }
 
-  refreshNode(nodeId) {
-    const n = this.nodes.get(nodeId);
-    if (!n) return;
-    n.status = n.held > 0 ? "held" : n.latest ? n.latest.status : "pending";
-    this.dirtyNodes.add(nodeId);
+  /** The status rule for one event of execution `x` (status.js; store/status.py keeps the same
+   * per node: the latest execution and how many are held). */
+  settle(x, ev) {
+    const n = this.nodes.get(x.nodeId);
+    const before = x.state;
+    const after = execution(before, ev);
+    x.state = after;
+    if (before === "held" && after !== "held") n.held -= 1;
+    else if (before !== "held" && after === "held") n.held += 1;
+    if (STARTS.has(ev.type)) {
+      n.executions += 1;
+      n.latest = x;
+    } else if (!n.latest) n.latest = x;
+    x.status = shown(after, this.runStatus);
+    this.refreshNode(n);
+    this.dirtyExecs.add(x.key);
+  }
+
+  refreshNode(n) {
+    n.status = shown(nodeStatus(n.held > 0, n.latest ? n.latest.state : null), this.runStatus);
+    this.dirtyNodes.add(n.nodeId);
+  }
+
+  /** The run's status as the hub derived it (a Run's `status`): what is shown depends on it. */
+  setRunStatus(status) {
+    const was = this.runStatus;
+    this.runStatus = status ?? null;
+    if (this.summaryOnly) {
+      // The hub's statuses as shown when the summary was read (the folded model replacing it
+      // asks again): a run abandoned since shows it on its open nodes now.
+      for (const n of this.nodes.values()) {
+        const s = shown(n.status, this.runStatus);
+        if (s !== n.status) {
+          n.status = s;
+          this.dirtyNodes.add(n.nodeId);
+        }
+      }
+      return;
+    }
+    if (was === this.runStatus || (was !== "abandoned" && status !== "abandoned")) return;
+    for (const x of this.order) {
+      const s = shown(x.state, this.runStatus);
+      if (s !== x.status) {
+        x.status = s;
+        this.dirtyExecs.add(x.key);
+      }
+    }
+    for (const n of this.nodes.values()) this.refreshNode(n);
   }
 
   touchTime(ts) {
@@ -79,28 +130,25 @@ export class RunModel {
     }
     this.eventCount += 1;
     this.touchTime(ev.ts);
+    if (NODE_EVENTS.has(ev.type) && !str(ev.nodeId, "")) return true; // stored, not about a node
     switch (ev.type) {
       case "run.started": {
-        const x = this.exec({ ...ev, kind: "agent", instanceId: ev.instanceId || ev.runId,
-          nodeId: ev.nodeId || `agent:${ev.name}` });
+        if (!str(ev.nodeId, "")) break; // a run without an agent node
+        const x = this.exec({ ...ev, kind: ev.kind || "agent", instanceId: str(ev.instanceId, ev.runId) });
         x.input = ev.meta ?? null;
         x.attrs = { app: ev.app, implicit: ev.implicit };
-        this.agentKey = x.key;
-        this.runStatus = "running";
-        this.refreshNode(x.nodeId);
-        this.dirtyExecs.add(x.key);
+        this.agentNode = ev.nodeId;
+        this.settle(x, ev);
         break;
       }
       case "run.finished": {
-        this.runStatus = ev.status;
-        const x = this.agentKey ? this.execs.get(this.agentKey) : null;
+        const n = this.agentNode ? this.nodes.get(this.agentNode) : null;
+        const x = n && n.latest;
         if (x) {
-          x.status = ev.status === "finished" ? "ok" : ev.status === "aborted" ? "aborted" : "error";
           x.endTs = ev.ts;
           x.durationMs = ev.durationMs ?? null;
           if (ev.error) x.error = ev.error;
-          this.refreshNode(x.nodeId);
-          this.dirtyExecs.add(x.key);
+          this.settle(x, ev);
         }
         break;
       }
@@ -115,12 +163,11 @@ export class RunModel {
           this.node(ev.nodeId).ungated = true;
         }
         if (ev.redaction) x.redaction = mergeRedaction(x.redaction, ev.redaction);
-        this.refreshNode(ev.nodeId);
-        this.dirtyExecs.add(x.key);
+        this.settle(x, ev);
         break;
       }
       case "node.token": {
-        const x = this.exec(ev);
+        const x = this.exec(ev, false);
         for (const d of Array.isArray(ev.deltas) ? ev.deltas : []) {
           const slot = d.t === "reasoning" ? "reasoning" : d.t === "tool-args" ? "toolArgs" : "text";
           if (typeof d.v === "string" && d.v) x.tokens[slot] += d.v;
@@ -139,24 +186,22 @@ export class RunModel {
         x.heldMs = ev.heldMs ?? 0;
         if (ev.type === "node.error") {
           x.error = ev.error ?? { name: "Error", message: "" };
-          x.status = "error";
         } else {
           x.output = ev.output;
           x.injected = ev.injected === true;
           x.usage = ev.usage ?? null;
           x.cutShort = ev.cutShort === true;
-          x.status = x.injected ? "injected" : "ok";
         }
         if (ev.ungated) x.ungated = true;
         if (ev.redaction) x.redaction = mergeRedaction(x.redaction, ev.redaction);
-        this.refreshNode(ev.nodeId);
-        this.dirtyExecs.add(x.key);
+        this.settle(x, ev);
         break;
       }
       case "graph.hint": {
         for (const h of Array.isArray(ev.nodes) ? ev.nodes : []) {
-          if (!h || typeof h.nodeId !== "string") continue;
-          const n = this.node(h.nodeId, h.kind, h.name);
+          if (!h || !str(h.nodeId, "")) continue;
+          // A hint names a node that may run; it never changes one the run already has.
+          const n = this.nodes.get(h.nodeId) || this.node(h.nodeId, h.kind, h.name);
           n.hinted = true;
           if (h.ungated) n.ungated = true;
           this.dirtyNodes.add(h.nodeId);
@@ -165,21 +210,15 @@ export class RunModel {
       }
       case "exec.paused": {
         const x = this.exec(ev);
-        if (!x.gate) this.node(ev.nodeId).held += 1;
         x.gate = { gateId: ev.gateId, gate: ev.gate, reason: ev.reason, since: ev.ts };
-        x.status = "held";
-        this.refreshNode(ev.nodeId);
-        this.dirtyExecs.add(x.key);
+        this.settle(x, ev);
         break;
       }
       case "exec.resumed": {
         const x = this.exec(ev);
-        if (x.gate) this.node(ev.nodeId).held = Math.max(0, this.node(ev.nodeId).held - 1);
         x.resumes.push({ gate: ev.gate, action: ev.action, heldMs: ev.heldMs, by: ev.by });
         x.gate = null;
-        if (x.status === "held") x.status = ev.action === "abort" ? "aborted" : "running";
-        this.refreshNode(ev.nodeId);
-        this.dirtyExecs.add(x.key);
+        this.settle(x, ev);
         break;
       }
       default:
@@ -198,6 +237,12 @@ export class RunModel {
   }
 }
 
+// The events about one node execution (a newer type is stored and counted, not drawn).
+const NODE_EVENTS = new Set(["node.started", "node.token", "node.finished", "node.error", "exec.paused", "exec.resumed"]);
+
+/** A non-empty string, else the default (as the hub reads an event's optional strings). */
+const str = (value, fallback) => (typeof value === "string" && value ? value : fallback);
+
 function mergeRedaction(a, b) {
   if (!a) return { ...b };
   return { ...a, ...b, keys: [...new Set([...(a.keys || []), ...(b.keys || [])])] };
@@ -206,6 +251,7 @@ function mergeRedaction(a, b) {
 /** Node aggregates from GET /api/runs/{id}: drawn while the events are still loading. */
 export function modelFromSummary(id, summary) {
   const m = new RunModel(id);
+  m.runStatus = summary.status ?? null;
   for (const s of summary.nodes || []) {
     const n = m.node(s.nodeId, s.kind, s.name);
     n.executions = s.executions || 0;

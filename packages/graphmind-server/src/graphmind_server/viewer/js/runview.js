@@ -2,8 +2,9 @@
 
 import { api, errorText } from "./api.js";
 import { h } from "./frame.js";
-import { ms, clock } from "./format.js";
+import { ms, clock, droppedText } from "./format.js";
 import { GraphView } from "./graph.js";
+import { observeBadge, observeOnly } from "./observe.js";
 import { store } from "./state.js";
 import { TimelineView } from "./timeline.js";
 
@@ -36,7 +37,8 @@ export class RunView {
     const m = store.model;
     const dur = r.startedAt ? (r.endedAt || Date.now()) - r.startedAt : null;
     const held = store.gates.filter((g) => g.runId === store.runId).length;
-    const running = r.status === "running";
+    const observed = observeOnly(store.runId);
+    const running = r.status === "running" && !observed;
     this.header.replaceChildren(
       h("div", null,
         h("h1", null, r.name || r.id),
@@ -44,7 +46,10 @@ export class RunView {
           h("span", { class: `status status-${r.status}` }, r.status),
           ` · ${r.app || ""} · started ${clock(r.startedAt)} · ${ms(dur)} · `,
           h("span", { class: "event-count" }, `${m && !m.summaryOnly ? m.eventCount : r.eventCount ?? "…"} events`),
-          held ? h("span", { class: "badge held-badge" }, `${held} held`) : null)),
+          held ? h("span", { class: "badge held-badge" }, `${held} held`) : null,
+          observed ? observeBadge() : null),
+        // Events the app or the hub could not record (issue 38): the run has gaps, and says so.
+        r.dropped?.count > 0 ? h("p", { class: "dropped-notice", role: "note" }, droppedText(r.dropped)) : null),
       h("div", { class: "run-actions" },
         // Named so that "Pause" and "Abort" each match one button: the top bar's and the card's.
         running ? h("button", { type: "button", title: "Hold the next gate reached in this run",

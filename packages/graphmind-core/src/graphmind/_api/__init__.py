@@ -1,0 +1,1 @@
+"""The user-facing API: the Client, gated callables, runs, spans, streaming tools."""

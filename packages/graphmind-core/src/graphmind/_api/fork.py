@@ -1,0 +1,60 @@
+"""Fork safety: a forked child gets its own clientId, connection and ring (issue 29).
+
+A child of an attached app (gunicorn, uWSGI and celery prefork workers, `multiprocessing`'s fork
+start method, a bare `os.fork()`) inherited its parent's client as is: the same clientId and seqs
+(so the hub took the child's events for duplicates and dropped them), the parent's socket (the
+child's exit closed the parent's connection, which released the parent's held gate with nobody
+answering), and a transport thread that does not exist in the child (so a gated call blocked
+forever). `os.register_at_fork(after_in_child=...)` rebuilds each live client's connection state
+in the child before any of the child's code runs; the parent's objects (its socket included) are
+dropped without a goodbye, so nothing the child does reaches the parent's connection.
+
+A child that ends through `multiprocessing` leaves by `os._exit`, past `atexit`: the exit flush is
+also registered as a multiprocessing finalizer there, so its last events still reach the hub.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import weakref
+from typing import Any, Protocol
+
+
+class _Forkable(Protocol):
+    def _after_fork(self) -> None: ...
+
+
+_clients: weakref.WeakSet[Any] = weakref.WeakSet()
+_registered = False
+_lock = threading.Lock()
+
+
+def track(client: _Forkable) -> None:
+    """Rebuild `client`'s connection state in every child forked from now on."""
+    global _registered
+    with _lock:
+        _clients.add(client)
+        if not _registered and hasattr(os, "register_at_fork"):
+            _registered = True
+            os.register_at_fork(after_in_child=_after_in_child)
+
+
+def _after_in_child() -> None:
+    global _lock
+    _lock = threading.Lock()  # another thread may have held it at the fork
+    from .._wire import exit_flush as _exit_flush
+
+    _exit_flush.after_fork()
+    for client in list(_clients):
+        try:
+            client._after_fork()
+        except Exception:  # never let the child's start fail because of GraphMind
+            pass
+    mp_util = sys.modules.get("multiprocessing.util")
+    if mp_util is not None:  # a multiprocessing child exits by os._exit: atexit never runs
+        try:
+            mp_util.Finalize(None, _exit_flush.run_all, exitpriority=100)
+        except Exception:
+            pass

@@ -1,0 +1,1 @@
+"""What every part uses: the clock, random ids, the public errors, warnings once."""

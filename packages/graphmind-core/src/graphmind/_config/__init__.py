@@ -1,0 +1,1 @@
+"""Options, environment variables, the kill switch, and the checks of each option."""

@@ -1,0 +1,1 @@
+"""The hub's control state: debug state, held gates, code holds, the attach wait, frames from the hub."""

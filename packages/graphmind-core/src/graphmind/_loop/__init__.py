@@ -1,0 +1,1 @@
+"""The loop guard: fingerprints, the "in a row" count, lines of execution."""

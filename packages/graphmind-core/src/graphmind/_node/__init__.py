@@ -1,0 +1,1 @@
+"""One node: its spec, its record, the call and stream loops, the engine adapters use."""

@@ -1,0 +1,183 @@
+"""The whole node around one call: before gate, body, error or after gate, retries, injects.
+
+`call_flow` decides every step, once, for sync and async alike: it is a generator that asks for
+what it needs (pass a gate, run the body, settle a result) and is told how that went.
+`CallLoop.run_sync` and `run_async` (methods of every `NodeExecution`, engine.py) only do what it
+asks, calling or awaiting. A new gate action is a change in `record.NodeRecord._decide` and here,
+not in two copies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Generator
+from typing import Any, TypeVar, cast
+
+from .. import protocol as proto
+from .._base.errors import RunAborted
+from .._hub.gate import GateAnswer
+from .record import GATE, NodeRecord, Request
+from .spec import Settled, describe_error
+
+T = TypeVar("T")
+
+# What the call flow asks of its driver besides a gate (record.GATE): (BODY,) -> the body's result
+# (its exception is thrown into the flow); (SETTLE, result) -> Settled.
+BODY, SETTLE = "body", "settle"
+_BODY: Request = (BODY,)
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def injected(node: NodeRecord, answer: GateAnswer) -> Any:
+    """Finishes a node answered by an inject; returns what the app gets."""
+    value = answer.value
+    if isinstance(value, Settled):
+        node.finish(value.output, usage=value.usage)
+        return value.result
+    node.finish(answer.raw)
+    return value
+
+
+def _failed(node: NodeRecord, exc: Exception) -> Generator[Request, Any, GateAnswer | None]:
+    """An attempt raised `exc`: the error gate if one is needed. None = retry, an answer = inject;
+    anything else (continue, no gate, an abort) fails the node and re-raises the very object."""
+    if not isinstance(exc, RunAborted) and node.gate_needed(proto.ERROR_GATE):
+        answer = yield (GATE, proto.ERROR_GATE, {"input": node.spec.input, "error": describe_error(exc)})
+        if answer.action == proto.RETRY:
+            return None
+        if answer.action == proto.INJECT:
+            return cast("GateAnswer", answer)
+    node.fail(exc)
+    raise exc  # continue: the original exception object, untouched
+
+
+def call_flow(
+    node: NodeRecord,
+    describe_output: Callable[[Any], Any] | None,
+    describe_usage: Callable[[Any], dict[str, Any] | None] | None,
+    settling: bool,
+) -> Generator[Request, Any, Any]:
+    """Every decision of a node around one call; returns what the app gets, or raises.
+
+    A gate that cannot hold or raise (detached, or nothing holds it) is passed here without a round
+    trip to the driver: the fast path of every call the debugger does not stop. `describe_output`
+    None: the output is the result itself (no call per node)."""
+    needed = node.gate_needed
+    # `NodeRecord.may_hold` inlined (two calls less per node): detached with the run not aborted,
+    # no gate can hold or raise, so `gate_needed` is not asked. Both are read again at each gate
+    # (a hub attaching mid-call holds the after gate); the transport object itself never changes.
+    transport = node.host.hub.transport
+    run = node.run
+    if (run._aborted or (transport is not None and transport.attached)) and needed(proto.BEFORE):
+        answer = yield (GATE, proto.BEFORE, {"input": node.spec.input})
+        if answer.action == proto.INJECT:
+            return injected(node, answer)
+    current = node.host.current_node
+    while True:
+        token = current.set(node.instance_id)  # the body's nodes are this node's children
+        try:
+            result = yield _BODY
+        except Exception as exc:
+            answer = yield from _failed(node, exc)
+            if answer is None:
+                continue
+            return injected(node, answer)
+        finally:
+            current.reset(token)
+        usage = None
+        owned = False
+        app_result = result
+        if settling:
+            # The adapter's settle reads this attempt's reply (a body read can fail like the call)
+            try:
+                settled = yield (SETTLE, result)
+            except Exception as exc:
+                answer = yield from _failed(node, exc)
+                if answer is None:
+                    continue
+                return injected(node, answer)
+            if settled.finishes_later:
+                return settled.result
+            output, usage, app_result, owned = settled.output, settled.usage, settled.result, settled.owned
+        else:
+            output = result if describe_output is None else describe_output(result)
+        if (run._aborted or (transport is not None and transport.attached)) and needed(proto.AFTER):
+            answer = yield (GATE, proto.AFTER, {"input": node.spec.input, "output": output})
+            if answer.action == proto.RETRY:
+                continue
+            if answer.action == proto.INJECT:
+                return injected(node, answer)
+        if not settling and describe_usage is not None:
+            usage = describe_usage(result)
+        node.finish(output, usage=usage, owned=owned)
+        return app_result
+
+
+class CallLoop(NodeRecord):
+    """A node's loop around one call, from sync or async code (`NodeExecution` has it)."""
+
+    def run_sync(
+        self,
+        call: Callable[[], T],
+        describe_output: Callable[[Any], Any] | None = _identity,
+        from_injected: Callable[[Any], Any] = _identity,
+        describe_usage: Callable[[Any], dict[str, Any] | None] | None = None,
+        settle: Callable[[Any], Settled] | None = None,
+    ) -> T:
+        """Runs `call` as this node: before gate, body, error or after gate, retry, inject, abort.
+
+        `settle` (optional) is called with each result of `call`, outside the node's context,
+        before the after gate; its `Settled` says what the after gate sees and what the app gets.
+        Without it, `describe_output` / `describe_usage` describe the result and the app gets the
+        result itself. A `from_injected` that returns a `Settled` finishes an injected node with
+        its description and hands the app its `result`.
+        """
+        describe = None if describe_output is _identity else describe_output  # None: no call per node
+        flow = call_flow(self, describe, describe_usage, settle is not None)
+        try:
+            request = next(flow)
+            while True:
+                try:
+                    if request[0] is BODY:
+                        reply: Any = call()
+                    elif request[0] is GATE:
+                        reply = self.gate(request[1], request[2], from_injected)
+                    else:
+                        reply = settle(request[1])  # type: ignore[misc]  # SETTLE is asked only with a settle
+                except BaseException as exc:
+                    request = flow.throw(exc)
+                else:
+                    request = flow.send(reply)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]  # (typing.cast is a Python call per node)
+
+    async def run_async(
+        self,
+        call: Callable[[], Awaitable[T]],
+        describe_output: Callable[[Any], Any] | None = _identity,
+        from_injected: Callable[[Any], Any] = _identity,
+        describe_usage: Callable[[Any], dict[str, Any] | None] | None = None,
+        settle: Callable[[Any], Awaitable[Settled]] | None = None,
+    ) -> T:
+        """`run_sync` from async code: a hold awaits; `settle` is a coroutine function here (it may
+        read a body)."""
+        describe = None if describe_output is _identity else describe_output
+        flow = call_flow(self, describe, describe_usage, settle is not None)
+        try:
+            request = next(flow)
+            while True:
+                try:
+                    if request[0] is BODY:
+                        reply: Any = await call()
+                    elif request[0] is GATE:
+                        reply = await self.agate(request[1], request[2], from_injected)
+                    else:
+                        reply = await settle(request[1])  # type: ignore[misc]  # as above
+                except BaseException as exc:
+                    request = flow.throw(exc)
+                else:
+                    request = flow.send(reply)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]  # (typing.cast is a Python call per node)

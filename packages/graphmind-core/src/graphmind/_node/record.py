@@ -1,0 +1,393 @@
+"""One node execution: its identity, its events, its streamed tokens, its gates and its timing.
+
+`NodeRecord` is everything a node is and does gate by gate (`NodeHost`: what all nodes of one
+client share); `engine.NodeExecution` adds the call and stream loops (call_loop.py,
+stream_loop.py) on top. A gate's answer is decided in one place, `_decide`, for sync and
+async alike: the two gate twins only wait (or await) around it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import dataclasses
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from .. import protocol as proto
+from .._base.clock import round_ms
+from .._base.errors import RunAborted
+from .._hub.code_holds import CONDITION_REASON
+from .._hub.gate import GateAnswer, HeldGate, async_waiter
+from .._runs.tool_call_ids import calls_of
+from .spec import describe_error
+
+if TYPE_CHECKING:  # annotations only
+    from .._base.clock import Clock
+    from .._base.warn import Warner
+    from .._hub.control import HubControl
+    from .._runs.run import RunContext
+    from .._runs.tool_call_ids import ToolCallIds
+    from .hold_timeout import HoldTimeouts, HoldWatch
+    from .spec import NodeSpec
+    from .token_flusher import TokenFlusher
+
+CONTINUE_ANSWER = GateAnswer(proto.CONTINUE, by="fast-path")
+_NO_TOKENS: Any = contextlib.nullcontext()
+# What a node's flow (call_loop.py, stream_loop.py) asks of its driver: (GATE, gate, payload) ->
+# the GateAnswer of `NodeRecord.gate` / `agate`; each loop adds its own requests.
+GATE = "gate"
+Request = tuple[Any, ...]
+
+
+@dataclasses.dataclass(eq=False, slots=True)
+class NodeHost:
+    """What every node of one client shares: the event path, the clock, the hub, the token flusher.
+    `emit(event, trusted, owned)` is `Client._emit`: it numbers, redacts and buffers an event.
+    `live`: enabled and not disposed (the client clears it in `dispose`), read as a field by the
+    engine and every node: one flag, no call."""
+
+    emit: Callable[..., int]
+    clock: Clock
+    warn: Warner
+    hub: HubControl
+    flusher: TokenFlusher
+    current_node: contextvars.ContextVar[str | None]
+    new_instance_id: Callable[[], str]
+    live: bool
+    token_flush_ms: float
+    pause_timeout: float | None
+    tool_calls: ToolCallIds
+    hold_timeouts: HoldTimeouts
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+class NodeRecord:
+    """One execution of one node: its events, its gates, its timing."""
+
+    def __init__(self, host: NodeHost, spec: NodeSpec, run: RunContext, parent: str | None) -> None:
+        self.host = host
+        self.spec = spec
+        self.run = run
+        self.node_id: str = spec.node_id or f"{spec.kind}:{spec.name}"
+        self.instance_id = spec.instance_id or host.new_instance_id()
+        self.parent_instance_id = parent
+        self.started_at = host.clock()
+        self.held_ms = 0.0
+        self.injected = False
+        self.ended = False
+        self.loop_hit: Any = None
+        self.hold_why: str | None = None  # a hold_if verdict: None = not asked yet, "" = no hold
+        self._hold_watch: HoldWatch | None = None  # a held gate's known-timeout timer
+        self._deltas: list[dict[str, Any]] = []
+        self._last_flush = self.started_at
+        try:  # one check per node lets the pipeline skip the identity fields of its events
+            self.trusted = (
+                self.node_id + spec.kind + spec.name + self.instance_id + (parent or "") + run.run_id
+            ).isascii()
+        except TypeError:  # a name that is not a str: the pipeline reads every field
+            self.trusted = False
+        self._token_lock = _NO_TOKENS  # replaced by a real lock on the first delta (see token())
+
+    # ---- identity and events -------------------------------------------------------------------
+    def _base(self, event_type: str) -> dict[str, Any]:
+        return {
+            "type": event_type,
+            "runId": self.run.run_id,
+            "nodeId": self.node_id,
+            "instanceId": self.instance_id,
+            "kind": self.spec.kind,
+            "name": self.spec.name,
+        }
+
+    def emit_started(self) -> int:
+        spec = self.spec  # `_base` and its fields in one literal (every node starts here)
+        event = {
+            "type": proto.NODE_STARTED,
+            "runId": self.run.run_id,
+            "nodeId": self.node_id,
+            "instanceId": self.instance_id,
+            "kind": spec.kind,
+            "name": spec.name,
+            "parentInstanceId": self.parent_instance_id,
+            "input": spec.input,
+        }
+        if spec.attrs:
+            event["attrs"] = spec.attrs
+        if spec.extra:
+            event.update(spec.extra)
+        return self.host.emit(event, self.trusted, spec.owned)
+
+    @contextmanager
+    def active(self) -> Iterator[None]:
+        """Marks this execution as the parent of nodes started inside it."""
+        token = self.host.current_node.set(self.instance_id)
+        try:
+            yield
+        finally:
+            self.host.current_node.reset(token)
+
+    def warn(self, message: str, key: str | None = None) -> None:
+        """A rate-limited warning through the client's logger (an adapter's internal failures)."""
+        self.host.warn(message, key=key)
+
+    # ---- streamed tokens -----------------------------------------------------------------------
+    def token(self, text: str, t: str = "text", **extra: Any) -> None:
+        """A streamed delta; batched into `node.token` frames about every 34 ms.
+
+        A batch not sent by the next delta is sent by the client's flusher within the interval, so
+        the tail of a stream that pauses still reaches the viewer before the step ends.
+        """
+        if self.ended or not self.host.live:
+            return
+        if self._token_lock is _NO_TOKENS:
+            # The app thread appends, the client's flusher may flush: from the first delta on they share a lock.
+            self._token_lock = threading.Lock()
+        with self._token_lock:
+            deltas = self._deltas
+            was_empty = not deltas
+            last = deltas[-1] if deltas else None
+            if (
+                last is not None
+                and last["t"] == t
+                and len(last) == 2 + len(extra)
+                # a text delta has no extra: no generator per token for it
+                and (not extra or all(last.get(k) == v for k, v in extra.items()))
+            ):
+                last["v"] += text
+            else:
+                delta = {"t": t, "v": text}
+                delta.update(extra)
+                deltas.append(delta)
+            now = self.host.clock()
+            due = now - self._last_flush >= self.host.token_flush_ms
+        if due:
+            self.flush_tokens(now)
+        elif was_empty:
+            self.host.flusher.schedule(self)
+
+    def flush_tokens(self, now: float | None = None) -> None:
+        if not self._deltas:
+            return  # nothing streamed (most nodes): no lock to take
+        with self._token_lock:
+            if not self._deltas:
+                return
+            deltas, self._deltas = self._deltas, []
+            self._last_flush = self.host.clock() if now is None else now
+        event = self._base(proto.NODE_TOKEN)
+        event["deltas"] = deltas
+        self.host.emit(event, self.trusted)
+
+    # ---- endings --------------------------------------------------------------------------------
+    def finish(
+        self,
+        output: Any = None,
+        *,
+        usage: dict[str, Any] | None = None,
+        cut_short: bool = False,
+        owned: bool = False,
+        **extra: Any,
+    ) -> None:
+        """`owned`: the adapter built `output` and `usage` as `NodeSpec.owned` says of the input."""
+        if self.ended:
+            return
+        if self._deltas:  # most nodes streamed nothing: no call
+            self.flush_tokens()
+        self.ended = True
+        host = self.host
+        # `_base` in one literal (every node finishes here); round(…, 2) is _clock.round_ms inlined
+        event = {
+            "type": proto.NODE_FINISHED,
+            "runId": self.run.run_id,
+            "nodeId": self.node_id,
+            "instanceId": self.instance_id,
+            "kind": self.spec.kind,
+            "name": self.spec.name,
+            "output": output,
+            "durationMs": round(host.clock() - self.started_at, 2),
+            "heldMs": round(self.held_ms, 2) if self.held_ms else self.held_ms,  # round(): ~0.3 µs
+        }
+        if self.injected:
+            event["injected"] = True
+        if usage is not None:
+            event["usage"] = usage
+        if cut_short:
+            event["cutShort"] = True
+        if extra:
+            event.update(extra)
+        host.emit(event, self.trusted, owned)
+        if self.spec.tool_calls_in_output:
+            host.tool_calls.expect(self.run, self.parent_instance_id or self.run.run_id, calls_of(output))
+
+    def fail(self, exc: BaseException, **extra: Any) -> None:
+        if self.ended:
+            return
+        self.flush_tokens()
+        self.ended = True
+        event = self._base(proto.NODE_ERROR)
+        event["error"] = describe_error(exc)
+        event["durationMs"] = round_ms(self.host.clock() - self.started_at)
+        event["heldMs"] = round_ms(self.held_ms)
+        event.update(extra)
+        self.host.emit(event, self.trusted)
+        if self.spec.tool_calls_in_output:
+            # a failed step asked for nothing
+            self.host.tool_calls.expect(self.run, self.parent_instance_id or self.run.run_id, [])
+
+    # ---- gates ---------------------------------------------------------------------------------
+    def wants_hold(self, gate: str) -> bool:
+        """Would this gate hold now? Streaming adapters ask before deciding to buffer a stream."""
+        return self._hold_reason(gate, consume=False) is not None
+
+    def _hold_reason(self, gate: str, consume: bool = True) -> str | None:
+        return self.host.hub.hold_reason(self, gate, consume)
+
+    def gate_needed(self, gate: str) -> bool:
+        """Whether passing `gate` now can do anything: hold, or raise for an aborted run. False on the
+        fast paths (detached; attached with nothing that holds this gate), where the loops skip it."""
+        transport = self.host.hub.transport
+        if transport is None or not transport.attached:
+            return self.run._aborted
+        return self.run._aborted or self._hold_reason(gate, consume=False) is not None
+
+    def may_hold(self) -> bool:
+        """False on the fast path: detached, and the run not aborted (no gate can hold or raise)."""
+        transport = self.host.hub.transport
+        return (transport is not None and transport.attached) or self.run._aborted
+
+    def _open(self, gate: str, payload: dict[str, Any], is_async: bool) -> HeldGate | None:
+        if self.run._aborted:
+            error = RunAborted(self.run.run_id)
+            self.fail(error)
+            raise error
+        reason = self._hold_reason(gate)
+        if reason is None:
+            return None
+        self.flush_tokens()
+        actions = list(proto.LOOP_BEFORE_ACTIONS if reason == "loop" else proto.GATE_ACTIONS[gate])
+        if self.spec.actions is not None:
+            actions = [a for a in actions if a in self.spec.actions]
+        paused = self._base(proto.EXEC_PAUSED)
+        paused.update(gate=gate, reason=reason, actions=actions)
+        paused.update(payload)
+        if reason == "loop" and self.loop_hit is not None:
+            paused["loop"] = self.loop_hit.as_wire()
+        elif reason == CONDITION_REASON:
+            paused["why"] = self.hold_why
+        elif reason == "breakpoint" and self.host.hub.from_code(self.node_id, gate):
+            paused["source"] = "code"  # the card says the hold came from the app's code
+        # Which async library waits is asked only now that the gate holds (asyncio or trio).
+        waiter = async_waiter() if is_async else None
+        held = self.host.hub.open_gate(paused, self.run, gate, waiter, self.trusted)
+        if self.spec.hold_timeout is not None:
+            self._hold_watch = self.host.hold_timeouts.watch(self.node_id, gate, self.spec.hold_timeout)
+        return held
+
+    def _close(self, held: HeldGate, answer: GateAnswer, started: float) -> None:
+        """The gate no longer holds: `exec.resumed` with how it was answered."""
+        held_for = self.host.clock() - started
+        self.held_ms += held_for
+        self.host.hub.close_gate(held)
+        if self._hold_watch is not None:
+            self._hold_watch.stop()
+            self._hold_watch = None
+        resumed = self._base(proto.EXEC_RESUMED)
+        resumed.update(
+            gateId=held.gate_id, gate=held.gate, action=answer.action, heldMs=round_ms(held_for), by=answer.by
+        )
+        self.host.emit(resumed, self.trusted)
+
+    def _decide(
+        self, gate: str, held: HeldGate, answer: GateAnswer, started: float, convert: Callable[[Any], Any]
+    ) -> GateAnswer | None:
+        """The one place a gate's answer is decided. Returns the answer the caller acts on (an inject
+        carries the converted value), or None when the gate must be held again (the value did not
+        convert). Abort never returns: it marks the run and raises RunAborted."""
+        self._close(held, answer, started)
+        action = answer.action
+        if self.spec.actions is not None and action not in self.spec.actions:
+            return CONTINUE_ANSWER  # a gate that does not take this answer (a span offers no inject)
+        if action == proto.ABORT:
+            self.run.mark_aborted()
+            error = RunAborted(self.run.run_id)
+            self.fail(error)
+            raise error
+        if action == proto.INJECT:
+            try:
+                converted = convert(answer.value)
+            except Exception as exc:
+                self._unusable(exc)
+                return None
+            self.injected = True
+            return dataclasses.replace(answer, value=converted, raw=answer.value)
+        if action == proto.RETRY and gate == proto.BEFORE:
+            # Retry at a loop hold runs the call as the first of a new streak (docs/protocol.md,
+            # "Gates"); any other before gate takes no retry, and treats one as continue.
+            if held.reason == "loop" and self.loop_hit is not None:
+                self.loop_hit.restart()
+                self.loop_hit = None
+            return CONTINUE_ANSWER
+        if action not in proto.ACTIONS:
+            return CONTINUE_ANSWER
+        return answer
+
+    def _unusable(self, exc: BaseException) -> None:
+        self.host.warn(
+            f"[graphmind] the injected value for {self.node_id} could not be used ({type(exc).__name__}: {exc}); "
+            "the gate is held again: inject a value of the right shape, or continue.",
+            key=f"inject-{self.node_id}",
+        )
+
+    def gate(
+        self, gate: str, payload: dict[str, Any] | None = None, convert: Callable[[Any], Any] = _identity
+    ) -> GateAnswer:
+        """Passes one gate from sync code. Raises RunAborted on abort; an inject answer carries the converted value."""
+        if not self.may_hold():
+            return CONTINUE_ANSWER  # detached: nothing can hold (docs/architecture.md, "The gate engine")
+        while True:
+            held = self._open(gate, payload or {}, False)
+            if held is None:
+                return CONTINUE_ANSWER
+            started = self.host.clock()
+            decided = self._decide(gate, held, held.wait(self.host.pause_timeout), started, convert)
+            if decided is not None:
+                return decided
+
+    async def agate(
+        self, gate: str, payload: dict[str, Any] | None = None, convert: Callable[[Any], Any] = _identity
+    ) -> GateAnswer:
+        """Passes one gate from async code (asyncio or trio) without blocking the event loop.
+
+        `convert` may be a coroutine function here (an adapter that must await to build its type).
+        """
+        if not self.may_hold():
+            return CONTINUE_ANSWER
+        while True:
+            held = self._open(gate, payload or {}, True)
+            if held is None:
+                return CONTINUE_ANSWER
+            started = self.host.clock()
+            try:
+                answer = await held.wait_async(self.host.pause_timeout)
+            except BaseException:
+                # The task held here was cancelled (asyncio or trio: its caller gave up on the call):
+                # the gate no longer holds, so the hub stops showing it (exec.resumed, by "cancelled").
+                self._close(held, GateAnswer(proto.CONTINUE, by="cancelled"), started)
+                raise
+            decided = self._decide(gate, held, answer, started, convert)
+            if decided is not None and decided.action == proto.INJECT and asyncio.iscoroutine(decided.value):
+                # An async converter (`async def from_injected`): a failure holds the gate again too.
+                try:
+                    decided = dataclasses.replace(decided, value=await decided.value)
+                except Exception as exc:
+                    self.injected = False
+                    self._unusable(exc)
+                    decided = None
+            if decided is not None:
+                return decided

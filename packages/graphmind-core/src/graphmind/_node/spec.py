@@ -1,0 +1,90 @@
+"""What the gate engine works with: a node's description, an adapter's settled result, an error on the wire."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .hold_timeout import KnownTimeout
+
+
+@dataclass
+class NodeSpec:
+    """What a node is. `node_id` defaults to `<kind>:<name>`; `instance_id` to a fresh id."""
+
+    name: str
+    kind: str = "tool"
+    input: Any = None
+    node_id: str | None = None
+    instance_id: str | None = None
+    attrs: dict[str, Any] | None = None
+    actions: tuple[str, ...] | None = None  # restrict what the before gate offers (spans: no inject)
+    # Top-level fields added to node.started (the wire schema is loose): `providerExecuted`, `ungated`.
+    extra: dict[str, Any] | None = None
+    # Holds asked for from code (_hub/code_holds.py): gates to hold at while attached, and a condition
+    # on the call's arguments (`input` as keyword arguments) checked at the before gate.
+    breakpoints: frozenset[str] = frozenset()
+    hold_if: Callable[..., Any] | None = None
+    # A model step whose output is a reply described the adapters' way (`{"tool_calls": [{"id",
+    # "name", ...}]}`): when it ends, its calls' ids go to the gated tools called next
+    # (_runs/tool_call_ids.py; docs/protocol.md, "Tool node identity").
+    tool_calls_in_output: bool = False
+    # A timeout the adapter knows keeps running while this node's gates hold (a LlamaIndex
+    # workflow's `timeout`): core warns once per node id when a hold outlives it (_node/hold_timeout.py).
+    hold_timeout: KnownTimeout | None = None
+    # The adapter built `input` and `attrs` for this node in fresh dicts and lists of `json_scalar`
+    # leaves and keeps no hold on them: recorded without a snapshot copy (docs/adapters.md, "Owned payloads").
+    owned: bool = False
+
+    def __post_init__(self) -> None:
+        if self.node_id is None:
+            self.node_id = f"{self.kind}:{self.name}"
+
+
+class Owned(tuple):  # type: ignore[type-arg]
+    """An adapter describer's answer, e.g. `(input, key, length)` or `(output, usage)`, whose JSON
+    values the describer owns: it built every dict and list of them fresh, every leaf is
+    `json_scalar`, and nothing keeps a hold on them. The adapter then says so to the engine
+    (`NodeSpec.owned`, `Settled.owned`) and the node records them without a snapshot copy
+    (docs/adapters.md, "Owned payloads"). Equal to, and unpacked like, the plain tuple it wraps."""
+
+    __slots__ = ()
+
+
+@dataclass(slots=True)
+class Settled:
+    """What an adapter's `settle` hook decided about a body's result (`run_sync` / `run_async`).
+
+    `result`: what the app gets when the after gate answers continue: the body's own result, or a
+    replacement for it (a replay of a reply the hook had to read to describe it).
+    `output` / `usage`: the node's output JSON, shown at the after gate and sent in `node.finished`
+    (they replace `describe_output` / `describe_usage`); `owned`: the adapter built both fresh, of
+    plain JSON leaves (docs/adapters.md, "Owned payloads").
+    `finishes_later`: the adapter finishes the node itself later (it tees a live stream and calls
+    `finish` / `fail` when the stream ends): no after gate now, `result` goes to the app at once.
+
+    An injected value's converter (`from_injected`) may return a `Settled` too: the node then
+    finishes with its `output` / `usage` (not the raw injected JSON) and the app gets its `result`.
+    """
+
+    result: Any
+    output: Any = None
+    usage: dict[str, Any] | None = None
+    finishes_later: bool = False
+    owned: bool = False  # `output` and `usage` are owned as `NodeSpec.owned` says of the input
+
+
+def describe_error(exc: BaseException) -> dict[str, Any]:
+    """An exception as the wire's Error object; never raises."""
+    import traceback
+
+    try:
+        message = str(exc)
+    except Exception as inner:  # a __str__ that raises
+        message = f"<unprintable {type(exc).__name__}: {inner!r}>"
+    try:
+        stack = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-8000:]
+    except Exception:
+        stack = ""
+    return {"name": type(exc).__name__, "message": message, "stack": stack}

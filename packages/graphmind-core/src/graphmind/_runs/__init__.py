@@ -1,0 +1,1 @@
+"""Runs: run contexts, run events, model-step identity, tool-call ids."""
