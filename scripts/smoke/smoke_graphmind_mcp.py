@@ -22,7 +22,7 @@ def echo(text: str) -> str:
 async def main() -> None:
     session = graphmind.Client(app="smoke", url="ws://127.0.0.1:9/ingest", retry_interval=3600)
     async with Client(server, mode="legacy") as mcp_client:
-        instrumented = instrument_mcp(mcp_client.session, client=session)
+        instrumented = instrument_mcp(mcp_client.session, session=session)
         assert instrument_mcp(instrumented, client=session) is instrumented  # twice is harmless
         result = await mcp_client.session.call_tool("echo", {"text": "hello"})
         assert result.content[0].text == "hello", result

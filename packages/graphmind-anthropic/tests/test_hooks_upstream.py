@@ -4,20 +4,33 @@ from __future__ import annotations
 
 import inspect
 
-import anthropic
 import pytest
 from anthropic import Anthropic, AsyncAnthropic
-from packaging.specifiers import SpecifierSet
 
+from graphmind.adapter import Hook
+from graphmind.testing import assert_hooks_stand, assert_in_source, assert_supported
 from graphmind_anthropic import SUPPORTED
-from graphmind_anthropic._hooks import COPY_HOOKS, HTTP_CLIENT, RESOURCE_HOOKS, RUNNER_HOOK, SEND, resolve
+from graphmind_anthropic._hooks import (
+    COPY_HOOKS,
+    HOOKS,
+    HTTP_CLIENT,
+    RESOURCE_HOOKS,
+    RUNNER_HOOK,
+    SEND,
+    SEND_HOOK,
+    resolve,
+)
 from graphmind_anthropic._tools import RUN_TOOL
 
 
 def test_the_installed_anthropic_is_in_the_supported_range() -> None:
-    assert anthropic.__version__ in SpecifierSet(SUPPORTED.removeprefix("anthropic")), (
-        f"anthropic {anthropic.__version__} is outside {SUPPORTED}: read _hooks.py against its sources, then widen the range"
-    )
+    assert_supported(SUPPORTED)
+    assert all(isinstance(row, Hook) for row in HOOKS)  # the one hook-row type
+
+
+@pytest.mark.parametrize("cls", [Anthropic, AsyncAnthropic])
+def test_every_row_is_in_its_range_and_its_attribute_is_where_it_says(cls: type) -> None:
+    assert_hooks_stand(HOOKS, cls(api_key="k", base_url="http://127.0.0.1:9"))
 
 
 @pytest.mark.parametrize("cls", [Anthropic, AsyncAnthropic])
@@ -25,15 +38,16 @@ def test_each_resource_keeps_post_on_the_instance(cls: type) -> None:
     # anthropic/_resource.py SyncAPIResource.__init__: `self._post = client.post`
     client = cls(api_key="k", base_url="http://127.0.0.1:9")
     for hook in RESOURCE_HOOKS:
-        resource = resolve(client, hook.resource)
+        resource = resolve(client, hook.target)
         assert "_post" in vars(resource), (
-            f"{hook.resource}._post is no longer set on the instance ({hook.upstream})"
+            f"{hook.target}._post is no longer set on the instance ({hook.upstream})"
         )
         assert vars(resource)["_post"] == client.post
-        assert resolve(client, hook.resource) is resource, f"{hook.resource} is no longer a cached property"
+        assert resolve(client, hook.target) is resource, f"{hook.target} is no longer a cached property"
         source = inspect.getsource(type(resource))
-        posted = {api.name for path, api in hook.apis.items() if f'"{path}"' in source}
-        missing = {api.name for api in hook.apis.values()} - posted
+        apis = hook.wrap.apis  # type: ignore[attr-defined]  # a resource_hook row's PostHook
+        posted = {api.name for path, api in apis.items() if f'"{path}"' in source}
+        missing = {api.name for api in apis.values()} - posted
         assert not missing, f"{type(resource).__name__} posts none of the paths _hooks.py knows for {missing}"
 
 
@@ -47,10 +61,7 @@ def test_the_sdk_sends_through_its_httpx2_clients_send(cls: type) -> None:
         f"client.{HTTP_CLIENT} is no longer an httpx2 client"
     )
     assert callable(getattr(http, SEND))
-    source = inspect.getsource(cls._attempt_request)
-    assert f"self.{HTTP_CLIENT}.{SEND}(" in source, (
-        f"{cls.__name__}._attempt_request no longer calls self.{HTTP_CLIENT}.{SEND}"
-    )
+    assert_in_source(cls._attempt_request, f"self.{HTTP_CLIENT}.{SEND}(", hook=SEND_HOOK)
     post = inspect.signature(cls.post)
     for name in ("path", "cast_to", "body", "options", "stream", "stream_cls"):
         assert name in post.parameters, f"{cls.__name__}.post lost `{name}` (anthropic/_base_client.py)"
@@ -60,8 +71,7 @@ def test_the_stream_helper_posts_through_the_resource_not_create() -> None:
     from anthropic.resources.messages.messages import AsyncMessages, Messages
 
     for cls in (Messages, AsyncMessages):
-        source = inspect.getsource(cls.stream)
-        assert "self._post" in source, f"{cls.__name__}.stream no longer posts through self._post"
+        assert_in_source(cls.stream, "self._post", hook=RESOURCE_HOOKS[0])
 
 
 def test_streams_iterate_a_replaceable_iterator() -> None:
@@ -70,9 +80,7 @@ def test_streams_iterate_a_replaceable_iterator() -> None:
 
     for cls, method in ((Stream, "__iter__"), (AsyncStream, "__aiter__")):
         assert "_iterator" in vars(cls), f"{cls.__name__}._iterator is gone"
-        assert "self._iterator" in inspect.getsource(getattr(cls, method)), (
-            f"{cls.__name__}.{method} no longer reads _iterator"
-        )
+        assert_in_source(getattr(cls, method), "self._iterator")
 
 
 def test_copy_hooks_and_the_tool_runner_exist() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import pytest
@@ -67,7 +67,9 @@ def _describe(items: list[Reply]) -> tuple[Any, dict[str, Any] | None]:
     return {"content": " ".join(i.text for i in items)}, None
 
 
-def instrument_toy(model: ToyModel, session: graphmind.Client) -> ToyModel:
+def instrument_toy(
+    model: ToyModel, session: graphmind.Client, describe_output: Callable[[Reply], Any] = dataclasses.asdict
+) -> ToyModel:
     """The toy adapter: four instance attributes, all through the engine."""
     engine = engine_for(session)
     if not engine.enabled or "_gm_originals" in vars(model):
@@ -79,12 +81,12 @@ def instrument_toy(model: ToyModel, session: graphmind.Client) -> ToyModel:
 
     def gated_reply(prompt: str) -> Reply:
         return engine.execute(
-            spec(prompt), lambda: reply(prompt), describe_output=dataclasses.asdict, from_injected=_to_reply
+            spec(prompt), lambda: reply(prompt), describe_output=describe_output, from_injected=_to_reply
         )
 
     async def gated_areply(prompt: str) -> Reply:
         return await engine.aexecute(
-            spec(prompt), lambda: areply(prompt), describe_output=dataclasses.asdict, from_injected=_to_reply
+            spec(prompt), lambda: areply(prompt), describe_output=describe_output, from_injected=_to_reply
         )
 
     def gated_stream(prompt: str) -> Iterator[Reply]:
@@ -136,7 +138,10 @@ class ToySubject(GateSubject):
         return self.models[-1]
 
     def instrument(self, thing: ToyModel, session: graphmind.Client) -> ToyModel:
-        return instrument_toy(thing, session)
+        return instrument_toy(thing, session, self.describe_output)
+
+    def describe_output(self, reply: Reply) -> Any:
+        return dataclasses.asdict(reply)
 
     def undo(self, thing: ToyModel) -> ToyModel:
         return uninstrument_toy(thing)
@@ -190,6 +195,49 @@ async def test_the_kit_catches_an_async_after_retry_that_acts_as_continue(
     monkeypatch.setattr(NodeExecution, "agate", retry_as_continue)
     with pytest.raises(AssertionError, match="retry at the after gate runs the call again"):
         await run_case("after_retry_async", ToySubject())
+
+
+class AppObjectSubject(ToySubject):
+    """A describer that hands core the framework's own reply object."""
+
+    def describe_output(self, reply: Reply) -> Any:
+        return {"reply": reply}
+
+
+class TupleSubject(ToySubject):
+    def describe_output(self, reply: Reply) -> Any:
+        return {"words": tuple(reply.text.split())}
+
+
+class SharedDictSubject(ToySubject):
+    """A describer that hands over a dict the framework keeps and changes on its next call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.last: dict[str, Any] = {}
+
+    def describe_output(self, reply: Reply) -> Any:
+        self.last["text"] = reply.text
+        self.last["calls"] = self.real_calls
+        return self.last
+
+
+@pytest.mark.parametrize(
+    ("subject", "says"),
+    [
+        (AppObjectSubject, "test_gate_matrix.Reply, not a JSON value (an app object?)"),
+        (TupleSubject, "output.words is a builtins.tuple"),
+        (SharedDictSubject, "output changed after it was handed over: not a fresh value"),
+    ],
+)
+async def test_the_check_mode_fails_a_describer_that_hands_over_an_app_object_or_a_value_it_keeps(
+    subject: type[ToySubject], says: str
+) -> None:
+    # after_retry: two real calls, so a kept dict is changed after the first node recorded it
+    with pytest.raises(AssertionError, match="a describer broke the contract") as info:
+        await run_case("after_retry", subject())
+    assert says in str(info.value)
+    await run_case("after_retry", subject(), check_describers=False)  # the same case passes unchecked
 
 
 async def test_an_unknown_case_is_refused_with_the_list() -> None:

@@ -9,18 +9,20 @@ import litellm
 import pytest
 from litellm.integrations.custom_logger import CustomLogger
 from litellm.litellm_core_utils.streaming_handler import CustomStreamWrapper
-from packaging.specifiers import SpecifierSet
 
+from graphmind.adapter import Hook
+from graphmind.testing import assert_hooks_stand, assert_in_source, assert_supported
 from graphmind_litellm import SUPPORTED
 from graphmind_litellm._apis import APIS
+from graphmind_litellm._instrument import HOOKS
 
 
 def test_the_installed_litellm_is_in_the_supported_range() -> None:
     version = importlib.metadata.version("litellm")
     assert version != "1.107.0", "litellm 1.107.0 was reported compromised: never install it"
-    assert version in SpecifierSet(SUPPORTED.removeprefix("litellm")), (
-        f"litellm {version} is outside {SUPPORTED}: read docs/litellm.md's hooks against its sources, then widen the range"
-    )
+    assert assert_supported(SUPPORTED) == version
+    assert all(isinstance(row, Hook) for row in HOOKS)  # the one hook-row type
+    assert_hooks_stand(HOOKS, litellm)
 
 
 @pytest.mark.parametrize("api", APIS, ids=[a.attr for a in APIS])
@@ -38,9 +40,9 @@ def test_the_stream_wrapper_has_the_methods_the_tee_overrides() -> None:
     assert "__slots__" not in vars(CustomStreamWrapper), (
         "CustomStreamWrapper got __slots__: the class swap in _stream.py needs a __dict__"
     )
-    assert "self.close()" in inspect.getsource(CustomStreamWrapper.__next__), (
-        "LiteLLM no longer closes a sync stream itself at its end"
-    )
+    assert_in_source(
+        CustomStreamWrapper.__next__, "self.close()"
+    )  # LiteLLM closes a sync stream itself at its end
 
 
 def test_the_logger_hooks_still_exist_with_their_signatures() -> None:
@@ -62,12 +64,11 @@ def test_the_logger_hooks_still_exist_with_their_signatures() -> None:
 def test_the_async_path_awaits_the_deployment_hooks() -> None:
     from litellm import utils
 
-    source = inspect.getsource(utils.client)
-    assert "await async_pre_call_deployment_hook(kwargs, call_type)" in source, (
-        "litellm/utils.py client() no longer awaits the pre-call deployment hook"
-    )
-    assert "await async_post_call_success_deployment_hook(" in source, (
-        "litellm/utils.py client() no longer awaits the success deployment hook"
+    # litellm/utils.py client() awaits the pre-call and the success deployment hooks
+    assert_in_source(
+        utils.client,
+        "await async_pre_call_deployment_hook(kwargs, call_type)",
+        "await async_post_call_success_deployment_hook(",
     )
 
 

@@ -13,8 +13,18 @@ from llama_index.core.tools import FunctionTool
 from llama_index.core.tools.types import AsyncBaseTool
 from llama_index_instrumentation import dispatcher
 
+from graphmind.adapter import Hook
+from graphmind.testing import assert_hooks_stand, assert_in_source, assert_supported
+from graphmind_llamaindex import SUPPORTED
 from graphmind_llamaindex._hooks import LLM_HOOKS, TOOL_HOOKS
 from graphmind_llamaindex._roles import ROWS, method_of
+
+
+def test_the_installed_llama_index_core_is_in_the_supported_range() -> None:
+    assert_supported(SUPPORTED)
+    assert all(isinstance(row, Hook) for row in TOOL_HOOKS + LLM_HOOKS)  # the one hook-row type
+    assert_hooks_stand(TOOL_HOOKS, AsyncBaseTool)
+    assert_hooks_stand(LLM_HOOKS, FunctionCallingLLM)
 
 
 @pytest.mark.parametrize("hook", TOOL_HOOKS, ids=lambda h: h.attr)
@@ -33,28 +43,29 @@ def test_each_llm_hook_is_what_the_with_tools_helpers_call(hook: object) -> None
         "stream_chat": "stream_chat_with_tools",
         "astream_chat": "astream_chat_with_tools",
     }[attr]
-    assert f"self.{attr}(**chat_kwargs)" in inspect.getsource(getattr(FunctionCallingLLM, helper))
+    assert_in_source(getattr(FunctionCallingLLM, helper), f"self.{attr}(**chat_kwargs)", hook=hook)  # type: ignore[arg-type]
 
 
 def test_function_agent_calls_tools_through_acall_and_turns_their_exceptions_into_results() -> None:
-    source = inspect.getsource(BaseWorkflowAgent._call_tool)
-    assert "await tool.acall(**tool_input)" in source
-    assert (
-        "except Exception" in source
-    )  # why an abort at a tool reaches the agent only at its next gated LLM step
+    # "except Exception": why an abort at a tool reaches the agent only at its next gated LLM step
+    assert_in_source(
+        BaseWorkflowAgent._call_tool, "await tool.acall(**tool_input)", "except Exception", hook=TOOL_HOOKS[1]
+    )
 
 
 def test_handlers_run_inside_except_base_exception_and_spans_are_named_class_method_uuid() -> None:
-    source = inspect.getsource(dispatcher.Dispatcher)
-    assert "h.handle(event, **kwargs)" in source and "except BaseException:" in source
-    assert 'id_ = f"{actual_class}.{method_name}-{uuid.uuid4()}"' in source
+    assert_in_source(
+        dispatcher.Dispatcher,
+        "h.handle(event, **kwargs)",
+        "except BaseException:",
+        'id_ = f"{actual_class}.{method_name}-{uuid.uuid4()}"',
+    )
     assert method_of("FunctionAgent.run-354438a6-3822-46bb-94d9-362a8e24d1f5") == "run"
 
 
 def test_a_streamed_chat_ends_with_an_end_event_that_carries_the_span_id() -> None:
-    source = inspect.getsource(callbacks.llm_chat_callback)
-    assert (
-        "LLMChatInProgressEvent(" in source and "LLMChatEndEvent(" in source and "span_id=span_id" in source
+    assert_in_source(
+        callbacks.llm_chat_callback, "LLMChatInProgressEvent(", "LLMChatEndEvent(", "span_id=span_id"
     )
 
 
@@ -69,7 +80,7 @@ def test_a_workflow_keeps_its_timeout_in_timeout_and_a_plain_workflow_defaults_t
     from workflows import Workflow
 
     assert inspect.signature(Workflow.__init__).parameters["timeout"].default == 45.0
-    assert "self._timeout = timeout" in inspect.getsource(Workflow.__init__)
+    assert_in_source(Workflow.__init__, "self._timeout = timeout")
     from graphmind_llamaindex.testing import ScriptedFunctionCallingLLM
 
     llm = ScriptedFunctionCallingLLM([])

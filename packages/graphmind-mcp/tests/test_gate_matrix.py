@@ -66,7 +66,7 @@ class McpSubject(GateSubject):
         return self.session
 
     def instrument(self, thing: ClientSession, session: graphmind.Client) -> ClientSession:
-        return instrument_mcp(thing, client=session)
+        return instrument_mcp(thing, session=session)
 
     def undo(self, thing: ClientSession) -> ClientSession:
         return uninstrument_mcp(thing)

@@ -46,7 +46,7 @@ def _finished(hub: FakeHub) -> dict[str, Any]:
 async def test_a_call_is_a_tool_node_with_its_arguments_and_structured_result(
     hub: FakeHub, gm: graphmind.Client, time_client: Client
 ) -> None:
-    instrument_mcp(time_client.session, client=gm)
+    instrument_mcp(time_client.session, session=gm)
     result = await time_client.session.call_tool("get_current_time", {"timezone": "UTC"})
     assert result.structured_content["timezone"] == "UTC"
     started = hub.wait_event(lambda e: e["type"] == "node.started" and e["nodeId"] == NODE)
@@ -64,7 +64,7 @@ async def test_a_call_is_a_tool_node_with_its_arguments_and_structured_result(
 async def test_the_high_level_client_goes_through_the_same_hook(
     hub: FakeHub, gm: graphmind.Client, time_client: Client
 ) -> None:
-    instrument_mcp(time_client.session, client=gm)
+    instrument_mcp(time_client.session, session=gm)
     await time_client.call_tool("get_current_time", {"timezone": "UTC"})
     _finished(hub)
 
@@ -73,7 +73,7 @@ async def test_before_inject_returns_a_valid_result_and_the_server_is_not_called
     hub: FakeHub, gm: graphmind.Client, time_client: Client
 ) -> None:
     counting = Counting(time_client)
-    instrument_mcp(time_client.session, client=gm)
+    instrument_mcp(time_client.session, session=gm)
     hub.set_debug(breakpoints=[(NODE, "before")])
     hub.auto_answer("inject", FAKE_TIME)
     result = await time_client.session.call_tool("get_current_time", {"timezone": "UTC"})
@@ -94,7 +94,7 @@ async def test_before_inject_returns_a_valid_result_and_the_server_is_not_called
 async def test_the_wire_form_injects_as_it_reads(
     hub: FakeHub, gm: graphmind.Client, time_client: Client, value: Any
 ) -> None:
-    instrument_mcp(time_client.session, client=gm)
+    instrument_mcp(time_client.session, session=gm)
     hub.set_debug(breakpoints=[(NODE, "before")])
     hub.auto_answer("inject", value)
     result = await time_client.session.call_tool("get_current_time", {"timezone": "UTC"})
@@ -104,7 +104,7 @@ async def test_the_wire_form_injects_as_it_reads(
 async def test_an_inject_that_does_not_match_the_output_schema_holds_the_gate_again(
     hub: FakeHub, gm: graphmind.Client, time_client: Client, caplog: pytest.LogCaptureFixture
 ) -> None:
-    instrument_mcp(time_client.session, client=gm)
+    instrument_mcp(time_client.session, session=gm)
     hub.set_debug(breakpoints=[(NODE, "before")])
     answers = iter([("inject", {"timezone": "UTC"}), ("inject", "just text"), ("inject", FAKE_TIME)])
     hub.auto_answer(lambda _frame: next(answers))
@@ -121,7 +121,7 @@ async def test_an_inject_that_does_not_match_the_output_schema_holds_the_gate_ag
 async def test_after_inject_replaces_the_result(
     hub: FakeHub, gm: graphmind.Client, time_client: Client
 ) -> None:
-    instrument_mcp(time_client.session, client=gm)
+    instrument_mcp(time_client.session, session=gm)
     hub.set_debug(breakpoints=[(NODE, "after")])
     hub.auto_answer("inject", FAKE_TIME)
     result = await time_client.session.call_tool("get_current_time", {"timezone": "UTC"})
@@ -134,7 +134,7 @@ async def test_after_retry_calls_the_server_again(
     hub: FakeHub, gm: graphmind.Client, time_client: Client
 ) -> None:
     counting = Counting(time_client)
-    instrument_mcp(time_client.session, client=gm)
+    instrument_mcp(time_client.session, session=gm)
     hub.set_debug(breakpoints=[(NODE, "after")])
     answers = iter([("retry", None), ("continue", None)])
     hub.auto_answer(lambda _frame: next(answers))
@@ -145,7 +145,7 @@ async def test_after_retry_calls_the_server_again(
 async def test_an_is_error_result_holds_at_the_error_gate_and_continue_hands_back_that_result(
     hub: FakeHub, gm: graphmind.Client, time_client: Client
 ) -> None:
-    instrument_mcp(time_client.session, client=gm)
+    instrument_mcp(time_client.session, session=gm)
     hub.set_debug(pause_on_error="tool")
     hub.auto_answer("continue")
     result = await time_client.session.call_tool("get_current_time", {"timezone": "Mars/Olympus"})
@@ -158,7 +158,7 @@ async def test_an_is_error_result_holds_at_the_error_gate_and_continue_hands_bac
 
 async def test_error_retry_and_error_inject(hub: FakeHub, gm: graphmind.Client, time_client: Client) -> None:
     counting = Counting(time_client)
-    instrument_mcp(time_client.session, client=gm)
+    instrument_mcp(time_client.session, session=gm)
     hub.set_debug(pause_on_error="tool")
     answers = iter([("retry", None), ("inject", FAKE_TIME)])
     hub.auto_answer(lambda _frame: next(answers))
@@ -170,7 +170,7 @@ async def test_error_retry_and_error_inject(hub: FakeHub, gm: graphmind.Client, 
 async def test_a_protocol_error_reaches_the_error_gate_and_continue_reraises_it(
     hub: FakeHub, gm: graphmind.Client, time_client: Client
 ) -> None:
-    instrument_mcp(time_client.session, client=gm)
+    instrument_mcp(time_client.session, session=gm)
     hub.set_debug(pause_on_error="tool")
     hub.auto_answer("continue")
     with pytest.raises(MCPError, match="Unknown tool"):
@@ -182,7 +182,7 @@ async def test_hidden_results_are_not_quoted_into_the_error(hub: FakeHub, time_c
     gm = graphmind.Client(app="mcp-test", url=hub.url, environ={"GRAPHMIND_HIDE_TOOL_RESULTS": "1"})
     try:
         assert gm.ready(5)
-        instrument_mcp(time_client.session, client=gm)
+        instrument_mcp(time_client.session, session=gm)
         await time_client.session.call_tool("get_current_time", {"timezone": "Mars/Olympus"})
         message = hub.wait_event(lambda e: e["type"] == "node.error")["error"]["message"]
         assert "Mars" not in message and "hidden" in message
@@ -191,7 +191,7 @@ async def test_hidden_results_are_not_quoted_into_the_error(hub: FakeHub, time_c
 
 
 async def test_abort_raises_run_aborted(hub: FakeHub, gm: graphmind.Client, time_client: Client) -> None:
-    instrument_mcp(time_client.session, client=gm)
+    instrument_mcp(time_client.session, session=gm)
     hub.set_debug(breakpoints=[(NODE, "before")])
     hub.auto_answer("abort")
     with pytest.raises(RunAborted):
@@ -202,7 +202,7 @@ async def test_abort_raises_run_aborted(hub: FakeHub, gm: graphmind.Client, time
 async def test_twenty_concurrent_holds_keep_the_event_loop_ticking(
     hub: FakeHub, gm: graphmind.Client, time_client: Client
 ) -> None:
-    instrument_mcp(time_client.session, client=gm)
+    instrument_mcp(time_client.session, session=gm)
     hub.set_debug(breakpoints=[(NODE, "before")])
     ticks = 0
 
@@ -233,9 +233,9 @@ async def test_instrument_twice_is_once_and_uninstrument_restores_the_original(
 ) -> None:
     session = time_client.session
     original = session.call_tool
-    assert instrument_mcp(session, client=gm) is session
+    assert instrument_mcp(session, session=gm) is session
     wrapped = session.call_tool
-    instrument_mcp(session, client=gm)
+    instrument_mcp(session, session=gm)
     assert session.call_tool is wrapped
     await session.call_tool("get_current_time", {"timezone": "UTC"})
     # The event reaches the hub on the transport thread: wait for it rather than race it.
@@ -253,7 +253,7 @@ async def test_disabled_patches_nothing_and_starts_no_thread(time_client: Client
     before = set(threading.enumerate())
     gm = graphmind.Client(app="off", environ={"GRAPHMIND_DISABLED": "1"})
     session = time_client.session
-    assert instrument_mcp(session, client=gm) is session
+    assert instrument_mcp(session, session=gm) is session
     assert "call_tool" not in vars(session)
     assert set(threading.enumerate()) <= before
 
@@ -268,7 +268,7 @@ async def test_uninstrument_puts_back_what_the_session_held_before(
 ) -> None:
     Counting(time_client)  # an instance attribute of the app's own, set before instrumenting
     own = time_client.session.call_tool
-    instrument_mcp(time_client.session, client=gm)
+    instrument_mcp(time_client.session, session=gm)
     assert time_client.session.call_tool is not own
     uninstrument_mcp(time_client.session)
     assert time_client.session.call_tool is own
@@ -277,7 +277,7 @@ async def test_uninstrument_puts_back_what_the_session_held_before(
 async def test_a_call_inside_tool_call_takes_the_model_tool_call_id(
     hub: FakeHub, gm: graphmind.Client, time_client: Client
 ) -> None:
-    instrument_mcp(time_client.session, client=gm)
+    instrument_mcp(time_client.session, session=gm)
     with gm.tool_call("call_abc123"):
         await time_client.session.call_tool("get_current_time", {"timezone": "UTC"})
     started = hub.wait_event(lambda e: e["type"] == "node.started" and e["nodeId"] == NODE)
@@ -288,9 +288,30 @@ async def test_a_call_after_a_model_step_that_asked_for_it_takes_that_call_id(
     hub: FakeHub, gm: graphmind.Client, time_client: Client
 ) -> None:
     """Issue 16 item 6: no gm.tool_call needed; the model adapter's step reported the call."""
-    instrument_mcp(time_client.session, client=gm)
+    instrument_mcp(time_client.session, session=gm)
     async with gm.run("agent"):
         engine_for(gm).expect_tool_calls([{"name": "get_current_time", "id": "call_from_the_model"}])
         await time_client.session.call_tool("get_current_time", {"timezone": "UTC"})
     started = hub.wait_event(lambda e: e["type"] == "node.started" and e["nodeId"] == NODE)
     assert started["instanceId"] == "call_from_the_model"
+
+
+@pytest.mark.parametrize("spelling", ["session=", "client=", "keywords"])
+async def test_the_graphmind_client_is_session_as_in_every_adapter_and_the_earlier_spellings_still_work(
+    hub: FakeHub, gm: graphmind.Client, time_client: Client, spelling: str
+) -> None:
+    mcp_session = time_client.session
+    if spelling == "session=":
+        assert instrument_mcp(mcp_session, session=gm) is mcp_session
+    elif spelling == "client=":  # the earlier name of the GraphMind client here
+        assert instrument_mcp(mcp_session, client=gm) is mcp_session
+    else:  # the earlier all-keyword call: `session=` was the MCP session
+        assert instrument_mcp(session=mcp_session, client=gm) is mcp_session
+    await mcp_session.call_tool("get_current_time", {"timezone": "UTC"})
+    assert _finished(hub)["nodeId"] == NODE  # reported to gm, the client attached to this hub
+    uninstrument_mcp(mcp_session)
+
+
+def test_the_graphmind_client_given_twice_is_a_clear_error(gm: graphmind.Client) -> None:
+    with pytest.raises(TypeError, match="takes the GraphMind client once"):
+        instrument_mcp(object(), session=gm, client=gm)

@@ -3,25 +3,27 @@
 from __future__ import annotations
 
 import inspect
-from importlib import metadata
 
 import pytest
 from mcp import ClientSession
-from packaging.specifiers import SpecifierSet
 
+from graphmind.adapter import Hook
+from graphmind.testing import assert_hooks_stand, assert_supported
 from graphmind_mcp import SUPPORTED
 from graphmind_mcp._hooks import HOOKS
 
 
 def test_the_installed_mcp_is_in_the_supported_range() -> None:
-    assert metadata.version("mcp") in SpecifierSet(SUPPORTED.removeprefix("mcp"))
+    assert_supported(SUPPORTED)
+    assert all(isinstance(row, Hook) for row in HOOKS)  # the one hook-row type
+    assert_hooks_stand(HOOKS, ClientSession)
 
 
 def test_every_hooked_method_is_an_async_method_of_client_session_with_the_signature_the_wrapper_expects() -> (
     None
 ):
     for hook in HOOKS:
-        method = getattr(ClientSession, hook.attribute)
+        method = getattr(ClientSession, hook.attr)
         assert inspect.iscoroutinefunction(method), hook
         params = list(inspect.signature(method).parameters)
         assert params[:3] == ["self", "name", "arguments"], (hook, params)
@@ -47,8 +49,10 @@ def test_the_client_hook_is_the_app_level_call_that_drives_the_input_required_ro
     driver = pytest.importorskip("mcp.client._input_required")  # SEP-2322 rounds: mcp 2.3 and later
     run_input_required_driver = driver.run_input_required_driver
 
+    assert all(isinstance(row, Hook) for row in CLIENT_HOOKS)  # the one hook-row type
+    assert_hooks_stand(CLIENT_HOOKS, Client)
     for hook in CLIENT_HOOKS:
-        method = getattr(Client, hook.attribute)
+        method = getattr(Client, hook.attr)
         assert inspect.iscoroutinefunction(method), hook
         assert list(inspect.signature(method).parameters)[:3] == ["self", "name", "arguments"]
     assert "_drive_input_required" in inspect.getsource(Client.call_tool)

@@ -4,19 +4,23 @@ from __future__ import annotations
 
 import inspect
 
-import openai
 import pytest
 from openai import AsyncOpenAI, OpenAI
-from packaging.specifiers import SpecifierSet
 
+from graphmind.adapter import Hook
+from graphmind.testing import assert_hooks_stand, assert_in_source, assert_supported
 from graphmind_openai import SUPPORTED
-from graphmind_openai._hooks import COPY_HOOKS, RESOURCE_HOOKS, SEND_HOOK, resolve
+from graphmind_openai._hooks import COPY_HOOKS, HOOKS, RESOURCE_HOOKS, SEND, SEND_HOOK, resolve
 
 
 def test_the_installed_openai_is_in_the_supported_range() -> None:
-    assert openai.__version__ in SpecifierSet(SUPPORTED.removeprefix("openai")), (
-        f"openai {openai.__version__} is outside {SUPPORTED}: read _hooks.py against its sources, then widen the range"
-    )
+    assert_supported(SUPPORTED)
+    assert all(isinstance(row, Hook) for row in HOOKS)  # the one hook-row type
+
+
+@pytest.mark.parametrize("cls", [OpenAI, AsyncOpenAI])
+def test_every_row_is_in_its_range_and_its_attribute_is_where_it_says(cls: type) -> None:
+    assert_hooks_stand(HOOKS, cls(api_key="k", base_url="http://127.0.0.1:9/v1"))
 
 
 @pytest.mark.parametrize("cls", [OpenAI, AsyncOpenAI])
@@ -24,12 +28,12 @@ def test_each_resource_keeps_post_on_the_instance(cls: type) -> None:
     # openai/_resource.py SyncAPIResource.__init__: `self._post = client.post`
     client = cls(api_key="k", base_url="http://127.0.0.1:9/v1")
     for hook in RESOURCE_HOOKS:
-        resource = resolve(client, hook.resource)
+        resource = resolve(client, hook.target)
         assert "_post" in vars(resource), (
-            f"{hook.resource}._post is no longer set on the instance ({hook.upstream})"
+            f"{hook.target}._post is no longer set on the instance ({hook.upstream})"
         )
         assert vars(resource)["_post"] == client.post
-        assert resolve(client, hook.resource) is resource, f"{hook.resource} is no longer a cached property"
+        assert resolve(client, hook.target) is resource, f"{hook.target} is no longer a cached property"
 
 
 @pytest.mark.parametrize("cls", [OpenAI, AsyncOpenAI])
@@ -41,8 +45,7 @@ def test_post_and_send_request_keep_their_signatures(cls: type) -> None:
     assert list(send.parameters)[:3] == ["self", "request", "stream"], (
         f"{cls.__name__}.{SEND_HOOK} changed (openai/_base_client.py)"
     )
-    source = inspect.getsource(cls.request)
-    assert f"self.{SEND_HOOK}(" in source, f"{cls.__name__}.request no longer sends through {SEND_HOOK}"
+    assert_in_source(cls.request, f"self.{SEND_HOOK}(", hook=SEND)
 
 
 def test_with_options_is_copy() -> None:
@@ -62,10 +65,9 @@ def test_helpers_post_through_the_resource() -> None:
     try:
         from openai.lib import _chat_completion_resources as chat_helpers
     except ImportError:  # openai 2.x keeps the helpers in the resource module
-        source = inspect.getsource(Completions)
+        assert_in_source(Completions, "._post(", ".create", hook=RESOURCE_HOOKS[0])
     else:
-        source = inspect.getsource(chat_helpers)
-    assert "._post(" in source and ".create" in source
+        assert_in_source(chat_helpers, "._post(", ".create", hook=RESOURCE_HOOKS[0])
 
 
 def test_raw_response_header_and_stream_bytes() -> None:
@@ -76,5 +78,4 @@ def test_raw_response_header_and_stream_bytes() -> None:
 
     assert RAW_RESPONSE_HEADER == OURS
     # The tee wraps `response.stream`; Stream reads the bytes through `response.iter_bytes()` and closes the response.
-    source = inspect.getsource(_streaming)
-    assert "self.response.iter_bytes()" in source and "response.close()" in source
+    assert_in_source(_streaming, "self.response.iter_bytes()", "response.close()")

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 import graphmind
-from graphmind.adapter.stainless import instrument_client, uninstrument_client
+from graphmind.adapter.stainless import uninstrument_client
 
 from . import _hooks
 from ._version import SUPPORTED, __version__
@@ -35,29 +35,10 @@ def instrument_anthropic(client: C, *, session: graphmind.Client | None = None) 
     """
     from anthropic import Anthropic, AsyncAnthropic
 
-    if not isinstance(client, Anthropic | AsyncAnthropic):
-        raise TypeError(
-            "instrument_anthropic() takes an anthropic.Anthropic or anthropic.AsyncAnthropic client, "
-            f"got {type(client).__name__}"
-        )
-    return instrument_client(client, session, _hooks.MARK, _apply, _hook_moved)
-
-
-def _apply(client: Any, session: graphmind.Client | None) -> Any:
-    return _hooks.apply(client, session, instrument_anthropic)
-
-
-def _hook_moved(exc: AttributeError) -> tuple[str, str]:
-    import anthropic
-
-    return (
-        f"[graphmind] anthropic {anthropic.__version__} no longer has a hook graphmind-anthropic {__version__} uses "
-        f"({exc}); the client runs uninstrumented: install a supported anthropic ({SUPPORTED}) or upgrade "
-        "graphmind-anthropic.",
-        "anthropic-hooks",
-    )
+    instrumented: C = _hooks.instrument(client, session, (Anthropic, AsyncAnthropic), instrument_anthropic)
+    return instrumented
 
 
 def uninstrument_anthropic(client: Any) -> Any:
     """Undoes `instrument_anthropic(client)`; a client that is not instrumented is returned unchanged."""
-    return uninstrument_client(client, _hooks.MARK, _hooks.undo)
+    return uninstrument_client(client, _hooks.MARK)

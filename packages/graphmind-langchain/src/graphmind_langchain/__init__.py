@@ -7,10 +7,11 @@ agent.invoke(inputs, config={"callbacks": [GraphmindCallbackHandler()]})
 
 from ._gating import gate_model, gate_tools, ungate_model, ungate_tools
 from ._handler import GraphmindCallbackHandler
-from ._package import SUPPORTED_RANGE
+from ._package import SUPPORTED, SUPPORTED_RANGE
 from ._version import __version__
 
 __all__ = [
+    "SUPPORTED",
     "SUPPORTED_RANGE",
     "GraphmindCallbackHandler",
     "__version__",

@@ -1,4 +1,5 @@
-"""Every LangChain method this package replaces, one row each: gate and ungate both read this table.
+"""Every LangChain method this package replaces, one `graphmind.adapter.Hook` row each: gate and ungate
+both read this table.
 
 Upstream call sites (langchain-core 1.8.3; the same calls exist from 0.3.0):
 
@@ -21,18 +22,29 @@ from typing import Any
 
 from langchain_core.language_models.chat_models import BaseChatModel
 
+from graphmind.adapter import Engine, Hook, Patches
+
 from ._model import gated_agenerate, gated_astream, gated_generate, gated_stream
+from ._package import SUPPORTED
 from ._tools import gated_arun, gated_run
 
-Factory = Callable[[Any, Any, Callable[..., Any], str], Callable[..., Any]]
+Factory = Callable[[Engine, Any, Callable[..., Any], str], Callable[..., Any]]
 
 
-@dataclass(frozen=True)
-class Hook:
-    attr: str
-    make: Factory  # (client, obj, original bound method, token) -> replacement
-    versions: str  # the langchain-core range in which the upstream call site above holds
-    applies: Callable[[Any], bool] = lambda obj: True
+@dataclass(eq=False)
+class Gate(Patches):
+    """What gate_tools / gate_model did to one object (undo undoes exactly that), and what its wrappers share."""
+
+    engine: Any = None  # the Engine the wrappers report to (fixed when gated)
+    obj: Any = None  # the tool or chat model gated
+    token: str = ""  # this gating's mark in the object's metadata (the handler leaves its gates to us)
+
+
+def _row(attr: str, make: Factory, upstream: str, applies: Callable[[Any], bool] | None = None) -> Hook[Gate]:
+    def wrap(original: Callable[..., Any], gate: Gate) -> Callable[..., Any]:
+        return make(gate.engine, gate.obj, original, gate.token)
+
+    return Hook("", attr, wrap, SUPPORTED, upstream, applies)
 
 
 def _streams(obj: Any) -> bool:
@@ -43,14 +55,32 @@ def _astreams(obj: Any) -> bool:
     return _streams(obj) or type(obj)._astream is not BaseChatModel._astream
 
 
-TOOL_HOOKS: tuple[Hook, ...] = (
-    Hook("_run", gated_run, ">=0.3,<2"),
-    Hook("_arun", gated_arun, ">=0.3,<2"),
+TOOL_HOOKS: tuple[Hook[Gate], ...] = (
+    _row("_run", gated_run, "langchain_core/tools/base.py:1099 BaseTool.run -> context.run(self._run, ...)"),
+    _row("_arun", gated_arun, "langchain_core/tools/base.py:1228 BaseTool.arun -> self._arun(...)"),
 )
 
-MODEL_HOOKS: tuple[Hook, ...] = (
-    Hook("_generate_with_cache", gated_generate, ">=0.3,<2"),
-    Hook("_agenerate_with_cache", gated_agenerate, ">=0.3,<2"),
-    Hook("_stream", gated_stream, ">=0.3,<2", _streams),
-    Hook("_astream", gated_astream, ">=0.3,<2", _astreams),
+MODEL_HOOKS: tuple[Hook[Gate], ...] = (
+    _row(
+        "_generate_with_cache",
+        gated_generate,
+        "langchain_core/language_models/chat_models.py:1727 BaseChatModel.generate -> self._generate_with_cache",
+    ),
+    _row(
+        "_agenerate_with_cache",
+        gated_agenerate,
+        "langchain_core/language_models/chat_models.py:1853 BaseChatModel.agenerate -> self._agenerate_with_cache",
+    ),
+    _row(
+        "_stream",
+        gated_stream,
+        "langchain_core/language_models/chat_models.py:837 BaseChatModel.stream, :2024 _generate_with_cache",
+        _streams,
+    ),
+    _row(
+        "_astream",
+        gated_astream,
+        "langchain_core/language_models/chat_models.py:970 BaseChatModel.astream, :2179 _agenerate_with_cache",
+        _astreams,
+    ),
 )

@@ -1,9 +1,14 @@
 """`instrument_litellm()` / `uninstrument_litellm()`: the `litellm` functions of the table in
 `_apis.py` replaced by gated wrappers, and put back.
 
-Idempotent (a second call patches nothing more; its `session` becomes the one reported to), reversible (the very original functions go back), and a
-disabled session patches nothing. Only the public `litellm.<name>` attributes are replaced: code that
-did `from litellm import completion` before instrumenting keeps the function it took (see README).
+One `graphmind.adapter.Hook` row per function, on the `litellm` module itself (a process-wide patch),
+applied and undone by one `Patches`: idempotent (a second call patches nothing more; its `session`
+becomes the one reported to), reversible (the very original functions go back; a function someone
+else replaced after us stays theirs), and a disabled session patches nothing. Only the public
+`litellm.<name>` attributes are replaced: code that did `from litellm import completion` before
+instrumenting keeps the function it took (see README).
+
+The upstream place of each function is in its row (`_apis.py`'s docstring tells the call path).
 """
 
 from __future__ import annotations
@@ -16,44 +21,72 @@ from typing import Any
 import litellm
 
 import graphmind
-from graphmind.adapter import engine_for
+from graphmind.adapter import Hook, Patches, engine_for
 
 from . import _call
 from ._apis import APIS, Api
+from ._version import SUPPORTED
 
-MARK = "__graphmind_litellm__"
+_UPSTREAM = {
+    "completion": "litellm/chat_completions/dispatch.py:111 completion",
+    "acompletion": "litellm/chat_completions/dispatch.py:127 acompletion",
+    "text_completion": "litellm/main.py:8056 text_completion",
+    "atext_completion": "litellm/main.py:7984 atext_completion",
+    "responses": "litellm/responses/dispatch.py:130 responses",
+    "aresponses": "litellm/responses/dispatch.py:146 aresponses",
+    "embedding": "litellm/embeddings/dispatch.py:71 embedding",
+    "aembedding": "litellm/embeddings/dispatch.py:86 aembedding",
+}
+
+
+def _sync_wrapper(api: Api) -> Callable[[Callable[..., Any], Patches], Callable[..., Any]]:
+    def wrap(original: Callable[..., Any], state: Patches) -> Callable[..., Any]:
+        @functools.wraps(original)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            engine = engine_for(state.session)  # per call: graphmind.configure() may replace the default
+            # `completion(..., acompletion=True)` returns LiteLLM's coroutine: gated by the async path only
+            # when the app awaits `litellm.acompletion` itself, so it passes through here untouched.
+            if not engine.live or kwargs.get("acompletion") is True:
+                return original(*args, **kwargs)
+            return _call.run_sync(original, api, engine, args, kwargs)
+
+        return wrapper
+
+    return wrap
+
+
+def _async_wrapper(api: Api) -> Callable[[Callable[..., Any], Patches], Callable[..., Any]]:
+    def wrap(original: Callable[..., Any], state: Patches) -> Callable[..., Any]:
+        @functools.wraps(original)
+        async def wrapper(*args: Any, **kwargs: Any) -> Any:
+            engine = engine_for(state.session)  # per call: graphmind.configure() may replace the default
+            if not engine.live:
+                return await original(*args, **kwargs)
+            return await _call.run_async(original, api, engine, args, kwargs)
+
+        return wrapper
+
+    return wrap
+
+
+# One row per function of the API table; a LiteLLM without one of them skips its row.
+HOOKS: tuple[Hook[Patches], ...] = tuple(
+    Hook(
+        "",
+        api.attr,
+        (_async_wrapper if api.is_async else _sync_wrapper)(api),
+        SUPPORTED,
+        _UPSTREAM[api.attr],
+        optional=True,
+    )
+    for api in APIS
+)
 
 _lock = threading.Lock()
-_originals: dict[str, Callable[..., Any]] = {}  # attribute -> the function it held before instrumenting
-# The session the wrappers report to (None: the default client at each call). The latest
-# `instrument_litellm(session=...)` sets it: the functions are patched once, the session can change.
-_session: list[graphmind.Client | None] = [None]
-
-
-def _sync_wrapper(original: Callable[..., Any], api: Api) -> Callable[..., Any]:
-    @functools.wraps(original)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        engine = engine_for(_session[0])
-        # `completion(..., acompletion=True)` returns LiteLLM's coroutine: gated by the async path only
-        # when the app awaits `litellm.acompletion` itself, so it passes through here untouched.
-        if not engine.live or kwargs.get("acompletion") is True:
-            return original(*args, **kwargs)
-        return _call.run_sync(original, api, engine, args, kwargs)
-
-    setattr(wrapper, MARK, True)
-    return wrapper
-
-
-def _async_wrapper(original: Callable[..., Any], api: Api) -> Callable[..., Any]:
-    @functools.wraps(original)
-    async def wrapper(*args: Any, **kwargs: Any) -> Any:
-        engine = engine_for(_session[0])
-        if not engine.live:
-            return await original(*args, **kwargs)
-        return await _call.run_async(original, api, engine, args, kwargs)
-
-    setattr(wrapper, MARK, True)
-    return wrapper
+# The one state of the process: the patches on `litellm` and the session the wrappers report to
+# (None: the default client at each call). The latest `instrument_litellm(session=...)` sets it:
+# the functions are patched once, the session can change.
+_state = Patches()
 
 
 def instrument(session: graphmind.Client | None) -> bool:
@@ -63,30 +96,19 @@ def instrument(session: graphmind.Client | None) -> bool:
         if not enabled:
             # Disabled: nothing is patched. Already patched for another session: calls now report to
             # this disabled one, i.e. they go straight through.
-            if _originals:
-                _session[0] = session
+            if _state.active:
+                _state.session = session
             return False
-        _session[0] = session
-        if _originals:
-            return True
-        for api in APIS:
-            original = getattr(litellm, api.attr, None)
-            if original is None or getattr(original, MARK, False):
-                continue
-            make = _async_wrapper if api.is_async else _sync_wrapper
-            _originals[api.attr] = original
-            setattr(litellm, api.attr, make(original, api))
-        return bool(_originals)
+        _state.session = session
+        _state.apply(litellm, HOOKS, _state)
+        return _state.active
 
 
 def uninstrument() -> None:
     with _lock:
-        for attr, original in _originals.items():
-            if getattr(getattr(litellm, attr, None), MARK, False):
-                setattr(litellm, attr, original)
-        _originals.clear()
-        _session[0] = None
+        _state.undo()
+        _state.session = None
 
 
 def instrumented() -> bool:
-    return bool(_originals)
+    return _state.active

@@ -8,10 +8,11 @@ agent = FunctionAgent(tools=gate_tools(tools), llm=gate_llm(llm))
 
 from ._gating import gate_llm, gate_tools, ungate_llm, ungate_tools
 from ._instrument import instrument_llamaindex, uninstrument_llamaindex
-from ._package import SUPPORTED_RANGE
+from ._package import SUPPORTED, SUPPORTED_RANGE
 from ._version import __version__
 
 __all__ = [
+    "SUPPORTED",
     "SUPPORTED_RANGE",
     "__version__",
     "gate_llm",

@@ -1,4 +1,4 @@
-"""Every LlamaIndex method this package replaces on an instance, one row each: gate and ungate read this table.
+"""Every LlamaIndex method this package replaces on an instance, one `graphmind.adapter.Hook` row each: gate and ungate read this table.
 
 | attr          | of                 | upstream call site (llama-index-core 0.14.25)                                   |
 |---------------|--------------------|---------------------------------------------------------------------------------|
@@ -9,8 +9,9 @@
 | `stream_chat` | BaseLLM            | same file, stream_chat_with_tools: `self.stream_chat(**chat_kwargs)`             |
 | `astream_chat`| BaseLLM            | same file, astream_chat_with_tools: `await self.astream_chat(**chat_kwargs)` (FunctionAgent._get_streaming_response) |
 
-Each row's `make(engine, obj, original bound method)` returns the replacement; `versions` is the
-llama-index-core range in which that call site holds.
+Each row is a `graphmind.adapter.Hook`: its wrap builds the replacement from the original bound
+method and the `Gate` (the engine, the object); `supported` is the llama-index-core range in which
+that call site holds.
 """
 
 from __future__ import annotations
@@ -19,27 +20,49 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from graphmind.adapter import Engine, Hook, Patches
+
 from ._llm import gated_achat, gated_astream_chat, gated_chat, gated_stream_chat
+from ._package import SUPPORTED
 from ._tools import gated_acall, gated_call
 
-Factory = Callable[[Any, Any, Callable[..., Any]], Callable[..., Any]]
+Factory = Callable[[Engine, Any, Callable[..., Any]], Callable[..., Any]]
 
 
-@dataclass(frozen=True)
-class Hook:
-    attr: str
-    make: Factory
-    versions: str
+@dataclass(eq=False)
+class Gate(Patches):
+    """What gate_tools / gate_llm did to one object (undo undoes exactly that), and what its wrappers share."""
+
+    engine: Any = None  # the Engine the wrappers report to (fixed when gated)
+    obj: Any = None  # the tool or LLM gated
 
 
-TOOL_HOOKS: tuple[Hook, ...] = (
-    Hook("call", gated_call, ">=0.14.5,<0.15"),
-    Hook("acall", gated_acall, ">=0.14.5,<0.15"),
+def _row(attr: str, make: Factory, upstream: str) -> Hook[Gate]:
+    def wrap(original: Callable[..., Any], gate: Gate) -> Callable[..., Any]:
+        return make(gate.engine, gate.obj, original)
+
+    # optional: a tool without `acall` (a plain BaseTool) keeps its other rows
+    return Hook("", attr, wrap, SUPPORTED, upstream, optional=True)
+
+
+TOOL_HOOKS: tuple[Hook[Gate], ...] = (
+    _row("call", gated_call, "llama_index/core/tools/calling.py:27 call_tool; FunctionTool.__call__"),
+    _row(
+        "acall", gated_acall, "llama_index/core/agent/workflow/base_agent.py:374 BaseWorkflowAgent._call_tool"
+    ),
 )
 
-LLM_HOOKS: tuple[Hook, ...] = (
-    Hook("chat", gated_chat, ">=0.14.5,<0.15"),
-    Hook("achat", gated_achat, ">=0.14.5,<0.15"),
-    Hook("stream_chat", gated_stream_chat, ">=0.14.5,<0.15"),
-    Hook("astream_chat", gated_astream_chat, ">=0.14.5,<0.15"),
+LLM_HOOKS: tuple[Hook[Gate], ...] = (
+    _row("chat", gated_chat, "llama_index/core/llms/function_calling.py:55 chat_with_tools"),
+    _row("achat", gated_achat, "llama_index/core/llms/function_calling.py:83 achat_with_tools"),
+    _row(
+        "stream_chat",
+        gated_stream_chat,
+        "llama_index/core/llms/function_calling.py:112 stream_chat_with_tools",
+    ),
+    _row(
+        "astream_chat",
+        gated_astream_chat,
+        "llama_index/core/llms/function_calling.py:135 astream_chat_with_tools",
+    ),
 )

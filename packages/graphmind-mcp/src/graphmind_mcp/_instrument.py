@@ -1,9 +1,10 @@
-"""Instrument / uninstrument one `ClientSession` (shared by `instrument_mcp` and the proxy)."""
+"""Instrument / uninstrument one `ClientSession` or `mcp.client.Client` (shared by `instrument_mcp` and the proxy)."""
 
 from __future__ import annotations
 
-from importlib import metadata
 from typing import Any, TypeVar
+
+from graphmind.adapter import hook_moved, instrument_once, uninstrument_once
 
 from . import _hooks
 from ._version import SUPPORTED, __version__
@@ -23,25 +24,13 @@ def instrument(session: S, state: _hooks.State) -> S:
         raise TypeError(
             f"instrument_mcp() takes an mcp.ClientSession or an mcp.client.Client, got {type(session).__name__}"
         )
-    if _hooks.MARK in vars(session):
-        return session
-    if not state.engine().enabled:
-        return session  # disabled: the session stays exactly as it was (zero overhead)
-    try:
-        _hooks.apply(session, state, hooks)
-    except AttributeError as exc:
-        state.engine().warn(
-            f"[graphmind] mcp {metadata.version('mcp')} no longer has a hook graphmind-mcp {__version__} uses ({exc}); "
-            f"the session runs uninstrumented: install a supported mcp ({SUPPORTED}) or upgrade graphmind-mcp.",
-            key="mcp-hooks",
-        )
-        return session
-    vars(session)[_hooks.MARK] = state
-    return session
+    return instrument_once(
+        session, _hooks.MARK, state.session, lambda s: _hooks.apply(s, state, hooks), _HOOK_MOVED
+    )
+
+
+_HOOK_MOVED = hook_moved("mcp", "graphmind-mcp", __version__, SUPPORTED, what="session")
 
 
 def uninstrument(session: Any) -> Any:
-    state = vars(session).pop(_hooks.MARK, None)
-    if state is not None:
-        _hooks.undo(session, state)
-    return session
+    return uninstrument_once(session, _hooks.MARK, _hooks.undo)

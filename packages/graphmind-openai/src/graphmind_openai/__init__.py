@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 import graphmind
-from graphmind.adapter.stainless import instrument_client, uninstrument_client
+from graphmind.adapter.stainless import uninstrument_client
 
 from . import _hooks
 from ._version import SUPPORTED, __version__
@@ -33,27 +33,10 @@ def instrument_openai(client: C, *, session: graphmind.Client | None = None) -> 
     """
     from openai import AsyncOpenAI, OpenAI
 
-    if not isinstance(client, OpenAI | AsyncOpenAI):
-        raise TypeError(
-            f"instrument_openai() takes an openai.OpenAI or openai.AsyncOpenAI client, got {type(client).__name__}"
-        )
-    return instrument_client(client, session, _hooks.MARK, _apply, _hook_moved)
-
-
-def _apply(client: Any, session: graphmind.Client | None) -> Any:
-    return _hooks.apply(client, session, instrument_openai)
-
-
-def _hook_moved(exc: AttributeError) -> tuple[str, str]:
-    import openai
-
-    return (
-        f"[graphmind] openai {openai.__version__} no longer has a hook graphmind-openai {__version__} uses ({exc}); "
-        f"the client runs uninstrumented: install a supported openai ({SUPPORTED}) or upgrade graphmind-openai.",
-        "openai-hooks",
-    )
+    instrumented: C = _hooks.instrument(client, session, (OpenAI, AsyncOpenAI), instrument_openai)
+    return instrumented
 
 
 def uninstrument_openai(client: Any) -> Any:
     """Undoes `instrument_openai(client)`; a client that is not instrumented is returned unchanged."""
-    return uninstrument_client(client, _hooks.MARK, _hooks.undo)
+    return uninstrument_client(client, _hooks.MARK)

@@ -15,8 +15,6 @@ injected values, the gate-matrix kit every adapter's tests run). An adapter impo
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .._base.errors import RunAborted
 from .._events.jsonsafe import json_scalar, json_scalars, plain_message
 from .._hub.gate import GateAnswer
@@ -26,18 +24,19 @@ from .._node.model_reply import ModelReply, ToolCallReply, parse_model_reply
 from .._node.spec import NodeSpec, Owned, Settled, describe_error
 from .._runs.run import RunContext
 from .._runs.steps import StepIdentity
-
-if TYPE_CHECKING:
-    from .._api.client import Client
+from ._hooks import Hook, Patches, hook_moved, instrument_once, items_of, resolve, uninstrument_once
+from ._session import engine_for
 
 __all__ = [
     "Engine",
     "GateAnswer",
+    "Hook",
     "KnownTimeout",
     "ModelReply",
     "NodeExecution",
     "NodeSpec",
     "Owned",
+    "Patches",
     "RunAborted",
     "RunContext",
     "Settled",
@@ -45,17 +44,13 @@ __all__ = [
     "ToolCallReply",
     "describe_error",
     "engine_for",
+    "hook_moved",
+    "instrument_once",
+    "items_of",
     "json_scalar",
     "json_scalars",
     "parse_model_reply",
     "plain_message",
+    "resolve",
+    "uninstrument_once",
 ]
-
-
-def engine_for(session: Client | None = None) -> Engine:
-    """The engine of `session`, or of the process-wide default client when None."""
-    if session is None:
-        from .. import get_client
-
-        session = get_client()
-    return session._engine

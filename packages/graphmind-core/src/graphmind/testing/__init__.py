@@ -3,9 +3,22 @@
 - `FakeHub`: an in-process hub speaking protocol v1 (see its module, `graphmind/testing/_fakehub.py`).
 - `graphmind.testing.gate_matrix`: the gate matrix every adapter's tests run with its own call
   (docs/adapters.md, "Tests every adapter passes").
+- `assert_supported`, `assert_hooks_stand`, `assert_in_source`: an adapter's hook-table test, that
+  fails loudly when an upstream hook moves (docs/adapters.md, "The scaffold").
 - `one_kb_tool_args`, `ThrowingGetterDict`, `ProxyLike`: sample values for size and fail-open tests.
 """
 
 from ._fakehub import Answer, FakeHub, ProxyLike, ThrowingGetterDict, one_kb_tool_args
+from ._upstream import assert_hooks_stand, assert_in_source, assert_supported, split_requirement
 
-__all__ = ["Answer", "FakeHub", "ProxyLike", "ThrowingGetterDict", "one_kb_tool_args"]
+__all__ = [
+    "Answer",
+    "FakeHub",
+    "ProxyLike",
+    "ThrowingGetterDict",
+    "assert_hooks_stand",
+    "assert_in_source",
+    "assert_supported",
+    "one_kb_tool_args",
+    "split_requirement",
+]

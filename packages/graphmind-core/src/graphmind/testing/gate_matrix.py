@@ -26,11 +26,12 @@ from .. import protocol as proto
 from .._api.client import Client
 from .._base.errors import RunAborted
 from ._case import Case, astream_items
+from ._describer_check import DescriberCheck
 from ._fakehub import FakeHub
 from ._kill_switch import instance_attrs, kill_switch
 from ._subject import GateSubject, Hub
 
-__all__ = ["BACKENDS", "CASES", "GateSubject", "Hub", "run_case"]
+__all__ = ["BACKENDS", "CASES", "DescriberCheck", "GateSubject", "Hub", "run_case"]
 
 
 CASES: list[str] = []
@@ -325,21 +326,37 @@ BACKENDS = ("asyncio", "trio")  # the async libraries the kit's cases run under 
 
 
 async def run_case(
-    case: str, subject: GateSubject, *, hub: Callable[[], Hub] | None = None, **client_options: Any
+    case: str,
+    subject: GateSubject,
+    *,
+    hub: Callable[[], Hub] | None = None,
+    check_describers: bool = True,
+    **client_options: Any,
 ) -> None:
     """Runs one line of the matrix against a fresh hub and client. `hub`: a factory of a started-on-enter
-    hub (default: `FakeHub(pause_on_error="off")`); `client_options`: extra `graphmind.Client` options."""
+    hub (default: `FakeHub(pause_on_error="off")`); `client_options`: extra `graphmind.Client` options.
+
+    `check_describers` (on unless turned off): the case also fails when a payload the adapter handed
+    core was not a fresh JSON-safe value (an app object, a tuple, NaN, a value changed afterwards:
+    `DescriberCheck`, docs/adapters.md "The describer contract")."""
     try:
         fn = _CASES[case]
     except KeyError:
         raise ValueError(f"unknown gate-matrix case {case!r}; the cases are {CASES}") from None
     with (hub or _fake_hub)() as started:
         client = Client(app="gate-matrix", url=started.url, retry_interval=0.2, **client_options)
+        check = DescriberCheck(client) if check_describers else None
         try:
             if not client.ready(5):
                 raise AssertionError("the client did not attach to the hub")
             await fn(Case(started, client, subject))
+            problems = check.problems() if check is not None else []
+            assert not problems, "a describer broke the contract (fresh JSON-safe values):\n" + "\n".join(
+                problems
+            )
         finally:
+            if check is not None:
+                check.close()
             client.dispose()
 
 

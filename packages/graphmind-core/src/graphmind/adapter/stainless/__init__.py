@@ -7,8 +7,9 @@ attempt goes through one send method inside the SDK's retry loop, a streamed rep
 SDK's `Stream` / `AsyncStream` through `_iterator` off `response.stream`, and the header
 `X-Stainless-Raw-Response` marks the raw shapes. Here is the `_post` wrapper (`post_wrapper`), the
 exchange between it and the send hook (`send_wrapper`), the replay of a recorded or injected reply
-through the SDK's own `_post`, the byte-stream tee, the typed-stream tee and keep-alive, and the undo
-bookkeeping (`Patches`).
+through the SDK's own `_post`, the byte-stream tee, the typed-stream tee and keep-alive, and the rows
+an adapter's hook table is made of (`resource_hook`, `wrap_send`, `wrap_copy`: `graphmind.adapter.Hook`
+rows applied and undone by `Patches`, a `graphmind.adapter.Patches`).
 
 An adapter keeps only what differs: an `Sdk` (its name, its `Stream` types), one `Api` row per API
 (describe a request / a typed result / a body, turn an injected value into a body and that body into
@@ -19,19 +20,23 @@ Duck-typed: importing this imports neither an SDK nor httpx (responses and byte 
 with the module of the request's own flavour).
 """
 
-from .. import Owned
+from .. import Owned, resolve
 from ._api import Api, Described, StreamReader, split, sse, tool_hints
 from ._call import RAW_RESPONSE_HEADER, Call
 from ._exchange import Exchange, Reply, Sdk, reply_for, send_wrapper
 from ._patch import (
     Patches,
+    PostHook,
     ResourceHook,
     copy_wrapper,
     instrument_client,
+    instrument_hooks,
     patch_resources,
     post_wrapper,
-    resolve,
+    resource_hook,
     uninstrument_client,
+    wrap_copy,
+    wrap_send,
 )
 from ._run import run_async, run_sync
 
@@ -43,16 +48,19 @@ __all__ = [
     "Exchange",
     "Owned",
     "Patches",
+    "PostHook",
     "Reply",
     "ResourceHook",
     "Sdk",
     "StreamReader",
     "copy_wrapper",
     "instrument_client",
+    "instrument_hooks",
     "patch_resources",
     "post_wrapper",
     "reply_for",
     "resolve",
+    "resource_hook",
     "run_async",
     "run_sync",
     "send_wrapper",
@@ -60,4 +68,6 @@ __all__ = [
     "sse",
     "tool_hints",
     "uninstrument_client",
+    "wrap_copy",
+    "wrap_send",
 ]

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from .. import engine_for
+from .. import Hook, engine_for, instrument_once, uninstrument_once
+from .. import Patches as AdapterPatches
 from ._api import Api
 from ._call import Call
-from ._exchange import Sdk
+from ._exchange import Sdk, send_wrapper
 from ._run import run_async, run_sync
 
 if TYPE_CHECKING:
@@ -27,44 +28,48 @@ C = TypeVar("C")
 P = TypeVar("P", bound="Patches")
 
 
-class ResourceHook(Protocol):
-    """A row of an adapter's hook table: the resource's attribute path, its POST paths' API rows."""
+@dataclass(eq=False)
+class Patches(AdapterPatches):
+    """What instrumenting one client did (`graphmind.adapter.Patches`: undo undoes exactly that), and
+    what its wrappers need: the adapter's `Sdk`, whether the client is async, and the adapter's
+    instrument function (derived clients are instrumented with it)."""
 
-    @property
-    def resource(self) -> str: ...
-
-    @property
-    def apis(self) -> Mapping[str, Api]: ...
-
-
-@dataclass
-class Patches:
-    """What instrumenting one client did, so uninstrument can undo exactly that."""
-
-    session: Client | None
-    patched: list[tuple[Any, str, Any, bool]] = field(
-        default_factory=list
-    )  # (object, attribute, previous value, was it on the instance)
-
-    def set(self, obj: Any, name: str, value: Any) -> None:
-        had = name in vars(obj)
-        self.patched.append((obj, name, vars(obj).get(name), had))
-        setattr(obj, name, value)
-
-    def undo(self) -> None:
-        for obj, name, previous, had in reversed(self.patched):
-            if had:
-                setattr(obj, name, previous)
-            else:
-                vars(obj).pop(name, None)
-        self.patched.clear()
+    sdk: Sdk | None = None
+    is_async: bool = False
+    instrument: Callable[..., Any] | None = None
 
 
-def resolve(obj: Any, dotted: str) -> Any:
-    """`client.<a>.<b>`: a resource by its attribute path."""
-    for part in dotted.split("."):
-        obj = getattr(obj, part)
-    return obj
+# A row of an adapter's hook table (the one hook-row type; kept under its old name here).
+ResourceHook = Hook
+
+
+@dataclass(frozen=True)
+class PostHook:
+    """The wrap of a `resource._post` row: POSTs to the paths in `apis` (each its API's row) are gated."""
+
+    apis: Mapping[str, Api]
+    label: str  # `<resource>._post`, in warnings
+
+    def __call__(self, original: Callable[..., Any], state: Patches) -> Callable[..., Any]:
+        assert state.sdk is not None, "a Stainless Patches needs its Sdk"
+        return post_wrapper(original, self.apis, self.label, state.sdk, state, state.is_async)
+
+
+def resource_hook(resource: str, apis: Mapping[str, Api], supported: str, upstream: str) -> Hook[Patches]:
+    """The row that patches `client.<resource>._post` on the instance, gating POSTs to the paths in `apis`."""
+    return Hook(resource, "_post", PostHook(apis, f"{resource}._post"), supported, upstream)
+
+
+def wrap_send(original: Callable[..., Any], state: Patches) -> Callable[..., Any]:
+    """The wrap of a send row (one call per HTTP attempt): see `send_wrapper`."""
+    assert state.sdk is not None, "a Stainless Patches needs its Sdk"
+    return send_wrapper(original, state.sdk, state.is_async)
+
+
+def wrap_copy(original: Callable[..., Any], state: Patches) -> Callable[..., Any]:
+    """The wrap of a copy row (`copy` / `with_options`): the derived client is instrumented too."""
+    assert state.instrument is not None, "a Stainless Patches needs the adapter's instrument function"
+    return copy_wrapper(original, state, state.instrument)
 
 
 def post_wrapper(
@@ -112,13 +117,11 @@ def copy_wrapper(
 
 
 def patch_resources(
-    state: Patches, client: Any, hooks: Iterable[ResourceHook], sdk: Sdk, is_async: bool
+    state: Patches, client: Any, hooks: Iterable[Hook[Patches]], sdk: Sdk, is_async: bool
 ) -> None:
-    """Each hook's `resource._post`, on this client's resource instances."""
-    for hook in hooks:
-        resource = resolve(client, hook.resource)
-        label = f"{hook.resource}._post"
-        state.set(resource, "_post", post_wrapper(resource._post, hook.apis, label, sdk, state, is_async))
+    """Applies the rows `hooks` (`resource_hook`, `wrap_send`, `wrap_copy` rows) to `client` for `sdk`."""
+    state.sdk, state.is_async = sdk, is_async
+    state.apply(client, hooks, state)
 
 
 def instrument_client(
@@ -128,29 +131,40 @@ def instrument_client(
     apply: Callable[[C, Client | None], P],
     hook_moved: Callable[[AttributeError], tuple[str, str]],
 ) -> C:
-    """Instruments `client` once (the state kept under `mark` in its `__dict__`). A disabled session
-    changes nothing at all; a hook the installed SDK no longer has (`AttributeError` from `apply`)
-    warns once with `hook_moved(exc)` (message, key) and leaves the client uninstrumented."""
-    if mark in vars(client):
-        return client
-    engine = engine_for(session)
-    if not engine.enabled:
-        # A disabled session, the default one included (GRAPHMIND_DISABLED=1): the client stays
-        # exactly as it was, zero overhead (environment page: the adapter is the identity).
-        return client
-    try:
-        state = apply(client, session)
-    except AttributeError as exc:
-        message, key = hook_moved(exc)
-        engine.warn(message, key=key)
-        return client
-    vars(client)[mark] = state
-    return client
+    """Instruments `client` once (`graphmind.adapter.instrument_once`, the state kept under `mark`). A
+    disabled session changes nothing at all; a hook the installed SDK no longer has (`AttributeError`
+    from `apply`) warns once with `hook_moved(exc)` (message, key) and leaves the client uninstrumented."""
+    return instrument_once(client, mark, session, lambda c: apply(c, session), hook_moved)
 
 
-def uninstrument_client(client: C, mark: str, undo: Callable[[Any], None]) -> C:
+def instrument_hooks(
+    client: C,
+    session: Client | None,
+    mark: str,
+    hooks: Iterable[Hook[Patches]],
+    sdk: Sdk,
+    clients: tuple[type, type],
+    instrument: Callable[..., Any],
+    hook_moved: Callable[[AttributeError], tuple[str, str]],
+) -> C:
+    """`instrument_client` with the adapter's table: `hooks` applied to `client` by one `Patches` for
+    `sdk`. `clients`: the SDK's sync and async client types (anything else is a TypeError naming
+    them); `instrument`: the adapter's instrument function (it instruments the clients `copy()` derives)."""
+    if not isinstance(client, clients):
+        sync, async_ = (f"{sdk.key}.{cls.__name__}" for cls in clients)
+        raise TypeError(
+            f"{instrument.__name__}() takes an {sync} or {async_} client, got {type(client).__name__}"
+        )
+    is_async = isinstance(client, clients[1])
+
+    def apply(target: C) -> Patches:
+        state = Patches(session, sdk=sdk, is_async=is_async, instrument=instrument)
+        state.apply(target, hooks, state)
+        return state
+
+    return instrument_once(client, mark, session, apply, hook_moved)
+
+
+def uninstrument_client(client: C, mark: str, undo: Callable[[Any], None] | None = None) -> C:
     """Undoes `instrument_client`; a client that is not instrumented is returned unchanged."""
-    state = vars(client).pop(mark, None)
-    if state is not None:
-        undo(state)
-    return client
+    return uninstrument_once(client, mark, undo)
