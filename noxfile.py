@@ -219,7 +219,69 @@ SUITES = {
             "pytest-benchmark",
         ],
     ),
+    # mcp's `dev` group, minus the type checker, linter and coverage; `mcp-example-stories` is the
+    # source's own examples/ package (installed from the unpacked source below).
+    "mcp": (
+        "mcp",
+        "graphmind-mcp",
+        [
+            "mcp[cli]",
+            "pydantic-settings>=2.5.2",
+            "pytest>=8.4.0",
+            "trio>=0.26.2",
+            "pytest-xdist>=3.6.1",
+            "pytest-examples>=0.0.14",
+            "pytest-pretty>=1.2.0",
+            "pytest-timeout",
+            "inline-snapshot>=0.23.0",
+            "dirty-equals>=0.9.0",
+            "pillow>=12.0",
+            "logfire>=3.0.0",
+            "opentelemetry-sdk>=1.39.1",
+            "blockbuster>=1.5.27",
+        ],
+    ),
+    # llama-index-core's `dev` group, the parts its unit tests import.
+    "llamaindex": (
+        "llama-index-core",
+        "graphmind-llamaindex",
+        [
+            "pytest",
+            "pytest-asyncio",
+            "pytest-mock",
+            "pytest-timeout",
+            "pytest-xdist",
+            "openai",
+            "pandas",
+            "tree-sitter-language-pack",
+            "pypdf",
+            "aiohttp",
+        ],
+    ),
+    # litellm's test dependencies for its mocked unit tests (tests/test_litellm).
+    "litellm": (
+        "litellm",
+        "graphmind-litellm",
+        [
+            "pytest",
+            "pytest-asyncio",
+            "pytest-mock",
+            "pytest-timeout",
+            "pytest-xdist",
+            "respx",
+            "fastapi",
+        ],
+    ),
 }
+# The source package's own directory that holds its tests, installed into the session first.
+SUITE_LOCAL_PACKAGES = {"mcp": ["examples"]}
+# Frameworks whose source distribution ships no tests (llama-index-core's sdist holds the package
+# only; litellm's also needs a Rust toolchain to build its metadata): the tests come from the
+# framework's repository at the locked version, a directory named by GRAPHMIND_SUITE_TESTS whose
+# tests/ is copied to .nox/suite-src/<dist>-<version>-tests and run against the installed
+# package. docs/compatibility.md says how.
+TESTS_ELSEWHERE = {"llama-index-core", "litellm"}
+TESTS_FROM_ENV = "GRAPHMIND_SUITE_TESTS"
 
 
 def _locked_version(distribution: str) -> str:
@@ -230,18 +292,32 @@ def _locked_version(distribution: str) -> str:
     return max(versions, key=lambda v: tuple(int(x) if x.isdigit() else 0 for x in v.split(".")))
 
 
-@nox.session(tags=["suites"])
-@nox.parametrize("framework", list(SUITES))
-def suite(session: nox.Session, framework: str) -> None:
-    """On demand (slow, not in the default run): the framework's own offline test suite, from its source
-    package at the version in uv.lock, run bare, then with every client instrumented detached and
-    attached to a real hub (scripts/suites/run_suite.py); fails if a test that passes bare does not."""
-    distribution, adapter, deps = SUITES[framework]
-    version = _locked_version(distribution)
-    _install_workspace(session, "graphmind-core", "graphmind-server", adapter)
-    session.install("pip", *deps, f"{distribution}=={version}")
+def _suite_source(session: nox.Session, distribution: str, version: str) -> pathlib.Path:
+    """The unpacked source distribution (cached in .nox/suite-src); for a framework whose source
+    distribution ships no tests, a directory of the tests alone (they import the installed package)."""
+    import shutil
+
     src_root = ROOT / ".nox" / "suite-src"
-    src = src_root / f"{distribution.replace('-', '_')}-{version}"
+    stem = f"{distribution.replace('-', '_')}-{version}"
+    if distribution in TESTS_ELSEWHERE:
+        tests = pathlib.Path(os.environ.get(TESTS_FROM_ENV, "")) / "tests"
+        if not os.environ.get(TESTS_FROM_ENV) or not tests.is_dir():
+            session.error(
+                f"{distribution} {version}'s source distribution ships no tests: set {TESTS_FROM_ENV} to a "
+                f"directory holding its tests/ from the repository at that version (docs/compatibility.md)"
+            )
+        src = src_root / f"{stem}-tests"
+        shutil.rmtree(src, ignore_errors=True)
+        shutil.copytree(tests, src / "tests")
+        # The framework's own pytest configuration when given; else an empty one, which stops
+        # pytest's search for one at the source dir (it would find this repository's pyproject.toml).
+        configs = [c for c in ("pyproject.toml", "pytest.ini", "setup.cfg") if (tests.parent / c).is_file()]
+        for config in configs:
+            shutil.copy(tests.parent / config, src / config)
+        if not configs:
+            (src / "pytest.ini").write_text("[pytest]\n")
+        return src
+    src = src_root / stem
     if not src.is_dir():
         src_root.mkdir(parents=True, exist_ok=True)
         session.run(
@@ -257,8 +333,24 @@ def suite(session: nox.Session, framework: str) -> None:
             "-d",
             str(src_root),
         )
-        archive = next(src_root.glob(f"{distribution.replace('-', '_')}-{version}.tar.gz"))
+        archive = next(src_root.glob(f"{stem}.tar.gz"))
         session.run("tar", "-xzf", str(archive), "-C", str(src_root), external=True)
+    return src
+
+
+@nox.session(tags=["suites"])
+@nox.parametrize("framework", list(SUITES))
+def suite(session: nox.Session, framework: str) -> None:
+    """On demand (slow, not in the default run): the framework's own offline test suite, from its source
+    package at the version in uv.lock, run bare, then with every client instrumented detached and
+    attached to a real hub (scripts/suites/run_suite.py); fails if a test that passes bare does not."""
+    distribution, adapter, deps = SUITES[framework]
+    version = _locked_version(distribution)
+    _install_workspace(session, "graphmind-core", "graphmind-server", adapter)
+    session.install("pip", *deps, f"{distribution}=={version}")
+    src = _suite_source(session, distribution, version)
+    for local in SUITE_LOCAL_PACKAGES.get(framework, []):
+        session.install("--no-deps", "-e", str(src / local))
     session.run(
         "python", str(ROOT / "scripts" / "suites" / "run_suite.py"), framework, str(src), *session.posargs
     )

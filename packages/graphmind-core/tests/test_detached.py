@@ -186,10 +186,29 @@ async def test_aready_and_wait_for_attach() -> None:
 
     with FakeHub() as hub:
         client = graphmind.Client(url=hub.url, wait_for_attach=True)
-        gated = client.wrap(lambda: 1, name="first")
-        assert gated() == 1
-        assert client.attached  # the first gated call waited for the handshake
+
+        async def first() -> int:
+            return 1
+
+        gated = client.wrap(first, name="first")
+        assert await gated() == 1
+        assert client.attached  # the first gated call waited for the handshake (in a worker thread)
         assert await client.aready(1) is True
+        await client.adispose()
+
+
+async def test_a_sync_gated_call_on_a_running_loop_starts_the_connect_and_never_waits() -> None:
+    """Issue 39: a sync call inside async code runs on the loop's thread; waiting there for the
+    handshake would stall every task of the loop. It starts the connect and carries on."""
+    from graphmind.testing import FakeHub
+
+    with FakeHub() as hub:
+        client = graphmind.Client(url=hub.url, wait_for_attach=5)
+        gated = client.wrap(lambda: 1, name="first")
+        started = time.monotonic()
+        assert gated() == 1
+        assert time.monotonic() - started < 1.0
+        assert await client.aready(5) is True  # the connect it started attaches
         await client.adispose()
 
 

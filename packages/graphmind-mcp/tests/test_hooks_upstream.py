@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 
+import pytest
 from mcp import ClientSession
 
 from graphmind.adapter import Hook
@@ -36,3 +37,25 @@ def test_the_inject_check_and_the_server_name_are_public_client_session_api() ->
         "result",
     ]
     assert isinstance(inspect.getattr_static(ClientSession, "server_info"), property)
+
+
+def test_the_client_hook_is_the_app_level_call_that_drives_the_input_required_rounds() -> None:
+    """`Client.call_tool` re-sends through `ClientSession.call_tool` once per `InputRequiredResult`
+    round (graphmind_mcp/_rounds.py); the rounds' re-send names `request_state` / `input_responses`."""
+    from mcp.client import Client
+
+    from graphmind_mcp._hooks import CLIENT_HOOKS
+
+    driver = pytest.importorskip("mcp.client._input_required")  # SEP-2322 rounds: mcp 2.3 and later
+    run_input_required_driver = driver.run_input_required_driver
+
+    assert all(isinstance(row, Hook) for row in CLIENT_HOOKS)  # the one hook-row type
+    assert_hooks_stand(CLIENT_HOOKS, Client)
+    for hook in CLIENT_HOOKS:
+        method = getattr(Client, hook.attr)
+        assert inspect.iscoroutinefunction(method), hook
+        assert list(inspect.signature(method).parameters)[:3] == ["self", "name", "arguments"]
+    assert "_drive_input_required" in inspect.getsource(Client.call_tool)
+    assert "retry(responses, current.request_state)" in inspect.getsource(run_input_required_driver)
+    session_params = inspect.signature(ClientSession.call_tool).parameters
+    assert {"request_state", "input_responses", "allow_input_required"} <= set(session_params)

@@ -40,7 +40,10 @@ def instrument_mcp(*, session: S, client: graphmind.Client | None = None) -> S: 
 def instrument_mcp(
     mcp_session: Any = _POSITIONAL, /, *, session: Any = None, client: graphmind.Client | None = None
 ) -> Any:
-    """Instruments an `mcp.ClientSession` in place and returns it.
+    """Instruments an `mcp.ClientSession`, or an `mcp.client.Client`, in place and returns it.
+
+    A `Client`'s `call_tool` is the app-level call: a multi-round call (the SDK re-sending
+    `tools/call` once per `InputRequiredResult` round) is one node with its rounds in it.
 
     `session=`: the GraphMind client to report to (default: `graphmind.get_client()` at each call),
     as in every adapter; `client=` is its earlier name here and still works. With no positional

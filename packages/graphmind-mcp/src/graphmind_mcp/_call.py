@@ -14,12 +14,13 @@ the gate continues, the app gets the very result back.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
 from graphmind.adapter import Engine, NodeSpec, RunContext, Settled
 
 from ._result import describe_result, error_text, is_error, to_result
+from ._rounds import Rounds
 
 if (
     TYPE_CHECKING
@@ -94,8 +95,15 @@ async def call_tool_node(
     call: ToolCall,
     server: str | None,
     run: RunContext | None,
+    *,
+    rounds: Rounds | None = None,
+    line: Hashable | None = None,
 ) -> Any:
-    ex = await engine.astart_node(spec_for(call.name, call.arguments, server), run=run)
+    """`rounds`: the call is an app-level `Client.call_tool`; its rounds are written into this node.
+    `line`: the loop streak of a call outside any run (the session's; default the task's)."""
+    ex = await engine.astart_node(spec_for(call.name, call.arguments, server), run=run, line=line)
+    if rounds is not None:
+        rounds.node = ex
     try:
         return await ex.run_async(call.body, describe_result, call.from_injected)
     except ToolResultError as exc:

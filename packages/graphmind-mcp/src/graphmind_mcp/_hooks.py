@@ -1,22 +1,24 @@
-"""The hook points, as one table that drives both instrument and uninstrument.
+"""The hook points, as one table per hooked type that drives both instrument and uninstrument.
 
-Each hook is a `graphmind.adapter.Hook` row, an attribute set on the `ClientSession` instance given
-(it shadows the class's method), so nothing global changes and another session in the process is
-untouched; uninstrument (the row's `Patches`) deletes the attribute (or puts back what the instance
-held before) and the class's own method shows through again. A version change of the SDK is one
-row here. `tests/test_hooks_upstream.py` fails loudly when a hooked method moves.
+Each hook is a `graphmind.adapter.Hook` row, an attribute set on the `ClientSession` (or
+`mcp.client.Client`) instance given (it shadows the class's method), so nothing global changes and
+another session in the process is untouched; uninstrument (the row's `Patches`) deletes the
+attribute (or puts back what the instance held before) and the class's own method shows through
+again. A version change of the SDK is one row here. `tests/test_hooks_upstream.py` fails loudly
+when a hooked method moves.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from graphmind.adapter import Hook, Patches, RunContext
 
 from ._call import ToolCall, call_tool_node
+from ._rounds import CURRENT, Rounds, is_continuation
 
 MARK = "_graphmind_mcp"
 
@@ -28,7 +30,13 @@ class State(Patches):
     # The run each call belongs to; None: the calling context's (`gm.run(...)` or the implicit run).
     # graphmind mcp-proxy passes its host session's run (its handlers run in the SDK's own tasks).
     run: Callable[[], RunContext | None] = lambda: None
-    mcp_session: Any = None  # the ClientSession instrumented
+    mcp_session: Any = None  # the ClientSession (or mcp.client.Client) instrumented
+    # A `Client`'s state: the sessions this client instrumented for its rounds (undone with it).
+    sessions: list[Any] = field(default_factory=list)
+    # The loop streak of calls made outside any GraphMind run is this session's (or client's):
+    # identical calls through separate MCP sessions (separate connections, e.g. one per test of a
+    # suite, or per request of a server) are not one agent repeating itself.
+    line: object = field(default_factory=object)
 
 
 def _call_tool(original: Callable[..., Awaitable[Any]], state: State) -> Callable[..., Awaitable[Any]]:
@@ -36,8 +44,20 @@ def _call_tool(original: Callable[..., Awaitable[Any]], state: State) -> Callabl
 
     @functools.wraps(original)
     async def call_tool(name: str, arguments: Any = None, *args: Any, **kwargs: Any) -> Any:
+        rounds = CURRENT.get()
+        if rounds is not None and rounds.owns(name):
+            # One round of an instrumented `Client.call_tool` (_rounds.py): that call is the node.
+            try:
+                result = await original(name, arguments, *args, **kwargs)
+            except Exception as exc:
+                rounds.failed(exc)
+                raise
+            rounds.record(result)
+            return result
         engine = state.engine()
-        if not engine.live:
+        if not engine.live or is_continuation(kwargs):
+            # A re-send of a call answered `InputRequiredResult`: part of the call its first round
+            # started (a node already), not another call: no node, no loop streak (_rounds.py).
             return await original(name, arguments, *args, **kwargs)
         switches = engine.redaction_switches
         info = session.server_info
@@ -50,7 +70,51 @@ def _call_tool(original: Callable[..., Awaitable[Any]], state: State) -> Callabl
             kwargs,
             hidden=switches.hide_tool_results or switches.hide_outputs,
         )
-        return await call_tool_node(engine, call, info.name if info is not None else None, state.run())
+        return await call_tool_node(
+            engine, call, info.name if info is not None else None, state.run(), line=state.line
+        )
+
+    return call_tool
+
+
+def _client_call_tool(original: Callable[..., Awaitable[Any]], state: State) -> Callable[..., Awaitable[Any]]:
+    """`mcp.client.Client.call_tool`, the app-level call: one node for all its rounds."""
+    client = state.mcp_session
+
+    @functools.wraps(original)
+    async def call_tool(name: str, arguments: Any = None, *args: Any, **kwargs: Any) -> Any:
+        engine = state.engine()
+        session = vars(client).get("_session")  # None: not entered; the SDK raises its own error
+        if not engine.live or session is None:
+            return await original(name, arguments, *args, **kwargs)
+        if Patches.of(session, MARK) is None:  # the session's hook is what sees each round
+            from ._instrument import instrument
+
+            instrument(session, State(state.session, state.run))
+            state.sessions.append(session)
+        rounds = Rounds(name)
+
+        async def all_rounds(*call: Any, **options: Any) -> Any:
+            token = CURRENT.set(rounds)
+            try:
+                return await original(*call, **options)
+            finally:
+                CURRENT.reset(token)
+
+        switches = engine.redaction_switches
+        info = session.server_info
+        call = ToolCall(
+            all_rounds,
+            session.validate_tool_result,
+            name,
+            arguments,
+            args,
+            kwargs,
+            hidden=switches.hide_tool_results or switches.hide_outputs,
+        )
+        return await call_tool_node(
+            engine, call, info.name if info is not None else None, state.run(), rounds=rounds, line=state.line
+        )
 
     return call_tool
 
@@ -69,8 +133,30 @@ HOOKS: tuple[Hook[State], ...] = (
     ),
 )
 
+CLIENT_HOOKS: tuple[Hook[State], ...] = (
+    Hook(
+        "",
+        "call_tool",
+        _client_call_tool,
+        "mcp>=2.3,<3",
+        # mcp/client/client.py Client.call_tool (mcp 2.3.0, line 756): the app-level call. It sends
+        # the first round, then `_drive_input_required` (line 910) re-sends through the session
+        # (line 811) once per InputRequiredResult round (mcp/client/_input_required.py:95).
+        "mcp/client/client.py:756 Client.call_tool",
+    ),
+)
 
-def apply(session: Any, state: State) -> State:
+
+def apply(session: Any, state: State, hooks: tuple[Hook[State], ...] = HOOKS) -> State:
     state.mcp_session = session
-    state.apply(session, HOOKS, state)
+    state.apply(session, hooks, state)
     return state
+
+
+def undo(state: Any) -> None:
+    """The state's patches, then the sessions a Client's calls instrumented for their rounds."""
+    Patches.undo(state)
+    while isinstance(state, State) and state.sessions:
+        from ._instrument import uninstrument
+
+        uninstrument(state.sessions.pop())

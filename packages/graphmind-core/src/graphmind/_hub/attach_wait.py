@@ -7,18 +7,27 @@ nothing: the URL is on loopback and something accepts the TCP connection. A refu
 at once (one connect() that fails, well under 1 ms: bench/attach.py), and the app carries on
 detached. `wait_for_attach=False` or `GRAPHMIND_WAIT_FOR_ATTACH=0` turns the wait off; `True` or
 seconds (option or variable) wait wherever the hub is, without the probe.
+
+Never on a running event loop's thread (issue 39: an app's blocking-call checker, asyncio's debug
+mode, and every other task of the loop would see it): async code probes and waits in a worker
+thread (`in_worker_thread`); a synchronous hook called on a running loop (LangChain's and
+LlamaIndex's sync callbacks inside async code) only starts the connect and carries on.
 """
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
+import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from .._wire.tcp import TcpConnector, host_and_port
+
+T = TypeVar("T")
 
 ENV = "GRAPHMIND_WAIT_FOR_ATTACH"
 DEFAULT_WAIT = 2.0
@@ -124,15 +133,45 @@ class AttachWait:
         self.pending = self.policy.seconds is not None
 
     def take(self) -> float | None:
+        seconds = self.claim()
+        return seconds if seconds is not None and self.listening() else None
+
+    def claim(self) -> float | None:
+        """The wait's seconds to one caller only (None to every other, or when there is no wait),
+        with no I/O: the caller then asks `listening()` where it may block."""
         if not self.pending:
             return None
         with self._lock:
             if not self.pending:
                 return None
             self.pending = False
-        seconds = self.policy.seconds
-        if seconds is None:
-            return None
-        if self.policy.probe and not something_listens(self._url, self._connect_timeout):
-            return None
-        return seconds
+        return self.policy.seconds
+
+    def listening(self) -> bool:
+        """False when the policy probes and nothing accepts a connection (one connect: it blocks)."""
+        return not self.policy.probe or something_listens(self._url, self._connect_timeout)
+
+
+def loop_running_here() -> bool:
+    """Whether the calling thread runs an event loop (asyncio or trio) right now."""
+    if asyncio._get_running_loop() is not None:  # the C-level check asyncio itself uses; never raises
+        return True
+    trio = sys.modules.get("trio")
+    if trio is None:
+        return False
+    try:
+        trio.lowlevel.current_trio_token()
+    except RuntimeError:  # trio imported, not running in this thread
+        return False
+    return True
+
+
+async def in_worker_thread(fn: Callable[[], T]) -> T:
+    """`fn()` in a worker thread while the event loop (asyncio or trio) keeps running."""
+    loop = asyncio._get_running_loop()
+    if loop is not None:
+        return await loop.run_in_executor(None, fn)
+    trio = sys.modules.get("trio")
+    if trio is not None:
+        return await trio.to_thread.run_sync(fn)  # type: ignore[no-any-return]
+    return fn()

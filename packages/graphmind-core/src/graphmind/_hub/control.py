@@ -8,7 +8,6 @@ locally from the debug state the hub pushed (docs/protocol.md, "Gates").
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import threading
 from collections.abc import Callable
@@ -18,6 +17,7 @@ from .. import protocol as proto
 from .._base.warn import Warner
 from .._node.spec import NodeSpec
 from .._runs.run import RunContext
+from .attach_wait import in_worker_thread
 from .code_holds import CONDITION_REASON, ConditionChecker
 from .debug_state import DebugState
 from .gate import GateAnswer, HeldGate
@@ -83,12 +83,12 @@ class HubControl:
             return False
 
     async def aready(self, timeout: float) -> bool:
-        """`ready` from async code: the wait runs in a worker thread, the event loop keeps running."""
+        """`ready` from async code (asyncio or trio): the wait runs in a worker thread, the event loop keeps running."""
         if self.transport is None:
             return False
         if self.attached:
             return True
-        return await asyncio.get_running_loop().run_in_executor(None, self.ready, timeout)
+        return await in_worker_thread(lambda: self.ready(timeout))
 
     @property
     def held_count(self) -> int:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .. import protocol as proto
 from .._base.errors import RunAborted
 from .._events.redaction import RedactionSwitches
-from .._hub.attach_wait import AttachWait
+from .._hub.attach_wait import AttachWait, in_worker_thread, loop_running_here
 from .._hub.control import HubControl
 from .._loop.guard import LoopGuard, LoopGuardConfig
 from .._runs.events import Runs
@@ -132,18 +132,26 @@ class Engine:
 
     # ---- waiting for the hub once (`wait_for_attach`) -------------------------------------------
     def attach_once(self) -> None:
-        """The first run or gated call waits for the hub once (_hub/attach_wait.py); others return at once."""
+        """The first run or gated call waits for the hub once (_hub/attach_wait.py); others return at once.
+
+        On a running event loop's thread (a sync hook inside async code) it never blocks: no probe,
+        no wait; the connect starts in the transport's thread and the call carries on."""
         if self._attach_wait.pending:
+            if loop_running_here():
+                if self.live and self._attach_wait.claim():
+                    self._hub.ready(0)  # starts the connect in the transport's thread; waits for nothing
+                return
             seconds = self._attach_wait.take() if self.live else None
             if seconds:
                 self._hub.ready(seconds)
 
     async def await_attach(self) -> None:
-        """`attach_once` from async code: the wait awaits, the event loop keeps running."""
-        if self._attach_wait.pending:
-            seconds = self._attach_wait.take() if self.live else None
+        """`attach_once` from async code: the probe and the wait run in a worker thread, the event
+        loop keeps running (no socket call on its thread, issue 39)."""
+        if self._attach_wait.pending and self.live:
+            seconds = self._attach_wait.claim()
             if seconds:
-                await self._hub.aready(seconds)
+                await in_worker_thread(lambda: self._attach_wait.listening() and self._hub.ready(seconds))
 
     # ---- nodes -----------------------------------------------------------------------------------
     def current_parent(self) -> str | None:
