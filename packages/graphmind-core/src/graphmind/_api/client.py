@@ -143,7 +143,7 @@ class Client:
             warn=self._warn,
             on_exit=self.dispose,
         )
-        transport.dropped_elsewhere = lambda: self._pipeline.dropped  # type: ignore[method-assign]
+        transport.dropped_elsewhere = lambda: self._pipeline.dropped
         return transport
 
     def _after_fork(self) -> None:

@@ -93,6 +93,8 @@ class Transport(Backpressure, WriteLoop):
         self._flushing = 0  # flush() calls waiting: the write loop opens no batching window
         self._batches = False  # this connection's hub takes batch frames (its welcome said so)
         self._reports_drops = False  # this connection's hub takes `dropped` frames
+        # Events lost before they reached the ring (the client's pipeline): part of the exit total.
+        self.dropped_elsewhere: Callable[[], int] = lambda: 0
         self.attached = False
         self._connecting = False
         self._failed_attempts = 0  # connect attempts that ended without attaching (ready() watches)
@@ -228,10 +230,6 @@ class Transport(Backpressure, WriteLoop):
         if warning is not None:
             self._warn(warning, key="close-unsent")
         return left
-
-    def dropped_elsewhere(self) -> int:
-        """Events lost before they reached the ring (the client's pipeline): part of the exit total."""
-        return 0
 
     def stop(self, graceful: bool = True) -> None:
         with self._cond:
