@@ -53,6 +53,8 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _NO_PUBLIC_FIELDS = object()
 # Objects that have a __dict__ but whose attributes are not "their data": a module's namespace or a
 # class body would flood the recording, so they are shown by repr().
+# A plain function that returns one of these (not a generator function): conformance.md, "streams".
+_LAZY = (types.GeneratorType, types.AsyncGeneratorType, types.CoroutineType)
 _REPR_ONLY = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType)
 
 
@@ -293,6 +295,9 @@ def _conv_other(value: Any, depth: int, path: set[int], strict: bool) -> Any:
             return str(value)
         if isinstance(value, _REPR_ONLY):
             return _repr(value)
+        if isinstance(value, _LAZY):
+            # Reading it would run the app's code early (or forever): it is named, never consumed.
+            return f"[{type(value).__name__} {getattr(value, '__name__', '?')}: not consumed, so not recorded]"
         if depth >= MAX_DEPTH:
             return TOO_DEEP
         ident = id(value)
