@@ -297,7 +297,9 @@ def _conv_other(value: Any, depth: int, path: set[int], strict: bool) -> Any:
             return _repr(value)
         if isinstance(value, _LAZY):
             # Reading it would run the app's code early (or forever): it is named, never consumed.
-            return f"[{type(value).__name__} {getattr(value, '__name__', '?')}: not consumed, so not recorded]"
+            return (
+                f"[{type(value).__name__} {getattr(value, '__name__', '?')}: not consumed, so not recorded]"
+            )
         if depth >= MAX_DEPTH:
             return TOO_DEEP
         ident = id(value)

@@ -232,6 +232,7 @@ class WriteLoop:
 
     def _encode(self, entry: list[Any]) -> str | None:
         """The entry's JSON text, kept in the entry for replays; None (and a warning) if it has none."""
+        text: str | None
         try:
             text = self._encode_frame(entry[0])
         except ValueError:
@@ -239,7 +240,8 @@ class WriteLoop:
             # decimal spelling: it goes as its size, and the rest of the event as it is.
             text = self._encode_described(entry)
         except Exception as exc:  # the pipeline makes every event JSON-safe; never let one stop the writer
-            text = self._refuse(entry, exc)
+            self._refuse(entry, exc)
+            return None
         if text is None:
             return None
         if len(text) * 4 > proto.INGEST_MAX_FRAME and len(text.encode("utf-8")) > proto.INGEST_MAX_FRAME:
@@ -262,7 +264,8 @@ class WriteLoop:
         try:
             return self._encode_frame(describe_huge_ints(entry[0]))
         except Exception as exc:
-            return self._refuse(entry, exc)
+            self._refuse(entry, exc)
+            return None
 
     def _refuse(self, entry: list[Any], exc: BaseException) -> None:
         """Only this entry is lost, and it is counted; the rest of its batch goes as usual."""
