@@ -21,9 +21,9 @@ with the module of the request's own flavour).
 """
 
 from .. import Owned, resolve
+from .._edit import request_message
 from ._api import Api, Described, StreamReader, split, sse, tool_hints
 from ._call import RAW_RESPONSE_HEADER, Call
-from ._edit import request_message
 from ._exchange import Exchange, Reply, Sdk, reply_for, send_wrapper
 from ._patch import (
     Patches,

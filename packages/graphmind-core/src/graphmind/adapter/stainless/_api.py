@@ -36,7 +36,7 @@ class StreamReader(Protocol):
 
 
 def _plain_message(message: Any) -> Any:
-    from ._edit import request_message
+    from .._edit import request_message
 
     return request_message(message)
 

@@ -79,9 +79,17 @@ class Call:
 
     def edited(self, value: Any) -> dict[str, Any]:
         """The `_post` keyword arguments for an edited input (raises with the reason: held again)."""
-        from ._edit import edited_body
+        from .._edit import edited_request
 
-        return {**self.kwargs, "body": edited_body(self.api, value, self.body)}
+        api = self.api
+        body = edited_request(
+            value,
+            self.body,
+            api.describe_request,
+            messages_field=api.messages_field,
+            edit_message=api.edit_message,
+        )
+        return {**self.kwargs, "body": body}
 
     def use(self, kwargs: dict[str, Any]) -> None:
         """From now on the call is the edited one (its attempts, replays and injects)."""

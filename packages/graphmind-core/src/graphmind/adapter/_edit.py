@@ -1,17 +1,16 @@
-"""An edited `llm:step` input -> the request body the SDK sends (docs/protocol.md, "Editing a held
-call"). The input a person edits is the node's (`model`, `messages`, `tools` names, `system` /
-`instructions`, ...): every field left as it was keeps the request's own form (a message with
-images, the tools' full definitions), a changed message is converted by the API row's
-`edit_message`, a field added is sent as written (`"temperature": 0.2`), a field taken out is
-left out of the request. The stream mode cannot change at a held call."""
+"""An edited model-step input -> the request the SDK sends (docs/protocol.md, "Editing a held
+call"), for every adapter whose node input describes a request by field (graphmind-openai and
+graphmind-anthropic through the Stainless layer, graphmind-litellm). The input a person edits is
+the node's (`model`, `messages`, `tools` names, `system` / `instructions`, ...): every field left
+as it was keeps the request's own form (a message with images, the tools' full definitions), a
+changed message is converted by the adapter's `edit_message`, a field added is sent as written
+(`"temperature": 0.2`), a field taken out is left out of the request. The stream mode cannot
+change at a held call."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from ._api import Api
+from collections.abc import Callable, Mapping
+from typing import Any
 
 
 def _tool_name(tool: Any) -> Any:
@@ -41,17 +40,26 @@ def _tools(edited: Any, original: Any) -> Any:
     return out
 
 
-def edited_body(api: Api, value: Any, request: Mapping[str, Any]) -> dict[str, Any]:
-    """The request body for an edited input; raises ValueError with the reason."""
+def edited_request(
+    value: Any,
+    request: Mapping[str, Any],
+    describe_request: Callable[[Mapping[str, Any]], tuple[Any, ...]],
+    *,
+    messages_field: str = "messages",
+    edit_message: Callable[[Any], Any] | None = None,
+) -> dict[str, Any]:
+    """The request for an edited input (`describe_request(request)[0]` is the node's input; its
+    `messages` are the request's `messages_field`); raises ValueError with the reason."""
+    convert = edit_message or request_message
     if not isinstance(value, Mapping):
         raise ValueError(f"the input must be an object (model, messages, ...), not {type(value).__name__}")
     if "stream" in value and bool(value["stream"]) != bool(request.get("stream")):
         raise ValueError("stream cannot change at a held call")
-    original = api.describe_request(request)[0]
+    original = describe_request(request)[0]
     body = dict(request)
-    field = api.messages_field
+    field = messages_field
     for key in original:
-        if key not in value:
+        if key not in value and key != "stream":  # the stream mode stays as the call made it
             body.pop(field if key == "messages" else key, None)
     for key, edited in value.items():
         if key == "stream" or (key in original and edited == original[key]):
@@ -63,9 +71,7 @@ def edited_body(api: Api, value: Any, request: Mapping[str, Any]) -> dict[str, A
             raw = request.get(field)
             raw = raw if isinstance(raw, list | tuple) and len(raw) == len(before) else None
             body[field] = [
-                raw[i]
-                if raw is not None and i < len(before) and message == before[i]
-                else api.edit_message(message)
+                raw[i] if raw is not None and i < len(before) and message == before[i] else convert(message)
                 for i, message in enumerate(edited)
             ]
         elif key == "tools":
