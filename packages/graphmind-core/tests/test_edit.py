@@ -122,7 +122,7 @@ def test_a_retry_that_fails_again_says_its_attempt_number(hub: FakeHub, client: 
         raise RuntimeError("down")
 
     hub.set_debug(pause_on_error="on")
-    worker, out = _held(hub, lambda: _swallow(flaky))
+    worker, _out = _held(hub, lambda: _swallow(flaky))
     first = hub.next_paused()
     hub.resolve(first["gateId"], "retry")
     second = hub.next_paused(after=1)

@@ -85,13 +85,11 @@ def instrument_toy(
         return str(value["prompt"])
 
     def spec(prompt: str, call: Callable[[str], Any]) -> NodeSpec:
-        return NodeSpec(
-            "step",
-            "llm",
-            {"prompt": prompt},
-            node_id="llm:step",
-            edit=lambda value: lambda p=edited_prompt(value): call(p),
-        )
+        def edit(value: Any) -> Callable[[], Any]:
+            edited = edited_prompt(value)
+            return lambda: call(edited)
+
+        return NodeSpec("step", "llm", {"prompt": prompt}, node_id="llm:step", edit=edit)
 
     def gated_reply(prompt: str) -> Reply:
         return engine.execute(
