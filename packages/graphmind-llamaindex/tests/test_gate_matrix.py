@@ -9,7 +9,7 @@ the viewer drives it (`graphmind_server.testing.KitHub`)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse
@@ -111,7 +111,7 @@ class ToolSubject(GateSubject):
     node_id = "tool:search"
     error_type = ProviderError
     injected = "from the debugger"
-    refused_edit = {"colour": "red"}  # an argument the tool does not take
+    refused_edit: ClassVar[dict[str, str]] = {"colour": "red"}  # an argument the tool does not take
 
     def __init__(self) -> None:
         self.calls = 0
