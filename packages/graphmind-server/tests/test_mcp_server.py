@@ -188,7 +188,9 @@ async def test_with_allow_control_the_assistant_answers_a_held_gate_and_the_agen
             refused = await session.call_tool(
                 "answer_gate", {"gate_id": gate["gateId"], "action": "continue", "reload": True}
             )
-            assert refused.is_error and "the hub answered 422: reload does not apply" in refused.content[0].text
+            assert (
+                refused.is_error and "the hub answered 422: reload does not apply" in refused.content[0].text
+            )
             _, answered = await call(
                 session, "answer_gate", gate_id=gate["gateId"], action="continue", input={"city": "Porto"}
             )
