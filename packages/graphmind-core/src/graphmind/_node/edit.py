@@ -127,7 +127,7 @@ def decide_edit(node: NodeRecord, gate: str, held: HeldGate, answer: GateAnswer)
     if not takes:
         raise EditRefused(
             f"{what} goes with continue at a before gate or retry at an after or error gate, "
-            f"not {answer.action} at a {gate} gate"
+            f"not {answer.action} at the {gate} gate"
         )
     if answer.has_input:
         reason = not_editable(node)
