@@ -106,6 +106,8 @@ def inject_skeleton(node: NodeRecord, gate: str, payload: dict[str, Any]) -> Any
         if last is not UNSET:
             return last
     schema = node.spec.output_schema
+    if callable(schema):  # built only now that a gate holds (a model step's tool roster)
+        schema = schema()
     return skeleton(schema) if schema is not None else None
 
 
