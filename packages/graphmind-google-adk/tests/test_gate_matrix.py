@@ -1,0 +1,154 @@
+"""The shared gate matrix (graphmind.testing.gate_matrix) on ADK's own runner: a model call
+(`llm:step`, a scripted `BaseLlm`) and a tool call (`tool:add`, a FunctionTool that counts its
+calls), each with `Runner.run` (sync) and `Runner.run_async`, the model streamed too (SSE).
+
+Every case runs twice (the `kit_hub` fixture): on core's in-process FakeHub and on the real hub
+process driven as the viewer drives it (`graphmind_server.testing.KitHub`)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+from adk_helpers import (
+    Counter,
+    ModelDown,
+    ScriptedLlm,
+    ToolDown,
+    agent,
+    collect,
+    final_text,
+    function_calls,
+    paced,
+    apaced,
+    reply_script,
+    run_async,
+    run_sync,
+    runner,
+    tool_results,
+    tool_script,
+)
+from google.adk.events.event import Event
+from google.adk.runners import Runner
+
+import graphmind
+from graphmind.testing.gate_matrix import CASES, GateSubject, run_case
+from graphmind_google_adk import instrument_runner, uninstrument_runner
+
+REPLY = "the real reply"
+
+
+class ModelSubject(GateSubject):
+    """One invocation of an LlmAgent whose model is scripted: the app gets ADK's `Event`s."""
+
+    node_id = "llm:step"
+    error_type = ModelDown
+    streams = True
+    injected = "from the debugger"
+
+    def __init__(self) -> None:
+        self.model = ScriptedLlm(script=reply_script(REPLY))
+
+    @property
+    def real_calls(self) -> int:
+        return self.model.calls
+
+    @property
+    def raised(self) -> BaseException | None:  # type: ignore[override]
+        return self.model.raised[-1] if self.model.raised else None
+
+    def make(self) -> Runner:
+        return runner(agent(self.model))
+
+    def instrument(self, thing: Runner, session: graphmind.Client) -> Runner:
+        return instrument_runner(thing, session=session)
+
+    def undo(self, thing: Runner) -> Runner:
+        return uninstrument_runner(thing)
+
+    def call(self, thing: Runner) -> list[Event]:
+        return list(run_sync(thing))
+
+    async def acall(self, thing: Runner) -> list[Event]:
+        return await collect(thing)
+
+    def stream(self, thing: Runner) -> Iterator[Event]:
+        return paced(self.model, run_sync(thing, stream=True))
+
+    def astream(self, thing: Runner) -> AsyncIterator[Event]:
+        return apaced(self.model, run_async(thing, stream=True))
+
+    def fail_next(self) -> None:
+        self.model.fail = 1
+
+    def check_real(self, result: list[Event]) -> None:
+        assert all(isinstance(e, Event) for e in result)
+        assert final_text(result) == REPLY
+
+    def check_injected(self, result: list[Event], value: Any) -> None:
+        assert all(isinstance(e, Event) for e in result)
+        assert final_text(result) == value
+
+    def check_stream(self, items: list[Event]) -> None:
+        assert all(isinstance(e, Event) for e in items)
+        assert len(items) > 1 and [e.partial for e in items][:2] == [True, True]
+        assert final_text(items) == REPLY
+
+
+class ToolSubject(GateSubject):
+    """A tool call the scripted model asks for; the app gets the invocation's `Event`s, whose
+    function response is the tool's (or the injected) dict."""
+
+    node_id = "tool:add"
+    error_type = ToolDown
+    injected = {"sum": 42}
+
+    def __init__(self) -> None:
+        self.tools = Counter()
+        self.model = ScriptedLlm(script=tool_script("add", {"a": 1, "b": 2}))
+
+    @property
+    def real_calls(self) -> int:
+        return self.tools.calls.get("add", 0)
+
+    @property
+    def raised(self) -> BaseException | None:  # type: ignore[override]
+        return self.tools.raised[-1] if self.tools.raised else None
+
+    def make(self) -> Runner:
+        return runner(agent(self.model, [self.tools.add]))
+
+    def instrument(self, thing: Runner, session: graphmind.Client) -> Runner:
+        return instrument_runner(thing, session=session)
+
+    def undo(self, thing: Runner) -> Runner:
+        return uninstrument_runner(thing)
+
+    def call(self, thing: Runner) -> list[Event]:
+        return list(run_sync(thing))
+
+    async def acall(self, thing: Runner) -> list[Event]:
+        return await collect(thing)
+
+    def fail_next(self) -> None:
+        self.tools.fail = 1
+
+    def check_real(self, result: list[Event]) -> None:
+        assert [c.name for c in function_calls(result)] == ["add"]
+        assert tool_results(result) == [{"sum": 3}]
+        assert final_text(result) == "result: {'sum': 3}"
+
+    def check_injected(self, result: list[Event], value: Any) -> None:
+        assert tool_results(result) == [value]
+        assert final_text(result) == f"result: {value}"
+
+
+@pytest.mark.parametrize("case", CASES)
+async def test_gate_matrix_model(case: str, kit_hub: Any) -> None:
+    await run_case(case, ModelSubject(), hub=kit_hub)
+
+
+@pytest.mark.parametrize("case", CASES)
+async def test_gate_matrix_tool(case: str, kit_hub: Any) -> None:
+    await run_case(case, ToolSubject(), hub=kit_hub)
