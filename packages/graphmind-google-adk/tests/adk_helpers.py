@@ -17,6 +17,7 @@ from google.adk.models.llm_response import LlmResponse
 from google.adk.runners import Runner
 from google.adk.sessions.in_memory_session_service import InMemorySessionService
 from google.genai import types
+from pydantic import Field
 
 APP = "graphmind-tests"
 USER = "u"
@@ -47,8 +48,8 @@ class ScriptedLlm(BaseLlm):
     calls: int = 0
     fail: int = 0
     script: Any = None
-    raised: list[BaseException] = []
-    requests: list[LlmRequest] = []
+    raised: list[BaseException] = Field(default_factory=list)
+    requests: list[LlmRequest] = Field(default_factory=list)
     # A sync `Runner.run` reads the model in a thread of its own, ahead of the app: with `pace` set,
     # each streamed response after the first waits until the app has read the one before
     # (`paced`), as a provider's stream waits for its reader.

@@ -17,11 +17,11 @@ from adk_helpers import (
     ScriptedLlm,
     ToolDown,
     agent,
+    apaced,
     collect,
     final_text,
     function_calls,
     paced,
-    apaced,
     reply_script,
     run_async,
     run_sync,
@@ -102,9 +102,9 @@ class ToolSubject(GateSubject):
 
     node_id = "tool:add"
     error_type = ToolDown
-    injected = {"sum": 42}
 
     def __init__(self) -> None:
+        self.injected = {"sum": 42}
         self.tools = Counter()
         self.model = ScriptedLlm(script=tool_script("add", {"a": 1, "b": 2}))
 

@@ -47,7 +47,11 @@ def _text(parts: list[types.Part]) -> str | None:
 
 def _calls(parts: list[types.Part]) -> list[dict[str, Any]]:
     return [
-        {"id": p.function_call.id, "name": p.function_call.name, "arguments": plain(p.function_call.args or {})}
+        {
+            "id": p.function_call.id,
+            "name": p.function_call.name,
+            "arguments": plain(p.function_call.args or {}),
+        }
         for p in parts
         if p.function_call is not None
     ]
@@ -163,7 +167,9 @@ def to_response(value: Any) -> LlmResponse:
     if reply.content:
         parts.append(types.Part(text=reply.content))
     for call in reply.tool_calls:
-        parts.append(types.Part(function_call=types.FunctionCall(id=call.id, name=call.name, args=call.arguments)))
+        parts.append(
+            types.Part(function_call=types.FunctionCall(id=call.id, name=call.name, args=call.arguments))
+        )
     if not parts:
         parts.append(types.Part(text=""))
     return LlmResponse(content=types.Content(role="model", parts=parts), turn_complete=True)

@@ -55,7 +55,9 @@ MARK = "_graphmind_google_adk"
 _MOVED = hook_moved("google-adk", "graphmind-google-adk", __version__, SUPPORTED)
 
 
-def instrument_plugin_manager(manager: PluginManager, *, session: graphmind.Client | None = None) -> PluginManager:
+def instrument_plugin_manager(
+    manager: PluginManager, *, session: graphmind.Client | None = None
+) -> PluginManager:
     """Lets `RunAborted` out of `manager`'s callbacks as itself (safe twice; undone by `uninstrument_runner`)."""
 
     def apply(target: Any) -> State:

@@ -60,7 +60,7 @@ def _tool_result(result: Any) -> tuple[Any, dict[str, Any] | None]:
     return plain(result), None
 
 
-class GraphmindPlugin(BasePlugin):  # type: ignore[misc]  # BasePlugin is untyped for mypy (no stubs checked)
+class GraphmindPlugin(BasePlugin):
     """`Runner(..., plugins=[GraphmindPlugin()])`, or `adk web --extra_plugins graphmind_google_adk.GraphmindPlugin`.
 
     `session`: a `graphmind.Client` (default: `graphmind.get_client()`, looked up per invocation).
@@ -94,9 +94,9 @@ class GraphmindPlugin(BasePlugin):  # type: ignore[misc]  # BasePlugin is untype
             run = engine.current_run()
             owns = run is None
             if run is None:
-                agent = invocation_context.agent
+                root = invocation_context.agent  # a workflow's root may be a node, not an agent (ADK 2)
                 run = engine.begin_run(
-                    f"adk:{agent.name}",
+                    f"adk:{getattr(root, 'name', None) or invocation_context.app_name}",
                     {
                         "framework": "google-adk",
                         "app": invocation_context.app_name,
