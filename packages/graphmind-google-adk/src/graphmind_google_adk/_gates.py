@@ -28,6 +28,19 @@ class Call:
     rerun: Callable[[], Awaitable[Any]]  # the call again, for a retry
 
 
+async def before(call: Call) -> Any:
+    """The before gate: the injected value the callback returns, or None for ADK to make the call
+    (with an edited input put into ADK's own request or args first)."""
+    ex = call.ex
+    answer = await ex.abefore(call.convert)
+    if answer.action == proto.INJECT:
+        ex.finish(answer.raw)
+        return answer.value
+    if answer.body is not None:  # continue with an edited input (the engine decided it: _edit.py)
+        answer.body.apply()
+    return None
+
+
 async def after(call: Call, result: Any, replaced: bool = False) -> Any:
     """The after gate on `result`: what the callback returns (None: ADK keeps its own result)."""
     ex = call.ex
@@ -36,6 +49,8 @@ async def after(call: Call, result: Any, replaced: bool = False) -> Any:
         if ex.gate_needed(proto.AFTER):
             answer = await ex.aafter(output, call.convert)
             if answer.action == proto.RETRY:
+                if answer.body is not None:  # retry with an edited input
+                    call.rerun = answer.body
                 try:
                     result = await call.rerun()
                 except Exception as exc:
@@ -57,6 +72,8 @@ async def error(call: Call, exc: BaseException, reraise: bool = False) -> Any:
         if isinstance(exc, Exception) and ex.gate_needed(proto.ERROR_GATE):
             answer = await ex.aerror(exc, call.convert)
             if answer.action == proto.RETRY:
+                if answer.body is not None:  # retry with an edited input
+                    call.rerun = answer.body
                 try:
                     result = await call.rerun()
                 except Exception as again:

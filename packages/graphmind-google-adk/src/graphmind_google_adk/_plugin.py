@@ -35,7 +35,6 @@ from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
 
 import graphmind
-from graphmind import protocol as proto
 from graphmind.adapter import Engine, NodeSpec, RunAborted, engine_for
 
 from . import _gates as gates
@@ -48,6 +47,7 @@ from ._describe import (
     to_response,
     to_tool_result,
 )
+from ._edit import lossless, model_edit, tool_edit
 from ._hooks import instrument_plugin_manager
 from ._invocations import Invocation
 
@@ -175,6 +175,11 @@ class GraphmindPlugin(BasePlugin):
             return None
         engine = self._client()
         name = callback_context.agent_name
+        agent = inv.agent_objects.get(name)
+
+        async def rerun() -> LlmResponse:
+            return await _call_model(agent, llm_request)
+
         try:
             node_input, key, length = request_input(llm_request, name)
             step = inv.run.steps.next_step(key, length)
@@ -186,6 +191,7 @@ class GraphmindPlugin(BasePlugin):
                 instance_id=step.instance_id,
                 attrs={"agent": name, "model": llm_request.model},
                 tool_calls_in_output=True,
+                edit=model_edit(llm_request, rerun) if lossless(llm_request) else None,
             )
             ex = await engine.astart_node(spec, run=inv.run, parent_instance_id=inv.parent_of(name))
             if step.first_step and node_input.get("tools"):
@@ -196,18 +202,11 @@ class GraphmindPlugin(BasePlugin):
         except Exception as exc:
             self._fail_open("before_model_callback", exc)
             return None
-        agent = inv.agent_objects.get(name)
-
-        async def rerun() -> LlmResponse:
-            return await _call_model(agent, llm_request)
-
         call = gates.Call(ex, _model_result, to_response, rerun)
         if ex.may_hold():
-            answer = await ex.abefore(to_response)
-            if answer.action == proto.INJECT:
-                ex.finish(answer.raw)
-                injected: LlmResponse = answer.value
-                return injected
+            injected = await gates.before(call)
+            if injected is not None:
+                return injected  # type: ignore[no-any-return]
         inv.models[name] = call
         return None
 
@@ -248,8 +247,14 @@ class GraphmindPlugin(BasePlugin):
         if inv is None:
             return None
         call_id = tool_context.function_call_id
+
+        async def rerun() -> Any:
+            return await tool.run_async(args=tool_args, tool_context=tool_context)
+
         try:
-            spec = NodeSpec(tool.name, "tool", plain(tool_args), instance_id=call_id)
+            spec = NodeSpec(
+                tool.name, "tool", plain(tool_args), instance_id=call_id, edit=tool_edit(tool_args, rerun)
+            )
             ex = await self._client().astart_node(
                 spec, run=inv.run, parent_instance_id=inv.parent_of(tool_context.agent_name)
             )
@@ -258,17 +263,11 @@ class GraphmindPlugin(BasePlugin):
         except Exception as exc:
             self._fail_open("before_tool_callback", exc)
             return None
-
-        async def rerun() -> Any:
-            return await tool.run_async(args=tool_args, tool_context=tool_context)
-
         call = gates.Call(ex, _tool_result, to_tool_result, rerun)
         if ex.may_hold():
-            answer = await ex.abefore(to_tool_result)
-            if answer.action == proto.INJECT:
-                ex.finish(answer.raw)
-                injected: dict[str, Any] = answer.value
-                return injected
+            injected = await gates.before(call)
+            if injected is not None:
+                return injected  # type: ignore[no-any-return]
         inv.tools[ex.instance_id] = call
         return None
 
