@@ -36,6 +36,9 @@ class NodeSpec:
     # The adapter built `input` and `attrs` for this node in fresh dicts and lists of `json_scalar`
     # leaves and keeps no hold on them: recorded without a snapshot copy (docs/adapters.md, "Owned payloads").
     owned: bool = False
+    # A replay's recorded error ({"name", "message", ...}) as the framework's own exception, or None
+    # when the adapter cannot rebuild it (core then raises graphmind.ReplayedError; docs/replay.md).
+    replay_error: Callable[[dict[str, Any]], BaseException | None] | None = None
 
     def __post_init__(self) -> None:
         if self.node_id is None:
