@@ -60,13 +60,17 @@ def hub() -> Iterator[FakeHub]:
 @pytest.fixture
 def recorded(hub: FakeHub, tmp_path: Path) -> Path:
     client = graphmind.Client(app="replay-test", url=hub.url, retry_interval=0.2)
-    try:
-        assert client.ready(5)
-        tools = Tools(client)
-        assert tools.agent(client) == "paid 100.0"
-    finally:
-        client.dispose()
-    path = tmp_path / "trip.jsonl"
+    assert client.ready(5)
+    tools = Tools(client)
+    assert tools.agent(client) == "paid 100.0"
+    return _save(hub, client, tmp_path / "trip.jsonl")
+
+
+def _save(hub: FakeHub, client: graphmind.Client, path: Path) -> Path:
+    """The client's events as the hub got them, written as a cassette (then the hub forgets them)."""
+    sent = client.stats()["events"]
+    hub.wait_for(lambda: len(hub.events) >= sent, what="every event at the hub")
+    client.dispose()
     write_cassette(path, client.client_id, list(hub.events))
     hub.events.clear()
     return path
@@ -200,10 +204,7 @@ def test_a_recorded_error_replays_as_an_error(hub: FakeHub, tmp_path: Path) -> N
     assert client.ready(5)
     with pytest.raises(LookupError):
         tools.search("CAI")
-    client.dispose()
-    path = tmp_path / "error.jsonl"
-    write_cassette(path, client.client_id, list(hub.events))
-    hub.events.clear()
+    path = _save(hub, client, tmp_path / "error.jsonl")
     client = _replaying(hub, {"source": path, "on_divergence": "fail"})
     try:
         tools = Tools(client)
@@ -256,9 +257,7 @@ def test_a_hidden_output_cannot_be_replayed(hub: FakeHub, tmp_path: Path) -> Non
     client = graphmind.Client(app="replay-test", url=hub.url, retry_interval=0.2, hide_outputs=True)
     assert client.ready(5)
     Tools(client).pay(3.0)
-    client.dispose()
-    path = tmp_path / "hidden.jsonl"
-    write_cassette(path, client.client_id, list(hub.events))
+    path = _save(hub, client, tmp_path / "hidden.jsonl")
     client = graphmind.Client(app="replay-test", url="ws://127.0.0.1:9/ingest", replay=str(path))
     try:
         with pytest.raises(graphmind.ReplayDivergence, match="__REDACTED__"):
