@@ -158,10 +158,20 @@ def partial_text(response: LlmResponse) -> str:
     return (_text(list(content.parts or [])) or "") if content is not None else ""
 
 
+# What `response_output` adds to the one model-reply shape; a recorded output (a replay, a fork) is
+# read back with them (the reply's own fields), an injected one may leave them out.
+_OUTPUT_EXTRAS = ("finish_reason", "model", "error")
+
+
 def to_response(value: Any) -> LlmResponse:
-    """An injected model reply (`"text"` or `{"content", "tool_calls"}`, docs/protocol.md) as ADK's
-    `LlmResponse`: text and function calls, each call with its id (an injected call steers the agent
-    to that tool). Raises ValueError on another shape (the gate is held again)."""
+    """An injected (or replayed) model reply (`"text"` or `{"content", "tool_calls"}`,
+    docs/protocol.md; a recorded `response_output` too) as ADK's `LlmResponse`: text and function
+    calls, each call with its id (an injected call steers the agent to that tool). Raises ValueError
+    on another shape (the gate is held again)."""
+    finish = None
+    if isinstance(value, dict) and any(k in value for k in _OUTPUT_EXTRAS):
+        finish = value.get("finish_reason")
+        value = {k: v for k, v in value.items() if k not in _OUTPUT_EXTRAS}
     reply = parse_model_reply(value)
     parts: list[types.Part] = []
     if reply.content:
@@ -172,7 +182,10 @@ def to_response(value: Any) -> LlmResponse:
         )
     if not parts:
         parts.append(types.Part(text=""))
-    return LlmResponse(content=types.Content(role="model", parts=parts), turn_complete=True)
+    response = LlmResponse(content=types.Content(role="model", parts=parts), turn_complete=True)
+    if isinstance(finish, str) and finish.upper() in types.FinishReason.__members__:
+        response.finish_reason = types.FinishReason[finish.upper()]
+    return response
 
 
 def to_tool_result(value: Any) -> dict[str, Any]:

@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphmind import protocol as proto
-from graphmind.adapter import NodeExecution
+from graphmind.adapter import NodeExecution, RunAborted
+
+from ._hooks import passes
 
 
 @dataclass(eq=False, slots=True)
@@ -32,7 +34,12 @@ async def before(call: Call) -> Any:
     """The before gate: the injected value the callback returns, or None for ADK to make the call
     (with an edited input put into ADK's own request or args first)."""
     ex = call.ex
-    answer = await ex.abefore(call.convert)
+    try:
+        answer = await ex.abefore(call.convert)
+    except RunAborted:
+        raise
+    except Exception as exc:  # a replay's recorded error or divergence: the app gets it as itself
+        raise passes(exc) from None
     if answer.action == proto.INJECT:
         ex.finish(answer.raw)
         return answer.value
@@ -85,5 +92,5 @@ async def error(call: Call, exc: BaseException, reraise: bool = False) -> Any:
                 return answer.value
         ex.fail(exc)
         if reraise:
-            raise exc
+            raise passes(exc)
         return None

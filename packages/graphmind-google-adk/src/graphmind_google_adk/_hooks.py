@@ -4,7 +4,8 @@ ADK's plugin callbacks are the hook points (`GraphmindPlugin`, docs/google-adk.m
 patch is needed for one thing only: `PluginManager._run_callbacks` wraps every exception a plugin
 raises in `RuntimeError("Error in plugin ...")` (google/adk/plugins/plugin_manager.py:197-203), which
 would turn an abort from the debugger into an error the app cannot tell from a bug. The row below
-re-raises our `RunAborted` itself (the very object, chained by ADK as `__cause__`); every other
+re-raises our `RunAborted` itself (the very object, chained by ADK as `__cause__`), and the errors
+the plugin raises on purpose (`passes`: a replay's recorded error, a retry's failure); every other
 exception, and every other plugin's, goes on as ADK made it.
 """
 
@@ -27,13 +28,26 @@ class State(Patches):
     pass
 
 
+_PASSES = "_graphmind_passes"
+
+
+def passes(exc: BaseException) -> BaseException:
+    """Marks an exception the plugin raises on purpose (a replay's recorded error or divergence, a
+    retry's failure) to leave ADK's callbacks as itself, like RunAborted."""
+    try:
+        setattr(exc, _PASSES, True)
+    except Exception:  # an exception type that refuses attributes: it goes on wrapped, as ADK makes it
+        pass
+    return exc
+
+
 def wrap_run_callbacks(original: Any, state: State) -> Any:
     async def _run_callbacks(callback_name: Any, **kwargs: Any) -> Any:
         try:
             return await original(callback_name, **kwargs)
         except RuntimeError as exc:
             cause = exc.__cause__
-            if isinstance(cause, RunAborted):
+            if cause is not None and (isinstance(cause, RunAborted) or getattr(cause, _PASSES, False)):
                 raise cause from None
             raise
 

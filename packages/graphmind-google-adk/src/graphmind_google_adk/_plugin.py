@@ -203,7 +203,9 @@ class GraphmindPlugin(BasePlugin):
             self._fail_open("before_model_callback", exc)
             return None
         call = gates.Call(ex, _model_result, to_response, rerun)
-        if ex.may_hold():
+        if (
+            ex.may_hold() or ex.host.replay is not None
+        ):  # a replay answers at the before gate, attached or not
             injected = await gates.before(call)
             if injected is not None:
                 return injected  # type: ignore[no-any-return]
@@ -264,7 +266,9 @@ class GraphmindPlugin(BasePlugin):
             self._fail_open("before_tool_callback", exc)
             return None
         call = gates.Call(ex, _tool_result, to_tool_result, rerun)
-        if ex.may_hold():
+        if (
+            ex.may_hold() or ex.host.replay is not None
+        ):  # a replay answers at the before gate, attached or not
             injected = await gates.before(call)
             if injected is not None:
                 return injected  # type: ignore[no-any-return]
