@@ -2,7 +2,7 @@
 
 ADK's plugin callbacks are the hook points (`GraphmindPlugin`, docs/google-adk.md has the table); a
 patch is needed for one thing only: `PluginManager._run_callbacks` wraps every exception a plugin
-raises in `RuntimeError("Error in plugin ...")` (google/adk/plugins/plugin_manager.py:197-203), which
+raises in `RuntimeError("Error in plugin ...")` (google/adk/plugins/plugin_manager.py:277-322), which
 would turn an abort from the debugger into an error the app cannot tell from a bug. The row below
 re-raises our `RunAborted` itself (the very object, chained by ADK as `__cause__`), and the errors
 the plugin raises on purpose (`passes`: a replay's recorded error, a retry's failure); every other
@@ -55,14 +55,14 @@ def wrap_run_callbacks(original: Any, state: State) -> Any:
 
 
 HOOKS = (
-    # plugin_manager.py:182-203 PluginManager._run_callbacks: every run_*_callback goes through it,
+    # plugin_manager.py:277-322 PluginManager._run_callbacks: every run_*_callback goes through it,
     # and it raises RuntimeError(...) from a plugin's exception; instance attribute, so undo restores the class's.
     Hook(
         "",
         "_run_callbacks",
         wrap_run_callbacks,
         SUPPORTED,
-        "google/adk/plugins/plugin_manager.py:197-203 PluginManager._run_callbacks (raise RuntimeError(...) from e)",
+        "google/adk/plugins/plugin_manager.py:277-322 PluginManager._run_callbacks (raise RuntimeError(...) from e)",
     ),
 )
 MARK = "_graphmind_google_adk"

@@ -2,7 +2,7 @@
 
 Hook points: `BasePlugin`'s callbacks (google/adk/plugins/base_plugin.py, read in google-adk 2.13.0),
 run by `PluginManager` for every agent of a runner, before the agents' own callbacks; a non-None
-return short-circuits the call (plugin_manager.py:182-196), so "continue" always returns None.
+return short-circuits the call (plugin_manager.py:301-315), so "continue" always returns None.
 
 | callback (base_plugin.py)            | called from                                       | node / gate                         |
 |--------------------------------------|---------------------------------------------------|-------------------------------------|
