@@ -24,7 +24,6 @@ import asyncio
 import importlib.metadata
 import time
 from collections.abc import AsyncGenerator, Callable
-from typing import Any
 
 from _harness import Variant, interleaved_rounds, openinference_toggle, print_ratio_table, summarise
 from google.adk.agents import LlmAgent
