@@ -88,3 +88,11 @@ def test_what_the_plugin_reads_is_there() -> None:
     assert list(inspect.signature(BaseTool.run_async).parameters) == ["self", "args", "tool_context"]
     assert "parent_agent" in BaseAgent.model_fields
     assert_in_source(Runner.__init__, "self.plugin_manager = PluginManager(")  # instrument_runner's manager
+
+
+def test_adk_web_extra_plugins_instantiates_the_class_with_a_name_keyword() -> None:
+    from google.adk.cli.api_server import ApiServer  # what `adk web` serves with
+
+    assert_in_source(ApiServer._instantiate_extra_plugins, "plugin_obj(name=qualified_name)")
+    plugin = GraphmindPlugin(name="graphmind_google_adk.GraphmindPlugin")
+    assert isinstance(plugin, BasePlugin) and plugin.name == "graphmind_google_adk.GraphmindPlugin"
