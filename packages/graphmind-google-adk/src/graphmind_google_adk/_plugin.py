@@ -203,9 +203,8 @@ class GraphmindPlugin(BasePlugin):
             self._fail_open("before_model_callback", exc)
             return None
         call = gates.Call(ex, _model_result, to_response, rerun)
-        if (
-            ex.may_hold() or ex.host.replay is not None
-        ):  # a replay answers at the before gate, attached or not
+        # Detached, nothing can hold: the gate is skipped; a replay answers at it, attached or not.
+        if ex.may_hold() or ex.host.replay is not None:
             injected = await gates.before(call)
             if injected is not None:
                 return injected  # type: ignore[no-any-return]
@@ -266,9 +265,8 @@ class GraphmindPlugin(BasePlugin):
             self._fail_open("before_tool_callback", exc)
             return None
         call = gates.Call(ex, _tool_result, to_tool_result, rerun)
-        if (
-            ex.may_hold() or ex.host.replay is not None
-        ):  # a replay answers at the before gate, attached or not
+        # Detached, nothing can hold: the gate is skipped; a replay answers at it, attached or not.
+        if ex.may_hold() or ex.host.replay is not None:
             injected = await gates.before(call)
             if injected is not None:
                 return injected  # type: ignore[no-any-return]
