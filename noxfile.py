@@ -30,6 +30,7 @@ PACKAGES = [
     "graphmind-mcp",
     "graphmind-llamaindex",
     "graphmind-litellm",
+    "graphmind-google-adk",
 ]
 # One row per adapter: its package, the framework distribution, the versions to test, its tests.
 MATRIX = {
@@ -50,6 +51,13 @@ MATRIX = {
     ),
     # The newest line and the one before it (never 1.107.0: reported compromised; the range excludes it).
     "litellm": ("graphmind-litellm", "litellm", ["1.110", "1.109"], ["packages/graphmind-litellm/tests"]),
+    # The newest minor and the one before it (google-adk 2.x needs Python 3.11).
+    "google_adk": (
+        "graphmind-google-adk",
+        "google-adk",
+        ["2.13", "2.12"],
+        ["packages/graphmind-google-adk/tests"],
+    ),
 }
 # Workspace packages a row's tests use beyond its own (graphmind-litellm's tests use FakeOpenAI).
 TEST_PACKAGES = {"litellm": ["graphmind-openai"]}
@@ -272,6 +280,23 @@ SUITES = {
             "fastapi",
         ],
     ),
+    # google-adk's `test` extra, the parts its unit tests import (anthropic, litellm, langgraph and
+    # llama-index are the workspace's already; the tests that need others fail bare and are not compared).
+    "google_adk": (
+        "google-adk",
+        "graphmind-google-adk",
+        [
+            "pytest",
+            "pytest-asyncio",
+            "pytest-mock",
+            "pytest-timeout",
+            "pytest-xdist",
+            "anthropic",
+            "litellm>=1.108,!=1.107.0,<2",
+            "langgraph",
+            "a2a-sdk",
+        ],
+    ),
 }
 # The source package's own directory that holds its tests, installed into the session first.
 SUITE_LOCAL_PACKAGES = {"mcp": ["examples"]}
@@ -279,8 +304,8 @@ SUITE_LOCAL_PACKAGES = {"mcp": ["examples"]}
 # only; litellm's also needs a Rust toolchain to build its metadata): the tests come from the
 # framework's repository at the locked version, a directory named by GRAPHMIND_SUITE_TESTS whose
 # tests/ is copied to .nox/suite-src/<dist>-<version>-tests and run against the installed
-# package. docs/compatibility.md says how.
-TESTS_ELSEWHERE = {"llama-index-core", "litellm"}
+# package. docs/compatibility.md says how. google-adk's sdist ships the package only too.
+TESTS_ELSEWHERE = {"llama-index-core", "litellm", "google-adk"}
 TESTS_FROM_ENV = "GRAPHMIND_SUITE_TESTS"
 
 
