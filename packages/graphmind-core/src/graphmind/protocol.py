@@ -29,6 +29,7 @@ NODE_STARTED: Final = "node.started"
 NODE_TOKEN: Final = "node.token"
 NODE_FINISHED: Final = "node.finished"
 NODE_ERROR: Final = "node.error"
+NODE_ATTEMPT: Final = "node.attempt"  # one failed attempt of a retried call (issue 30)
 GRAPH_HINT: Final = "graph.hint"
 EXEC_PAUSED: Final = "exec.paused"
 EXEC_RESUMED: Final = "exec.resumed"
@@ -40,6 +41,7 @@ EVENT_TYPES: Final = frozenset(
         NODE_TOKEN,
         NODE_FINISHED,
         NODE_ERROR,
+        NODE_ATTEMPT,
         GRAPH_HINT,
         EXEC_PAUSED,
         EXEC_RESUMED,

@@ -28,6 +28,9 @@ BEFORE_ACTIONS = list(proto.GATE_ACTIONS[proto.BEFORE])
 OTHER_ACTIONS = list(proto.GATE_ACTIONS[proto.AFTER])
 GATE_CONFIRM_S = 5.0
 DEBUG_ACK_S = 2.0
+# exec.paused fields a held gate's API item passes on as the app sent them (edit, reload, refused
+# answers, the attempt number, the inject box's start, a replay divergence).
+PAUSED_EXTRAS = ("editable", "notEditable", "reloadable", "attempt", "refused", "injectSkeleton", "expected", "replay")
 RESUMED_MEMORY = 1000  # app gate ids remembered per client, so a replayed exec.paused is not held again
 
 
@@ -94,6 +97,8 @@ class Gate:
             "source": ev.get("source"),
             "why": ev.get("why"),
             "heldSince": self.held_since,
+            # Issues 30 and 31 (docs/protocol.md, "Gates"): what the card offers and says.
+            **{k: ev[k] for k in PAUSED_EXTRAS if k in ev},
         }
 
 

@@ -44,9 +44,12 @@ export const api = {
     call("GET", `/api/runs/${encodeURIComponent(id)}/events?after=${after}&limit=${limit}`),
   gates: () => call("GET", "/api/gates"),
   debug: () => call("GET", "/api/debug"),
-  resolveGate: (gateId, action, value) => {
+  /** `extra`: {value} with inject; {input} and/or {reload: true} with continue or retry (issue 30). */
+  resolveGate: (gateId, action, extra = {}) => {
     const body = { action };
-    if (action === "inject") body.value = value;
+    if (action === "inject") body.value = extra.value;
+    if (extra.input !== undefined) body.input = extra.input;
+    if (extra.reload) body.reload = true;
     return call("POST", `/api/gates/${encodeURIComponent(gateId)}`, body);
   },
   putDebug: (patch) => call("PUT", "/api/debug", patch),

@@ -4,6 +4,8 @@
 import { h } from "./frame.js";
 import { hiddenBy, ms, clock, REDACTED } from "./format.js";
 import { hiddenChip, jsonView } from "./json.js";
+import { attemptsSection, editSection, replayFacts } from "./attempts.js";
+import { forkBox } from "./fork.js";
 import { observeNote, observeOnly } from "./observe.js";
 import { store, isBreakpoint } from "./state.js";
 
@@ -105,7 +107,8 @@ export class DetailView {
       const ran = x.durationMs !== null ? ms(x.durationMs - (x.heldMs || 0)) : "running";
       const li = h("li", null, h("button", { type: "button", class: `d-exec-item state-${x.status}${x === current ? " selected" : ""}`,
         "aria-current": x === current ? "true" : null, onclick: () => this.onSelectExec(x.key) },
-        h("span", { class: "tl-state" }, x.status), ` #${offset + i + 1} · ${clock(x.startTs)} · ${ran}`));
+        h("span", { class: "tl-state" }, x.status), ` #${offset + i + 1} · ${clock(x.startTs)} · ${ran}`,
+        x.replayed ? " · replayed" : "", x.edited ? " · edited" : "", x.attempts.length ? ` · ${x.attempts.length + 1} attempts` : ""));
       list.append(li);
     }
     wrap.append(list);
@@ -136,21 +139,45 @@ export class DetailView {
     }
     if (x.attrs && x.attrs.model) facts.append(h("dt", null, "Model"), h("dd", null, String(x.attrs.model)));
     if (x.cutShort) facts.append(h("dt", null, "Stream"), h("dd", null, "cut short by the app"));
+    facts.append(...replayFacts(x));
     box.append(facts);
+    const forkable = x.kind !== "agent" && x.endTs !== null && !x.gate;
+    if (forkable) {
+      const slot = h("div", { class: "d-fork" });
+      const btn = h("button", { type: "button", class: "d-fork-button", "aria-expanded": "false",
+        title: "Replay this run up to here, give this call another output or input, run live from it (f)" }, "Fork from here");
+      btn.addEventListener("click", () => {
+        const open = btn.getAttribute("aria-expanded") !== "true";
+        btn.setAttribute("aria-expanded", String(open));
+        slot.replaceChildren(...(open ? [forkBox({ runId: store.runId, run: store.runs.get(store.runId), model: store.model, x })] : []));
+        if (open) slot.querySelector("textarea").focus();
+      });
+      box.append(h("div", { class: "gate-actions" }, btn), slot);
+    }
     if (x.resumes.length) {
       box.append(h("p", { class: "muted" }, "Gates: ", x.resumes.map((r) => `${r.gate} → ${r.action} (${r.by || "hub"})`).join(", ")));
     }
     if (x.redaction && x.redaction.failed) box.append(h("p", null, h("span", { class: "chip hidden-chip" }, "hidden: the app could not read this value safely")));
-    box.append(h("h3", null, "Input"), jsonView(x.input, hiddenBy(x.kind, "input"), 1));
+    box.append(h("h3", null, x.edited ? "Input (edited)" : "Input"), jsonView(x.input, hiddenBy(x.kind, "input"), 1));
+    const edited = editSection(x);
+    if (edited) box.append(edited);
     box.append(this.tokenBox = h("div", { class: "d-tokens" }));
     this.updateTokens(x);
     if (x.error) {
       box.append(h("h3", null, "Error"), h("pre", { class: "d-error" }, `${x.error.name || "Error"}: ${x.error.message || ""}`),
         x.error.stack ? h("details", null, h("summary", null, "Stack"), h("pre", { class: "d-stack" }, x.error.stack)) : null);
     }
+    const attempts = attemptsSection(x);
+    if (attempts) box.append(attempts);
     if (x.output !== undefined || x.status === "ok" || x.status === "injected") {
       box.append(h("h3", null, "Output"), jsonView(x.output, hiddenBy(x.kind, "output"), 1));
     }
+  }
+
+  /** The `f` key: open the fork box of the shown execution (when it can be forked). */
+  openFork() {
+    const btn = this.el.querySelector(".d-fork-button");
+    if (btn && btn.getAttribute("aria-expanded") !== "true") btn.click();
   }
 
   updateTokens(x) {
@@ -171,5 +198,6 @@ export class DetailView {
 }
 
 function execSignature(x) {
-  return [x.status, x.endTs, x.gate ? x.gate.gateId : "", x.resumes.length, x.input === REDACTED, x.usage ? 1 : 0].join("|");
+  return [x.status, x.endTs, x.gate ? x.gate.gateId : "", x.resumes.length, x.input === REDACTED, x.usage ? 1 : 0,
+    x.attempts.length, x.edited, x.replayed].join("|");
 }

@@ -64,6 +64,10 @@ export function reasonText(gate) {
     }
     case "pause":
       return "Paused";
+    case "divergence": {
+      const why = gate.replay && typeof gate.replay.why === "string" && gate.replay.why ? `: ${gate.replay.why}` : "";
+      return `Divergence from the recording${why}`;
+    }
     default:
       return gate.reason ? String(gate.reason) : "Held";
   }

@@ -310,6 +310,10 @@ installKeyboard({
     if (o && o.gate.actions?.includes("retry")) o.card.send("retry");
   },
   injectOldest: () => oldestCard()?.card?.inject(),
+  editOldest: () => oldestCard()?.card?.edit(),
+  reloadOldest: () => oldestCard()?.card?.reload(),
+  recordedOldest: () => oldestCard()?.card?.recorded(),
+  fork: () => detail.openFork(),
   step: () => {
     if (store.debug.mode !== "step") debugControls.setMode("step");
     else oldestCard()?.card?.send("continue");

@@ -5,6 +5,7 @@ import { h } from "./frame.js";
 import { ms, clock, droppedText } from "./format.js";
 import { GraphView } from "./graph.js";
 import { observeBadge, observeOnly } from "./observe.js";
+import { replayLine } from "./replayinfo.js";
 import { store } from "./state.js";
 import { TimelineView } from "./timeline.js";
 
@@ -49,7 +50,8 @@ export class RunView {
           held ? h("span", { class: "badge held-badge" }, `${held} held`) : null,
           observed ? observeBadge() : null),
         // Events the app or the hub could not record (issue 38): the run has gaps, and says so.
-        r.dropped?.count > 0 ? h("p", { class: "dropped-notice", role: "note" }, droppedText(r.dropped)) : null),
+        r.dropped?.count > 0 ? h("p", { class: "dropped-notice", role: "note" }, droppedText(r.dropped)) : null,
+        replayLine(store.runId, r, m)),
       h("div", { class: "run-actions" },
         // Named so that "Pause" and "Abort" each match one button: the top bar's and the card's.
         running ? h("button", { type: "button", title: "Hold the next gate reached in this run",

@@ -1,0 +1,345 @@
+"""The pause card's answers that change a call, and the node detail that records them (issues 30
+and 31), against the real hub: a FakeApp sends the events an app would (docs/protocol.md), the
+page shows them, and what the page sends is checked at the hub's API (the request body) and at
+the app (the gate.resolve it receives)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from graphmind_server.testing import FakeApp, wait_for
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def app(hub: Any) -> Iterator[FakeApp]:
+    a = FakeApp(hub.ingest_url, app="cards-app", auto_resume=True)
+    try:
+        yield a
+    finally:
+        a.close()
+
+
+def start_run(app: FakeApp, run_id: str, name: str, **fields: Any) -> None:
+    app.event(
+        "run.started",
+        run_id,
+        name=name,
+        app=app.app,
+        nodeId=f"agent:{name}",
+        instanceId=run_id,
+        kind="agent",
+        implicit=False,
+        **{"meta": {}, **fields},
+    )
+
+
+def held_call(app: FakeApp, run_id: str, call_id: str, input: Any, **paused: Any) -> dict[str, Any]:
+    app.node_started(run_id, "tool:search", call_id, input=input)
+    return app.hold(run_id, "tool:search", call_id, input=input, **paused)
+
+
+def posted(page: Any, action: Any) -> dict[str, Any]:
+    """The JSON body of the gate answer `action()` makes the page send."""
+    with page.expect_request(lambda r: r.method == "POST" and "/api/gates/" in r.url) as req:
+        action()
+    return json.loads(req.value.post_data)  # type: ignore[no-any-return]
+
+
+def test_edit_input_at_a_before_gate_validates_inline_and_sends_the_edited_input(
+    hub: Any, app: FakeApp, make_page: Any
+) -> None:
+    start_run(app, "r-edit", "edit-run")
+    held_call(app, "r-edit", "c1", {"q": "lisbon", "limit": 3}, editable=True, reloadable=False, attempt=1)
+    page = make_page(hub.url)
+    page.goto(hub.url)
+    card = page.locator(".gate-card")
+    expect(card.locator(".gate-reason")).to_have_text("Breakpoint")
+    expect(card.locator(".gate-attempt")).to_have_count(0)  # a first attempt says nothing
+    expect(card.get_by_role("button", name="Retry with…")).to_have_count(0)  # a before gate edits, not retries
+    card.get_by_role("button", name="Edit input").click()
+    expect(card).to_have_attribute("data-edit-ready", "true")
+    box = page.get_by_label("Edited input (JSON)")
+    assert json.loads(box.input_value()) == {"q": "lisbon", "limit": 3}  # starts with the input
+    send = card.locator(".box-edit").get_by_role("button", name="Send")
+
+    box.fill('{"q": "porto", ')
+    expect(card.locator(".box-edit .answer-check")).to_contain_text("Cannot send: not valid JSON")
+    expect(send).to_be_disabled()
+    box.fill('{"q": "__REDACTED__", "limit": 3}')
+    expect(card.locator(".box-edit .answer-check")).to_contain_text('still contains "__REDACTED__"')
+    expect(send).to_be_disabled()
+    box.press("Control+Enter")  # the shortcut sends nothing either
+    expect(card.locator(".gate-msg")).to_contain_text("Not sent")
+    box.fill('{"q": "porto", "limit": 3}')
+    expect(card.locator(".box-edit .answer-check")).to_have_text("Valid JSON · 2 lines differ from the input")
+    body = posted(page, send.click)
+    assert body == {"action": "continue", "input": {"q": "porto", "limit": 3}}
+    expect(card).to_have_count(0)  # the app confirmed
+
+
+def test_a_gate_that_cannot_take_an_edit_says_why_and_an_older_app_offers_none(
+    hub: Any, app: FakeApp, make_page: Any
+) -> None:
+    start_run(app, "r-hidden", "hidden-run")
+    held_call(
+        app,
+        "r-hidden",
+        "c1",
+        "__REDACTED__",
+        editable=False,
+        notEditable="input hidden by GRAPHMIND_HIDE_INPUTS",
+    )
+    page = make_page(hub.url)
+    page.goto(hub.url)
+    card = page.locator(".gate-card")
+    edit = card.get_by_role("button", name="Edit input")
+    expect(edit).to_be_disabled()
+    expect(card.locator(".gate-not-editable")).to_have_text("Input not editable: input hidden by GRAPHMIND_HIDE_INPUTS")
+    page.keyboard.press("e")  # the shortcut opens nothing on it
+    expect(card.locator(".box-edit")).to_be_hidden()
+    card.get_by_role("button", name="Continue").click()
+    expect(card).to_have_count(0)
+    # An app that does not say `editable` (protocol v1 before issue 30) gets no edit button at all.
+    held_call(app, "r-hidden", "c2", {"q": "x"})
+    expect(card.get_by_role("button", name="Abort")).to_be_visible()
+    expect(card.get_by_role("button", name="Edit input")).to_have_count(0)
+
+
+def test_retry_with_an_edited_input_and_reload_at_an_error_gate_by_keyboard(
+    hub: Any, app: FakeApp, make_page: Any
+) -> None:
+    start_run(app, "r-err", "error-run")
+    err = {"name": "ValueError", "message": "search backend is down"}
+    held_call(
+        app, "r-err", "c1", {"q": "lisbon"}, gate="error", reason="error", error=err, editable=True, reloadable=True, attempt=2
+    )
+    page = make_page(hub.url)
+    page.goto(hub.url)
+    card = page.locator(".gate-card")
+    expect(card.locator(".gate-attempt")).to_have_text("attempt 2")
+    expect(card.get_by_role("button", name="Edit input")).to_have_count(0)
+    page.keyboard.press("e")
+    expect(card).to_have_attribute("data-edit-ready", "true")
+    box = page.get_by_label("Input for the retry (JSON)")
+    assert json.loads(box.input_value()) == {"q": "lisbon"}
+    box.fill('{"q": "lisbon, portugal"}')
+    card.locator(".answer-reload").check()  # "reload the code first" goes with it
+    body = posted(page, lambda: box.press("Control+Enter"))
+    assert body == {"action": "retry", "input": {"q": "lisbon, portugal"}, "reload": True}
+    expect(card).to_have_count(0)
+
+    held_call(app, "r-err", "c2", {"q": "porto"}, gate="error", reason="error", error=err, editable=True, reloadable=True)
+    expect(card.get_by_role("button", name="Reload code and retry")).to_be_visible()
+    page.locator("body").click(position={"x": 5, "y": 5})  # focus away from any field
+    body = posted(page, lambda: page.keyboard.press("Shift+R"))
+    assert body == {"action": "retry", "reload": True}
+    expect(card).to_have_count(0)
+
+
+def test_a_refused_answer_is_on_the_card_and_the_inject_box_starts_from_the_skeleton(
+    hub: Any, app: FakeApp, make_page: Any
+) -> None:
+    start_run(app, "r-ref", "refused-run")
+    refused = "the value does not match the tool's outputSchema: 'temperature' is a required property"
+    held_call(
+        app,
+        "r-ref",
+        "c1",
+        {"city": "Lisbon"},
+        editable=True,
+        attempt=1,
+        refused=refused,
+        injectSkeleton={"temperature": 0, "unit": ""},
+    )
+    page = make_page(hub.url)
+    page.goto(hub.url)
+    card = page.locator(".gate-card")
+    expect(card.locator(".gate-refused")).to_have_text(f"Your last answer was refused: {refused}")
+    status, body = hub.api("GET", "/api/gates")
+    assert status == 200 and body["gates"][0]["refused"] == refused  # the API item carries it too
+    card.get_by_role("button", name="Inject").click()
+    expect(card).to_have_attribute("data-inject-ready", "true")
+    assert json.loads(page.get_by_label("Inject value (JSON)").input_value()) == {"temperature": 0, "unit": ""}
+
+
+def test_the_divergence_card_shows_recorded_against_actual_and_takes_use_recorded(
+    hub: Any, app: FakeApp, make_page: Any
+) -> None:
+    start_run(app, "r-div", "divergence-run", replayOf="r-recorded")
+    held_call(
+        app,
+        "r-div",
+        "c2",
+        {"q": "porto", "limit": 3},
+        reason="divergence",
+        expected={"limit": 3, "q": "lisbon"},
+        replay={"source": "r-recorded", "occurrence": 2, "why": "the input differs from the recording"},
+        actions=["continue", "recorded", "inject", "abort"],
+        editable=True,
+    )
+    page = make_page(hub.url)
+    page.goto(hub.url)
+    card = page.locator(".gate-card")
+    expect(card.locator(".gate-reason")).to_have_text("Divergence from the recording: the input differs from the recording")
+    expect(card.locator(".divergence-where")).to_have_text(
+        "Expected from the recording r-recorded, occurrence #2 of tool:search"
+    )
+    diff = card.locator(".diff")
+    expect(diff).to_have_attribute("data-removed", "1")  # key order is not a difference
+    expect(diff).to_have_attribute("data-added", "1")
+    expect(diff.locator(".diff-del")).to_contain_text(['"q": "lisbon"'])
+    expect(diff.locator(".diff-lines .diff-add")).to_have_text(['+   "q": "porto"'])
+    for name in ("Continue live", "Use recorded", "Inject", "Edit input", "Abort"):
+        expect(card.get_by_role("button", name=name, exact=True)).to_be_visible()
+
+    # The hub before issue 31's API takes no "recorded": answer the POST here, check what was sent.
+    page.route("**/api/gates/*", lambda route: route.fulfill(status=200, json={"ok": True}))
+    page.locator("body").click(position={"x": 5, "y": 5})
+    body = posted(page, lambda: page.keyboard.press("u"))
+    assert body == {"action": "recorded"}
+
+
+def test_the_node_detail_keeps_every_attempt_and_shows_the_edited_input_as_a_diff(
+    hub: Any, app: FakeApp, make_page: Any
+) -> None:
+    start_run(app, "r-att", "attempts-run")
+    node = {"nodeId": "tool:search", "instanceId": "c1", "kind": "tool", "name": "search"}
+    app.event("node.started", "r-att", **node, parentInstanceId="r-att", input={"q": "lisbon"})
+    app.event(
+        "node.attempt",
+        "r-att",
+        **node,
+        attempt=1,
+        input={"q": "lisbon"},
+        error={"name": "ValueError", "message": "search backend is down"},
+        durationMs=12.0,
+    )
+    app.event(
+        "node.attempt",
+        "r-att",
+        **node,
+        attempt=2,
+        input={"q": "lisbon, pt"},
+        error={"name": "TimeoutError", "message": "took too long"},
+        durationMs=31.0,
+    )
+    app.event(
+        "node.finished",
+        "r-att",
+        **node,
+        input={"q": "lisbon, portugal"},
+        edited=True,
+        originalInput={"q": "lisbon"},
+        output={"hits": 2},
+        durationMs=60.0,
+        heldMs=10.0,
+    )
+    app.run_finished("r-att")
+    wait_for(lambda: hub.api("GET", "/api/runs/r-att")[1].get("status") == "finished", 5, "the run to finish")
+    page = make_page(hub.url)
+    page.goto(f"{hub.url}/#/run/r-att/node/tool:search")
+    page.wait_for_selector("body[data-run-loaded=true]")
+    detail = page.locator("#detail")
+    expect(detail.locator("h3", has_text="Input (edited)")).to_be_visible()
+    diff = detail.locator(".d-edited .diff")
+    expect(diff.locator(".diff-lines .diff-del")).to_have_text(['-   "q": "lisbon"'])
+    expect(diff.locator(".diff-lines .diff-add")).to_have_text(['+   "q": "lisbon, portugal"'])
+    attempts = detail.locator(".d-attempt")
+    expect(attempts).to_have_count(3)
+    expect(attempts.nth(0)).to_contain_text("Attempt 1 · 12 ms")
+    expect(attempts.nth(0)).to_contain_text("ValueError: search backend is down")
+    expect(attempts.nth(1)).to_contain_text("TimeoutError: took too long")
+    attempts.nth(1).locator("summary", has_text="Input").click()
+    expect(attempts.nth(1)).to_contain_text('"lisbon, pt"')
+    expect(attempts.nth(2)).to_contain_text("Attempt 3 · ok")
+    expect(detail.locator(".d-exec-item")).to_contain_text("edited · 3 attempts")
+
+
+def test_fork_from_here_builds_the_replay_command_with_the_apps_own_command_line(
+    hub: Any, app: FakeApp, make_page: Any
+) -> None:
+    start_run(app, "r-rec", "recorded-run", meta={"argv": ["agent.py", "--city", "Lisbon"], "cwd": "/srv/my app"})
+    for i in (1, 2):
+        app.node_started("r-rec", "tool:search", f"c{i}", input={"q": f"q{i}"})
+        app.node_finished("r-rec", "tool:search", f"c{i}", output={"hits": [i]})
+    app.run_finished("r-rec")
+    wait_for(lambda: hub.api("GET", "/api/runs/r-rec")[1].get("status") == "finished", 5, "the run to finish")
+    page = make_page(hub.url)
+    page.goto(f"{hub.url}/#/run/r-rec/node/tool:search")
+    page.wait_for_selector("body[data-run-loaded=true]")
+    page.keyboard.press("f")  # the latest execution: the second call of the node
+    fork = page.locator("#detail .fork")
+    expect(fork.locator("h3")).to_have_text("Fork from tool:search#2")
+    box = fork.locator("textarea")
+    assert json.loads(box.input_value()) == {"hits": [2]}
+    cmd = fork.locator(".fork-cmd")
+    expect(cmd).to_have_text(
+        "cd '/srv/my app' && graphmind replay r-rec --fork 'tool:search#2' --output '{\"hits\":[2]}' "
+        "-- python agent.py --city Lisbon"
+    )
+    box.fill('{"hits": ["it\'s forked"]}')
+    expect(cmd).to_contain_text("--output '{\"hits\":[\"it'\\''s forked\"]}'")
+    box.fill("{nope")
+    expect(fork.locator(".answer-check")).to_contain_text("Cannot fork: not valid JSON")
+    expect(cmd).to_have_text("")
+    fork.get_by_label("Change its input").check()
+    assert json.loads(box.input_value()) == {"q": "q2"}
+    expect(cmd).to_contain_text("--fork 'tool:search#2' --input '{\"q\":\"q2\"}'")
+    # The first call of the node is `#1`.
+    page.locator("#detail .d-exec-item", has_text="#1").click()
+    page.locator("#detail").get_by_role("button", name="Fork from here").click()
+    expect(page.locator("#detail .fork h3")).to_have_text("Fork from tool:search#1")
+
+
+def test_a_replayed_run_links_to_its_recording_and_back_and_marks_what_it_saved(
+    hub: Any, app: FakeApp, make_page: Any
+) -> None:
+    start_run(app, "r-orig", "original")
+    app.run_finished("r-orig")
+    start_run(app, "r-replay", "replayed", replayOf="r-orig")
+    llm = {"nodeId": "llm:step", "instanceId": "s1", "kind": "llm", "name": "step"}
+    app.event("node.started", "r-replay", **llm, parentInstanceId="r-replay", input={"messages": []}, replayed=True)
+    app.event(
+        "node.finished",
+        "r-replay",
+        **llm,
+        output={"text": "hi"},
+        replayed=True,
+        usage={"inputTokens": 400, "outputTokens": 12, "totalTokens": 412},
+        durationMs=0.2,
+        heldMs=0,
+    )
+    app.node_started("r-replay", "tool:search", "c1", input={"q": "x"})
+    app.node_finished("r-replay", "tool:search", "c1", output={"hits": 1})
+    app.run_finished("r-replay")
+    wait_for(lambda: hub.api("GET", "/api/runs/r-replay")[1].get("status") == "finished", 5, "the run to finish")
+    page = make_page(hub.url)
+    page.goto(f"{hub.url}/#/run/r-replay/node/llm:step")
+    page.wait_for_selector("body[data-run-loaded=true]")
+    line = page.locator(".run-head .replay-line")
+    expect(line).to_contain_text("replay of original (r-orig)")
+    expect(line).to_contain_text("1 of 2 calls replayed, saved 412 model tokens")
+    expect(page.locator("#detail .d-replayed")).to_contain_text("from the recording saved a model call: 412 tokens")
+    expect(page.locator("#detail .d-exec-item")).to_contain_text("replayed")
+    line.get_by_role("link", name="original (r-orig)").click()
+    page.wait_for_selector("body[data-run-loaded=true]")
+    back = page.locator(".run-head .replay-line")
+    expect(back).to_contain_text("replayed by replayed (r-replay)")
+
+
+def test_the_help_lists_the_new_shortcuts(hub: Any, make_page: Any) -> None:
+    page = make_page(hub.url)
+    page.goto(hub.url)
+    page.keyboard.press("?")
+    help_card = page.locator("#help")
+    for key in ("e", "R", "u", "f"):
+        expect(help_card.locator("kbd", has_text=key).first).to_be_visible()
+    expect(help_card).to_contain_text("Edit input (before gates) or Retry with…")
+    expect(help_card).to_contain_text("Reload code and retry")
