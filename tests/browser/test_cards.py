@@ -58,11 +58,15 @@ def test_edit_input_at_a_before_gate_validates_inline_and_sends_the_edited_input
     start_run(app, "r-edit", "edit-run")
     held_call(app, "r-edit", "c1", {"q": "lisbon", "limit": 3}, editable=True, reloadable=False, attempt=1)
     page = make_page(hub.url)
+    answers: list[Any] = []
+    page.on("request", lambda r: answers.append(r) if r.method == "POST" and "/api/gates/" in r.url else None)
     page.goto(hub.url)
     card = page.locator(".gate-card")
     expect(card.locator(".gate-reason")).to_have_text("Breakpoint")
     expect(card.locator(".gate-attempt")).to_have_count(0)  # a first attempt says nothing
-    expect(card.get_by_role("button", name="Retry with…")).to_have_count(0)  # a before gate edits, not retries
+    expect(card.get_by_role("button", name="Retry with…")).to_have_count(
+        0
+    )  # a before gate edits, not retries
     card.get_by_role("button", name="Edit input").click()
     expect(card).to_have_attribute("data-edit-ready", "true")
     box = page.get_by_label("Edited input (JSON)")
@@ -71,17 +75,19 @@ def test_edit_input_at_a_before_gate_validates_inline_and_sends_the_edited_input
 
     box.fill('{"q": "porto", ')
     expect(card.locator(".box-edit .answer-check")).to_contain_text("Cannot send: not valid JSON")
-    expect(send).to_be_disabled()
+    expect(box).to_have_attribute("aria-invalid", "true")
+    send.click()
+    expect(card.locator(".gate-msg")).to_contain_text("Not sent: not valid JSON")
     box.fill('{"q": "__REDACTED__", "limit": 3}')
     expect(card.locator(".box-edit .answer-check")).to_contain_text('still contains "__REDACTED__"')
-    expect(send).to_be_disabled()
     box.press("Control+Enter")  # the shortcut sends nothing either
-    expect(card.locator(".gate-msg")).to_contain_text("Not sent")
+    expect(card.locator(".gate-msg")).to_contain_text('Not sent: still contains "__REDACTED__"')
     box.fill('{"q": "porto", "limit": 3}')
     expect(card.locator(".box-edit .answer-check")).to_have_text("Valid JSON · 2 lines differ from the input")
     body = posted(page, send.click)
     assert body == {"action": "continue", "input": {"q": "porto", "limit": 3}}
     expect(card).to_have_count(0)  # the app confirmed
+    assert len(answers) == 1  # nothing went out before the value was valid
 
 
 def test_a_gate_that_cannot_take_an_edit_says_why_and_an_older_app_offers_none(
@@ -101,7 +107,9 @@ def test_a_gate_that_cannot_take_an_edit_says_why_and_an_older_app_offers_none(
     card = page.locator(".gate-card")
     edit = card.get_by_role("button", name="Edit input")
     expect(edit).to_be_disabled()
-    expect(card.locator(".gate-not-editable")).to_have_text("Input not editable: input hidden by GRAPHMIND_HIDE_INPUTS")
+    expect(card.locator(".gate-not-editable")).to_have_text(
+        "Input not editable: input hidden by GRAPHMIND_HIDE_INPUTS"
+    )
     page.keyboard.press("e")  # the shortcut opens nothing on it
     expect(card.locator(".box-edit")).to_be_hidden()
     card.get_by_role("button", name="Continue").click()
@@ -118,7 +126,16 @@ def test_retry_with_an_edited_input_and_reload_at_an_error_gate_by_keyboard(
     start_run(app, "r-err", "error-run")
     err = {"name": "ValueError", "message": "search backend is down"}
     held_call(
-        app, "r-err", "c1", {"q": "lisbon"}, gate="error", reason="error", error=err, editable=True, reloadable=True, attempt=2
+        app,
+        "r-err",
+        "c1",
+        {"q": "lisbon"},
+        gate="error",
+        reason="error",
+        error=err,
+        editable=True,
+        reloadable=True,
+        attempt=2,
     )
     page = make_page(hub.url)
     page.goto(hub.url)
@@ -135,7 +152,17 @@ def test_retry_with_an_edited_input_and_reload_at_an_error_gate_by_keyboard(
     assert body == {"action": "retry", "input": {"q": "lisbon, portugal"}, "reload": True}
     expect(card).to_have_count(0)
 
-    held_call(app, "r-err", "c2", {"q": "porto"}, gate="error", reason="error", error=err, editable=True, reloadable=True)
+    held_call(
+        app,
+        "r-err",
+        "c2",
+        {"q": "porto"},
+        gate="error",
+        reason="error",
+        error=err,
+        editable=True,
+        reloadable=True,
+    )
     expect(card.get_by_role("button", name="Reload code and retry")).to_be_visible()
     page.locator("body").click(position={"x": 5, "y": 5})  # focus away from any field
     body = posted(page, lambda: page.keyboard.press("Shift+R"))
@@ -166,7 +193,10 @@ def test_a_refused_answer_is_on_the_card_and_the_inject_box_starts_from_the_skel
     assert status == 200 and body["gates"][0]["refused"] == refused  # the API item carries it too
     card.get_by_role("button", name="Inject").click()
     expect(card).to_have_attribute("data-inject-ready", "true")
-    assert json.loads(page.get_by_label("Inject value (JSON)").input_value()) == {"temperature": 0, "unit": ""}
+    assert json.loads(page.get_by_label("Inject value (JSON)").input_value()) == {
+        "temperature": 0,
+        "unit": "",
+    }
 
 
 def test_the_divergence_card_shows_recorded_against_actual_and_takes_use_recorded(
@@ -187,7 +217,9 @@ def test_the_divergence_card_shows_recorded_against_actual_and_takes_use_recorde
     page = make_page(hub.url)
     page.goto(hub.url)
     card = page.locator(".gate-card")
-    expect(card.locator(".gate-reason")).to_have_text("Divergence from the recording: the input differs from the recording")
+    expect(card.locator(".gate-reason")).to_have_text(
+        "Divergence from the recording: the input differs from the recording"
+    )
     expect(card.locator(".divergence-where")).to_have_text(
         "Expected from the recording r-recorded, occurrence #2 of tool:search"
     )
@@ -265,7 +297,9 @@ def test_the_node_detail_keeps_every_attempt_and_shows_the_edited_input_as_a_dif
 def test_fork_from_here_builds_the_replay_command_with_the_apps_own_command_line(
     hub: Any, app: FakeApp, make_page: Any
 ) -> None:
-    start_run(app, "r-rec", "recorded-run", meta={"argv": ["agent.py", "--city", "Lisbon"], "cwd": "/srv/my app"})
+    start_run(
+        app, "r-rec", "recorded-run", meta={"argv": ["agent.py", "--city", "Lisbon"], "cwd": "/srv/my app"}
+    )
     for i in (1, 2):
         app.node_started("r-rec", "tool:search", f"c{i}", input={"q": f"q{i}"})
         app.node_finished("r-rec", "tool:search", f"c{i}", output={"hits": [i]})
@@ -305,7 +339,9 @@ def test_a_replayed_run_links_to_its_recording_and_back_and_marks_what_it_saved(
     app.run_finished("r-orig")
     start_run(app, "r-replay", "replayed", replayOf="r-orig")
     llm = {"nodeId": "llm:step", "instanceId": "s1", "kind": "llm", "name": "step"}
-    app.event("node.started", "r-replay", **llm, parentInstanceId="r-replay", input={"messages": []}, replayed=True)
+    app.event(
+        "node.started", "r-replay", **llm, parentInstanceId="r-replay", input={"messages": []}, replayed=True
+    )
     app.event(
         "node.finished",
         "r-replay",
@@ -319,14 +355,18 @@ def test_a_replayed_run_links_to_its_recording_and_back_and_marks_what_it_saved(
     app.node_started("r-replay", "tool:search", "c1", input={"q": "x"})
     app.node_finished("r-replay", "tool:search", "c1", output={"hits": 1})
     app.run_finished("r-replay")
-    wait_for(lambda: hub.api("GET", "/api/runs/r-replay")[1].get("status") == "finished", 5, "the run to finish")
+    wait_for(
+        lambda: hub.api("GET", "/api/runs/r-replay")[1].get("status") == "finished", 5, "the run to finish"
+    )
     page = make_page(hub.url)
     page.goto(f"{hub.url}/#/run/r-replay/node/llm:step")
     page.wait_for_selector("body[data-run-loaded=true]")
     line = page.locator(".run-head .replay-line")
     expect(line).to_contain_text("replay of original (r-orig)")
     expect(line).to_contain_text("1 of 2 calls replayed, saved 412 model tokens")
-    expect(page.locator("#detail .d-replayed")).to_contain_text("from the recording saved a model call: 412 tokens")
+    expect(page.locator("#detail .d-replayed")).to_contain_text(
+        "from the recording saved a model call: 412 tokens"
+    )
     expect(page.locator("#detail .d-exec-item")).to_contain_text("replayed")
     line.get_by_role("link", name="original (r-orig)").click()
     page.wait_for_selector("body[data-run-loaded=true]")
@@ -343,3 +383,59 @@ def test_the_help_lists_the_new_shortcuts(hub: Any, make_page: Any) -> None:
         expect(help_card.locator("kbd", has_text=key).first).to_be_visible()
     expect(help_card).to_contain_text("Edit input (before gates) or Retry with…")
     expect(help_card).to_contain_text("Reload code and retry")
+
+
+@pytest.mark.parametrize("which", ["edit", "divergence"])
+def test_the_card_with_its_box_open_fits_a_1280x720_window(
+    hub: Any, app: FakeApp, make_page: Any, tmp_path: Any, which: str
+) -> None:
+    start_run(app, "r-fit", "fit-run")
+    big = {"messages": [{"role": "user", "content": f"question {i} " * 8} for i in range(12)], "model": "gpt-4o"}
+    if which == "edit":
+        held_call(
+            app,
+            "r-fit",
+            "c1",
+            big,
+            gate="error",
+            reason="error",
+            error={"name": "ValueError", "message": "the backend is down " * 6},
+            editable=True,
+            reloadable=True,
+            attempt=3,
+            refused="the edited input could not be turned back into a call: unknown parameter 'qq'",
+        )
+    else:
+        changed = {**big, "model": "gpt-4o-mini"}
+        held_call(
+            app,
+            "r-fit",
+            "c1",
+            changed,
+            reason="divergence",
+            expected=big,
+            replay={"source": "r-rec", "occurrence": 1, "why": "the input differs from the recording"},
+            actions=["continue", "recorded", "inject", "abort"],
+            editable=True,
+        )
+    page = make_page(hub.url)
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(hub.url)
+    card = page.locator(".gate-card")
+    expect(card).to_be_visible()
+    page.keyboard.press("e")
+    expect(card).to_have_attribute("data-edit-ready", "true")
+    page.screenshot(path=str(tmp_path / f"card-{which}-1280x720.png"))
+    panel = page.locator("#gates").bounding_box()
+    assert panel is not None
+    assert panel["y"] >= 0 and panel["y"] + panel["height"] <= 720, panel
+    assert panel["x"] >= 0 and panel["x"] + panel["width"] <= 1280, panel
+    # Every answer is reachable: the buttons and the box's Send are in view (the panel scrolls).
+    send = card.locator(".box-edit").get_by_role("button", name="Send")
+    send.scroll_into_view_if_needed()
+    box = send.bounding_box()
+    assert box is not None and box["y"] + box["height"] <= 720, box
+    for button in card.locator(".gate-actions").first.get_by_role("button").all():
+        button.scroll_into_view_if_needed()
+        b = button.bounding_box()
+        assert b is not None and b["x"] + b["width"] <= panel["x"] + panel["width"], b

@@ -223,6 +223,15 @@ def apply(run: RunRow, event: dict[str, Any], ts: float) -> None:
         run.implicit = bool(event.get("implicit"))
         if isinstance(event.get("meta"), dict):
             run.meta = json.dumps(event["meta"])
+        replay = {k: event[k] for k in ("replayOf", "forkedAt") if isinstance(event.get(k), str) and event[k]}
+        if replay:
+            # A replay's recording (issue 31), kept with the run's meta so the runs list links a
+            # recording and its replays both ways without reading any run's events.
+            try:
+                meta = json.loads(run.meta)
+            except ValueError:
+                meta = {}
+            run.meta = json.dumps({**(meta if isinstance(meta, dict) else {}), **replay})
         if isinstance(node_id, str) and node_id:
             run.agent_node = text(node_id)
             row = node(run, node_id, event.get("kind") or "agent", event.get("name"))

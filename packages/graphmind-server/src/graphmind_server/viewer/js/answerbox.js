@@ -67,7 +67,9 @@ export function answerBox(o) {
     } else {
       check.textContent = "Valid JSON";
     }
-    sendBtn.disabled = !res.ok;
+    // Send stays enabled (a disabled button says nothing when pressed): pressing it with a bad
+    // value puts the reason on the card's message line too.
+    textarea.setAttribute("aria-invalid", String(!res.ok));
     return res;
   };
   const trySend = () => {

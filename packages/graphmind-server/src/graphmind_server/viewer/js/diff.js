@@ -53,10 +53,10 @@ export function diffLines(a, b) {
       if (i < n && j < m && xs[i] === ys[j]) {
         out.push({ op: " ", text: xs[i++] });
         j++;
-      } else if (j < m && (i === n || lcs[i * w + j + 1] >= lcs[(i + 1) * w + j])) {
-        out.push({ op: "+", text: ys[j++] });
+      } else if (i < n && (j === m || lcs[(i + 1) * w + j] >= lcs[i * w + j + 1])) {
+        out.push({ op: "-", text: xs[i++] }); // a removed line before the line that replaces it
       } else {
-        out.push({ op: "-", text: xs[i++] });
+        out.push({ op: "+", text: ys[j++] });
       }
     }
   }
