@@ -90,7 +90,7 @@ def test_edit_input_at_a_before_gate_validates_inline_and_sends_the_edited_input
     assert len(answers) == 1  # nothing went out before the value was valid
 
 
-def test_a_gate_that_cannot_take_an_edit_says_why_and_an_older_app_offers_none(
+def test_a_gate_that_cannot_take_an_edit_says_why_and_so_does_an_older_apps(
     hub: Any, app: FakeApp, make_page: Any
 ) -> None:
     start_run(app, "r-hidden", "hidden-run")
@@ -114,10 +114,12 @@ def test_a_gate_that_cannot_take_an_edit_says_why_and_an_older_app_offers_none(
     expect(card.locator(".box-edit")).to_be_hidden()
     card.get_by_role("button", name="Continue").click()
     expect(card).to_have_count(0)
-    # An app that does not say `editable` (protocol v1 before issue 30) gets no edit button at all.
+    # An app that does not say `editable` (before issue 30) is never sent an edit: the hub says why.
     held_call(app, "r-hidden", "c2", {"q": "x"})
-    expect(card.get_by_role("button", name="Abort")).to_be_visible()
-    expect(card.get_by_role("button", name="Edit input")).to_have_count(0)
+    expect(card.get_by_role("button", name="Edit input")).to_be_disabled()
+    expect(card.locator(".gate-not-editable")).to_have_text(
+        "Input not editable: this app's GraphMind is too old to take an edited input"
+    )
 
 
 def test_retry_with_an_edited_input_and_reload_at_an_error_gate_by_keyboard(

@@ -28,9 +28,9 @@ BEFORE_ACTIONS = list(proto.GATE_ACTIONS[proto.BEFORE])
 OTHER_ACTIONS = list(proto.GATE_ACTIONS[proto.AFTER])
 GATE_CONFIRM_S = 5.0
 DEBUG_ACK_S = 2.0
-# exec.paused fields a held gate's API item passes on as the app sent them (edit, reload, refused
-# answers, the attempt number, the inject box's start, a replay divergence).
-PAUSED_EXTRAS = ("editable", "notEditable", "reloadable", "attempt", "refused", "injectSkeleton", "expected", "replay")
+OLD_APP_NOT_EDITABLE = "this app's GraphMind is too old to take an edited input"
+# exec.paused fields of a replay divergence a held gate's API item passes on when the app sent them.
+PAUSED_EXTRAS = ("expected", "replay")
 RESUMED_MEMORY = 1000  # app gate ids remembered per client, so a replayed exec.paused is not held again
 
 
@@ -96,8 +96,18 @@ class Gate:
             "loop": ev.get("loop"),
             "source": ev.get("source"),
             "why": ev.get("why"),
+            # Edit and reload (protocol.md, "Editing a held call"); an app that predates them sends
+            # none of these: not editable, not reloadable.
+            "editable": ev.get("editable") is True,
+            "notEditable": ev.get("notEditable")
+            if ev.get("editable") is True or isinstance(ev.get("notEditable"), str)
+            else OLD_APP_NOT_EDITABLE,
+            "reloadable": ev.get("reloadable") is True,
+            "attempt": ev.get("attempt") if isinstance(ev.get("attempt"), int) else 1,
+            "refused": ev.get("refused"),
+            "injectSkeleton": ev.get("injectSkeleton"),
             "heldSince": self.held_since,
-            # Issues 30 and 31 (docs/protocol.md, "Gates"): what the card offers and says.
+            # Issue 31: the recorded input and the replay's place, for the divergence card.
             **{k: ev[k] for k in PAUSED_EXTRAS if k in ev},
         }
 
@@ -249,14 +259,19 @@ class Hub:
             {"type": "gate.released", "gateId": gate.hub_id, "runId": gate.run_id, "action": action, "by": by}
         )
 
-    async def resolve_gate(self, gate: Gate, action: str, value: Any, has_value: bool) -> str:
-        """Send the answer and wait for the app: resumed, unknown, gone, busy or timeout."""
+    async def resolve_gate(
+        self, gate: Gate, action: str, value: Any, has_value: bool, edit: dict[str, Any] | None = None
+    ) -> str:
+        """Send the answer and wait for the app: resumed, unknown, gone, busy or timeout. `edit`:
+        the answer's `input` and `reload` fields, as checked by the API."""
         if gate.waiter is not None and not gate.waiter.done():
             return "busy"
         gate.waiter = asyncio.get_running_loop().create_future()
         frame: dict[str, Any] = {"type": proto.GATE_RESOLVE, "gateId": gate.app_id, "action": action}
         if has_value:
             frame["value"] = value
+        if edit:
+            frame.update(edit)
         if not await gate.conn.send(frame):
             return "gone"
         try:
