@@ -392,7 +392,10 @@ def test_the_card_with_its_box_open_fits_a_1280x720_window(
     hub: Any, app: FakeApp, make_page: Any, tmp_path: Any, which: str
 ) -> None:
     start_run(app, "r-fit", "fit-run")
-    big = {"messages": [{"role": "user", "content": f"question {i} " * 8} for i in range(12)], "model": "gpt-4o"}
+    big = {
+        "messages": [{"role": "user", "content": f"question {i} " * 8} for i in range(12)],
+        "model": "gpt-4o",
+    }
     if which == "edit":
         held_call(
             app,
