@@ -337,20 +337,26 @@ def test_fork_from_here_builds_the_replay_command_with_the_apps_own_command_line
 def test_a_replayed_run_links_to_its_recording_and_back_and_marks_what_it_saved(
     hub: Any, app: FakeApp, make_page: Any
 ) -> None:
-    start_run(app, "r-orig", "original")
-    app.run_finished("r-orig")
-    start_run(app, "r-replay", "replayed", replayOf="r-orig")
     llm = {"nodeId": "llm:step", "instanceId": "s1", "kind": "llm", "name": "step"}
+    usage = {"inputTokens": 400, "outputTokens": 12, "totalTokens": 412}
+    start_run(app, "r-orig", "original")
+    app.event("node.started", "r-orig", **llm, parentInstanceId="r-orig", input={"messages": []})
     app.event(
-        "node.started", "r-replay", **llm, parentInstanceId="r-replay", input={"messages": []}, replayed=True
+        "node.finished", "r-orig", **llm, output={"text": "hi"}, usage=usage, durationMs=900.0, heldMs=0
     )
+    app.run_finished("r-orig")
+    # The replay hands back the recorded output without calling the model: its ending has no usage;
+    # what it saved is what the recorded call used.
+    start_run(app, "r-replay", "replayed", replayOf="r-orig")
+    llm = {**llm, "instanceId": "s2"}
+    app.event("node.started", "r-replay", **llm, parentInstanceId="r-replay", input={"messages": []})
     app.event(
         "node.finished",
         "r-replay",
         **llm,
         output={"text": "hi"},
         replayed=True,
-        usage={"inputTokens": 400, "outputTokens": 12, "totalTokens": 412},
+        injected=True,
         durationMs=0.2,
         heldMs=0,
     )

@@ -35,10 +35,10 @@ export function attemptsSection(x) {
   return h("section", { class: "d-attempts-box" }, h("h3", null, `Attempts (${last})`), list);
 }
 
-/** What a replayed value saved: the model call (its tokens, and cost when known) or the tool run. */
-export function savedText(x) {
-  const u = x.usage;
-  const cost = costOf(x);
+/** What a replayed value saved: the model call (its tokens, and cost when known) or the tool run.
+ * `u`: the usage it saved (its own, else its recorded call's; replayinfo.js). */
+export function savedText(x, u = x.usage) {
+  const cost = costOf(x, u);
   if (x.kind === "llm") {
     const tokens = u && typeof u.totalTokens === "number" ? u.totalTokens
       : u ? (u.inputTokens || 0) + (u.outputTokens || 0) : null;
@@ -50,8 +50,8 @@ export function savedText(x) {
 }
 
 /** A cost the events state (the app's or the hub's usage), else null. */
-export function costOf(x) {
-  const u = x.usage || {};
+export function costOf(x, usage = x.usage) {
+  const u = usage || {};
   for (const v of [u.costUsd, u.cost, x.attrs && x.attrs.costUsd]) {
     if (typeof v === "number" && Number.isFinite(v)) return v;
   }
@@ -59,8 +59,8 @@ export function costOf(x) {
 }
 
 /** The "replayed" fact of the detail's facts list ([dt, dd]) or []. */
-export function replayFacts(x) {
+export function replayFacts(x, usage) {
   if (!x.replayed) return [];
   return [h("dt", null, "Replayed"), h("dd", { class: "d-replayed" },
-    h("span", { class: "chip replayed-chip" }, "from the recording"), ` ${savedText(x)}`)];
+    h("span", { class: "chip replayed-chip" }, "from the recording"), ` ${savedText(x, usage)}`)];
 }

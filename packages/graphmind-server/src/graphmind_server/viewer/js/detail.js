@@ -6,6 +6,7 @@ import { hiddenBy, ms, clock, REDACTED } from "./format.js";
 import { hiddenChip, jsonView } from "./json.js";
 import { attemptsSection, editSection, replayFacts } from "./attempts.js";
 import { forkBox } from "./fork.js";
+import { recordedUsage, savedUsage } from "./replayinfo.js";
 import { observeNote, observeOnly } from "./observe.js";
 import { store, isBreakpoint } from "./state.js";
 
@@ -123,10 +124,11 @@ export class DetailView {
     const box = this.execBox;
     if (!box) return;
     box.replaceChildren();
+    this.shownKey = x ? x.key : null;
     if (!x) return;
     const ran = x.durationMs !== null ? x.durationMs - (x.heldMs || 0) : null;
     const facts = h("dl", { class: "facts" },
-      h("dt", null, "Status"), h("dd", { class: `state-${x.status}` }, x.status + (x.injected ? " (value from the debugger)" : "")),
+      h("dt", null, "Status"), h("dd", { class: `state-${x.status}` }, x.status + (x.injected ? (x.replayed ? " (value from the recording)" : " (value from the debugger)") : "")),
       h("dt", null, "Started"), h("dd", null, clock(x.startTs)),
       h("dt", null, "Ran"), h("dd", { class: "d-ran" }, ran === null ? (x.gate ? "–" : "still running") : ms(ran)),
       h("dt", null, "Held"), h("dd", { class: "d-held" }, x.gate && x.gate.since
@@ -139,7 +141,12 @@ export class DetailView {
     }
     if (x.attrs && x.attrs.model) facts.append(h("dt", null, "Model"), h("dd", null, String(x.attrs.model)));
     if (x.cutShort) facts.append(h("dt", null, "Stream"), h("dd", null, "cut short by the app"));
-    facts.append(...replayFacts(x));
+    const m = store.model;
+    facts.append(...replayFacts(x, savedUsage(m, x)));
+    if (x.replayed && !savedUsage(m, x) && m && m.replayOf && store.runs.has(m.replayOf) && x.kind === "llm") {
+      // What the recorded call used: shown once the recorded run's events are in.
+      recordedUsage(m.replayOf).then(() => this.shownKey === x.key && savedUsage(store.model, x) && this.renderExec(x));
+    }
     box.append(facts);
     const forkable = x.kind !== "agent" && x.endTs !== null && !x.gate;
     if (forkable) {
