@@ -5,6 +5,8 @@
 
 import { h } from "./frame.js";
 import { jsonDiff } from "./diff.js";
+import { hiddenBy } from "./format.js";
+import { jsonView } from "./json.js";
 
 /** The card body for a gate held with reason "divergence". */
 export function divergenceBody(g) {
@@ -14,8 +16,10 @@ export function divergenceBody(g) {
   if (typeof r.occurrence === "number") where.push(`occurrence #${r.occurrence} of ${g.nodeId}`);
   const body = h("div", { class: "divergence" });
   if (where.length) body.append(h("p", { class: "muted small divergence-where" }, `Expected from the ${where.join(", ")}`));
-  if (g.expected === undefined) {
-    body.append(h("p", { class: "small" }, "The recording has no call here: this run went further, or another way."));
+  if (g.expected === undefined || g.expected === null) {
+    // `expected` null: the recording has no such call (this run went further, or another way).
+    body.append(h("p", { class: "small divergence-none" }, "The recording has no input to compare here: this run's input is"),
+      jsonView(g.input, hiddenBy(g.kind, "input"), 1));
   } else {
     body.append(jsonDiff(g.expected, g.input, ["recorded input", "this run's input"]));
   }
