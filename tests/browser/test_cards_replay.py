@@ -1,0 +1,111 @@
+"""Issue 31's viewer against the real hub and a real replay: a recorded run, replayed with one tool
+argument changed, holds at the divergence; the card shows recorded against actual input and
+answers "Use recorded"; the replayed run links to its recording and back, its nodes are marked
+replayed; "Fork from here" on the recording gives the command for it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _apps import AgentThread, attached_client
+from playwright.sync_api import expect
+
+import graphmind
+from graphmind_server.testing import wait_for
+
+pytestmark = pytest.mark.browser
+# The replay itself is graphmind's (issue 31, the `replay` branch); this file tests what the viewer
+# makes of it.
+cassette = pytest.importorskip("graphmind._replay.cassette")
+
+
+class Trip:
+    """Three gated tools that count their calls."""
+
+    def __init__(self, client: graphmind.Client) -> None:
+        self.calls: list[str] = []
+
+        def search(to: str) -> list[str]:
+            self.calls.append("search")
+            return [f"flight to {to}"]
+
+        def book(flight: str) -> dict[str, Any]:
+            self.calls.append("book")
+            return {"booking": flight.upper(), "price": 100.0}
+
+        def pay(amount: float) -> str:
+            self.calls.append("pay")
+            return f"paid {amount}"
+
+        self.search = client.wrap(search, name="search")
+        self.book = client.wrap(book, name="book")
+        self.pay = client.wrap(pay, name="pay")
+
+    def agent(self, client: graphmind.Client, to: str) -> str:
+        with client.run("trip"):
+            booking = self.book(self.search(to)[0])
+            return self.pay(booking["price"])  # type: ignore[no-any-return]
+
+
+def record(hub: Any, tmp_path: Path) -> tuple[str, Path]:
+    """One real run against the hub, written as a cassette from what the hub stored."""
+    client = attached_client(hub, "trip-app")
+    try:
+        assert Trip(client).agent(client, "LIS") == "paid 100.0"
+    finally:
+        client.dispose()
+    runs = wait_for(
+        lambda: [r for r in hub.api("GET", "/api/runs?app=trip-app")[1]["runs"] if r["status"] == "finished"],
+        10,
+        "the recorded run",
+    )
+    run_id = runs[0]["id"]
+    events = hub.api("GET", f"/api/runs/{run_id}/events?limit=5000")[1]["events"]
+    path = tmp_path / "trip.jsonl"
+    cassette.write_cassette(path, runs[0]["clientId"], events)
+    return run_id, path
+
+
+def test_a_divergence_holds_on_the_card_with_the_diff_and_use_recorded_replays_the_rest(
+    hub: Any, make_page: Any, tmp_path: Path
+) -> None:
+    recorded_id, path = record(hub, tmp_path)
+    client = attached_client(hub, "trip-app", replay=str(path))
+    trip = Trip(client)
+    agent = AgentThread(lambda: trip.agent(client, "OPO"))  # the second run asks for another city
+    try:
+        page = make_page(hub.url)
+        page.goto(hub.url)
+        card = page.locator(".gate-card")
+        expect(card.locator(".gate-reason")).to_have_text(
+            "Divergence from the recording: its input differs from the recording"
+        )
+        expect(card.locator(".divergence-where")).to_contain_text("occurrence #1 of tool:search")
+        diff = card.locator(".diff-lines")
+        expect(diff.locator(".diff-del")).to_contain_text(['"LIS"'])
+        expect(diff.locator(".diff-add")).to_contain_text(['"OPO"'])
+        card.get_by_role("button", name="Use recorded").click()
+        assert agent.wait_pumping(page, 15), hub.api("GET", "/api/gates")
+        agent.join()
+    finally:
+        client.dispose()
+    assert agent.error is None, agent.error
+    assert agent.result == "paid 100.0"
+    assert trip.calls == []  # search answered from the recording, book and pay replayed
+
+    replayed = wait_for(
+        lambda: [r for r in hub.api("GET", "/api/runs?app=trip-app")[1]["runs"] if r["id"] != recorded_id],
+        10,
+        "the replayed run",
+    )[0]
+    page.goto(f"{hub.url}/#/run/{replayed['id']}/node/tool:book")
+    page.wait_for_selector("body[data-run-loaded=true]")
+    line = page.locator(".run-head .replay-line")
+    expect(line).to_contain_text(f"replay of trip ({recorded_id})")
+    expect(line).to_contain_text("calls replayed")
+    expect(page.locator("#detail .d-replayed")).to_contain_text("from the recording saved a tool run")
+    line.get_by_role("link", name=f"trip ({recorded_id})").click()
+    page.wait_for_selector("body[data-run-loaded=true]")
+    expect(page.locator(".run-head .replay-line")).to_contain_text(f"replayed by trip ({replayed['id']})")
