@@ -165,8 +165,9 @@ def test_reload_code_and_retry_from_the_card_runs_the_fixed_source(
 def test_an_mcp_inject_that_fails_the_output_schema_is_shown_on_the_card(
     hub: Any, client: graphmind.Client, make_page: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from graphmind_mcp import instrument_mcp
     from mcp.client import Client
+
+    from graphmind_mcp import instrument_mcp
 
     monkeypatch.syspath_prepend(str(MCP_TESTS))
     from mcp_time_server import time_server
