@@ -92,6 +92,7 @@ def test_edit_a_held_tools_input_from_the_card_and_the_run_shows_the_diff(
     expect(diff.locator(".diff-del")).to_have_text(['-   "q": "lisbon"'])
     expect(diff.locator(".diff-add")).to_have_text(['+   "q": "porto"'])
     expect(detail.locator(".d-exec-item")).to_contain_text("edited")
+    expect(page.locator(".gnode[data-node-id='tool:search']")).to_contain_text("ok · edited")
 
 
 def test_retry_with_an_edited_input_keeps_both_attempts_in_the_node_detail(

@@ -102,6 +102,7 @@ def test_a_divergence_holds_on_the_card_with_the_diff_and_use_recorded_replays_t
     )[0]
     page.goto(f"{hub.url}/#/run/{replayed['id']}/node/tool:book")
     page.wait_for_selector("body[data-run-loaded=true]")
+    expect(page.locator(".gnode[data-node-id='tool:pay']")).to_contain_text("ok · replayed")
     line = page.locator(".run-head .replay-line")
     expect(line).to_contain_text(f"replay of trip ({recorded_id})")
     expect(line).to_contain_text("calls replayed")

@@ -128,7 +128,7 @@ export class DetailView {
     if (!x) return;
     const ran = x.durationMs !== null ? x.durationMs - (x.heldMs || 0) : null;
     const facts = h("dl", { class: "facts" },
-      h("dt", null, "Status"), h("dd", { class: `state-${x.status}` }, x.status + (x.injected ? (x.replayed ? " (value from the recording)" : " (value from the debugger)") : "")),
+      h("dt", null, "Status"), h("dd", { class: `state-${x.status}` }, x.status + (x.replayed ? " (value from the recording)" : x.injected ? " (value from the debugger)" : "")),
       h("dt", null, "Started"), h("dd", null, clock(x.startTs)),
       h("dt", null, "Ran"), h("dd", { class: "d-ran" }, ran === null ? (x.gate ? "–" : "still running") : ms(ran)),
       h("dt", null, "Held"), h("dd", { class: "d-held" }, x.gate && x.gate.since

@@ -148,7 +148,9 @@ export class GraphView {
     el.querySelector(".g-name").textContent = n.name;
     el.querySelector(".g-kind").textContent = n.kind;
     el.querySelector(".g-count").textContent = `×${n.executions}`;
-    el.querySelector(".g-state").textContent = n.ungated ? `${state} · ungated` : state;
+    // The latest execution's value came from a recording, or its input was edited (issues 30, 31).
+    const mark = n.latest?.replayed ? " · replayed" : n.latest?.edited ? " · edited" : "";
+    el.querySelector(".g-state").textContent = (n.ungated ? `${state} · ungated` : state) + mark;
     const bps = ["before", "after", "error"].filter((g) => isBreakpoint(n.nodeId, g));
     el.querySelector(".g-bp").textContent = bps.length ? "●" : "";
     el.title = `${n.nodeId}${bps.length ? `\nbreakpoint: ${bps.join(", ")}` : ""}`;
