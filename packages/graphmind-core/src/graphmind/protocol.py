@@ -19,6 +19,11 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit
 
+# The oversized-payload rule ("Oversized payloads"): a value whose JSON is over 512 KB goes as its
+# preview marker. Public here for any producer of events besides the SDK (the hub's OTLP ingest).
+from ._events.payload import MAX_PAYLOAD_BYTES as MAX_PAYLOAD_BYTES
+from ._events.payload import shrink_oversized as shrink_oversized
+
 PROTOCOL_VERSION: Final = 1
 SUPPORTED_PROTOCOLS: Final = (1,)
 
