@@ -241,7 +241,7 @@ def test_the_divergence_card_shows_recorded_against_actual_and_takes_use_recorde
 
 
 def test_the_node_detail_keeps_every_attempt_and_shows_the_edited_input_as_a_diff(
-    hub: Any, app: FakeApp, make_page: Any
+    hub: Any, app: FakeApp, make_page: Any, tmp_path: Any
 ) -> None:
     start_run(app, "r-att", "attempts-run")
     node = {"nodeId": "tool:search", "instanceId": "c1", "kind": "tool", "name": "search"}
@@ -294,10 +294,12 @@ def test_the_node_detail_keeps_every_attempt_and_shows_the_edited_input_as_a_dif
     expect(attempts.nth(1)).to_contain_text('"lisbon, pt"')
     expect(attempts.nth(2)).to_contain_text("Attempt 3 · ok")
     expect(detail.locator(".d-exec-item")).to_contain_text("edited · 3 attempts")
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.screenshot(path=str(tmp_path / "detail-attempts-1280x720.png"))
 
 
 def test_fork_from_here_builds_the_replay_command_with_the_apps_own_command_line(
-    hub: Any, app: FakeApp, make_page: Any
+    hub: Any, app: FakeApp, make_page: Any, tmp_path: Any
 ) -> None:
     start_run(
         app, "r-rec", "recorded-run", meta={"argv": ["agent.py", "--city", "Lisbon"], "cwd": "/srv/my app"}
@@ -328,6 +330,9 @@ def test_fork_from_here_builds_the_replay_command_with_the_apps_own_command_line
     fork.get_by_label("Change its input").check()
     assert json.loads(box.input_value()) == {"q": "q2"}
     expect(cmd).to_contain_text("--fork 'tool:search#2' --input '{\"q\":\"q2\"}'")
+    page.set_viewport_size({"width": 1280, "height": 720})
+    fork.scroll_into_view_if_needed()
+    page.screenshot(path=str(tmp_path / "detail-fork-1280x720.png"))
     # The first call of the node is `#1`.
     page.locator("#detail .d-exec-item", has_text="#1").click()
     page.locator("#detail").get_by_role("button", name="Fork from here").click()
