@@ -51,7 +51,7 @@ export function answerBox(o) {
   const el = h("div", { class: `inject answer-box box-${o.kind}`, hidden: true, dataset: { ready: "false" } },
     h("label", { for: o.id }, o.label), textarea, check,
     reload ? h("label", { class: "small answer-reload-label" }, reload, " Reload the code from its source file first") : null,
-    h("p", { class: "muted small inject-meaning" }, o.meaning),
+    h("p", { class: `muted small ${o.kind === "inject" ? "inject-meaning" : "answer-meaning"}` }, o.meaning),
     h("div", { class: "gate-actions" }, sendBtn,
       h("button", { type: "button", class: "ghost", onclick: () => close() }, "Cancel")));
 
