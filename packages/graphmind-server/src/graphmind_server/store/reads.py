@@ -59,11 +59,13 @@ def list_runs(
         where.append("started_at <= ?")
         args.append(f.until)
     if f.q is not None:
-        fts = search.fts_query(f.q)
-        if fts is None:
+        # Every word somewhere in the run (not necessarily in one event).
+        words = [w for w in (search.fts_query(w) for w in f.q.split()) if w]
+        if not words:
             return []
-        where.append("id IN (SELECT run_id FROM search WHERE search MATCH ?)")
-        args.append(fts)
+        for fts in words:
+            where.append("id IN (SELECT run_id FROM search WHERE search MATCH ?)")
+            args.append(fts)
     clause = f"WHERE {' AND '.join(where)}" if where else ""
     rows = conn.execute(
         f"SELECT {_RUN_API_COLUMNS} FROM runs {clause} ORDER BY started_at DESC, rowid DESC LIMIT ?",
