@@ -3,6 +3,7 @@
 // with the shape the gate expects back (inject.js), and says what the value becomes.
 
 import { api, errorText } from "./api.js";
+import { chatView } from "./chat.js";
 import { h } from "./frame.js";
 import { injectMeaning, injectStart } from "./inject.js";
 import { containsRedacted, gateText, hiddenBy, reasonText, ago, REDACTED } from "./format.js";
@@ -60,8 +61,11 @@ export class GatesView {
     if (g.gate === "error" && g.error) {
       body.append(h("pre", { class: "d-error" }, `${g.error.name || "Error"}: ${g.error.message || ""}`));
     } else {
-      body.append(h("div", { class: "muted small" }, valueKind === "output" ? "Output" : "Input"),
-        jsonView(value, hiddenBy(g.kind, valueKind), 1));
+      // At a model gate the card shows the conversation (chat.js), the raw JSON one click away.
+      const chat = g.kind === "llm" ? chatView(g.input, g.gate === "after" ? g.output : undefined,
+        { hiddenInput: hiddenBy(g.kind, "input"), hiddenOutput: hiddenBy(g.kind, "output") }) : null;
+      body.append(h("div", { class: "muted small" }, chat ? "Conversation" : valueKind === "output" ? "Output" : "Input"),
+        chat || jsonView(value, hiddenBy(g.kind, valueKind), 1));
     }
     const actions = Array.isArray(g.actions) ? g.actions : ["continue", "inject", "abort"];
     const buttons = h("div", { class: "gate-actions" });
