@@ -225,11 +225,11 @@ def test_the_divergence_card_shows_recorded_against_actual_and_takes_use_recorde
     expect(card.locator(".divergence-where")).to_have_text(
         "Expected from the recording r-recorded, occurrence #2 of tool:search"
     )
-    diff = card.locator(".diff")
+    diff = card.locator(".jdiff")
     expect(diff).to_have_attribute("data-removed", "1")  # key order is not a difference
     expect(diff).to_have_attribute("data-added", "1")
-    expect(diff.locator(".diff-del")).to_contain_text(['"q": "lisbon"'])
-    expect(diff.locator(".diff-lines .diff-add")).to_have_text(['+   "q": "porto"'])
+    expect(diff.locator(".jd-del")).to_contain_text(['"q": "lisbon"'])
+    expect(diff.locator(".jd-lines .jd-add")).to_have_text(['+   "q": "porto"'])
     for name in ("Continue live", "Use recorded", "Inject", "Edit input", "Abort"):
         expect(card.get_by_role("button", name=name, exact=True)).to_be_visible()
 
@@ -282,9 +282,9 @@ def test_the_node_detail_keeps_every_attempt_and_shows_the_edited_input_as_a_dif
     page.wait_for_selector("body[data-run-loaded=true]")
     detail = page.locator("#detail")
     expect(detail.locator("h3", has_text="Input (edited)")).to_be_visible()
-    diff = detail.locator(".d-edited .diff")
-    expect(diff.locator(".diff-lines .diff-del")).to_have_text(['-   "q": "lisbon"'])
-    expect(diff.locator(".diff-lines .diff-add")).to_have_text(['+   "q": "lisbon, portugal"'])
+    diff = detail.locator(".d-edited .jdiff")
+    expect(diff.locator(".jd-lines .jd-del")).to_have_text(['-   "q": "lisbon"'])
+    expect(diff.locator(".jd-lines .jd-add")).to_have_text(['+   "q": "lisbon, portugal"'])
     attempts = detail.locator(".d-attempt")
     expect(attempts).to_have_count(3)
     expect(attempts.nth(0)).to_contain_text("Attempt 1 · 12 ms")

@@ -88,9 +88,9 @@ def test_edit_a_held_tools_input_from_the_card_and_the_run_shows_the_diff(
     assert tool.calls == [{"q": "porto"}]  # the real call ran with the edit
     detail = open_node(page, "edit-live", "tool:search")
     expect(detail.locator("h3", has_text="Input (edited)")).to_be_visible()
-    diff = detail.locator(".d-edited .diff-lines")
-    expect(diff.locator(".diff-del")).to_have_text(['-   "q": "lisbon"'])
-    expect(diff.locator(".diff-add")).to_have_text(['+   "q": "porto"'])
+    diff = detail.locator(".d-edited .jd-lines")
+    expect(diff.locator(".jd-del")).to_have_text(['-   "q": "lisbon"'])
+    expect(diff.locator(".jd-add")).to_have_text(['+   "q": "porto"'])
     expect(detail.locator(".d-exec-item")).to_contain_text("edited")
     expect(page.locator(".gnode[data-node-id='tool:search']")).to_contain_text("ok · edited")
 
@@ -128,7 +128,7 @@ def test_retry_with_an_edited_input_keeps_both_attempts_in_the_node_detail(
     attempts.nth(0).locator("summary", has_text="Input").click()
     expect(attempts.nth(0)).to_contain_text('"lisbon"')
     expect(attempts.nth(1)).to_contain_text("Attempt 2 · ok")
-    expect(detail.locator(".d-edited .diff-lines .diff-add")).to_have_text(['+   "q": "lisbon, portugal"'])
+    expect(detail.locator(".d-edited .jd-lines .jd-add")).to_have_text(['+   "q": "lisbon, portugal"'])
 
 
 def test_reload_code_and_retry_from_the_card_runs_the_fixed_source(

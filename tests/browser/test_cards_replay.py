@@ -83,9 +83,9 @@ def test_a_divergence_holds_on_the_card_with_the_diff_and_use_recorded_replays_t
             "Divergence from the recording: its input differs from the recording"
         )
         expect(card.locator(".divergence-where")).to_contain_text("occurrence #1 of tool:search")
-        diff = card.locator(".diff-lines")
-        expect(diff.locator(".diff-del")).to_contain_text(['"LIS"'])
-        expect(diff.locator(".diff-add")).to_contain_text(['"OPO"'])
+        diff = card.locator(".jd-lines")
+        expect(diff.locator(".jd-del")).to_contain_text(['"LIS"'])
+        expect(diff.locator(".jd-add")).to_contain_text(['"OPO"'])
         card.get_by_role("button", name="Use recorded").click()
         assert agent.wait_pumping(page, 15), hub.api("GET", "/api/gates")
         agent.join()

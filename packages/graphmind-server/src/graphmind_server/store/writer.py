@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import derive
+from . import derive, search
 from .derive import NODE_COLUMNS, NodeRow, RunRow
 from .stall import Stall, cannot_store
 
@@ -28,13 +28,13 @@ RUN_CACHE_MAX = 2000
 
 _RUN_COLUMNS = (
     "id, app, name, status, started_at, ended_at, event_count, client_id, meta, implicit, agent_node, cursor,"
-    " dropped"
+    " dropped, usage, held_ms"
 )
-_UPSERT_RUN = f"""INSERT INTO runs ({_RUN_COLUMNS}, node_count) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+_UPSERT_RUN = f"""INSERT INTO runs ({_RUN_COLUMNS}, node_count) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
 ON CONFLICT(id) DO UPDATE SET app=excluded.app, name=excluded.name, status=excluded.status,
 started_at=excluded.started_at, ended_at=excluded.ended_at, event_count=excluded.event_count,
 meta=excluded.meta, implicit=excluded.implicit, agent_node=excluded.agent_node, cursor=excluded.cursor,
-node_count=excluded.node_count, dropped=excluded.dropped"""
+node_count=excluded.node_count, dropped=excluded.dropped, usage=excluded.usage, held_ms=excluded.held_ms"""
 _UPSERT_NODE = f"""INSERT INTO nodes (run_id, {NODE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)
 ON CONFLICT(run_id, node_id) DO UPDATE SET kind=excluded.kind, name=excluded.name,
 executions=excluded.executions, status=excluded.status, latest=excluded.latest,
@@ -210,6 +210,7 @@ class Writer:
                 else:
                     self._event(item)
             self._flush_rows()
+            search.index_between(self.conn, cursor_before, self.last_cursor)
             self._write_runs()
             if self.last_cursor != cursor_before:
                 self.conn.execute(
@@ -315,6 +316,8 @@ class Writer:
             agent_node=row[10],
             cursor=row[11],
             dropped=row[12],
+            usage=row[13],
+            held_ms=row[14],
             nodes={},
         )
         for n in self.conn.execute(
@@ -358,6 +361,7 @@ class Writer:
             return
         run_rows = []
         node_rows = []
+        facet_rows: list[tuple[str, str]] = []
         for run in self._touched.values():
             run_rows.append(
                 (
@@ -374,9 +378,13 @@ class Writer:
                     run.agent_node,
                     run.cursor,
                     run.dropped,
+                    run.usage,
+                    run.held_ms,
                     run.node_count,
                 )
             )
+            facet_rows.extend((f, run.id) for f in run.new_facets)
+            run.new_facets.clear()
             for node_id in run.dirty_nodes:
                 assert run.nodes is not None
                 node_rows.append(run.nodes[node_id].to_db(run.id))
@@ -385,6 +393,8 @@ class Writer:
         self.conn.executemany(_UPSERT_RUN, run_rows)
         if node_rows:
             self.conn.executemany(_UPSERT_NODE, node_rows)
+        if facet_rows:
+            self.conn.executemany(search.FACET_SQL, facet_rows)
 
     def _trim_cache(self) -> None:
         if len(self.runs) > RUN_CACHE_MAX:

@@ -1,6 +1,7 @@
 // Node detail: the node's executions, and for the chosen one its input and output as collapsible
 // JSON, streamed tokens as they arrive, usage, ran and held time, and the breakpoint toggles.
 
+import { chatView } from "./chat.js";
 import { h } from "./frame.js";
 import { hiddenBy, ms, clock, REDACTED } from "./format.js";
 import { hiddenChip, jsonView } from "./json.js";
@@ -165,18 +166,22 @@ export class DetailView {
       box.append(h("p", { class: "muted" }, "Gates: ", x.resumes.map((r) => `${r.gate} → ${r.action} (${r.by || "hub"})`).join(", ")));
     }
     if (x.redaction && x.redaction.failed) box.append(h("p", null, h("span", { class: "chip hidden-chip" }, "hidden: the app could not read this value safely")));
-    box.append(h("h3", null, x.edited ? "Input (edited)" : "Input"), jsonView(x.input, hiddenBy(x.kind, "input"), 1));
+    // A model node reads as the conversation (chat.js); its raw JSON is one click away there.
+    const chat = x.kind === "llm" ? chatView(x.input, x.output, { hiddenInput: hiddenBy(x.kind, "input"), hiddenOutput: hiddenBy(x.kind, "output") }) : null;
+    if (chat) box.append(h("h3", null, "Conversation"), chat);
+    else box.append(h("h3", null, x.edited ? "Input (edited)" : "Input"), jsonView(x.input, hiddenBy(x.kind, "input"), 1));
     const edited = editSection(x);
     if (edited) box.append(edited);
     box.append(this.tokenBox = h("div", { class: "d-tokens" }));
     this.updateTokens(x);
     if (x.error) {
-      box.append(h("h3", null, "Error"), h("pre", { class: "d-error" }, `${x.error.name || "Error"}: ${x.error.message || ""}`),
-        x.error.stack ? h("details", null, h("summary", null, "Stack"), h("pre", { class: "d-stack" }, x.error.stack)) : null);
+      // (Element.append writes a null child as the text "null": only append what exists.)
+      box.append(h("h3", null, "Error"), h("pre", { class: "d-error" }, `${x.error.name || "Error"}: ${x.error.message || ""}`));
+      if (x.error.stack) box.append(h("details", null, h("summary", null, "Stack"), h("pre", { class: "d-stack" }, x.error.stack)));
     }
     const attempts = attemptsSection(x);
     if (attempts) box.append(attempts);
-    if (x.output !== undefined || x.status === "ok" || x.status === "injected") {
+    if (!chat && (x.output !== undefined || x.status === "ok" || x.status === "injected")) {
       box.append(h("h3", null, "Output"), jsonView(x.output, hiddenBy(x.kind, "output"), 1));
     }
   }

@@ -72,22 +72,22 @@ export function jsonDiff(before, after, labels = ["before", "after"]) {
   const lines = diffLines(canonicalText(before), canonicalText(after));
   const removed = lines.filter((l) => l.op === "-").length;
   const added = lines.filter((l) => l.op === "+").length;
-  const box = h("div", { class: "diff", dataset: { removed: String(removed), added: String(added) } });
-  box.append(h("p", { class: "diff-legend small" },
-    h("span", { class: "diff-del" }, `− ${labels[0]}`), " ", h("span", { class: "diff-add" }, `+ ${labels[1]}`),
+  const box = h("div", { class: "jdiff", dataset: { removed: String(removed), added: String(added) } });
+  box.append(h("p", { class: "jd-legend small" },
+    h("span", { class: "jd-del" }, `− ${labels[0]}`), " ", h("span", { class: "jd-add" }, `+ ${labels[1]}`),
     h("span", { class: "muted" }, removed || added ? ` · ${removed} removed, ${added} added` : " · identical")));
-  const pre = h("pre", { class: "diff-lines mono" });
+  const pre = h("pre", { class: "jd-lines mono" });
   const keep = lines.map((l, i) => l.op !== " " || near(lines, i));
   for (let i = 0; i < lines.length; i++) {
     if (!keep[i]) {
       let k = i;
       while (k < lines.length && !keep[k]) k++;
-      pre.append(h("span", { class: "diff-skip" }, `… ${k - i} unchanged line${k - i === 1 ? "" : "s"}\n`));
+      pre.append(h("span", { class: "jd-skip" }, `… ${k - i} unchanged line${k - i === 1 ? "" : "s"}\n`));
       i = k - 1;
       continue;
     }
     const l = lines[i];
-    const cls = l.op === "-" ? "diff-del" : l.op === "+" ? "diff-add" : "diff-same";
+    const cls = l.op === "-" ? "jd-del" : l.op === "+" ? "jd-add" : "jd-same";
     pre.append(h("span", { class: cls }, `${l.op} ${l.text}\n`));
   }
   box.append(pre);

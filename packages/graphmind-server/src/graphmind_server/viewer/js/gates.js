@@ -6,6 +6,7 @@
 // call shows its attempt number.
 
 import { api, errorText } from "./api.js";
+import { chatView } from "./chat.js";
 import { h } from "./frame.js";
 import { answerBox } from "./answerbox.js";
 import { divergenceBody } from "./divergence.js";
@@ -75,8 +76,11 @@ export class GatesView {
     } else if (g.gate === "error" && g.error) {
       body.append(h("pre", { class: "d-error" }, `${g.error.name || "Error"}: ${g.error.message || ""}`));
     } else {
-      body.append(h("div", { class: "muted small" }, valueKind === "output" ? "Output" : "Input"),
-        jsonView(value, hiddenBy(g.kind, valueKind), 1));
+      // At a model gate the card shows the conversation (chat.js), the raw JSON one click away.
+      const chat = g.kind === "llm" ? chatView(g.input, g.gate === "after" ? g.output : undefined,
+        { hiddenInput: hiddenBy(g.kind, "input"), hiddenOutput: hiddenBy(g.kind, "output") }) : null;
+      body.append(h("div", { class: "muted small" }, chat ? "Conversation" : valueKind === "output" ? "Output" : "Input"),
+        chat || jsonView(value, hiddenBy(g.kind, valueKind), 1));
     }
     const actions = Array.isArray(g.actions) ? g.actions : ["continue", "inject", "abort"];
     const buttons = h("div", { class: "gate-actions" });

@@ -48,12 +48,35 @@ export class GraphView {
       this.width = width;
       this.layout(nodes, width);
       for (const n of nodes) this.paint(n);
+      this.revealHeld(true);
       return;
     }
     for (const id of dirtyNodes || []) {
       const n = model.nodes.get(id);
       if (n) this.paint(n);
     }
+    this.revealHeld(false);
+  }
+
+  /** A held node is the one the person must see: scroll the graph (never the page) to it when it
+   * becomes held, and again after a layout (a panel opened, the window resized). */
+  revealHeld(afterLayout) {
+    const held = [...this.boxes.entries()].find(([id]) => this.model.nodes.get(id)?.status === "held");
+    const id = held ? held[0] : null;
+    if (!id || (!afterLayout && id === this.revealed)) {
+      this.revealed = id;
+      return;
+    }
+    this.revealed = id;
+    const el = held[1];
+    const wrap = this.el.parentElement;
+    if (!wrap) return;
+    requestAnimationFrame(() => {
+      const w = wrap.getBoundingClientRect();
+      const r = el.getBoundingClientRect();
+      if (r.left < w.left || r.right > w.right) wrap.scrollLeft += r.left - w.left - (w.width - r.width) / 2;
+      if (r.top < w.top || r.bottom > w.bottom) wrap.scrollTop += r.top - w.top - (w.height - r.height) / 2;
+    });
   }
 
   /** Repaint every box (selection or breakpoints changed). */

@@ -4,9 +4,11 @@
 
 import { api, errorText } from "./api.js";
 import { DebugControls } from "./debug.js";
+import { showCompare } from "./compare.js";
 import { DetailView } from "./detail.js";
 import { schedule, yieldToBrowser } from "./frame.js";
 import { GatesView } from "./gates.js";
+import { connectHelp } from "./housekeeping.js";
 import { installKeyboard, toggleHelp } from "./keyboard.js";
 import { LiveFeed } from "./live.js";
 import { RunModel, modelFromSummary } from "./model.js";
@@ -34,7 +36,9 @@ const gatesView = new GatesView($("gates"), { onOpenNode: (runId, nodeId) => go(
 
 // ---- redraws ------------------------------------------------------------------------------
 on("runs", () => {
+  runsView.filters.runsChanged();
   schedule("runs", () => runsView.render());
+  if (store.runs.size && runView.el.querySelector(".connect-help")) runView.unmount("Pick a run on the left.");
   schedule("gates", () => gatesView.render()); // cards name their run
 });
 on("gates", () => {
@@ -163,6 +167,7 @@ async function refreshRuns() {
     if (!liveTouched.has(r.id) || !store.runs.has(r.id)) store.runs.set(r.id, r);
   }
   emit("runs");
+  if (!store.runs.size && !store.runId && !/^#\/(run|compare)\//.test(location.hash)) runView.el.replaceChildren(connectHelp());
 }
 
 // ---- opening a run --------------------------------------------------------------------------
@@ -270,6 +275,12 @@ function go(runId, nodeId) {
 }
 
 function onRoute() {
+  const cmp = location.hash.match(/^#\/compare\/([^/]+)\/([^/]+)$/);
+  if (cmp) {
+    if (store.runId) closeRun("");
+    showCompare(runView.el, decodeURIComponent(cmp[1]), decodeURIComponent(cmp[2]));
+    return;
+  }
   const m = location.hash.match(/^#\/run\/([^/]+)(?:\/node\/(.+))?$/);
   if (!m) {
     if (store.runId) closeRun("Pick a run on the left.");
