@@ -25,9 +25,12 @@ def test_a_held_gate_carries_the_fields_the_card_shows(thub):
     # A gate from an app that sends none of them: not editable (and why), no divergence fields.
     app.node_started("r1", "tool:search", "i2", input={"q": "x"})
     app.hold("r1", "tool:search", "i2", input={"q": "x"})
-    older = thub.wait_for(lambda: [g for g in thub.gates() if g["instanceId"] == "i2"], what="the second gate")[0]
+    older = thub.wait_for(
+        lambda: [g for g in thub.gates() if g["instanceId"] == "i2"], what="the second gate"
+    )[0]
     assert older["editable"] is False and "too old" in older["notEditable"]
     assert "expected" not in older and "replay" not in older
+
 
 def test_a_replayed_run_names_its_recording_in_the_runs_list(thub):
     app = thub.app()
