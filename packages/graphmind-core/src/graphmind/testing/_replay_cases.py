@@ -70,13 +70,19 @@ def _cassette(c: Case, change_input: bool = False) -> Iterator[Path]:
 
 @contextlib.asynccontextmanager
 async def _replaying(c: Case, path: Path, **replay: Any) -> AsyncIterator[Any]:
-    """A second client replaying `path`, and a fresh thing instrumented with it."""
+    """A second client replaying `path`, and a fresh thing instrumented with it (the case's thing is
+    undone first: a subject whose `make` hands back the same object, an MCP session, gets it back bare)."""
     client = Client(app="gate-matrix-replay", url=c.hub.url, retry_interval=0.2, replay={"source": path, **replay})
+    thing = None
     try:
         if not await in_thread(client.ready, 5):
             raise AssertionError("the replaying client did not attach to the hub")
-        yield c.subject.instrument(c.subject.make(), client)
+        c.subject.undo(c.thing)
+        thing = c.subject.instrument(c.subject.make(), client)
+        yield thing
     finally:
+        if thing is not None:
+            c.subject.undo(thing)
         await in_thread(client.dispose)
 
 
@@ -145,8 +151,16 @@ async def replay_divergence_fail(c: Case) -> None:
     await _diverge(c, False, "fail")
 
 
+async def replay_divergence_fail_async(c: Case) -> None:
+    await _diverge(c, True, "fail")
+
+
 async def replay_divergence_live(c: Case) -> None:
     await _diverge(c, False, "live")
+
+
+async def replay_divergence_live_async(c: Case) -> None:
+    await _diverge(c, True, "live")
 
 
 async def replay_divergence_hold(c: Case) -> None:
@@ -228,7 +242,9 @@ REPLAY_CASES: list[Callable[[Case], Awaitable[None]]] = [
     replay_match,
     replay_match_async,
     replay_divergence_fail,
+    replay_divergence_fail_async,
     replay_divergence_live,
+    replay_divergence_live_async,
     replay_divergence_hold,
     replay_divergence_hold_async,
     replay_recorded_error,
