@@ -93,6 +93,9 @@ class Gate:
             "loop": ev.get("loop"),
             "source": ev.get("source"),
             "why": ev.get("why"),
+            # reason "divergence" (docs/protocol.md, "exec.paused"): the recorded input and the replay
+            "expected": ev.get("expected"),
+            "replay": ev.get("replay"),
             "heldSince": self.held_since,
         }
 

@@ -136,6 +136,7 @@ def _not_held(node: NodeRecord, replay: Replayer, decision: Decision) -> None:
         why += " (on_divergence=hold, but no hub is attached to hold at)"
     error = ReplayDivergence(node.node_id, decision.occurrence, why, replay.diff(node, decision), replay.source)
     replay.go_live()
+    replay.report(error)
     node.fail(error)
     raise error
 

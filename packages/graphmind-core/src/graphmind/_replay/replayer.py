@@ -9,6 +9,7 @@ what then. Once the replay goes live (a `live` divergence, a continue at a held 
 
 from __future__ import annotations
 
+import os
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +22,7 @@ from .settings import NOTHING, ReplaySettings
 # A node is a _node.record.NodeRecord (not imported: record.py imports this module).
 NodeRecord = Any
 
+REPORT_ENV = "GRAPHMIND_REPLAY_REPORT"
 # What `decide` says
 REPLAY, FORK_OUTPUT, FORK_INPUT, DIVERGED = "replay", "fork-output", "fork-input", "diverged"
 
@@ -51,6 +53,18 @@ class Replayer:
         self._counts: dict[str, int] = {}
         self._lock = threading.Lock()
         self.replayed = 0
+        # `graphmind replay` names a file here: a `fail` divergence is written to it for the command's
+        # own one-paragraph report (the app's traceback may be swallowed or buried).
+        self.report_to = os.environ.get(REPORT_ENV) or None
+
+    def report(self, error: BaseException) -> None:
+        if self.report_to is None:
+            return
+        try:
+            with open(self.report_to, "a", encoding="utf-8") as out:
+                out.write(str(error) + "\n\f\n")
+        except OSError:
+            pass
 
     @property
     def run_fields(self) -> dict[str, Any]:

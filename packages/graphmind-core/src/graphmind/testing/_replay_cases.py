@@ -97,6 +97,10 @@ async def _replayed_end(c: Case) -> dict[str, Any]:
     )
 
 
+async def _run_started(c: Case, field: str) -> dict[str, Any]:
+    return await in_thread(c.hub.wait_event, lambda e: e.get("type") == proto.RUN_STARTED and field in e)
+
+
 async def _match(c: Case, is_async: bool) -> None:
     await _record(c, is_async)
     calls = c.subject.real_calls
@@ -107,8 +111,8 @@ async def _match(c: Case, is_async: bool) -> None:
     assert c.subject.real_calls == calls, "a replayed call must not reach the real thing"
     end = await _replayed_end(c)
     assert end["type"] == proto.NODE_FINISHED and "injected" not in end
-    replays = [e for e in c.hub.of_type(proto.RUN_STARTED) if e.get("replayOf")]
-    assert replays, "the replayed run names the recorded run (replayOf)"
+    replayed = await _run_started(c, "replayOf")  # the replayed run names the recorded run
+    assert replayed["replayOf"] in {e["runId"] for e in c.hub.of_type(proto.RUN_STARTED)}
 
 
 async def replay_match(c: Case) -> None:
@@ -226,8 +230,8 @@ async def _fork(c: Case, is_async: bool) -> None:
             result = await _call(c, thing, is_async)
     c.subject.check_injected(result, c.subject.injected)
     assert c.subject.real_calls == calls
-    forked = [e for e in c.hub.of_type(proto.RUN_STARTED) if e.get("forkedAt")]
-    assert forked and forked[0]["forkedAt"] == f"{c.node_id}#1"
+    forked = await _run_started(c, "forkedAt")
+    assert forked["forkedAt"] == f"{c.node_id}#1", forked
 
 
 async def replay_fork_output(c: Case) -> None:
