@@ -29,8 +29,6 @@ OTHER_ACTIONS = list(proto.GATE_ACTIONS[proto.AFTER])
 GATE_CONFIRM_S = 5.0
 DEBUG_ACK_S = 2.0
 OLD_APP_NOT_EDITABLE = "this app's GraphMind is too old to take an edited input"
-# exec.paused fields of a replay divergence a held gate's API item passes on when the app sent them.
-PAUSED_EXTRAS = ("expected", "replay")
 RESUMED_MEMORY = 1000  # app gate ids remembered per client, so a replayed exec.paused is not held again
 
 
@@ -106,9 +104,10 @@ class Gate:
             "attempt": ev.get("attempt") if isinstance(ev.get("attempt"), int) else 1,
             "refused": ev.get("refused"),
             "injectSkeleton": ev.get("injectSkeleton"),
+            # reason "divergence" (docs/protocol.md, "exec.paused"): the recorded input and the replay
+            "expected": ev.get("expected"),
+            "replay": ev.get("replay"),
             "heldSince": self.held_since,
-            # Issue 31: the recorded input and the replay's place, for the divergence card.
-            **{k: ev[k] for k in PAUSED_EXTRAS if k in ev},
         }
 
 
