@@ -5,6 +5,10 @@ replayed; "Fork from here" on the recording gives the command for it."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -110,3 +114,78 @@ def test_a_divergence_holds_on_the_card_with_the_diff_and_use_recorded_replays_t
     line.get_by_role("link", name=f"trip ({recorded_id})").click()
     page.wait_for_selector("body[data-run-loaded=true]")
     expect(page.locator(".run-head .replay-line")).to_contain_text(f"replayed by trip ({replayed['id']})")
+
+
+AGENT = """
+import json
+import sys
+
+import graphmind
+
+gm = graphmind.configure(app="fork-app")
+
+
+@gm.tool("search")
+def search(to: str) -> list[str]:
+    return [f"flight to {to}"]
+
+
+@gm.tool("book")
+def book(flight: str) -> str:
+    return f"booked {flight}"
+
+
+with gm.run("trip"):
+    print(json.dumps(book(search(sys.argv[1])[0])))
+"""
+
+
+def test_fork_from_here_gives_a_command_that_runs_the_app_forked_at_that_node(
+    hub: Any, make_page: Any, tmp_path: Path
+) -> None:
+    app_dir = tmp_path / "my app"
+    app_dir.mkdir()
+    (app_dir / "agent.py").write_text(AGENT)
+    env = {
+        **os.environ,
+        "GRAPHMIND_URL": hub.ingest_url,
+        "GRAPHMIND_DB": str(hub.db),
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
+    first = subprocess.run(
+        [sys.executable, "agent.py", "LIS"], cwd=app_dir, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout) == "booked flight to LIS"
+    recorded = wait_for(
+        lambda: [r for r in hub.api("GET", "/api/runs?app=fork-app")[1]["runs"] if r["status"] == "finished"],
+        10,
+        "the recorded run",
+    )[0]
+    assert recorded["meta"]["argv"] == ["agent.py", "LIS"] and recorded["meta"]["cwd"] == str(app_dir)
+
+    page = make_page(hub.url)
+    page.goto(f"{hub.url}/#/run/{recorded['id']}/node/tool:search")
+    page.wait_for_selector("body[data-run-loaded=true]")
+    page.locator("#detail").get_by_role("button", name="Fork from here").click()
+    fork = page.locator("#detail .fork")
+    fork.locator("textarea").fill('["flight to NOWHERE"]')
+    cmd = fork.locator(".fork-cmd")
+    expect(cmd).to_contain_text("-- python agent.py LIS")
+    command = cmd.inner_text()
+    assert command.startswith(
+        f"cd '{app_dir}' && graphmind replay {recorded['id']} --fork 'tool:search#1' --output "
+    )
+
+    # The command as a person would paste it: search is forked, book runs live with the forked value.
+    forked = subprocess.run(["bash", "-c", command], env=env, capture_output=True, text=True, timeout=60)
+    assert forked.returncode == 0, forked.stderr
+    assert json.loads(forked.stdout) == "booked flight to NOWHERE"
+    # The recording's header links to the new run as it arrives.
+    back = page.locator(".run-head .replay-line")
+    expect(back).to_contain_text("replayed by trip (")
+    back.locator(".replay-link").click()
+    page.wait_for_selector("body[data-run-loaded=true]")
+    expect(page.locator(".run-head .replay-line")).to_contain_text(
+        f"replay of trip ({recorded['id']}), forked at tool:search#1"
+    )

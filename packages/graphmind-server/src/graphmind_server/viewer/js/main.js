@@ -120,6 +120,9 @@ function onFrame(f) {
         store.runs.set(f.run.id, f.run);
         liveTouched.add(f.run.id);
         emit("runs");
+        if (f.run.meta?.replayOf === store.runId && store.runId) {
+          schedule("header", () => runView.mounted && runView.renderHeader()); // "replayed by" gains a link
+        }
         if (f.run.id === store.runId) {
           schedule("header", () => runView.mounted && runView.renderHeader());
           if (store.model) {
