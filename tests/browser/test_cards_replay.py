@@ -116,6 +116,38 @@ def test_a_divergence_holds_on_the_card_with_the_diff_and_use_recorded_replays_t
     expect(page.locator(".run-head .replay-line")).to_contain_text(f"replayed by trip ({replayed['id']})")
 
 
+def test_edit_input_at_a_divergence_runs_that_call_live_with_the_edit(
+    hub: Any, make_page: Any, tmp_path: Path
+) -> None:
+    _recorded_id, path = record(hub, tmp_path)
+    client = attached_client(hub, "trip-app", replay=str(path))
+    trip = Trip(client)
+    agent = AgentThread(lambda: trip.agent(client, "OPO"))
+    try:
+        page = make_page(hub.url)
+        page.goto(hub.url)
+        card = page.locator(".gate-card")
+        expect(card.locator(".gate-reason")).to_contain_text("Divergence from the recording")
+        card.get_by_role("button", name="Edit input").click()
+        expect(card).to_have_attribute("data-edit-ready", "true")
+        box = page.get_by_label("Edited input (JSON)")
+        assert json.loads(box.input_value()) == {"to": "OPO"}
+        box.fill('{"to": "MAD"}')
+        box.press("Control+Enter")
+        assert agent.wait_pumping(page, 15), hub.api("GET", "/api/gates")
+        agent.join()
+    finally:
+        client.dispose()
+    assert agent.error is None, agent.error
+    assert trip.calls == ["search", "book", "pay"]  # live from the divergence on
+    page.locator(".run-item", has_text="trip").first.click()
+    page.wait_for_selector("body[data-run-loaded=true]")
+    page.locator(".gnode[data-node-id='tool:search']").click()
+    diff = page.locator("#detail .d-edited .jd-lines")
+    expect(diff.locator(".jd-del")).to_have_text(['-   "to": "OPO"'])
+    expect(diff.locator(".jd-add")).to_have_text(['+   "to": "MAD"'])
+
+
 AGENT = """
 import json
 import sys
