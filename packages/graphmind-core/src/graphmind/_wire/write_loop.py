@@ -146,6 +146,9 @@ class WriteLoop:
     def _progressed(self) -> None:  # pragma: no cover - Backpressure's
         raise NotImplementedError
 
+    def _question(self, now: float) -> str | None:  # pragma: no cover - Confirming's
+        raise NotImplementedError
+
     def _has_work(self) -> bool:
         return bool(self._unsent or self._control or (self._dropped_dirty and self._reports_drops))
 
@@ -187,6 +190,7 @@ class WriteLoop:
                 if self._dropped_dirty and self._reports_drops:  # the totals so far: idempotent
                     self._dropped_dirty = False
                     lost = proto.dropped(self.dropped_by_run)
+                question = self._question(time.monotonic())  # sent, left the ring: stored? (confirm.py)
                 if self._room_waiters:
                     cond.notify_all()  # emitters waiting for room: there is some now
             try:
@@ -203,6 +207,8 @@ class WriteLoop:
                     ws.send(frame)
                 if lost is not None:
                     ws.send(self._encode_frame(lost))
+                if question is not None:
+                    ws.send(question)
             except Exception as exc:
                 _log.debug("graphmind: send failed (%r)", exc)
                 with cond:
