@@ -35,7 +35,9 @@ def _answer(hub: HubProcess, gate: dict[str, Any], body: dict[str, Any]) -> tupl
 
 def _held_again(hub: HubProcess, old: dict[str, Any]) -> dict[str, Any]:
     return wait_for(
-        lambda: next((g for g in hub.api("GET", "/api/gates")[1]["gates"] if g["gateId"] != old["gateId"]), None),
+        lambda: next(
+            (g for g in hub.api("GET", "/api/gates")[1]["gates"] if g["gateId"] != old["gateId"]), None
+        ),
         10,
         "the gate held again",
     )
@@ -161,7 +163,10 @@ def test_an_edit_under_hide_inputs_is_not_editable_and_the_api_answers_422(
         gate = hub.held_gates()[0]
         assert gate["editable"] is False and gate["notEditable"] == "input hidden by GRAPHMIND_HIDE_INPUTS"
         status, body = _answer(hub, gate, {"action": "continue", "input": {"card": "5555"}})
-        assert status == 422 and body["error"] == "this gate is not editable: input hidden by GRAPHMIND_HIDE_INPUTS"
+        assert (
+            status == 422
+            and body["error"] == "this gate is not editable: input hidden by GRAPHMIND_HIDE_INPUTS"
+        )
         assert hub.api("GET", "/api/gates")[1]["gates"][0]["gateId"] == gate["gateId"]  # still held
         assert _answer(hub, gate, {"action": "continue"})[0] == 200
         thread.join(10)

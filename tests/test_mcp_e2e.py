@@ -147,7 +147,9 @@ async def test_before_inject_answers_with_valid_structured_content_and_the_serve
     assert "'datetime' is a required property" in p.stderr.read_text()
 
 
-async def test_an_edited_call_reaches_the_server_with_the_edited_arguments(hub: HubProcess, tmp_path: Path) -> None:
+async def test_an_edited_call_reaches_the_server_with_the_edited_arguments(
+    hub: HubProcess, tmp_path: Path
+) -> None:
     async with proxy(hub, tmp_path) as p, anyio.create_task_group() as tg:
         await p.session.list_tools()  # the proxy sees the tools' output schemas pass by
         await p.debug(breakpoints=[{"nodeId": NODE, "gate": "before"}])
@@ -157,12 +159,14 @@ async def test_an_edited_call_reaches_the_server_with_the_edited_arguments(hub: 
         skeleton = gate["injectSkeleton"]  # the outputSchema's shape, to fill in
         assert isinstance(skeleton, dict) and {"timezone", "datetime"} <= set(skeleton), skeleton
         status, reply = await p.api(
-            "POST", f"/api/gates/{gate['gateId']}", {"action": "continue", "input": {"timezone": "Asia/Tokyo"}}
+            "POST",
+            f"/api/gates/{gate['gateId']}",
+            {"action": "continue", "input": {"timezone": "Asia/Tokyo"}},
         )
         assert status == 200, reply
     assert out["value"].structured_content["timezone"] == "Asia/Tokyo"  # what the server answered for
     run = (await _run_of(p, "finished"))[0]
-    finished = [e for e in _events(hub, run["id"]) if e["type"] == "node.finished"][0]
+    finished = next(e for e in _events(hub, run["id"]) if e["type"] == "node.finished")
     assert finished["edited"] is True and finished["originalInput"] == {"timezone": "UTC"}
 
 

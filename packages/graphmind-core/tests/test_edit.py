@@ -42,7 +42,9 @@ def test_continue_with_an_edited_input_runs_the_call_with_it(hub: FakeHub, clien
     assert finished["input"] == {"query": "dogs", "limit": 5, "lang": "de"}
 
 
-def test_positional_only_and_star_args_map_through_the_signature(hub: FakeHub, client: graphmind.Client) -> None:
+def test_positional_only_and_star_args_map_through_the_signature(
+    hub: FakeHub, client: graphmind.Client
+) -> None:
     def join(sep: str, /, first: str, *rest: str, upper: bool = False) -> str:
         text = sep.join((first, *rest))
         return text.upper() if upper else text
@@ -52,7 +54,9 @@ def test_positional_only_and_star_args_map_through_the_signature(hub: FakeHub, c
     worker, out = _held(hub, lambda: gated("-", "a", "b"))
     paused = hub.next_paused()
     assert paused["input"] == {"sep": "-", "first": "a", "rest": ["b"]}
-    hub.resolve(paused["gateId"], "continue", input={"sep": "+", "first": "x", "rest": ["y", "z"], "upper": True})
+    hub.resolve(
+        paused["gateId"], "continue", input={"sep": "+", "first": "x", "rest": ["y", "z"], "upper": True}
+    )
     worker.join(5)
     assert out == ["X+Y+Z"]
 
@@ -118,7 +122,7 @@ def test_a_retry_that_fails_again_says_its_attempt_number(hub: FakeHub, client: 
         raise RuntimeError("down")
 
     hub.set_debug(pause_on_error="on")
-    worker, out = _held(hub, lambda: _swallow(flaky))
+    worker, _out = _held(hub, lambda: _swallow(flaky))
     first = hub.next_paused()
     hub.resolve(first["gateId"], "retry")
     second = hub.next_paused(after=1)
@@ -166,7 +170,10 @@ def test_a_spec_without_a_rebuild_is_not_editable(hub: FakeHub, client: graphmin
     hub.set_debug(breakpoints=[("tool:raw", "before")])
     worker, out = _held(hub, lambda: engine.execute(NodeSpec("raw", input={"x": 1}), lambda: "ran"))
     paused = hub.next_paused()
-    assert paused["editable"] is False and paused["notEditable"] == "this adapter cannot rebuild the call from JSON"
+    assert (
+        paused["editable"] is False
+        and paused["notEditable"] == "this adapter cannot rebuild the call from JSON"
+    )
     assert paused["reloadable"] is False
     hub.resolve(paused["gateId"], "continue", input={"x": 2})
     again = hub.next_paused(after=1)

@@ -96,22 +96,26 @@ def instrument_toy(
         return str(value["prompt"])
 
     def spec(prompt: str, call: Callable[[str], Any]) -> NodeSpec:
-        return NodeSpec(
-            "step",
-            "llm",
-            {"prompt": prompt},
-            node_id="llm:step",
-            edit=lambda value: (lambda p=edited_prompt(value): call(p)),
-        )
+        def edit(value: Any) -> Callable[[], Any]:
+            edited = edited_prompt(value)
+            return lambda: call(edited)
+
+        return NodeSpec("step", "llm", {"prompt": prompt}, node_id="llm:step", edit=edit)
 
     def gated_reply(prompt: str) -> Reply:
         return engine.execute(
-            spec(prompt, reply), lambda: reply(prompt), describe_output=describe_output, from_injected=_to_reply
+            spec(prompt, reply),
+            lambda: reply(prompt),
+            describe_output=describe_output,
+            from_injected=_to_reply,
         )
 
     async def gated_areply(prompt: str) -> Reply:
         return await engine.aexecute(
-            spec(prompt, areply), lambda: areply(prompt), describe_output=describe_output, from_injected=_to_reply
+            spec(prompt, areply),
+            lambda: areply(prompt),
+            describe_output=describe_output,
+            from_injected=_to_reply,
         )
 
     def gated_stream(prompt: str) -> Iterator[Reply]:

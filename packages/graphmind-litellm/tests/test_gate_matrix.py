@@ -103,7 +103,6 @@ class LiteLLMSubject(GateSubject):
         assert items and all(isinstance(i, ModelResponseStream) for i in items)
         assert "".join(c.choices[0].delta.content or "" for c in items if c.choices) == REPLY
 
-
     def edit(self, original: Any) -> Any:
         assert original["messages"] == MESSAGES and original["model"] == "openai/gpt-4o-mini"
         return {

@@ -259,7 +259,9 @@ class KitHub:
     ) -> Future[None]:
         return self._submit(self._answer, gate_id, run_id, action, value, fields or {})
 
-    def _answer(self, gate_id: str, run_id: str | None, action: str, value: Any, fields: dict[str, Any]) -> None:
+    def _answer(
+        self, gate_id: str, run_id: str | None, action: str, value: Any, fields: dict[str, Any]
+    ) -> None:
         hub_id = self._hub_gate_id(gate_id, run_id)
         body: dict[str, Any] = {"action": action}
         if action == proto.INJECT or value is not None:
