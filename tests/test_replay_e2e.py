@@ -163,14 +163,20 @@ def test_hold_holds_the_diverging_node_with_the_diff_in_api_gates(setup: Setup) 
     ran = setup.tools_run()
     command = [sys.executable, "-m", "graphmind_server", "replay", str(cassette), "--", sys.executable, str(AGENT)]
     proc = subprocess.Popen(
-        command, env={**setup.env, "AGENT_CABIN": "business"}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        command,
+        env={**setup.env, "AGENT_CABIN": "business"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # the agent is the replay command's child: both are stopped on failure
     )
     try:
         try:
             gate = setup.hub.held_gates(1, timeout=30)[0]
         except AssertionError:
-            proc.kill()
-            raise AssertionError(proc.communicate()) from None
+            gates = setup.hub.api("GET", "/api/gates")
+            os.killpg(proc.pid, 9)
+            raise AssertionError((gates, setup.hub.stderr[-2000:])) from None
         assert gate["reason"] == "divergence" and gate["nodeId"] == "tool:book"
         assert gate["expected"]["cabin"] == "economy" and gate["input"]["cabin"] == "business"
         assert gate["replay"]["occurrence"] == 1 and "recorded" in gate["actions"]
@@ -179,7 +185,7 @@ def test_hold_holds_the_diverging_node_with_the_diff_in_api_gates(setup: Setup) 
         out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
-            proc.kill()
+            os.killpg(proc.pid, 9)
             proc.communicate()
     assert proc.returncode == 0, err
     assert "economy" in out, "`recorded` hands the app the recorded output"
