@@ -172,7 +172,7 @@ def test_hold_holds_the_diverging_node_with_the_diff_in_api_gates(setup: Setup) 
     )
     try:
         try:
-            gate = setup.hub.held_gates(1, timeout=30)[0]
+            gate = setup.hub.held_gates(1, timeout=60)[0]
         except AssertionError:
             gates = setup.hub.api("GET", "/api/gates")
             os.killpg(proc.pid, 9)
