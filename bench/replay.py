@@ -71,7 +71,10 @@ def per_step(rounds: int, calls: int, folder: Path) -> None:
     write_cassette(path, client.client_id, events)
     live_client = graphmind.Client(app="bench-replay", url=NOWHERE, buffer_size=rounds * calls + 10)
     replay_client = graphmind.Client(
-        app="bench-replay", url=NOWHERE, buffer_size=rounds * calls + 10, replay={"source": path, "on_divergence": "fail"}
+        app="bench-replay",
+        url=NOWHERE,
+        buffer_size=rounds * calls + 10,
+        replay={"source": path, "on_divergence": "fail"},
     )
     live, _ = _tools(live_client)
     replayed, _ = _tools(replay_client)
@@ -82,7 +85,9 @@ def per_step(rounds: int, calls: int, folder: Path) -> None:
     live_client.dispose()
     replay_client.dispose()
     lm, rm = statistics.median(live_us), statistics.median(replay_us)
-    print(f"per step: live detached {lm:.1f} µs, replayed {rm:.1f} µs, a replayed step costs {rm - lm:+.1f} µs over live")
+    print(
+        f"per step: live detached {lm:.1f} µs, replayed {rm:.1f} µs, a replayed step costs {rm - lm:+.1f} µs over live"
+    )
 
 
 def end_to_end(steps: int, folder: Path) -> None:
@@ -91,7 +96,9 @@ def end_to_end(steps: int, folder: Path) -> None:
     start = CLOCK()
     Cassette.load(path)
     load_ms = (CLOCK() - start) / 1e6
-    client = graphmind.Client(app="bench-replay", url=NOWHERE, replay={"source": path, "on_divergence": "fail"})
+    client = graphmind.Client(
+        app="bench-replay", url=NOWHERE, replay={"source": path, "on_divergence": "fail"}
+    )
     setup_ms = (CLOCK() - start) / 1e6
     lookup, plan = _tools(client)
     start = CLOCK()

@@ -9,7 +9,7 @@ import pytest
 
 pytest_plugins = ["pytester"]
 
-TEST_FILE = '''
+TEST_FILE = """
 import os
 
 import pytest
@@ -31,7 +31,7 @@ def test_trip():
 
 def test_unmarked_tests_are_left_alone(request):
     assert "graphmind_cassette" not in request.fixturenames
-'''
+"""
 
 
 @pytest.fixture
@@ -53,7 +53,9 @@ def test_record_once_then_replay_offline_then_a_changed_prompt_fails(
         monkeypatch.setenv("FAKE_OPENAI_URL", fake.base_url)
         missing = env.runpytest("-p", "no:randomly", "--graphmind-record-mode=none")
         missing.assert_outcomes(passed=1, errors=1)
-        assert "no cassette" in missing.stdout.str() and "--graphmind-record-mode=once" in missing.stdout.str()
+        assert (
+            "no cassette" in missing.stdout.str() and "--graphmind-record-mode=once" in missing.stdout.str()
+        )
         assert fake.request_count == 0
         recorded = env.runpytest("-p", "no:randomly", "--graphmind-record-mode=once")
         recorded.assert_outcomes(passed=2)

@@ -70,7 +70,9 @@ class GraphmindCassette:
 
 
 def _mode(config: pytest.Config) -> str:
-    return str(config.getoption("--graphmind-record-mode") or os.environ.get("GRAPHMIND_RECORD_MODE") or "none")
+    return str(
+        config.getoption("--graphmind-record-mode") or os.environ.get("GRAPHMIND_RECORD_MODE") or "none"
+    )
 
 
 def _path(request: pytest.FixtureRequest, marker: pytest.Mark | None) -> Path:

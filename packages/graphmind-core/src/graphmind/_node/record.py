@@ -349,9 +349,8 @@ class NodeRecord:
         self, gate: str, payload: dict[str, Any] | None = None, convert: Callable[[Any], Any] = _identity
     ) -> GateAnswer:
         """Passes one gate from sync code. Raises RunAborted on abort; an inject answer carries the converted value."""
-        if (replay := self.host.replay) is not None and gate == proto.BEFORE:  # docs/replay.md
-            if (replayed := replay_before(self, replay, convert)) is not None:
-                return replayed
+        if self.host.replay is not None and (replayed := replay_before(self, gate, convert)):
+            return replayed  # a replay answered the before gate (docs/replay.md)
         if not self.may_hold():
             return CONTINUE_ANSWER  # detached: nothing can hold (docs/architecture.md, "The gate engine")
         while True:
@@ -370,9 +369,8 @@ class NodeRecord:
 
         `convert` may be a coroutine function here (an adapter that must await to build its type).
         """
-        if (replay := self.host.replay) is not None and gate == proto.BEFORE:  # docs/replay.md
-            if (replayed := await areplay_before(self, replay, convert)) is not None:
-                return replayed
+        if self.host.replay is not None and (replayed := await areplay_before(self, gate, convert)):
+            return replayed  # a replay answered the before gate (docs/replay.md)
         if not self.may_hold():
             return CONTINUE_ANSWER
         while True:
