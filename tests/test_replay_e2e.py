@@ -26,7 +26,9 @@ def _model(body: dict[str, Any]) -> Any:
     if len(done) == 0:
         return FakeOpenAI.tool_call("search", {"to": "CAI"}, call_id="call_search")
     if len(done) == 1:
-        return FakeOpenAI.tool_call("book", {"flight": json.loads(done[0]["content"])[0]}, call_id="call_book")
+        return FakeOpenAI.tool_call(
+            "book", {"flight": json.loads(done[0]["content"])[0]}, call_id="call_book"
+        )
     if len(done) == 2:
         return FakeOpenAI.tool_call("pay", {"amount": 100}, call_id="call_pay")
     return ANSWER + f" ({json.loads(done[1]['content'])})"
@@ -99,8 +101,22 @@ class Setup:
         run = self.newest_run(1)
         out = self.tmp / "trip.jsonl"
         recorded = subprocess.run(
-            [sys.executable, "-m", "graphmind_server", "record", run["id"], "--db", str(self.hub.db), "--out", str(out)],
-            env=self.env, capture_output=True, text=True, timeout=60, check=False,
+            [
+                sys.executable,
+                "-m",
+                "graphmind_server",
+                "record",
+                run["id"],
+                "--db",
+                str(self.hub.db),
+                "--out",
+                str(out),
+            ],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
         )
         assert recorded.returncode == 0, recorded.stderr
         return out, done.stdout
@@ -117,7 +133,9 @@ def recorded(module_hub: HubProcess, fake: FakeOpenAI, tmp_path_factory: pytest.
 @pytest.fixture
 def setup(recorded: Setup) -> Setup:
     """The module's recording; `newest_run(1)` is the run the test makes."""
-    recorded.base = len([r for r in recorded.runs() if r.get("name") == "trip" and r.get("status") != "running"])
+    recorded.base = len(
+        [r for r in recorded.runs() if r.get("name") == "trip" and r.get("status") != "running"]
+    )
     return recorded
 
 
@@ -161,16 +179,31 @@ def test_fail_exits_non_zero_and_names_the_diverging_node(setup: Setup) -> None:
 def test_hold_holds_the_diverging_node_with_the_diff_in_api_gates(setup: Setup) -> None:
     cassette = setup.cassette
     ran = setup.tools_run()
-    command = [sys.executable, "-m", "graphmind_server", "replay", str(cassette), "--", sys.executable, str(AGENT)]
+    command = [
+        sys.executable,
+        "-m",
+        "graphmind_server",
+        "replay",
+        str(cassette),
+        "--",
+        sys.executable,
+        str(AGENT),
+    ]
     proc = subprocess.Popen(
-        command, env={**setup.env, "AGENT_CABIN": "business"}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        command,
+        env={**setup.env, "AGENT_CABIN": "business"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # the agent is the replay command's child: both are stopped on failure
     )
     try:
         try:
-            gate = setup.hub.held_gates(1, timeout=30)[0]
+            gate = setup.hub.held_gates(1, timeout=60)[0]
         except AssertionError:
-            proc.kill()
-            raise AssertionError(proc.communicate()) from None
+            gates = setup.hub.api("GET", "/api/gates")
+            os.killpg(proc.pid, 9)
+            raise AssertionError((gates, setup.hub.stderr[-2000:])) from None
         assert gate["reason"] == "divergence" and gate["nodeId"] == "tool:book"
         assert gate["expected"]["cabin"] == "economy" and gate["input"]["cabin"] == "business"
         assert gate["replay"]["occurrence"] == 1 and "recorded" in gate["actions"]
@@ -179,7 +212,7 @@ def test_hold_holds_the_diverging_node_with_the_diff_in_api_gates(setup: Setup) 
         out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
-            proc.kill()
+            os.killpg(proc.pid, 9)
             proc.communicate()
     assert proc.returncode == 0, err
     assert "economy" in out, "`recorded` hands the app the recorded output"

@@ -46,13 +46,25 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--fork", metavar="SELECTOR", help="the node to fork at: an instance id, <nodeId>#<n> or a seq")
+    p.add_argument(
+        "--fork", metavar="SELECTOR", help="the node to fork at: an instance id, <nodeId>#<n> or a seq"
+    )
     p.add_argument("--output", metavar="JSON", help="with --fork: the forked node's output")
-    p.add_argument("--input", metavar="JSON", help="with --fork: the forked node's edited input (it runs live)")
-    p.add_argument("--until", metavar="SELECTOR", help="replay up to this node; it and everything after run live")
-    p.add_argument("--on-divergence", choices=POLICIES, help="hold (default when a hub is attached), live or fail")
-    p.add_argument("--ignore-keys", metavar="a,b", help="input keys that never count (timestamps, request ids)")
-    p.add_argument("--db", help="the hub's database, for a run id (default $GRAPHMIND_DB or ~/.graphmind/graphmind.db)")
+    p.add_argument(
+        "--input", metavar="JSON", help="with --fork: the forked node's edited input (it runs live)"
+    )
+    p.add_argument(
+        "--until", metavar="SELECTOR", help="replay up to this node; it and everything after run live"
+    )
+    p.add_argument(
+        "--on-divergence", choices=POLICIES, help="hold (default when a hub is attached), live or fail"
+    )
+    p.add_argument(
+        "--ignore-keys", metavar="a,b", help="input keys that never count (timestamps, request ids)"
+    )
+    p.add_argument(
+        "--db", help="the hub's database, for a run id (default $GRAPHMIND_DB or ~/.graphmind/graphmind.db)"
+    )
 
 
 class _Flags(argparse.ArgumentParser):
@@ -96,7 +108,10 @@ def run_command(args: argparse.Namespace) -> int:
             print(f"graphmind: {str(exc).removeprefix('graphmind: ')}", file=sys.stderr, flush=True)
             return 2
         if not command:
-            print("graphmind: give the command to run after -- (graphmind replay SOURCE -- python agent.py)", file=sys.stderr)
+            print(
+                "graphmind: give the command to run after -- (graphmind replay SOURCE -- python agent.py)",
+                file=sys.stderr,
+            )
             return 2
         try:
             code = subprocess.call(command, env=env)
@@ -147,7 +162,9 @@ def _export_run(run_id: str, db_flag: str | None, out: Path) -> Path:
     """The run as `graphmind record RUN_ID` writes it (secret keys stripped), to a 0600 file."""
     db = default_db(db_flag)
     if not db.exists():
-        raise _Refused(f"{run_id!r} is not a file, and there is no hub database at {db} (pass --db, or a cassette)")
+        raise _Refused(
+            f"{run_id!r} is not a file, and there is no hub database at {db} (pass --db, or a cassette)"
+        )
     conn = open_readonly(db)
     try:
         conn.execute("BEGIN")
@@ -157,7 +174,9 @@ def _export_run(run_id: str, db_flag: str | None, out: Path) -> Path:
             for run in runs:
                 fh.write(run_line(strip_secret_keys(run)[0]) + "\n")
                 for stored in iter_events(conn, run["id"]):
-                    fh.write(event_line(run["id"], stored.client_id, strip_secret_keys(stored.event)[0]) + "\n")
+                    fh.write(
+                        event_line(run["id"], stored.client_id, strip_secret_keys(stored.event)[0]) + "\n"
+                    )
         conn.execute("COMMIT")
     finally:
         conn.close()

@@ -27,14 +27,18 @@ NodeRecord = Any
 _AGAIN: Any = object()  # the answer could not be used: hold again
 
 
-def replay_before(node: NodeRecord, replay: Replayer, convert: Callable[[Any], Any]) -> GateAnswer | None:
+def replay_before(node: NodeRecord, gate: str, convert: Callable[[Any], Any]) -> GateAnswer | None:
+    replay: Replayer = node.host.replay
+    if gate != proto.BEFORE or not replay.active:
+        return None
     decision = replay.decide(node)
     if decision is None:
         return None
     if decision.kind != DIVERGED:
         return _matched(node, replay, decision, convert)
     if _policy(node, replay) != "hold":
-        return _not_held(node, replay, decision)
+        _not_held(node, replay, decision)
+        return None
     while True:
         held = _open(node, replay, decision, False)
         started = node.host.clock()
@@ -45,16 +49,18 @@ def replay_before(node: NodeRecord, replay: Replayer, convert: Callable[[Any], A
             return decided  # type: ignore[no-any-return]
 
 
-async def areplay_before(
-    node: NodeRecord, replay: Replayer, convert: Callable[[Any], Any]
-) -> GateAnswer | None:
+async def areplay_before(node: NodeRecord, gate: str, convert: Callable[[Any], Any]) -> GateAnswer | None:
+    replay: Replayer = node.host.replay
+    if gate != proto.BEFORE or not replay.active:
+        return None
     decision = replay.decide(node)
     if decision is None:
         return None
     if decision.kind != DIVERGED:
         return await _settled(node, _matched(node, replay, decision, convert))
     if _policy(node, replay) != "hold":
-        return _not_held(node, replay, decision)
+        _not_held(node, replay, decision)
+        return None
     while True:
         held = _open(node, replay, decision, True)
         started = node.host.clock()
@@ -131,7 +137,7 @@ def _not_held(node: NodeRecord, replay: Replayer, decision: Decision) -> None:
     """`live`: this call and everything after it run live. `fail`: ReplayDivergence at the node."""
     if _policy(node, replay) == "live":
         replay.go_live()
-        return None
+        return
     why = decision.why
     if replay.settings.on_divergence == "hold":
         why += " (on_divergence=hold, but no hub is attached to hold at)"
@@ -158,7 +164,8 @@ def _open(node: NodeRecord, replay: Replayer, decision: Decision, is_async: bool
     # before gate (and says why not, a refused edit included).
     paused.update(paused_fields(node, proto.BEFORE, {"input": paused["input"]}, actions))
     waiter = async_waiter() if is_async else None
-    return node.host.hub.open_gate(paused, node.run, proto.BEFORE, waiter, node.trusted)
+    held: HeldGate = node.host.hub.open_gate(paused, node.run, proto.BEFORE, waiter, node.trusted)
+    return held
 
 
 def _answer(

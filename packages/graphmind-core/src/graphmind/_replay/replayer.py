@@ -99,7 +99,9 @@ class Replayer:
             return None  # a node nothing can answer for (a span, an observe-only call): it runs
         rec = self.cassette.get(node_id, occurrence)
         if rec is None:
-            return Decision(DIVERGED, occurrence, None, f"the recording has no call #{occurrence} of {node_id}")
+            return Decision(
+                DIVERGED, occurrence, None, f"the recording has no call #{occurrence} of {node_id}"
+            )
         if rec.container:
             return None  # its body runs, and the calls inside it replay
         if rec is self.until:
@@ -113,7 +115,9 @@ class Replayer:
                 return Decision(FORK_OUTPUT, occurrence, rec, value=self.settings.output)
             return Decision(FORK_INPUT, occurrence, rec, value=self.settings.input)
         if not rec.ended:
-            return Decision(DIVERGED, occurrence, rec, "the recording has no ending for it (the run was cut short)")
+            return Decision(
+                DIVERGED, occurrence, rec, "the recording has no ending for it (the run was cut short)"
+            )
         if rec.error is None:
             why = unreplayable(rec.output)
             if why is not None:

@@ -72,7 +72,9 @@ def _cassette(c: Case, change_input: bool = False) -> Iterator[Path]:
 async def _replaying(c: Case, path: Path, **replay: Any) -> AsyncIterator[Any]:
     """A second client replaying `path`, and a fresh thing instrumented with it (the case's thing is
     undone first: a subject whose `make` hands back the same object, an MCP session, gets it back bare)."""
-    client = Client(app="gate-matrix-replay", url=c.hub.url, retry_interval=0.2, replay={"source": path, **replay})
+    client = Client(
+        app="gate-matrix-replay", url=c.hub.url, retry_interval=0.2, replay={"source": path, **replay}
+    )
     thing = None
     try:
         if not await in_thread(client.ready, 5):
