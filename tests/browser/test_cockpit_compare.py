@@ -38,7 +38,9 @@ def trip(hub: Any, gm: graphmind.Client, name: str, sky: str) -> str:
         search(city="berlin")
         weather(city="berlin")
         book(flight="TP-544")
-    wait_for(lambda: hub.api("GET", f"/api/runs/{run.run_id}")[1].get("status") == "finished", 10, "run finished")
+    wait_for(
+        lambda: hub.api("GET", f"/api/runs/{run.run_id}")[1].get("status") == "finished", 10, "run finished"
+    )
     return run.run_id
 
 
@@ -56,7 +58,10 @@ def test_compare_shows_the_one_changed_step_and_graphmind_diff_exits_1(
     steps = page.locator(".cmp-step")
     expect(steps).to_have_count(3)
     assert steps.evaluate_all("els => els.map(e => [e.dataset.nodeId, e.dataset.status])") == [
-        ["tool:search", "equal"], ["tool:weather", "changed"], ["tool:book", "equal"]]
+        ["tool:search", "equal"],
+        ["tool:weather", "changed"],
+        ["tool:book", "equal"],
+    ]
     changed = page.locator(".cmp-step.cmp-changed")
     expect(changed.locator(".cmp-diffs h3")).to_have_text(["output differs"])
     expect(changed.locator(".diff-del")).to_contain_text('"sky": "sunny"')
@@ -64,11 +69,21 @@ def test_compare_shows_the_one_changed_step_and_graphmind_diff_exits_1(
 
     env = {**os.environ, "GRAPHMIND_HOME": str(tmp_path)}
     db = str(hub.db)
-    out = subprocess.run([sys.executable, "-m", "graphmind_server", "diff", a, b, "--db", db],
-                         capture_output=True, text=True, timeout=60, env=env)
+    out = subprocess.run(
+        [sys.executable, "-m", "graphmind_server", "diff", a, b, "--db", db],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
     assert out.returncode == 1, out.stderr
     assert "~ tool:weather #1  output differ" in out.stdout
     assert '"storm"' in out.stdout and "= tool:search #1" in out.stdout
-    same = subprocess.run([sys.executable, "-m", "graphmind_server", "diff", a, a, "--db", db],
-                          capture_output=True, text=True, timeout=60, env=env)
+    same = subprocess.run(
+        [sys.executable, "-m", "graphmind_server", "diff", a, a, "--db", db],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
     assert same.returncode == 0 and "the runs match" in same.stdout

@@ -20,11 +20,11 @@ from typing import Any
 import pytest
 from _runs import synthetic_events
 from playwright.sync_api import expect
+from test_big_run import SMALL_EVENTS, SMALL_REFERENCE_MS, open_and_click
 
 from graphmind_server.store.schema import open_database
 from graphmind_server.store.writer import EventItem, Writer
 from graphmind_server.testing import HubProcess
-from test_big_run import SMALL_EVENTS, SMALL_REFERENCE_MS, open_and_click
 
 pytestmark = pytest.mark.browser
 
@@ -41,7 +41,9 @@ def write_db(path: Path, run_id: str, total: int, client: str) -> list[dict[str,
     conn = open_database(path)
     writer = Writer(conn, lambda _c: None)
     for i in range(0, len(events), BATCH):
-        writer.write_now([EventItem(client, "bench", ev, json.dumps(ev), ev["ts"]) for ev in events[i : i + BATCH]])
+        writer.write_now(
+            [EventItem(client, "bench", ev, json.dumps(ev), ev["ts"]) for ev in events[i : i + BATCH]]
+        )
     conn.close()
     return events
 
@@ -54,7 +56,9 @@ def open_huge(make_page: Any, url: str) -> tuple[Any, dict[str, float]]:
     page.wait_for_selector("body[data-graph-drawn=true]")
     page.locator(".gnode[data-node-id='tool:search']").click()
     expect(page.locator("#detail h2")).to_have_text("search")
-    return page, {"interactive": page.evaluate("() => performance.getEntriesByName('graphmind:detail')[0].startTime")}
+    return page, {
+        "interactive": page.evaluate("() => performance.getEntriesByName('graphmind:detail')[0].startTime")
+    }
 
 
 @pytest.fixture
@@ -80,8 +84,10 @@ def test_a_huge_run_answers_a_timeline_click_and_an_in_run_search_fast(huge: Any
     best = min(t["interactive"] for _, t in opens)
     huge_ms = ", ".join(f"{t['interactive']:.0f}" for _, t in opens)
     small_ms = ", ".join(f"{t:.0f}" for t in small)
-    print(f"interactive (graph drawn, a node click answered): {huge_ms} ms after navigation; "
-          f"the 100-event run {small_ms} ms ({slowdown:.1f}x idle)")
+    print(
+        f"interactive (graph drawn, a node click answered): {huge_ms} ms after navigation; "
+        f"the 100-event run {small_ms} ms ({slowdown:.1f}x idle)"
+    )
     assert best < OPEN_MS * slowdown, (best, slowdown)
     page = opens[-1][0]
 
@@ -101,7 +107,8 @@ def test_a_huge_run_answers_a_timeline_click_and_an_in_run_search_fast(huge: Any
     clicks = []
     for i in range(5):
         index = last - (i % 2)
-        took = page.evaluate("""async (index) => {
+        took = page.evaluate(
+            """async (index) => {
             const m = window.graphmindViewer.store.model;
             const want = m.order[index].instanceId;
             const row = document.querySelector(`.tl-row[data-index='${index}']`);
@@ -115,10 +122,16 @@ def test_a_huge_run_answers_a_timeline_click_and_an_in_run_search_fast(huge: Any
                 requestAnimationFrame(check);
             });
             return performance.now() - t0;
-        }""", index)
+        }""",
+            index,
+        )
         clicks.append(took)
     click_median = statistics.median(clicks)
-    print("timeline click → detail shown: " + ", ".join(f"{t:.0f}" for t in clicks) + f" ms (median {click_median:.0f})")
+    print(
+        "timeline click → detail shown: "
+        + ", ".join(f"{t:.0f}" for t in clicks)
+        + f" ms (median {click_median:.0f})"
+    )
     assert click_median < CLICK_MS, clicks
 
     steps = sum(1 for e in events if e["type"] == "node.started" and e["nodeId"] == "llm:step")

@@ -29,17 +29,22 @@ def gm(hub: Any) -> Iterator[graphmind.Client]:
 
 def uncovered(page: Any, locator: Any) -> bool:
     """Inside the viewport, and the topmost element at its centre is itself (or inside it)."""
-    return bool(locator.evaluate("""el => {
+    return bool(
+        locator.evaluate("""el => {
         const r = el.getBoundingClientRect();
         if (r.width === 0 || r.left < 0 || r.top < 0 || r.right > innerWidth || r.bottom > innerHeight) return false;
         const top = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
         return top === el || el.contains(top);
-    }"""))
+    }""")
+    )
 
 
-def test_at_1280x720_the_held_4th_tool_and_continue_are_visible(hub: Any, gm: graphmind.Client, browser: Any,
-                                                                make_page: Any) -> None:
-    status, _ = hub.api("PUT", "/api/debug", {"breakpoints": [{"nodeId": "tool:book_flight", "gate": "before"}]})
+def test_at_1280x720_the_held_4th_tool_and_continue_are_visible(
+    hub: Any, gm: graphmind.Client, browser: Any, make_page: Any
+) -> None:
+    status, _ = hub.api(
+        "PUT", "/api/debug", {"breakpoints": [{"nodeId": "tool:book_flight", "gate": "before"}]}
+    )
     assert status == 200
     tools = gm.wrap_tools({name: (lambda name=name, **kw: {"done": name}) for name in TOOLS})
 

@@ -24,14 +24,26 @@ def store_runs(hub: Any) -> None:
             city = "ulaanbaatar" if i == 137 else f"city{i}"
             app.node_started(run_id, f"tool:{tool}", f"t{i}", input={"city": city})
             if i % 5 == 0:
-                app.event("node.error", run_id, nodeId=f"tool:{tool}", instanceId=f"t{i}",
-                          error={"name": "E", "message": "down"}, durationMs=1.0)
+                app.event(
+                    "node.error",
+                    run_id,
+                    nodeId=f"tool:{tool}",
+                    instanceId=f"t{i}",
+                    error={"name": "E", "message": "down"},
+                    durationMs=1.0,
+                )
                 app.run_finished(run_id, status="error")
             else:
                 app.node_finished(run_id, f"tool:{tool}", f"t{i}", output={"ok": i})
                 app.run_finished(run_id)
-        wait_for(lambda: len(hub.api("GET", "/api/runs?limit=1000")[1]["runs"]) == RUNS
-                 and hub.api("GET", "/api/runs/run-199")[1].get("status") == "finished", 30, "200 runs stored")
+        wait_for(
+            lambda: (
+                len(hub.api("GET", "/api/runs?limit=1000")[1]["runs"]) == RUNS
+                and hub.api("GET", "/api/runs/run-199")[1].get("status") == "finished"
+            ),
+            30,
+            "200 runs stored",
+        )
 
 
 def shown(page: Any) -> list[str]:
@@ -44,7 +56,9 @@ def test_search_finds_a_tool_argument_among_200_runs_filters_narrow_and_the_url_
     store_runs(hub)
     page = make_page(hub.url)
     page.goto(hub.url)
-    expect(page.locator(".run-count")).to_have_text(f"{RUNS} runs (newest {RUNS} shown)" if RUNS > 500 else f"{RUNS} runs")
+    expect(page.locator(".run-count")).to_have_text(
+        f"{RUNS} runs (newest {RUNS} shown)" if RUNS > 500 else f"{RUNS} runs"
+    )
 
     page.get_by_label("Search runs").fill("ulaanbaatar")
     expect(page.locator(".run-item")).to_have_count(1)

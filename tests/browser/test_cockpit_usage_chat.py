@@ -36,14 +36,19 @@ def gm(hub: Any) -> Iterator[graphmind.Client]:
 
 
 def finished(hub: Any, run_id: str) -> dict[str, Any]:
-    return wait_for(lambda: (r := hub.api("GET", f"/api/runs/{run_id}")[1]).get("status") == "finished" and r,
-                    10, f"run {run_id} finished")
+    return wait_for(
+        lambda: (r := hub.api("GET", f"/api/runs/{run_id}")[1]).get("status") == "finished" and r,
+        10,
+        f"run {run_id} finished",
+    )
 
 
 def demo_run(hub: Any, gm: graphmind.Client) -> str:
     with _scripted_model(False) as model:
         client = _instrument(_openai_client(False, model.base_url), gm)
-        run_id, answer = run_travel_agent(client, gm, TravelTools(), model=SCRIPTED_MODEL, run_name="travel-demo")
+        run_id, answer = run_travel_agent(
+            client, gm, TravelTools(), model=SCRIPTED_MODEL, run_name="travel-demo"
+        )
     assert "TP-544" in answer
     finished(hub, run_id)
     return run_id
@@ -58,8 +63,13 @@ def litellm_run(hub: Any, gm: graphmind.Client) -> str:
     assert instrument_litellm(session=gm)
     try:
         with FakeOpenAI() as fake, gm.run("litellm-trip") as run:
-            litellm.completion(model="openai/gpt-4o-mini", api_base=fake.base_url, api_key="k", num_retries=0,
-                               messages=[{"role": "user", "content": "Hello"}])
+            litellm.completion(
+                model="openai/gpt-4o-mini",
+                api_base=fake.base_url,
+                api_key="k",
+                num_retries=0,
+                messages=[{"role": "user", "content": "Hello"}],
+            )
     finally:
         uninstrument_litellm()
     finished(hub, run.run_id)
@@ -85,7 +95,8 @@ def test_tokens_in_list_and_header_cost_of_litellm_and_otlp_export_carries_both(
 
     page.locator(f".run-item[data-run-id='{demo}']").click()
     expect(page.locator(".run-usage-line")).to_contain_text(
-        f"{total} tokens ({usage['inputTokens']:,} in · {usage['outputTokens']:,} out")
+        f"{total} tokens ({usage['inputTokens']:,} in · {usage['outputTokens']:,} out"
+    )
 
     page.locator(f".run-item[data-run-id='{lite}']").click()
     expect(page.locator(".run-usage-line")).to_contain_text("(reported)")
@@ -95,8 +106,14 @@ def test_tokens_in_list_and_header_cost_of_litellm_and_otlp_export_carries_both(
     dl.value.save_as(path)
     doc = json.loads(path.read_text())
     spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
-    llm = next(s for s in spans if any(a["key"] == "openinference.span.kind" and a["value"] == {"stringValue": "LLM"}
-                                       for a in s["attributes"]))
+    llm = next(
+        s
+        for s in spans
+        if any(
+            a["key"] == "openinference.span.kind" and a["value"] == {"stringValue": "LLM"}
+            for a in s["attributes"]
+        )
+    )
     attrs = {a["key"]: a["value"] for a in llm["attributes"]}
     assert int(attrs["llm.token_count.total"]["intValue"]) == lite_usage["totalTokens"]
     assert attrs["llm.cost.total"]["doubleValue"] == pytest.approx(lite_usage["costUsd"])

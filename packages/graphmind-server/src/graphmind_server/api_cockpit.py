@@ -124,7 +124,9 @@ async def export_route(request: Request) -> Response:
 
 
 async def prices_route(request: Request) -> Response:
-    return JSON({**prices.source(), "models": {k: list(v) for k, v in prices.table(prices.current()).items()}})
+    return JSON(
+        {**prices.source(), "models": {k: list(v) for k, v in prices.table(prices.current()).items()}}
+    )
 
 
 routes = [

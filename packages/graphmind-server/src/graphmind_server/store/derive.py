@@ -292,7 +292,7 @@ def apply(run: RunRow, event: dict[str, Any], ts: float) -> None:
             run.open_models.pop(instance, None)
         elif kind == "exec.resumed":
             held = event.get("heldMs")
-            if type(held) in (int, float) and held > 0 and held == held and held != float("inf"):
+            if isinstance(held, (int, float)) and not isinstance(held, bool) and 0 < held < float("inf"):
                 run.held_ms += held
         run.add_facets(event_facets(event, row.kind, row.name))
         row.execution_event(instance, event)

@@ -85,9 +85,7 @@ def event_facets(event: dict[str, Any], kind: str, name: str) -> list[str]:
     return out
 
 
-def search(
-    conn: sqlite3.Connection, query: str, run_id: str | None, limit: int
-) -> list[dict[str, Any]]:
+def search(conn: sqlite3.Connection, query: str, run_id: str | None, limit: int) -> list[dict[str, Any]]:
     """Hits, oldest first within a run, newest runs first across runs: each the event's run, node,
     instance, seq, type and a snippet of the matched text (matches between « and »)."""
     fts = fts_query(query)
