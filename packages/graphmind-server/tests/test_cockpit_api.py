@@ -248,3 +248,29 @@ def test_migration_4_indexes_and_prices_runs_stored_before(tmp_path: Path) -> No
     assert {"tool:search", "kind:tool", "model:gpt-4o"} <= facets
     usage = json.loads(conn.execute("SELECT usage FROM runs").fetchone()[0])
     assert usage["models"]["gpt-4o"]["inputTokens"] == 10
+
+
+def test_a_cost_that_came_in_over_otlp_counts_as_reported(thub: Any) -> None:
+    app = thub.app(app="otlp-like")
+    app.run_started("o1")
+    app.node_started("o1", "llm:chat", "s1", input={}, attrs={"model": "gpt-4o"})
+    app.node_finished(
+        "o1", "llm:chat", "s1", output={}, usage={"inputTokens": 5, "outputTokens": 1}, cost={"total": 0.25}
+    )
+    thub.wait_for(lambda: thub.api("GET", "/api/runs/o1")[1]["usage"]["costUsd"] == 0.25, what="the cost")
+    assert thub.api("GET", "/api/runs/o1")[1]["usage"]["costSource"] == "reported"
+
+
+def test_the_hub_will_not_start_with_a_broken_price_file(
+    tmp_path: Path, monkeypatch: Any, capsys: Any
+) -> None:
+    bad = tmp_path / "prices.json"
+    bad.write_text('{"models": {"m": {"input": "cheap"}}}')
+    monkeypatch.setenv(prices.ENV, str(bad))
+    prices.table.cache_clear()
+    try:
+        assert main(["serve", "--port", "0", "--db", str(tmp_path / "h.db")]) == 2
+    finally:
+        prices.table.cache_clear()
+    err = capsys.readouterr().err
+    assert "GRAPHMIND_PRICES" in err and "'m'" in err and len(err.strip().splitlines()) == 1
