@@ -248,6 +248,8 @@ def test_migration_4_indexes_and_prices_runs_stored_before(tmp_path: Path) -> No
     assert {"tool:search", "kind:tool", "model:gpt-4o"} <= facets
     usage = json.loads(conn.execute("SELECT usage FROM runs").fetchone()[0])
     assert usage["models"]["gpt-4o"]["inputTokens"] == 10
+    # The writer goes on from the last event the migration indexed, even after a restart.
+    assert conn.execute("SELECT value FROM settings WHERE key = 'search_indexed'").fetchone()[0] == "3"
 
 
 def test_a_cost_that_came_in_over_otlp_counts_as_reported(thub: Any) -> None:
@@ -274,3 +276,38 @@ def test_the_hub_will_not_start_with_a_broken_price_file(
         prices.table.cache_clear()
     err = capsys.readouterr().err
     assert "GRAPHMIND_PRICES" in err and "'m'" in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_hub_writer_indexes_in_its_idle_time(tmp_path: Path) -> None:
+    """A busy writer stores first; once its queue is empty it indexes what it stored."""
+    import threading
+
+    from graphmind_server.store.schema import open_database
+    from graphmind_server.store.writer import EventItem, Writer
+
+    conn = open_database(tmp_path / "w.db")
+    done = threading.Event()
+    writer = Writer(conn, lambda c: done.set() if c.last_cursor >= 50 else None)
+    writer.lazy_index = True
+    writer.start()
+    try:
+        for i in range(1, 51):
+            ev = {
+                "type": "node.started",
+                "seq": i,
+                "ts": 1.0,
+                "runId": "w1",
+                "nodeId": "tool:t",
+                "instanceId": f"i{i}",
+                "input": {"word": f"needle{i}"},
+            }
+            writer.queue.put(EventItem("c1", "a", ev, json.dumps(ev), 1.0))
+        assert done.wait(10)
+        from graphmind_server.testing import wait_for
+
+        wait_for(lambda: writer.indexed == 50, 10, "the idle index")
+    finally:
+        writer.stop()
+    rows = conn.execute("SELECT count(*) FROM search WHERE search MATCH 'needle50'").fetchone()[0]
+    assert rows == 1
+    assert conn.execute("SELECT value FROM settings WHERE key = 'search_indexed'").fetchone()[0] == "50"

@@ -72,3 +72,12 @@ class DeleteRun(Op):
         if found:
             writer.forget(self.run_id)
         return found
+
+
+@dataclass
+class IndexNow(Op):
+    """Bring the search index up to every event stored so far (a search asks before it reads)."""
+
+    def apply(self, writer: Writer) -> None:
+        writer._flush_rows()
+        writer.index_now()
