@@ -13,14 +13,33 @@ from graphmind_server.cli import main
 from graphmind_server.store.schema import MIGRATIONS, migrate
 
 
-def agent_run(app: Any, run_id: str, *, city: str = "lisbon", weather: str = "sunny", extra: bool = False,
-              fail: bool = False, model: str = "gpt-4o-mini", cost: float | None = None) -> None:
+def agent_run(
+    app: Any,
+    run_id: str,
+    *,
+    city: str = "lisbon",
+    weather: str = "sunny",
+    extra: bool = False,
+    fail: bool = False,
+    model: str = "gpt-4o-mini",
+    cost: float | None = None,
+) -> None:
     app.run_started(run_id, name=f"trip-{run_id}")
-    usage: dict[str, Any] = {"inputTokens": 1000, "outputTokens": 200, "totalTokens": 1200, "cacheReadTokens": 400}
+    usage: dict[str, Any] = {
+        "inputTokens": 1000,
+        "outputTokens": 200,
+        "totalTokens": 1200,
+        "cacheReadTokens": 400,
+    }
     if cost is not None:
         usage["costUsd"] = cost
-    app.node_started(run_id, "llm:step", f"{run_id}-s1", input={"messages": [{"role": "user", "content": "go"}]},
-                     attrs={"model": model})
+    app.node_started(
+        run_id,
+        "llm:step",
+        f"{run_id}-s1",
+        input={"messages": [{"role": "user", "content": "go"}]},
+        attrs={"model": model},
+    )
     app.node_finished(run_id, "llm:step", f"{run_id}-s1", output={"text": "", "toolCalls": 1}, usage=usage)
     app.node_started(run_id, "tool:search", f"{run_id}-t1", input={"city": city})
     app.node_finished(run_id, "tool:search", f"{run_id}-t1", output={"hits": 3})
@@ -29,8 +48,14 @@ def agent_run(app: Any, run_id: str, *, city: str = "lisbon", weather: str = "su
         app.node_finished(run_id, "tool:extra", f"{run_id}-t9", output=1)
     app.node_started(run_id, "tool:weather", f"{run_id}-t2", input={"city": city})
     if fail:
-        app.event("node.error", run_id, nodeId="tool:weather", instanceId=f"{run_id}-t2",
-                  error={"name": "E", "message": "down"}, durationMs=1.0)
+        app.event(
+            "node.error",
+            run_id,
+            nodeId="tool:weather",
+            instanceId=f"{run_id}-t2",
+            error={"name": "E", "message": "down"},
+            durationMs=1.0,
+        )
     else:
         app.node_finished(run_id, "tool:weather", f"{run_id}-t2", output={"sky": weather})
     app.run_finished(run_id, status="error" if fail else "finished")
@@ -55,7 +80,10 @@ def test_search_finds_a_tool_argument_and_filters_narrow_the_list(thub: Any) -> 
     assert status == 400 and "error must be 1 or 0" in body["error"]
     status, body = thub.api("GET", "/api/search?q=porto-azul")
     assert status == 200
-    assert {(h["runId"], h["nodeId"]) for h in body["hits"]} == {("r2", "tool:search"), ("r2", "tool:weather")}
+    assert {(h["runId"], h["nodeId"]) for h in body["hits"]} == {
+        ("r2", "tool:search"),
+        ("r2", "tool:weather"),
+    }
     assert "«porto-azul»" in body["hits"][0]["snippet"]
     status, body = thub.api("GET", "/api/search?q=lisbon&run=r3")
     assert body["hits"] == []
@@ -69,8 +97,13 @@ def test_a_redacted_value_is_indexed_as_the_placeholder_only(thub: Any) -> None:
     app = thub.app(app="secrets")
     app.run_started("s1")
     # What an app sends after core's redaction pass: the secret never leaves it.
-    app.node_started("s1", "tool:login", "i1", input={"user": "ana", "password": "__REDACTED__"},
-                     redaction={"keys": ["password"]})
+    app.node_started(
+        "s1",
+        "tool:login",
+        "i1",
+        input={"user": "ana", "password": "__REDACTED__"},
+        redaction={"keys": ["password"]},
+    )
     app.node_finished("s1", "tool:login", "i1", output={"ok": True})
     thub.wait_for(lambda: thub.api("GET", "/api/search?q=ana")[1]["hits"], what="indexed")
     hits = thub.api("GET", "/api/search?q=REDACTED")[1]["hits"]
@@ -85,7 +118,12 @@ def test_tokens_and_cost_per_run_reported_or_priced(thub: Any) -> None:
     thub.wait_for(lambda: len(thub.api("GET", "/api/runs")[1]["runs"]) == 3, what="3 runs")
     runs = {r["id"]: r for r in thub.api("GET", "/api/runs")[1]["runs"]}
     u1 = runs["p1"]["usage"]
-    assert (u1["inputTokens"], u1["outputTokens"], u1["cachedTokens"], u1["totalTokens"]) == (1000, 200, 400, 1200)
+    assert (u1["inputTokens"], u1["outputTokens"], u1["cachedTokens"], u1["totalTokens"]) == (
+        1000,
+        200,
+        400,
+        1200,
+    )
     assert u1["costSource"] == "price table"
     assert abs(u1["costUsd"] - (600 * 0.15 + 400 * 0.075 + 200 * 0.6) / 1e6) < 1e-12
     assert runs["p2"]["usage"]["costUsd"] == 0.0123 and runs["p2"]["usage"]["costSource"] == "reported"
@@ -112,7 +150,9 @@ def test_a_price_file_overrides_the_shipped_table(tmp_path: Path, monkeypatch: A
         prices.table.cache_clear()
 
 
-def test_compare_aligns_an_inserted_step_and_marks_the_changed_one(thub: Any, tmp_path: Path, capsys: Any) -> None:
+def test_compare_aligns_an_inserted_step_and_marks_the_changed_one(
+    thub: Any, tmp_path: Path, capsys: Any
+) -> None:
     app = thub.app(app="cmp")
     agent_run(app, "a1", weather="sunny")
     agent_run(app, "b1", weather="rain", extra=True)
@@ -121,7 +161,11 @@ def test_compare_aligns_an_inserted_step_and_marks_the_changed_one(thub: Any, tm
     status, body = thub.api("GET", "/api/compare?a=a1&b=b1")
     assert status == 200, body
     assert [(s["nodeId"], s["status"]) for s in body["steps"]] == [
-        ("llm:step", "equal"), ("tool:search", "equal"), ("tool:extra", "added"), ("tool:weather", "changed")]
+        ("llm:step", "equal"),
+        ("tool:search", "equal"),
+        ("tool:extra", "added"),
+        ("tool:weather", "changed"),
+    ]
     assert body["steps"][3]["changed"] == ["output"] and body["same"] is False
     assert body["counts"] == {"equal": 2, "changed": 1, "added": 1, "removed": 0}
     assert thub.api("GET", "/api/compare?a=a1&b=c1")[1]["same"] is True
@@ -170,20 +214,100 @@ def test_migration_4_indexes_and_prices_runs_stored_before(tmp_path: Path) -> No
     for steps in MIGRATIONS[:3]:
         for statement in steps:
             conn.execute(statement)  # type: ignore[arg-type]
-    conn.execute("INSERT INTO runs (id, app, name, status, started_at, client_id) VALUES ('o1','a','n','finished',1,'c')")
-    conn.execute("INSERT INTO nodes (run_id, node_id, kind, name, executions, status, position)"
-                 " VALUES ('o1','tool:search','tool','search',1,'ok',0)")
+    conn.execute(
+        "INSERT INTO runs (id, app, name, status, started_at, client_id) VALUES ('o1','a','n','finished',1,'c')"
+    )
+    conn.execute(
+        "INSERT INTO nodes (run_id, node_id, kind, name, executions, status, position)"
+        " VALUES ('o1','tool:search','tool','search',1,'ok',0)"
+    )
     events = [
-        {"type": "node.started", "nodeId": "llm:step", "instanceId": "s", "attrs": {"model": "gpt-4o"}, "input": {}},
-        {"type": "node.finished", "nodeId": "llm:step", "instanceId": "s", "usage": {"inputTokens": 10, "outputTokens": 5}},
+        {
+            "type": "node.started",
+            "nodeId": "llm:step",
+            "instanceId": "s",
+            "attrs": {"model": "gpt-4o"},
+            "input": {},
+        },
+        {
+            "type": "node.finished",
+            "nodeId": "llm:step",
+            "instanceId": "s",
+            "usage": {"inputTokens": 10, "outputTokens": 5},
+        },
         {"type": "node.started", "nodeId": "tool:search", "instanceId": "t", "input": {"city": "evora"}},
     ]
     for i, ev in enumerate(events, 1):
-        conn.execute("INSERT INTO events (cursor, run_id, client_id, seq, type, body) VALUES (?,?,?,?,?,?)",
-                     (i, "o1", "c", i, ev["type"], json.dumps(ev)))
+        conn.execute(
+            "INSERT INTO events (cursor, run_id, client_id, seq, type, body) VALUES (?,?,?,?,?,?)",
+            (i, "o1", "c", i, ev["type"], json.dumps(ev)),
+        )
     migrate(conn, tmp_path / "old.db")
     assert conn.execute("SELECT run_id FROM search WHERE search MATCH 'evora'").fetchall() == [("o1",)]
     facets = {r[0] for r in conn.execute("SELECT facet FROM facets WHERE run_id = 'o1'")}
     assert {"tool:search", "kind:tool", "model:gpt-4o"} <= facets
     usage = json.loads(conn.execute("SELECT usage FROM runs").fetchone()[0])
     assert usage["models"]["gpt-4o"]["inputTokens"] == 10
+    # The writer goes on from the last event the migration indexed, even after a restart.
+    assert conn.execute("SELECT value FROM settings WHERE key = 'search_indexed'").fetchone()[0] == "3"
+
+
+def test_a_cost_that_came_in_over_otlp_counts_as_reported(thub: Any) -> None:
+    app = thub.app(app="otlp-like")
+    app.run_started("o1")
+    app.node_started("o1", "llm:chat", "s1", input={}, attrs={"model": "gpt-4o"})
+    app.node_finished(
+        "o1", "llm:chat", "s1", output={}, usage={"inputTokens": 5, "outputTokens": 1}, cost={"total": 0.25}
+    )
+    thub.wait_for(lambda: thub.api("GET", "/api/runs/o1")[1]["usage"]["costUsd"] == 0.25, what="the cost")
+    assert thub.api("GET", "/api/runs/o1")[1]["usage"]["costSource"] == "reported"
+
+
+def test_the_hub_will_not_start_with_a_broken_price_file(
+    tmp_path: Path, monkeypatch: Any, capsys: Any
+) -> None:
+    bad = tmp_path / "prices.json"
+    bad.write_text('{"models": {"m": {"input": "cheap"}}}')
+    monkeypatch.setenv(prices.ENV, str(bad))
+    prices.table.cache_clear()
+    try:
+        assert main(["serve", "--port", "0", "--db", str(tmp_path / "h.db")]) == 2
+    finally:
+        prices.table.cache_clear()
+    err = capsys.readouterr().err
+    assert "GRAPHMIND_PRICES" in err and "'m'" in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_hub_writer_indexes_in_its_idle_time(tmp_path: Path) -> None:
+    """A busy writer stores first; once its queue is empty it indexes what it stored."""
+    import threading
+
+    from graphmind_server.store.schema import open_database
+    from graphmind_server.store.writer import EventItem, Writer
+
+    conn = open_database(tmp_path / "w.db")
+    done = threading.Event()
+    writer = Writer(conn, lambda c: done.set() if c.last_cursor >= 50 else None)
+    writer.lazy_index = True
+    writer.start()
+    try:
+        for i in range(1, 51):
+            ev = {
+                "type": "node.started",
+                "seq": i,
+                "ts": 1.0,
+                "runId": "w1",
+                "nodeId": "tool:t",
+                "instanceId": f"i{i}",
+                "input": {"word": f"needle{i}"},
+            }
+            writer.queue.put(EventItem("c1", "a", ev, json.dumps(ev), 1.0))
+        assert done.wait(10)
+        from graphmind_server.testing import wait_for
+
+        wait_for(lambda: writer.indexed == 50, 10, "the idle index")
+    finally:
+        writer.stop()
+    rows = conn.execute("SELECT count(*) FROM search WHERE search MATCH 'needle50'").fetchone()[0]
+    assert rows == 1
+    assert conn.execute("SELECT value FROM settings WHERE key = 'search_indexed'").fetchone()[0] == "50"

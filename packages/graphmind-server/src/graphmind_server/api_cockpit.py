@@ -3,6 +3,7 @@ the price table in use."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 from typing import Any
 
@@ -17,6 +18,7 @@ from .export.record import Exporter, write_runs
 from .export.source import select_runs
 from .jsontext import JSON
 from .store import reads
+from .store.ops import IndexNow
 from .store.search import search
 
 EXPORT_FORMATS = {"jsonl": "application/x-ndjson", "otlp": "application/json", "json": "application/json"}
@@ -63,6 +65,15 @@ def run_filter(request: Request) -> reads.RunFilter:
     )
 
 
+async def index_now(hub: Any) -> None:
+    """The writer indexes in its idle time: before a search, it indexes what is left (everything
+    stored before this call). A failure to index leaves the search with what is indexed."""
+    await hub.store.barrier()
+    if hub.store.not_storing is None:
+        with contextlib.suppress(Exception):
+            await hub.store.submit(IndexNow())
+
+
 async def search_route(request: Request) -> Response:
     hub = _hub(request)
     query = request.query_params.get("q", "")
@@ -73,7 +84,7 @@ async def search_route(request: Request) -> Response:
         return error(exc.status, str(exc))
     if not query.strip():
         return error(400, "q must name what to search for (words; every one must appear)")
-    await hub.store.barrier()
+    await index_now(hub)
     hits = await hub.store.read(search, query, run_id, limit)
     return JSON({"q": query, "run": run_id, "hits": hits, "more": len(hits) == limit})
 
@@ -124,7 +135,9 @@ async def export_route(request: Request) -> Response:
 
 
 async def prices_route(request: Request) -> Response:
-    return JSON({**prices.source(), "models": {k: list(v) for k, v in prices.table(prices.current()).items()}})
+    return JSON(
+        {**prices.source(), "models": {k: list(v) for k, v in prices.table(prices.current()).items()}}
+    )
 
 
 routes = [

@@ -35,7 +35,7 @@ def steps(conn: sqlite3.Connection, run_id: str, agent_node: str | None) -> list
             continue
         instance = str(ev.get("instanceId", ""))
         if etype == "node.started":
-            step = {
+            step: dict[str, Any] = {
                 "nodeId": node_id,
                 "name": ev.get("name") or node_id.split(":", 1)[-1],
                 "kind": ev.get("kind") or node_id.split(":", 1)[0],
@@ -47,9 +47,10 @@ def steps(conn: sqlite3.Connection, run_id: str, agent_node: str | None) -> list
             by_instance[instance] = step
             out.append(step)
             continue
-        step = by_instance.get(instance)
-        if step is None:
+        found = by_instance.get(instance)
+        if found is None:
             continue
+        step = found
         if etype == "node.finished":
             step.update(status="injected" if ev.get("injected") else "ok", output=ev.get("output"))
             step["durationMs"] = ev.get("durationMs")
@@ -71,13 +72,14 @@ def _tokens_and_cost(step: dict[str, Any]) -> tuple[int | None, float | None]:
     usage = step.get("usage")
     if not isinstance(usage, dict):
         return None, None
-    inp = usage.get("inputTokens") if type(usage.get("inputTokens")) is int else 0
-    out = usage.get("outputTokens") if type(usage.get("outputTokens")) is int else 0
-    cost = usage.get("costUsd")
-    if type(cost) not in (int, float) and isinstance(step.get("model"), str):
-        p = prices.price(step["model"])
-        cost = (inp * p[0] + out * p[1]) / 1e6 if p else None
-    return inp + out, (float(cost) if type(cost) in (int, float) else None)
+    raw_in, raw_out = usage.get("inputTokens"), usage.get("outputTokens")
+    inp = raw_in if type(raw_in) is int else 0
+    out = raw_out if type(raw_out) is int else 0
+    reported = usage.get("costUsd")
+    if isinstance(reported, (int, float)) and not isinstance(reported, bool):
+        return inp + out, float(reported)
+    p = prices.price(step["model"]) if isinstance(step.get("model"), str) else None
+    return inp + out, ((inp * p[0] + out * p[1]) / 1e6 if p else None)
 
 
 def _canon(value: Any) -> str:
@@ -117,7 +119,9 @@ def _one(step: dict[str, Any], side: str) -> dict[str, Any]:
 
 
 def align(sa: list[dict[str, Any]], sb: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    matcher = difflib.SequenceMatcher(None, [s["nodeId"] for s in sa], [s["nodeId"] for s in sb], autojunk=False)
+    matcher = difflib.SequenceMatcher(
+        None, [s["nodeId"] for s in sa], [s["nodeId"] for s in sb], autojunk=False
+    )
     rows: list[dict[str, Any]] = []
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
@@ -133,7 +137,9 @@ def _run(conn: sqlite3.Connection, run_id: str) -> tuple[dict[str, Any], list[di
     if run is None:
         raise CompareError(f"no run {run_id!r} (deleted, pruned, or never reported)")
     if run["eventCount"] > MAX_EVENTS:
-        err = CompareError(f"run {run_id!r} has {run['eventCount']:,} events; compare takes up to {MAX_EVENTS:,}")
+        err = CompareError(
+            f"run {run_id!r} has {run['eventCount']:,} events; compare takes up to {MAX_EVENTS:,}"
+        )
         err.status = 422
         raise err
     row = conn.execute("SELECT agent_node FROM runs WHERE id = ?", (run_id,)).fetchone()
@@ -176,13 +182,17 @@ def text_report(result: dict[str, Any]) -> str:
     for row in result["steps"]:
         seen[row["nodeId"]] = seen.get(row["nodeId"], 0) + 1
         label = f"{row['nodeId']} #{seen[row['nodeId']]}"
-        lines.append(f"{marks[row['status']]} {label}{'  ' + ', '.join(row['changed']) + ' differ' if row['changed'] else ''}")
+        lines.append(
+            f"{marks[row['status']]} {label}{'  ' + ', '.join(row['changed']) + ' differ' if row['changed'] else ''}"
+        )
         for field in row["changed"]:
             lines.append(f"    A {field}: {_short(row['a'].get(field))}")
             lines.append(f"    B {field}: {_short(row['b'].get(field))}")
     c = result["counts"]
     verdict = "the runs match" if result["same"] else "the runs differ"
-    lines.append(f"{verdict}: {c['equal']} equal, {c['changed']} changed, {c['added']} added, {c['removed']} removed")
+    lines.append(
+        f"{verdict}: {c['equal']} equal, {c['changed']} changed, {c['added']} added, {c['removed']} removed"
+    )
     return "\n".join(lines)
 
 

@@ -295,13 +295,17 @@ def apply(run: RunRow, event: dict[str, Any], ts: float) -> None:
             output = event.get("output")
             if model is None and isinstance(output, dict) and isinstance(output.get("model"), str):
                 model = output["model"]  # LiteLLM's and OpenAI's replies name the model that answered
-            if "usage" in event:
-                run.add_usage(model, event["usage"])
+            usage = event.get("usage")
+            cost = event.get("cost")  # a span that came in over OTLP: its llm.cost.total (otlp/spans.py)
+            if isinstance(cost, dict) and isinstance(cost.get("total"), (int, float)):
+                usage = {**(usage if isinstance(usage, dict) else {}), "costUsd": cost["total"]}
+            if usage is not None:
+                run.add_usage(model, usage)
         elif kind == "node.error":
             run.open_models.pop(instance, None)
         elif kind == "exec.resumed":
             held = event.get("heldMs")
-            if type(held) in (int, float) and held > 0 and held == held and held != float("inf"):
+            if isinstance(held, (int, float)) and not isinstance(held, bool) and 0 < held < float("inf"):
                 run.held_ms += held
         run.add_facets(event_facets(event, row.kind, row.name))
         row.execution_event(instance, event)

@@ -103,3 +103,12 @@ class MissingSeqs(Op):
             if expected <= hi:
                 missing.append([expected, hi])
         return missing
+
+
+@dataclass
+class IndexNow(Op):
+    """Bring the search index up to every event stored so far (a search asks before it reads)."""
+
+    def apply(self, writer: Writer) -> None:
+        writer._flush_rows()
+        writer.index_now()

@@ -37,7 +37,8 @@ def list_runs(
     app: str | None,
     filters: RunFilter | None = None,
 ) -> list[dict[str, Any]]:
-    where, args = [], []
+    where: list[str] = []
+    args: list[Any] = []
     if status is not None:
         where.append("status = ?")
         args.append(status)

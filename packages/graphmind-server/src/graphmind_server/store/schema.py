@@ -79,6 +79,8 @@ MIGRATIONS: list[list[str | Callable[[sqlite3.Connection], None]]] = [
         "ALTER TABLE runs ADD COLUMN held_ms REAL NOT NULL DEFAULT 0",
         search.INDEX_SQL.replace("?", "-1", 1).replace("?", "9223372036854775807", 1),
         *search.BACKFILL_FACETS,
+        # Everything stored so far is indexed now; the writer goes on from here (search.py).
+        "INSERT OR REPLACE INTO settings (key, value) SELECT 'search_indexed', COALESCE(MAX(cursor), 0) FROM events",
         usage_backfill,
     ],
 ]

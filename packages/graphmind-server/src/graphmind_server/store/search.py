@@ -6,6 +6,11 @@ input, output, error, meta and value. The text is what the store holds: a value 
 is stored (and so indexed) as the placeholder only. Streamed tokens are not indexed (the text they
 build arrives again in the node's output), which keeps the writer's cost per event small.
 
+The hub's writer indexes in its idle time (a burst of events is stored at full speed and indexed
+once it is over); a search first asks the writer for the rest (`IndexNow` in ops.py, through the
+writer's queue), so it always sees every event stored before it. `graphmind import` indexes in
+each batch.
+
 Facets are short strings per run (`kind:tool`, `tool:search`, `model:gpt-4o`, `error`, `held`)
 that the run list filters on without reading events.
 """
@@ -31,6 +36,21 @@ WHERE e.cursor > ? AND e.cursor <= ? AND e.type IN ({", ".join(f"'{t}'" for t in
   AND json_valid(e.body)"""
 
 FACET_SQL = "INSERT OR IGNORE INTO facets (facet, run_id) VALUES (?, ?)"
+IDLE_CHUNK = 2000  # events indexed per idle transaction: a new batch never waits long behind one
+_INDEXED_KEY = "search_indexed"  # settings: every event up to this cursor is in the index
+
+
+def indexed_cursor(conn: sqlite3.Connection, last_cursor: int) -> int:
+    row = conn.execute("SELECT value FROM settings WHERE key = ?", (_INDEXED_KEY,)).fetchone()
+    return int(row[0]) if row else last_cursor  # none yet: the migration indexed everything stored
+
+
+def set_indexed(conn: sqlite3.Connection, cursor: int) -> None:
+    conn.execute(
+        "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (_INDEXED_KEY, str(cursor)),
+    )
+
 
 # Facets of runs stored before the index existed (the migration), from what the store already has.
 BACKFILL_FACETS = [
@@ -85,9 +105,7 @@ def event_facets(event: dict[str, Any], kind: str, name: str) -> list[str]:
     return out
 
 
-def search(
-    conn: sqlite3.Connection, query: str, run_id: str | None, limit: int
-) -> list[dict[str, Any]]:
+def search(conn: sqlite3.Connection, query: str, run_id: str | None, limit: int) -> list[dict[str, Any]]:
     """Hits, oldest first within a run, newest runs first across runs: each the event's run, node,
     instance, seq, type and a snippet of the matched text (matches between « and »)."""
     fts = fts_query(query)

@@ -45,9 +45,19 @@ def add(usage: dict[str, Any], model: str | None, reported: Any) -> bool:
     if not (inp or out or cached or cost is not None):
         return False
     models = usage.setdefault("models", {})
-    row = models.setdefault(model or UNKNOWN_MODEL, {"inputTokens": 0, "outputTokens": 0, "cachedTokens": 0,
-                                                      "calls": 0, "costUsd": 0.0, "unpricedIn": 0,
-                                                      "unpricedOut": 0, "unpricedCached": 0})
+    row = models.setdefault(
+        model or UNKNOWN_MODEL,
+        {
+            "inputTokens": 0,
+            "outputTokens": 0,
+            "cachedTokens": 0,
+            "calls": 0,
+            "costUsd": 0.0,
+            "unpricedIn": 0,
+            "unpricedOut": 0,
+            "unpricedCached": 0,
+        },
+    )
     row["inputTokens"] += inp
     row["outputTokens"] += out
     row["cachedTokens"] += cached
@@ -87,7 +97,9 @@ def to_api(usage: dict[str, Any], price: Any) -> dict[str, Any]:
                 unpriced = True
             else:
                 per_in, per_out, per_cached = p
-                extra = ((left_in - left_cached) * per_in + left_cached * per_cached + left_out * per_out) / 1e6
+                extra = (
+                    (left_in - left_cached) * per_in + left_cached * per_cached + left_out * per_out
+                ) / 1e6
                 estimated += extra
                 has_estimate = True
                 model_cost = (model_cost or 0.0) + extra
@@ -99,9 +111,12 @@ def to_api(usage: dict[str, Any], price: Any) -> dict[str, Any]:
             "costUsd": None if model_cost is None else round(model_cost, 8),
         }
     source = (
-        "reported + price table" if has_reported and has_estimate
-        else "reported" if has_reported
-        else "price table" if has_estimate
+        "reported + price table"
+        if has_reported and has_estimate
+        else "reported"
+        if has_reported
+        else "price table"
+        if has_estimate
         else None
     )
     cost_total = reported + estimated if source else None

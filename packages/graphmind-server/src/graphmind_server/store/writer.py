@@ -106,6 +106,10 @@ class Writer:
         # `graphmind import` writes the whole file in one outer transaction: each batch is then a
         # savepoint inside it, so a failure anywhere leaves the database as it was.
         self.nested = False
+        # The hub's writer indexes in its idle time; one without a thread (import) in each batch.
+        self.lazy_index = False
+        self._index_failed = False
+        self.indexed = search.indexed_cursor(conn, self.last_cursor)
 
     def start(self) -> None:
         self._thread.start()
@@ -123,6 +127,16 @@ class Writer:
 
     def _loop(self) -> None:
         while True:
+            # The search index follows in the writer's idle time (store/search.py), so a burst of
+            # events costs the index nothing until the burst is over; a search first asks for the
+            # rest (search.IndexNow, through this queue).
+            while (
+                self.lazy_index
+                and not self._index_failed
+                and self.indexed < self.last_cursor
+                and self.queue.empty()
+            ):
+                self._index_idle()
             batch = [self.queue.get()]
             size = _size(batch[0])
             while len(batch) < BATCH_MAX and size < BATCH_MAX_BYTES:
@@ -210,7 +224,8 @@ class Writer:
                 else:
                     self._event(item)
             self._flush_rows()
-            search.index_between(self.conn, cursor_before, self.last_cursor)
+            if not self.lazy_index:
+                self.index_now()
             self._write_runs()
             if self.last_cursor != cursor_before:
                 self.conn.execute(
@@ -226,10 +241,38 @@ class Writer:
             self.runs.clear()
             self._hwm.clear()
             self.last_cursor = cursor_before
+            self.indexed = min(self.indexed, cursor_before)
             raise
         out.runs = [(run.cursor, run.to_api()) for run in self._touched.values() if run.id in self.runs]
         self._trim_cache()
         return out
+
+    def index_now(self, limit: int | None = None) -> None:
+        """Index the stored events not indexed yet (up to `limit`), inside the open transaction."""
+        self._index_failed = False
+        upto = self.last_cursor if limit is None else min(self.last_cursor, self.indexed + limit)
+        if upto > self.indexed:
+            search.index_between(self.conn, self.indexed, upto)
+            search.set_indexed(self.conn, upto)
+            self.indexed = upto
+
+    def _index_idle(self) -> None:
+        before = self.indexed
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+            self.index_now(search.IDLE_CHUNK)
+            self.conn.execute("COMMIT")
+        except Exception as exc:  # the events are stored; the index tries again at the next search
+            with contextlib.suppress(sqlite3.Error):
+                self.conn.execute("ROLLBACK")
+            self.indexed = before
+            self._index_failed = True  # no busy loop on a failing index: the next search tries again
+            print(
+                f"graphmind: could not update the search index ({type(exc).__name__}: {exc}); the events are "
+                "stored, a search tries again",
+                file=sys.stderr,
+                flush=True,
+            )
 
     def write_now(self, items: list[EventItem]) -> int:
         """Store events in one transaction on the calling thread, for a writer whose thread is not

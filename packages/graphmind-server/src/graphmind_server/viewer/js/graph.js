@@ -176,7 +176,7 @@ export class GraphView {
     el.querySelector(".g-state").textContent = (n.ungated ? `${state} · ungated` : state) + mark;
     const bps = ["before", "after", "error"].filter((g) => isBreakpoint(n.nodeId, g));
     el.querySelector(".g-bp").textContent = bps.length ? "●" : "";
-    el.title = `${n.nodeId}${bps.length ? `\nbreakpoint: ${bps.join(", ")}` : ""}`;
+    el.title = `${n.name}\n${n.nodeId}${bps.length ? `\nbreakpoint: ${bps.join(", ")}` : ""}`; // full names on hover
     el.setAttribute("aria-label", `${n.name}, ${n.kind}, ${n.executions} executions, ${state}${
       n.ungated ? ", ungated" : ""}${bps.length ? `, breakpoint ${bps.join(" and ")}` : ""}`);
     el.setAttribute("aria-pressed", store.selectedNode === n.nodeId ? "true" : "false");

@@ -16,6 +16,7 @@ export const SHORTCUTS = [
   ["m", "Turn step mode off (back to run mode)"],
   ["p", "Pause: hold the next gate reached in any run"],
   ["j / k", "Next / previous run in the list"],
+  ["/", "Search runs (the box at the top of the runs list)"],
   ["Esc", "Close the node detail or this help"],
   ["?", "Show or hide this help"],
 ];
@@ -51,6 +52,7 @@ export function installKeyboard(actions, overlay) {
       p: actions.pause,
       j: () => actions.moveRun(1),
       k: () => actions.moveRun(-1),
+      "/": () => document.getElementById("filter-q")?.focus(),
       "?": () => toggleHelp(overlay),
     };
     const fn = map[ev.key];

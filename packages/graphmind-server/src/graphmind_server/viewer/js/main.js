@@ -58,7 +58,7 @@ on("model", () => schedule("model", renderModel));
 on("selection", () => {
   schedule("graph-all", () => runView.graph.repaintAll(store.model));
   schedule("detail", () => detail.render());
-  schedule("timeline", () => runView.timeline.render());
+  schedule("timeline-mark", () => runView.timeline.markSelected());
 });
 
 function renderModel() {
@@ -261,8 +261,12 @@ function closeRun(text) {
 function select(nodeId, key) {
   store.selectedNode = nodeId;
   store.selectedExec = key;
+  // The address follows after the frame: history.replaceState costs tens of ms in a loaded
+  // browser, and the detail must show first (a click on a huge run answers in < 100 ms).
   const want = routeHash(store.runId, nodeId);
-  if (store.runId && location.hash !== want) history.replaceState(null, "", want);
+  requestAnimationFrame(() => setTimeout(() => {
+    if (store.runId && store.selectedNode === nodeId && location.hash !== want) history.replaceState(null, "", want);
+  }, 0));
   if (key) runView.timeline.reveal(key);
   emit("selection");
 }

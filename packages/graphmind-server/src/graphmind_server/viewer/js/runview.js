@@ -8,6 +8,8 @@ import { runTools } from "./housekeeping.js";
 import { observeBadge, observeOnly } from "./observe.js";
 import { replayLine } from "./replayinfo.js";
 import { RunSearch } from "./runsearch.js";
+import { SequenceView } from "./sequence.js";
+import { viewSwitch } from "./panzoom.js";
 import { store } from "./state.js";
 import { TimelineView } from "./timeline.js";
 import { ranText, usageLong } from "./usage.js";
@@ -22,7 +24,9 @@ export class RunView {
     this.msg = h("p", { class: "run-msg", role: "status" });
     this.search = new RunSearch((nodeId, key) => onSelectExec(nodeId, key));
     this.timeline.el.insertBefore(this.search.el, this.timeline.scroller);
-    this.body = h("div", { class: "run-body" }, h("div", { class: "graph-wrap" }, this.graph.el), this.timeline.el);
+    this.sequence = new SequenceView((nodeId, key) => onSelectExec(nodeId, key));
+    this.views = viewSwitch(this.graph, this.sequence);
+    this.body = h("div", { class: "run-body" }, h("div", { class: "graph-wrap" }, this.views, this.graph.el, this.sequence.el), this.timeline.el);
     this.mounted = false;
   }
 
