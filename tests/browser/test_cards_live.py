@@ -184,6 +184,7 @@ def test_an_mcp_inject_that_fails_the_output_schema_is_shown_on_the_card(
     async def host() -> Any:
         async with Client(time_server(), mode="legacy") as mcp:
             instrument_mcp(mcp.session, session=client)
+            await mcp.session.list_tools()  # as a host does first: the adapter learns the outputSchema
             with client.run("mcp-live"):
                 result = await mcp.session.call_tool("get_current_time", {"timezone": "UTC"})
             return result.structured_content
@@ -196,6 +197,8 @@ def test_an_mcp_inject_that_fails_the_output_schema_is_shown_on_the_card(
     card.get_by_role("button", name="Inject").click()
     expect(card).to_have_attribute("data-inject-ready", "true")
     box = page.get_by_label("Inject value (JSON)")
+    # Nothing returned yet: the box starts with a skeleton of the tool's outputSchema.
+    assert set(json.loads(box.input_value())) == {"timezone", "datetime", "day_of_week", "is_dst"}
     box.fill('{"timezone": "UTC"}')
     card.locator(".box-inject").get_by_role("button", name="Send").click()
     # The app refused it and held the gate again: a new card, with the validation message on it.
