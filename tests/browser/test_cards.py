@@ -343,7 +343,7 @@ def test_a_replayed_run_links_to_its_recording_and_back_and_marks_what_it_saved(
     hub: Any, app: FakeApp, make_page: Any
 ) -> None:
     llm = {"nodeId": "llm:step", "instanceId": "s1", "kind": "llm", "name": "step"}
-    usage = {"inputTokens": 400, "outputTokens": 12, "totalTokens": 412}
+    usage = {"inputTokens": 400, "outputTokens": 12, "totalTokens": 412, "costUsd": 0.0206}  # reported
     start_run(app, "r-orig", "original")
     app.event("node.started", "r-orig", **llm, parentInstanceId="r-orig", input={"messages": []})
     app.event(
@@ -376,9 +376,9 @@ def test_a_replayed_run_links_to_its_recording_and_back_and_marks_what_it_saved(
     page.wait_for_selector("body[data-run-loaded=true]")
     line = page.locator(".run-head .replay-line")
     expect(line).to_contain_text("replay of original (r-orig)")
-    expect(line).to_contain_text("1 of 2 calls replayed, saved 412 model tokens")
+    expect(line).to_contain_text("1 of 2 calls replayed, saved 412 model tokens (≈ $0.02)")
     expect(page.locator("#detail .d-replayed")).to_contain_text(
-        "from the recording saved a model call: 412 tokens"
+        "from the recording saved a model call: 412 tokens, $0.02"  # the recorded call's own cost
     )
     expect(page.locator("#detail .d-exec-item")).to_contain_text("replayed")
     line.get_by_role("link", name="original (r-orig)").click()

@@ -6,6 +6,7 @@ import { h } from "./frame.js";
 import { jsonDiff } from "./diff.js";
 import { hiddenBy, ms } from "./format.js";
 import { jsonView } from "./json.js";
+import { money } from "./usage.js";
 
 /** "Input edited in the debugger": the original and the edited input as a diff. */
 export function editSection(x) {
@@ -37,13 +38,14 @@ export function attemptsSection(x) {
 
 /** What a replayed value saved: the model call (its tokens, and cost when known) or the tool run.
  * `u`: the usage it saved (its own, else its recorded call's; replayinfo.js). */
-export function savedText(x, u = x.usage) {
-  const cost = costOf(x, u);
+export function savedText(x, u = x.usage, estimate = null) {
+  const reported = costOf(x, u);
   if (x.kind === "llm") {
     const tokens = u && typeof u.totalTokens === "number" ? u.totalTokens
       : u ? (u.inputTokens || 0) + (u.outputTokens || 0) : null;
     const parts = [tokens !== null ? `${tokens.toLocaleString("en-US")} tokens` : "tokens not recorded"];
-    if (cost !== null) parts.push(`$${cost.toFixed(cost < 0.01 ? 4 : 2)}`);
+    if (reported !== null) parts.push(money(reported));
+    else if (estimate !== null) parts.push(`≈ ${money(estimate)} at the recorded run's rate`);
     return `saved a model call: ${parts.join(", ")}`;
   }
   return x.kind === "tool" ? "saved a tool run" : "saved a call";
@@ -59,8 +61,9 @@ export function costOf(x, usage = x.usage) {
 }
 
 /** The "replayed" fact of the detail's facts list ([dt, dd]) or []. */
-export function replayFacts(x, usage) {
+export function replayFacts(x, usage, costOfTokens = () => null) {
   if (!x.replayed) return [];
+  const tokens = usage ? usage.totalTokens ?? (usage.inputTokens || 0) + (usage.outputTokens || 0) : 0;
   return [h("dt", null, "Replayed"), h("dd", { class: "d-replayed" },
-    h("span", { class: "chip replayed-chip" }, "from the recording"), ` ${savedText(x, usage)}`)];
+    h("span", { class: "chip replayed-chip" }, "from the recording"), ` ${savedText(x, usage, costOfTokens(tokens))}`)];
 }

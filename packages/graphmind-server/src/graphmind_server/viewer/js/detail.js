@@ -7,7 +7,7 @@ import { hiddenBy, ms, clock, REDACTED } from "./format.js";
 import { hiddenChip, jsonView } from "./json.js";
 import { attemptsSection, editSection, replayFacts } from "./attempts.js";
 import { forkBox } from "./fork.js";
-import { recordedUsage, savedUsage } from "./replayinfo.js";
+import { recordedUsage, savedCost, savedUsage } from "./replayinfo.js";
 import { observeNote, observeOnly } from "./observe.js";
 import { store, isBreakpoint } from "./state.js";
 
@@ -143,7 +143,7 @@ export class DetailView {
     if (x.attrs && x.attrs.model) facts.append(h("dt", null, "Model"), h("dd", null, String(x.attrs.model)));
     if (x.cutShort) facts.append(h("dt", null, "Stream"), h("dd", null, "cut short by the app"));
     const m = store.model;
-    facts.append(...replayFacts(x, savedUsage(m, x)));
+    facts.append(...replayFacts(x, savedUsage(m, x), (tokens) => savedCost(m, tokens)));
     if (x.replayed && !savedUsage(m, x) && m && m.replayOf && store.runs.has(m.replayOf) && x.kind === "llm") {
       // What the recorded call used: shown once the recorded run's events are in.
       recordedUsage(m.replayOf).then(() => this.shownKey === x.key && savedUsage(store.model, x) && this.renderExec(x));

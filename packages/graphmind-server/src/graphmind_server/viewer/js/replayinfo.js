@@ -5,6 +5,7 @@
 import { api } from "./api.js";
 import { h } from "./frame.js";
 import { emit, store } from "./state.js";
+import { money } from "./usage.js";
 
 const PAGE = 2000;
 const MAX_PAGES = 50;
@@ -44,6 +45,14 @@ export function recordedUsage(runId) {
   }
   const v = recorded.get(runId);
   return v instanceof Map ? Promise.resolve(v) : v;
+}
+
+/** What `tokens` of the recorded run cost, at that run's own rate (the hub's priced or reported
+ * cost over its tokens, docs/api.md "Tokens and cost"), or null when the hub has no cost for it. */
+export function savedCost(model, tokens) {
+  const u = model && model.replayOf ? store.runs.get(model.replayOf)?.usage : null;
+  if (!u || typeof u.costUsd !== "number" || !(u.totalTokens > 0) || !(tokens > 0)) return null;
+  return (u.costUsd * tokens) / u.totalTokens;
 }
 
 /** The usage a replayed execution saved: its own, else its recorded call's (null until loaded). */
@@ -90,8 +99,9 @@ export function replayLine(runId, run, model) {
         const u = x.kind === "llm" ? savedUsage(model, x) : null;
         if (u) tokens += u.totalTokens ?? (u.inputTokens || 0) + (u.outputTokens || 0);
       }
+      const cost = savedCost(model, tokens);
       line.append(h("span", { class: "muted replay-saved" },
-        ` · ${replayed} of ${model.order.filter((x) => x.kind !== "agent").length} calls replayed, saved ${tokens.toLocaleString("en-US")} model tokens`));
+        ` · ${replayed} of ${model.order.filter((x) => x.kind !== "agent").length} calls replayed, saved ${tokens.toLocaleString("en-US")} model tokens${cost === null ? "" : ` (≈ ${money(cost)})`}`));
     }
   }
   if (children.length) {
