@@ -17,12 +17,10 @@ from _apps import AgentThread, attached_client
 from playwright.sync_api import expect
 
 import graphmind
+from graphmind._replay import cassette
 from graphmind_server.testing import wait_for
 
 pytestmark = pytest.mark.browser
-# The replay itself is graphmind's (issue 31, the `replay` branch); this file tests what the viewer
-# makes of it.
-cassette = pytest.importorskip("graphmind._replay.cassette")
 
 
 class Trip:
