@@ -4,6 +4,7 @@
     uv run nox -s lint                  # ruff check, ruff format --check, mypy --strict on every package's src (CI runs it)
     uv run nox -s wheels                # build every package, install each wheel alone in a fresh venv, smoke it
     uv run nox -s faults                # the fault suite at full scale (the default run uses CI sizes)
+    uv run nox -s huge                  # the viewer on a 1,000,000-event run (the default run uses 50,000)
     uv run nox -s "openai(openai='3')"  # one cell of the matrix; `uv run nox -t matrix` runs them all
 
 The matrix tests each adapter against the newest release and the previous major of its framework.
@@ -111,6 +112,27 @@ def _matrix_session(name: str) -> None:
 
 for _name in MATRIX:
     _matrix_session(_name)
+
+
+@nox.session
+def huge(session: nox.Session) -> None:
+    """The viewer on a 1,000,000-event run (issue 32): a timeline click's detail < 100 ms, an in-run
+    search < 300 ms, the open still interactive < 1 s. Prints every figure."""
+    session.run("uv", "sync", "--all-packages", "--quiet", external=True)
+    session.run(
+        "uv",
+        "run",
+        "pytest",
+        "tests/browser/test_cockpit_huge_run.py",
+        "-s",
+        "-p",
+        "no:randomly",
+        "-o",
+        "timeout=3600",
+        *session.posargs,
+        env={"GRAPHMIND_HUGE_EVENTS": "1000000"},
+        external=True,
+    )
 
 
 @nox.session

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -128,7 +128,11 @@ def test_fail_names_the_node_its_occurrence_and_the_diff(hub: FakeHub, recorded:
             tools.agent(client, to="LHR")
         error = caught.value
         assert (error.node_id, error.occurrence) == ("tool:search", 1)
-        assert "tool:search#1" in str(error) and '-  "query": "CAI"' in error.diff and '+  "query": "LHR"' in error.diff
+        assert (
+            "tool:search#1" in str(error)
+            and '-  "query": "CAI"' in error.diff
+            and '+  "query": "LHR"' in error.diff
+        )
         assert tools.total == 0
         assert _ended(hub, "tool:search")["error"]["name"] == "ReplayDivergence"
     finally:
@@ -220,7 +224,9 @@ def test_a_recorded_error_replays_as_an_error(hub: FakeHub, tmp_path: Path) -> N
 
 
 def test_a_fork_gives_the_node_a_new_output_and_the_rest_runs_live(hub: FakeHub, recorded: Path) -> None:
-    client = _replaying(hub, {"source": recorded, "fork": "tool:book#1", "output": {"booking": "X", "price": 7}})
+    client = _replaying(
+        hub, {"source": recorded, "fork": "tool:book#1", "output": {"booking": "X", "price": 7}}
+    )
     try:
         tools = Tools(client)
         assert tools.agent(client) == "paid 7"
@@ -294,7 +300,9 @@ def test_a_replay_that_cannot_be_set_up_is_one_clear_error(option: Any, message:
 
 def test_an_unknown_selector_names_what_was_recorded(recorded: Path) -> None:
     with pytest.raises(CassetteError, match=r"no recorded node 'tool:nope#1'.*tool:search#1"):
-        graphmind.Client(url="ws://127.0.0.1:9/ingest", replay={"source": recorded, "fork": "tool:nope#1", "output": 1})
+        graphmind.Client(
+            url="ws://127.0.0.1:9/ingest", replay={"source": recorded, "fork": "tool:nope#1", "output": 1}
+        )
 
 
 def test_a_file_that_is_not_an_export_is_refused(tmp_path: Path) -> None:
@@ -314,5 +322,3 @@ def test_hide_inputs_keeps_the_command_line_out_of_run_meta(hub: FakeHub) -> Non
         assert "argv" not in meta and "cwd" not in meta
     finally:
         client.dispose()
-
-

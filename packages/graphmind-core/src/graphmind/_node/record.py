@@ -314,9 +314,8 @@ class NodeRecord(TokenBuffer):
         self, gate: str, payload: dict[str, Any] | None = None, convert: Callable[[Any], Any] = _identity
     ) -> GateAnswer:
         """Passes one gate from sync code. Raises RunAborted on abort; an inject answer carries the converted value."""
-        if (replay := self.host.replay) is not None and gate == proto.BEFORE:  # docs/replay.md
-            if (replayed := replay_before(self, replay, convert)) is not None:
-                return replayed
+        if self.host.replay is not None and (replayed := replay_before(self, gate, convert)):
+            return replayed  # a replay answered the before gate (docs/replay.md)
         if not self.may_hold():
             return CONTINUE_ANSWER  # detached: nothing can hold (docs/architecture.md, "The gate engine")
         payload = payload or {}
@@ -336,9 +335,8 @@ class NodeRecord(TokenBuffer):
 
         `convert` may be a coroutine function here (an adapter that must await to build its type).
         """
-        if (replay := self.host.replay) is not None and gate == proto.BEFORE:  # docs/replay.md
-            if (replayed := await areplay_before(self, replay, convert)) is not None:
-                return replayed
+        if self.host.replay is not None and (replayed := await areplay_before(self, gate, convert)):
+            return replayed  # a replay answered the before gate (docs/replay.md)
         if not self.may_hold():
             return CONTINUE_ANSWER
         payload = payload or {}

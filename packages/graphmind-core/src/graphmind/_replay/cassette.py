@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import protocol as proto
-from ..redaction import strip_secret_keys
+from .._events.redaction import strip_secret_keys
 
 FORMAT = {"type": "graphmind.export", "version": 1}
 
@@ -106,7 +106,7 @@ class Cassette:
                     continue
                 same = cassette.nodes.setdefault(node_id, [])
                 seq = event.get("seq")
-                rec = Recorded(
+                rec: Recorded | None = Recorded(
                     node_id,
                     len(same) + 1,
                     instance,
@@ -114,6 +114,7 @@ class Cassette:
                     str(event.get("kind") or ""),
                     event.get("input"),
                 )
+                assert rec is not None
                 same.append(rec)
                 cassette.by_instance[instance] = rec
                 if rec.seq is not None:
@@ -134,9 +135,9 @@ class Cassette:
                     error = event.get("error")
                     rec.error = error if isinstance(error, dict) else {"name": "Error", "message": str(error)}
         for instance in parents:
-            rec = cassette.by_instance.get(instance)
-            if rec is not None:
-                rec.container = True
+            parent_rec = cassette.by_instance.get(instance)
+            if parent_rec is not None:
+                parent_rec.container = True
         return cassette
 
     @classmethod
@@ -147,7 +148,9 @@ class Cassette:
         except OSError as exc:
             raise CassetteError(f"cannot read the replay cassette {name} ({exc.strerror or exc})") from None
         except UnicodeDecodeError:
-            raise CassetteError(f"{name} is not UTF-8 text; pass a file written by `graphmind record`") from None
+            raise CassetteError(
+                f"{name} is not UTF-8 text; pass a file written by `graphmind record`"
+            ) from None
         return cls.from_events(_events_of(name, text), name)
 
 
@@ -158,12 +161,14 @@ def _events_of(name: str, text: str) -> list[dict[str, Any]]:
             continue
         try:
             item = json.loads(line)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise CassetteError(
                 f"{name}:{number}: not JSON ({exc.msg}); pass a file written by `graphmind record` (jsonl)"
             ) from None
         if not isinstance(item, dict):
-            raise CassetteError(f"{name}:{number}: not a JSON object; pass a file written by `graphmind record`")
+            raise CassetteError(
+                f"{name}:{number}: not a JSON object; pass a file written by `graphmind record`"
+            )
         if number == 1 and item.get("type") != FORMAT["type"]:
             raise CassetteError(
                 f"{name}:1: not a GraphMind export (no {FORMAT['type']!r} header); "

@@ -17,6 +17,7 @@ from typing import Any
 from .. import protocol as proto
 from .._base.errors import RunAborted
 from .._hub.gate import GateAnswer, HeldGate, async_waiter
+from .._node.edit import EditRefused, apply_edit, decide_edit, paused_fields
 from .errors import ReplayDivergence, ReplayedError
 from .replayer import DIVERGED, FORK_OUTPUT, REPLAY, Decision, Replayer
 
@@ -26,34 +27,40 @@ NodeRecord = Any
 _AGAIN: Any = object()  # the answer could not be used: hold again
 
 
-def replay_before(node: NodeRecord, replay: Replayer, convert: Callable[[Any], Any]) -> GateAnswer | None:
+def replay_before(node: NodeRecord, gate: str, convert: Callable[[Any], Any]) -> GateAnswer | None:
+    replay: Replayer = node.host.replay
+    if gate != proto.BEFORE or not replay.active:
+        return None
     decision = replay.decide(node)
     if decision is None:
         return None
     if decision.kind != DIVERGED:
         return _matched(node, replay, decision, convert)
     if _policy(node, replay) != "hold":
-        return _not_held(node, replay, decision)
+        _not_held(node, replay, decision)
+        return None
     while True:
         held = _open(node, replay, decision, False)
         started = node.host.clock()
         answer = held.wait(node.host.pause_timeout)
         node._close(held, answer, started)
-        decided = _answer(node, replay, decision, answer, convert)
+        decided = _answer(node, replay, decision, answer, convert, held, started)
         if decided is not _AGAIN:
             return decided  # type: ignore[no-any-return]
 
 
-async def areplay_before(
-    node: NodeRecord, replay: Replayer, convert: Callable[[Any], Any]
-) -> GateAnswer | None:
+async def areplay_before(node: NodeRecord, gate: str, convert: Callable[[Any], Any]) -> GateAnswer | None:
+    replay: Replayer = node.host.replay
+    if gate != proto.BEFORE or not replay.active:
+        return None
     decision = replay.decide(node)
     if decision is None:
         return None
     if decision.kind != DIVERGED:
         return await _settled(node, _matched(node, replay, decision, convert))
     if _policy(node, replay) != "hold":
-        return _not_held(node, replay, decision)
+        _not_held(node, replay, decision)
+        return None
     while True:
         held = _open(node, replay, decision, True)
         started = node.host.clock()
@@ -63,7 +70,7 @@ async def areplay_before(
             node._close(held, GateAnswer(proto.CONTINUE, by="cancelled"), started)
             raise
         node._close(held, answer, started)
-        decided = _answer(node, replay, decision, answer, convert)
+        decided = _answer(node, replay, decision, answer, convert, held, started)
         if decided is _AGAIN:
             continue
         try:
@@ -130,12 +137,15 @@ def _not_held(node: NodeRecord, replay: Replayer, decision: Decision) -> None:
     """`live`: this call and everything after it run live. `fail`: ReplayDivergence at the node."""
     if _policy(node, replay) == "live":
         replay.go_live()
-        return None
+        return
     why = decision.why
     if replay.settings.on_divergence == "hold":
         why += " (on_divergence=hold, but no hub is attached to hold at)"
-    error = ReplayDivergence(node.node_id, decision.occurrence, why, replay.diff(node, decision), replay.source)
+    error = ReplayDivergence(
+        node.node_id, decision.occurrence, why, replay.diff(node, decision), replay.source
+    )
     replay.go_live()
+    replay.report(error)
     node.fail(error)
     raise error
 
@@ -150,12 +160,22 @@ def _open(node: NodeRecord, replay: Replayer, decision: Decision, is_async: bool
     paused = node._base(proto.EXEC_PAUSED)
     paused.update(gate=proto.BEFORE, reason=proto.DIVERGENCE, actions=actions)
     paused.update(replay.paused_fields(node, decision))
+    # "Edit input" at a divergence (issue 31): edit's own fields, so the card offers it as at any
+    # before gate (and says why not, a refused edit included).
+    paused.update(paused_fields(node, proto.BEFORE, {"input": paused["input"]}, actions))
     waiter = async_waiter() if is_async else None
-    return node.host.hub.open_gate(paused, node.run, proto.BEFORE, waiter, node.trusted)
+    held: HeldGate = node.host.hub.open_gate(paused, node.run, proto.BEFORE, waiter, node.trusted)
+    return held
 
 
 def _answer(
-    node: NodeRecord, replay: Replayer, decision: Decision, answer: GateAnswer, convert: Callable[[Any], Any]
+    node: NodeRecord,
+    replay: Replayer,
+    decision: Decision,
+    answer: GateAnswer,
+    convert: Callable[[Any], Any],
+    held: HeldGate,
+    started: float,
 ) -> Any:
     action = answer.action
     if action == proto.ABORT:
@@ -177,6 +197,16 @@ def _answer(
             return _AGAIN
         node.injected = True
         return GateAnswer(proto.INJECT, converted, by=answer.by, raw=answer.value)
+    if answer.has_input or answer.reload:
+        # continue with an edited input: decided by edit's one rule (_node/edit.py), then live.
+        try:
+            answer = decide_edit(node, proto.BEFORE, held, answer)
+        except EditRefused as exc:
+            node._unusable(exc, "edit")
+            return _AGAIN
+        apply_edit(node, proto.BEFORE, answer, {"input": node.spec.input}, started)
+        replay.go_live()
+        return answer if answer.body is not None else None
     # continue (a timeout and a lost hub included): live from here on
     replay.go_live()
     return None

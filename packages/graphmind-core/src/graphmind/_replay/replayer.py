@@ -9,6 +9,7 @@ what then. Once the replay goes live (a `live` divergence, a continue at a held 
 
 from __future__ import annotations
 
+import os
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +22,7 @@ from .settings import NOTHING, ReplaySettings
 # A node is a _node.record.NodeRecord (not imported: record.py imports this module).
 NodeRecord = Any
 
+REPORT_ENV = "GRAPHMIND_REPLAY_REPORT"
 # What `decide` says
 REPLAY, FORK_OUTPUT, FORK_INPUT, DIVERGED = "replay", "fork-output", "fork-input", "diverged"
 
@@ -51,6 +53,18 @@ class Replayer:
         self._counts: dict[str, int] = {}
         self._lock = threading.Lock()
         self.replayed = 0
+        # `graphmind replay` names a file here: a `fail` divergence is written to it for the command's
+        # own one-paragraph report (the app's traceback may be swallowed or buried).
+        self.report_to = os.environ.get(REPORT_ENV) or None
+
+    def report(self, error: BaseException) -> None:
+        if self.report_to is None:
+            return
+        try:
+            with open(self.report_to, "a", encoding="utf-8") as out:
+                out.write(str(error) + "\n\f\n")
+        except OSError:
+            pass
 
     @property
     def run_fields(self) -> dict[str, Any]:
@@ -85,7 +99,9 @@ class Replayer:
             return None  # a node nothing can answer for (a span, an observe-only call): it runs
         rec = self.cassette.get(node_id, occurrence)
         if rec is None:
-            return Decision(DIVERGED, occurrence, None, f"the recording has no call #{occurrence} of {node_id}")
+            return Decision(
+                DIVERGED, occurrence, None, f"the recording has no call #{occurrence} of {node_id}"
+            )
         if rec.container:
             return None  # its body runs, and the calls inside it replay
         if rec is self.until:
@@ -99,7 +115,9 @@ class Replayer:
                 return Decision(FORK_OUTPUT, occurrence, rec, value=self.settings.output)
             return Decision(FORK_INPUT, occurrence, rec, value=self.settings.input)
         if not rec.ended:
-            return Decision(DIVERGED, occurrence, rec, "the recording has no ending for it (the run was cut short)")
+            return Decision(
+                DIVERGED, occurrence, rec, "the recording has no ending for it (the run was cut short)"
+            )
         if rec.error is None:
             why = unreplayable(rec.output)
             if why is not None:

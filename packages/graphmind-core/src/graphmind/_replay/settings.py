@@ -58,14 +58,16 @@ def resolve(option: Any, environ: Mapping[str, str]) -> ReplaySettings | None:
             raise CassetteError(f"graphmind: replay= takes {', '.join(_KEYS)} (got {', '.join(unknown)})")
         raw = dict(option)
     else:
-        raise CassetteError(f"graphmind: replay= takes a cassette path or a dict (got {type(option).__name__})")
+        raise CassetteError(
+            f"graphmind: replay= takes a cassette path or a dict (got {type(option).__name__})"
+        )
     return _settings(raw)
 
 
 def _json(name: str, text: str) -> Any:
     try:
         return json.loads(text)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise CassetteError(f"graphmind: {name} must be JSON ({exc.msg}): {text[:60]!r}") from None
 
 
@@ -77,7 +79,9 @@ def _settings(raw: dict[str, Any]) -> ReplaySettings:
     if policy is not None:
         policy = str(policy).strip().lower()
         if policy not in POLICIES:
-            raise CassetteError(f"graphmind: on_divergence must be one of {', '.join(POLICIES)} (got {policy!r})")
+            raise CassetteError(
+                f"graphmind: on_divergence must be one of {', '.join(POLICIES)} (got {policy!r})"
+            )
     keys = raw.get("ignore_keys") or ()
     if isinstance(keys, str):
         keys = [k.strip() for k in keys.split(",")]

@@ -70,13 +70,21 @@ def _cassette(c: Case, change_input: bool = False) -> Iterator[Path]:
 
 @contextlib.asynccontextmanager
 async def _replaying(c: Case, path: Path, **replay: Any) -> AsyncIterator[Any]:
-    """A second client replaying `path`, and a fresh thing instrumented with it."""
-    client = Client(app="gate-matrix-replay", url=c.hub.url, retry_interval=0.2, replay={"source": path, **replay})
+    """A second client replaying `path`, and a fresh thing instrumented with it (the case's thing is
+    undone first: a subject whose `make` hands back the same object, an MCP session, gets it back bare)."""
+    client = Client(
+        app="gate-matrix-replay", url=c.hub.url, retry_interval=0.2, replay={"source": path, **replay}
+    )
+    thing = None
     try:
         if not await in_thread(client.ready, 5):
             raise AssertionError("the replaying client did not attach to the hub")
-        yield c.subject.instrument(c.subject.make(), client)
+        c.subject.undo(c.thing)
+        thing = c.subject.instrument(c.subject.make(), client)
+        yield thing
     finally:
+        if thing is not None:
+            c.subject.undo(thing)
         await in_thread(client.dispose)
 
 
@@ -91,6 +99,10 @@ async def _replayed_end(c: Case) -> dict[str, Any]:
     )
 
 
+async def _run_started(c: Case, field: str) -> dict[str, Any]:
+    return await in_thread(c.hub.wait_event, lambda e: e.get("type") == proto.RUN_STARTED and field in e)
+
+
 async def _match(c: Case, is_async: bool) -> None:
     await _record(c, is_async)
     calls = c.subject.real_calls
@@ -101,8 +113,8 @@ async def _match(c: Case, is_async: bool) -> None:
     assert c.subject.real_calls == calls, "a replayed call must not reach the real thing"
     end = await _replayed_end(c)
     assert end["type"] == proto.NODE_FINISHED and "injected" not in end
-    replays = [e for e in c.hub.of_type(proto.RUN_STARTED) if e.get("replayOf")]
-    assert replays, "the replayed run names the recorded run (replayOf)"
+    replayed = await _run_started(c, "replayOf")  # the replayed run names the recorded run
+    assert replayed["replayOf"] in {e["runId"] for e in c.hub.of_type(proto.RUN_STARTED)}
 
 
 async def replay_match(c: Case) -> None:
@@ -145,8 +157,16 @@ async def replay_divergence_fail(c: Case) -> None:
     await _diverge(c, False, "fail")
 
 
+async def replay_divergence_fail_async(c: Case) -> None:
+    await _diverge(c, True, "fail")
+
+
 async def replay_divergence_live(c: Case) -> None:
     await _diverge(c, False, "live")
+
+
+async def replay_divergence_live_async(c: Case) -> None:
+    await _diverge(c, True, "live")
 
 
 async def replay_divergence_hold(c: Case) -> None:
@@ -212,8 +232,8 @@ async def _fork(c: Case, is_async: bool) -> None:
             result = await _call(c, thing, is_async)
     c.subject.check_injected(result, c.subject.injected)
     assert c.subject.real_calls == calls
-    forked = [e for e in c.hub.of_type(proto.RUN_STARTED) if e.get("forkedAt")]
-    assert forked and forked[0]["forkedAt"] == f"{c.node_id}#1"
+    forked = await _run_started(c, "forkedAt")
+    assert forked["forkedAt"] == f"{c.node_id}#1", forked
 
 
 async def replay_fork_output(c: Case) -> None:
@@ -228,7 +248,9 @@ REPLAY_CASES: list[Callable[[Case], Awaitable[None]]] = [
     replay_match,
     replay_match_async,
     replay_divergence_fail,
+    replay_divergence_fail_async,
     replay_divergence_live,
+    replay_divergence_live_async,
     replay_divergence_hold,
     replay_divergence_hold_async,
     replay_recorded_error,

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import derive
+from . import derive, search
 from .derive import NODE_COLUMNS, NodeRow, RunRow
 from .stall import Stall, cannot_store
 
@@ -28,13 +28,13 @@ RUN_CACHE_MAX = 2000
 
 _RUN_COLUMNS = (
     "id, app, name, status, started_at, ended_at, event_count, client_id, meta, implicit, agent_node, cursor,"
-    " dropped"
+    " dropped, usage, held_ms"
 )
-_UPSERT_RUN = f"""INSERT INTO runs ({_RUN_COLUMNS}, node_count) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+_UPSERT_RUN = f"""INSERT INTO runs ({_RUN_COLUMNS}, node_count) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
 ON CONFLICT(id) DO UPDATE SET app=excluded.app, name=excluded.name, status=excluded.status,
 started_at=excluded.started_at, ended_at=excluded.ended_at, event_count=excluded.event_count,
 meta=excluded.meta, implicit=excluded.implicit, agent_node=excluded.agent_node, cursor=excluded.cursor,
-node_count=excluded.node_count, dropped=excluded.dropped"""
+node_count=excluded.node_count, dropped=excluded.dropped, usage=excluded.usage, held_ms=excluded.held_ms"""
 _UPSERT_NODE = f"""INSERT INTO nodes (run_id, {NODE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)
 ON CONFLICT(run_id, node_id) DO UPDATE SET kind=excluded.kind, name=excluded.name,
 executions=excluded.executions, status=excluded.status, latest=excluded.latest,
@@ -106,6 +106,10 @@ class Writer:
         # `graphmind import` writes the whole file in one outer transaction: each batch is then a
         # savepoint inside it, so a failure anywhere leaves the database as it was.
         self.nested = False
+        # The hub's writer indexes in its idle time; one without a thread (import) in each batch.
+        self.lazy_index = False
+        self._index_failed = False
+        self.indexed = search.indexed_cursor(conn, self.last_cursor)
 
     def start(self) -> None:
         self._thread.start()
@@ -123,6 +127,16 @@ class Writer:
 
     def _loop(self) -> None:
         while True:
+            # The search index follows in the writer's idle time (store/search.py), so a burst of
+            # events costs the index nothing until the burst is over; a search first asks for the
+            # rest (search.IndexNow, through this queue).
+            while (
+                self.lazy_index
+                and not self._index_failed
+                and self.indexed < self.last_cursor
+                and self.queue.empty()
+            ):
+                self._index_idle()
             batch = [self.queue.get()]
             size = _size(batch[0])
             while len(batch) < BATCH_MAX and size < BATCH_MAX_BYTES:
@@ -210,6 +224,8 @@ class Writer:
                 else:
                     self._event(item)
             self._flush_rows()
+            if not self.lazy_index:
+                self.index_now()
             self._write_runs()
             if self.last_cursor != cursor_before:
                 self.conn.execute(
@@ -225,10 +241,38 @@ class Writer:
             self.runs.clear()
             self._hwm.clear()
             self.last_cursor = cursor_before
+            self.indexed = min(self.indexed, cursor_before)
             raise
         out.runs = [(run.cursor, run.to_api()) for run in self._touched.values() if run.id in self.runs]
         self._trim_cache()
         return out
+
+    def index_now(self, limit: int | None = None) -> None:
+        """Index the stored events not indexed yet (up to `limit`), inside the open transaction."""
+        self._index_failed = False
+        upto = self.last_cursor if limit is None else min(self.last_cursor, self.indexed + limit)
+        if upto > self.indexed:
+            search.index_between(self.conn, self.indexed, upto)
+            search.set_indexed(self.conn, upto)
+            self.indexed = upto
+
+    def _index_idle(self) -> None:
+        before = self.indexed
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+            self.index_now(search.IDLE_CHUNK)
+            self.conn.execute("COMMIT")
+        except Exception as exc:  # the events are stored; the index tries again at the next search
+            with contextlib.suppress(sqlite3.Error):
+                self.conn.execute("ROLLBACK")
+            self.indexed = before
+            self._index_failed = True  # no busy loop on a failing index: the next search tries again
+            print(
+                f"graphmind: could not update the search index ({type(exc).__name__}: {exc}); the events are "
+                "stored, a search tries again",
+                file=sys.stderr,
+                flush=True,
+            )
 
     def write_now(self, items: list[EventItem]) -> int:
         """Store events in one transaction on the calling thread, for a writer whose thread is not
@@ -315,6 +359,8 @@ class Writer:
             agent_node=row[10],
             cursor=row[11],
             dropped=row[12],
+            usage=row[13],
+            held_ms=row[14],
             nodes={},
         )
         for n in self.conn.execute(
@@ -358,6 +404,7 @@ class Writer:
             return
         run_rows = []
         node_rows = []
+        facet_rows: list[tuple[str, str]] = []
         for run in self._touched.values():
             run_rows.append(
                 (
@@ -374,9 +421,13 @@ class Writer:
                     run.agent_node,
                     run.cursor,
                     run.dropped,
+                    run.usage,
+                    run.held_ms,
                     run.node_count,
                 )
             )
+            facet_rows.extend((f, run.id) for f in run.new_facets)
+            run.new_facets.clear()
             for node_id in run.dirty_nodes:
                 assert run.nodes is not None
                 node_rows.append(run.nodes[node_id].to_db(run.id))
@@ -385,6 +436,8 @@ class Writer:
         self.conn.executemany(_UPSERT_RUN, run_rows)
         if node_rows:
             self.conn.executemany(_UPSERT_NODE, node_rows)
+        if facet_rows:
+            self.conn.executemany(search.FACET_SQL, facet_rows)
 
     def _trim_cache(self) -> None:
         if len(self.runs) > RUN_CACHE_MAX:
