@@ -115,24 +115,22 @@ CASES: dict[str, tuple[Any, Any, list[list[Any]]]] = {
 }
 
 
-@pytest.mark.parametrize("shape", list(CASES))
-def test_every_adapters_messages_read_as_chat_items(stub_hub: Any, make_page: Any, shape: str) -> None:
-    page = make_page(stub_hub.url)
+def test_every_adapters_messages_read_as_chat_items(stub_hub: Any, make_page: Any) -> None:
+    page = make_page(stub_hub.url)  # one page for every shape: the suite stays fast
     page.goto(stub_hub.url)
-    given, reply, want = CASES[shape]
-    got = page.evaluate(
-        """async ([input, output]) => {
-        const { transcript } = await import('/js/chat.js');
-        return transcript(input, output).map((it) => [it.role, it.kind ?? null,
-            it.kind === 'call' ? it.name : it.kind === 'result' ? it.text : it.parts.map((p) => p.text).join('|')]);
-    }""",
-        [given, reply],
-    )
-    assert got == want
-    if shape == "openai chat":
-        args = page.evaluate(
-            """async (input) => { const { transcript } = await import('/js/chat.js');
-            return transcript(input, null).find((it) => it.kind === 'call').args; }""",
-            given,
+    for shape, (given, reply, want) in CASES.items():
+        got = page.evaluate(
+            """async ([input, output]) => {
+            const { transcript } = await import('/js/chat.js');
+            return transcript(input, output).map((it) => [it.role, it.kind ?? null,
+                it.kind === 'call' ? it.name : it.kind === 'result' ? it.text : it.parts.map((p) => p.text).join('|')]);
+        }""",
+            [given, reply],
         )
-        assert '"q": "lisbon"' in args  # the arguments, pretty-printed
+        assert got == want, shape
+    args = page.evaluate(
+        """async (input) => { const { transcript } = await import('/js/chat.js');
+        return transcript(input, null).find((it) => it.kind === 'call').args; }""",
+        CASES["openai chat"][0],
+    )
+    assert '"q": "lisbon"' in args  # the arguments, pretty-printed
