@@ -54,3 +54,32 @@ def test_empty_state_then_export_and_delete_a_run_from_the_page(
     confirm.click()
     expect(page.locator(".run-item[data-run-id='h1']")).to_have_count(0)
     assert hub.api("GET", "/api/runs/h1")[0] == 404
+
+
+def test_an_error_without_a_stack_shows_no_stray_null(hub: Any, make_page: Any) -> None:
+    with FakeApp(hub.ingest_url, app="errs") as app:
+        app.run_started("e1", name="fails")
+        app.node_started("e1", "tool:lookup", "t1", input={"q": 1})
+        app.event(
+            "node.error",
+            "e1",
+            nodeId="tool:lookup",
+            instanceId="t1",
+            error={"name": "KeyError", "message": "q"},
+            durationMs=1.0,
+        )
+        app.run_finished("e1", status="error")
+        wait_for(lambda: hub.api("GET", "/api/runs/e1")[1].get("status") == "error", 10, "run stored")
+    page = make_page(hub.url)
+    page.goto(f"{hub.url}/#/run/e1/node/tool%3Alookup")
+    page.wait_for_selector("body[data-run-loaded=true]")
+    expect(page.locator("#detail .d-error")).to_have_text("KeyError: q")
+    box = page.locator("#detail .d-exec")
+    assert "null" not in box.inner_text().split(), box.inner_text()
+    # The text right after the error block is nothing (no "null" text node).
+    assert (
+        page.locator("#detail .d-error").evaluate(
+            "el => el.nextSibling && el.nextSibling.nodeType === 3 ? el.nextSibling.textContent : ''"
+        )
+        == ""
+    )

@@ -117,6 +117,30 @@ class RunRow:
     open_models: dict[str, str] = field(default_factory=dict)
     _usage: dict[str, Any] | None = None
 
+    @classmethod
+    def from_db(cls, row: tuple[Any, ...]) -> RunRow:
+        """A row of the writer's run columns (store/writer.py `_RUN_COLUMNS`), its nodes not loaded."""
+        (run_id, app, name, status, started, ended, events, client, meta, implicit, agent, cursor) = row[:12]
+        dropped, usage, held_ms = row[12:15]
+        return cls(
+            id=run_id,
+            app=app,
+            name=name,
+            status=status,
+            started_at=started,
+            ended_at=ended,
+            event_count=events,
+            client_id=client,
+            meta=meta,
+            implicit=bool(implicit),
+            agent_node=agent,
+            cursor=cursor,
+            dropped=dropped,
+            usage=usage,
+            held_ms=held_ms,
+            nodes={},
+        )
+
     def add_usage(self, model: str | None, reported: Any) -> None:
         if self._usage is None:
             self._usage = tokens.load(self.usage)

@@ -17,8 +17,13 @@ that the run list filters on without reading events.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
-from typing import Any
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .writer import Writer
 
 INDEXED_TYPES = ("run.started", "node.started", "node.finished", "node.error", "node.attempt")
 
@@ -69,6 +74,42 @@ def index_between(conn: sqlite3.Connection, after: int, upto: int) -> None:
     """Index the events stored with cursors in (after, upto]."""
     if upto > after:
         conn.execute(INDEX_SQL, (after, upto))
+
+
+def catch_up(writer: Writer, limit: int | None = None) -> None:
+    """Index the writer's stored events not indexed yet (up to `limit`), in its open transaction."""
+    writer.index_failed = False
+    upto = writer.last_cursor if limit is None else min(writer.last_cursor, writer.indexed + limit)
+    if upto > writer.indexed:
+        index_between(writer.conn, writer.indexed, upto)
+        set_indexed(writer.conn, upto)
+        writer.indexed = upto
+
+
+def index_idle(writer: Writer) -> bool:
+    """One chunk of the index in the writer's idle time (its queue empty), in its own transaction;
+    False when there is nothing to do now. A failure leaves the events stored and stops the idle
+    indexing (no busy loop); the next search tries again."""
+    if writer.index_failed or writer.indexed >= writer.last_cursor or not writer.queue.empty():
+        return False
+    before = writer.indexed
+    try:
+        writer.conn.execute("BEGIN IMMEDIATE")
+        catch_up(writer, IDLE_CHUNK)
+        writer.conn.execute("COMMIT")
+    except Exception as exc:
+        with contextlib.suppress(sqlite3.Error):
+            writer.conn.execute("ROLLBACK")
+        writer.indexed = before
+        writer.index_failed = True
+        print(
+            f"graphmind: could not update the search index ({type(exc).__name__}: {exc}); the events are "
+            "stored, a search tries again",
+            file=sys.stderr,
+            flush=True,
+        )
+        return False
+    return True
 
 
 def forget_run(conn: sqlite3.Connection, run_id: str) -> None:

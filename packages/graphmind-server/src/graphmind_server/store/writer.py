@@ -108,7 +108,7 @@ class Writer:
         self.nested = False
         # The hub's writer indexes in its idle time; one without a thread (import) in each batch.
         self.lazy_index = False
-        self._index_failed = False
+        self.index_failed = False
         self.indexed = search.indexed_cursor(conn, self.last_cursor)
 
     def start(self) -> None:
@@ -127,16 +127,10 @@ class Writer:
 
     def _loop(self) -> None:
         while True:
-            # The search index follows in the writer's idle time (store/search.py), so a burst of
-            # events costs the index nothing until the burst is over; a search first asks for the
-            # rest (search.IndexNow, through this queue).
-            while (
-                self.lazy_index
-                and not self._index_failed
-                and self.indexed < self.last_cursor
-                and self.queue.empty()
-            ):
-                self._index_idle()
+            # The search index follows in the writer's idle time (store/search.py): a burst of
+            # events costs it nothing until the burst is over; a search asks for the rest.
+            while self.lazy_index and search.index_idle(self):
+                pass
             batch = [self.queue.get()]
             size = _size(batch[0])
             while len(batch) < BATCH_MAX and size < BATCH_MAX_BYTES:
@@ -249,30 +243,7 @@ class Writer:
 
     def index_now(self, limit: int | None = None) -> None:
         """Index the stored events not indexed yet (up to `limit`), inside the open transaction."""
-        self._index_failed = False
-        upto = self.last_cursor if limit is None else min(self.last_cursor, self.indexed + limit)
-        if upto > self.indexed:
-            search.index_between(self.conn, self.indexed, upto)
-            search.set_indexed(self.conn, upto)
-            self.indexed = upto
-
-    def _index_idle(self) -> None:
-        before = self.indexed
-        try:
-            self.conn.execute("BEGIN IMMEDIATE")
-            self.index_now(search.IDLE_CHUNK)
-            self.conn.execute("COMMIT")
-        except Exception as exc:  # the events are stored; the index tries again at the next search
-            with contextlib.suppress(sqlite3.Error):
-                self.conn.execute("ROLLBACK")
-            self.indexed = before
-            self._index_failed = True  # no busy loop on a failing index: the next search tries again
-            print(
-                f"graphmind: could not update the search index ({type(exc).__name__}: {exc}); the events are "
-                "stored, a search tries again",
-                file=sys.stderr,
-                flush=True,
-            )
+        search.catch_up(self, limit)
 
     def write_now(self, items: list[EventItem]) -> int:
         """Store events in one transaction on the calling thread, for a writer whose thread is not
@@ -345,24 +316,7 @@ class Writer:
         row = self.conn.execute(f"SELECT {_RUN_COLUMNS} FROM runs WHERE id = ?", (run_id,)).fetchone()
         if row is None:
             return None
-        run = RunRow(
-            id=row[0],
-            app=row[1],
-            name=row[2],
-            status=row[3],
-            started_at=row[4],
-            ended_at=row[5],
-            event_count=row[6],
-            client_id=row[7],
-            meta=row[8],
-            implicit=bool(row[9]),
-            agent_node=row[10],
-            cursor=row[11],
-            dropped=row[12],
-            usage=row[13],
-            held_ms=row[14],
-            nodes={},
-        )
+        run = RunRow.from_db(row)
         for n in self.conn.execute(
             f"SELECT {NODE_COLUMNS} FROM nodes WHERE run_id = ? ORDER BY position", (run_id,)
         ):

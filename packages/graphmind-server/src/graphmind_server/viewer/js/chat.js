@@ -72,7 +72,7 @@ function itemsOf(m) {
   if (role === "tool") {
     const text = parts.map((p) => p.text || "").join("\n");
     items.push({ role: "tool", kind: "result", id: m.tool_call_id ?? m.tool_use_id ?? null, name: m.name ?? null, text });
-  } else if (parts.length || !calls.length) {
+  } else if (parts.length || (!calls.length && !results.length)) {
     items.push({ role, parts });
   }
   for (const c of calls) items.push({ role, kind: "call", ...c });

@@ -10,6 +10,7 @@ import { schedule, yieldToBrowser } from "./frame.js";
 import { GatesView } from "./gates.js";
 import { connectHelp } from "./housekeeping.js";
 import { installKeyboard, toggleHelp } from "./keyboard.js";
+import { installPanelToggle } from "./layout.js";
 import { LiveFeed } from "./live.js";
 import { RunModel, modelFromSummary } from "./model.js";
 import { RunsView } from "./runs.js";
@@ -348,6 +349,7 @@ installKeyboard({
   escape: () => store.selectedNode && select(null, null),
 }, $("help"));
 $("help-button").addEventListener("click", () => toggleHelp($("help")));
+installPanelToggle($("runs-toggle"));
 
 // ---- start ----------------------------------------------------------------------------------
 window.addEventListener("hashchange", onRoute);
