@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from graphmind._replay.cassette import Cassette
 from graphmind_openai.testing import FakeOpenAI
 from graphmind_server.testing import HubProcess, wait_for
 
@@ -241,6 +242,24 @@ def test_a_fork_replays_up_to_the_node_and_the_next_request_carries_the_forked_v
     assert setup.tools_run() == [*ran, "pay"], "search replayed, book forked, pay live"
     started = next(e for e in setup.events(setup.newest_run(1)["id"]) if e["type"] == "run.started")
     assert started["forkedAt"] == "tool:book#1"
+
+
+def test_a_fork_with_an_edited_input_runs_that_tool_live_with_it(setup: Setup) -> None:
+    cassette = setup.cassette
+    requests, ran = setup.fake.request_count, setup.tools_run()
+    recorded = Cassette.load(cassette).find("tool:book#1").input
+    edited = {**recorded, "cabin": "first"}
+    done = setup.agent(str(cassette), "--fork", "tool:book#1", "--input", json.dumps(edited))
+    assert done.returncode == 0, done.stderr
+    assert setup.tools_run() == [*ran, "book", "pay"], "search replayed, book live with the edit, pay live"
+    assert setup.fake.request_count == requests + 2, "0 requests before the fork"
+    ended = [
+        e
+        for e in setup.events(setup.newest_run(1)["id"])
+        if e.get("nodeId") == "tool:book" and e["type"] == "node.finished"
+    ]
+    assert ended[0]["edited"] is True and ended[0]["input"] == edited
+    assert ended[0]["originalInput"] == recorded
 
 
 def test_a_bad_selector_is_one_line_and_the_command_never_runs(setup: Setup) -> None:

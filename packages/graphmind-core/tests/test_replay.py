@@ -238,6 +238,39 @@ def test_a_fork_gives_the_node_a_new_output_and_the_rest_runs_live(hub: FakeHub,
         client.dispose()
 
 
+def test_a_fork_with_an_edited_input_runs_that_call_live_with_it(hub: FakeHub, recorded: Path) -> None:
+    # Through edit's one decision (issue 30): the tool receives the edited arguments, its node
+    # records edited/originalInput, and everything after it runs live.
+    client = _replaying(
+        hub, {"source": recorded, "fork": "tool:book#1", "input": {"flight": "flight to OPO"}}
+    )
+    try:
+        tools = Tools(client)
+        assert tools.agent(client) == "paid 100.0"
+        assert tools.calls == {"search": 0, "book": 1, "pay": 1}
+        end = _ended(hub, "tool:book")
+        assert end["output"] == {"booking": "FLIGHT TO OPO", "price": 100.0}
+        assert end["edited"] is True and end["originalInput"] == {"flight": "flight to CAI"}
+        assert hub.of_type(proto.RUN_STARTED)[0]["forkedAt"] == "tool:book#1"
+    finally:
+        client.dispose()
+
+
+def test_a_fork_input_the_call_cannot_take_fails_that_node_in_one_line(hub: FakeHub, recorded: Path) -> None:
+    client = _replaying(hub, {"source": recorded, "fork": "tool:book#1", "input": {"seat": "12A"}})
+    try:
+        tools = Tools(client)
+        with pytest.raises(CassetteError) as caught:
+            tools.agent(client)
+        message = str(caught.value)
+        assert "\n" not in message and message.startswith(
+            "graphmind: the fork's input for tool:book#1 cannot be used"
+        )
+        assert tools.calls == {"search": 0, "book": 0, "pay": 0}
+    finally:
+        client.dispose()
+
+
 def test_until_replays_up_to_the_node_and_runs_live_from_it(hub: FakeHub, recorded: Path) -> None:
     seq = Cassette.load(recorded).find("tool:book#1").seq
     client = _replaying(hub, {"source": recorded, "until": str(seq)})

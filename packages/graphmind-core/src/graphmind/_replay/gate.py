@@ -12,14 +12,14 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from .. import protocol as proto
 from .._base.errors import RunAborted
 from .._hub.gate import GateAnswer, HeldGate, async_waiter
 from .._node.edit import EditRefused, apply_edit, decide_edit, paused_fields
-from .errors import ReplayDivergence, ReplayedError
-from .replayer import DIVERGED, FORK_OUTPUT, REPLAY, Decision, Replayer
+from .errors import CassetteError, ReplayDivergence, ReplayedError
+from .replayer import DIVERGED, FORK_INPUT, FORK_OUTPUT, REPLAY, Decision, Replayer
 
 # A node is a _node.record.NodeRecord (not imported: record.py imports this module).
 NodeRecord = Any
@@ -107,13 +107,32 @@ def _matched(
     if decision.kind == FORK_OUTPUT:
         node.injected = True
         return GateAnswer(proto.INJECT, convert(decision.value), by="replay", raw=decision.value)
-    if decision.kind != REPLAY:  # a fork with an edited input: docs/replay.md, "Fork"
+    if decision.kind == FORK_INPUT:
+        return _forked_input(node, decision)
+    if decision.kind != REPLAY:
         return None
     node.replayed = True
     replay.replayed += 1
     if rec.error is not None:
         raise _recorded_error(node, rec.error)
     return GateAnswer(proto.INJECT, convert(rec.output), by="replay", raw=rec.output)
+
+
+def _forked_input(node: NodeRecord, decision: Decision) -> GateAnswer | None:
+    """A fork with an edited input (docs/replay.md, "Fork"): this call runs live with it, through
+    edit's one decision (_node/edit.py), as if a person had answered the before gate with it."""
+    answer = GateAnswer(proto.CONTINUE, by="replay", input=decision.value, has_input=True)
+    try:
+        # decide_edit reads the held gate only for a retry at a loop hold: not this continue.
+        answer = decide_edit(node, proto.BEFORE, cast(HeldGate, None), answer)
+    except EditRefused as exc:
+        error = CassetteError(
+            f"graphmind: the fork's input for {node.node_id}#{decision.occurrence} cannot be used: {exc}"
+        )
+        node.fail(error)
+        raise error from None
+    apply_edit(node, proto.BEFORE, answer, {"input": node.spec.input}, node.host.clock())
+    return answer if answer.body is not None else None
 
 
 def _recorded_error(node: NodeRecord, error: dict[str, Any]) -> BaseException:

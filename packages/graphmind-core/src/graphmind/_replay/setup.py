@@ -8,9 +8,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from .cassette import Cassette
-from .errors import CassetteError
 from .replayer import Replayer
-from .settings import NOTHING, resolve
+from .settings import resolve
 
 
 def build_replay(option: Any, environ: Mapping[str, str]) -> Replayer | None:
@@ -19,11 +18,6 @@ def build_replay(option: Any, environ: Mapping[str, str]) -> Replayer | None:
     settings = resolve(option, environ)
     if settings is None:
         return None
-    if settings.input is not NOTHING:
-        raise CassetteError(
-            "graphmind: a fork with an edited input needs the engine's edit path, which this build does not "
-            "have yet; fork with an output (--output) instead"
-        )
     return Replayer(Cassette.load(settings.source), settings)
 
 
