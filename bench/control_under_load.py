@@ -35,6 +35,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve()
 WINDOW_S = 0.005  # the SDK's batching window (graphmind/_wire/write_loop.py LINGER_S)
+FRAME_EVENTS = 2048  # at most this many events per frame, as the SDK's write loop (BATCH): ~600 KB
 
 
 # -- the load apps (child processes) ----------------------------------------------------------------
@@ -86,7 +87,9 @@ def load_app(index: int, url: str, rate: float, seconds: float) -> None:
                         f'{{"type":"{kind}","seq":{seq},"ts":{ts:.1f},{head},"instanceId":"i{seq // 2}",'
                         f'"input":{payload},"output":null,"durationMs":0.1}}'
                     )
-                ws.send(proto.batch(texts) if len(texts) > 1 else texts[0])
+                for i in range(0, len(texts), FRAME_EVENTS):  # behind (a starved process): several frames
+                    group = texts[i : i + FRAME_EVENTS]
+                    ws.send(proto.batch(group) if len(group) > 1 else group[0])
                 sent += due
             time.sleep(max(0.0, WINDOW_S - (time.monotonic() - now)))
     print(json.dumps({"app": index, "sent": sent}), flush=True)
@@ -181,6 +184,11 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=180.0)
     parser.add_argument("--every", type=float, default=0.5, help="seconds between two held gates")
     parser.add_argument("--poll", type=float, default=0.01, help="the poller's GET /api/gates interval")
+    parser.add_argument(
+        "--hub-python",
+        default=sys.executable,
+        help="the Python whose graphmind_server runs the hub (A/B: another worktree's .venv/bin/python)",
+    )
     parser.add_argument("--_load", nargs=4, help=argparse.SUPPRESS)
     parser.add_argument("--_probe", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -198,7 +206,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "GRAPHMIND_HOME": str(Path(tmp) / "home")}
         env.pop("GRAPHMIND_TOKEN", None)
-        with HubProcess(Path(tmp) / "hub.db", env={"GRAPHMIND_HOME": env["GRAPHMIND_HOME"]}) as hub:
+        hub_env = {"GRAPHMIND_HOME": env["GRAPHMIND_HOME"]}
+        with HubProcess(Path(tmp) / "hub.db", env=hub_env, python=args.hub_python) as hub:
             assert hub.proc is not None
             hub_pid = hub.proc.pid
             rss = [_rss_mb(hub_pid)]
@@ -235,7 +244,7 @@ def main() -> None:
     load_avg = os.getloadavg()[0]
     print(
         f"{args.apps} apps x {args.rate:,.0f} events/s for {args.seconds:.0f} s, a gate every {args.every} s "
-        f"(poll {args.poll * 1000:.0f} ms); load average {load_avg:.1f}"
+        f"(poll {args.poll * 1000:.0f} ms); hub {args.hub_python}; load average {load_avg:.1f}"
     )
     if trips:
         print(
@@ -243,7 +252,9 @@ def main() -> None:
             f"p99 {_pct(trips, 99):.1f} ms, max {max(trips) * 1000:.1f} ms (target p99 < 50 ms)"
         )
     print(f"events: {sent:,} sent, {stored:,} stored, {sent - stored:,} lost (target 0)")
-    print(f"hub RSS: {rss[0]:.0f} MB at start, max {max(rss):.0f} MB, {rss[-1]:.0f} MB at the end (target < 150 MB)")
+    print(
+        f"hub RSS: {rss[0]:.0f} MB at start, max {max(rss):.0f} MB, {rss[-1]:.0f} MB at the end (target < 150 MB)"
+    )
 
 
 if __name__ == "__main__":

@@ -24,8 +24,11 @@ from .._node.model_reply import ModelReply, ToolCallReply, parse_model_reply
 from .._node.spec import NodeSpec, Owned, Settled, describe_error
 from .._runs.run import RunContext
 from .._runs.steps import StepIdentity
+from .._wire.hub_link import preload
 from ._hooks import Hook, Patches, hook_moved, instrument_once, items_of, resolve, uninstrument_once
 from ._session import engine_for
+
+preload()  # an adapter's first call often builds the client: it must not pay websockets' import
 
 __all__ = [
     "Engine",
