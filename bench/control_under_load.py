@@ -31,7 +31,6 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
 HERE = Path(__file__).resolve()
 WINDOW_S = 0.005  # the SDK's batching window (graphmind/_wire/write_loop.py LINGER_S)
@@ -224,7 +223,7 @@ def main() -> None:
             while probe.poll() is None and time.monotonic() - started < args.seconds + 60:
                 rss.append(_rss_mb(hub_pid))
                 time.sleep(1.0)
-            probe_out, probe_err = probe.communicate(timeout=30)
+            _, probe_err = probe.communicate(timeout=30)
             stop.set()
             poller.join()
             sent = 0

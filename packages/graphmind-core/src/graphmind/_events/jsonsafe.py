@@ -67,7 +67,7 @@ class UnreadableValue(Exception):
 # tuples are rebuilt when sys.modules has grown since the last look (one len() per value here).
 _modules = sys.modules
 _types_seen = -1
-_iso_types: tuple[type, ...] = ()
+_iso_types: tuple[type[Any], ...] = ()
 _str_types: tuple[type, ...] = (pathlib.PurePath,)
 
 
@@ -282,7 +282,7 @@ def _conv_other(value: Any, depth: int, path: set[int], strict: bool) -> Any:
         if len(_modules) != _types_seen:  # a module imported since: its value types may exist now
             _value_types()
         if isinstance(value, _iso_types):
-            return value.isoformat()
+            return str(value.isoformat())  # a datetime, date or time (the types looked up above)
         if isinstance(value, _str_types):
             return str(value)
         if isinstance(value, _REPR_ONLY):

@@ -170,7 +170,8 @@ async def in_worker_thread(fn: Callable[[], T]) -> T:
     """`fn()` in a worker thread while the event loop (asyncio or trio) keeps running."""
     loop = running_loop()
     if loop is not None:
-        return await loop.run_in_executor(None, fn)
+        result: T = await loop.run_in_executor(None, fn)
+        return result
     trio = sys.modules.get("trio")
     if trio is not None:
         return await trio.to_thread.run_sync(fn)  # type: ignore[no-any-return]
