@@ -19,6 +19,11 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit
 
+# The oversized-payload rule ("Oversized payloads"): a value whose JSON is over 512 KB goes as its
+# preview marker. Public here for any producer of events besides the SDK (the hub's OTLP ingest).
+from ._events.payload import MAX_PAYLOAD_BYTES as MAX_PAYLOAD_BYTES
+from ._events.payload import shrink_oversized as shrink_oversized
+
 PROTOCOL_VERSION: Final = 1
 SUPPORTED_PROTOCOLS: Final = (1,)
 
@@ -32,6 +37,8 @@ NODE_ERROR: Final = "node.error"
 GRAPH_HINT: Final = "graph.hint"
 EXEC_PAUSED: Final = "exec.paused"
 EXEC_RESUMED: Final = "exec.resumed"
+# One attempt of a retried node ended (docs/protocol.md, "node.attempt"): its input, error, duration.
+NODE_ATTEMPT: Final = "node.attempt"
 EVENT_TYPES: Final = frozenset(
     {
         RUN_STARTED,
@@ -43,6 +50,7 @@ EVENT_TYPES: Final = frozenset(
         GRAPH_HINT,
         EXEC_PAUSED,
         EXEC_RESUMED,
+        NODE_ATTEMPT,
     }
 )
 
@@ -66,6 +74,13 @@ CAPABILITIES: Final = "capabilities"
 # App -> hub control frame, to a hub whose `welcome` lists DROPPED in `capabilities`: per run, per
 # reason, how many of its events this client will never deliver (totals so far, so idempotent).
 DROPPED: Final = "dropped"
+# App -> hub control frame, to a hub whose `welcome` lists STORED: which of these seqs of mine have
+# you stored? The hub answers STORED_ANSWER once everything it received before the question is
+# committed, naming the seqs it does not have ("Confirming what was stored").
+STORED: Final = "stored"
+STORED_QUERY: Final = "stored.query"
+STORED_ANSWER: Final = "stored.answer"
+MAX_QUERY_RANGES: Final = 4096
 _BATCH_HEAD: Final = '{"type":"batch","events":['
 
 # Gates and answers
@@ -85,6 +100,11 @@ GATE_ACTIONS: Final = {
 }
 # A before gate held by the loop guard takes retry too: run the call, restarting the streak.
 LOOP_BEFORE_ACTIONS: Final = ACTIONS
+# Edit and reload (docs/protocol.md, "Editing a held call"): `gate.resolve` may carry an `input`
+# with continue at a before gate or retry at an after / error gate, and `reload: true` with the same
+# answers at a gated callable's gates; `exec.paused` says whether the gate takes them.
+EDIT_ACTIONS: Final = {BEFORE: CONTINUE, AFTER: RETRY, ERROR_GATE: RETRY}
+NOT_EDITABLE_ADAPTER: Final = "this adapter cannot rebuild the call from JSON"
 REASONS: Final = ("breakpoint", "step", "error", "loop", "pause")
 MODES: Final = ("run", "step")
 NODE_KINDS: Final = ("tool", "llm", "chain", "retriever", "agent", "custom")
@@ -251,6 +271,11 @@ def has_capability(welcome: Mapping[str, Any], name: str) -> bool:
 def dropped(runs: Mapping[str, Mapping[str, int]]) -> dict[str, Any]:
     """The `dropped` frame: `{runId: {reason: events lost so far}}` ("" for events of no known run)."""
     return {"type": DROPPED, "runs": {run: dict(reasons) for run, reasons in runs.items()}}
+
+
+def stored_query(query_id: int, ranges: list[list[int]]) -> dict[str, Any]:
+    """`{"type": "stored.query", "id": n, "seqs": [[first, last], ...]}` (inclusive, ascending)."""
+    return {"type": STORED_QUERY, "id": query_id, "seqs": ranges}
 
 
 def decode(text: str | bytes) -> dict[str, Any] | None:

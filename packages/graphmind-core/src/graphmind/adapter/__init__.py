@@ -26,6 +26,7 @@ from .._node.spec import NodeSpec, Owned, Settled, describe_error
 from .._runs.run import RunContext
 from .._runs.steps import StepIdentity
 from .._wire.hub_link import preload
+from ._edit import edited_request, request_message
 from ._hooks import Hook, Patches, hook_moved, instrument_once, items_of, resolve, uninstrument_once
 from ._session import engine_for
 
@@ -50,6 +51,7 @@ __all__ = [
     "StepIdentity",
     "ToolCallReply",
     "describe_error",
+    "edited_request",
     "engine_for",
     "hook_moved",
     "instrument_once",
@@ -58,6 +60,7 @@ __all__ = [
     "json_scalars",
     "parse_model_reply",
     "plain_message",
+    "request_message",
     "resolve",
     "uninstrument_once",
 ]
