@@ -3,7 +3,7 @@
     uv run nox -s tests                 # the default suite (same as `uv run pytest`)
     uv run nox -s lint                  # ruff check, ruff format --check, mypy --strict on every package's src (CI runs it)
     uv run nox -s wheels                # build every package, install each wheel alone in a fresh venv, smoke it
-    uv run nox -s faults                # the fault suite at full scale (the default run uses CI sizes)
+    uv run nox -s faults                # the whole fault suite at full scale (the default run: a slice of it)
     uv run nox -s huge                  # the viewer on a 1,000,000-event run (the default run uses 20,000)
     uv run nox -s "openai(openai='3')"  # one cell of the matrix; `uv run nox -t matrix` runs them all
 

@@ -1,8 +1,11 @@
 """A process's first GraphMind call costs no more than a later one, beyond a few ms (issue 18's
 leftover: langchain-core's `test_rate_limit_stream` times its first stream).
 
-The script builds nothing itself: its first call makes the default client (`graphmind.get_client()`,
-as an adapter does on first use), which then waits for the handshake with the hub (the default
+The script builds nothing itself: it imports `graphmind.adapter` (as every adapter does when it is
+imported; `import graphmind` alone loads none of the SDK, issue 37, so a core-only script's first
+client pays that import, ~30 ms of websockets included, docs/performance.md) and its first call makes
+the default client (`graphmind.get_client()`, as an adapter does on first use), which then waits
+for the handshake with the hub (the default
 `wait_for_attach` on loopback, so a breakpoint set before the script holds its first call). Before,
 the client's start cost 30-55 ms once per process (websockets was imported then); now the first
 call is the handshake and little else (docs/performance.md; bench/first_call.py breaks it down).
@@ -28,6 +31,7 @@ from graphmind_server.testing import HubProcess
 SCRIPT = """
 import json, os, time
 import graphmind as gm
+import graphmind.adapter  # what an adapter's import loads (websockets too)
 
 cpu, started = time.process_time(), time.perf_counter()
 search = gm.wrap(lambda q: q, name="search")  # the default client is made here, on first use

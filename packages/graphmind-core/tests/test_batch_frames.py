@@ -113,7 +113,7 @@ def test_the_events_of_one_batching_window_share_one_wake_up_and_one_frame(
         client.dispose()
 
 
-def test_a_held_gate_and_a_debug_ack_do_not_wait_for_the_batching_window(
+def test_a_held_gate_its_answer_and_a_debug_ack_do_not_wait_for_the_batching_window(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(_write_loop, "LINGER_S", 60.0)  # a window no test could wait out
@@ -129,6 +129,10 @@ def test_a_held_gate_and_a_debug_ack_do_not_wait_for_the_batching_window(
         paused = hub.next_paused(timeout=5)  # the exec.paused cuts the window too
         assert paused["nodeId"] == "tool:search" and paused["gate"] == "before"
         hub.resolve(paused["gateId"], "continue")
+        # the app's exec.resumed (what the hub's POST /api/gates waits for) cuts the window as well
+        hub.wait_for(
+            lambda: any(e.get("type") == "exec.resumed" for e in hub.events), timeout=5, what="exec.resumed"
+        )
         caller.join(5)
         assert results == [7]
         assert client._transport is not None and client._transport.flush(idle=5) == 0  # flush cuts it

@@ -1,5 +1,6 @@
-"""websockets loads with `import graphmind` (so the first call, which often makes the client, does
-not pay its import: docs/performance.md), except in a process that starts with the kill switch on."""
+"""websockets loads with `graphmind.adapter` (an adapter's first call, which often makes the client,
+does not pay its import: docs/performance.md) and with the first client, never with `import
+graphmind` alone (issue 37), nor in a process that starts with the kill switch on."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import sys
 
 from graphmind.testing import FakeHub
 
-CHECK = "import sys, graphmind; print('websockets.sync.client' in sys.modules)"
+CHECK = "import sys, graphmind.adapter; print('websockets.sync.client' in sys.modules)"
 
 
 def run(code: str, **env: str) -> str:
@@ -26,8 +27,11 @@ def run(code: str, **env: str) -> str:
     return proc.stdout.strip()
 
 
-def test_websockets_is_imported_with_graphmind() -> None:
+def test_websockets_is_imported_with_the_adapter_module_and_the_first_client_not_with_graphmind() -> None:
     assert run(CHECK) == "True"
+    assert run("import sys, graphmind; print('websockets' in sys.modules)") == "False"
+    code = "import sys, graphmind as gm; c = gm.Client(app='t'); print('websockets.sync.client' in sys.modules); c.dispose()"
+    assert run(code) == "True"
 
 
 def test_a_process_that_starts_disabled_never_loads_websockets() -> None:

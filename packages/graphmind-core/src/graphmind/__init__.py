@@ -18,18 +18,61 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from ._api.client import Client
-from ._api.run_scope import RunScope
-from ._api.span import Span
-from ._api.wrappers import unwrap
-from ._base.errors import RunAborted
-from ._hub.code_holds import BreakpointArg, Condition
-from ._replay.errors import ReplayDivergence, ReplayedError
-from ._runs.run import RunContext
 from ._version import __version__
-from .protocol import PROTOCOL_VERSION, REDACTED
+
+if TYPE_CHECKING:
+    from ._api.client import Client
+    from ._api.run_scope import RunScope
+    from ._api.span import Span
+    from ._api.wrappers import unwrap
+    from ._base.errors import RunAborted
+    from ._hub.code_holds import BreakpointArg, Condition
+    from ._replay.errors import ReplayDivergence, ReplayedError
+    from ._runs.run import RunContext
+    from .protocol import PROTOCOL_VERSION, REDACTED
+
+# `import graphmind` imports none of the SDK (issue 37: every script and test process paid ~105 ms
+# for it, detached or not): these names load their module on first use (PEP 562), and the first
+# client built (`configure`, `get_client`, `Client(...)`) loads the rest. The names are the same
+# objects as before; `dir(graphmind)` lists them.
+_LAZY = {
+    "Client": "._api.client",
+    "RunScope": "._api.run_scope",
+    "Span": "._api.span",
+    "unwrap": "._api.wrappers",
+    "RunAborted": "._base.errors",
+    "BreakpointArg": "._hub.code_holds",
+    "Condition": "._hub.code_holds",
+    "ReplayDivergence": "._replay.errors",
+    "ReplayedError": "._replay.errors",
+    "RunContext": "._runs.run",
+    "PROTOCOL_VERSION": ".protocol",
+    "REDACTED": ".protocol",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'graphmind' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(module, __name__), name)
+    globals()[name] = value  # looked up once: the next access is a plain module attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
+
+def _client_class() -> type[Client]:
+    from ._api.client import Client
+
+    return Client
+
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -70,7 +113,7 @@ _default_lock = threading.Lock()
 def configure(app: str | None = None, **options: Any) -> Client:
     """Builds a client and makes it the process-wide default (the previous default is disposed)."""
     global _default
-    client = Client(app, **options)
+    client = _client_class()(app, **options)
     with _default_lock:
         previous, _default = _default, client
     if previous is not None:
@@ -85,7 +128,7 @@ def get_client() -> Client:
     if client is None:
         with _default_lock:
             if _default is None:
-                _default = Client()
+                _default = _client_class()()
             client = _default
     return client
 

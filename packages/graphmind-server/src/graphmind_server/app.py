@@ -87,7 +87,7 @@ def build_app(settings: Settings, store: Store, trust: Callable[[Any], None] | N
         left_running = store.read_now(reads.running_clients)  # before the writer owns the connection
         forwarder = app.state.otlp
         if forwarder is None:
-            store.start(asyncio.get_running_loop(), hub.on_commit, hub.on_storing)
+            store.start(asyncio.get_running_loop(), hub.on_commit, hub.on_storing, hub.control.writer_wait)
         else:
             forwarder.start()
 
@@ -95,7 +95,7 @@ def build_app(settings: Settings, store: Store, trust: Callable[[Any], None] | N
                 hub.on_commit(c)
                 forwarder.on_commit(c)
 
-            store.start(asyncio.get_running_loop(), on_commit, hub.on_storing)
+            store.start(asyncio.get_running_loop(), on_commit, hub.on_storing, hub.control.writer_wait)
         hub.start(left_running)
         try:
             yield

@@ -18,6 +18,7 @@ from typing import Any
 from graphmind import protocol as proto
 
 from .config import Settings
+from .control_first import ControlFirst
 from .debugstate import DebugState
 from .jsontext import dumps
 from .store import Store
@@ -126,6 +127,7 @@ class Hub:
         self._conn_numbers = 0
         self._sends: set[asyncio.Future[bool]] = set()
         self.closing = False
+        self.control = ControlFirst()  # an answer's round trip goes ahead of bulk ingest
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -271,13 +273,14 @@ class Hub:
             frame["value"] = value
         if edit:
             frame.update(edit)
-        if not await gate.conn.send(frame):
-            return "gone"
-        try:
-            return await asyncio.wait_for(asyncio.shield(gate.waiter), GATE_CONFIRM_S)
-        except asyncio.TimeoutError:
-            gate.waiter = None
-            return "timeout"
+        with self.control.answer(gate.conn):  # other apps' bulk frames wait meanwhile (control_first.py)
+            if not await gate.conn.send(frame):
+                return "gone"
+            try:
+                return await asyncio.wait_for(asyncio.shield(gate.waiter), GATE_CONFIRM_S)
+            except asyncio.TimeoutError:
+                gate.waiter = None
+                return "timeout"
 
     def held_counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}

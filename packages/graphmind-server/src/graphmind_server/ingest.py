@@ -14,6 +14,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from graphmind import protocol as proto
 
 from ._version import __version__
+from .control_first import ENTRIES_PER_LOOK
 from .export.namespace import live_client
 from .hub import AppConnection, Hub
 from .ingest_auth import challenge_for
@@ -290,6 +291,8 @@ async def _frames(websocket: WebSocket, hub: Hub, conn: AppConnection) -> None:
         message = await websocket.receive()
         if message["type"] == "websocket.disconnect":
             return
+        if hub.control.answering:  # an answer to a gate goes first (control_first.py)
+            await hub.control.wait(conn)
         text = message.get("text")
         if text is None:
             await websocket.send_text(
@@ -313,8 +316,10 @@ async def _frames(websocket: WebSocket, hub: Hub, conn: AppConnection) -> None:
 async def _batch(websocket: WebSocket, hub: Hub, conn: AppConnection, entries: list[Entry]) -> None:
     """Each entry exactly as if it had come alone, in order; a bad one is answered and skipped.
     An event takes the synchronous path (`_take_event`): no coroutine per entry (issue 38)."""
-    store = hub.store
+    store, control = hub.store, hub.control
     for n, entry in enumerate(entries):
+        if control.answering and not n % ENTRIES_PER_LOOK:
+            await control.wait(conn)
         if isinstance(entry, BadFrame):
             await websocket.send_text(_error("bad_frame", f"batch entry {n}: {entry}"))
             continue

@@ -15,14 +15,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import datetime
-import decimal
 import enum
 import math
 import pathlib
 import re
+import sys
 import types
-import uuid
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
@@ -64,6 +62,26 @@ class UnreadableValue(Exception):
     def __init__(self, cause: BaseException) -> None:
         self.cause = cause
         super().__init__(describe_exception(cause))
+
+
+# datetime, decimal and uuid values, looked up in the modules already imported (no value of a type
+# exists before its module is imported): `import graphmind` does not import them (issue 37). The
+# tuples are rebuilt when sys.modules has grown since the last look (one len() per value here).
+_modules = sys.modules
+_types_seen = -1
+_iso_types: tuple[type[Any], ...] = ()
+_str_types: tuple[type, ...] = (pathlib.PurePath,)
+
+
+def _value_types() -> None:
+    global _types_seen, _iso_types, _str_types
+    dt, dec, uid = _modules.get("datetime"), _modules.get("decimal"), _modules.get("uuid")
+    # getattr: a module still being imported (in sys.modules, not yet filled) has none of them yet
+    iso = (getattr(dt, "datetime", None), getattr(dt, "date", None), getattr(dt, "time", None))
+    strs = (getattr(uid, "UUID", None), getattr(dec, "Decimal", None))
+    _iso_types = tuple(t for t in iso if isinstance(t, type))
+    _str_types = (pathlib.PurePath, *(t for t in strs if isinstance(t, type)))
+    _types_seen = len(_modules) if all(isinstance(t, type) for t in iso + strs) else -1
 
 
 def describe_exception(exc: BaseException) -> str:
@@ -289,9 +307,11 @@ def _conv_other(value: Any, depth: int, path: set[int], strict: bool) -> Any:
             return _float(float(value))
         if isinstance(value, (bytes, bytearray, memoryview)):
             return bytes_marker(value)
-        if isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
-            return value.isoformat()
-        if isinstance(value, (uuid.UUID, decimal.Decimal, pathlib.PurePath)):
+        if len(_modules) != _types_seen:  # a module imported since: its value types may exist now
+            _value_types()
+        if isinstance(value, _iso_types):
+            return str(value.isoformat())  # a datetime, date or time (the types looked up above)
+        if isinstance(value, _str_types):
             return str(value)
         if isinstance(value, _REPR_ONLY):
             return _repr(value)

@@ -16,7 +16,6 @@ LlamaIndex's sync callbacks inside async code) only starts the connect and carri
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
 import sys
 import threading
@@ -25,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
+from .._base.aio import running_loop
 from .._wire.tcp import TcpConnector, host_and_port
 
 T = TypeVar("T")
@@ -154,7 +154,7 @@ class AttachWait:
 
 def loop_running_here() -> bool:
     """Whether the calling thread runs an event loop (asyncio or trio) right now."""
-    if asyncio._get_running_loop() is not None:  # the C-level check asyncio itself uses; never raises
+    if running_loop() is not None:  # asyncio's C-level check, without importing asyncio
         return True
     trio = sys.modules.get("trio")
     if trio is None:
@@ -168,9 +168,10 @@ def loop_running_here() -> bool:
 
 async def in_worker_thread(fn: Callable[[], T]) -> T:
     """`fn()` in a worker thread while the event loop (asyncio or trio) keeps running."""
-    loop = asyncio._get_running_loop()
+    loop = running_loop()
     if loop is not None:
-        return await loop.run_in_executor(None, fn)
+        result: T = await loop.run_in_executor(None, fn)
+        return result
     trio = sys.modules.get("trio")
     if trio is not None:
         return await trio.to_thread.run_sync(fn)  # type: ignore[no-any-return]

@@ -9,14 +9,17 @@ only when a gate actually holds (`async_waiter`), so the path that does not hold
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import sys
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .._base.aio import running_loop
 from ..protocol import CONTINUE
+
+if TYPE_CHECKING:  # annotations only: a sync app never imports asyncio (_base/aio.py)
+    import asyncio
 
 
 @dataclass(frozen=True)
@@ -34,16 +37,21 @@ class GateAnswer:
     body: Any = None
 
 
+def _is_asyncio_loop(waiter: Any) -> bool:
+    aio = sys.modules.get("asyncio")  # no asyncio loop exists before asyncio is imported
+    return aio is not None and isinstance(waiter, aio.AbstractEventLoop)
+
+
 def async_waiter() -> asyncio.AbstractEventLoop | Any:
     """The running async library's handle for waking a task from another thread: the asyncio loop,
     or the trio run's token. Raises RuntimeError under anything else."""
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        trio = sys.modules.get("trio")
-        if trio is None:
-            raise RuntimeError("graphmind: an async gate holds only under asyncio or trio") from None
-        return trio.lowlevel.current_trio_token()
+    loop = running_loop()
+    if loop is not None:
+        return loop
+    trio = sys.modules.get("trio")
+    if trio is None:
+        raise RuntimeError("graphmind: an async gate holds only under asyncio or trio")
+    return trio.lowlevel.current_trio_token()
 
 
 class HeldGate:
@@ -77,7 +85,7 @@ class HeldGate:
         self._event: threading.Event | None = None
         if waiter is None:
             self._event = threading.Event()
-        elif isinstance(waiter, asyncio.AbstractEventLoop):
+        elif _is_asyncio_loop(waiter):
             self._loop = waiter
             self._future = waiter.create_future()
         else:  # a trio token: this runs in the trio task that will wait
@@ -121,6 +129,8 @@ class HeldGate:
         if self._trio_event is not None:
             return await self._wait_trio(timeout)
         assert self._future is not None
+        import asyncio  # imported already: a future of it is awaited
+
         try:
             return await asyncio.wait_for(asyncio.shield(self._future), timeout)
         except asyncio.TimeoutError:

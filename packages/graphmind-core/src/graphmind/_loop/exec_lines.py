@@ -6,7 +6,6 @@ requests of one process never form a streak. Asked on every watched call outside
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import itertools
 import sys
@@ -33,20 +32,32 @@ _task_line_cache: contextvars.ContextVar[tuple[weakref.ReferenceType[Any], int] 
 # (https://github.com/python/cpython/blob/v3.11.7/Lib/asyncio/tasks.py#L36-L40). From 3.12 on
 # current_task() is C, and where the task lives changed (3.14 keeps it on the thread state), so
 # there current_task() itself is used.
+# asyncio itself is looked up in sys.modules, never imported here: no loop runs before it is
+# (`import graphmind` does not pay for it, issue 37; _base/aio.py). The table is read when a loop
+# is first seen running.
+_modules = sys.modules
 _CURRENT_TASKS: dict[Any, Any] | None = None
-if sys.version_info < (3, 12):
-    _tasks_table = getattr(asyncio.tasks, "_current_tasks", None)
-    if type(_tasks_table) is dict:
-        _CURRENT_TASKS = _tasks_table
+_TABLE_READ = sys.version_info >= (3, 12)  # from 3.12 on there is no table to read
+
+
+def _asyncio_task(aio: Any, loop: Any) -> Any:
+    """The task running on `loop` (asyncio imported, `loop` running in this thread)."""
+    global _CURRENT_TASKS, _TABLE_READ
+    if not _TABLE_READ:
+        table = getattr(aio.tasks, "_current_tasks", None)
+        _CURRENT_TASKS = table if type(table) is dict else None
+        _TABLE_READ = True
+    if _CURRENT_TASKS is not None:
+        return _CURRENT_TASKS.get(loop)
+    return aio.current_task()
 
 
 def _current_task() -> Any:
     """The running asyncio task, else the running trio task, else None (plain thread code)."""
-    loop = asyncio._get_running_loop()  # the C-level check asyncio itself uses; never raises
+    aio = _modules.get("asyncio")
+    loop = None if aio is None else aio._get_running_loop()  # asyncio's C-level check; never raises
     if loop is not None:
-        if _CURRENT_TASKS is not None:
-            return _CURRENT_TASKS.get(loop)
-        return asyncio.current_task()
+        return _asyncio_task(aio, loop)
     trio = sys.modules.get("trio")
     if trio is not None:
         try:
@@ -59,9 +70,10 @@ def _current_task() -> Any:
 def line_of_execution() -> int:
     """A number for the calling task (asyncio or trio), else for the calling thread; never reused."""
     # `_current_task` inlined for asyncio (one call less per watched call outside any run).
-    loop = asyncio._get_running_loop()
+    aio = _modules.get("asyncio")
+    loop = None if aio is None else aio._get_running_loop()
     if loop is not None:
-        task = _CURRENT_TASKS.get(loop) if _CURRENT_TASKS is not None else asyncio.current_task()
+        task = _CURRENT_TASKS.get(loop) if _CURRENT_TASKS is not None else _asyncio_task(aio, loop)
     else:
         task = _current_task() if "trio" in sys.modules else None
     if task is not None:

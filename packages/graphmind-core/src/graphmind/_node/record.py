@@ -8,9 +8,8 @@ async alike: the two gate twins only wait (or await) around it.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -353,7 +352,11 @@ class NodeRecord(TokenBuffer):
                 self._close(held, GateAnswer(proto.CONTINUE, by="cancelled"), started)
                 raise
             decided = self._decide(gate, held, answer, started, convert, payload)
-            if decided is not None and decided.action == proto.INJECT and asyncio.iscoroutine(decided.value):
+            if (
+                decided is not None
+                and decided.action == proto.INJECT
+                and isinstance(decided.value, Coroutine)
+            ):
                 # An async converter (`async def from_injected`): a failure holds the gate again too.
                 try:
                     decided = dataclasses.replace(decided, value=await decided.value)

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._base.ids import random_hex
 from .steps import StepTracker
+
+if TYPE_CHECKING:  # annotations only: a sync app never imports asyncio (_base/aio.py)
+    import asyncio
 
 
 def _settle(future: asyncio.Future[None]) -> None:
@@ -59,6 +61,8 @@ class RunContext:
         """
         if self._aborted:
             return
+        import asyncio  # imported already: this coroutine runs on its loop
+
         loop = asyncio.get_running_loop()
         future: asyncio.Future[None] = loop.create_future()
         entry = (loop, future)

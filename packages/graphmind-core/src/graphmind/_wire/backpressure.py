@@ -30,14 +30,17 @@ advertises the `dropped` capability, sent as a `dropped` control frame with the 
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
 from collections import deque
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .._base.aio import running_loop
 from .._base.warn import Warner
 from .._config.options import Options
+
+if TYPE_CHECKING:  # annotations only: asyncio is not imported for a sync app (_base/aio.py)
+    import asyncio
 
 STALL_S = 2.0  # attached: no batch written for this long while an emitter waits -> counted drops
 LOOP_TICK_WAIT_S = 0.05  # an event loop's thread waits at most this long per loop tick
@@ -98,7 +101,7 @@ class Backpressure:
         start = now = time.monotonic()
         if self._waiting_since is None:  # the first wait since the last batch written
             self._waiting_since = start
-        loop = asyncio._get_running_loop()  # the C accessor: None off an event loop's thread
+        loop = running_loop()  # None off an event loop's thread (never imports asyncio)
         budget = self._tick_budget(loop) if loop is not None else None
         self._room_waiters += 1
         try:

@@ -17,9 +17,12 @@ hub's `welcome` together. A hub on this machine is always reached directly; else
 from the environment (websockets >= 15 reads HTTPS_PROXY / NO_PROXY) opens the socket itself, and
 then the two budgets are one (`connect_timeout + handshake_timeout`), as websockets has only one.
 
-websockets is imported when this module is (so with `import graphmind`), unless the kill switch
-is on then: its import costs 50-70 ms here (bench/first_call.py), which the app's first call
-would pay otherwise, since a Client is often built on first use (`graphmind.get_client()`).
+websockets is imported when the first `HubLink` is built (a client that will connect: issue 37),
+not with `import graphmind`: its import costs ~30 ms idle (50-70 ms loaded, bench/first_call.py),
+which every script and test process paid before, detached or not. `graphmind.adapter` preloads it
+(`preload`, when enabled): an adapter's first call often builds the client (`get_client()` on first
+use), and that call must not pay the import (issue 18, langchain-core's timed first stream). A
+process that starts with the kill switch on never loads it.
 """
 
 from __future__ import annotations
@@ -40,10 +43,15 @@ from .._config.options import Options, is_enabled
 from .._hub.attach_wait import is_loopback_url
 from .tcp import TcpConnector, host_and_port
 
-if is_enabled(None, os.environ):  # a process that starts disabled never loads websockets
-    import websockets.sync.client  # noqa: F401  (the cost at import, not on the first call)
-
 _log = logging.getLogger("graphmind.transport")
+
+
+def preload() -> None:
+    """Imports websockets now, unless the process starts disabled (see the module docstring)."""
+    if is_enabled(None, os.environ):
+        import websockets.sync.client  # noqa: F401  (the cost now, not on an adapter's first call)
+
+
 CLOSE_TIMEOUT_S = 1.0  # the closing handshake after a complete flush
 # Keepalive: a ping every PING_INTERVAL_S, and a hub that has not answered one within PING_TIMEOUT_S
 # is gone (SIGSTOPped, a stalled machine): the connection is cut and held gates continue, as for a

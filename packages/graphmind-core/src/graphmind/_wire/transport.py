@@ -46,7 +46,7 @@ from .backpressure import Backpressure
 from .confirm import Confirming
 from .hub_link import QUICK_WINDOW_S, HubLink, retry_delay
 from .loss_report import close_warning
-from .write_loop import FLUSH_CAP_S, FLUSH_IDLE_S, WriteLoop
+from .write_loop import CONTROL_EVENTS, FLUSH_CAP_S, FLUSH_IDLE_S, WriteLoop
 
 _log = logging.getLogger("graphmind.transport")
 
@@ -154,7 +154,7 @@ class Transport(Backpressure, Confirming, WriteLoop):
             if self._writer_idle:  # else the writer is awake and takes this event with its batch
                 self._writer_idle = False
                 self._cond.notify_all()
-            elif self._lingering and event.get("type") == proto.EXEC_PAUSED:  # a held gate: now
+            elif self._lingering and event.get("type") in CONTROL_EVENTS:  # a held gate, an answer: now
                 self._lingering = False
                 self._cond.notify_all()
         if self._thread is None:

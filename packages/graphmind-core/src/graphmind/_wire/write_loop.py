@@ -11,8 +11,10 @@ thread cheap (issue 17):
   and a GIL hand-off (the woken thread takes the GIL when the app's thread releases it, in any
   syscall, and the app's thread then waits to get it back); an SDK call that releases the GIL a few
   times (openai's `os.urandom`, httpx) woke the writer once per call, which cost the calling thread
-  about as much CPU as the call's own bookkeeping (docs/performance.md). An `exec.paused` ends the
-  window at once: a held gate is never delayed.
+  about as much CPU as the call's own bookkeeping (docs/performance.md). The control path's events
+  end the window at once (`CONTROL_EVENTS`): a held gate is never delayed, and neither is the
+  `exec.resumed` the hub waits for before it answers the person who clicked (issue 37: 5 ms of every
+  answer's round trip).
 - **One frame per batch, not per event**, to a hub that advertised batch frames in its `welcome`
   (`capabilities: ["batch"]`, docs/protocol.md): the events' texts joined into one text frame, so
   one `ws.send` (one lock, one mask, one `sendall` that releases and retakes the GIL) carries them
@@ -46,8 +48,10 @@ BATCH = 2048
 MAX_FRAME_CHARS = 1 << 20  # a batch frame holds events up to about this much text (1 MiB)
 # After an idle wake-up the writer waits this long before taking the batch (nothing wakes it
 # meanwhile), so the events the app makes in that window share one wake-up and one frame. An
-# `exec.paused` cuts the window short: a held gate reaches the hub (and the human) at once.
+# event of the control path cuts the window short: a held gate reaches the hub (and the human) at
+# once, and so does the app's confirmation of an answer, which the hub's POST /api/gates waits for.
 LINGER_S = 0.005
+CONTROL_EVENTS = frozenset({proto.EXEC_PAUSED, proto.EXEC_RESUMED})
 FLUSH_IDLE_S = 1.0  # dispose / exit: give up after this long without progress…
 FLUSH_CAP_S = 10.0  # …or after this long in all
 
@@ -168,12 +172,12 @@ class WriteLoop:
                         and not self._stopping
                         and not self._control
                         and not self._flushing
-                        and not self._held_gate_waiting()
+                        and not self._control_event_waiting()
                     ):
                         self._lingering = True
                         cond.wait(
                             LINGER_S
-                        )  # the window: only an exec.paused, a control frame or stop() cut it
+                        )  # the window: only a control event or frame, a flush or stop() cut it
                         self._lingering = False
                 if not self.attached or (self._stopping and not self._has_work()):
                     return
@@ -223,16 +227,16 @@ class WriteLoop:
                 self._progressed()
                 cond.notify_all()  # flush() and room waiters
 
-    def _held_gate_waiting(self) -> bool:
-        """An exec.paused among the unsent events (appended before this thread could mark its window
-        open, so its enqueue did not cut it). Under the lock; the unsent tail is a few events here."""
+    def _control_event_waiting(self) -> bool:
+        """An exec.paused or exec.resumed among the unsent events (appended before this thread could
+        mark its window open, so its enqueue did not cut it). Under the lock; the unsent tail is a few events here."""
         left = self._unsent
         for entry in reversed(self._ring):  # from the newest: no walk over a full ring's sent part
             if left <= 0:
                 return False
             left -= 1
             event = entry[0]
-            if type(event) is dict and event.get("type") == proto.EXEC_PAUSED:
+            if type(event) is dict and event.get("type") in CONTROL_EVENTS:
                 return True
         return False
 

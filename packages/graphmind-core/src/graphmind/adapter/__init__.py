@@ -15,6 +15,7 @@ injected values, the gate-matrix kit every adapter's tests run). An adapter impo
 
 from __future__ import annotations
 
+from .._api import client as _client  # noqa: F401  (loaded now: see preload() below)
 from .._base.errors import RunAborted
 from .._events.jsonsafe import json_scalar, json_scalars, plain_message
 from .._hub.gate import GateAnswer
@@ -25,9 +26,15 @@ from .._node.spec import NodeSpec, Owned, Settled, describe_error
 from .._node.stream_loop import Items
 from .._runs.run import RunContext
 from .._runs.steps import StepIdentity
+from .._wire.hub_link import preload
 from ._edit import edited_request, request_message
 from ._hooks import Hook, Patches, hook_moved, instrument_once, items_of, resolve, uninstrument_once
 from ._session import engine_for
+
+# An adapter's first call often builds the default client: it must not pay the client's modules'
+# import nor websockets' (issue 18: langchain-core's timed first stream). `import graphmind` alone
+# loads neither (issue 37); an adapter's import loads both, as it did before.
+preload()
 
 __all__ = [
     "Engine",

@@ -76,15 +76,21 @@ class Store:
         loop: asyncio.AbstractEventLoop,
         on_commit: Callable[[Committed], None],
         on_storing: Callable[[str | None], None] | None = None,
+        before_transaction: Callable[[], None] | None = None,
     ) -> None:
-        """`on_storing(reason)`: the writer cannot store (reason) or stores again (None), on the loop."""
+        """`on_storing(reason)`: the writer cannot store (reason) or stores again (None), on the loop.
+        `before_transaction()`: called on the writer thread before each transaction (control_first.py)."""
         self._loop = loop
         self._on_commit = on_commit
         self._on_storing = on_storing
         self._drained = asyncio.Event()
         self._drained.set()
         self._writer = Writer(
-            self._wconn, self._from_writer, path=self.path, on_storing=self._storing_from_writer
+            self._wconn,
+            self._from_writer,
+            path=self.path,
+            on_storing=self._storing_from_writer,
+            before_transaction=before_transaction,
         )
         self._writer.lazy_index = True  # the index follows in the writer's idle time (store/search.py)
         self.last_cursor = self._writer.last_cursor

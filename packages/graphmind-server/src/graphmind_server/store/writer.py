@@ -85,8 +85,10 @@ class Writer:
         *,
         path: Path | None = None,
         on_storing: Callable[[str | None], None] | None = None,
+        before_transaction: Callable[[], None] | None = None,
     ) -> None:
         self.conn = conn
+        self._before_transaction = before_transaction  # the hub's answer-first wait (control_first.py)
         self._notify = notify
         # The hub's writer watches its file (a db deleted or replaced under it) and says when it
         # cannot store (store/stall.py); `graphmind import` passes neither.
@@ -141,6 +143,8 @@ class Writer:
                 batch.append(item)
                 size += _size(item)
             stop = any(item is _STOP for item in batch)
+            if self._before_transaction is not None:
+                self._before_transaction()
             self._processed_bytes += size
             self._commit([item for item in batch if item is not _STOP], len(batch))
             if stop:

@@ -1,0 +1,260 @@
+"""A gate answered while the hub is busy: N apps x R events/s into a real hub, a probe app holding a
+gate every interval, a poller answering each one through the API (issue 37).
+
+    uv run python bench/control_under_load.py [--apps 8] [--rate 2000] [--seconds 180] [--every 0.5]
+
+- The hub: `graphmind serve` in a subprocess (`graphmind_server.testing.HubProcess`) on a
+  temporary database, with its own GRAPHMIND_HOME.
+- The load: one subprocess per app, a raw protocol-v1 WebSocket client sending pre-encoded tool
+  node events (node.started / node.finished pairs, a 100-character input) paced at R events/s in
+  batch frames every 5 ms, as the SDK's write loop sends them (its batching window is 5 ms).
+- The probe: a real `graphmind.Client` in its own subprocess; every `--every` seconds it calls a
+  tool wrapped with `breakpoint="before"`, so the call holds until it is answered.
+- The poller (this process, as a viewer or a script would): GET /api/gates every `--poll`
+  seconds; for each new gate, POST `{"action": "continue"}` and time the POST until its 200 (the
+  hub answers only once the app confirmed with exec.resumed, so this is the whole answer round
+  trip: hub -> app -> hub -> poller).
+
+Prints p50 / p90 / p99 / max of that round trip, the gates answered, the events the load apps
+sent vs the events the hub stored (lost = the difference), and the hub's RSS (start, max, end).
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve()
+WINDOW_S = 0.005  # the SDK's batching window (graphmind/_wire/write_loop.py LINGER_S)
+FRAME_EVENTS = 2048  # at most this many events per frame, as the SDK's write loop (BATCH): ~600 KB
+
+
+# -- the load apps (child processes) ----------------------------------------------------------------
+
+
+def load_app(index: int, url: str, rate: float, seconds: float) -> None:
+    """One app: `rate` events/s for `seconds`, in a batch frame per 5 ms tick; prints how many it sent."""
+    from websockets.sync.client import connect
+
+    from graphmind import protocol as proto
+
+    run_id = f"load-{index}"
+    payload = json.dumps({"query": "x" * 100})
+    head = f'"runId":"{run_id}","nodeId":"tool:search","kind":"tool","name":"search"'
+    with connect(url, max_size=None, compression=None) as ws:
+        hello = {"type": "hello", "protocol": 1, "app": f"load-{index}", "clientId": f"load-client-{index}"}
+        ws.send(json.dumps({**hello, "pid": os.getpid(), "sdk": {"name": "bench", "version": "0"}}))
+        ws.recv(timeout=10)  # welcome
+        seq = 1
+        ws.send(
+            json.dumps(
+                {
+                    "type": "run.started",
+                    "seq": seq,
+                    "ts": time.time() * 1000,
+                    "runId": run_id,
+                    "name": "load",
+                    "nodeId": "agent:load",
+                    "instanceId": run_id,
+                    "kind": "agent",
+                }
+            )
+        )
+        start = time.monotonic()
+        sent = 1
+        while True:
+            now = time.monotonic()
+            elapsed = now - start
+            if elapsed >= seconds:
+                break
+            due = int(elapsed * rate) - sent
+            if due > 0:
+                ts = time.time() * 1000
+                texts = []
+                for _ in range(due):
+                    seq += 1
+                    kind = "node.started" if seq % 2 == 0 else "node.finished"
+                    texts.append(
+                        f'{{"type":"{kind}","seq":{seq},"ts":{ts:.1f},{head},"instanceId":"i{seq // 2}",'
+                        f'"input":{payload},"output":null,"durationMs":0.1}}'
+                    )
+                for i in range(0, len(texts), FRAME_EVENTS):  # behind (a starved process): several frames
+                    group = texts[i : i + FRAME_EVENTS]
+                    ws.send(proto.batch(group) if len(group) > 1 else group[0])
+                sent += due
+            time.sleep(max(0.0, WINDOW_S - (time.monotonic() - now)))
+    print(json.dumps({"app": index, "sent": sent}), flush=True)
+
+
+# -- the probe app (a child process with a real client) ---------------------------------------------
+
+
+def probe_app(url: str, seconds: float, every: float) -> None:
+    """Holds a gate every `every` seconds (a real client, `breakpoint="before"`); prints the count."""
+    import graphmind
+
+    client = graphmind.Client(app="probe", url=url)
+    if not client.ready(10):
+        raise SystemExit("the probe did not attach")
+
+    def probe(i: int) -> int:
+        return i
+
+    gated = client.wrap(probe, name="probe", breakpoint="before")
+    start = time.monotonic()
+    calls = 0
+    with client.run("probe"):
+        while time.monotonic() - start < seconds:
+            gated(calls)
+            calls += 1
+            next_at = start + calls * every
+            time.sleep(max(0.0, next_at - time.monotonic()))
+    client.dispose()
+    print(json.dumps({"probe": calls}), flush=True)
+
+
+# -- the poller and the report (this process) --------------------------------------------------------
+
+
+def _pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))] * 1000
+
+
+def _rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _child(args: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, str(HERE), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
+
+
+def poll_and_answer(port: int, stop: threading.Event, poll: float, trips: list[float]) -> None:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    body = json.dumps({"action": "continue"})
+    answered: set[str] = set()
+    while not stop.is_set():
+        conn.request("GET", "/api/gates")
+        response = conn.getresponse()
+        gates = json.loads(response.read())["gates"]
+        for gate in gates:
+            gate_id = gate["gateId"]
+            if gate_id in answered:
+                continue
+            answered.add(gate_id)
+            started = time.perf_counter()
+            conn.request("POST", f"/api/gates/{gate_id}", body, {"Content-Type": "application/json"})
+            response = conn.getresponse()
+            response.read()
+            if response.status == 200:
+                trips.append(time.perf_counter() - started)
+            else:
+                print(f"gate {gate_id}: HTTP {response.status}", file=sys.stderr)
+        stop.wait(poll)
+    conn.close()
+
+
+def _stored_events(port: int, apps: int) -> int:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn.request("GET", "/api/runs?limit=1000")
+    runs = json.loads(conn.getresponse().read())["runs"]
+    conn.close()
+    ids = {f"load-{i}" for i in range(apps)}
+    return sum(r["eventCount"] for r in runs if r["id"] in ids)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--apps", type=int, default=8)
+    parser.add_argument("--rate", type=float, default=2000.0, help="events per second per app")
+    parser.add_argument("--seconds", type=float, default=180.0)
+    parser.add_argument("--every", type=float, default=0.5, help="seconds between two held gates")
+    parser.add_argument("--poll", type=float, default=0.01, help="the poller's GET /api/gates interval")
+    parser.add_argument(
+        "--hub-python",
+        default=sys.executable,
+        help="the Python whose graphmind_server runs the hub (A/B: another worktree's .venv/bin/python)",
+    )
+    parser.add_argument("--_load", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument("--_probe", nargs=3, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args._load:
+        index, url, rate, seconds = args._load
+        load_app(int(index), url, float(rate), float(seconds))
+        return
+    if args._probe:
+        url, seconds, every = args._probe
+        probe_app(url, float(seconds), float(every))
+        return
+
+    from graphmind_server.testing import HubProcess
+
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {**os.environ, "GRAPHMIND_HOME": str(Path(tmp) / "home")}
+        env.pop("GRAPHMIND_TOKEN", None)
+        hub_env = {"GRAPHMIND_HOME": env["GRAPHMIND_HOME"]}
+        with HubProcess(Path(tmp) / "hub.db", env=hub_env, python=args.hub_python) as hub:
+            assert hub.proc is not None
+            hub_pid = hub.proc.pid
+            rss = [_rss_mb(hub_pid)]
+            loads = [
+                _child(["--_load", str(i), hub.ingest_url, str(args.rate), str(args.seconds)], env)
+                for i in range(args.apps)
+            ]
+            probe = _child(["--_probe", hub.ingest_url, str(args.seconds), str(args.every)], env)
+            trips: list[float] = []
+            stop = threading.Event()
+            poller = threading.Thread(target=poll_and_answer, args=(hub.port, stop, args.poll, trips))
+            poller.start()
+            started = time.monotonic()
+            while probe.poll() is None and time.monotonic() - started < args.seconds + 60:
+                rss.append(_rss_mb(hub_pid))
+                time.sleep(1.0)
+            _, probe_err = probe.communicate(timeout=30)
+            stop.set()
+            poller.join()
+            sent = 0
+            for load in loads:
+                out, err = load.communicate(timeout=60)
+                if load.returncode != 0:
+                    raise SystemExit(f"a load app failed:\n{err}")
+                sent += json.loads(out.strip().splitlines()[-1])["sent"]
+            if probe.returncode != 0:
+                raise SystemExit(f"the probe failed:\n{probe_err}")
+            deadline = time.monotonic() + 60
+            stored = _stored_events(hub.port, args.apps)
+            while stored < sent and time.monotonic() < deadline:  # the writer's backlog drains
+                time.sleep(0.5)
+                stored = _stored_events(hub.port, args.apps)
+            rss.append(_rss_mb(hub_pid))
+    load_avg = os.getloadavg()[0]
+    print(
+        f"{args.apps} apps x {args.rate:,.0f} events/s for {args.seconds:.0f} s, a gate every {args.every} s "
+        f"(poll {args.poll * 1000:.0f} ms); hub {args.hub_python}; load average {load_avg:.1f}"
+    )
+    if trips:
+        print(
+            f"answer round trip ({len(trips)} gates): p50 {_pct(trips, 50):.1f} ms, p90 {_pct(trips, 90):.1f} ms, "
+            f"p99 {_pct(trips, 99):.1f} ms, max {max(trips) * 1000:.1f} ms (target p99 < 50 ms)"
+        )
+    print(f"events: {sent:,} sent, {stored:,} stored, {sent - stored:,} lost (target 0)")
+    print(
+        f"hub RSS: {rss[0]:.0f} MB at start, max {max(rss):.0f} MB, {rss[-1]:.0f} MB at the end (target < 150 MB)"
+    )
+
+
+if __name__ == "__main__":
+    main()
