@@ -24,6 +24,7 @@ from .._node.model_reply import ModelReply, ToolCallReply, parse_model_reply
 from .._node.spec import NodeSpec, Owned, Settled, describe_error
 from .._runs.run import RunContext
 from .._runs.steps import StepIdentity
+from ._owner import model_call_owner, owned_model_call
 from ._hooks import Hook, Patches, hook_moved, instrument_once, items_of, resolve, uninstrument_once
 from ._session import engine_for
 
@@ -47,6 +48,8 @@ __all__ = [
     "hook_moved",
     "instrument_once",
     "items_of",
+    "model_call_owner",
+    "owned_model_call",
     "json_scalar",
     "json_scalars",
     "parse_model_reply",
