@@ -37,7 +37,7 @@ HOOKS: tuple[tuple[object, Hook[Patches]], ...] = (
             "get_model",
             _model.wrap_get_model(_models),
             SUPPORTED,
-            "agents/run_internal/run_loop.py:2958 run_single_turn -> get_model(execution_agent, run_config)",
+            "agents/run_internal/run_loop.py:2958 get_new_response -> get_model(execution_agent, run_config)",
         ),
     ),
     # agents/run_internal/tool_execution.py:2091: every function tool invocation of the run loop
@@ -94,7 +94,7 @@ HOOKS: tuple[tuple[object, Hook[Patches]], ...] = (
             "agents/run_internal/guardrails.py:43 run_single_output_guardrail",
         ),
     ),
-    # agents/run.py:574 AgentRunner.run: Runner.run and run_sync (agents/run.py:2596) await it
+    # agents/run.py:574 AgentRunner.run: Runner.run and run_sync (agents/run.py:2596, in _run_sync_impl) await it
     (
         agents.run.AgentRunner,
         Hook("", "run", _runs.wrap_runner_run, SUPPORTED, "agents/run.py:574 AgentRunner.run"),

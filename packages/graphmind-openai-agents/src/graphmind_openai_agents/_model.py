@@ -1,7 +1,7 @@
 """Each model call of an agent: one gated `llm:step` node.
 
 The run loop asks `get_model(agent, run_config)` for the turn's model
-(agents/run_internal/run_loop.py:2958 in `run_single_turn`, :2514 in `run_single_turn_streamed`),
+(agents/run_internal/run_loop.py:2958 in `get_new_response`, :2514 in `run_single_turn_streamed`),
 then calls `model.get_response(...)` (:3026) or iterates `model.stream_response(...)` (:2622). The
 `get_model` row wraps that lookup: the model it returns (any `Model`: the OpenAI ones, LiteLLM's, a
 test's fake) gets its two methods gated in its own namespace (one `Patches` per model, kept on it

@@ -2,7 +2,7 @@
 starting agent.
 
 `Runner.run` and `run_sync` both await `AgentRunner.run` (agents/run.py:574; `run_sync` schedules
-it at agents/run.py:2596), so one row on that method covers both. `run_streamed` returns at once and
+it at agents/run.py:2596 in `_run_sync_impl`), so one row on that method covers both. `run_streamed` returns at once and
 runs the loop in a task (agents/run.py:2922) that awaits the module's `start_streaming`
 (agents/run.py:2902, imported at :133): its row opens the run inside that task, so the nodes of the
 streamed run belong to it. A run started inside a run of the app's (`with graphmind.run(...)`) or
