@@ -107,7 +107,8 @@ def tool_then_text(body: dict[str, Any]) -> Any:
     """The fake's reply to a conversation: call the tool first, then answer once the tool answered."""
     items = body.get("messages") or body.get("input") or []
     answered = any(
-        isinstance(i, dict) and (i.get("role") == "tool" or i.get("type") == "function_call_output") for i in items
+        isinstance(i, dict) and (i.get("role") == "tool" or i.get("type") == "function_call_output")
+        for i in items
     )
     return REPLY if answered else FakeOpenAI.tool_call("search_flights", {"to": "CAI"})
 

@@ -6,7 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from agents import Agent, GuardrailFunctionOutput, InputGuardrailTripwireTriggered, Runner, UserError, input_guardrail
+from agents import (
+    Agent,
+    GuardrailFunctionOutput,
+    InputGuardrailTripwireTriggered,
+    Runner,
+    UserError,
+    input_guardrail,
+)
 from agents_helpers import PROMPT, REPLY, Tool, model_for, tool_outputs, tool_then_text
 
 import graphmind
@@ -29,13 +36,17 @@ def on(gm: graphmind.Client) -> graphmind.Client:
 
 
 def _agent(fake: FakeOpenAI, tool: Tool, api: str = "chat", **kw: Any) -> Agent[Any]:
-    return Agent(name="planner", instructions="You plan trips.", tools=[tool.tool], model=model_for(fake, api), **kw)
+    return Agent(
+        name="planner", instructions="You plan trips.", tools=[tool.tool], model=model_for(fake, api), **kw
+    )
 
 
 def _ended(hub: FakeHub, node_id: str, count: int = 1) -> list[dict[str, Any]]:
     def ends() -> list[dict[str, Any]]:
         return [
-            e for e in hub.events if e.get("nodeId") == node_id and e["type"] in ("node.finished", "node.error")
+            e
+            for e in hub.events
+            if e.get("nodeId") == node_id and e["type"] in ("node.finished", "node.error")
         ]
 
     hub.wait_for(lambda: len(ends()) >= count, what=f"{count} endings of {node_id}")
@@ -87,7 +98,10 @@ async def test_one_run_named_after_the_agent_with_a_model_step_a_tool_and_a_seco
 async def test_before_inject_on_the_model_makes_no_request_and_its_tool_call_is_called_next(
     on: graphmind.Client, fakehub: FakeHub, fake: FakeOpenAI, streamed: bool
 ) -> None:
-    injected = {"content": None, "tool_calls": [{"id": "call_gm", "name": "search_flights", "arguments": {"to": "LXR"}}]}
+    injected = {
+        "content": None,
+        "tool_calls": [{"id": "call_gm", "name": "search_flights", "arguments": {"to": "LXR"}}],
+    }
     answers = [("inject", injected)]
     fakehub.auto_answer(lambda frame: answers.pop(0) if answers else ("continue", None))
     fakehub.set_debug(breakpoints=[("llm:step", "before")])
@@ -125,13 +139,17 @@ async def test_a_guardrail_is_a_node_and_its_tripwire_shows(
 ) -> None:
     @input_guardrail
     def no_cairo(ctx: Any, agent: Any, input: Any) -> GuardrailFunctionOutput:
-        return GuardrailFunctionOutput(output_info={"why": "no Cairo"}, tripwire_triggered="Cairo" in str(input))
+        return GuardrailFunctionOutput(
+            output_info={"why": "no Cairo"}, tripwire_triggered="Cairo" in str(input)
+        )
 
     agent = _agent(fake, Tool(), input_guardrails=[no_cairo])
     with pytest.raises(InputGuardrailTripwireTriggered):
         await Runner.run(agent, PROMPT)
     (end,) = _ended(fakehub, "guardrail:no_cairo")
-    assert end["output"] == {"tripwireTriggered": True, "info": {"why": "no Cairo"}} and end["ungated"] is True
+    assert (
+        end["output"] == {"tripwireTriggered": True, "info": {"why": "no Cairo"}} and end["ungated"] is True
+    )
 
 
 async def test_retry_at_a_tools_error_gate_runs_the_tool_again(
@@ -166,7 +184,9 @@ async def test_continue_at_a_tools_error_gate_is_the_sdks_own_failure_handling(
     tool.fail = 1
     result = await Runner.run(_agent(fake, tool), PROMPT)
     assert result.final_output == REPLY and len(tool.calls) == 1, "the body does not run again"
-    assert tool_outputs(fake) == [bare_sent], "the model got the SDK's own error message, as without GraphMind"
+    assert tool_outputs(fake) == [bare_sent], (
+        "the model got the SDK's own error message, as without GraphMind"
+    )
     (end,) = _ended(fakehub, "tool:search_flights")
     assert end["type"] == "node.error"
 
@@ -206,7 +226,11 @@ async def test_abort_ends_the_run_with_run_aborted(
         await Runner.run(_agent(fake, tool), PROMPT)
     assert tool.calls == []
     fakehub.wait_for(lambda: bool(fakehub.of_type("run.finished")))
-    (finished,) = [e for e in fakehub.of_type("run.finished") if e["runId"] != fakehub.of_type("run.started")[0].get("implicit")]
+    (finished,) = [
+        e
+        for e in fakehub.of_type("run.finished")
+        if e["runId"] != fakehub.of_type("run.started")[0].get("implicit")
+    ]
     assert finished["status"] == "aborted"
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import openai
 import pytest
-from agents import Agent, RunResult, Runner, UserError
+from agents import Agent, Runner, RunResult, UserError
 from agents.stream_events import RawResponsesStreamEvent
 from agents_helpers import (
     PROMPT,
@@ -202,5 +202,7 @@ SUBJECTS = {"model": AgentSubject, "streamed-model": StreamedAgentSubject, "tool
 
 @pytest.mark.parametrize("case", CASES)
 @pytest.mark.parametrize("subject", list(SUBJECTS))
-async def test_gate_matrix(case: str, subject: str, fake: FakeOpenAI, kit_hub: Callable[[], KitHub] | None) -> None:
+async def test_gate_matrix(
+    case: str, subject: str, fake: FakeOpenAI, kit_hub: Callable[[], KitHub] | None
+) -> None:
     await run_case(case, SUBJECTS[subject](fake), hub=kit_hub)

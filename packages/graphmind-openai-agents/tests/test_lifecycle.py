@@ -7,12 +7,6 @@ import socket
 from collections.abc import Iterator
 from typing import Any
 
-import agents.run
-import agents.run_internal.guardrails
-import agents.run_internal.run_loop
-import agents.run_internal.tool_execution
-import agents.run_internal.turn_resolution
-import agents.tool
 import pytest
 from agents import Agent, Runner, set_trace_processors, set_tracing_disabled
 from agents.tracing import get_trace_provider
@@ -47,7 +41,9 @@ async def test_instrument_twice_is_once_and_undo_puts_back_the_very_originals(
     agent = Agent(name="planner", tools=[Tool().tool], model=model)
     await Runner.run(agent, PROMPT)
     assert {"get_response", "stream_response", MODEL_MARK} <= set(vars(model))  # the model used was gated
-    fakehub.wait_for(lambda: len([e for e in fakehub.of_type("node.finished") if e["nodeId"] == "llm:step"]) == 2)
+    fakehub.wait_for(
+        lambda: len([e for e in fakehub.of_type("node.finished") if e["nodeId"] == "llm:step"]) == 2
+    )
     uninstrument_openai_agents()
     assert all(now is was for now, was in zip(_originals(), before, strict=True))
     assert not {"get_response", "stream_response", MODEL_MARK} & set(vars(model)), "the model is bare again"
@@ -82,8 +78,12 @@ async def test_with_graphmind_openai_on_the_same_client_each_model_call_is_one_n
     steps = [e for e in fakehub.of_type("node.started") if e["nodeId"] == "llm:step"]
     assert len(steps) == 2 and all(s["attrs"]["framework"] == "openai-agents" for s in steps)
     # the same client used directly (not by an agent) is still graphmind-openai's
-    await model._client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}])
-    fakehub.wait_for(lambda: len([e for e in fakehub.of_type("node.started") if e["nodeId"] == "llm:step"]) == 3)
+    await model._client.chat.completions.create(
+        model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}]
+    )
+    fakehub.wait_for(
+        lambda: len([e for e in fakehub.of_type("node.started") if e["nodeId"] == "llm:step"]) == 3
+    )
 
 
 class _OffHost:
@@ -95,7 +95,11 @@ class _OffHost:
 
         def guarded(sock: socket.socket, address: Any) -> Any:
             host = address[0] if isinstance(address, tuple) else address
-            if sock.family in (socket.AF_INET, socket.AF_INET6) and host not in ("127.0.0.1", "::1", "localhost"):
+            if sock.family in (socket.AF_INET, socket.AF_INET6) and host not in (
+                "127.0.0.1",
+                "::1",
+                "localhost",
+            ):
                 self.refused.append(address)
                 raise ConnectionRefusedError(f"test: no connection to {address} may leave this machine")
             return connect(sock, address)

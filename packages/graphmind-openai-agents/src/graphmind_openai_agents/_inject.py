@@ -95,7 +95,5 @@ def stream_reply(events: list[Any]) -> tuple[Any, Any]:
                     "totalTokens": usage.total_tokens,
                 }
             return describe_output(response.output), tokens
-    text = "".join(
-        e.delta for e in events if getattr(e, "type", None) == "response.output_text.delta"
-    )
+    text = "".join(e.delta for e in events if getattr(e, "type", None) == "response.output_text.delta")
     return {"role": "assistant", "content": text or None}, None

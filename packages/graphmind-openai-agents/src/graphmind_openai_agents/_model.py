@@ -144,11 +144,17 @@ async def _gated_stream(engine: Any, spec: NodeSpec, open_stream: Callable[[], A
 MODEL_HOOKS: tuple[Hook[Patches], ...] = (
     # agents/models/interface.py:68 Model.get_response: awaited once per non-streamed turn at
     # agents/run_internal/run_loop.py:3026 (inside get_response_with_retry's lambda)
-    Hook("", "get_response", wrap_get_response, SUPPORTED, "agents/models/interface.py:68 Model.get_response"),
+    Hook(
+        "", "get_response", wrap_get_response, SUPPORTED, "agents/models/interface.py:68 Model.get_response"
+    ),
     # agents/models/interface.py:103 Model.stream_response: iterated once per streamed turn at
     # agents/run_internal/run_loop.py:2622 (inside stream_response_with_retry's lambda)
     Hook(
-        "", "stream_response", wrap_stream_response, SUPPORTED, "agents/models/interface.py:103 Model.stream_response"
+        "",
+        "stream_response",
+        wrap_stream_response,
+        SUPPORTED,
+        "agents/models/interface.py:103 Model.stream_response",
     ),
 )
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextvars
 import copy
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -91,7 +90,9 @@ def wrap_invoke(original: Callable[..., Any], state: Patches) -> Callable[..., A
             failure.handled = exc
             token = _RAW.set(failure)
             try:
-                return await original(function_tool=function_tool, context=context, arguments=arguments, **kwargs)
+                return await original(
+                    function_tool=function_tool, context=context, arguments=arguments, **kwargs
+                )
             finally:
                 _RAW.reset(token)
 

@@ -24,8 +24,8 @@ from .._node.model_reply import ModelReply, ToolCallReply, parse_model_reply
 from .._node.spec import NodeSpec, Owned, Settled, describe_error
 from .._runs.run import RunContext
 from .._runs.steps import StepIdentity
-from ._owner import model_call_owner, owned_model_call
 from ._hooks import Hook, Patches, hook_moved, instrument_once, items_of, resolve, uninstrument_once
+from ._owner import model_call_owner, owned_model_call
 from ._session import engine_for
 
 __all__ = [
@@ -48,10 +48,10 @@ __all__ = [
     "hook_moved",
     "instrument_once",
     "items_of",
-    "model_call_owner",
-    "owned_model_call",
     "json_scalar",
     "json_scalars",
+    "model_call_owner",
+    "owned_model_call",
     "parse_model_reply",
     "plain_message",
     "resolve",

@@ -15,7 +15,9 @@ from contextlib import contextmanager
 
 __all__ = ["model_call_owner", "owned_model_call"]
 
-_OWNER: contextvars.ContextVar[str | None] = contextvars.ContextVar("graphmind_model_call_owner", default=None)
+_OWNER: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "graphmind_model_call_owner", default=None
+)
 
 
 @contextmanager
