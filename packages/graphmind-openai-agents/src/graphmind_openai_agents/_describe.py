@@ -154,6 +154,8 @@ def tool_input(arguments: str) -> Any:
 def tool_output(output: Any) -> Any:
     """What a function tool returned, as the node output: JSON values as they are (fresh), anything
     else (the SDK's `ToolOutputText`, an app object) as the string the SDK sends the model."""
+    if type(output) is str and json_scalar(output):  # the common case: no round trip
+        return output
     try:
         return json.loads(json.dumps(output, allow_nan=False))
     except (TypeError, ValueError):

@@ -10,8 +10,7 @@ call straight through: no second `llm:step` node for the same request, no second
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Iterator
-from contextlib import contextmanager
+from types import TracebackType
 
 __all__ = ["model_call_owner", "owned_model_call"]
 
@@ -20,14 +19,25 @@ _OWNER: contextvars.ContextVar[str | None] = contextvars.ContextVar(
 )
 
 
-@contextmanager
-def owned_model_call(adapter: str) -> Iterator[None]:
-    """Inside this block the model calls belong to `adapter` (its node): provider adapters pass them through."""
-    token = _OWNER.set(adapter)
-    try:
-        yield
-    finally:
-        _OWNER.reset(token)
+class owned_model_call:  # lower case: used as a function, `with owned_model_call("x"):`
+    """Inside this block the model calls belong to `adapter` (its node): provider adapters pass them
+    through. A class, not a generator: it is entered once per model call."""
+
+    __slots__ = ("_adapter", "_token")
+
+    def __init__(self, adapter: str) -> None:
+        self._adapter = adapter
+        self._token: contextvars.Token[str | None] | None = None
+
+    def __enter__(self) -> None:
+        self._token = _OWNER.set(self._adapter)
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._token is not None:
+            _OWNER.reset(self._token)
+            self._token = None
 
 
 def model_call_owner() -> str | None:
