@@ -34,9 +34,11 @@ class Provider:
     def __init__(self) -> None:
         self.calls = 0
         self.fail: ProviderError | None = None
+        self.seen: list[list[BaseMessage]] = []  # the messages of each attempt
 
-    def attempt(self) -> None:
+    def attempt(self, messages: list[BaseMessage]) -> None:
         self.calls += 1
+        self.seen.append(list(messages))
         if self.fail is not None:
             error, self.fail = self.fail, None
             raise error
@@ -56,7 +58,7 @@ class CountingChatModel(BaseChatModel):
         run_manager: Any = None,
         **kwargs: Any,
     ) -> ChatResult:
-        self.provider.attempt()
+        self.provider.attempt(messages)
         return ChatResult(generations=[ChatGeneration(message=AIMessage(REPLY))])
 
     async def _agenerate(
@@ -75,7 +77,7 @@ class CountingChatModel(BaseChatModel):
         run_manager: Any = None,
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
-        self.provider.attempt()
+        self.provider.attempt(messages)
         for word in WORDS:
             yield ChatGenerationChunk(message=AIMessageChunk(content=word))
 
@@ -86,7 +88,7 @@ class CountingChatModel(BaseChatModel):
         run_manager: Any = None,
         **kwargs: Any,
     ) -> AsyncIterator[ChatGenerationChunk]:
-        self.provider.attempt()
+        self.provider.attempt(messages)
         for word in WORDS:
             yield ChatGenerationChunk(message=AIMessageChunk(content=word))
 
@@ -140,6 +142,20 @@ class LangChainSubject(GateSubject):
     def check_stream(self, items: list[Any]) -> None:
         assert all(isinstance(i, AIMessageChunk) for i in items)
         assert "".join(str(i.content) for i in items) == REPLY
+
+    def edit(self, original: Any) -> Any:
+        assert original == {"messages": [{"role": "human", "content": "hi"}]}
+        return {
+            "messages": [
+                {"role": "system", "content": "Answer in French."},
+                {"role": "human", "content": "edited"},
+            ]
+        }
+
+    def check_edited(self, result: Any, edited: Any) -> None:
+        self.check_real(result)
+        seen = self.provider.seen[-1]  # what the model received: LangChain's own message types
+        assert [(m.type, m.content) for m in seen] == [("system", "Answer in French."), ("human", "edited")]
 
 
 @pytest.mark.parametrize("case", CASES)

@@ -103,6 +103,20 @@ class LiteLLMSubject(GateSubject):
         assert items and all(isinstance(i, ModelResponseStream) for i in items)
         assert "".join(c.choices[0].delta.content or "" for c in items if c.choices) == REPLY
 
+    def edit(self, original: Any) -> Any:
+        assert original["messages"] == MESSAGES and original["model"] == "openai/gpt-4o-mini"
+        return {
+            "model": "openai/gpt-edited",
+            "messages": [{"role": "user", "content": "Plan a day in Luxor"}],
+            "temperature": 0.25,
+        }
+
+    def check_edited(self, result: Any, edited: Any) -> None:
+        self.check_real(result)  # LiteLLM's own type, the provider's reply
+        body = self.fake.requests[-1].body  # what the provider received: the edited call
+        assert body["model"] == "gpt-edited" and body["messages"] == edited["messages"], body
+        assert body["temperature"] == 0.25
+
 
 class LiteLLMStreamedSubject(LiteLLMSubject):
     """The same matrix on streamed calls: the app reads `completion(..., stream=True)` to its end and

@@ -9,7 +9,7 @@ the viewer drives it (`graphmind_server.testing.KitHub`)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse
@@ -94,14 +94,28 @@ class LlmSubject(GateSubject):
         assert len(items) > 1 and all(isinstance(i, ChatResponse) for i in items)
         assert "".join(i.delta for i in items) == REPLY and items[-1].message.content == REPLY
 
+    def edit(self, original: Any) -> Any:
+        assert original == {"messages": [{"role": "user", "content": "hi"}]}
+        return {
+            "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "edited"}]
+        }
+
+    def check_edited(self, result: Any, edited: Any) -> None:
+        self.check_real(result)
+        seen = self.made[-1].calls[-1]  # what the LLM received: LlamaIndex's own ChatMessages
+        assert all(isinstance(m, ChatMessage) for m in seen)
+        assert [(str(m.role.value), m.content) for m in seen] == [("system", "Be brief."), ("user", "edited")]
+
 
 class ToolSubject(GateSubject):
     node_id = "tool:search"
     error_type = ProviderError
     injected = "from the debugger"
+    refused_edit: ClassVar[dict[str, str]] = {"colour": "red"}  # an argument the tool does not take
 
     def __init__(self) -> None:
         self.calls = 0
+        self.queries: list[str] = []
         self.fail: ProviderError | None = None
 
     @property
@@ -112,6 +126,7 @@ class ToolSubject(GateSubject):
         def search(query: str) -> str:
             """Search the web."""
             self.calls += 1
+            self.queries.append(query)
             if self.fail is not None:
                 error, self.fail = self.fail, None
                 raise error
@@ -139,6 +154,14 @@ class ToolSubject(GateSubject):
 
     def check_injected(self, result: Any, value: Any) -> None:
         assert isinstance(result, ToolOutput) and result.content == value and result.tool_name == "search"
+
+    def edit(self, original: Any) -> Any:
+        assert original == {"query": "cats"}
+        return {"query": "dogs"}
+
+    def check_edited(self, result: Any, edited: Any) -> None:
+        assert isinstance(result, ToolOutput) and result.content == "results for dogs"
+        assert self.queries[-1] == "dogs"
 
 
 @pytest.mark.parametrize("case", CASES)

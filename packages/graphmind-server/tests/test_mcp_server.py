@@ -184,10 +184,19 @@ async def test_with_allow_control_the_assistant_answers_a_held_gate_and_the_agen
             assert (gate["nodeId"], gate["gate"]) == ("tool:lookup", "before")
             assert gate["link"].startswith(f"http://127.0.0.1:{hub.port}/#/run/")
 
-            _, answered = await call(session, "answer_gate", gate_id=gate["gateId"], action="continue")
+            assert gate["editable"] is True and gate["reloadable"] is False  # a closure does not reload
+            refused = await session.call_tool(
+                "answer_gate", {"gate_id": gate["gateId"], "action": "continue", "reload": True}
+            )
+            assert (
+                refused.is_error and "the hub answered 422: reload does not apply" in refused.content[0].text
+            )
+            _, answered = await call(
+                session, "answer_gate", gate_id=gate["gateId"], action="continue", input={"city": "Porto"}
+            )
             assert answered["ok"] is True
             thread.join(10)
-            assert out == {"value": "sunny in Lisbon"} and calls == ["Lisbon"]
+            assert out == {"value": "sunny in Porto"} and calls == ["Porto"]  # the edited input
 
             _, cleared = await call(session, "set_breakpoints", breakpoints=[])
             assert cleared["breakpoints"] == []

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
 from langchain_core.outputs import ChatGenerationChunk
@@ -29,6 +29,7 @@ from ._describe import (
     to_chunk,
     tool_roster,
 )
+from ._edit import edited_messages
 from ._nodes import llm_spec, llm_step, model_name
 from ._tokens import emit
 
@@ -62,14 +63,18 @@ def gated_generate(client: Engine, model: Any, orig: Callable[..., Any], token: 
         ex = offer.ex if offer is not None else _start(client, model, messages, kwargs)
         state = registry.Inside(token, ex, tee=offer is None)
 
-        def call() -> Any:
-            mark = registry.inside.set(state)
-            try:
-                return orig(messages, stop=stop, run_manager=run_manager, **kwargs)
-            finally:
-                registry.inside.reset(mark)
+        def calling(messages: list[Any]) -> Callable[[], Any]:
+            def call() -> Any:
+                mark = registry.inside.set(state)
+                try:
+                    return orig(messages, stop=stop, run_manager=run_manager, **kwargs)
+                finally:
+                    registry.inside.reset(mark)
 
-        return ex.run_sync(call, chat_result_json, to_chat_result, chat_result_usage)
+            return call
+
+        ex.spec.edit = lambda value: calling(edited_messages(value, messages))
+        return ex.run_sync(calling(messages), chat_result_json, to_chat_result, chat_result_usage)
 
     return _generate_with_cache
 
@@ -87,14 +92,18 @@ def gated_agenerate(client: Engine, model: Any, orig: Callable[..., Any], token:
         ex = offer.ex if offer is not None else _start(client, model, messages, kwargs)
         state = registry.Inside(token, ex, tee=offer is None)
 
-        async def call() -> Any:
-            mark = registry.inside.set(state)
-            try:
-                return await orig(messages, stop=stop, run_manager=run_manager, **kwargs)
-            finally:
-                registry.inside.reset(mark)
+        def calling(messages: list[Any]) -> Callable[[], Awaitable[Any]]:
+            async def call() -> Any:
+                mark = registry.inside.set(state)
+                try:
+                    return await orig(messages, stop=stop, run_manager=run_manager, **kwargs)
+                finally:
+                    registry.inside.reset(mark)
 
-        return await ex.run_async(call, chat_result_json, to_chat_result, chat_result_usage)
+            return call
+
+        ex.spec.edit = lambda value: calling(edited_messages(value, messages))
+        return await ex.run_async(calling(messages), chat_result_json, to_chat_result, chat_result_usage)
 
     return _agenerate_with_cache
 

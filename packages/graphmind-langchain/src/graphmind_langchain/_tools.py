@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from graphmind.adapter import Engine, NodeSpec
 
 from . import _registry as registry
 from ._describe import tool_output_json
+from ._edit import edited_tool_call
 
 _FILTERED = ("run_manager", "callbacks", "config")
 
@@ -71,18 +72,27 @@ def gated_run(client: Engine, tool: Any, orig: Callable[..., Any], token: str) -
         if not client.live or registry.is_inside(token):
             return orig(*args, **kwargs)
 
-        def call() -> Any:
-            mark = registry.inside.set(registry.Inside(token))
-            try:
-                return orig(*args, **kwargs)
-            finally:
-                registry.inside.reset(mark)
+        def calling(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Callable[[], Any]:
+            def call() -> Any:
+                mark = registry.inside.set(registry.Inside(token))
+                try:
+                    return orig(*args, **kwargs)
+                finally:
+                    registry.inside.reset(mark)
+
+            return call
+
+        def edit(value: Any) -> Callable[[], Any]:
+            return calling(*edited_tool_call(value, tool, orig, kwargs, _FILTERED))
 
         offer = registry.claim(getattr(run_manager, "run_id", None), token)
         if offer is not None:
-            return offer.ex.run_sync(call, tool_output_json, convert)
-        spec = NodeSpec(tool.name, "tool", _described(args, kwargs))
-        return client.execute(spec, call, describe_output=tool_output_json, from_injected=convert)
+            offer.ex.spec.edit = edit
+            return offer.ex.run_sync(calling(args, kwargs), tool_output_json, convert)
+        spec = NodeSpec(tool.name, "tool", _described(args, kwargs), edit=edit)
+        return client.execute(
+            spec, calling(args, kwargs), describe_output=tool_output_json, from_injected=convert
+        )
 
     if sig is not None:
         _run.__signature__ = sig  # type: ignore[attr-defined]
@@ -99,20 +109,29 @@ def gated_arun(client: Engine, tool: Any, orig: Callable[..., Any], token: str) 
         if not client.live or registry.is_inside(token):
             return await orig(*args, **kwargs)
 
-        async def call() -> Any:
-            # BaseTool._arun runs self._run in an executor with a copy of this context, so the
-            # gated _run sees this mark and does not gate the same call twice.
-            mark = registry.inside.set(registry.Inside(token))
-            try:
-                return await orig(*args, **kwargs)
-            finally:
-                registry.inside.reset(mark)
+        def calling(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Callable[[], Awaitable[Any]]:
+            async def call() -> Any:
+                # BaseTool._arun runs self._run in an executor with a copy of this context, so the
+                # gated _run sees this mark and does not gate the same call twice.
+                mark = registry.inside.set(registry.Inside(token))
+                try:
+                    return await orig(*args, **kwargs)
+                finally:
+                    registry.inside.reset(mark)
+
+            return call
+
+        def edit(value: Any) -> Callable[[], Awaitable[Any]]:
+            return calling(*edited_tool_call(value, tool, orig, kwargs, _FILTERED))
 
         offer = registry.claim(getattr(run_manager, "run_id", None), token)
         if offer is not None:
-            return await offer.ex.run_async(call, tool_output_json, convert)
-        spec = NodeSpec(tool.name, "tool", _described(args, kwargs))
-        return await client.aexecute(spec, call, describe_output=tool_output_json, from_injected=convert)
+            offer.ex.spec.edit = edit
+            return await offer.ex.run_async(calling(args, kwargs), tool_output_json, convert)
+        spec = NodeSpec(tool.name, "tool", _described(args, kwargs), edit=edit)
+        return await client.aexecute(
+            spec, calling(args, kwargs), describe_output=tool_output_json, from_injected=convert
+        )
 
     if sig is not None:
         _arun.__signature__ = sig  # type: ignore[attr-defined]

@@ -25,10 +25,11 @@ from typing import Any
 from litellm import ModelResponse, stream_chunk_builder
 from litellm.litellm_core_utils.streaming_handler import CustomStreamWrapper
 
-from graphmind.adapter import Engine, NodeExecution, NodeSpec, Owned, Settled, json_scalar
+from graphmind.adapter import Engine, NodeExecution, NodeSpec, Owned, Settled, edited_request, json_scalar
 
 from ._apis import Api
 from ._describe import request_of
+from ._inject import edit_message
 from ._stream import StreamRecorder, tee
 
 OWNED: contextvars.ContextVar[bool] = contextvars.ContextVar("graphmind_litellm_owned", default=False)
@@ -97,6 +98,17 @@ class _Node:
         self.kwargs = kwargs
         self.request = request
 
+    def edited(self, value: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """The call's (args, kwargs) for an edited input (the one JSON -> LiteLLM call conversion:
+        the request by argument name, core's `edited_request`); raises with the reason."""
+        if len(self.args) > len(self.api.positional):
+            raise ValueError("a call with extra positional arguments cannot be rebuilt from JSON")
+        request = edited_request(value, self.request, self.api.describe_request, edit_message=edit_message)
+        return (), request
+
+    def use(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        self.args, self.kwargs, self.request = args, kwargs, kwargs
+
     def teed(self, result: Any) -> bool:
         return self.api.tees_streams and isinstance(result, CustomStreamWrapper)
 
@@ -135,6 +147,15 @@ class _SyncNode(_Node):
     def body(self) -> Any:
         return self.original(*self.args, **self.kwargs)
 
+    def edit(self, value: Any) -> Callable[[], Any]:
+        args, kwargs = self.edited(value)
+
+        def edited() -> Any:
+            self.use(args, kwargs)
+            return self.body()
+
+        return edited
+
     def settle(self, result: Any) -> Settled:
         if not self.teed(result):
             return self.plain(result)
@@ -160,6 +181,15 @@ class _AsyncNode(_Node):
 
     async def body(self) -> Any:
         return await self.original(*self.args, **self.kwargs)
+
+    def edit(self, value: Any) -> Callable[[], Awaitable[Any]]:
+        args, kwargs = self.edited(value)
+
+        async def edited() -> Any:
+            self.use(args, kwargs)
+            return await self.body()
+
+        return edited
 
     async def settle(self, result: Any) -> Settled:
         if not self.teed(result):
@@ -200,6 +230,7 @@ def run_sync(
             return original(*args, **kwargs)
         ex = engine.start_node(spec)
         node = _SyncNode(original, api, ex, args, kwargs, request)
+        ex.spec.edit = node.edit
         return ex.run_sync(node.body, from_injected=node.from_injected, settle=node.settle)
     finally:
         OWNED.reset(token)
@@ -220,6 +251,7 @@ async def run_async(
             return await original(*args, **kwargs)
         ex = await engine.astart_node(spec)
         node = _AsyncNode(original, api, ex, args, kwargs, request)
+        ex.spec.edit = node.edit
         return await ex.run_async(node.body, from_injected=node.from_injected, settle=node.settle)
     finally:
         OWNED.reset(token)

@@ -20,7 +20,7 @@ from typing import Any
 from litellm import ModelResponse
 from litellm.types.utils import ChatCompletionMessageToolCall, Choices, Message
 
-from graphmind.adapter import parse_model_reply
+from graphmind.adapter import parse_model_reply, request_message
 
 
 def model_response(value: Any, model: Any = None) -> ModelResponse:
@@ -48,6 +48,15 @@ def model_response(value: Any, model: Any = None) -> ModelResponse:
     if isinstance(model, str):
         response.model = model
     return response
+
+
+def edit_message(message: Any) -> Any:
+    """A message of an edited input as a request message (OpenAI's shape, which LiteLLM takes): an
+    assistant turn with tool calls goes through the same reply conversion as an inject above."""
+    if isinstance(message, Mapping) and message.get("role") == "assistant" and message.get("tool_calls"):
+        built = model_response({k: message[k] for k in ("role", "content", "tool_calls") if k in message})
+        return built.choices[0].message.model_dump(exclude_none=True)
+    return request_message(message)
 
 
 def text_reply(value: Any, model: Any = None) -> str:

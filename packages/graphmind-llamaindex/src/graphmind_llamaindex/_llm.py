@@ -13,7 +13,7 @@ the call through.
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from llama_index.core.base.llms.types import ChatResponse, ToolCallBlock
@@ -22,6 +22,7 @@ from graphmind.adapter import Engine, NodeExecution
 
 from . import _links as links
 from ._describe import chat_response_json, chunks_output, tool_calls_of, tool_roster, usage_of
+from ._edit import edited_messages
 from ._inject import reply_converter
 from ._nodes import llm_node
 
@@ -79,14 +80,18 @@ def gated_chat(engine: Engine, llm: Any, orig: Callable[..., Any]) -> Callable[.
         ex, key = _start(engine, llm, messages, kwargs)
         mark = links.Inside(llm, ex)
 
-        def body() -> Any:
-            token = links.inside.set(mark)
-            try:
-                return orig(messages, **kwargs)
-            finally:
-                links.inside.reset(token)
+        def calling(messages: Sequence[Any]) -> Callable[[], Any]:
+            def body() -> Any:
+                token = links.inside.set(mark)
+                try:
+                    return orig(messages, **kwargs)
+                finally:
+                    links.inside.reset(token)
 
-        response = ex.run_sync(body, chat_response_json, convert, usage_of)
+            return body
+
+        ex.spec.edit = lambda value: calling(edited_messages(value, messages, ex.spec.input))
+        response = ex.run_sync(calling(messages), chat_response_json, convert, usage_of)
         remember_reply(llm, key, response)
         return response
 
@@ -104,14 +109,18 @@ def gated_achat(engine: Engine, llm: Any, orig: Callable[..., Any]) -> Callable[
         ex, key = _start(engine, llm, messages, kwargs)
         mark = links.Inside(llm, ex)
 
-        async def body() -> Any:
-            token = links.inside.set(mark)
-            try:
-                return await orig(messages, **kwargs)
-            finally:
-                links.inside.reset(token)
+        def calling(messages: Sequence[Any]) -> Callable[[], Awaitable[Any]]:
+            async def body() -> Any:
+                token = links.inside.set(mark)
+                try:
+                    return await orig(messages, **kwargs)
+                finally:
+                    links.inside.reset(token)
 
-        response = await ex.run_async(body, chat_response_json, convert, usage_of)
+            return body
+
+        ex.spec.edit = lambda value: calling(edited_messages(value, messages, ex.spec.input))
+        response = await ex.run_async(calling(messages), chat_response_json, convert, usage_of)
         remember_reply(llm, key, response)
         return response
 

@@ -11,13 +11,14 @@ inside the gated node.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from graphmind.adapter import Engine, NodeSpec, RunContext
 
 from . import _links as links
 from ._describe import tool_output_json
+from ._edit import edited_tool_kwargs
 from ._inject import tool_output_converter
 from ._nodes import tool_spec
 
@@ -44,14 +45,18 @@ def gated_call(engine: Engine, tool: Any, orig: Callable[..., Any]) -> Callable[
         ex = engine.start_node(_spec(tool, args, kwargs, run), run=run, parent_instance_id=parent)
         mark = links.Inside(tool, ex)
 
-        def body() -> Any:
-            token = links.inside.set(mark)
-            try:
-                return orig(*args, **kwargs)
-            finally:
-                links.inside.reset(token)
+        def calling(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Callable[[], Any]:
+            def body() -> Any:
+                token = links.inside.set(mark)
+                try:
+                    return orig(*args, **kwargs)
+                finally:
+                    links.inside.reset(token)
 
-        return ex.run_sync(body, tool_output_json, convert)
+            return body
+
+        ex.spec.edit = lambda value: calling(*edited_tool_kwargs(value, tool, kwargs))
+        return ex.run_sync(calling(args, kwargs), tool_output_json, convert)
 
     return call
 
@@ -67,15 +72,19 @@ def gated_acall(engine: Engine, tool: Any, orig: Callable[..., Any]) -> Callable
         ex = await engine.astart_node(_spec(tool, args, kwargs, run), run=run, parent_instance_id=parent)
         mark = links.Inside(tool, ex)
 
-        async def body() -> Any:
-            # A sync tool's acall may run `call` in a thread with a copy of this context: the
-            # mark makes that nested call pass through instead of gating the same call twice.
-            token = links.inside.set(mark)
-            try:
-                return await orig(*args, **kwargs)
-            finally:
-                links.inside.reset(token)
+        def calling(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Callable[[], Awaitable[Any]]:
+            async def body() -> Any:
+                # A sync tool's acall may run `call` in a thread with a copy of this context: the
+                # mark makes that nested call pass through instead of gating the same call twice.
+                token = links.inside.set(mark)
+                try:
+                    return await orig(*args, **kwargs)
+                finally:
+                    links.inside.reset(token)
 
-        return await ex.run_async(body, tool_output_json, convert)
+            return body
+
+        ex.spec.edit = lambda value: calling(*edited_tool_kwargs(value, tool, kwargs))
+        return await ex.run_async(calling(args, kwargs), tool_output_json, convert)
 
     return acall

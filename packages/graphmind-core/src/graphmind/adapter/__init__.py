@@ -24,6 +24,7 @@ from .._node.model_reply import ModelReply, ToolCallReply, parse_model_reply
 from .._node.spec import NodeSpec, Owned, Settled, describe_error
 from .._runs.run import RunContext
 from .._runs.steps import StepIdentity
+from ._edit import edited_request, request_message
 from ._hooks import Hook, Patches, hook_moved, instrument_once, items_of, resolve, uninstrument_once
 from ._owner import model_call_owner, owned_model_call
 from ._session import engine_for
@@ -44,6 +45,7 @@ __all__ = [
     "StepIdentity",
     "ToolCallReply",
     "describe_error",
+    "edited_request",
     "engine_for",
     "hook_moved",
     "instrument_once",
@@ -54,6 +56,7 @@ __all__ = [
     "owned_model_call",
     "parse_model_reply",
     "plain_message",
+    "request_message",
     "resolve",
     "uninstrument_once",
 ]

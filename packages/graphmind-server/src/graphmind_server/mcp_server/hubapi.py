@@ -55,10 +55,14 @@ class HubApi:
             raise HubUnreachable(f"the hub at {self.base} answered {status} to GET /api/gates")
         return list(body.get("gates", []))
 
-    def answer(self, gate_id: str, action: str, value: Any, has_value: bool) -> tuple[int, Any]:
+    def answer(
+        self, gate_id: str, action: str, value: Any, has_value: bool, edit: dict[str, Any] | None = None
+    ) -> tuple[int, Any]:
+        """`edit`: the answer's `input` / `reload` fields (docs/api.md, `POST /api/gates/{gateId}`)."""
         body: dict[str, Any] = {"action": action}
         if has_value:
             body["value"] = value
+        body.update(edit or {})
         return self.call("POST", f"/api/gates/{quote(gate_id, safe='')}", body)
 
     def set_debug(self, changes: dict[str, Any]) -> tuple[int, Any]:

@@ -158,17 +158,27 @@ def _add_control_tools(server: MCPServer, hub: HubApi) -> None:
         return encode(body)
 
     @tool(server, STEERS)
-    def answer_gate(gate_id: str, action: str, value: Any = None) -> str:
+    def answer_gate(
+        gate_id: str, action: str, value: Any = None, input: Any = None, reload: bool = False
+    ) -> str:
         """CHANGES WHAT THE AGENT DOES: answer a held gate (gate_id from list_held_gates). action:
         continue (let the call proceed), retry (run the call again; after and error gates, and a loop hold), inject
         (skip or replace the call's result with `value`, any JSON), abort (stop the whole run).
-        Returns once the agent confirmed."""
+        `input` (any JSON, where the gate says editable): with continue at a before gate the call runs
+        with this input instead; with retry at an after or error gate it runs again with it.
+        `reload` (where the gate says reloadable): re-import the tool's code from its file first.
+        Returns once the agent confirmed; a refused edit holds the gate again with `refused` saying why."""
         if action not in ACTIONS:
             raise ToolError(f"action must be one of {', '.join(ACTIONS)} (got {action!r})")
         if action == "inject" and value is None:
             raise ToolError("inject needs a value: the JSON the call returns instead")
+        edit: dict[str, Any] = {}
+        if input is not None:
+            edit["input"] = input
+        if reload:
+            edit["reload"] = True
         try:
-            return result(*hub.answer(gate_id, action, value, action == "inject"))
+            return result(*hub.answer(gate_id, action, value, action == "inject", edit))
         except HubUnreachable as exc:
             raise ToolError(str(exc)) from None
 
