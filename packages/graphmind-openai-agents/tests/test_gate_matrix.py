@@ -89,6 +89,17 @@ class AgentSubject(GateSubject):
     def check_injected(self, result: Any, value: Any) -> None:
         assert isinstance(result, RunResult) and result.final_output == value["content"]
 
+    def edit(self, original: Any) -> Any:
+        edited = dict(original)
+        edited["messages"] = [{"role": "user", "content": "Plan a day in Luxor"}]
+        return edited
+
+    def check_edited(self, result: Any, edited: Any) -> None:
+        self.check_real(result)
+        body = self.fake.requests[-1].body
+        items = body.get("messages") or body.get("input")
+        assert {"role": "user", "content": "Plan a day in Luxor"} in items, items
+
     def check_stream(self, items: list[Any]) -> None:
         assert items and all(isinstance(i, RawResponsesStreamEvent) for i in items)
         deltas = [i.data.delta for i in items if i.data.type == "response.output_text.delta"]
@@ -188,6 +199,14 @@ class ToolSubject(AgentSubject):
     def check_injected(self, result: Any, value: Any) -> None:
         assert isinstance(result, RunResult) and result.final_output == REPLY
         assert tool_outputs(self.fake)[-1] == value
+
+    def edit(self, original: Any) -> Any:
+        assert original == {"to": "CAI"}, original
+        return {"to": "LXR"}
+
+    def check_edited(self, result: Any, edited: Any) -> None:
+        assert isinstance(result, RunResult) and result.final_output == REPLY
+        assert self.tools.calls[-1] == edited and tool_outputs(self.fake)[-1] == "3 flights to LXR"
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from typing import Any
 
 from graphmind.adapter import Hook, NodeSpec, Patches, Settled, owned_model_call
 
-from . import _describe, _inject
+from . import _describe, _edit, _inject
 from ._version import SUPPORTED
 
 OWNER = "graphmind-openai-agents"
@@ -35,7 +35,14 @@ def _model_name(model: Any) -> Any:
     return name if isinstance(name, str) else type(model).__name__
 
 
-def _spec(engine: Any, model: Any, args: tuple[Any, ...], kwargs: dict[str, Any], streamed: bool) -> NodeSpec:
+def _spec(
+    engine: Any,
+    model: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    streamed: bool,
+    body: Callable[[dict[str, Any]], Callable[[], Any]],
+) -> NodeSpec:
     bound = _bind(args, kwargs)
     node_input, key, length = _describe.describe_request(
         _AGENT.get(),
@@ -56,6 +63,7 @@ def _spec(engine: Any, model: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
         attrs={"framework": "openai-agents"},
         tool_calls_in_output=True,
         owned=_describe.owned_input(node_input),
+        edit=_edit.model_edit(body, bound, node_input),
     )
 
 
@@ -75,20 +83,27 @@ def _settle_response(response: Any) -> Settled:
     )
 
 
+async def _owned(call: Any) -> Any:
+    with owned_model_call(OWNER):  # graphmind-openai under it passes this request through
+        return await call
+
+
 def wrap_get_response(original: Callable[..., Any], state: Patches) -> Callable[..., Any]:
     model = getattr(original, "__self__", None)
+
+    def owned_body(call: dict[str, Any]) -> Callable[[], Any]:
+        return lambda: _owned(original(**call))
 
     async def get_response(*args: Any, **kwargs: Any) -> Any:
         engine = state.engine()  # per call: graphmind.configure() may replace the default client
         if not engine.live:
             return await original(*args, **kwargs)
-        spec = engine.spec_or_none("llm", "step", _spec, engine, model, args, kwargs, False)
+        spec = engine.spec_or_none("llm", "step", _spec, engine, model, args, kwargs, False, owned_body)
         if spec is None:
             return await original(*args, **kwargs)
 
         async def real() -> Any:
-            with owned_model_call(OWNER):  # graphmind-openai under it passes this request through
-                return await original(*args, **kwargs)
+            return await _owned(original(*args, **kwargs))
 
         async def settle(response: Any) -> Settled:
             return _settle_response(response)
@@ -114,7 +129,9 @@ def wrap_stream_response(original: Callable[..., Any], state: Patches) -> Callab
         engine = state.engine()
         if not engine.live:
             return original(*args, **kwargs)  # type: ignore[no-any-return]
-        spec = engine.spec_or_none("llm", "step", _spec, engine, model, args, kwargs, True)
+        spec = engine.spec_or_none(
+            "llm", "step", _spec, engine, model, args, kwargs, True, lambda kw: lambda: original(**kw)
+        )
         if spec is None:
             return original(*args, **kwargs)  # type: ignore[no-any-return]
         return _gated_stream(engine, spec, lambda: original(*args, **kwargs))

@@ -29,7 +29,7 @@ from agents.tool import _FailureHandlingFunctionToolInvoker, _FunctionToolInvoca
 
 from graphmind.adapter import NodeSpec, Patches
 
-from . import _describe
+from . import _describe, _edit
 
 
 @dataclass(eq=False)
@@ -69,15 +69,21 @@ def wrap_invoke(original: Callable[..., Any], state: Patches) -> Callable[..., A
         raw = isinstance(function_tool.on_invoke_tool, _FailureHandlingFunctionToolInvoker)
         failure = _Failure()
 
-        async def real() -> Any:
+        current = [arguments]  # the arguments the body runs with: an edit changes them
+
+        async def run(args: str) -> Any:
+            current[0] = args
             failure.error = None
             token = _RAW.set(failure if raw else None)
             try:
-                return await original(
-                    function_tool=function_tool, context=context, arguments=arguments, **kwargs
-                )
+                return await original(function_tool=function_tool, context=context, arguments=args, **kwargs)
             finally:
                 _RAW.reset(token)
+
+        def real() -> Any:
+            return run(arguments)
+
+        spec.edit = _edit.tool_edit(run)
 
         try:
             return await engine.aexecute(
@@ -91,7 +97,7 @@ def wrap_invoke(original: Callable[..., Any], state: Patches) -> Callable[..., A
             token = _RAW.set(failure)
             try:
                 return await original(
-                    function_tool=function_tool, context=context, arguments=arguments, **kwargs
+                    function_tool=function_tool, context=context, arguments=current[0], **kwargs
                 )
             finally:
                 _RAW.reset(token)
