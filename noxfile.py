@@ -280,6 +280,7 @@ SUITES = {
             "rich>=13.1.0,<15",
             "fastapi>=0.110.0,<1",
             "eval-type-backport>=0.2.2",
+            "httpx",  # its runner tests build httpx errors (openai 3 itself sends with httpx2)
         ],
     ),
     # litellm's test dependencies for its mocked unit tests (tests/test_litellm).
