@@ -3,10 +3,10 @@
 The run loop invokes every function tool through one module function,
 `_invoke_function_tool_with_metadata(function_tool=, context=, arguments=)`
 (agents/run_internal/tool_execution.py:2091, imported there at :86; defined at agents/tool.py:2278),
-which awaits `function_tool.on_invoke_tool(ctx, arguments)` (agents/tool.py:2288) under the tool's
+which awaits `function_tool.on_invoke_tool(ctx, arguments)` (agents/tool.py:2289) under the tool's
 timeout. The row replaces that name in `tool_execution`'s namespace: every function tool of every
 agent, `agent.as_tool()` included, passes it; what it returns (`_FunctionToolInvocationResult`,
-agents/tool.py:2270) is what an injected result becomes.
+agents/tool.py:2271) is what an injected result becomes.
 
 A tool made with `@function_tool` catches its own errors: its invoker
 (`_FailureHandlingFunctionToolInvoker.__call__`, agents/tool.py:697) turns an exception into the
