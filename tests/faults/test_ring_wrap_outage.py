@@ -41,7 +41,9 @@ def _stored(hub: HubProcess) -> int:
 
 @pytest.mark.faults
 @pytest.mark.parametrize("kills", [1, 2])
-def test_stored_plus_counted_is_sent_exactly_when_an_outage_wraps_the_ring(tmp_path: Path, kills: int) -> None:
+def test_stored_plus_counted_is_sent_exactly_when_an_outage_wraps_the_ring(
+    tmp_path: Path, kills: int
+) -> None:
     hub = HubProcess(tmp_path / "hub.db", env={"GRAPHMIND_ABANDON_GRACE_MS": "60000"})
     client = graphmind.Client(app="ring-wrap", url=hub.ingest_url, buffer_size=300)
     try:
