@@ -7,6 +7,7 @@ import socket
 from collections.abc import Iterator
 from typing import Any
 
+import agents.run_internal.turn_resolution
 import pytest
 from agents import Agent, Runner, set_trace_processors, set_tracing_disabled
 from agents.tracing import get_trace_provider
@@ -135,3 +136,16 @@ async def test_no_request_leaves_for_another_host_with_the_sdks_tracing_at_the_u
     finally:
         provider._multi_processor.set_processors(list(processors))
         set_tracing_disabled(True)
+
+
+def test_a_hook_the_installed_sdk_lacks_warns_once_and_patches_nothing(
+    gm: graphmind.Client, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    before = _originals()
+    monkeypatch.delattr(agents.run_internal.turn_resolution, "execute_handoffs")
+    with caplog.at_level("WARNING"):
+        assert instrument_openai_agents(session=gm) is False
+    after = _originals()  # row 3 is execute_handoffs, the one taken away; the others as they were
+    assert HOOKS[3][1].attr == "execute_handoffs" and after[3] is None
+    assert after[:3] + after[4:] == before[:3] + before[4:]
+    assert any("no longer has a hook graphmind-openai-agents" in r.getMessage() for r in caplog.records)

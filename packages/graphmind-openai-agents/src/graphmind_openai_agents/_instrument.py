@@ -20,10 +20,10 @@ import agents.run_internal.turn_resolution
 import agents.tool
 
 import graphmind
-from graphmind.adapter import Hook, Patches, engine_for
+from graphmind.adapter import Hook, Patches, engine_for, hook_moved
 
 from . import _model, _runs, _tools
-from ._version import SUPPORTED
+from ._version import SUPPORTED, __version__
 
 _models = _model.Models()
 
@@ -106,6 +106,7 @@ HOOKS: tuple[tuple[object, Hook[Patches]], ...] = (
     ),
 )
 
+_moved = hook_moved("openai-agents", "graphmind-openai-agents", __version__, SUPPORTED, what="agent run")
 _lock = threading.Lock()
 # The one state of the process: the patches and the session the wrappers report to (None: the
 # default client at each call). The latest `instrument_openai_agents(session=...)` sets it.
@@ -120,8 +121,14 @@ def instrument(session: graphmind.Client | None) -> bool:
                 _state.session = session
             return False
         _state.session = session
-        for owner, hook in HOOKS:
-            _state.apply(owner, (hook,), _state)
+        try:
+            for owner, hook in HOOKS:
+                _state.apply(owner, (hook,), _state)
+        except AttributeError as exc:  # an SDK outside the range moved a hook: warn once, patch nothing
+            _state.undo()
+            message, key = _moved(exc)
+            engine_for(session).warn(message, key=key)
+            return False
         return _state.active
 
 
