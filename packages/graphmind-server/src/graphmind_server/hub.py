@@ -104,6 +104,9 @@ class Gate:
             "attempt": ev.get("attempt") if isinstance(ev.get("attempt"), int) else 1,
             "refused": ev.get("refused"),
             "injectSkeleton": ev.get("injectSkeleton"),
+            # reason "divergence" (docs/protocol.md, "exec.paused"): the recorded input and the replay
+            "expected": ev.get("expected"),
+            "replay": ev.get("replay"),
             "heldSince": self.held_since,
         }
 

@@ -1,0 +1,193 @@
+"""`graphmind replay SOURCE [--fork SEL (--output JSON | --input JSON)] [--until SEL]
+[--on-divergence hold|live|fail] [--ignore-keys a,b] [--db PATH] -- COMMAND [ARGS...]`
+
+Runs COMMAND with a replay set up for it through the environment (GRAPHMIND_REPLAY and friends,
+docs/replay.md): every GraphMind client in it answers matching calls from the recording. SOURCE is
+a cassette file (`graphmind record`'s jsonl) or a run id in the hub's database, exported first
+(secret keys stripped, as `graphmind record` does) to a private temporary file. Everything is
+checked before COMMAND starts; the exit code is COMMAND's. A `fail` divergence is printed as one
+paragraph naming the node and the diff.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, NoReturn
+
+from graphmind._replay.cassette import Cassette, CassetteError
+from graphmind._replay.replayer import REPORT_ENV
+from graphmind._replay.settings import ENV, POLICIES
+from graphmind.redaction import strip_secret_keys
+
+from .export.jsonl import HEADER, encode, event_line, run_line
+from .export.source import ExportError, default_db, iter_events, open_readonly, select_runs
+from .files import open_private
+
+
+def add_parser(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "replay",
+        help="run a command with a recorded run replayed: no model or tool call that matches is made",
+        description="Run COMMAND (after --) with SOURCE replayed: every call that matches the recording gets "
+        "the recorded output, with no request and no tool body run. SOURCE is a cassette file "
+        "(graphmind record) or a run id in the hub's database.",
+    )
+    p.add_argument("source", metavar="SOURCE", help="a cassette file, or a run id in the hub's database")
+    _options(p)
+    p.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND", help="the command to run")
+    p.set_defaults(func=run_command)
+
+
+def _options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--fork", metavar="SELECTOR", help="the node to fork at: an instance id, <nodeId>#<n> or a seq"
+    )
+    p.add_argument("--output", metavar="JSON", help="with --fork: the forked node's output")
+    p.add_argument(
+        "--input", metavar="JSON", help="with --fork: the forked node's edited input (it runs live)"
+    )
+    p.add_argument(
+        "--until", metavar="SELECTOR", help="replay up to this node; it and everything after run live"
+    )
+    p.add_argument(
+        "--on-divergence", choices=POLICIES, help="hold (default when a hub is attached), live or fail"
+    )
+    p.add_argument(
+        "--ignore-keys", metavar="a,b", help="input keys that never count (timestamps, request ids)"
+    )
+    p.add_argument(
+        "--db", help="the hub's database, for a run id (default $GRAPHMIND_DB or ~/.graphmind/graphmind.db)"
+    )
+
+
+class _Flags(argparse.ArgumentParser):
+    """The options that argparse's REMAINDER took with the command (`SOURCE --db X -- COMMAND`)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _Refused(f"{message} (put the command after --; see graphmind replay --help)")
+
+
+def _split(args: argparse.Namespace) -> list[str]:
+    """COMMAND, after the options REMAINDER swallowed before `--` are parsed into `args`."""
+    words = list(args.command)
+    if "--" in words:
+        cut = words.index("--")
+        flags, command = words[:cut], words[cut + 1 :]
+    elif words and not words[0].startswith("-"):
+        flags, command = [], words  # argparse already took the `--` in front of it
+    else:
+        flags, command = words, []
+    if flags:
+        parser = _Flags(prog="graphmind replay", add_help=False)
+        _options(parser)
+        given = parser.parse_args(flags)
+        for key, value in vars(given).items():
+            if value is not None:
+                setattr(args, key, value)
+    return command
+
+
+class _Refused(Exception):
+    pass
+
+
+def run_command(args: argparse.Namespace) -> int:
+    folder = Path(tempfile.mkdtemp(prefix="graphmind-replay-"))
+    try:
+        try:
+            command = _split(args)
+            env = _environment(args, folder)
+        except (CassetteError, ExportError, _Refused) as exc:
+            print(f"graphmind: {str(exc).removeprefix('graphmind: ')}", file=sys.stderr, flush=True)
+            return 2
+        if not command:
+            print(
+                "graphmind: give the command to run after -- (graphmind replay SOURCE -- python agent.py)",
+                file=sys.stderr,
+            )
+            return 2
+        try:
+            code = subprocess.call(command, env=env)
+        except OSError as exc:
+            print(f"graphmind: cannot run {command[0]!r} ({exc.strerror or exc})", file=sys.stderr)
+            return 127
+        _print_report(folder / "divergence.txt")
+        return code if code >= 0 else 128 - code  # killed by a signal: the shell's spelling
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _environment(args: argparse.Namespace, folder: Path) -> dict[str, str]:
+    source = Path(args.source)
+    path = source if source.is_file() else _export_run(args.source, args.db, folder / "run.jsonl")
+    cassette = Cassette.load(path)
+    if not len(cassette):
+        raise _Refused(f"{args.source} holds no node to replay; pass a run that made model or tool calls")
+    for selector in (args.fork, args.until):
+        if selector is not None:
+            cassette.find(selector)
+    env = dict(os.environ)
+    env[ENV] = str(path.resolve())
+    env[REPORT_ENV] = str(folder / "divergence.txt")
+    if args.fork is None and (args.output is not None or args.input is not None):
+        raise _Refused("--output and --input go with --fork SELECTOR")
+    if args.fork is not None:
+        if (args.output is None) == (args.input is None):
+            raise _Refused("--fork takes exactly one of --output JSON or --input JSON")
+        given, name = (args.output, "OUTPUT") if args.output is not None else (args.input, "INPUT")
+        try:
+            json.loads(given)
+        except ValueError as exc:
+            raise _Refused(f"--{name.lower()} must be JSON ({exc}): {given[:60]!r}") from None
+        env["GRAPHMIND_REPLAY_FORK"] = args.fork
+        env[f"GRAPHMIND_REPLAY_FORK_{name}"] = given
+    for value, name in (
+        (args.until, "GRAPHMIND_REPLAY_UNTIL"),
+        (args.on_divergence, "GRAPHMIND_REPLAY_ON_DIVERGENCE"),
+        (args.ignore_keys, "GRAPHMIND_REPLAY_IGNORE_KEYS"),
+    ):
+        if value is not None:
+            env[name] = value
+    return env
+
+
+def _export_run(run_id: str, db_flag: str | None, out: Path) -> Path:
+    """The run as `graphmind record RUN_ID` writes it (secret keys stripped), to a 0600 file."""
+    db = default_db(db_flag)
+    if not db.exists():
+        raise _Refused(
+            f"{run_id!r} is not a file, and there is no hub database at {db} (pass --db, or a cassette)"
+        )
+    conn = open_readonly(db)
+    try:
+        conn.execute("BEGIN")
+        runs = select_runs(conn, [run_id], None, None)
+        with os.fdopen(open_private(out), "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(encode(HEADER) + "\n")
+            for run in runs:
+                fh.write(run_line(strip_secret_keys(run)[0]) + "\n")
+                for stored in iter_events(conn, run["id"]):
+                    fh.write(
+                        event_line(run["id"], stored.client_id, strip_secret_keys(stored.event)[0]) + "\n"
+                    )
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+    return out
+
+
+def _print_report(path: Path) -> None:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return
+    first = text.split("\n\f\n")[0].strip()
+    if first:
+        print(f"graphmind replay: {first}", file=sys.stderr, flush=True)
