@@ -256,3 +256,35 @@ async def test_an_agent_as_tool_runs_nested_in_its_tool_node(
     parents = [e["parentInstanceId"] for e in fakehub.of_type("node.started") if e["nodeId"] == "llm:step"]
     assert parents.count(tool_instance) == 1, "the researcher's model step nests in the tool node"
     assert len(steps) == 3
+
+
+async def test_a_stream_the_run_loop_closes_is_closed_in_the_run_loops_task(on: graphmind.Client) -> None:
+    """As the SDK's own test_streamed_terminal_failure_closes_the_model_stream: a terminal failure
+    event leaves the loop, which closes the model stream itself; through our wrapper too."""
+    import asyncio
+    from collections.abc import AsyncIterator
+
+    from agents import ModelBehaviorError
+    from agents.models.interface import Model
+    from openai.types.responses import ResponseErrorEvent
+
+    tasks: dict[str, Any] = {}
+
+    class Failing(Model):
+        async def get_response(self, *args: Any, **kwargs: Any) -> Any:
+            raise NotImplementedError
+
+        async def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+            tasks["iterating"] = asyncio.current_task()
+            try:
+                yield ResponseErrorEvent(
+                    type="error", code="x", message="boom", param=None, sequence_number=0
+                )
+            finally:
+                tasks["closing"] = asyncio.current_task()
+
+    result = Runner.run_streamed(Agent(name="test", model=Failing()), "test")
+    with pytest.raises(ModelBehaviorError):
+        async for _ in result.stream_events():
+            pass
+    assert tasks.get("closing") is not None and tasks["closing"] is tasks["iterating"]

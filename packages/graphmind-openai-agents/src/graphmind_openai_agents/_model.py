@@ -148,14 +148,20 @@ async def _advance(stream: Any) -> Any:
 async def _gated_stream(engine: Any, spec: NodeSpec, open_stream: Callable[[], Any]) -> AsyncIterator[Any]:
     ex = await engine.astart_node(spec)
 
-    async for event in ex.stream_async(
+    stream = ex.stream_async(
         open_stream,
         advance=_advance,
         on_item=_emit_tokens(ex),
         describe=_inject.stream_reply,
         from_injected=_inject.completed_event,
-    ):
-        yield event
+    )
+    try:
+        async for event in stream:
+            yield event
+    finally:
+        # The run loop closes the model stream in its own task (run_loop.py:2650, `aclosing`): close
+        # ours, and so the model's, right here, not later from asyncio's async-generator finalizer.
+        await stream.aclose()
 
 
 MODEL_HOOKS: tuple[Hook[Patches], ...] = (
