@@ -5,13 +5,14 @@ One conversion serves inject, edit and replay alike: the one model-reply shape
 Responses items the agent loop reads (`ResponseOutputMessage` for text, `ResponseFunctionToolCall`
 for each tool call, a handoff included: a handoff is the tool call `transfer_to_<agent>`), so the loop
 follows an injected reply exactly as it follows a real one. A streamed call gets the same items in
-the one event the loop needs, `response.completed` (agents/run_internal/run_loop.py:2655: the
-terminal event's `response.output` is the turn's reply).
+the event the loop needs, `response.completed` (agents/run_internal/run_loop.py:2655: the terminal
+event's `response.output` is the turn's reply), after the text's delta events.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from typing import Any
 
@@ -23,9 +24,10 @@ from openai.types.responses import (
     ResponseFunctionToolCall,
     ResponseOutputMessage,
     ResponseOutputText,
+    ResponseTextDeltaEvent,
 )
 
-from graphmind.adapter import parse_model_reply
+from graphmind.adapter import Items, parse_model_reply
 
 INJECTED_MODEL = "graphmind-injected"
 
@@ -63,20 +65,43 @@ def model_response(value: Any) -> ModelResponse:
     return ModelResponse(output=output_items(value), usage=Usage(), response_id=None)
 
 
-def completed_event(value: Any) -> ResponseCompletedEvent:
-    """`Model.stream_response`'s one event for an injected reply."""
+def completed_event(value: Any) -> Items:
+    """`Model.stream_response`'s events for an injected (or replayed) reply: its text as
+    `response.output_text.delta` events, a word each (so a replayed stream arrives as a stream),
+    then the `response.completed` the loop reads the turn from."""
+    output = output_items(value)
+    events: list[Any] = []
+    for index, item in enumerate(output):
+        if isinstance(item, ResponseOutputMessage):
+            part = item.content[0] if item.content else None
+            text = part.text if isinstance(part, ResponseOutputText) else ""
+            for piece in re.findall(r"\s*\S+\s*|\s+", text):
+                events.append(
+                    ResponseTextDeltaEvent(
+                        type="response.output_text.delta",
+                        item_id=item.id,
+                        output_index=index,
+                        content_index=0,
+                        delta=piece,
+                        sequence_number=len(events),
+                        logprobs=[],
+                    )
+                )
     response = Response(
         id=f"resp_gm_{uuid.uuid4().hex[:16]}",
         created_at=0.0,
         model=INJECTED_MODEL,
         object="response",
-        output=output_items(value),
+        output=output,
         parallel_tool_calls=True,
         tool_choice="auto",
         tools=[],
         status="completed",
     )
-    return ResponseCompletedEvent(type="response.completed", response=response, sequence_number=0)
+    events.append(
+        ResponseCompletedEvent(type="response.completed", response=response, sequence_number=len(events))
+    )
+    return Items(tuple(events))
 
 
 def stream_reply(events: list[Any]) -> tuple[Any, Any]:

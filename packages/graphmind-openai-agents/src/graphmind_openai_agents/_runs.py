@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 import graphmind
+from graphmind import ReplayDivergence
 from graphmind.adapter import Patches, RunAborted
 
 
@@ -33,13 +34,14 @@ def _name(agent: Any) -> str:
     return name if isinstance(name, str) and name else "agent"
 
 
-def _aborted(exc: BaseException) -> RunAborted | None:
-    """The RunAborted behind an SDK error: a tool's error reaches the app as the SDK's
-    `UserError("Error running tool ...")` raised from it (agents/run_internal/tool_execution.py:1861)."""
+def _aborted(exc: BaseException) -> BaseException | None:
+    """The RunAborted (or replay divergence) behind an SDK error: a tool's error reaches the app as
+    the SDK's `UserError("Error running tool ...")` raised from it
+    (agents/run_internal/tool_execution.py:1861)."""
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
-        if isinstance(current, RunAborted):
+        if isinstance(current, RunAborted | ReplayDivergence):
             return current
         seen.add(id(current))
         current = current.__cause__
@@ -47,7 +49,8 @@ def _aborted(exc: BaseException) -> RunAborted | None:
 
 
 async def _unwrapping_abort(call: Callable[[], Any]) -> Any:
-    """An aborted run ends with RunAborted itself, whatever the SDK wrapped it in on the way out."""
+    """An aborted run ends with RunAborted itself (a replay that diverged under `on_divergence="fail"`
+    with its ReplayDivergence), whatever the SDK wrapped it in on the way out."""
     try:
         return await call()
     except Exception as exc:
