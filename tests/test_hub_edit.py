@@ -197,3 +197,28 @@ def test_the_api_refuses_what_a_gate_cannot_take(hub: HubProcess, client: graphm
     assert _answer(hub, gate, {"action": "continue", "input": {"x": 7}})[0] == 200
     thread.join(10)
     assert out == {"value": 7}
+
+
+def test_a_langchain_tool_held_before_runs_with_the_edited_arguments(
+    hub: HubProcess, client: graphmind.Client
+) -> None:
+    from langchain_core.tools import tool
+
+    from graphmind_langchain import gate_tools
+
+    received: list[str] = []
+
+    @tool
+    def weather(city: str) -> str:
+        """The weather in a city."""
+        received.append(city)
+        return f"sunny in {city}"
+
+    gate_tools(weather, session=client)
+    _break(hub, "tool:weather", "before")
+    thread, out = in_thread(lambda: weather.invoke({"city": "Lisbon"}))
+    gate = hub.held_gates()[0]
+    assert gate["editable"] is True and gate["input"] == {"city": "Lisbon"}
+    assert _answer(hub, gate, {"action": "continue", "input": {"city": "Porto"}})[0] == 200
+    thread.join(10)
+    assert out == {"value": "sunny in Porto"} and received == ["Porto"]

@@ -165,3 +165,34 @@ def test_a_closure_is_not_reloadable(hub: FakeHub, client: graphmind.Client) -> 
     hub.resolve(again["gateId"], "continue")
     worker.join(5)
     assert out == [1]
+
+
+STREAM_BROKEN = """
+def words(text):
+    yield text
+    raise ValueError("half way")
+"""
+STREAM_FIXED = """
+def words(text):
+    yield text
+    yield "fixed"
+"""
+
+
+def test_a_streaming_tool_reloads_at_its_error_gate(
+    hub: FakeHub, client: graphmind.Client, tool_module: tuple[Path, Any]
+) -> None:
+    path, _ = tool_module
+    path.write_text(textwrap.dedent(STREAM_BROKEN))
+    module = importlib.reload(sys.modules[path.stem])
+    words = client.tool(module.words)
+    hub.set_debug(pause_on_error="on", breakpoints=[("tool:words", "after")])
+    answers = [("retry", None, {"reload": True}), ("continue", None)]
+
+    def answer(frame: dict[str, Any]) -> Any:
+        if frame["gate"] == "error":
+            path.write_text(textwrap.dedent(STREAM_FIXED))
+        return answers.pop(0)
+
+    hub.auto_answer(answer)
+    assert list(words("a")) == ["a", "fixed"]

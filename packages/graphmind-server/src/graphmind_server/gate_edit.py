@@ -46,7 +46,7 @@ def edit_fields(gate: Gate, body: dict[str, Any]) -> dict[str, Any]:
         raise EditRefused(
             422,
             f"{what} goes with continue at a before gate or retry at an after or error gate, "
-            f"not {action} at a {kind} gate",
+            f"not {action} at the {kind} gate",
         )
     fields: dict[str, Any] = {}
     if has_input:

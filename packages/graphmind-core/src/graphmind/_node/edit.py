@@ -106,6 +106,8 @@ def inject_skeleton(node: NodeRecord, gate: str, payload: dict[str, Any]) -> Any
         if last is not UNSET:
             return last
     schema = node.spec.output_schema
+    if callable(schema):  # built only now that a gate holds (a model step's tool roster)
+        schema = schema()
     return skeleton(schema) if schema is not None else None
 
 
@@ -127,7 +129,7 @@ def decide_edit(node: NodeRecord, gate: str, held: HeldGate, answer: GateAnswer)
     if not takes:
         raise EditRefused(
             f"{what} goes with continue at a before gate or retry at an after or error gate, "
-            f"not {answer.action} at a {gate} gate"
+            f"not {answer.action} at the {gate} gate"
         )
     if answer.has_input:
         reason = not_editable(node)

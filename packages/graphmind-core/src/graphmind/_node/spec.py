@@ -39,7 +39,8 @@ class NodeSpec:
     # Edit and reload (_node/edit.py; docs/protocol.md, "Editing a held call"): `edit(json)` rebuilds
     # the call from an edited input (the node's `input` shape) and returns the body to run, raising
     # with the reason when it cannot; None: the gate says "not editable". `reload()` re-imports a
-    # gated callable's code. `output_schema`: a JSON Schema of the output, the inject box's skeleton.
+    # gated callable's code. `output_schema`: a JSON Schema of the output (or a function returning
+    # one, asked only when a gate holds), the inject box's skeleton.
     edit: Callable[[Any], Callable[[], Any]] | None = None
     reload: Callable[[], None] | None = None
     output_schema: Any = None

@@ -81,6 +81,31 @@ def edited_request(
     return body
 
 
+def _parameters(tool: Any) -> Any:
+    if not isinstance(tool, Mapping):
+        return None
+    fn = tool.get("function")
+    return (
+        tool.get("parameters")
+        or tool.get("input_schema")
+        or (fn.get("parameters") if isinstance(fn, Mapping) else None)
+    )
+
+
+def reply_schema(tools: Any) -> Any:
+    """The inject box's skeleton at a model step with a tool roster (OpenAI's or Anthropic's
+    definitions): a reply that calls the first tool, its arguments in the shape of its parameters
+    (as a JSON Schema whose `default` is that reply, for `NodeSpec.output_schema`)."""
+    from .._node.skeleton import skeleton
+
+    first = tools[0] if isinstance(tools, list | tuple) and tools else None
+    name = _tool_name(first)
+    if not isinstance(name, str):
+        return None
+    call = {"name": name, "arguments": skeleton(_parameters(first)) or {}}
+    return {"default": {"content": None, "tool_calls": [call]}}
+
+
 def request_message(message: Any) -> Any:
     """A described message as a request message: its fields, without the empty ones."""
     if not isinstance(message, Mapping):

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .. import NodeSpec, Owned, json_scalar
+from .._edit import reply_schema
 from ._api import Api, Described
 from ._exchange import Reply, Sdk, reply_for
 from ._recorder import StreamRecorder, TypedRecorder, keep_alive, tee_stream
@@ -62,6 +63,7 @@ class Call:
             return NodeSpec(name=api.node, kind="llm", input=node_input, attrs=attrs, owned=owned)
         step = self.engine.next_llm_step(key, length)
         tools = node_input.get("tools")
+        definitions = self.body.get("tools")
         if tools:
             attrs["tools"] = tools
             if step.first_step:
@@ -75,6 +77,8 @@ class Call:
             attrs=attrs,
             tool_calls_in_output=True,  # the gated tools called next take these call ids
             owned=owned,  # `tools` is the input's own list: owned with it
+            # the inject box's skeleton, built only if a gate holds: a reply calling the first tool
+            output_schema=(lambda: reply_schema(definitions)) if tools else None,
         )
 
     def edited(self, value: Any) -> dict[str, Any]:
