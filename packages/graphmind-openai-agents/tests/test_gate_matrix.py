@@ -219,8 +219,23 @@ async def fake() -> AsyncIterator[FakeOpenAI]:
 SUBJECTS = {"model": AgentSubject, "streamed-model": StreamedAgentSubject, "tool": ToolSubject}
 
 
-@pytest.mark.parametrize("case", CASES)
-@pytest.mark.parametrize("subject", list(SUBJECTS))
+# The kit's recorded-error case expects the app to get the node's own exception type; the SDK raises
+# a tool's error to the app as its UserError from it (agents/run_internal/tool_execution.py:1861), so
+# the node records the tool's RuntimeError and the app gets UserError: the case's comparison of the
+# two names cannot hold for this SDK (the replayed error itself reaches the app, as its cause).
+KIT_ASSUMES_UNWRAPPED = {("tool", "replay_recorded_error"), ("tool", "replay_recorded_error_async")}
+
+
+def _params() -> list[Any]:
+    unwrapped = pytest.mark.xfail(strict=True, reason="the SDK wraps a tool's error in its UserError")
+    return [
+        pytest.param(subject, case, marks=[unwrapped] if (subject, case) in KIT_ASSUMES_UNWRAPPED else [])
+        for case in CASES
+        for subject in SUBJECTS
+    ]
+
+
+@pytest.mark.parametrize(("subject", "case"), _params())
 async def test_gate_matrix(
     case: str, subject: str, fake: FakeOpenAI, kit_hub: Callable[[], KitHub] | None
 ) -> None:
