@@ -4,6 +4,7 @@
     uv run nox -s lint                  # ruff check, ruff format --check, mypy --strict on every package's src (CI runs it)
     uv run nox -s wheels                # build every package, install each wheel alone in a fresh venv, smoke it
     uv run nox -s faults                # the fault suite at full scale (the default run uses CI sizes)
+    uv run nox -s huge                  # the viewer on a 1,000,000-event run (the default run uses 20,000)
     uv run nox -s "openai(openai='3')"  # one cell of the matrix; `uv run nox -t matrix` runs them all
 
 The matrix tests each adapter against the newest release and the previous major of its framework.
@@ -30,6 +31,7 @@ PACKAGES = [
     "graphmind-mcp",
     "graphmind-llamaindex",
     "graphmind-litellm",
+    "graphmind-google-adk",
     "graphmind-openai-agents",
 ]
 # One row per adapter: its package, the framework distribution, the versions to test, its tests.
@@ -51,6 +53,13 @@ MATRIX = {
     ),
     # The newest line and the one before it (never 1.107.0: reported compromised; the range excludes it).
     "litellm": ("graphmind-litellm", "litellm", ["1.110", "1.109"], ["packages/graphmind-litellm/tests"]),
+    # The newest minor and the one before it (google-adk 2.x needs Python 3.11).
+    "google_adk": (
+        "graphmind-google-adk",
+        "google-adk",
+        ["2.13", "2.12"],
+        ["packages/graphmind-google-adk/tests"],
+    ),
     # The newest minor and the one before it (0.x: a minor is the SDK's breaking step).
     "openai_agents": (
         "graphmind-openai-agents",
@@ -111,6 +120,27 @@ def _matrix_session(name: str) -> None:
 
 for _name in MATRIX:
     _matrix_session(_name)
+
+
+@nox.session
+def huge(session: nox.Session) -> None:
+    """The viewer on a 1,000,000-event run (issue 32): a timeline click's detail < 100 ms, an in-run
+    search < 300 ms, the open still interactive < 1 s. Prints every figure."""
+    session.run("uv", "sync", "--all-packages", "--quiet", external=True)
+    session.run(
+        "uv",
+        "run",
+        "pytest",
+        "tests/browser/test_cockpit_huge_run.py",
+        "-s",
+        "-p",
+        "no:randomly",
+        "-o",
+        "timeout=3600",
+        *session.posargs,
+        env={"GRAPHMIND_HUGE_EVENTS": "1000000"},
+        external=True,
+    )
 
 
 @nox.session
@@ -297,6 +327,23 @@ SUITES = {
             "fastapi",
         ],
     ),
+    # google-adk's `test` extra, the parts its unit tests import (anthropic, litellm, langgraph and
+    # llama-index are the workspace's already; the tests that need others fail bare and are not compared).
+    "google_adk": (
+        "google-adk",
+        "graphmind-google-adk",
+        [
+            "pytest",
+            "pytest-asyncio",
+            "pytest-mock",
+            "pytest-timeout",
+            "pytest-xdist",
+            "anthropic",
+            "litellm>=1.108,!=1.107.0,<2",
+            "langgraph",
+            "a2a-sdk",
+        ],
+    ),
 }
 # The source package's own directory that holds its tests, installed into the session first.
 SUITE_LOCAL_PACKAGES = {"mcp": ["examples"]}
@@ -304,8 +351,8 @@ SUITE_LOCAL_PACKAGES = {"mcp": ["examples"]}
 # only; litellm's also needs a Rust toolchain to build its metadata): the tests come from the
 # framework's repository at the locked version, a directory named by GRAPHMIND_SUITE_TESTS whose
 # tests/ is copied to .nox/suite-src/<dist>-<version>-tests and run against the installed
-# package. docs/compatibility.md says how.
-TESTS_ELSEWHERE = {"llama-index-core", "litellm"}
+# package. docs/compatibility.md says how. google-adk's sdist ships the package only too.
+TESTS_ELSEWHERE = {"llama-index-core", "litellm", "google-adk"}
 TESTS_FROM_ENV = "GRAPHMIND_SUITE_TESTS"
 
 

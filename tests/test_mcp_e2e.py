@@ -333,3 +333,33 @@ async def test_hidden_results_are_not_quoted_into_the_error_under_the_proxy(
     run = (await _run_of(p, "finished"))[0]
     error = next(e for e in _events(hub, run["id"]) if e["type"] == "node.error")["error"]
     assert "Mars" not in error["message"] and "content is hidden" in error["message"]
+
+
+async def test_a_recorded_proxy_session_replays_under_the_proxy(hub: HubProcess, tmp_path: Path) -> None:
+    """Replay under `graphmind mcp-proxy` (docs/replay.md): the proxy's client reads GRAPHMIND_REPLAY;
+    a matching tools/call gets the recorded result without reaching the server, a changed one fails."""
+    import subprocess
+
+    async with proxy(hub, tmp_path) as p:
+        recorded = await p.session.call_tool("get_current_time", {"timezone": "UTC"})
+    run = (await _run_of(p, "finished"))[0]
+    cassette = tmp_path / "proxy.jsonl"
+    done = subprocess.run(
+        [GRAPHMIND, "record", run["id"], "--db", str(hub.db), "--out", str(cassette)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    env = {"GRAPHMIND_REPLAY": str(cassette), "GRAPHMIND_REPLAY_ON_DIVERGENCE": "fail"}
+    async with proxy(hub, tmp_path, env=env) as p:
+        replayed = await p.session.call_tool("get_current_time", {"timezone": "UTC"})
+        assert replayed.structured_content == recorded.structured_content
+        with pytest.raises(MCPError, match=r"replay diverged at tool:get_current_time#2"):
+            await p.session.call_tool("get_current_time", {"timezone": "Asia/Tokyo"})
+    runs = await _run_of(p, "finished", 2)
+    replay_run = next(r for r in runs if r["id"] != run["id"])
+    events = _events(hub, replay_run["id"])
+    assert next(e for e in events if e["type"] == "run.started")["replayOf"] == run["id"]
+    endings = [e for e in events if e["type"] in ("node.finished", "node.error")]
+    assert endings[0].get("replayed") is True and endings[0]["type"] == "node.finished"

@@ -3,7 +3,7 @@
     python scripts/suites/run_suite.py openai <source dir> [pytest args...]
     python scripts/suites/run_suite.py anthropic <source dir> [pytest args...]
     python scripts/suites/run_suite.py langchain <source dir> [pytest args...]
-    python scripts/suites/run_suite.py mcp|llamaindex|litellm <source dir> [pytest args...]
+    python scripts/suites/run_suite.py mcp|llamaindex|litellm|google_adk <source dir> [pytest args...]
 
 Test paths among the pytest args (relative to the source dir) replace the whole suite.
 
@@ -137,6 +137,13 @@ SUITES: dict[str, dict[str, Any]] = {
         # tests/test_litellm: the offline unit tests (`make test-unit`); the rest call real providers.
         "args": ["tests/test_litellm", "-p", "no:cacheprovider", "-n", "2", "-q", "--timeout=120"],
     },
+    "google_adk": {
+        "plugin": "gm_suite_google_adk",
+        # The unit tests raise model and tool errors on purpose: no error gate holds.
+        "hub_args": ["--pause-on-error", "off"],
+        # tests/unittests: offline (mock models, in-memory services); tests/integration call Gemini.
+        "args": ["tests/unittests", "-p", "no:cacheprovider", "-n", "2", "-q", "--timeout=120"],
+    },
 }
 
 # Tests that assert the exact list of a run's handlers: one more handler on every run (the point
@@ -165,6 +172,7 @@ EXPECTED_DIFFERENT: dict[str, set[str]] = {
     },
     "openai": set(),
     "anthropic": set(),
+    "google_adk": set(),
     "langchain": {
         # `trace_as_chain_group`'s manager is configured, so it holds the hook's handler too: `len == 1` fails.
         "tests.unit_tests.runnables.test_config::test_merge_config_callbacks",

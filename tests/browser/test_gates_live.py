@@ -122,7 +122,7 @@ def test_retry_at_an_error_gate_runs_the_body_again(hub: Any, client: Any, make_
     card = page.locator(".gate-card")
     expect(card.locator(".gate-reason")).to_have_text("Error: search backend is down")
     expect(card).to_contain_text("ValueError")
-    card.get_by_role("button", name="Retry").click()
+    card.get_by_role("button", name="Retry", exact=True).click()
     finish(agent, hub, page)
     assert agent.error is None
     assert agent.result == [{"hits": ["second time lucky"]}]
@@ -149,7 +149,7 @@ def test_retry_at_a_loop_hold_runs_the_call_and_restarts_the_streak(
     card = page.locator(".gate-card")
     expect(card.locator(".gate-reason")).to_have_text("Loop: 3× search with identical arguments")
     assert len(tool.calls) == 2  # held before the third call ran
-    card.get_by_role("button", name="Retry").click()
+    card.get_by_role("button", name="Retry", exact=True).click()
     # The retried call starts a new streak: the fourth identical call is only its second.
     finish(agent, hub, page)
     assert agent.error is None

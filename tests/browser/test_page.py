@@ -106,8 +106,8 @@ def test_several_held_gates_are_listed_oldest_first_with_reasons_in_words(
     expect(cards.nth(0).locator(".gate-reason")).to_have_text("Step")
     expect(cards.nth(1).locator(".gate-reason")).to_have_text("Loop: 3× search with identical arguments")
     expect(cards.nth(2).locator(".gate-reason")).to_have_text("Error: boom")
-    expect(cards.nth(0).get_by_role("button", name="Retry")).to_have_count(0)
-    expect(cards.nth(2).get_by_role("button", name="Retry")).to_have_count(1)
+    expect(cards.nth(0).get_by_role("button", name="Retry", exact=True)).to_have_count(0)
+    expect(cards.nth(2).get_by_role("button", name="Retry", exact=True)).to_have_count(1)
     for name in ("Continue", "Inject", "Abort"):
         expect(cards.nth(0).get_by_role("button", name=name, exact=True)).to_be_visible()
     # A live gate.held joins the list; a gate.released leaves it.

@@ -17,10 +17,10 @@ from typing import Any, ClassVar
 
 import pytest
 from _apps import AgentThread, CountingTool
-from conftest import CHROMIUM, CHROMIUM_ARGS
 from playwright.sync_api import expect
 
 import graphmind
+from conftest import CHROMIUM, CHROMIUM_ARGS
 from graphmind import protocol as proto
 from graphmind_server.testing import HubProcess, wait_for
 

@@ -141,3 +141,12 @@ async def test_the_async_engine_executes_a_node(hub: FakeHub, client: graphmind.
         NodeSpec("step", "llm", node_id="llm:step"), call, from_injected=parse_model_reply
     )
     assert result == ModelReply("from the debugger", [])
+
+
+def test_a_recorded_model_output_reads_as_a_reply_its_descriptive_keys_taken() -> None:
+    """What adapters record for a model step (finish_reason, model, …) injects as it was shown:
+    a replay hands the recorded output back through the same conversion (docs/replay.md)."""
+    recorded = {"content": "Paris.", "tool_calls": [], "finish_reason": "stop", "model": "gpt-test"}
+    assert parse_model_reply(recorded) == ModelReply("Paris.", [])
+    anthropic = {"content": "Hi", "stop_reason": "end_turn", "stop_sequence": None, "model": "claude"}
+    assert parse_model_reply(anthropic).content == "Hi"

@@ -11,7 +11,8 @@ import pytest
 
 import graphmind
 from graphmind import protocol as proto
-from graphmind._replay.cassette import Cassette, CassetteError, write_cassette
+from graphmind._replay.cassette import Cassette, write_cassette
+from graphmind._replay.errors import CassetteError
 from graphmind.testing import FakeHub
 
 

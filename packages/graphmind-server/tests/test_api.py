@@ -49,6 +49,8 @@ def test_runs_are_listed_newest_first_with_filters_and_limit(thub):
         "clientId",
         "meta",
         "dropped",
+        "usage",
+        "heldMs",
     }
     assert runs[0]["dropped"] == {"count": 0, "reasons": {}}
     assert runs[0]["status"] == "error" and runs[0]["endedAt"] is not None and runs[1]["endedAt"] is None

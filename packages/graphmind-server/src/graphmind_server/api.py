@@ -127,8 +127,14 @@ async def list_runs(request: Request) -> Response:
     status = request.query_params.get("status")
     if status is not None and status not in RUN_STATUSES:
         return error(400, f"status must be one of {', '.join(RUN_STATUSES)} (got {status!r})")
-    await hub.store.barrier()
-    runs = await hub.store.read(reads.list_runs, limit, status, request.query_params.get("app"))
+    from .api_cockpit import index_now, run_filter  # here: api_cockpit imports this module
+
+    try:
+        filters = run_filter(request)
+    except BadRequest as exc:
+        return error(exc.status, str(exc))
+    await (index_now(hub) if filters.q is not None else hub.store.barrier())
+    runs = await hub.store.read(reads.list_runs, limit, status, request.query_params.get("app"), filters)
     held = hub.held_counts()
     for run in runs:
         run["heldCount"] = held.get(run["id"], 0)

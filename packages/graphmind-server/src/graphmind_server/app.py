@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route, WebSocketRoute
 
-from . import api, viewer_codes
+from . import api, api_cockpit, viewer_codes
 from .config import Settings
 from .debugstate import DebugState
 from .export.forwarder import OtlpForwarder
@@ -109,6 +109,7 @@ def build_app(settings: Settings, store: Store, trust: Callable[[Any], None] | N
     app = Starlette(
         routes=[
             *viewer_codes.routes,
+            *api_cockpit.routes,  # before api.routes: those end with the catch-all 404
             *api.routes,
             Route("/v1/traces", api.otlp_traces, methods=["POST"]),
             WebSocketRoute("/ingest", ingest),

@@ -19,6 +19,7 @@ COMMANDS += [
 ]
 COMMANDS += ["graphmind_server.telemetry"]  # docs/telemetry.md
 COMMANDS += ["graphmind_server.viewer_url"]  # docs/security.md
+COMMANDS += ["graphmind_server.diff_command"]  # `graphmind diff A B` (compare.py)
 COMMANDS += ["graphmind_server.replay"]  # docs/replay.md
 DEFAULT_COMMAND = "serve"
 COMMAND_NAMES = tuple(module.rsplit(".", 1)[1].rstrip("_").replace("_", "-") for module in COMMANDS)

@@ -21,7 +21,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, NoReturn
 
-from graphmind._replay.cassette import Cassette, CassetteError
+from graphmind._replay.cassette import Cassette
+from graphmind._replay.errors import CassetteError
 from graphmind._replay.replayer import REPORT_ENV
 from graphmind._replay.settings import ENV, POLICIES
 from graphmind.redaction import strip_secret_keys

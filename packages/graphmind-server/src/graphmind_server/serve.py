@@ -20,7 +20,7 @@ import uvicorn
 
 from graphmind import protocol as graphmind_protocol
 
-from . import tokenfile
+from . import prices, tokenfile
 from .app import build_app
 from .config import DEFAULT_PORT, ConfigError, Settings, is_loopback, settings_from
 from .hub import Hub
@@ -189,6 +189,10 @@ class _Server(uvicorn.Server):
 
 
 def _prepare(settings: Settings, on_ready: Callable[[int], None]) -> tuple[_Server, socket.socket]:
+    try:  # GRAPHMIND_PRICES: a file that cannot be used stops the hub now, not at the first read
+        prices.check_env()
+    except prices.PriceTableError as exc:
+        raise ServeError(str(exc)) from None
     sock = bind(settings.host, settings.port)
     port = sock.getsockname()[1]
     try:

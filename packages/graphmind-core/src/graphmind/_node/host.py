@@ -36,6 +36,7 @@ class NodeHost:
     pause_timeout: float | None
     tool_calls: ToolCallIds
     hold_timeouts: HoldTimeouts
+    replay: Any = None  # a _replay.replayer.Replayer, asked first at every before gate (docs/replay.md)
     # Whether an input can be edited, an output prefill the inject box (_node/edit.py).
     redaction: RedactionSwitches | None = None
     last_outputs: dict[str, Any] = dataclasses.field(default_factory=dict)

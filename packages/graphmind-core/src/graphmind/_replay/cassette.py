@@ -18,12 +18,9 @@ from typing import Any
 
 from .. import protocol as proto
 from .._events.redaction import strip_secret_keys
+from .errors import CassetteError
 
 FORMAT = {"type": "graphmind.export", "version": 1}
-
-
-class CassetteError(ValueError):
-    """A cassette that cannot be read: one line naming the file and what is wrong."""
 
 
 @dataclass(slots=True)

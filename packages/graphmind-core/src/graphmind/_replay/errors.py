@@ -29,3 +29,8 @@ class ReplayedError(Exception):
         self.type_name = type_name
         self.message = message
         super().__init__(f"{type_name}: {message}" if type_name else message)
+
+
+class CassetteError(ValueError):
+    """A replay that cannot be set up (a cassette that cannot be read, a bad setting): one line
+    naming the file or the setting and what is wrong."""

@@ -17,6 +17,7 @@ from typing import Any
 from .. import protocol as proto
 from .._base.errors import RunAborted
 from .._hub.gate import GateAnswer, HeldGate, async_waiter
+from .._node.edit import EditRefused, apply_edit, decide_edit, paused_fields
 from .errors import ReplayDivergence, ReplayedError
 from .replayer import DIVERGED, FORK_OUTPUT, REPLAY, Decision, Replayer
 
@@ -43,7 +44,7 @@ def replay_before(node: NodeRecord, gate: str, convert: Callable[[Any], Any]) ->
         started = node.host.clock()
         answer = held.wait(node.host.pause_timeout)
         node._close(held, answer, started)
-        decided = _answer(node, replay, decision, answer, convert)
+        decided = _answer(node, replay, decision, answer, convert, held, started)
         if decided is not _AGAIN:
             return decided  # type: ignore[no-any-return]
 
@@ -69,7 +70,7 @@ async def areplay_before(node: NodeRecord, gate: str, convert: Callable[[Any], A
             node._close(held, GateAnswer(proto.CONTINUE, by="cancelled"), started)
             raise
         node._close(held, answer, started)
-        decided = _answer(node, replay, decision, answer, convert)
+        decided = _answer(node, replay, decision, answer, convert, held, started)
         if decided is _AGAIN:
             continue
         try:
@@ -159,13 +160,22 @@ def _open(node: NodeRecord, replay: Replayer, decision: Decision, is_async: bool
     paused = node._base(proto.EXEC_PAUSED)
     paused.update(gate=proto.BEFORE, reason=proto.DIVERGENCE, actions=actions)
     paused.update(replay.paused_fields(node, decision))
+    # "Edit input" at a divergence (issue 31): edit's own fields, so the card offers it as at any
+    # before gate (and says why not, a refused edit included).
+    paused.update(paused_fields(node, proto.BEFORE, {"input": paused["input"]}, actions))
     waiter = async_waiter() if is_async else None
     held: HeldGate = node.host.hub.open_gate(paused, node.run, proto.BEFORE, waiter, node.trusted)
     return held
 
 
 def _answer(
-    node: NodeRecord, replay: Replayer, decision: Decision, answer: GateAnswer, convert: Callable[[Any], Any]
+    node: NodeRecord,
+    replay: Replayer,
+    decision: Decision,
+    answer: GateAnswer,
+    convert: Callable[[Any], Any],
+    held: HeldGate,
+    started: float,
 ) -> Any:
     action = answer.action
     if action == proto.ABORT:
@@ -187,6 +197,16 @@ def _answer(
             return _AGAIN
         node.injected = True
         return GateAnswer(proto.INJECT, converted, by=answer.by, raw=answer.value)
+    if answer.has_input or answer.reload:
+        # continue with an edited input: decided by edit's one rule (_node/edit.py), then live.
+        try:
+            answer = decide_edit(node, proto.BEFORE, held, answer)
+        except EditRefused as exc:
+            node._unusable(exc, "edit")
+            return _AGAIN
+        apply_edit(node, proto.BEFORE, answer, {"input": node.spec.input}, started)
+        replay.go_live()
+        return answer if answer.body is not None else None
     # continue (a timeout and a lost hub included): live from here on
     replay.go_live()
     return None

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .cassette import CassetteError
+from .errors import CassetteError
 
 POLICIES = ("hold", "live", "fail")
 ENV = "GRAPHMIND_REPLAY"

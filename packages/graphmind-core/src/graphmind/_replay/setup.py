@@ -7,7 +7,8 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from .cassette import Cassette, CassetteError
+from .cassette import Cassette
+from .errors import CassetteError
 from .replayer import Replayer
 from .settings import NOTHING, resolve
 

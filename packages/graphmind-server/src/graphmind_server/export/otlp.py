@@ -16,9 +16,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import prices
 from .._version import __version__
 from ..otlp import names as n
 from ..otlp.names import OPENINFERENCE_KIND
+from ..store import usage as tokens
 from ..store.derive import text as valid_utf8
 
 SPAN_KIND_INTERNAL = 1
@@ -98,11 +100,22 @@ def _io(span: _Span, which: str, value: Any) -> None:
 
 
 def _usage(span: _Span, usage: Any) -> None:
+    """Tokens, and the cost: the one the framework reported (LiteLLM), else priced from the hub's
+    table (prices.py) as the viewer shows it."""
     if not isinstance(usage, dict):
         return
     for ours, theirs in USAGE_ATTRS:
         if isinstance(usage.get(ours), int) and not isinstance(usage.get(ours), bool):
             span.attrs[theirs] = usage[ours]
+    counts: dict[str, Any] = {}
+    model = span.attrs.get(n.LLM_MODEL)
+    if tokens.add(counts, model if isinstance(model, str) else None, usage):
+        row = next(iter(counts["models"].values()))
+        if row["cachedTokens"]:
+            span.attrs[n.TOKENS_CACHE_READ] = row["cachedTokens"]
+        cost = tokens.to_api(counts, prices.price)["costUsd"]
+        if cost is not None:
+            span.attrs[n.COST_TOTAL] = float(cost)
 
 
 def _model(node_input: Any, attrs: Any) -> str | None:

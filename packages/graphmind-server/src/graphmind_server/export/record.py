@@ -155,7 +155,7 @@ def _record(args: argparse.Namespace) -> int:
                     )
         else:
             with _output(args.out) as out:
-                _write(conn, runs, args.format, out, ex)
+                write_runs(conn, runs, args.format, out, ex)
         conn.execute("COMMIT")
     finally:
         conn.close()
@@ -212,7 +212,7 @@ def _output(path: str | None) -> Iterator[IO[str]]:
         tmp.unlink(missing_ok=True)
 
 
-def _write(conn: Any, runs: list[dict[str, Any]], fmt: str, out: IO[str], ex: Exporter) -> None:
+def write_runs(conn: Any, runs: list[dict[str, Any]], fmt: str, out: IO[str], ex: Exporter) -> None:
     if fmt == "otlp":
         out.write(encode(otlp.request([_otlp_run(conn, run, ex) for run in runs])) + "\n")
         return

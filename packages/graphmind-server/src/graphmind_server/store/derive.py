@@ -7,8 +7,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import prices
 from ..jsontext import finite, loads_finite
 from . import status as rule
+from . import usage as tokens
+from .search import event_facets
 from .status import FINAL_STATUSES, RUN_STATUSES, split_node_id
 
 __all__ = [
@@ -102,9 +105,53 @@ class RunRow:
     agent_node: str | None = None
     cursor: int = 0
     dropped: str = "{}"  # JSON {reason: events}: events of this run that never reached the store
+    usage: str = "{}"  # JSON: tokens and reported cost per model (store/usage.py)
+    held_ms: float = 0.0  # time its gates were held (the exec.resumed heldMs summed)
     nodes: dict[str, NodeRow] | None = None  # loaded lazily by the writer
     new: bool = False
     dirty_nodes: set[str] = field(default_factory=set)
+    # In memory only: facets written for this run (store/search.py), the ones to write, and the
+    # model of each model node still open (its node.finished carries the usage, not the model).
+    facets: set[str] = field(default_factory=set)
+    new_facets: list[str] = field(default_factory=list)
+    open_models: dict[str, str] = field(default_factory=dict)
+    _usage: dict[str, Any] | None = None
+
+    @classmethod
+    def from_db(cls, row: tuple[Any, ...]) -> RunRow:
+        """A row of the writer's run columns (store/writer.py `_RUN_COLUMNS`), its nodes not loaded."""
+        (run_id, app, name, status, started, ended, events, client, meta, implicit, agent, cursor) = row[:12]
+        dropped, usage, held_ms = row[12:15]
+        return cls(
+            id=run_id,
+            app=app,
+            name=name,
+            status=status,
+            started_at=started,
+            ended_at=ended,
+            event_count=events,
+            client_id=client,
+            meta=meta,
+            implicit=bool(implicit),
+            agent_node=agent,
+            cursor=cursor,
+            dropped=dropped,
+            usage=usage,
+            held_ms=held_ms,
+            nodes={},
+        )
+
+    def add_usage(self, model: str | None, reported: Any) -> None:
+        if self._usage is None:
+            self._usage = tokens.load(self.usage)
+        if tokens.add(self._usage, model, reported):
+            self.usage = json.dumps(self._usage)
+
+    def add_facets(self, facets: list[str]) -> None:
+        for f in facets:
+            if f not in self.facets:
+                self.facets.add(f)
+                self.new_facets.append(f)
 
     @property
     def node_count(self) -> int:
@@ -124,6 +171,8 @@ class RunRow:
                 self.client_id,
                 self.meta,
                 self.dropped,
+                self.usage,
+                self.held_ms,
             )
         )
 
@@ -156,7 +205,7 @@ def dropped_to_api(text: Any) -> dict[str, Any]:
 
 def run_to_api(row: tuple[Any, ...]) -> dict[str, Any]:
     """A runs row (id, app, name, status, started_at, ended_at, node_count, event_count, client_id,
-    meta, dropped) as the API's Run object, without heldCount (the hub adds it)."""
+    meta, dropped, usage, held_ms) as the API's Run object, without heldCount (the hub adds it)."""
     try:
         meta = loads_finite(row[9])
     except (TypeError, ValueError, RecursionError):
@@ -173,6 +222,8 @@ def run_to_api(row: tuple[Any, ...]) -> dict[str, Any]:
         "clientId": row[8],
         "meta": meta,
         "dropped": dropped_to_api(row[10] if len(row) > 10 else None),
+        "usage": tokens.to_api(tokens.load(row[11] if len(row) > 11 else None), prices.price),
+        "heldMs": finite(row[12]) if len(row) > 12 else 0,
     }
 
 
@@ -223,6 +274,15 @@ def apply(run: RunRow, event: dict[str, Any], ts: float) -> None:
         run.implicit = bool(event.get("implicit"))
         if isinstance(event.get("meta"), dict):
             run.meta = json.dumps(event["meta"])
+        replay = {k: event[k] for k in ("replayOf", "forkedAt") if isinstance(event.get(k), str) and event[k]}
+        if replay:
+            # A replay's recording (issue 31), kept with the run's meta so the runs list links a
+            # recording and its replays both ways without reading any run's events.
+            try:
+                meta = json.loads(run.meta)
+            except ValueError:
+                meta = {}
+            run.meta = json.dumps({**(meta if isinstance(meta, dict) else {}), **replay})
         if isinstance(node_id, str) and node_id:
             run.agent_node = text(node_id)
             row = node(run, node_id, event.get("kind") or "agent", event.get("name"))
@@ -247,9 +307,32 @@ def apply(run: RunRow, event: dict[str, Any], ts: float) -> None:
                 node(run, item["nodeId"], item.get("kind"), item.get("name"))
     elif isinstance(node_id, str) and node_id and kind in _NODE_EVENTS:
         row = node(run, node_id, event.get("kind"), event.get("name"))
+        instance = _str(event.get("instanceId"), "")
         if kind == "node.started":
             row.executions += 1
-        row.execution_event(_str(event.get("instanceId"), ""), event)
+            attrs = event.get("attrs")
+            model = attrs.get("model") if isinstance(attrs, dict) else None
+            if isinstance(model, str) and model:
+                run.open_models[instance] = model
+        elif kind == "node.finished":
+            model = run.open_models.pop(instance, None)
+            output = event.get("output")
+            if model is None and isinstance(output, dict) and isinstance(output.get("model"), str):
+                model = output["model"]  # LiteLLM's and OpenAI's replies name the model that answered
+            usage = event.get("usage")
+            cost = event.get("cost")  # a span that came in over OTLP: its llm.cost.total (otlp/spans.py)
+            if isinstance(cost, dict) and isinstance(cost.get("total"), (int, float)):
+                usage = {**(usage if isinstance(usage, dict) else {}), "costUsd": cost["total"]}
+            if usage is not None:
+                run.add_usage(model, usage)
+        elif kind == "node.error":
+            run.open_models.pop(instance, None)
+        elif kind == "exec.resumed":
+            held = event.get("heldMs")
+            if isinstance(held, (int, float)) and not isinstance(held, bool) and 0 < held < float("inf"):
+                run.held_ms += held
+        run.add_facets(event_facets(event, row.kind, row.name))
+        row.execution_event(instance, event)
 
 
 # The events that change a node's status (node.token does not; a newer type is stored, not folded).

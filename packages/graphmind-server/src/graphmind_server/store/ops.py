@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from . import search
 from .writer import Op, Writer
 
 
@@ -64,6 +65,7 @@ class DeleteRun(Op):
     run_id: str
 
     def apply(self, writer: Writer) -> bool:
+        search.forget_run(writer.conn, self.run_id)
         found = writer.conn.execute("DELETE FROM runs WHERE id = ?", (self.run_id,)).rowcount > 0
         writer.conn.execute("DELETE FROM nodes WHERE run_id = ?", (self.run_id,))
         writer.conn.execute("DELETE FROM events WHERE run_id = ?", (self.run_id,))
@@ -101,3 +103,12 @@ class MissingSeqs(Op):
             if expected <= hi:
                 missing.append([expected, hi])
         return missing
+
+
+@dataclass
+class IndexNow(Op):
+    """Bring the search index up to every event stored so far (a search asks before it reads)."""
+
+    def apply(self, writer: Writer) -> None:
+        writer._flush_rows()
+        writer.index_now()

@@ -3,26 +3,70 @@
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import dataclass
 from typing import Any
 
+from . import search
 from .derive import run_to_api
 from .status import shown
 
 _RUN_API_COLUMNS = (
-    "id, app, name, status, started_at, ended_at, node_count, event_count, client_id, meta, dropped"
+    "id, app, name, status, started_at, ended_at, node_count, event_count, client_id, meta, dropped, usage,"
+    " held_ms"
 )
 
 
+@dataclass(frozen=True)
+class RunFilter:
+    """GET /api/runs's query (docs/api.md): every field given must hold."""
+
+    q: str | None = None  # full text (store/search.py)
+    error: bool = False  # a node raised, or the run ended in error
+    held: bool = False  # a gate was held in it
+    kind: str | None = None
+    tool: str | None = None
+    model: str | None = None
+    since: float | None = None  # startedAt >= (ms)
+    until: float | None = None  # startedAt <= (ms)
+
+
 def list_runs(
-    conn: sqlite3.Connection, limit: int, status: str | None, app: str | None
+    conn: sqlite3.Connection,
+    limit: int,
+    status: str | None,
+    app: str | None,
+    filters: RunFilter | None = None,
 ) -> list[dict[str, Any]]:
-    where, args = [], []
+    where: list[str] = []
+    args: list[Any] = []
     if status is not None:
         where.append("status = ?")
         args.append(status)
     if app is not None:
         where.append("app = ?")
         args.append(app)
+    f = filters or RunFilter()
+    facets = [*(["held"] if f.held else [])]
+    facets += [f"{name}:{v}" for name, v in (("kind", f.kind), ("tool", f.tool), ("model", f.model)) if v]
+    for facet in facets:
+        where.append("id IN (SELECT run_id FROM facets WHERE facet = ?)")
+        args.append(facet)
+    if f.error:
+        where.append("(status = 'error' OR id IN (SELECT run_id FROM facets WHERE facet = 'error'))")
+    if f.since is not None:
+        where.append("started_at >= ?")
+        args.append(f.since)
+    if f.until is not None:
+        where.append("started_at <= ?")
+        args.append(f.until)
+    if f.q is not None:
+        # Every word somewhere in the run (not necessarily in one event).
+        words = [w for w in (search.fts_query(w) for w in f.q.split()) if w]
+        if not words:
+            return []
+        for fts in words:
+            where.append("id IN (SELECT run_id FROM search WHERE search MATCH ?)")
+            args.append(fts)
     clause = f"WHERE {' AND '.join(where)}" if where else ""
     rows = conn.execute(
         f"SELECT {_RUN_API_COLUMNS} FROM runs {clause} ORDER BY started_at DESC, rowid DESC LIMIT ?",

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sqlite3
 
+from . import search
+
 DAY_MS = 86_400_000
 
 
@@ -22,6 +24,7 @@ def prune(conn: sqlite3.Connection, *, keep_runs: int, keep_days: int, now_ms: f
             )
         ]
         for run_id in doomed:
+            search.forget_run(conn, run_id)
             conn.execute("DELETE FROM events WHERE run_id = ?", (run_id,))
             conn.execute("DELETE FROM nodes WHERE run_id = ?", (run_id,))
             conn.execute("DELETE FROM runs WHERE id = ?", (run_id,))

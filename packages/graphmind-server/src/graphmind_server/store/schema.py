@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from ..files import FILE_MODE, create_private, database_files, private_dir, tighten
+from . import search
+from .usage import backfill as usage_backfill
 
-MIGRATIONS: list[list[str]] = [
+MIGRATIONS: list[list[str | Callable[[sqlite3.Connection], None]]] = [
     # 1: runs, their nodes, events (raw JSON exactly as the app sent it) and hub settings.
     [
         "CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -65,6 +68,21 @@ MIGRATIONS: list[list[str]] = [
     ],
     # 3: events of a run that never reached the store, by reason ({"hub_stalled": 1234}; issue 38).
     ["ALTER TABLE runs ADD COLUMN dropped TEXT NOT NULL DEFAULT '{}'"],
+    # 4: search and filters (store/search.py), tokens and cost (store/usage.py), time held. Runs
+    # stored before are indexed and faceted here; their usage is folded from their events.
+    [
+        "CREATE VIRTUAL TABLE search USING fts5(body, run_id UNINDEXED, node_id UNINDEXED,"
+        " instance_id UNINDEXED, tokenize = 'unicode61')",
+        "CREATE TABLE facets (facet TEXT NOT NULL, run_id TEXT NOT NULL, PRIMARY KEY (facet, run_id)) WITHOUT ROWID",
+        "CREATE INDEX facets_by_run ON facets (run_id)",
+        "ALTER TABLE runs ADD COLUMN usage TEXT NOT NULL DEFAULT '{}'",
+        "ALTER TABLE runs ADD COLUMN held_ms REAL NOT NULL DEFAULT 0",
+        search.INDEX_SQL.replace("?", "-1", 1).replace("?", "9223372036854775807", 1),
+        *search.BACKFILL_FACETS,
+        # Everything stored so far is indexed now; the writer goes on from here (search.py).
+        "INSERT OR REPLACE INTO settings (key, value) SELECT 'search_indexed', COALESCE(MAX(cursor), 0) FROM events",
+        usage_backfill,
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -166,7 +184,10 @@ def migrate(conn: sqlite3.Connection, path: Path) -> None:
             )
         for number in range(version, SCHEMA_VERSION):
             for statement in MIGRATIONS[number]:
-                conn.execute(statement)
+                if callable(statement):
+                    statement(conn)
+                else:
+                    conn.execute(statement)
         conn.execute("UPDATE schema_version SET version = ?", (SCHEMA_VERSION,))
         conn.execute("COMMIT")
     except BaseException:

@@ -86,6 +86,7 @@ class Store:
         self._writer = Writer(
             self._wconn, self._from_writer, path=self.path, on_storing=self._storing_from_writer
         )
+        self._writer.lazy_index = True  # the index follows in the writer's idle time (store/search.py)
         self.last_cursor = self._writer.last_cursor
         self._writer.start()
 

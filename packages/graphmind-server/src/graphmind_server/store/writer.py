@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import derive
+from . import derive, search
 from .derive import NODE_COLUMNS, NodeRow, RunRow
 from .stall import Stall, cannot_store
 
@@ -28,13 +28,13 @@ RUN_CACHE_MAX = 2000
 
 _RUN_COLUMNS = (
     "id, app, name, status, started_at, ended_at, event_count, client_id, meta, implicit, agent_node, cursor,"
-    " dropped"
+    " dropped, usage, held_ms"
 )
-_UPSERT_RUN = f"""INSERT INTO runs ({_RUN_COLUMNS}, node_count) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+_UPSERT_RUN = f"""INSERT INTO runs ({_RUN_COLUMNS}, node_count) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
 ON CONFLICT(id) DO UPDATE SET app=excluded.app, name=excluded.name, status=excluded.status,
 started_at=excluded.started_at, ended_at=excluded.ended_at, event_count=excluded.event_count,
 meta=excluded.meta, implicit=excluded.implicit, agent_node=excluded.agent_node, cursor=excluded.cursor,
-node_count=excluded.node_count, dropped=excluded.dropped"""
+node_count=excluded.node_count, dropped=excluded.dropped, usage=excluded.usage, held_ms=excluded.held_ms"""
 _UPSERT_NODE = f"""INSERT INTO nodes (run_id, {NODE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)
 ON CONFLICT(run_id, node_id) DO UPDATE SET kind=excluded.kind, name=excluded.name,
 executions=excluded.executions, status=excluded.status, latest=excluded.latest,
@@ -106,6 +106,10 @@ class Writer:
         # `graphmind import` writes the whole file in one outer transaction: each batch is then a
         # savepoint inside it, so a failure anywhere leaves the database as it was.
         self.nested = False
+        # The hub's writer indexes in its idle time; one without a thread (import) in each batch.
+        self.lazy_index = False
+        self.index_failed = False
+        self.indexed = search.indexed_cursor(conn, self.last_cursor)
 
     def start(self) -> None:
         self._thread.start()
@@ -123,6 +127,10 @@ class Writer:
 
     def _loop(self) -> None:
         while True:
+            # The search index follows in the writer's idle time (store/search.py): a burst of
+            # events costs it nothing until the burst is over; a search asks for the rest.
+            while self.lazy_index and search.index_idle(self):
+                pass
             batch = [self.queue.get()]
             size = _size(batch[0])
             while len(batch) < BATCH_MAX and size < BATCH_MAX_BYTES:
@@ -210,6 +218,8 @@ class Writer:
                 else:
                     self._event(item)
             self._flush_rows()
+            if not self.lazy_index:
+                self.index_now()
             self._write_runs()
             if self.last_cursor != cursor_before:
                 self.conn.execute(
@@ -225,10 +235,15 @@ class Writer:
             self.runs.clear()
             self._hwm.clear()
             self.last_cursor = cursor_before
+            self.indexed = min(self.indexed, cursor_before)
             raise
         out.runs = [(run.cursor, run.to_api()) for run in self._touched.values() if run.id in self.runs]
         self._trim_cache()
         return out
+
+    def index_now(self, limit: int | None = None) -> None:
+        """Index the stored events not indexed yet (up to `limit`), inside the open transaction."""
+        search.catch_up(self, limit)
 
     def write_now(self, items: list[EventItem]) -> int:
         """Store events in one transaction on the calling thread, for a writer whose thread is not
@@ -301,22 +316,7 @@ class Writer:
         row = self.conn.execute(f"SELECT {_RUN_COLUMNS} FROM runs WHERE id = ?", (run_id,)).fetchone()
         if row is None:
             return None
-        run = RunRow(
-            id=row[0],
-            app=row[1],
-            name=row[2],
-            status=row[3],
-            started_at=row[4],
-            ended_at=row[5],
-            event_count=row[6],
-            client_id=row[7],
-            meta=row[8],
-            implicit=bool(row[9]),
-            agent_node=row[10],
-            cursor=row[11],
-            dropped=row[12],
-            nodes={},
-        )
+        run = RunRow.from_db(row)
         for n in self.conn.execute(
             f"SELECT {NODE_COLUMNS} FROM nodes WHERE run_id = ? ORDER BY position", (run_id,)
         ):
@@ -358,6 +358,7 @@ class Writer:
             return
         run_rows = []
         node_rows = []
+        facet_rows: list[tuple[str, str]] = []
         for run in self._touched.values():
             run_rows.append(
                 (
@@ -374,9 +375,13 @@ class Writer:
                     run.agent_node,
                     run.cursor,
                     run.dropped,
+                    run.usage,
+                    run.held_ms,
                     run.node_count,
                 )
             )
+            facet_rows.extend((f, run.id) for f in run.new_facets)
+            run.new_facets.clear()
             for node_id in run.dirty_nodes:
                 assert run.nodes is not None
                 node_rows.append(run.nodes[node_id].to_db(run.id))
@@ -385,6 +390,8 @@ class Writer:
         self.conn.executemany(_UPSERT_RUN, run_rows)
         if node_rows:
             self.conn.executemany(_UPSERT_NODE, node_rows)
+        if facet_rows:
+            self.conn.executemany(search.FACET_SQL, facet_rows)
 
     def _trim_cache(self) -> None:
         if len(self.runs) > RUN_CACHE_MAX:

@@ -33,20 +33,42 @@ export function errorText(result) {
 
 export const api = {
   health: () => call("GET", "/api/health"),
-  runs: ({ limit = 200, status, app } = {}) => {
+  runs: ({ limit = 200, ...filters } = {}) => {
     const q = new URLSearchParams({ limit: String(limit) });
-    if (status) q.set("status", status);
-    if (app) q.set("app", app);
+    for (const [k, v] of Object.entries(filters)) if (v) q.set(k, String(v));
     return call("GET", `/api/runs?${q}`);
+  },
+  search: (q, runId, limit = 100) => {
+    const p = new URLSearchParams({ q, limit: String(limit) });
+    if (runId) p.set("run", runId);
+    return call("GET", `/api/search?${p}`);
+  },
+  compare: (a, b) => call("GET", `/api/compare?a=${encodeURIComponent(a)}&b=${encodeURIComponent(b)}`),
+  /** The export as text (a download the page saves): the token travels as a header, never in a URL. */
+  exportRun: async (id, format) => {
+    await tokenReady();
+    try {
+      const res = await fetch(`/api/runs/${encodeURIComponent(id)}/export?format=${format}`, { headers: authHeaders() });
+      if (!res.ok) {
+        const body = await res.json().catch(() => ({ error: `the hub answered ${res.status}` }));
+        return { ok: false, status: res.status, body };
+      }
+      return { ok: true, status: res.status, body: await res.blob() };
+    } catch (err) {
+      return { ok: false, status: 0, body: { error: `the hub did not answer (${err.message})` } };
+    }
   },
   run: (id) => call("GET", `/api/runs/${encodeURIComponent(id)}`),
   events: (id, after = 0, limit = 5000) =>
     call("GET", `/api/runs/${encodeURIComponent(id)}/events?after=${after}&limit=${limit}`),
   gates: () => call("GET", "/api/gates"),
   debug: () => call("GET", "/api/debug"),
-  resolveGate: (gateId, action, value) => {
+  /** `extra`: {value} with inject; {input} and/or {reload: true} with continue or retry (issue 30). */
+  resolveGate: (gateId, action, extra = {}) => {
     const body = { action };
-    if (action === "inject") body.value = value;
+    if (action === "inject") body.value = extra.value;
+    if (extra.input !== undefined) body.input = extra.input;
+    if (extra.reload) body.reload = true;
     return call("POST", `/api/gates/${encodeURIComponent(gateId)}`, body);
   },
   putDebug: (patch) => call("PUT", "/api/debug", patch),

@@ -1,9 +1,13 @@
 // Node detail: the node's executions, and for the chosen one its input and output as collapsible
 // JSON, streamed tokens as they arrive, usage, ran and held time, and the breakpoint toggles.
 
+import { chatView } from "./chat.js";
 import { h } from "./frame.js";
 import { hiddenBy, ms, clock, REDACTED } from "./format.js";
 import { hiddenChip, jsonView } from "./json.js";
+import { attemptsSection, editSection, replayFacts } from "./attempts.js";
+import { forkBox } from "./fork.js";
+import { recordedUsage, savedCost, savedUsage } from "./replayinfo.js";
 import { observeNote, observeOnly } from "./observe.js";
 import { store, isBreakpoint } from "./state.js";
 
@@ -105,7 +109,8 @@ export class DetailView {
       const ran = x.durationMs !== null ? ms(x.durationMs - (x.heldMs || 0)) : "running";
       const li = h("li", null, h("button", { type: "button", class: `d-exec-item state-${x.status}${x === current ? " selected" : ""}`,
         "aria-current": x === current ? "true" : null, onclick: () => this.onSelectExec(x.key) },
-        h("span", { class: "tl-state" }, x.status), ` #${offset + i + 1} · ${clock(x.startTs)} · ${ran}`));
+        h("span", { class: "tl-state" }, x.status), ` #${offset + i + 1} · ${clock(x.startTs)} · ${ran}`,
+        x.replayed ? " · replayed" : "", x.edited ? " · edited" : "", x.attempts.length ? ` · ${x.attempts.length + 1} attempts` : ""));
       list.append(li);
     }
     wrap.append(list);
@@ -120,10 +125,11 @@ export class DetailView {
     const box = this.execBox;
     if (!box) return;
     box.replaceChildren();
+    this.shownKey = x ? x.key : null;
     if (!x) return;
     const ran = x.durationMs !== null ? x.durationMs - (x.heldMs || 0) : null;
     const facts = h("dl", { class: "facts" },
-      h("dt", null, "Status"), h("dd", { class: `state-${x.status}` }, x.status + (x.injected ? " (value from the debugger)" : "")),
+      h("dt", null, "Status"), h("dd", { class: `state-${x.status}` }, x.status + (x.replayed ? " (value from the recording)" : x.injected ? " (value from the debugger)" : "")),
       h("dt", null, "Started"), h("dd", null, clock(x.startTs)),
       h("dt", null, "Ran"), h("dd", { class: "d-ran" }, ran === null ? (x.gate ? "–" : "still running") : ms(ran)),
       h("dt", null, "Held"), h("dd", { class: "d-held" }, x.gate && x.gate.since
@@ -136,21 +142,54 @@ export class DetailView {
     }
     if (x.attrs && x.attrs.model) facts.append(h("dt", null, "Model"), h("dd", null, String(x.attrs.model)));
     if (x.cutShort) facts.append(h("dt", null, "Stream"), h("dd", null, "cut short by the app"));
+    const m = store.model;
+    facts.append(...replayFacts(x, savedUsage(m, x), (tokens) => savedCost(m, tokens)));
+    if (x.replayed && !savedUsage(m, x) && m && m.replayOf && store.runs.has(m.replayOf) && x.kind === "llm") {
+      // What the recorded call used: shown once the recorded run's events are in.
+      recordedUsage(m.replayOf).then(() => this.shownKey === x.key && savedUsage(store.model, x) && this.renderExec(x));
+    }
     box.append(facts);
+    const forkable = x.kind !== "agent" && x.endTs !== null && !x.gate;
+    if (forkable) {
+      const slot = h("div", { class: "d-fork" });
+      const btn = h("button", { type: "button", class: "d-fork-button", "aria-expanded": "false",
+        title: "Replay this run up to here, give this call another output or input, run live from it (f)" }, "Fork from here");
+      btn.addEventListener("click", () => {
+        const open = btn.getAttribute("aria-expanded") !== "true";
+        btn.setAttribute("aria-expanded", String(open));
+        slot.replaceChildren(...(open ? [forkBox({ runId: store.runId, run: store.runs.get(store.runId), model: store.model, x })] : []));
+        if (open) slot.querySelector("textarea").focus();
+      });
+      box.append(h("div", { class: "gate-actions" }, btn), slot);
+    }
     if (x.resumes.length) {
       box.append(h("p", { class: "muted" }, "Gates: ", x.resumes.map((r) => `${r.gate} → ${r.action} (${r.by || "hub"})`).join(", ")));
     }
     if (x.redaction && x.redaction.failed) box.append(h("p", null, h("span", { class: "chip hidden-chip" }, "hidden: the app could not read this value safely")));
-    box.append(h("h3", null, "Input"), jsonView(x.input, hiddenBy(x.kind, "input"), 1));
+    // A model node reads as the conversation (chat.js); its raw JSON is one click away there.
+    const chat = x.kind === "llm" ? chatView(x.input, x.output, { hiddenInput: hiddenBy(x.kind, "input"), hiddenOutput: hiddenBy(x.kind, "output") }) : null;
+    if (chat) box.append(h("h3", null, "Conversation"), chat);
+    else box.append(h("h3", null, x.edited ? "Input (edited)" : "Input"), jsonView(x.input, hiddenBy(x.kind, "input"), 1));
+    const edited = editSection(x);
+    if (edited) box.append(edited);
     box.append(this.tokenBox = h("div", { class: "d-tokens" }));
     this.updateTokens(x);
     if (x.error) {
-      box.append(h("h3", null, "Error"), h("pre", { class: "d-error" }, `${x.error.name || "Error"}: ${x.error.message || ""}`),
-        x.error.stack ? h("details", null, h("summary", null, "Stack"), h("pre", { class: "d-stack" }, x.error.stack)) : null);
+      // (Element.append writes a null child as the text "null": only append what exists.)
+      box.append(h("h3", null, "Error"), h("pre", { class: "d-error" }, `${x.error.name || "Error"}: ${x.error.message || ""}`));
+      if (x.error.stack) box.append(h("details", null, h("summary", null, "Stack"), h("pre", { class: "d-stack" }, x.error.stack)));
     }
-    if (x.output !== undefined || x.status === "ok" || x.status === "injected") {
+    const attempts = attemptsSection(x);
+    if (attempts) box.append(attempts);
+    if (!chat && (x.output !== undefined || x.status === "ok" || x.status === "injected")) {
       box.append(h("h3", null, "Output"), jsonView(x.output, hiddenBy(x.kind, "output"), 1));
     }
+  }
+
+  /** The `f` key: open the fork box of the shown execution (when it can be forked). */
+  openFork() {
+    const btn = this.el.querySelector(".d-fork-button");
+    if (btn && btn.getAttribute("aria-expanded") !== "true") btn.click();
   }
 
   updateTokens(x) {
@@ -171,5 +210,6 @@ export class DetailView {
 }
 
 function execSignature(x) {
-  return [x.status, x.endTs, x.gate ? x.gate.gateId : "", x.resumes.length, x.input === REDACTED, x.usage ? 1 : 0].join("|");
+  return [x.status, x.endTs, x.gate ? x.gate.gateId : "", x.resumes.length, x.input === REDACTED, x.usage ? 1 : 0,
+    x.attempts.length, x.edited, x.replayed].join("|");
 }

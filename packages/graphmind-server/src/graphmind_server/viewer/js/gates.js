@@ -1,11 +1,17 @@
 // The pause card: every held gate, oldest first, with Continue, Retry (where the gate takes it),
-// Inject and Abort. Inject sends only valid JSON that no longer holds "__REDACTED__"; the box starts
-// with the shape the gate expects back (inject.js), and says what the value becomes.
+// Inject, Edit input (before gates) or Retry with… (after and error gates), Reload code and retry
+// (gated callables), Use recorded (a replay divergence) and Abort. A JSON answer is sent only when
+// it is valid and no longer holds "__REDACTED__" (answerbox.js); the boxes start with the shape the
+// gate expects back (inject.js). A gate held again after a refused answer says why, and a retried
+// call shows its attempt number.
 
 import { api, errorText } from "./api.js";
+import { chatView } from "./chat.js";
 import { h } from "./frame.js";
-import { injectMeaning, injectStart } from "./inject.js";
-import { containsRedacted, gateText, hiddenBy, reasonText, ago, REDACTED } from "./format.js";
+import { answerBox } from "./answerbox.js";
+import { divergenceBody } from "./divergence.js";
+import { injectMeaning, injectStart, inputStart } from "./inject.js";
+import { gateText, hiddenBy, reasonText, ago } from "./format.js";
 import { jsonView } from "./json.js";
 import { store, removeGate } from "./state.js";
 
@@ -47,28 +53,41 @@ export class GatesView {
   card(g) {
     const value = g.gate === "error" ? null : g.gate === "after" ? g.output : g.input;
     const valueKind = g.gate === "after" ? "output" : "input";
+    const divergence = g.reason === "divergence";
     const msg = h("p", { class: "gate-msg", role: "alert" });
     const card = h("article", { class: `gate-card reason-${g.reason}`, dataset: { gateId: g.gateId },
       "aria-label": `Held gate: ${g.name || g.nodeId}` });
+    const attempt = typeof g.attempt === "number" && g.attempt > 1
+      ? h("span", { class: "chip gate-attempt", title: "This call has been tried before: the node detail lists every attempt" }, `attempt ${g.attempt}`)
+      : null;
     const title = h("header", { class: "gate-head" },
       h("button", { type: "button", class: "link gate-node", onclick: () => this.onOpenNode(g.runId, g.nodeId),
         title: "Show this node" }, g.name || g.nodeId),
       h("span", { class: "muted" }, ` ${g.kind || ""} · ${gateText(g.gate)}`),
-      h("span", { class: "muted gate-run" }));
+      h("span", { class: "muted gate-run" }), attempt ? " " : null, attempt);
     const reason = h("p", { class: "gate-reason" }, reasonText(g));
+    // Held again because the last answer could not be used (issue 30): say why, on the card.
+    const refused = typeof g.refused === "string" && g.refused
+      ? h("p", { class: "gate-refused", role: "alert" }, h("strong", null, "Your last answer was refused: "), g.refused)
+      : null;
     const body = h("div", { class: "gate-body" });
-    if (g.gate === "error" && g.error) {
+    if (divergence) {
+      body.append(divergenceBody(g));
+    } else if (g.gate === "error" && g.error) {
       body.append(h("pre", { class: "d-error" }, `${g.error.name || "Error"}: ${g.error.message || ""}`));
     } else {
-      body.append(h("div", { class: "muted small" }, valueKind === "output" ? "Output" : "Input"),
-        jsonView(value, hiddenBy(g.kind, valueKind), 1));
+      // At a model gate the card shows the conversation (chat.js), the raw JSON one click away.
+      const chat = g.kind === "llm" ? chatView(g.input, g.gate === "after" ? g.output : undefined,
+        { hiddenInput: hiddenBy(g.kind, "input"), hiddenOutput: hiddenBy(g.kind, "output") }) : null;
+      body.append(h("div", { class: "muted small" }, chat ? "Conversation" : valueKind === "output" ? "Output" : "Input"),
+        chat || jsonView(value, hiddenBy(g.kind, valueKind), 1));
     }
     const actions = Array.isArray(g.actions) ? g.actions : ["continue", "inject", "abort"];
     const buttons = h("div", { class: "gate-actions" });
-    const send = async (action, v) => {
+    const send = async (action, extra) => {
       setBusy(true);
       msg.textContent = "";
-      const res = await api.resolveGate(g.gateId, action, v);
+      const res = await api.resolveGate(g.gateId, action, extra);
       if (res.ok) {
         removeGate(g.gateId);
         return;
@@ -81,58 +100,70 @@ export class GatesView {
         msg.textContent = errorText(res);
       }
     };
-    const mk = (action, label, cls) => h("button", { type: "button", class: cls, dataset: { action },
-      onclick: () => (action === "inject" ? toggleInject() : send(action)) }, label);
-    buttons.append(mk("continue", "Continue", "primary"));
-    if (actions.includes("retry")) buttons.append(mk("retry", "Retry", ""));
-    if (actions.includes("inject")) buttons.append(mk("inject", "Inject", ""));
-    buttons.append(mk("abort", "Abort", "danger"));
+    const say = (text) => (msg.textContent = text);
+    const boxes = [];
+    const toggle = (box) => {
+      for (const b of boxes) if (b !== box) b.close();
+      if (box.isOpen()) box.close();
+      else box.open();
+    };
+    const mk = (action, label, cls, onclick, title) => h("button", { type: "button", class: cls, dataset: { action }, title,
+      onclick }, label);
 
-    const injectId = `inject-${cssId(g.gateId)}`;
-    const textarea = h("textarea", { id: injectId, rows: "5", spellcheck: "false", class: "mono" });
-    const injectBox = h("div", { class: "inject", hidden: true },
-      h("label", { for: injectId }, "Inject value (JSON)"), textarea,
-      h("p", { class: "muted small inject-meaning" }, injectMeaning(g)),
-      h("div", { class: "gate-actions" },
-        h("button", { type: "button", class: "primary", onclick: () => trySend() }, "Send"),
-        h("button", { type: "button", class: "ghost", onclick: () => { injectBox.hidden = true; msg.textContent = ""; } }, "Cancel")));
-    textarea.addEventListener("keydown", (ev) => {
-      if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) trySend();
-    });
-    let started = false;
-    const toggleInject = async () => {
-      injectBox.hidden = !injectBox.hidden;
-      if (injectBox.hidden) return;
-      textarea.focus();
-      if (started) return;
-      started = true;
-      card.dataset.injectReady = "false";
-      const start = await injectStart(g);
-      // The person may have typed while the node's last output was being looked up.
-      if (!textarea.value) textarea.value = prefill(start);
-      card.dataset.injectReady = "true";
-    };
-    const trySend = () => {
-      let parsed;
-      try {
-        parsed = JSON.parse(textarea.value);
-      } catch (err) {
-        msg.textContent = `Not sent: that is not valid JSON (${err.message}).`;
-        return;
-      }
-      if (containsRedacted(parsed)) {
-        msg.textContent = `Not sent: the value still contains "${REDACTED}" (a value the app never recorded); replace it with a real value.`;
-        return;
-      }
-      send("inject", parsed);
-    };
+    // Inject: the value the call returns instead.
+    const inject = actions.includes("inject") ? answerBox({ id: `inject-${cssId(g.gateId)}`, kind: "inject",
+      label: "Inject value (JSON)", meaning: injectMeaning(g), start: () => injectStart(g), onMessage: say,
+      onReady: () => (card.dataset.injectReady = "true"), onSend: (v) => send("inject", { value: v }) }) : null;
+    // Edit input (a before gate: the real call runs with it) or Retry with… (after and error
+    // gates: the body runs again with it). Offered only by an app that says whether it can
+    // (`editable`): an older app does not take an edited input.
+    const editAction = g.gate === "before" ? "continue" : "retry";
+    const editLabel = g.gate === "before" ? "Edit input" : "Retry with…";
+    const canEdit = "editable" in g && actions.includes(editAction);
+    const edit = canEdit && g.editable === true ? answerBox({ id: `edit-${cssId(g.gateId)}`, kind: "edit",
+      label: g.gate === "before" ? "Edited input (JSON)" : "Input for the retry (JSON)",
+      meaning: g.gate === "before" ? "The real call runs with this input; the node records the original and the edit."
+        : "The call runs again with this input; this attempt's error stays in the node detail.",
+      start: () => inputStart(g), original: g.input, reloadable: g.reloadable === true, onMessage: say,
+      onReady: () => (card.dataset.editReady = "true"),
+      onSend: (v, o) => send(editAction, { input: v, reload: o.reload }) }) : null;
+    if (inject) boxes.push(inject);
+    if (edit) boxes.push(edit);
+
+    buttons.append(mk("continue", divergence ? "Continue live" : "Continue", "primary", () => send("continue"),
+      divergence ? "Run this call for real, and everything after it" : null));
+    if (actions.includes("recorded")) {
+      buttons.append(mk("recorded", "Use recorded", "", () => send("recorded"), "Return the recorded output anyway and keep replaying"));
+    }
+    if (actions.includes("retry")) buttons.append(mk("retry", "Retry", "", () => send("retry")));
+    if (canEdit) {
+      const b = mk(`edit-${editAction}`, editLabel, "", () => edit && toggle(edit),
+        g.editable === true ? null : `Not editable: ${g.notEditable || "the app cannot rebuild this call from JSON"}`);
+      b.disabled = g.editable !== true;
+      buttons.append(b);
+    }
+    if (g.reloadable === true && actions.includes(editAction)) {
+      buttons.append(mk(`reload-${editAction}`, g.gate === "before" ? "Reload code and run" : "Reload code and retry", "",
+        () => send(editAction, { reload: true }), "Re-import the function's module from its source file, then run the call with the new code"));
+    }
+    if (inject) buttons.append(mk("inject", "Inject", "", () => toggle(inject)));
+    buttons.append(mk("abort", "Abort", "danger", () => send("abort")));
+    const notEditable = canEdit && g.editable !== true
+      ? h("p", { class: "muted small gate-not-editable" }, `Input not editable: ${g.notEditable || "the app cannot rebuild this call from JSON"}`)
+      : null;
+
     const setBusy = (busy) => {
-      for (const b of card.querySelectorAll("button")) b.disabled = busy;
+      for (const b of card.querySelectorAll("button")) b.disabled = busy || b.dataset.locked === "true";
       card.classList.toggle("busy", busy);
     };
-    card.append(title, reason, body, buttons, injectBox, msg,
+    for (const b of buttons.querySelectorAll("button")) if (b.disabled) b.dataset.locked = "true";
+    card.append(title, reason, ...(refused ? [refused] : []), body, buttons, ...(notEditable ? [notEditable] : []),
+      ...boxes.map((b) => b.el), msg,
       h("p", { class: "muted small gate-age", dataset: { since: String(g.heldSince ?? "") } }, `held ${ago(g.heldSince)}`));
-    card.inject = toggleInject;
+    card.inject = () => inject && toggle(inject);
+    card.edit = () => edit && toggle(edit);
+    card.reload = () => g.reloadable === true && actions.includes(editAction) && send(editAction, { reload: true });
+    card.recorded = () => actions.includes("recorded") && send("recorded");
     card.send = send;
     return card;
   }
@@ -153,14 +184,6 @@ export class GatesView {
       if (card && !card.classList.contains("busy")) return { gate: g, card };
     }
     return null;
-  }
-}
-
-function prefill(value) {
-  try {
-    return JSON.stringify(value === undefined ? null : value, null, 2);
-  } catch {
-    return "null";
   }
 }
 

@@ -48,12 +48,35 @@ export class GraphView {
       this.width = width;
       this.layout(nodes, width);
       for (const n of nodes) this.paint(n);
+      this.revealHeld(true);
       return;
     }
     for (const id of dirtyNodes || []) {
       const n = model.nodes.get(id);
       if (n) this.paint(n);
     }
+    this.revealHeld(false);
+  }
+
+  /** A held node is the one the person must see: scroll the graph (never the page) to it when it
+   * becomes held, and again after a layout (a panel opened, the window resized). */
+  revealHeld(afterLayout) {
+    const held = [...this.boxes.entries()].find(([id]) => this.model.nodes.get(id)?.status === "held");
+    const id = held ? held[0] : null;
+    if (!id || (!afterLayout && id === this.revealed)) {
+      this.revealed = id;
+      return;
+    }
+    this.revealed = id;
+    const el = held[1];
+    const wrap = this.el.parentElement;
+    if (!wrap) return;
+    requestAnimationFrame(() => {
+      const w = wrap.getBoundingClientRect();
+      const r = el.getBoundingClientRect();
+      if (r.left < w.left || r.right > w.right) wrap.scrollLeft += r.left - w.left - (w.width - r.width) / 2;
+      if (r.top < w.top || r.bottom > w.bottom) wrap.scrollTop += r.top - w.top - (w.height - r.height) / 2;
+    });
   }
 
   /** Repaint every box (selection or breakpoints changed). */
@@ -148,10 +171,12 @@ export class GraphView {
     el.querySelector(".g-name").textContent = n.name;
     el.querySelector(".g-kind").textContent = n.kind;
     el.querySelector(".g-count").textContent = `×${n.executions}`;
-    el.querySelector(".g-state").textContent = n.ungated ? `${state} · ungated` : state;
+    // The latest execution's value came from a recording, or its input was edited (issues 30, 31).
+    const mark = n.latest?.replayed ? " · replayed" : n.latest?.edited ? " · edited" : "";
+    el.querySelector(".g-state").textContent = (n.ungated ? `${state} · ungated` : state) + mark;
     const bps = ["before", "after", "error"].filter((g) => isBreakpoint(n.nodeId, g));
     el.querySelector(".g-bp").textContent = bps.length ? "●" : "";
-    el.title = `${n.nodeId}${bps.length ? `\nbreakpoint: ${bps.join(", ")}` : ""}`;
+    el.title = `${n.name}\n${n.nodeId}${bps.length ? `\nbreakpoint: ${bps.join(", ")}` : ""}`; // full names on hover
     el.setAttribute("aria-label", `${n.name}, ${n.kind}, ${n.executions} executions, ${state}${
       n.ungated ? ", ungated" : ""}${bps.length ? `, breakpoint ${bps.join(" and ")}` : ""}`);
     el.setAttribute("aria-pressed", store.selectedNode === n.nodeId ? "true" : "false");

@@ -4,10 +4,13 @@
 
 import { api, errorText } from "./api.js";
 import { DebugControls } from "./debug.js";
+import { showCompare } from "./compare.js";
 import { DetailView } from "./detail.js";
 import { schedule, yieldToBrowser } from "./frame.js";
 import { GatesView } from "./gates.js";
+import { connectHelp } from "./housekeeping.js";
 import { installKeyboard, toggleHelp } from "./keyboard.js";
+import { installPanelToggle } from "./layout.js";
 import { LiveFeed } from "./live.js";
 import { RunModel, modelFromSummary } from "./model.js";
 import { RunsView } from "./runs.js";
@@ -34,7 +37,9 @@ const gatesView = new GatesView($("gates"), { onOpenNode: (runId, nodeId) => go(
 
 // ---- redraws ------------------------------------------------------------------------------
 on("runs", () => {
+  runsView.filters.runsChanged();
   schedule("runs", () => runsView.render());
+  if (store.runs.size && runView.el.querySelector(".connect-help")) runView.unmount("Pick a run on the left.");
   schedule("gates", () => gatesView.render()); // cards name their run
 });
 on("gates", () => {
@@ -54,7 +59,7 @@ on("model", () => schedule("model", renderModel));
 on("selection", () => {
   schedule("graph-all", () => runView.graph.repaintAll(store.model));
   schedule("detail", () => detail.render());
-  schedule("timeline", () => runView.timeline.render());
+  schedule("timeline-mark", () => runView.timeline.markSelected());
 });
 
 function renderModel() {
@@ -116,6 +121,9 @@ function onFrame(f) {
         store.runs.set(f.run.id, f.run);
         liveTouched.add(f.run.id);
         emit("runs");
+        if (f.run.meta?.replayOf === store.runId && store.runId) {
+          schedule("header", () => runView.mounted && runView.renderHeader()); // "replayed by" gains a link
+        }
         if (f.run.id === store.runId) {
           schedule("header", () => runView.mounted && runView.renderHeader());
           if (store.model) {
@@ -163,6 +171,7 @@ async function refreshRuns() {
     if (!liveTouched.has(r.id) || !store.runs.has(r.id)) store.runs.set(r.id, r);
   }
   emit("runs");
+  if (!store.runs.size && !store.runId && !/^#\/(run|compare)\//.test(location.hash)) runView.el.replaceChildren(connectHelp());
 }
 
 // ---- opening a run --------------------------------------------------------------------------
@@ -253,8 +262,12 @@ function closeRun(text) {
 function select(nodeId, key) {
   store.selectedNode = nodeId;
   store.selectedExec = key;
+  // The address follows after the frame: history.replaceState costs tens of ms in a loaded
+  // browser, and the detail must show first (a click on a huge run answers in < 100 ms).
   const want = routeHash(store.runId, nodeId);
-  if (store.runId && location.hash !== want) history.replaceState(null, "", want);
+  requestAnimationFrame(() => setTimeout(() => {
+    if (store.runId && store.selectedNode === nodeId && location.hash !== want) history.replaceState(null, "", want);
+  }, 0));
   if (key) runView.timeline.reveal(key);
   emit("selection");
 }
@@ -270,6 +283,12 @@ function go(runId, nodeId) {
 }
 
 function onRoute() {
+  const cmp = location.hash.match(/^#\/compare\/([^/]+)\/([^/]+)$/);
+  if (cmp) {
+    if (store.runId) closeRun("");
+    showCompare(runView.el, decodeURIComponent(cmp[1]), decodeURIComponent(cmp[2]));
+    return;
+  }
   const m = location.hash.match(/^#\/run\/([^/]+)(?:\/node\/(.+))?$/);
   if (!m) {
     if (store.runId) closeRun("Pick a run on the left.");
@@ -310,6 +329,10 @@ installKeyboard({
     if (o && o.gate.actions?.includes("retry")) o.card.send("retry");
   },
   injectOldest: () => oldestCard()?.card?.inject(),
+  editOldest: () => oldestCard()?.card?.edit(),
+  reloadOldest: () => oldestCard()?.card?.reload(),
+  recordedOldest: () => oldestCard()?.card?.recorded(),
+  fork: () => detail.openFork(),
   step: () => {
     if (store.debug.mode !== "step") debugControls.setMode("step");
     else oldestCard()?.card?.send("continue");
@@ -326,6 +349,7 @@ installKeyboard({
   escape: () => store.selectedNode && select(null, null),
 }, $("help"));
 $("help-button").addEventListener("click", () => toggleHelp($("help")));
+installPanelToggle($("runs-toggle"));
 
 // ---- start ----------------------------------------------------------------------------------
 window.addEventListener("hashchange", onRoute);

@@ -21,6 +21,8 @@ export class RunModel {
     this.tEnd = null;
     this.runStatus = null; // the hub's (setRunStatus), never derived from the events here
     this.agentNode = null;
+    this.replayOf = null; // run.started's replayOf / forkedAt (issue 31)
+    this.forkedAt = null;
     // What changed since the last render, so a frame redraws only that.
     this.dirtyNodes = new Set();
     this.dirtyExecs = new Set();
@@ -56,7 +58,10 @@ export class RunModel {
         output: undefined, error: null, durationMs: null, heldMs: 0, usage: null, injected: false,
         ungated: false, attrs: null, parent: null, tokens: { text: "", reasoning: "", toolArgs: "" },
         hiddenChars: { text: 0, reasoning: 0, toolArgs: 0 }, deltaCount: 0, redaction: null,
-        gate: null, resumes: [], seq: ev.seq };
+        gate: null, resumes: [], seq: ev.seq,
+        // Issues 30 and 31: an input edited at a gate (and the original), every failed attempt of
+        // a retried call, a value replayed from a recording.
+        edited: false, originalInput: undefined, attempts: [], replayed: false };
       this.execs.set(key, x);
       this.order.push(x);
       this.orderChanged = true;
@@ -137,6 +142,8 @@ export class RunModel {
         const x = this.exec({ ...ev, kind: ev.kind || "agent", instanceId: str(ev.instanceId, ev.runId) });
         x.input = ev.meta ?? null;
         x.attrs = { app: ev.app, implicit: ev.implicit };
+        if (typeof ev.replayOf === "string" && ev.replayOf) this.replayOf = ev.replayOf;
+        if (ev.forkedAt !== undefined && ev.forkedAt !== null) this.forkedAt = ev.forkedAt;
         this.agentNode = ev.nodeId;
         this.settle(x, ev);
         break;
@@ -163,7 +170,16 @@ export class RunModel {
           this.node(ev.nodeId).ungated = true;
         }
         if (ev.redaction) x.redaction = mergeRedaction(x.redaction, ev.redaction);
+        markEditReplay(x, ev);
         this.settle(x, ev);
+        break;
+      }
+      case "node.attempt": {
+        // One failed attempt of a retried call, kept with its own input, error and duration.
+        const x = this.exec(ev, false);
+        x.attempts.push({ attempt: typeof ev.attempt === "number" ? ev.attempt : x.attempts.length + 1,
+          input: ev.input, error: ev.error ?? null, durationMs: ev.durationMs ?? null, ts: ev.ts });
+        this.dirtyExecs.add(x.key);
         break;
       }
       case "node.token": {
@@ -194,6 +210,7 @@ export class RunModel {
         }
         if (ev.ungated) x.ungated = true;
         if (ev.redaction) x.redaction = mergeRedaction(x.redaction, ev.redaction);
+        markEditReplay(x, ev);
         this.settle(x, ev);
         break;
       }
@@ -210,7 +227,7 @@ export class RunModel {
       }
       case "exec.paused": {
         const x = this.exec(ev);
-        x.gate = { gateId: ev.gateId, gate: ev.gate, reason: ev.reason, since: ev.ts };
+        x.gate = { gateId: ev.gateId, gate: ev.gate, reason: ev.reason, since: ev.ts, attempt: ev.attempt };
         this.settle(x, ev);
         break;
       }
@@ -238,7 +255,18 @@ export class RunModel {
 }
 
 // The events about one node execution (a newer type is stored and counted, not drawn).
-const NODE_EVENTS = new Set(["node.started", "node.token", "node.finished", "node.error", "exec.paused", "exec.resumed"]);
+const NODE_EVENTS = new Set(["node.started", "node.token", "node.finished", "node.error", "node.attempt", "exec.paused", "exec.resumed"]);
+
+/** An event's marks for an edited input (with the original) and a replayed value. */
+function markEditReplay(x, ev) {
+  if (ev.edited === true) {
+    x.edited = true;
+    if (ev.originalInput !== undefined) x.originalInput = ev.originalInput;
+    // At a before gate node.started went out with the original: the end event has the edit.
+    if (ev.type !== "node.started" && ev.input !== undefined) x.input = ev.input;
+  }
+  if (ev.replayed === true) x.replayed = true;
+}
 
 /** A non-empty string, else the default (as the hub reads an event's optional strings). */
 const str = (value, fallback) => (typeof value === "string" && value ? value : fallback);

@@ -1,59 +1,46 @@
-// The runs list: newest first, live, filterable by app and status, with a badge on runs that
-// have a gate held right now.
+// The runs list: newest first, live, searchable and filterable (filters.js), with a badge on runs
+// that have a gate held right now, and each run's tokens and cost (usage.js).
 
 import { h } from "./frame.js";
+import { FilterBar, passes } from "./filters.js";
 import { ms, ago } from "./format.js";
+import { connectHelp } from "./housekeeping.js";
 import { store } from "./state.js";
+import { usageShort } from "./usage.js";
 
-const STATUSES = ["running", "finished", "error", "aborted", "abandoned"];
 const MAX_SHOWN = 500;
 
 export class RunsView {
   constructor(el, { onFilter }) {
     this.el = el;
-    this.app = h("select", { id: "filter-app", "aria-label": "Filter by app" }, h("option", { value: "" }, "all apps"));
-    this.status = h("select", { id: "filter-status", "aria-label": "Filter by status" }, h("option", { value: "" }, "any status"),
-      ...STATUSES.map((s) => h("option", { value: s }, s)));
-    for (const sel of [this.app, this.status]) {
-      sel.addEventListener("change", () => {
-        store.filters = { app: this.app.value, status: this.status.value };
-        onFilter();
-      });
-    }
+    this.filters = new FilterBar(onFilter);
     this.list = h("ol", { class: "run-list", "aria-label": "Runs" });
-    this.count = h("p", { class: "muted small run-count" });
-    el.append(h("div", { class: "filters" }, this.app, this.status), this.list, this.count);
+    this.count = h("div", { class: "muted small run-count" });
+    el.append(this.filters.el, this.list, this.count);
   }
 
   render() {
-    const apps = [...new Set([...store.runs.values()].map((r) => r.app).filter(Boolean))].sort();
-    const have = [...this.app.options].map((o) => o.value).slice(1);
-    if (apps.join("\n") !== have.join("\n")) {
-      const cur = this.app.value;
-      this.app.replaceChildren(h("option", { value: "" }, "all apps"), ...apps.map((a) => h("option", { value: a }, a)));
-      this.app.value = apps.includes(cur) ? cur : "";
-    }
-    const { app, status } = store.filters;
+    this.filters.syncOptions();
     const heldBy = new Map();
     for (const g of store.gates) heldBy.set(g.runId, (heldBy.get(g.runId) || 0) + 1);
-    const runs = [...store.runs.values()]
-      .filter((r) => (!app || r.app === app) && (!status || r.status === status))
-      .sort((a, b) => (b.startedAt ?? 0) - (a.startedAt ?? 0));
+    const runs = [...store.runs.values()].filter(passes).sort((a, b) => (b.startedAt ?? 0) - (a.startedAt ?? 0));
     const now = Date.now();
     const items = runs.slice(0, MAX_SHOWN).map((r) => {
       const held = heldBy.get(r.id) || 0; // the gates list is whole (hello + held/released)
       const dur = r.endedAt ? r.endedAt - r.startedAt : now - r.startedAt;
       const cur = r.id === store.runId;
+      const usage = usageShort(r.usage);
       return h("li", null, h("a", { href: `#/run/${encodeURIComponent(r.id)}`, class: `run-item${cur ? " selected" : ""}`,
         "aria-current": cur ? "page" : null, dataset: { runId: r.id } },
-        h("span", { class: "run-name" }, r.name || r.id),
+        h("span", { class: "run-name", title: r.name || r.id }, r.name || r.id),
         held ? h("span", { class: "badge held-badge", title: "gates held right now" }, `${held} held`) : null,
         h("span", { class: "run-meta" },
-          h("span", { class: `status status-${r.status}` }, r.status), ` · ${r.app || "?"} · ${ms(dur)} · ${ago(r.startedAt, now)}`)));
+          h("span", { class: `status status-${r.status}` }, r.status), ` · ${r.app || "?"} · ${ms(dur)} · ${ago(r.startedAt, now)}`,
+          usage ? h("span", { class: "run-usage" }, ` · ${usage}`) : null)));
     });
     this.list.replaceChildren(...items);
-    this.count.textContent = runs.length
+    this.count.replaceChildren(runs.length
       ? `${runs.length} run${runs.length === 1 ? "" : "s"}${runs.length > MAX_SHOWN ? ` (newest ${MAX_SHOWN} shown)` : ""}`
-      : store.runs.size ? "No run matches these filters." : "No runs yet. Start an instrumented app.";
+      : store.runs.size ? "No run matches these filters." : connectHelp());
   }
 }

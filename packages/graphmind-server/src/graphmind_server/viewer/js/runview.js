@@ -4,9 +4,15 @@ import { api, errorText } from "./api.js";
 import { h } from "./frame.js";
 import { ms, clock, droppedText } from "./format.js";
 import { GraphView } from "./graph.js";
+import { runTools } from "./housekeeping.js";
 import { observeBadge, observeOnly } from "./observe.js";
+import { replayLine } from "./replayinfo.js";
+import { RunSearch } from "./runsearch.js";
+import { SequenceView } from "./sequence.js";
+import { viewSwitch } from "./panzoom.js";
 import { store } from "./state.js";
 import { TimelineView } from "./timeline.js";
+import { ranText, usageLong } from "./usage.js";
 
 export class RunView {
   constructor(el, { onSelectNode, onSelectExec, onPause }) {
@@ -16,11 +22,16 @@ export class RunView {
     this.timeline = new TimelineView((nodeId, key) => onSelectExec(nodeId, key));
     this.header = h("div", { class: "run-head" });
     this.msg = h("p", { class: "run-msg", role: "status" });
-    this.body = h("div", { class: "run-body" }, h("div", { class: "graph-wrap" }, this.graph.el), this.timeline.el);
+    this.search = new RunSearch((nodeId, key) => onSelectExec(nodeId, key));
+    this.timeline.el.insertBefore(this.search.el, this.timeline.scroller);
+    this.sequence = new SequenceView((nodeId, key) => onSelectExec(nodeId, key));
+    this.views = viewSwitch(this.graph, this.sequence);
+    this.body = h("div", { class: "run-body" }, h("div", { class: "graph-wrap" }, this.views, this.graph.el, this.sequence.el), this.timeline.el);
     this.mounted = false;
   }
 
   mount() {
+    this.search.reset();
     if (this.mounted) return;
     this.mounted = true;
     this.el.replaceChildren(this.header, this.msg, this.body);
@@ -46,16 +57,32 @@ export class RunView {
           h("span", { class: `status status-${r.status}` }, r.status),
           ` · ${r.app || ""} · started ${clock(r.startedAt)} · ${ms(dur)} · `,
           h("span", { class: "event-count" }, `${m && !m.summaryOnly ? m.eventCount : r.eventCount ?? "…"} events`),
+          ranText(r) ? h("span", { class: "run-ran" }, ` · ${ranText(r)}`) : null,
           held ? h("span", { class: "badge held-badge" }, `${held} held`) : null,
           observed ? observeBadge() : null),
+        usageLong(r.usage) ? h("p", { class: "run-usage-line" }, usageLong(r.usage)) : null,
         // Events the app or the hub could not record (issue 38): the run has gaps, and says so.
-        r.dropped?.count > 0 ? h("p", { class: "dropped-notice", role: "note" }, droppedText(r.dropped)) : null),
+        r.dropped?.count > 0 ? h("p", { class: "dropped-notice", role: "note" }, droppedText(r.dropped)) : null,
+        replayLine(store.runId, r, m)),
       h("div", { class: "run-actions" },
+        this.tools(),
         // Named so that "Pause" and "Abort" each match one button: the top bar's and the card's.
         running ? h("button", { type: "button", title: "Hold the next gate reached in this run",
           onclick: () => this.onPause(store.runId) }, "Hold this run") : null,
         running ? h("button", { type: "button", class: "danger", title: "Abort this run: held gates resolve abort, later gated calls raise RunAborted",
           onclick: () => this.abort() }, "Stop run") : null));
+  }
+
+  /** Compare / Export / Delete, rebuilt only when the run or the runs list changes (an open
+   * select must survive the once-a-second header refresh). */
+  tools() {
+    const key = `${store.runId}|${store.runs.size}`;
+    if (this.toolsKey !== key) {
+      this.toolsKey = key;
+      this.toolsEl = runTools(store.runId, { msg: this.msg,
+        onCompare: (a, b) => (location.hash = `#/compare/${encodeURIComponent(a)}/${encodeURIComponent(b)}`) });
+    }
+    return this.toolsEl;
   }
 
   async abort() {

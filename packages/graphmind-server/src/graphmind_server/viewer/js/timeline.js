@@ -43,7 +43,10 @@ export class TimelineView {
     const m = this.model;
     const rows = m ? m.order : [];
     this.head.querySelector(".tl-count").textContent = m && m.summaryOnly ? "loading…" : `${rows.length} executions`;
-    this.spacer.style.height = `${rows.length * ROW}px`;
+    if (this.spacerHeight !== rows.length * ROW) { // an unchanged height is not written (no relayout)
+      this.spacerHeight = rows.length * ROW;
+      this.spacer.style.height = `${this.spacerHeight}px`;
+    }
     if (this.follow && rows.length) this.scroller.scrollTop = rows.length * ROW;
     const top = this.scroller.scrollTop;
     const height = this.scroller.clientHeight || 600;
@@ -71,15 +74,30 @@ export class TimelineView {
       h("span", { class: "tl-track" }, h("span", { class: "tl-bar", style: `left:${left}%;width:${Math.min(width, 100 - left)}%` })));
   }
 
-  /** Bring an execution into view (keyboard navigation, a click on the graph). */
+  /** Bring an execution into view (keyboard navigation, a click on the graph). A row already in
+   * view is only marked: on a huge run a click must not rebuild and relayout the rows. */
   reveal(key) {
     if (!this.model) return;
     const x = this.model.execs.get(key);
     if (!x) return;
     const y = x.index * ROW;
     const s = this.scroller;
-    if (y < s.scrollTop || y > s.scrollTop + s.clientHeight - ROW) s.scrollTop = Math.max(0, y - s.clientHeight / 2);
     this.follow = false;
-    this.render();
+    if (y < s.scrollTop || y > s.scrollTop + s.clientHeight - ROW) {
+      s.scrollTop = Math.max(0, y - s.clientHeight / 2);
+      this.render();
+    } else {
+      this.markSelected();
+    }
+  }
+
+  /** The selection changed: move the "selected" mark between the rows that exist. */
+  markSelected() {
+    const order = this.model ? this.model.order : [];
+    for (const el of this.scroller.children) {
+      if (el === this.spacer) continue;
+      const x = order[Number(el.dataset.index)];
+      el.classList.toggle("selected", !!x && x.key === store.selectedExec);
+    }
   }
 }

@@ -1,0 +1,317 @@
+"""GraphmindPlugin: every ADK model call and tool call as a GraphMind node whose gates hold.
+
+Hook points: `BasePlugin`'s callbacks (google/adk/plugins/base_plugin.py, read in google-adk 2.13.0),
+run by `PluginManager` for every agent of a runner, before the agents' own callbacks; a non-None
+return short-circuits the call (plugin_manager.py:301-315), so "continue" always returns None.
+
+| callback (base_plugin.py)            | called from                                       | node / gate                         |
+|--------------------------------------|---------------------------------------------------|-------------------------------------|
+| before_run_callback :136             | runners.py:1589                                   | the invocation is the run           |
+| after_run_callback :174              | runners.py:1657                                   | run finished (open nodes cut short) |
+| on_run_error_callback :403           | utils/_runner_utils.py:103                        | run error                           |
+| before_agent_callback :198           | agents/base_agent.py:659                          | `agent:<name>`, nested by parent    |
+| after_agent_callback :217            | agents/base_agent.py:679                          | agent finished                      |
+| on_agent_error_callback :383         | agents/base_agent.py:702                          | agent error                         |
+| before_model_callback :233           | flows/llm_flows/core/_finalizer.py:173            | `llm:step` before gate (inject = an `LlmResponse`) |
+| after_model_callback :253            | _finalizer.py:295, per response (partials stream) | after gate (retry re-runs the model, inject) |
+| on_model_error_callback :272         | _finalizer.py:366                                 | error gate (retry, inject; continue: ADK raises its own error) |
+| before_tool_callback :297            | flows/llm_flows/tools/_caller.py:508, workflow/_tool_node.py:195 | `tool:<name>` before gate (inject = the result dict) |
+| after_tool_callback :321             | _caller.py:601, _tool_node.py:237                 | after gate (retry re-runs the tool, inject) |
+| on_tool_error_callback :348          | tools/_error_handler.py:113, _tool_node.py:231    | error gate                          |
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from google.adk.agents.base_agent import BaseAgent
+from google.adk.agents.callback_context import CallbackContext
+from google.adk.agents.invocation_context import InvocationContext
+from google.adk.models.llm_request import LlmRequest
+from google.adk.models.llm_response import LlmResponse
+from google.adk.plugins.base_plugin import BasePlugin
+from google.adk.tools.base_tool import BaseTool
+from google.adk.tools.tool_context import ToolContext
+
+import graphmind
+from graphmind.adapter import Engine, NodeSpec, RunAborted, engine_for
+
+from . import _gates as gates
+from ._describe import (
+    partial_text,
+    plain,
+    request_input,
+    response_output,
+    response_usage,
+    to_response,
+    to_tool_result,
+)
+from ._edit import lossless, model_edit, tool_edit
+from ._hooks import instrument_plugin_manager
+from ._invocations import Invocation
+
+
+def _model_result(response: LlmResponse) -> tuple[Any, dict[str, Any] | None]:
+    return response_output(response), response_usage(response)
+
+
+def _tool_result(result: Any) -> tuple[Any, dict[str, Any] | None]:
+    return plain(result), None
+
+
+class GraphmindPlugin(BasePlugin):
+    """`Runner(..., plugins=[GraphmindPlugin()])`, or `adk web --extra_plugins graphmind_google_adk.GraphmindPlugin`.
+
+    `session`: a `graphmind.Client` (default: `graphmind.get_client()`, looked up per invocation).
+    With GraphMind disabled every callback returns None at once: ADK runs exactly as without it.
+    """
+
+    def __init__(self, session: graphmind.Client | None = None, *, name: str = "graphmind") -> None:
+        super().__init__(name)
+        self._session = session
+        self._engine: Engine | None = engine_for(session) if session is not None else None
+        self._invocations: dict[str, Invocation] = {}
+
+    def _client(self) -> Engine:
+        return self._engine or engine_for(None)
+
+    def _fail_open(self, where: str, exc: Exception) -> None:
+        self._client().warn(
+            f"[graphmind] the Google ADK plugin failed in {where} ({type(exc).__name__}: {exc}); "
+            "the call goes on unobserved (GRAPHMIND_DISABLED=1 turns GraphMind off)",
+            key=f"adk-{where}",
+        )
+
+    # ---- the invocation is the run ------------------------------------------------------------
+    async def before_run_callback(self, *, invocation_context: InvocationContext) -> None:
+        engine = self._client()
+        if not engine.live:
+            return None
+        try:
+            # From here on an abort leaves ADK's callbacks as RunAborted itself (_hooks.py).
+            instrument_plugin_manager(invocation_context.plugin_manager, session=self._session)
+            run = engine.current_run()
+            owns = run is None
+            if run is None:
+                root = invocation_context.agent  # a workflow's root may be a node, not an agent (ADK 2)
+                run = engine.begin_run(
+                    f"adk:{getattr(root, 'name', None) or invocation_context.app_name}",
+                    {
+                        "framework": "google-adk",
+                        "app": invocation_context.app_name,
+                        "invocationId": invocation_context.invocation_id,
+                    },
+                )
+            self._invocations[invocation_context.invocation_id] = Invocation(run, owns)
+        except Exception as exc:
+            self._fail_open("before_run_callback", exc)
+        return None
+
+    def _end(self, invocation_context: InvocationContext, error: BaseException | None) -> None:
+        inv = self._invocations.pop(invocation_context.invocation_id, None)
+        if inv is None:
+            return
+        try:
+            inv.close_open(error)
+            if inv.owns_run:
+                self._client().end_run(inv.run, error)
+        except Exception as exc:
+            self._fail_open("after_run_callback", exc)
+
+    async def after_run_callback(self, *, invocation_context: InvocationContext) -> None:
+        self._end(invocation_context, None)
+
+    async def on_run_error_callback(self, *, invocation_context: InvocationContext, error: Exception) -> None:
+        self._end(invocation_context, error)
+
+    def _invocation(self, invocation_id: str) -> Invocation | None:
+        if not self._client().live:
+            return None
+        return self._invocations.get(invocation_id)
+
+    # ---- agents: the nesting (workflow agents and sub-agents) ---------------------------------
+    async def before_agent_callback(self, *, agent: BaseAgent, callback_context: CallbackContext) -> None:
+        inv = self._invocation(callback_context.invocation_id)
+        if inv is None:
+            return None
+        parent = agent.parent_agent
+        try:
+            spec = NodeSpec(agent.name, "agent", {"agent": type(agent).__name__})
+            ex = self._client().start_node(
+                spec, run=inv.run, parent_instance_id=inv.parent_of(parent.name) if parent else None
+            )
+        except RunAborted:
+            raise
+        except Exception as exc:
+            self._fail_open("before_agent_callback", exc)
+            return None
+        inv.agents[agent.name] = ex
+        inv.agent_objects[agent.name] = agent
+        return None
+
+    async def after_agent_callback(self, *, agent: BaseAgent, callback_context: CallbackContext) -> None:
+        inv = self._invocation(callback_context.invocation_id)
+        ex = inv.agents.pop(agent.name, None) if inv is not None else None
+        if ex is not None:
+            ex.finish(None)
+        return None
+
+    async def on_agent_error_callback(
+        self, *, agent: BaseAgent, callback_context: CallbackContext, error: Exception
+    ) -> None:
+        inv = self._invocation(callback_context.invocation_id)
+        ex = inv.agents.pop(agent.name, None) if inv is not None else None
+        if ex is not None:
+            ex.fail(error)
+        return None
+
+    # ---- model calls ----------------------------------------------------------------------------
+    async def before_model_callback(
+        self, *, callback_context: CallbackContext, llm_request: LlmRequest
+    ) -> LlmResponse | None:
+        inv = self._invocation(callback_context.invocation_id)
+        if inv is None:
+            return None
+        engine = self._client()
+        name = callback_context.agent_name
+        agent = inv.agent_objects.get(name)
+
+        async def rerun() -> LlmResponse:
+            return await _call_model(agent, llm_request)
+
+        try:
+            node_input, key, length = request_input(llm_request, name)
+            step = inv.run.steps.next_step(key, length)
+            spec = NodeSpec(
+                "step",
+                "llm",
+                node_input,
+                node_id="llm:step",
+                instance_id=step.instance_id,
+                attrs={"agent": name, "model": llm_request.model},
+                tool_calls_in_output=True,
+                edit=model_edit(llm_request, rerun) if lossless(llm_request) else None,
+            )
+            ex = await engine.astart_node(spec, run=inv.run, parent_instance_id=inv.parent_of(name))
+            if step.first_step and node_input.get("tools"):
+                roster = [{"nodeId": f"tool:{t}", "kind": "tool", "name": t} for t in node_input["tools"]]
+                engine.hint(roster, ex.parent_instance_id, run=ex.run)
+        except RunAborted:
+            raise
+        except Exception as exc:
+            self._fail_open("before_model_callback", exc)
+            return None
+        call = gates.Call(ex, _model_result, to_response, rerun)
+        # Detached, nothing can hold: the gate is skipped; a replay answers at it, attached or not.
+        if ex.may_hold() or ex.host.replay is not None:
+            injected = await gates.before(call)
+            if injected is not None:
+                return injected  # type: ignore[no-any-return]
+        inv.models[name] = call
+        return None
+
+    async def after_model_callback(
+        self, *, callback_context: CallbackContext, llm_response: LlmResponse
+    ) -> LlmResponse | None:
+        inv = self._invocation(callback_context.invocation_id)
+        if inv is None:
+            return None
+        name = callback_context.agent_name
+        call = inv.models.get(name)
+        if call is None:
+            return None
+        if llm_response.partial:  # SSE streaming: a delta, then the whole response (base_llm_flow)
+            text = partial_text(llm_response)
+            if text:
+                call.ex.token(text)
+            return None
+        del inv.models[name]
+        result: LlmResponse | None = await gates.after(call, llm_response)
+        return result
+
+    async def on_model_error_callback(
+        self, *, callback_context: CallbackContext, llm_request: LlmRequest, error: Exception
+    ) -> LlmResponse | None:
+        inv = self._invocation(callback_context.invocation_id)
+        call = inv.models.pop(callback_context.agent_name, None) if inv is not None else None
+        if call is None:
+            return None
+        result: LlmResponse | None = await gates.error(call, error)
+        return result
+
+    # ---- tool calls -----------------------------------------------------------------------------
+    async def before_tool_callback(
+        self, *, tool: BaseTool, tool_args: dict[str, Any], tool_context: ToolContext
+    ) -> dict[str, Any] | None:
+        inv = self._invocation(tool_context.invocation_id)
+        if inv is None:
+            return None
+        call_id = tool_context.function_call_id
+
+        async def rerun() -> Any:
+            return await tool.run_async(args=tool_args, tool_context=tool_context)
+
+        try:
+            spec = NodeSpec(
+                tool.name, "tool", plain(tool_args), instance_id=call_id, edit=tool_edit(tool_args, rerun)
+            )
+            ex = await self._client().astart_node(
+                spec, run=inv.run, parent_instance_id=inv.parent_of(tool_context.agent_name)
+            )
+        except RunAborted:
+            raise
+        except Exception as exc:
+            self._fail_open("before_tool_callback", exc)
+            return None
+        call = gates.Call(ex, _tool_result, to_tool_result, rerun)
+        # Detached, nothing can hold: the gate is skipped; a replay answers at it, attached or not.
+        if ex.may_hold() or ex.host.replay is not None:
+            injected = await gates.before(call)
+            if injected is not None:
+                return injected  # type: ignore[no-any-return]
+        inv.tools[ex.instance_id] = call
+        return None
+
+    def _tool_call(self, tool_context: ToolContext) -> gates.Call | None:
+        inv = self._invocation(tool_context.invocation_id)
+        call_id = tool_context.function_call_id
+        if inv is None or call_id is None:
+            return None
+        return inv.tools.pop(call_id, None)
+
+    async def after_tool_callback(
+        self, *, tool: BaseTool, tool_args: dict[str, Any], tool_context: ToolContext, result: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        call = self._tool_call(tool_context)
+        if call is None:
+            return None
+        replaced: Any = await gates.after(call, result)
+        return None if replaced is None else to_tool_result(replaced)
+
+    async def on_tool_error_callback(
+        self, *, tool: BaseTool, tool_args: dict[str, Any], tool_context: ToolContext, error: Exception
+    ) -> dict[str, Any] | None:
+        call = self._tool_call(tool_context)
+        if call is None:
+            return None
+        if isinstance(error, asyncio.CancelledError):  # never recovered (base_plugin.py:356-362)
+            call.ex.fail(error)
+            return None
+        replaced: Any = await gates.error(call, error)
+        return None if replaced is None else to_tool_result(replaced)
+
+
+async def _call_model(agent: Any, llm_request: LlmRequest) -> LlmResponse:
+    """The model call again, for a retry: the agent's own model (`LlmAgent.canonical_model`, what
+    flows/llm_flows/core/_model_call.py `_get_llm` resolves) with the same request, unstreamed; its
+    last response is the whole reply."""
+    if agent is None:
+        raise RuntimeError("graphmind: the agent of this model call is unknown, so it cannot be retried")
+    llm = agent.canonical_model
+    last: LlmResponse | None = None
+    async for response in llm.generate_content_async(llm_request, stream=False):
+        last = response
+    if last is None:
+        raise RuntimeError("graphmind: the model's retry returned no response")
+    return last

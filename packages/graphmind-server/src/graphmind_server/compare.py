@@ -1,0 +1,201 @@
+"""Two runs side by side (`GET /api/compare`, `graphmind diff`): their steps aligned, each pair
+equal or changed, with per-step deltas of tokens, cost and latency.
+
+A step is one execution of a node other than the run's agent node, in start order. The alignment
+is a longest common subsequence over node ids (difflib, no junk heuristic), so a step inserted in
+or removed from one run shifts nothing after it: it shows as added or removed, the rest pair up.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import sqlite3
+from typing import Any
+
+from . import prices
+from .export.source import iter_events
+from .store import reads
+
+MAX_EVENTS = 500_000  # per run; past this a compare would hold too much in the hub's memory
+COMPARED = ("input", "output", "error")
+
+
+class CompareError(Exception):
+    status = 404
+
+
+def steps(conn: sqlite3.Connection, run_id: str, agent_node: str | None) -> list[dict[str, Any]]:
+    by_instance: dict[str, dict[str, Any]] = {}
+    out: list[dict[str, Any]] = []
+    for stored in iter_events(conn, run_id):
+        ev = stored.event
+        node_id, etype = ev.get("nodeId"), ev.get("type")
+        if not isinstance(node_id, str) or node_id == agent_node:
+            continue
+        instance = str(ev.get("instanceId", ""))
+        if etype == "node.started":
+            step: dict[str, Any] = {
+                "nodeId": node_id,
+                "name": ev.get("name") or node_id.split(":", 1)[-1],
+                "kind": ev.get("kind") or node_id.split(":", 1)[0],
+                "instanceId": instance,
+                "input": ev.get("input"),
+                "status": "running",
+                "model": (ev.get("attrs") or {}).get("model") if isinstance(ev.get("attrs"), dict) else None,
+            }
+            by_instance[instance] = step
+            out.append(step)
+            continue
+        found = by_instance.get(instance)
+        if found is None:
+            continue
+        step = found
+        if etype == "node.finished":
+            step.update(status="injected" if ev.get("injected") else "ok", output=ev.get("output"))
+            step["durationMs"] = ev.get("durationMs")
+            step["heldMs"] = ev.get("heldMs") or 0
+            if isinstance(ev.get("usage"), dict):
+                step["usage"] = ev["usage"]
+        elif etype == "node.error":
+            step.update(status="error", error=ev.get("error"))
+            step["durationMs"] = ev.get("durationMs")
+            step["heldMs"] = ev.get("heldMs") or 0
+    for step in out:
+        step["tokens"], step["costUsd"] = _tokens_and_cost(step)
+        ran = step.get("durationMs")
+        step["ranMs"] = ran - (step.get("heldMs") or 0) if isinstance(ran, (int, float)) else None
+    return out
+
+
+def _tokens_and_cost(step: dict[str, Any]) -> tuple[int | None, float | None]:
+    usage = step.get("usage")
+    if not isinstance(usage, dict):
+        return None, None
+    raw_in, raw_out = usage.get("inputTokens"), usage.get("outputTokens")
+    inp = raw_in if type(raw_in) is int else 0
+    out = raw_out if type(raw_out) is int else 0
+    reported = usage.get("costUsd")
+    if isinstance(reported, (int, float)) and not isinstance(reported, bool):
+        return inp + out, float(reported)
+    p = prices.price(step["model"]) if isinstance(step.get("model"), str) else None
+    return inp + out, ((inp * p[0] + out * p[1]) / 1e6 if p else None)
+
+
+def _canon(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def _delta(a: Any, b: Any) -> Any:
+    if type(a) in (int, float) and type(b) in (int, float):
+        return round(b - a, 8)
+    return None
+
+
+def _pair(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    changed = [f for f in (*COMPARED, "status") if _canon(a.get(f)) != _canon(b.get(f))]
+    return {
+        "status": "changed" if changed else "equal",
+        "nodeId": b["nodeId"],
+        "name": b["name"],
+        "kind": b["kind"],
+        "changed": changed,
+        "a": a,
+        "b": b,
+        "deltas": {k: _delta(a.get(k), b.get(k)) for k in ("ranMs", "tokens", "costUsd")},
+    }
+
+
+def _one(step: dict[str, Any], side: str) -> dict[str, Any]:
+    return {
+        "status": "removed" if side == "a" else "added",
+        "nodeId": step["nodeId"],
+        "name": step["name"],
+        "kind": step["kind"],
+        "changed": [],
+        side: step,
+        "deltas": {},
+    }
+
+
+def align(sa: list[dict[str, Any]], sb: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    matcher = difflib.SequenceMatcher(
+        None, [s["nodeId"] for s in sa], [s["nodeId"] for s in sb], autojunk=False
+    )
+    rows: list[dict[str, Any]] = []
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            rows += [_pair(sa[i1 + k], sb[j1 + k]) for k in range(i2 - i1)]
+        else:  # delete, insert, replace: a different node at this point is removed + added
+            rows += [_one(s, "a") for s in sa[i1:i2]]
+            rows += [_one(s, "b") for s in sb[j1:j2]]
+    return rows
+
+
+def _run(conn: sqlite3.Connection, run_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    run = reads.get_run(conn, run_id)
+    if run is None:
+        raise CompareError(f"no run {run_id!r} (deleted, pruned, or never reported)")
+    if run["eventCount"] > MAX_EVENTS:
+        err = CompareError(
+            f"run {run_id!r} has {run['eventCount']:,} events; compare takes up to {MAX_EVENTS:,}"
+        )
+        err.status = 422
+        raise err
+    row = conn.execute("SELECT agent_node FROM runs WHERE id = ?", (run_id,)).fetchone()
+    run.pop("nodes", None)
+    return run, steps(conn, run_id, row[0] if row else None)
+
+
+def compare(conn: sqlite3.Connection, a: str, b: str) -> dict[str, Any]:
+    run_a, steps_a = _run(conn, a)
+    run_b, steps_b = _run(conn, b)
+    rows = align(steps_a, steps_b)
+    counts = {k: sum(1 for r in rows if r["status"] == k) for k in ("equal", "changed", "added", "removed")}
+    ua, ub = run_a["usage"], run_b["usage"]
+    return {
+        "a": run_a,
+        "b": run_b,
+        "same": counts["equal"] == len(rows) and run_a["status"] == run_b["status"],
+        "counts": counts,
+        "deltas": {
+            "tokens": _delta(ua["totalTokens"], ub["totalTokens"]),
+            "costUsd": _delta(ua["costUsd"], ub["costUsd"]),
+            "durationMs": _delta(_wall(run_a), _wall(run_b)),
+        },
+        "steps": rows,
+    }
+
+
+def _wall(run: dict[str, Any]) -> float | None:
+    s, e = run.get("startedAt"), run.get("endedAt")
+    return e - s if isinstance(s, (int, float)) and isinstance(e, (int, float)) else None
+
+
+def text_report(result: dict[str, Any]) -> str:
+    """`graphmind diff`'s output: one line per step (= equal, ~ changed, + added, - removed), and
+    for a changed step the fields that differ, A's value then B's."""
+    marks = {"equal": "=", "changed": "~", "added": "+", "removed": "-"}
+    a, b = result["a"], result["b"]
+    lines = [f"A {a['id']} ({a['name']}, {a['status']})", f"B {b['id']} ({b['name']}, {b['status']})"]
+    seen: dict[str, int] = {}
+    for row in result["steps"]:
+        seen[row["nodeId"]] = seen.get(row["nodeId"], 0) + 1
+        label = f"{row['nodeId']} #{seen[row['nodeId']]}"
+        lines.append(
+            f"{marks[row['status']]} {label}{'  ' + ', '.join(row['changed']) + ' differ' if row['changed'] else ''}"
+        )
+        for field in row["changed"]:
+            lines.append(f"    A {field}: {_short(row['a'].get(field))}")
+            lines.append(f"    B {field}: {_short(row['b'].get(field))}")
+    c = result["counts"]
+    verdict = "the runs match" if result["same"] else "the runs differ"
+    lines.append(
+        f"{verdict}: {c['equal']} equal, {c['changed']} changed, {c['added']} added, {c['removed']} removed"
+    )
+    return "\n".join(lines)
+
+
+def _short(value: Any, limit: int = 300) -> str:
+    text = _canon(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

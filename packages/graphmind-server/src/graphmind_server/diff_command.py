@@ -1,0 +1,45 @@
+"""`graphmind diff A B`: compare two stored runs as text; exit 0 when they match, 1 when they
+differ, 2 when one cannot be read (docs/api.md "Compare"). Reads the database read-only, like
+`graphmind record`, whether or not a hub is running."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from .compare import CompareError, compare, text_report
+from .export.source import ExportError, default_db, open_readonly
+
+
+def add_parser(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "diff",
+        help="compare two stored runs (exit 1 when they differ)",
+        description="Align the steps of two runs and print what differs: = equal, ~ changed, + added, - removed. "
+        "Exit status 0 when they match, 1 when they differ, 2 on an error.",
+    )
+    p.add_argument("a", metavar="A", help="the first run id")
+    p.add_argument("b", metavar="B", help="the second run id")
+    p.add_argument("--db", help="the hub's database (default $GRAPHMIND_DB or ~/.graphmind/graphmind.db)")
+    p.add_argument("--json", action="store_true", help="print GET /api/compare's JSON instead of text")
+    p.set_defaults(func=run_command)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    try:
+        conn = open_readonly(default_db(args.db))
+    except ExportError as exc:
+        print(f"graphmind diff: {exc}", file=sys.stderr)
+        return 2
+    try:
+        conn.execute("BEGIN")  # one snapshot of both runs
+        result = compare(conn, args.a, args.b)
+    except CompareError as exc:
+        print(f"graphmind diff: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        conn.close()
+    print(json.dumps(result) if args.json else text_report(result))
+    return 0 if result["same"] else 1

@@ -1,0 +1,170 @@
+"""Full-text search and run facets, kept in step by the writer (docs/api.md `GET /api/search`).
+
+The index (`search`, SQLite FTS5) holds one row per stored event that describes a node or a run:
+its rowid is the event's cursor, its text the scalar values under the event's name, nodeId, app,
+input, output, error, meta and value. The text is what the store holds: a value the app redacted
+is stored (and so indexed) as the placeholder only. Streamed tokens are not indexed (the text they
+build arrives again in the node's output), which keeps the writer's cost per event small.
+
+The hub's writer indexes in its idle time (a burst of events is stored at full speed and indexed
+once it is over); a search first asks the writer for the rest (`IndexNow` in ops.py, through the
+writer's queue), so it always sees every event stored before it. `graphmind import` indexes in
+each batch.
+
+Facets are short strings per run (`kind:tool`, `tool:search`, `model:gpt-4o`, `error`, `held`)
+that the run list filters on without reading events.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .writer import Writer
+
+INDEXED_TYPES = ("run.started", "node.started", "node.finished", "node.error", "node.attempt")
+
+# One expression for the writer (each batch's new events) and the migration (events stored before).
+# json_valid guards the statement: one unreadable body must never fail the writer's batch.
+INDEX_SQL = f"""INSERT INTO search (rowid, body, run_id, node_id, instance_id)
+SELECT e.cursor,
+  (SELECT group_concat(j.value, ' ') FROM json_tree(e.body) j
+   WHERE j.atom IS NOT NULL AND j.type != 'null' AND (
+     j.fullkey IN ('$.name', '$.nodeId', '$.app') OR j.fullkey GLOB '$.input*' OR j.fullkey GLOB '$.output*'
+     OR j.fullkey GLOB '$.error*' OR j.fullkey GLOB '$.meta*' OR j.fullkey GLOB '$.value*')),
+  e.run_id, json_extract(e.body, '$.nodeId'), json_extract(e.body, '$.instanceId')
+FROM events e
+WHERE e.cursor > ? AND e.cursor <= ? AND e.type IN ({", ".join(f"'{t}'" for t in INDEXED_TYPES)})
+  AND json_valid(e.body)"""
+
+FACET_SQL = "INSERT OR IGNORE INTO facets (facet, run_id) VALUES (?, ?)"
+IDLE_CHUNK = 2000  # events indexed per idle transaction: a new batch never waits long behind one
+_INDEXED_KEY = "search_indexed"  # settings: every event up to this cursor is in the index
+
+
+def indexed_cursor(conn: sqlite3.Connection, last_cursor: int) -> int:
+    row = conn.execute("SELECT value FROM settings WHERE key = ?", (_INDEXED_KEY,)).fetchone()
+    return int(row[0]) if row else last_cursor  # none yet: the migration indexed everything stored
+
+
+def set_indexed(conn: sqlite3.Connection, cursor: int) -> None:
+    conn.execute(
+        "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (_INDEXED_KEY, str(cursor)),
+    )
+
+
+# Facets of runs stored before the index existed (the migration), from what the store already has.
+BACKFILL_FACETS = [
+    "INSERT OR IGNORE INTO facets (facet, run_id) SELECT 'kind:' || kind, run_id FROM nodes WHERE executions > 0",
+    "INSERT OR IGNORE INTO facets (facet, run_id) SELECT 'tool:' || name, run_id FROM nodes"
+    " WHERE executions > 0 AND kind = 'tool'",
+    "INSERT OR IGNORE INTO facets (facet, run_id) SELECT DISTINCT 'error', run_id FROM events WHERE type = 'node.error'",
+    "INSERT OR IGNORE INTO facets (facet, run_id) SELECT DISTINCT 'held', run_id FROM events WHERE type = 'exec.paused'",
+    "INSERT OR IGNORE INTO facets (facet, run_id) SELECT DISTINCT 'model:' || json_extract(body, '$.attrs.model'),"
+    " run_id FROM events WHERE type = 'node.started' AND json_valid(body)"
+    " AND json_type(body, '$.attrs.model') = 'text'",
+]
+
+
+def index_between(conn: sqlite3.Connection, after: int, upto: int) -> None:
+    """Index the events stored with cursors in (after, upto]."""
+    if upto > after:
+        conn.execute(INDEX_SQL, (after, upto))
+
+
+def catch_up(writer: Writer, limit: int | None = None) -> None:
+    """Index the writer's stored events not indexed yet (up to `limit`), in its open transaction."""
+    writer.index_failed = False
+    upto = writer.last_cursor if limit is None else min(writer.last_cursor, writer.indexed + limit)
+    if upto > writer.indexed:
+        index_between(writer.conn, writer.indexed, upto)
+        set_indexed(writer.conn, upto)
+        writer.indexed = upto
+
+
+def index_idle(writer: Writer) -> bool:
+    """One chunk of the index in the writer's idle time (its queue empty), in its own transaction;
+    False when there is nothing to do now. A failure leaves the events stored and stops the idle
+    indexing (no busy loop); the next search tries again."""
+    if writer.index_failed or writer.indexed >= writer.last_cursor or not writer.queue.empty():
+        return False
+    before = writer.indexed
+    try:
+        writer.conn.execute("BEGIN IMMEDIATE")
+        catch_up(writer, IDLE_CHUNK)
+        writer.conn.execute("COMMIT")
+    except Exception as exc:
+        with contextlib.suppress(sqlite3.Error):
+            writer.conn.execute("ROLLBACK")
+        writer.indexed = before
+        writer.index_failed = True
+        print(
+            f"graphmind: could not update the search index ({type(exc).__name__}: {exc}); the events are "
+            "stored, a search tries again",
+            file=sys.stderr,
+            flush=True,
+        )
+        return False
+    return True
+
+
+def forget_run(conn: sqlite3.Connection, run_id: str) -> None:
+    """Before a run's events are deleted: its index rows and facets go with them."""
+    conn.execute("DELETE FROM search WHERE rowid IN (SELECT cursor FROM events WHERE run_id = ?)", (run_id,))
+    conn.execute("DELETE FROM facets WHERE run_id = ?", (run_id,))
+
+
+def fts_query(text: str) -> str | None:
+    """The user's words as an FTS5 query: every word must appear, each taken literally (quoted), so
+    no input is an FTS syntax error. None when there is no word."""
+    words = [w for w in text.split() if w.strip()]
+    if not words:
+        return None
+    return " ".join('"' + w.replace('"', '""') + '"' for w in words)
+
+
+def event_facets(event: dict[str, Any], kind: str, name: str) -> list[str]:
+    """The facets one node event adds to its run (`kind` and `name`: the node's, as stored)."""
+    etype = event.get("type")
+    out: list[str] = []
+    if etype == "node.started":
+        out.append(f"kind:{kind}")
+        if kind == "tool":
+            out.append(f"tool:{name}")
+        attrs = event.get("attrs")
+        model = attrs.get("model") if isinstance(attrs, dict) else None
+        if isinstance(model, str) and model:
+            out.append(f"model:{model}")
+    elif etype == "node.error":
+        out.append("error")
+    elif etype == "exec.paused":
+        out.append("held")
+    return out
+
+
+def search(conn: sqlite3.Connection, query: str, run_id: str | None, limit: int) -> list[dict[str, Any]]:
+    """Hits, oldest first within a run, newest runs first across runs: each the event's run, node,
+    instance, seq, type and a snippet of the matched text (matches between « and »)."""
+    fts = fts_query(query)
+    if fts is None:
+        return []
+    where = "search MATCH ?"
+    args: list[Any] = [fts]
+    if run_id is not None:
+        where += " AND search.run_id = ?"
+        args.append(run_id)
+    rows = conn.execute(
+        f"""SELECT search.run_id, search.node_id, search.instance_id, e.seq, e.type,
+                   snippet(search, 0, '«', '»', '…', 12)
+            FROM search JOIN events e ON e.cursor = search.rowid
+            WHERE {where} ORDER BY search.rowid {"ASC" if run_id is not None else "DESC"} LIMIT ?""",
+        (*args, limit),
+    ).fetchall()
+    return [
+        {"runId": r[0], "nodeId": r[1], "instanceId": r[2], "seq": r[3], "type": r[4], "snippet": r[5]}
+        for r in rows
+    ]
