@@ -32,6 +32,7 @@ PACKAGES = [
     "graphmind-llamaindex",
     "graphmind-litellm",
     "graphmind-google-adk",
+    "graphmind-openai-agents",
 ]
 # One row per adapter: its package, the framework distribution, the versions to test, its tests.
 MATRIX = {
@@ -59,9 +60,16 @@ MATRIX = {
         ["2.13", "2.12"],
         ["packages/graphmind-google-adk/tests"],
     ),
+    # The newest minor and the one before it (0.x: a minor is the SDK's breaking step).
+    "openai_agents": (
+        "graphmind-openai-agents",
+        "openai-agents",
+        ["0.24", "0.23"],
+        ["packages/graphmind-openai-agents/tests"],
+    ),
 }
 # Workspace packages a row's tests use beyond its own (graphmind-litellm's tests use FakeOpenAI).
-TEST_PACKAGES = {"litellm": ["graphmind-openai"]}
+TEST_PACKAGES = {"litellm": ["graphmind-openai"], "openai_agents": ["graphmind-openai"]}
 TEST_DEPS = ["pytest>=8", "pytest-asyncio>=0.24", "pytest-timeout>=2.3", "httpx>=0.27", "respx>=0.22"]
 
 
@@ -286,6 +294,23 @@ SUITES = {
             "tree-sitter-language-pack",
             "pypdf",
             "aiohttp",
+        ],
+    ),
+    # The Agents SDK's `dev` group, the parts its runner tests import (run_suite.py names the selection).
+    "openai-agents": (
+        "openai-agents",
+        "graphmind-openai-agents",
+        [
+            "pytest>=9.0.3",
+            "pytest-asyncio",
+            "pytest-mock>=3.14.0",
+            "pytest-xdist",
+            "pytest-timeout",
+            "inline-snapshot>=0.20.7",
+            "rich>=13.1.0,<15",
+            "fastapi>=0.110.0,<1",
+            "eval-type-backport>=0.2.2",
+            "httpx",  # its runner tests build httpx errors (openai 3 itself sends with httpx2)
         ],
     ),
     # litellm's test dependencies for its mocked unit tests (tests/test_litellm).

@@ -29,6 +29,7 @@ from .._runs.steps import StepIdentity
 from .._wire.hub_link import preload
 from ._edit import edited_request, request_message
 from ._hooks import Hook, Patches, hook_moved, instrument_once, items_of, resolve, uninstrument_once
+from ._owner import model_call_owner, owned_model_call
 from ._session import engine_for
 
 # An adapter's first call often builds the default client: it must not pay the client's modules'
@@ -60,6 +61,8 @@ __all__ = [
     "items_of",
     "json_scalar",
     "json_scalars",
+    "model_call_owner",
+    "owned_model_call",
     "parse_model_reply",
     "plain_message",
     "request_message",

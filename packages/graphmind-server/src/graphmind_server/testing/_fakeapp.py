@@ -61,10 +61,12 @@ class FakeApp:
         self.closed.clear()
         # __enter__ without `with`: the connection outlives this call (websockets >= 17.1 warns
         # about a bare connect()); close() ends it.
-        self._ws = connect(
+        # Any: websockets 16 (the newest openai-agents allows) types __enter__ as its base Connection.
+        ws: Any = connect(
             self.url, open_timeout=5, additional_headers=self.headers or None, max_size=None, compression=None
         ).__enter__()
-        self._ws.send(
+        self._ws = ws
+        ws.send(
             json.dumps(
                 {
                     "type": "hello",
@@ -77,7 +79,7 @@ class FakeApp:
                 }
             )
         )
-        welcome = json.loads(self._ws.recv(timeout=5))
+        welcome = json.loads(ws.recv(timeout=5))
         if welcome.get("type") != "welcome":
             raise RuntimeError(f"expected welcome, got {welcome}")
         self.welcome = welcome

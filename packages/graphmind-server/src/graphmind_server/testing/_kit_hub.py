@@ -104,8 +104,10 @@ class KitHub:
         try:
             # __enter__ without `with`, as FakeApp: the feed outlives this call (websockets >= 17.1
             # warns about a bare connect()); _close() ends it.
-            self._ws = connect(self.process.live_url, open_timeout=self.timeout, max_size=None).__enter__()
-            hello = json.loads(self._ws.recv(timeout=self.timeout))
+            # Any: websockets 16 (the newest openai-agents allows) types __enter__ as its base Connection.
+            ws: Any = connect(self.process.live_url, open_timeout=self.timeout, max_size=None).__enter__()
+            self._ws = ws
+            hello = json.loads(ws.recv(timeout=self.timeout))
             if hello.get("type") != "hello":
                 raise AssertionError(f"the hub's live feed did not start with hello: {hello!r}")
             self.debug = hello["debug"]

@@ -1,0 +1,225 @@
+"""Each model call of an agent: one gated `llm:step` node.
+
+The run loop asks `get_model(agent, run_config)` for the turn's model
+(agents/run_internal/run_loop.py:2958 in `get_new_response`, :2514 in `run_single_turn_streamed`),
+then calls `model.get_response(...)` (:3026) or iterates `model.stream_response(...)` (:2622). The
+`get_model` row wraps that lookup: the model it returns (any `Model`: the OpenAI ones, LiteLLM's, a
+test's fake) gets its two methods gated in its own namespace (one `Patches` per model, kept on it
+under `MODEL_MARK`; the class and other instances are untouched, `isinstance` and identity hold),
+and the agent's name is noted for the node. Patching the instance and not the class keeps the rows
+to the two methods of the abstract interface (agents/models/interface.py:68, :103).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import weakref
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from graphmind.adapter import Hook, NodeSpec, Patches, Settled, owned_model_call
+
+from . import _describe, _edit, _inject
+from ._version import SUPPORTED
+
+OWNER = "graphmind-openai-agents"
+MODEL_MARK = "_graphmind_openai_agents"
+
+# The agent whose turn asked for the model (set by the `get_model` wrapper in the run loop's task,
+# read by the model call it makes next in the same task).
+_AGENT: contextvars.ContextVar[str | None] = contextvars.ContextVar("graphmind_agents_agent", default=None)
+
+
+def _model_name(model: Any) -> Any:
+    name = getattr(model, "model", None)
+    return name if isinstance(name, str) else type(model).__name__
+
+
+def _spec(
+    engine: Any,
+    model: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    streamed: bool,
+    body: Callable[[dict[str, Any]], Callable[[], Any]],
+) -> NodeSpec:
+    bound = _bind(args, kwargs)
+    node_input, key, length = _describe.describe_request(
+        _AGENT.get(),
+        _model_name(model),
+        bound.get("system_instructions"),
+        bound.get("input"),
+        bound.get("tools"),
+        bound.get("handoffs"),
+        streamed,
+    )
+    step = engine.next_llm_step(key, length)
+    return NodeSpec(
+        "step",
+        "llm",
+        node_input,
+        node_id="llm:step",
+        instance_id=step.instance_id,
+        attrs={"framework": "openai-agents"},
+        tool_calls_in_output=True,
+        owned=_describe.owned_input(node_input),
+        edit=_edit.model_edit(body, bound, node_input),
+    )
+
+
+_PARAMS = ("system_instructions", "input", "model_settings", "tools", "output_schema", "handoffs", "tracing")
+
+
+def _bind(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The interface's arguments by name (the run loop passes them by keyword; a caller may not)."""
+    bound = dict(zip(_PARAMS, args, strict=False))
+    bound.update(kwargs)
+    return bound
+
+
+def _settle_response(response: Any) -> Settled:
+    return Settled(
+        response, _describe.describe_response(response), _describe.describe_usage(response), owned=True
+    )
+
+
+async def _owned(call: Any) -> Any:
+    with owned_model_call(OWNER):  # graphmind-openai under it passes this request through
+        return await call
+
+
+def wrap_get_response(original: Callable[..., Any], state: Patches) -> Callable[..., Any]:
+    model = getattr(original, "__self__", None)
+
+    def owned_body(call: dict[str, Any]) -> Callable[[], Any]:
+        return lambda: _owned(original(**call))
+
+    async def get_response(*args: Any, **kwargs: Any) -> Any:
+        engine = state.engine()  # per call: graphmind.configure() may replace the default client
+        if not engine.live:
+            return await original(*args, **kwargs)
+        spec = engine.spec_or_none("llm", "step", _spec, engine, model, args, kwargs, False, owned_body)
+        if spec is None:
+            return await original(*args, **kwargs)
+
+        async def real() -> Any:
+            return await _owned(original(*args, **kwargs))
+
+        async def settle(response: Any) -> Settled:
+            return _settle_response(response)
+
+        return await engine.aexecute(spec, real, from_injected=_inject.model_response, settle=settle)
+
+    get_response.__wrapped__ = original  # type: ignore[attr-defined]
+    return get_response
+
+
+def _emit_tokens(ex: Any) -> Callable[[Any], None]:
+    def on_item(event: Any) -> None:
+        if getattr(event, "type", None) == "response.output_text.delta":
+            ex.token(event.delta)
+
+    return on_item
+
+
+def wrap_stream_response(original: Callable[..., Any], state: Patches) -> Callable[..., Any]:
+    model = getattr(original, "__self__", None)
+
+    def stream_response(*args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        engine = state.engine()
+        if not engine.live:
+            return original(*args, **kwargs)  # type: ignore[no-any-return]
+        spec = engine.spec_or_none(
+            "llm", "step", _spec, engine, model, args, kwargs, True, lambda kw: lambda: original(**kw)
+        )
+        if spec is None:
+            return original(*args, **kwargs)  # type: ignore[no-any-return]
+        return _gated_stream(engine, spec, lambda: original(*args, **kwargs))
+
+    stream_response.__wrapped__ = original  # type: ignore[attr-defined]
+    return stream_response
+
+
+async def _advance(stream: Any) -> Any:
+    with owned_model_call(OWNER):  # the request is sent on the first item
+        return await stream.__anext__()
+
+
+async def _gated_stream(engine: Any, spec: NodeSpec, open_stream: Callable[[], Any]) -> AsyncIterator[Any]:
+    ex = await engine.astart_node(spec)
+
+    stream = ex.stream_async(
+        open_stream,
+        advance=_advance,
+        on_item=_emit_tokens(ex),
+        describe=_inject.stream_reply,
+        from_injected=_inject.completed_event,
+    )
+    try:
+        async for event in stream:
+            yield event
+    finally:
+        # The run loop closes the model stream in its own task (run_loop.py:2650, `aclosing`): close
+        # ours, and so the model's, right here, not later from asyncio's async-generator finalizer.
+        await stream.aclose()
+
+
+MODEL_HOOKS: tuple[Hook[Patches], ...] = (
+    # agents/models/interface.py:68 Model.get_response: awaited once per non-streamed turn at
+    # agents/run_internal/run_loop.py:3026 (inside get_response_with_retry's lambda)
+    Hook(
+        "", "get_response", wrap_get_response, SUPPORTED, "agents/models/interface.py:68 Model.get_response"
+    ),
+    # agents/models/interface.py:103 Model.stream_response: iterated once per streamed turn at
+    # agents/run_internal/run_loop.py:2622 (inside stream_response_with_retry's lambda)
+    Hook(
+        "",
+        "stream_response",
+        wrap_stream_response,
+        SUPPORTED,
+        "agents/models/interface.py:103 Model.stream_response",
+    ),
+)
+
+
+class Models:
+    """The models the process's `get_model` wrapper gated, so that undo reaches each of them."""
+
+    def __init__(self) -> None:
+        self._models: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
+
+    def gate(self, model: Any, state: Patches) -> None:
+        if Patches.of(model, MODEL_MARK) is not None:
+            return
+        try:
+            patches = Patches(state.session)
+            patches.apply(model, MODEL_HOOKS, state)
+            patches.keep(model, MODEL_MARK)
+            self._models[id(model)] = model
+        except (TypeError, AttributeError) as exc:  # no instance namespace (__slots__), no such method
+            state.engine().warn(
+                f"[graphmind] the model {type(model).__name__} cannot be gated ({exc!r}); its calls run unrecorded",
+                key="openai-agents-model",
+            )
+
+    def undo(self) -> None:
+        from graphmind.adapter import uninstrument_once
+
+        for model in list(self._models.values()):
+            uninstrument_once(model, MODEL_MARK)
+        self._models.clear()
+
+
+def wrap_get_model(models: Models) -> Callable[[Callable[..., Any], Patches], Callable[..., Any]]:
+    def wrap(original: Callable[..., Any], state: Patches) -> Callable[..., Any]:
+        def get_model(agent: Any, run_config: Any) -> Any:
+            model = original(agent, run_config)
+            if state.engine().live:
+                _AGENT.set(getattr(agent, "name", None))
+                models.gate(model, state)
+            return model
+
+        get_model.__wrapped__ = original  # type: ignore[attr-defined]
+        return get_model
+
+    return wrap

@@ -1,0 +1,89 @@
+"""`Runner.run` / `run_sync` / `run_streamed`: one GraphMind run per agent run, named after the
+starting agent.
+
+`Runner.run` and `run_sync` both await `AgentRunner.run` (agents/run.py:574; `run_sync` schedules
+it at agents/run.py:2596 in `_run_sync_impl`), so one row on that method covers both. `run_streamed` returns at once and
+runs the loop in a task (agents/run.py:2922) that awaits the module's `start_streaming`
+(agents/run.py:2902, imported at :133): its row opens the run inside that task, so the nodes of the
+streamed run belong to it. A run started inside a run of the app's (`with graphmind.run(...)`) or
+inside a node (an `agent.as_tool()` run inside its tool's node) opens no run of its own: its nodes
+nest where they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import graphmind
+from graphmind import ReplayDivergence
+from graphmind.adapter import Patches, RunAborted
+
+
+def _opens_run(state: Patches) -> bool:
+    engine = state.engine()
+    return engine.live and engine.current_run() is None and engine.current_parent() is None
+
+
+def _client(state: Patches) -> graphmind.Client:
+    return state.session if state.session is not None else graphmind.get_client()
+
+
+def _name(agent: Any) -> str:
+    name = getattr(agent, "name", None)
+    return name if isinstance(name, str) and name else "agent"
+
+
+def _aborted(exc: BaseException) -> BaseException | None:
+    """The RunAborted (or replay divergence) behind an SDK error: a tool's error reaches the app as
+    the SDK's `UserError("Error running tool ...")` raised from it
+    (agents/run_internal/tool_execution.py:1861)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, RunAborted | ReplayDivergence):
+            return current
+        seen.add(id(current))
+        current = current.__cause__
+    return None
+
+
+async def _unwrapping_abort(call: Callable[[], Any]) -> Any:
+    """An aborted run ends with RunAborted itself (a replay that diverged under `on_divergence="fail"`
+    with its ReplayDivergence), whatever the SDK wrapped it in on the way out."""
+    try:
+        return await call()
+    except Exception as exc:
+        aborted = _aborted(exc)
+        if aborted is None or aborted is exc:
+            raise
+        raise aborted from exc
+
+
+def wrap_runner_run(original: Callable[..., Any], state: Patches) -> Callable[..., Any]:
+    async def run(self: Any, starting_agent: Any, *args: Any, **kwargs: Any) -> Any:
+        def call() -> Any:
+            return original(self, starting_agent, *args, **kwargs)
+
+        if not _opens_run(state):
+            return await _unwrapping_abort(call)
+        async with _client(state).run(_name(starting_agent), {"framework": "openai-agents"}):
+            return await _unwrapping_abort(call)
+
+    run.__wrapped__ = original  # type: ignore[attr-defined]
+    return run
+
+
+def wrap_start_streaming(original: Callable[..., Any], state: Patches) -> Callable[..., Any]:
+    async def start_streaming(**kwargs: Any) -> Any:
+        def call() -> Any:
+            return original(**kwargs)
+
+        if not _opens_run(state):
+            return await _unwrapping_abort(call)
+        meta = {"framework": "openai-agents", "streamed": True}
+        async with _client(state).run(_name(kwargs.get("starting_agent")), meta):
+            return await _unwrapping_abort(call)
+
+    start_streaming.__wrapped__ = original  # type: ignore[attr-defined]
+    return start_streaming
