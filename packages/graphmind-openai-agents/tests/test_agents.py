@@ -288,3 +288,43 @@ async def test_a_stream_the_run_loop_closes_is_closed_in_the_run_loops_task(on: 
         async for _ in result.stream_events():
             pass
     assert tasks.get("closing") is not None and tasks["closing"] is tasks["iterating"]
+
+
+@pytest.mark.parametrize("api", ["chat", "responses"])
+@pytest.mark.parametrize("streamed", [False, True], ids=["run", "run_streamed"])
+async def test_a_recorded_run_replays_with_no_provider_request_and_no_tool_body(
+    fakehub: FakeHub, fake: FakeOpenAI, api: str, streamed: bool, tmp_path: Any
+) -> None:
+    # Issue 34: a whole agent run (model step, tool, model step) recorded, then run again from the
+    # cassette: the fake provider counts no request and the tool's body never runs.
+    from graphmind._replay.cassette import write_cassette
+
+    recording = graphmind.Client(app="agents-replay", url=fakehub.url)
+    assert recording.ready(5)
+    assert instrument_openai_agents(session=recording)
+    tool = Tool()
+    first = await _run(_agent(fake, tool, api), streamed)
+    uninstrument_openai_agents()
+    sent = recording.stats()["events"]
+    fakehub.wait_for(lambda: len(fakehub.events) >= sent, what="every event at the hub")
+    recording.dispose()
+    cassette = tmp_path / "agent.jsonl"
+    write_cassette(cassette, recording.client_id, list(fakehub.events))
+    fakehub.events.clear()
+    requests, calls = fake.request_count, list(tool.calls)
+
+    replaying = graphmind.Client(app="agents-replay", url=fakehub.url, replay=str(cassette))
+    try:
+        assert replaying.ready(5)
+        assert instrument_openai_agents(session=replaying)
+        again = await _run(_agent(fake, tool, api), streamed)
+        assert again.final_output == first.final_output == REPLY
+        assert fake.request_count == requests, "no provider request while replaying"
+        assert tool.calls == calls, "no tool body ran"
+        ends = _ended(fakehub, "llm:step", 2) + _ended(fakehub, "tool:search_flights")
+        assert all(e.get("replayed") is True for e in ends), ends
+        started = [e for e in fakehub.of_type("run.started") if not e.get("implicit")]
+        assert started and all(r.get("replayOf") for r in started)
+    finally:
+        uninstrument_openai_agents()
+        replaying.dispose()
