@@ -12,7 +12,17 @@ from pydantic_ai import Agent
 
 from graphmind_pydantic_ai.testing import ScriptedModel, call, last_tool_return
 
-__all__ = ["ProviderError", "Search", "ScriptedModel", "call", "in_a_thread", "search_then_answer", "sync_call", "last_tool_return", "tool_agent"]
+__all__ = [
+    "ProviderError",
+    "ScriptedModel",
+    "Search",
+    "call",
+    "in_a_thread",
+    "last_tool_return",
+    "search_then_answer",
+    "sync_call",
+    "tool_agent",
+]
 
 
 class ProviderError(Exception):

@@ -12,7 +12,15 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import pytest
-from pa_helpers import ProviderError, ScriptedModel, Search, in_a_thread, search_then_answer, sync_call, tool_agent
+from pa_helpers import (
+    ProviderError,
+    ScriptedModel,
+    Search,
+    in_a_thread,
+    search_then_answer,
+    sync_call,
+    tool_agent,
+)
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelResponse, TextPart
 from pydantic_ai.run import AgentRunResult

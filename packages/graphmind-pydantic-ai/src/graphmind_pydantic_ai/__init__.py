@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-import graphmind
 from pydantic_ai import Agent
+
+import graphmind
 
 from . import _instrument
 from ._capability import GraphmindCapability

@@ -22,18 +22,51 @@ from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
-import graphmind
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.capabilities.abstract import WrapRunHandler, WrapToolExecuteHandler
+from pydantic_ai.exceptions import (
+    ApprovalRequired,
+    CallDeferred,
+    ModelRetry,
+    SkipToolExecution,
+    ToolFailed,
+    ToolFailedError,
+    ToolRetryError,
+)
 from pydantic_ai.messages import ToolCallPart
 from pydantic_ai.models import Model
 from pydantic_ai.run import AgentRunResult
 from pydantic_ai.tools import RunContext, ToolDefinition
 
+import graphmind
 from graphmind.adapter import Engine, NodeSpec, engine_for
 
 from . import _describe, _inject
 from ._model import GatedModel
+
+# What a tool (or a hook inside the handler) raises to steer the run, handled by the framework
+# (pydantic_ai/tool_manager.py:758 re-raises them untouched; ModelRetry becomes a retry prompt):
+# the node records it and the app sees it as without GraphMind, never an error gate.
+CONTROL_FLOW: tuple[type[BaseException], ...] = (
+    ModelRetry,
+    ToolFailed,
+    CallDeferred,
+    ApprovalRequired,
+    SkipToolExecution,
+    ToolRetryError,
+    ToolFailedError,
+)
+
+
+@dataclass
+class _ControlFlow:
+    exc: BaseException
+
+
+def _describe_tool_output(result: Any) -> Any:
+    if isinstance(result, _ControlFlow):
+        return {"controlFlow": type(result.exc).__name__, "message": str(result.exc)}
+    return _describe.tool_result(result)
 
 
 def _tool_function(ctx: RunContext[Any], name: str) -> Callable[..., Any] | None:
@@ -111,4 +144,16 @@ class GraphmindCapability(AbstractCapability[Any]):
         if spec is None:
             return await handler(args)
         convert = _inject.tool_result(_tool_function(ctx, tool_def.name))
-        return await engine.aexecute(spec, lambda: handler(args), from_injected=convert)
+
+        async def run_tool() -> Any:
+            try:
+                return await handler(args)
+            except CONTROL_FLOW as exc:  # the framework's own flow, not a failure: no error gate
+                return _ControlFlow(exc)
+
+        result = await engine.aexecute(
+            spec, run_tool, describe_output=_describe_tool_output, from_injected=convert
+        )
+        if isinstance(result, _ControlFlow):
+            raise result.exc
+        return result

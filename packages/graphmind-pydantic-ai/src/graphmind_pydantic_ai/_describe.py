@@ -13,8 +13,9 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models import ModelRequestParameters
+from pydantic_core import to_jsonable_python
 
 
 def _json(value: Any) -> Any:
@@ -22,6 +23,17 @@ def _json(value: Any) -> Any:
     try:
         return json.loads(json.dumps(value, default=str))
     except (TypeError, ValueError):
+        return str(value)
+
+
+def tool_result(value: Any) -> Any:
+    """A tool's return value as fresh JSON (a pydantic model or dataclass by its fields, as Pydantic
+    AI serialises it for the model; anything else unknown as its text)."""
+    if value is None or type(value) in (str, int, bool):
+        return value
+    try:
+        return to_jsonable_python(value, fallback=str)
+    except Exception:
         return str(value)
 
 
@@ -47,9 +59,8 @@ def reply(response: ModelResponse) -> dict[str, Any]:
     texts: list[str] = []
     calls: list[dict[str, Any]] = []
     for part in response.parts:
-        kind = part.part_kind
-        if kind == "text":
-            texts.append(part.content)  # type: ignore[union-attr]
+        if isinstance(part, TextPart):
+            texts.append(part.content)
         elif isinstance(part, ToolCallPart):
             calls.append(tool_call(part))
     out: dict[str, Any] = {"role": "assistant", "content": "".join(texts) if texts else None}
@@ -88,7 +99,10 @@ def _request_messages(parts: Iterable[Any]) -> list[dict[str, Any]]:
                 }
             )
         elif kind == "retry-prompt":
-            msg: dict[str, Any] = {"role": "tool" if part.tool_name else "user", "content": part.model_response()}
+            msg: dict[str, Any] = {
+                "role": "tool" if part.tool_name else "user",
+                "content": part.model_response(),
+            }
             if part.tool_name:
                 msg["tool_call_id"] = part.tool_call_id
                 msg["name"] = part.tool_name

@@ -14,9 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-import graphmind
 from pydantic_ai import Agent
 
+import graphmind
 from graphmind.adapter import Hook, Patches, hook_moved, instrument_once, uninstrument_once
 
 from ._capability import GraphmindCapability
@@ -66,10 +66,14 @@ def instrument(agent: A, session: graphmind.Client | None) -> A:
         state.apply(target, HOOKS, state)
         return state
 
-    return instrument_once(  # type: ignore[no-any-return]
-        agent, MARK, session, apply, hook_moved("pydantic-ai-slim", "graphmind-pydantic-ai", __version__, SUPPORTED)
+    return instrument_once(
+        agent,
+        MARK,
+        session,
+        apply,
+        hook_moved("pydantic-ai-slim", "graphmind-pydantic-ai", __version__, SUPPORTED),
     )
 
 
 def uninstrument(agent: A) -> A:
-    return uninstrument_once(agent, MARK)  # type: ignore[no-any-return]
+    return uninstrument_once(agent, MARK)

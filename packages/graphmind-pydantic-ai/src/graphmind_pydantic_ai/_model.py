@@ -16,7 +16,15 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic_ai.messages import ModelMessage, ModelResponse, ModelResponseStreamEvent, PartDeltaEvent
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelResponse,
+    ModelResponseStreamEvent,
+    PartDeltaEvent,
+    PartStartEvent,
+    TextPart,
+    TextPartDelta,
+)
 from pydantic_ai.models import CompletedStreamedResponse, Model, ModelRequestParameters, StreamedResponse
 from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
@@ -96,7 +104,9 @@ class GatedModel(WrapperModel):
 
             async def open_stream() -> StreamedResponse:
                 return await stack.enter_async_context(
-                    self.wrapped.request_stream(messages, model_settings, model_request_parameters, run_context)
+                    self.wrapped.request_stream(
+                        messages, model_settings, model_request_parameters, run_context
+                    )
                 )
 
             def from_injected(value: Any) -> Settled:
@@ -117,7 +127,9 @@ class GatedModel(WrapperModel):
                 yield streamed
             finally:
                 if not ex.ended:  # left before the end (or never read): what arrived so far
-                    ex.finish(_describe.reply(streamed.get()), usage=_describe.usage(streamed.get()), cut_short=True)
+                    ex.finish(
+                        _describe.reply(streamed.get()), usage=_describe.usage(streamed.get()), cut_short=True
+                    )
 
 
 def _tee(streamed: StreamedResponse, ex: NodeExecution) -> None:
@@ -130,8 +142,15 @@ def _tee(streamed: StreamedResponse, ex: NodeExecution) -> None:
     async def tee() -> AsyncIterator[ModelResponseStreamEvent]:
         try:
             async for event in events():
-                if isinstance(event, PartDeltaEvent) and event.delta.part_delta_kind == "text":
-                    ex.token(event.delta.content_delta)  # type: ignore[union-attr]
+                if isinstance(event, PartDeltaEvent):
+                    if isinstance(event.delta, TextPartDelta):
+                        ex.token(event.delta.content_delta)
+                elif (
+                    isinstance(event, PartStartEvent)
+                    and isinstance(event.part, TextPart)
+                    and event.part.content
+                ):
+                    ex.token(event.part.content)  # a text part starts with its first chunk
                 yield event
         except Exception as exc:
             ex.fail(exc)

@@ -68,12 +68,17 @@ class ScriptedModel:
             return ModelResponse(parts=[reply])
         return ModelResponse(parts=[TextPart(str(reply))])
 
-    async def _stream(self, messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[str | DeltaToolCalls]:
+    async def _stream(
+        self, messages: list[ModelMessage], info: AgentInfo
+    ) -> AsyncIterator[str | DeltaToolCalls]:
         reply = self._next(messages)
         if isinstance(reply, ToolCallPart):
-            yield {0: DeltaToolCall(name=reply.tool_name, json_args=reply.args_as_json_str(), tool_call_id=reply.tool_call_id)}
+            yield {
+                0: DeltaToolCall(
+                    name=reply.tool_name, json_args=reply.args_as_json_str(), tool_call_id=reply.tool_call_id
+                )
+            }
             return
         text = str(reply)
         for i in range(0, len(text), self.chunk):
             yield text[i : i + self.chunk]
-
