@@ -151,7 +151,7 @@ async def test_a_tool_that_asks_for_approval_defers_exactly_as_without_graphmind
         outputs.append((second.output, ran))
     assert outputs[0] == outputs[1] == ("saw: results for cats", ["cats"])
     assert fakehub.of_type("exec.paused") == []
-    deferred = [e for e in fakehub.of_type("node.finished") if e.get("nodeId") == "tool:search"][0]
+    deferred = next(e for e in fakehub.of_type("node.finished") if e.get("nodeId") == "tool:search")
     assert deferred["output"]["controlFlow"] == "ApprovalRequired"
 
 
@@ -183,6 +183,7 @@ async def test_an_agent_built_with_the_capability_and_instrumented_too_makes_one
     assert model.calls == 1
 
 
+@pytest.mark.filterwarnings("ignore:coroutine .* was never awaited:RuntimeWarning")
 def test_under_trio_the_instrumented_agent_fails_as_the_bare_one_does(gm: graphmind.Client) -> None:
     """Pydantic AI runs on asyncio only (its run lifecycle starts an asyncio task,
     pydantic_ai/_utils.py:384 ScopedTask): under trio the bare agent raises, and GraphMind changes
