@@ -30,6 +30,7 @@ PACKAGES = [
     "graphmind-mcp",
     "graphmind-llamaindex",
     "graphmind-litellm",
+    "graphmind-pydantic-ai",
 ]
 # One row per adapter: its package, the framework distribution, the versions to test, its tests.
 MATRIX = {
@@ -50,9 +51,17 @@ MATRIX = {
     ),
     # The newest line and the one before it (never 1.107.0: reported compromised; the range excludes it).
     "litellm": ("graphmind-litellm", "litellm", ["1.110", "1.109"], ["packages/graphmind-litellm/tests"]),
+    # The newest line and 2.15, the release that gave CompletedStreamedResponse its `replay_events`
+    # (what an injected streamed reply is built with; docs/pydantic-ai.md), the range's floor.
+    "pydantic_ai": (
+        "graphmind-pydantic-ai",
+        "pydantic-ai-slim",
+        ["2.68", "2.15"],
+        ["packages/graphmind-pydantic-ai/tests"],
+    ),
 }
 # Workspace packages a row's tests use beyond its own (graphmind-litellm's tests use FakeOpenAI).
-TEST_PACKAGES = {"litellm": ["graphmind-openai"]}
+TEST_PACKAGES = {"litellm": ["graphmind-openai"], "pydantic_ai": ["graphmind-openai"]}
 TEST_DEPS = ["pytest>=8", "pytest-asyncio>=0.24", "pytest-timeout>=2.3", "httpx>=0.27", "respx>=0.22"]
 
 
