@@ -51,12 +51,12 @@ MATRIX = {
     ),
     # The newest line and the one before it (never 1.107.0: reported compromised; the range excludes it).
     "litellm": ("graphmind-litellm", "litellm", ["1.110", "1.109"], ["packages/graphmind-litellm/tests"]),
-    # The newest line and 2.15, the release that gave CompletedStreamedResponse its `replay_events`
-    # (what an injected streamed reply is built with; docs/pydantic-ai.md), the range's floor.
+    # The newest line and 2.62, the release that added `AbstractCapability.get_wrapper_model` (the
+    # hook every model request goes through; docs/pydantic-ai.md), the range's floor.
     "pydantic_ai": (
         "graphmind-pydantic-ai",
         "pydantic-ai-slim",
-        ["2.68", "2.15"],
+        ["2.68", "2.62"],
         ["packages/graphmind-pydantic-ai/tests"],
     ),
 }

@@ -22,17 +22,9 @@ from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
+from pydantic_ai import exceptions
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.capabilities.abstract import WrapRunHandler, WrapToolExecuteHandler
-from pydantic_ai.exceptions import (
-    ApprovalRequired,
-    CallDeferred,
-    ModelRetry,
-    SkipToolExecution,
-    ToolFailed,
-    ToolFailedError,
-    ToolRetryError,
-)
 from pydantic_ai.messages import ToolCallPart
 from pydantic_ai.models import Model
 from pydantic_ai.run import AgentRunResult
@@ -47,14 +39,18 @@ from ._model import GatedModel
 # What a tool (or a hook inside the handler) raises to steer the run, handled by the framework
 # (pydantic_ai/tool_manager.py:758 re-raises them untouched; ModelRetry becomes a retry prompt):
 # the node records it and the app sees it as without GraphMind, never an error gate.
-CONTROL_FLOW: tuple[type[BaseException], ...] = (
-    ModelRetry,
-    ToolFailed,
-    CallDeferred,
-    ApprovalRequired,
-    SkipToolExecution,
-    ToolRetryError,
-    ToolFailedError,
+# Names, not imports: `ToolFailed` / `ToolFailedError` are newer than the range's floor (2.15).
+CONTROL_FLOW_NAMES = (
+    "ModelRetry",
+    "ToolFailed",
+    "CallDeferred",
+    "ApprovalRequired",
+    "SkipToolExecution",
+    "ToolRetryError",
+    "ToolFailedError",
+)
+CONTROL_FLOW: tuple[type[BaseException], ...] = tuple(
+    getattr(exceptions, name) for name in CONTROL_FLOW_NAMES if hasattr(exceptions, name)
 )
 
 
