@@ -8,6 +8,7 @@ the viewer drives it (`graphmind_server.testing.KitHub`)."""
 
 from __future__ import annotations
 
+import importlib.metadata
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
@@ -134,8 +135,19 @@ class ToolSubject(GateSubject):
         assert isinstance(result, AgentRunResult) and result.output == f"saw: {value}"
 
 
+def _reader_closes_early_bare() -> bool:
+    """Whether this Pydantic AI lets an app leave `async with agent.run_stream()` after one item (an
+    async generator closed early): 2.62 raises GeneratorExit out of `aclose()` with no GraphMind at
+    all (its usage-attribution context var is reset in another Context; /tmp probe in
+    docs/pydantic-ai.md); 2.68 closes cleanly. Releases between were not run."""
+    version = tuple(int(x) for x in importlib.metadata.version("pydantic-ai-slim").split(".")[:2])
+    return version >= (2, 68)
+
+
 @pytest.mark.parametrize("case", CASES)
 async def test_gate_matrix_model(case: str, kit_hub: Callable[[], KitHub] | None) -> None:
+    if case == "stream_cut_short_async" and not _reader_closes_early_bare():
+        pytest.skip("this Pydantic AI raises closing a run_stream reader early, bare (docs/pydantic-ai.md)")
     await run_case(case, ModelSubject(), hub=kit_hub)
 
 
