@@ -139,7 +139,9 @@ class GraphmindCapability(AbstractCapability[Any]):
         )
         if spec is None:
             return await handler(args)
-        convert = _inject.tool_result(_tool_function(ctx, tool_def.name))
+
+        def convert(value: Any) -> Any:  # only when a value is injected
+            return _inject.tool_result(_tool_function(ctx, tool_def.name), value)
 
         async def run_tool() -> Any:
             try:

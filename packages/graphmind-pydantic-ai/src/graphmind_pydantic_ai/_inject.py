@@ -11,6 +11,7 @@ edit and replay, which hand core the same JSON) uses.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable
 from typing import Any
@@ -33,35 +34,47 @@ def model_response(value: Any, model_name: str | None) -> ModelResponse:
     return ModelResponse(parts=parts, model_name=model_name)
 
 
-def _return_annotation(function: Callable[..., Any] | None) -> Any:
-    if function is None:
-        return inspect.Signature.empty
+def _return_annotation(function: Callable[..., Any]) -> Any:
     try:
-        return inspect.signature(function).return_annotation
+        annotation = inspect.signature(function).return_annotation
     except (TypeError, ValueError):
         return inspect.Signature.empty
-
-
-def tool_result(function: Callable[..., Any] | None) -> Callable[[Any], Any]:
-    """The converter of one tool's injected result: validated against its return annotation when
-    it declares one (a ValueError names the type: the gate holds again), else the JSON as it is."""
-    annotation = _return_annotation(function)
-    if annotation is inspect.Signature.empty or annotation is Any:
-        return lambda value: value
     if isinstance(annotation, str):  # `from __future__ import annotations`: resolve it the function's way
         try:
-            annotation = inspect.get_annotations(function, eval_str=True).get("return", Any)  # type: ignore[arg-type]
+            annotation = inspect.get_annotations(function, eval_str=True).get("return", Any)
         except Exception:
-            return lambda value: value
-    adapter: TypeAdapter[Any] = TypeAdapter(annotation)
+            return inspect.Signature.empty
+    return annotation
 
-    def convert(value: Any) -> Any:
+
+@functools.lru_cache(maxsize=256)
+def _validator(function: Callable[..., Any]) -> Callable[[Any], Any] | None:
+    """The validator of `function`'s declared return type (None: it declares none). Built once per
+    function, and only when a value is injected: building a TypeAdapter costs more than a tool call."""
+    annotation = _return_annotation(function)
+    if annotation is inspect.Signature.empty or annotation is Any:
+        return None
+    adapter: TypeAdapter[Any] = TypeAdapter(annotation)
+    name = getattr(annotation, "__name__", None) or str(annotation)
+
+    def validate(value: Any) -> Any:
         try:
             return adapter.validate_python(value)
         except ValidationError as exc:
             raise ValueError(
-                f"the injected tool result is not a {getattr(annotation, '__name__', annotation)!s}: "
-                f"{exc.errors()[0].get('msg', exc)}"
+                f"the injected tool result is not a {name}: {exc.errors()[0].get('msg', exc)}"
             ) from None
 
-    return convert
+    return validate
+
+
+def tool_result(function: Callable[..., Any] | None, value: Any) -> Any:
+    """An injected tool result, validated against the tool function's return annotation when it
+    declares one (a ValueError names the type: the gate holds again), else the JSON as it is."""
+    if function is None:
+        return value
+    try:
+        validate = _validator(function)
+    except TypeError:  # an unhashable callable: no cache, build it this once
+        validate = _validator.__wrapped__(function)
+    return value if validate is None else validate(value)
