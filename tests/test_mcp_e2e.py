@@ -137,12 +137,33 @@ async def test_before_inject_answers_with_valid_structured_content_and_the_serve
         # A value that does not match the outputSchema is refused: the gate is held again.
         await p.answer(gate, "inject", {"timezone": "UTC"})
         gate = (await p.held())[0]
+        # ... and /api/gates says why on the gate held again (the card shows it)
+        assert "'datetime' is a required property" in gate["refused"], gate
         await p.answer(gate, "inject", FAKE_TIME)
     result = out["value"]
     assert result.structured_content == FAKE_TIME and not result.is_error  # the host's SDK validated it too
     assert '"tools/call"' not in log.read_text()
     assert '"tools/list"' in log.read_text()  # the shim did see the proxy's traffic
     assert "'datetime' is a required property" in p.stderr.read_text()
+
+
+async def test_an_edited_call_reaches_the_server_with_the_edited_arguments(hub: HubProcess, tmp_path: Path) -> None:
+    async with proxy(hub, tmp_path) as p, anyio.create_task_group() as tg:
+        await p.session.list_tools()  # the proxy sees the tools' output schemas pass by
+        await p.debug(breakpoints=[{"nodeId": NODE, "gate": "before"}])
+        out = await _in_task(tg, lambda: p.session.call_tool("get_current_time", {"timezone": "UTC"}))
+        gate = (await p.held())[0]
+        assert gate["editable"] is True
+        skeleton = gate["injectSkeleton"]  # the outputSchema's shape, to fill in
+        assert isinstance(skeleton, dict) and {"timezone", "datetime"} <= set(skeleton), skeleton
+        status, reply = await p.api(
+            "POST", f"/api/gates/{gate['gateId']}", {"action": "continue", "input": {"timezone": "Asia/Tokyo"}}
+        )
+        assert status == 200, reply
+    assert out["value"].structured_content["timezone"] == "Asia/Tokyo"  # what the server answered for
+    run = (await _run_of(p, "finished"))[0]
+    finished = [e for e in _events(hub, run["id"]) if e["type"] == "node.finished"][0]
+    assert finished["edited"] is True and finished["originalInput"] == {"timezone": "UTC"}
 
 
 async def test_an_is_error_result_holds_at_the_error_gate_then_retry_then_continue(

@@ -121,6 +121,21 @@ class CreateSubject(GateSubject):
         assert items and all(isinstance(i, RawMessageStreamEvent.__args__) for i in items)  # type: ignore[attr-defined]
         assert _events_text(items) == REPLY
 
+    def edit(self, original: Any) -> Any:
+        assert original["messages"] == KW["messages"] and original["model"] == "claude-test"
+        return {
+            "model": "claude-edited",
+            "max_tokens": 64,
+            "messages": [{"role": "user", "content": "Plan a day in Luxor"}],
+            "system": "Be brief.",
+        }
+
+    def check_edited(self, result: Any, edited: Any) -> None:
+        self.check_real(result)  # the SDK's own type, the provider's reply
+        body = dict(self.fake.requests[-1].body)
+        body.pop("stream", None)  # a streamed call stays streamed
+        assert body == edited, body  # the provider received exactly the edited body
+
     async def close(self) -> None:
         for clients in self.made:
             clients.sync.close()

@@ -32,20 +32,22 @@ class ToyModel:
 
     def __init__(self) -> None:
         self.calls = 0
+        self.prompts: list[str] = []
         self.fail: ToyError | None = None
 
-    def _attempt(self) -> None:
+    def _attempt(self, prompt: str = "") -> None:
         self.calls += 1
+        self.prompts.append(prompt)
         if self.fail is not None:
             error, self.fail = self.fail, None
             raise error
 
     def reply(self, prompt: str) -> Reply:
-        self._attempt()
+        self._attempt(prompt)
         return Reply(f"real: {prompt}")
 
     async def areply(self, prompt: str) -> Reply:
-        self._attempt()
+        self._attempt(prompt)
         return Reply(f"real: {prompt}")
 
     def stream(self, prompt: str) -> Iterator[Reply]:
@@ -76,25 +78,37 @@ def instrument_toy(
         return model
     reply, areply, stream, astream = model.reply, model.areply, model.stream, model.astream
 
-    def spec(prompt: str) -> NodeSpec:
-        return NodeSpec("step", "llm", {"prompt": prompt}, node_id="llm:step")
+    def edited_prompt(value: Any) -> str:
+        # The toy's one JSON -> call conversion: the input's shape back into its argument.
+        if not isinstance(value, dict) or not isinstance(value.get("prompt"), str):
+            raise ValueError('the input must be {"prompt": "..."}')
+        return str(value["prompt"])
+
+    def spec(prompt: str, call: Callable[[str], Any]) -> NodeSpec:
+        return NodeSpec(
+            "step",
+            "llm",
+            {"prompt": prompt},
+            node_id="llm:step",
+            edit=lambda value: (lambda p=edited_prompt(value): call(p)),
+        )
 
     def gated_reply(prompt: str) -> Reply:
         return engine.execute(
-            spec(prompt), lambda: reply(prompt), describe_output=describe_output, from_injected=_to_reply
+            spec(prompt, reply), lambda: reply(prompt), describe_output=describe_output, from_injected=_to_reply
         )
 
     async def gated_areply(prompt: str) -> Reply:
         return await engine.aexecute(
-            spec(prompt), lambda: areply(prompt), describe_output=describe_output, from_injected=_to_reply
+            spec(prompt, areply), lambda: areply(prompt), describe_output=describe_output, from_injected=_to_reply
         )
 
     def gated_stream(prompt: str) -> Iterator[Reply]:
-        ex = engine.start_node(spec(prompt))
+        ex = engine.start_node(spec(prompt, stream))
         return ex.stream_sync(lambda: stream(prompt), describe=_describe, from_injected=_to_reply)
 
     async def gated_astream(prompt: str) -> AsyncIterator[Reply]:
-        ex = await engine.astart_node(spec(prompt))
+        ex = await engine.astart_node(spec(prompt, astream))
         # aclosing: the app closing this generator early closes the node's stream too (cutShort)
         async with contextlib.aclosing(
             ex.stream_async(lambda: astream(prompt), describe=_describe, from_injected=_to_reply)
@@ -171,6 +185,14 @@ class ToySubject(GateSubject):
 
     def check_stream(self, items: list[Any]) -> None:
         assert items == [Reply("real"), Reply("streamed"), Reply("hi")]
+
+    def edit(self, original: Any) -> Any:
+        assert original == {"prompt": "hi"}
+        return {"prompt": "edited"}
+
+    def check_edited(self, result: Any, edited: Any) -> None:
+        assert result == Reply("real: edited")
+        assert self.models[-1].prompts[-1] == edited["prompt"]
 
 
 @pytest.mark.parametrize("case", CASES)

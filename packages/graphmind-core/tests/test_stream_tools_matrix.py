@@ -97,6 +97,13 @@ class StreamingToolSubject(GateSubject):
     def check_stream(self, items: list[Any]) -> None:
         self.check_real(items)
 
+    def edit(self, original: Any) -> Any:
+        assert original == {"query": "hi"}
+        return {"query": "edited"}
+
+    def check_edited(self, result: Any, edited: Any) -> None:
+        assert result == ["real", "chunks", edited["query"]]
+
 
 @pytest.mark.parametrize("case", CASES)
 async def test_gate_matrix_on_streaming_tools(case: str) -> None:

@@ -85,6 +85,15 @@ class McpSubject(GateSubject):
     def check_injected(self, result: Any, value: Any) -> None:
         assert isinstance(result, CallToolResult) and result.structured_content == value
 
+    def edit(self, original: Any) -> Any:
+        assert original == {"timezone": "UTC"}
+        return {"timezone": "Asia/Tokyo"}
+
+    def check_edited(self, result: Any, edited: Any) -> None:
+        # the server received the edited arguments: it answered for that zone
+        assert isinstance(result, CallToolResult) and not result.is_error
+        assert result.structured_content["timezone"] == edited["timezone"]
+
 
 @pytest.mark.parametrize("case", ASYNC_CASES)
 async def test_gate_matrix(case: str, time_client: Client, kit_hub: Callable[[], KitHub] | None) -> None:

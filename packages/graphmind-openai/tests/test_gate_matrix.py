@@ -107,6 +107,19 @@ class OpenAISubject(GateSubject):
         assert items and all(isinstance(i, ChatCompletionChunk) for i in items)
         assert "".join(c.choices[0].delta.content or "" for c in items if c.choices) == REPLY
 
+    def edit(self, original: Any) -> Any:
+        assert original["messages"] == MESSAGES and original["model"] == "gpt-test"
+        return {
+            "model": "gpt-edited",
+            "messages": [{"role": "user", "content": "Plan a day in Luxor"}],
+            "temperature": 0.25,
+        }
+
+    def check_edited(self, result: Any, edited: Any) -> None:
+        self.check_real(result)  # the SDK's own type, the provider's reply
+        body = self.fake.requests[-1].body
+        assert body == edited, body  # the provider received exactly the edited body
+
     async def close(self) -> None:
         for clients in self.made:
             clients.sync.close()

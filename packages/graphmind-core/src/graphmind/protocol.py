@@ -32,6 +32,8 @@ NODE_ERROR: Final = "node.error"
 GRAPH_HINT: Final = "graph.hint"
 EXEC_PAUSED: Final = "exec.paused"
 EXEC_RESUMED: Final = "exec.resumed"
+# One attempt of a retried node ended (docs/protocol.md, "node.attempt"): its input, error, duration.
+NODE_ATTEMPT: Final = "node.attempt"
 EVENT_TYPES: Final = frozenset(
     {
         RUN_STARTED,
@@ -43,6 +45,7 @@ EVENT_TYPES: Final = frozenset(
         GRAPH_HINT,
         EXEC_PAUSED,
         EXEC_RESUMED,
+        NODE_ATTEMPT,
     }
 )
 
@@ -85,6 +88,11 @@ GATE_ACTIONS: Final = {
 }
 # A before gate held by the loop guard takes retry too: run the call, restarting the streak.
 LOOP_BEFORE_ACTIONS: Final = ACTIONS
+# Edit and reload (docs/protocol.md, "Editing a held call"): `gate.resolve` may carry an `input`
+# with continue at a before gate or retry at an after / error gate, and `reload: true` with the same
+# answers at a gated callable's gates; `exec.paused` says whether the gate takes them.
+EDIT_ACTIONS: Final = {BEFORE: CONTINUE, AFTER: RETRY, ERROR_GATE: RETRY}
+NOT_EDITABLE_ADAPTER: Final = "this adapter cannot rebuild the call from JSON"
 REASONS: Final = ("breakpoint", "step", "error", "loop", "pause")
 MODES: Final = ("run", "step")
 NODE_KINDS: Final = ("tool", "llm", "chain", "retriever", "agent", "custom")

@@ -44,7 +44,7 @@ class ToolResultError(Exception):
 class ToolCall:
     """The body, the description and the inject converter of one call, for `NodeExecution.run_async`."""
 
-    __slots__ = ("args", "arguments", "hidden", "kwargs", "name", "original", "validate")
+    __slots__ = ("args", "arguments", "hidden", "kwargs", "name", "original", "output_schema", "validate")
 
     def __init__(
         self,
@@ -63,12 +63,25 @@ class ToolCall:
         self.args = args
         self.kwargs = kwargs
         self.hidden = hidden
+        self.output_schema: Any = None  # the tool's outputSchema where known: the inject box's skeleton
 
     async def body(self) -> Any:
         result = await self.original(self.name, self.arguments, *self.args, **self.kwargs)
         if is_error(result):
             raise ToolResultError(self.name, result, self.hidden)
         return result
+
+    def edit(self, value: Any) -> Callable[[], Awaitable[Any]]:
+        """The body with edited `arguments` (the node's input is the arguments object; the one JSON ->
+        call conversion of this adapter, in the app and under mcp-proxy alike)."""
+        if not isinstance(value, dict):
+            raise ValueError(f"MCP tool arguments are an object, not {type(value).__name__}")
+
+        async def edited() -> Any:
+            self.arguments = value
+            return await self.body()
+
+        return edited
 
     async def from_injected(self, value: Any) -> Settled:
         """Builds the result and checks it against the tool's `outputSchema` (the session's own
@@ -80,13 +93,15 @@ class ToolCall:
         return Settled(result, describe_result(result))
 
 
-def spec_for(name: str, arguments: Any, server: str | None) -> NodeSpec:
+def spec_for(call: ToolCall, server: str | None) -> NodeSpec:
     # MCP's per-request `_meta` is not part of the input: the loop guard compares arguments only.
     return NodeSpec(
-        name=name,
+        name=call.name,
         kind="tool",
-        input=arguments if arguments is not None else {},
+        input=call.arguments if call.arguments is not None else {},
         attrs={"mcp": server} if server else None,
+        edit=call.edit,
+        output_schema=call.output_schema,
     )
 
 
@@ -101,7 +116,7 @@ async def call_tool_node(
 ) -> Any:
     """`rounds`: the call is an app-level `Client.call_tool`; its rounds are written into this node.
     `line`: the loop streak of a call outside any run (the session's; default the task's)."""
-    ex = await engine.astart_node(spec_for(call.name, call.arguments, server), run=run, line=line)
+    ex = await engine.astart_node(spec_for(call, server), run=run, line=line)
     if rounds is not None:
         rounds.node = ex
     try:

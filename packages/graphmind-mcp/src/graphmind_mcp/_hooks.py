@@ -70,11 +70,19 @@ def _call_tool(original: Callable[..., Awaitable[Any]], state: State) -> Callabl
             kwargs,
             hidden=switches.hide_tool_results or switches.hide_outputs,
         )
+        call.output_schema = output_schema(session, name)
         return await call_tool_node(
             engine, call, info.name if info is not None else None, state.run(), line=state.line
         )
 
     return call_tool
+
+
+def output_schema(session: Any, name: str) -> Any:
+    """The tool's outputSchema as the session read it from tools/list (mcp/client/session.py:440, the
+    cache its own validate_tool_result reads): the inject box's skeleton of a structured result."""
+    schemas = getattr(session, "_tool_output_schemas", None)
+    return schemas.get(name) if isinstance(schemas, dict) else None
 
 
 def _client_call_tool(original: Callable[..., Awaitable[Any]], state: State) -> Callable[..., Awaitable[Any]]:
@@ -112,6 +120,7 @@ def _client_call_tool(original: Callable[..., Awaitable[Any]], state: State) -> 
             kwargs,
             hidden=switches.hide_tool_results or switches.hide_outputs,
         )
+        call.output_schema = output_schema(session, name)
         return await call_tool_node(
             engine, call, info.name if info is not None else None, state.run(), rounds=rounds, line=state.line
         )

@@ -254,12 +254,13 @@ class Proxy:
         run = self._run()
         aborted_run = run.current
 
-        async def send(_name: Any, _arguments: Any) -> Any:
-            return await self._request(
-                "tools/call", params
-            )  # with the host's _meta: progress goes to the host
+        async def send(_name: Any, arguments: Any) -> Any:
+            # with the host's _meta (progress goes to the host); `arguments` edited at a gate or not
+            sent = params if arguments is params.get("arguments") else {**params, "arguments": arguments}
+            return await self._request("tools/call", sent)
 
         call = ToolCall(send, self.schemas.validate, str(name), params.get("arguments"), (), {}, self.hidden)
+        call.output_schema = self.schemas.known(str(name))
         try:
             result = await call_tool_node(self.engine, call, self.server_name, aborted_run)
             reply: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "result": _wire(result)}

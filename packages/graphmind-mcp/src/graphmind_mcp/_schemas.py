@@ -28,6 +28,10 @@ class OutputSchemas:
                     self._validators.pop(tool["name"], None)
                 self._schemas[tool["name"]] = schema if isinstance(schema, dict) else None
 
+    def known(self, name: str) -> dict[str, Any] | None:
+        """The tool's outputSchema as last seen in a tools/list answer (None: none, or not seen yet)."""
+        return self._schemas.get(name)
+
     async def _refresh(self) -> None:
         cursor: str | None = None
         while True:

@@ -40,6 +40,7 @@ CHAT = Api(
     to_body=_chat.to_body,
     to_sse=_chat.to_sse,
     reader=ChatReader,
+    edit_message=_chat.edit_message,
 )
 RESPONSES = Api(
     _responses.NAME,
@@ -52,5 +53,6 @@ RESPONSES = Api(
     # provider-executed tools (_provider_tools.py): hosted names in the roster, hosted calls in a reply
     hints=_provider_tools.hints,
     observe=_provider_tools.observe_reply,
+    messages_field="input",  # the input's `messages` are the request's `input` items
 )
 APIS: dict[str, Api] = {api.name: api for api in (CHAT, RESPONSES)}

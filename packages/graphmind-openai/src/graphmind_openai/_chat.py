@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from graphmind.adapter import json_scalar, parse_model_reply, plain_message
+from graphmind.adapter.stainless import request_message
 
 from ._common import (
     StreamState,
@@ -137,6 +138,14 @@ def _reply_message(value: Any) -> dict[str, Any]:
             for c in reply.tool_calls
         ]
     return message
+
+
+def edit_message(message: Any) -> Any:
+    """A message of an edited input (its described shape) as a request message: an assistant turn
+    with tool calls goes through the inject conversion above (the one JSON -> OpenAI shape)."""
+    if isinstance(message, Mapping) and message.get("role") == "assistant" and message.get("tool_calls"):
+        return _reply_message({k: message[k] for k in ("role", "content", "tool_calls") if k in message})
+    return request_message(message)
 
 
 def to_body(value: Any, request: Mapping[str, Any]) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from graphmind import protocol as proto
 
 from ._version import __version__
 from .debugstate import DebugStateError
+from .gate_edit import EditRefused, contains_redacted, edit_fields
 from .hub import Hub
 from .jsontext import JSON
 from .otlp.route import CLIENT_ID as OTLP_CLIENT
@@ -95,16 +96,6 @@ def _finite_float(text: str) -> float:
     if value - value != 0:
         raise BadRequest(f"the number {text[:40]} in the body is out of range")
     return value
-
-
-def _contains_redacted(value: Any) -> bool:
-    if isinstance(value, str):
-        return REDACTED in value
-    if isinstance(value, dict):
-        return any(_contains_redacted(k) or _contains_redacted(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_contains_redacted(v) for v in value)
-    return False
 
 
 async def health(request: Request) -> Response:
@@ -221,7 +212,10 @@ async def answer_gate(request: Request) -> Response:
         return error(exc.status, str(exc))
     if not isinstance(body, dict) or body.get("action") not in ACTIONS:
         return error(
-            400, 'the body must be {"action": ' + " | ".join(f'"{a}"' for a in ACTIONS) + ', "value": ...}'
+            400,
+            'the body must be {"action": '
+            + " | ".join(f'"{a}"' for a in ACTIONS)
+            + ', "value"?: ..., "input"?: ..., "reload"?: true}',
         )
     action = body["action"]
     if action == proto.INJECT and "value" not in body:
@@ -234,11 +228,15 @@ async def answer_gate(request: Request) -> Response:
             422,
             f"a {gate.event.get('gate')} gate does not take {action!r}; it takes {', '.join(gate.actions)}",
         )
-    if action == proto.INJECT and _contains_redacted(body["value"]):
+    if action == proto.INJECT and contains_redacted(body["value"]):
         return error(
             422, f"the inject value still contains {REDACTED!r} (a hidden value); replace it with real data"
         )
-    outcome = await hub.resolve_gate(gate, action, body.get("value"), action == proto.INJECT)
+    try:
+        edit = edit_fields(gate, body)
+    except EditRefused as exc:
+        return error(exc.status, str(exc))
+    outcome = await hub.resolve_gate(gate, action, body.get("value"), action == proto.INJECT, edit)
     if outcome == "resumed":
         return JSON({"ok": True, "gateId": gate_id, "action": action})
     if outcome == "timeout":

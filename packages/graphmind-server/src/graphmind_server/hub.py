@@ -28,6 +28,7 @@ BEFORE_ACTIONS = list(proto.GATE_ACTIONS[proto.BEFORE])
 OTHER_ACTIONS = list(proto.GATE_ACTIONS[proto.AFTER])
 GATE_CONFIRM_S = 5.0
 DEBUG_ACK_S = 2.0
+OLD_APP_NOT_EDITABLE = "this app's GraphMind is too old to take an edited input"
 RESUMED_MEMORY = 1000  # app gate ids remembered per client, so a replayed exec.paused is not held again
 
 
@@ -93,6 +94,16 @@ class Gate:
             "loop": ev.get("loop"),
             "source": ev.get("source"),
             "why": ev.get("why"),
+            # Edit and reload (protocol.md, "Editing a held call"); an app that predates them sends
+            # none of these: not editable, not reloadable.
+            "editable": ev.get("editable") is True,
+            "notEditable": ev.get("notEditable")
+            if ev.get("editable") is True or isinstance(ev.get("notEditable"), str)
+            else OLD_APP_NOT_EDITABLE,
+            "reloadable": ev.get("reloadable") is True,
+            "attempt": ev.get("attempt") if isinstance(ev.get("attempt"), int) else 1,
+            "refused": ev.get("refused"),
+            "injectSkeleton": ev.get("injectSkeleton"),
             "heldSince": self.held_since,
         }
 
@@ -244,14 +255,19 @@ class Hub:
             {"type": "gate.released", "gateId": gate.hub_id, "runId": gate.run_id, "action": action, "by": by}
         )
 
-    async def resolve_gate(self, gate: Gate, action: str, value: Any, has_value: bool) -> str:
-        """Send the answer and wait for the app: resumed, unknown, gone, busy or timeout."""
+    async def resolve_gate(
+        self, gate: Gate, action: str, value: Any, has_value: bool, edit: dict[str, Any] | None = None
+    ) -> str:
+        """Send the answer and wait for the app: resumed, unknown, gone, busy or timeout. `edit`:
+        the answer's `input` and `reload` fields, as checked by the API."""
         if gate.waiter is not None and not gate.waiter.done():
             return "busy"
         gate.waiter = asyncio.get_running_loop().create_future()
         frame: dict[str, Any] = {"type": proto.GATE_RESOLVE, "gateId": gate.app_id, "action": action}
         if has_value:
             frame["value"] = value
+        if edit:
+            frame.update(edit)
         if not await gate.conn.send(frame):
             return "gone"
         try:

@@ -39,7 +39,7 @@ from .._hub.debug_state import DebugState
 from .._loop.guard import LoopGuard, resolve_loop_guard_config
 from .._node.engine import Engine
 from .._node.hold_timeout import HoldTimeouts
-from .._node.record import NodeHost
+from .._node.host import NodeHost
 from .._node.token_flusher import TokenFlusher
 from .._runs.events import Runs
 from .._runs.run import RunContext
@@ -109,6 +109,7 @@ class Client:
             pause_timeout=self.options.pause_timeout,
             tool_calls=ToolCallIds(key),
             hold_timeouts=HoldTimeouts(self._warn.always),
+            redaction=self.redaction_switches,
         )
         self._engine = Engine(
             enabled=self.enabled,

@@ -24,6 +24,7 @@ from .._node.stream_loop import Items
 
 if TYPE_CHECKING:
     from .._node.engine import Engine, NodeExecution
+    from .call_target import CallTarget
 
 SpecFor = Callable[[tuple[Any, ...], dict[str, Any]], NodeSpec]
 
@@ -72,35 +73,37 @@ def _observer(node: NodeExecution) -> Callable[[Any], None]:
     return observe
 
 
-def gate_generator(engine: Engine, fn: Callable[..., Generator[Any, Any, Any]], spec_for: SpecFor) -> Any:
-    """A generator function that runs `fn`'s generator as one streamed `tool` node per call."""
+def gate_generator(engine: Engine, target: CallTarget, spec_for: SpecFor) -> Any:
+    """A generator function that runs its target's generator as one streamed `tool` node per call
+    (`target.fn`: the function now, a reload swaps it)."""
 
-    @functools.wraps(fn)
+    @functools.wraps(target.fn)
     def streamed(*args: Any, **kwargs: Any) -> Generator[Any, Any, Any]:
         if not engine.live:
-            return (yield from fn(*args, **kwargs))  # detached: send, throw and return pass through
+            return (yield from target.fn(*args, **kwargs))  # detached: send, throw and return pass through
         node = engine.start_node(spec_for(args, kwargs))
 
         observe = _observer(node)
 
         yield from node.stream_sync(
-            lambda: fn(*args, **kwargs), on_item=observe, from_injected=injected_chunks, mark_chunks=True
+            lambda: target.fn(*args, **kwargs),
+            on_item=observe,
+            from_injected=injected_chunks,
+            mark_chunks=True,
         )
         return None
 
     return streamed
 
 
-def gate_async_generator(
-    engine: Engine, fn: Callable[..., AsyncGenerator[Any, Any]], spec_for: SpecFor
-) -> Any:
-    """An async generator function that runs `fn`'s as one streamed `tool` node per call."""
+def gate_async_generator(engine: Engine, target: CallTarget, spec_for: SpecFor) -> Any:
+    """An async generator function that runs its target's as one streamed `tool` node per call."""
 
-    @functools.wraps(fn)
+    @functools.wraps(target.fn)
     async def astreamed(*args: Any, **kwargs: Any) -> AsyncGenerator[Any, None]:
         if not engine.live:
             # aclosing: the caller's aclose() (or a cancelled task) closes the tool's generator at once.
-            async with contextlib.aclosing(fn(*args, **kwargs)) as own:
+            async with contextlib.aclosing(target.fn(*args, **kwargs)) as own:
                 async for chunk in own:
                     yield chunk
             return
@@ -109,7 +112,10 @@ def gate_async_generator(
         observe = _observer(node)
 
         chunks = node.stream_async(
-            lambda: fn(*args, **kwargs), on_item=observe, from_injected=injected_chunks, mark_chunks=True
+            lambda: target.fn(*args, **kwargs),
+            on_item=observe,
+            from_injected=injected_chunks,
+            mark_chunks=True,
         )
         async with contextlib.aclosing(chunks):
             async for chunk in chunks:

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
+import typing
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._hub.code_holds import BreakpointArg, CodeHolds, Condition
 from .._node.spec import NodeSpec
+from .call_target import WRAPPED_ATTR, CallTarget, reload_problem
 from .stream_tools import gate_async_generator, gate_generator
 
 if TYPE_CHECKING:
@@ -22,8 +25,7 @@ if TYPE_CHECKING:
 
 F = TypeVar("F", bound=Callable[..., Any])
 ToolsT = TypeVar("ToolsT")
-
-WRAPPED_ATTR = "__graphmind_wrapped__"
+__all__ = ["WRAPPED_ATTR", "gate_callable", "unwrap", "unwrap_method", "wrap", "wrap_method", "wrap_tools"]
 
 
 def unwrap(fn: Any) -> Any:
@@ -36,87 +38,68 @@ def _tool_name(fn: Any) -> str:
     return name if isinstance(name, str) and name else type(fn).__name__
 
 
-class _ArgDescriber:
-    """Turns (args, kwargs) into the input dict, binding positional arguments to their names."""
-
-    __slots__ = ("_names", "_signature", "_simple", "defaults")
-
-    def __init__(self, fn: Callable[..., Any]) -> None:
-        try:
-            self._signature: inspect.Signature | None = inspect.signature(fn)
-        except (TypeError, ValueError):
-            self._signature = None
-        params = list(self._signature.parameters.values()) if self._signature else []
-        self._simple = all(p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) for p in params)
-        self._names = [p.name for p in params if p.kind == p.POSITIONAL_OR_KEYWORD]
-        # What a hold_if condition sees besides the arguments passed: the defaults of the others.
-        self.defaults = {
-            p.name: p.default
-            for p in params
-            if p.default is not p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-        }
-
-    def __call__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
-        if not args:
-            return dict(kwargs)
-        if self._simple and len(args) <= len(self._names):
-            described = dict(zip(self._names, args, strict=False))
-            if kwargs:
-                described.update(kwargs)
-            return described
-        if self._signature is not None:
-            try:
-                bound = self._signature.bind_partial(*args, **kwargs)
-            except TypeError:
-                pass
-            else:
-                described = {}
-                for name, value in bound.arguments.items():
-                    if self._signature.parameters[name].kind == inspect.Parameter.VAR_KEYWORD:
-                        described.update(value)
-                    elif self._signature.parameters[name].kind == inspect.Parameter.VAR_POSITIONAL:
-                        described[name] = list(value)
-                    else:
-                        described[name] = value
-                return described
-        return {"args": list(args), **kwargs}
+def _output_schema(fn: Callable[..., Any]) -> Any:
+    """The JSON Schema of a pydantic model `fn` says it returns (the inject box's skeleton), or None."""
+    pydantic = sys.modules.get("pydantic")
+    if pydantic is None:
+        return None
+    try:
+        returns = typing.get_type_hints(fn).get("return")
+        if isinstance(returns, type) and issubclass(returns, pydantic.BaseModel):
+            return returns.model_json_schema()  # type: ignore[attr-defined]
+    except Exception:  # an annotation that does not resolve: no skeleton
+        pass
+    return None
 
 
 def gate_callable(engine: Engine, fn: F, name: str, kind: str = "tool", holds: CodeHolds | None = None) -> F:
-    """The one place a plain callable becomes a gated one."""
-    describe = _ArgDescriber(fn)
+    """The one place a plain callable becomes a gated one. Its calls can be edited and reloaded
+    (`CallTarget`): the wrapper reads the target's function at each call."""
+    target = CallTarget(fn)
     node_id = f"{kind}:{name}"
     gates = holds.gates if holds is not None else frozenset()
     hold_if = holds.hold_if if holds is not None else None
-    if hold_if is not None and describe.defaults:
-        condition, defaults = hold_if, describe.defaults
+    if hold_if is not None and target.describe.defaults:
+        condition, defaults = hold_if, target.describe.defaults
 
         def hold_if(**arguments: Any) -> Any:  # the bound arguments, defaults applied
             return condition(**{**defaults, **arguments})
 
+    # Reload is offered where it can work: a function a module defines at its top level.
+    reload = target.reload if reload_problem(fn) is None else None
+    edit, schema = target.edit, _output_schema(fn)
+
+    def spec_for(args: tuple[Any, ...], kwargs: dict[str, Any]) -> NodeSpec:
+        return NodeSpec(
+            name,
+            kind,
+            target.describe(args, kwargs),
+            node_id,
+            breakpoints=gates,
+            hold_if=hold_if,
+            edit=edit,
+            reload=reload,
+            output_schema=schema,
+        )
+
     if inspect.isasyncgenfunction(fn) or inspect.isgeneratorfunction(fn):
         # A streaming tool (_api/stream_tools.py), decided here once: a plain call never pays for it.
-        def spec_for(args: tuple[Any, ...], kwargs: dict[str, Any]) -> NodeSpec:
-            return NodeSpec(name, kind, describe(args, kwargs), node_id, breakpoints=gates, hold_if=hold_if)
-
         streams = gate_async_generator if inspect.isasyncgenfunction(fn) else gate_generator
-        gated: Any = streams(engine, fn, spec_for)
+        gated: Any = streams(engine, target, spec_for)
     elif inspect.iscoroutinefunction(fn):
 
         @functools.wraps(fn)
         async def agated(*args: Any, **kwargs: Any) -> Any:
             # A client disposed since: aexecute calls `fn` straight through (no liveness check here,
             # it would be a second one per call).
-            spec = NodeSpec(name, kind, describe(args, kwargs), node_id, breakpoints=gates, hold_if=hold_if)
-            return await engine.aexecute(spec, lambda: fn(*args, **kwargs))
+            return await engine.aexecute(spec_for(args, kwargs), lambda: target.fn(*args, **kwargs))
 
         gated = agated
     else:
 
         @functools.wraps(fn)
         def sgated(*args: Any, **kwargs: Any) -> Any:
-            spec = NodeSpec(name, kind, describe(args, kwargs), node_id, breakpoints=gates, hold_if=hold_if)
-            return engine.execute(spec, lambda: fn(*args, **kwargs))
+            return engine.execute(spec_for(args, kwargs), lambda: target.fn(*args, **kwargs))
 
         gated = sgated
     setattr(gated, WRAPPED_ATTR, fn)

@@ -12,7 +12,7 @@ tests/fixtures/redaction-conformance.json, explained in docs/redaction-conforman
 - a streamed delta keeps only its length (``{"t", "v": "", "chars"}`` plus toolCallId/toolName)
   under hide_outputs (every delta), hide_inputs / hide_tool_args (``tool-args`` deltas), or
   hide_tool_results (every delta of a tool node);
-- ``error`` is never redacted.
+- ``originalInput`` (an edited node's original input) as ``input``; ``error`` is never redacted.
 
 The event then carries ``"redaction": {"count", "keys"}``, appended after its other fields. When a
 switch is on and a payload cannot be read (a getter or ``__iter__`` raises, a malformed ``deltas``),
@@ -62,17 +62,17 @@ IDENTITY_FIELDS = frozenset(
     }
 )
 # Order of `redaction.keys`, whatever the order of the fields in the event.
-HIDEABLE_ORDER = ("input", "output", "value", "deltas")
+HIDEABLE_ORDER = ("input", "originalInput", "output", "value", "deltas")
 # What the pass does with each known field; any other field is snapshotted as it is.
 _ID, _IN, _OUT, _DELTAS, _SHRINK, _SKIP = (object() for _ in range(6))
 _ROLE: dict[str, object] = {
     **dict.fromkeys(IDENTITY_FIELDS, _ID),
     "input": _IN,
+    "originalInput": _IN,
     "output": _OUT,
     "value": _OUT,
     "deltas": _DELTAS,
-    "attrs": _SHRINK,  # never hidden, but measured and shrunk when oversized
-    "meta": _SHRINK,
+    **dict.fromkeys(("attrs", "meta", "injectSkeleton"), _SHRINK),  # never hidden; shrunk when oversized
     "redaction": _SKIP,  # only this pass writes it
 }
 _DELTA_IDS = ("toolCallId", "toolName")

@@ -197,7 +197,16 @@ class HubControl:
                     key="bad-action",
                 )
                 action = proto.CONTINUE
-            held.resolve(GateAnswer(action, frame.get("value"), by="hub"))
+            held.resolve(
+                GateAnswer(
+                    action,
+                    frame.get("value"),
+                    by="hub",
+                    input=frame.get("input"),
+                    has_input="input" in frame,
+                    reload=frame.get("reload") is True,
+                )
+            )
         elif kind == proto.DEBUG_STATE:
             self.debug = DebugState.from_wire(frame, self.debug)
             transport.send_control({"type": proto.DEBUG_ACK, "version": self.debug.version})

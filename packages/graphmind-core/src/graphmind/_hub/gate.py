@@ -25,6 +25,13 @@ class GateAnswer:
     value: Any = None
     by: str = "hub"
     raw: Any = None  # with inject: the JSON value as the debugger sent it (value is converted)
+    # An edit (docs/protocol.md, "Editing a held call"): `has_input` says `input` came with the
+    # answer (null is an input too); `reload`: re-import a gated callable's code first.
+    input: Any = None
+    has_input: bool = False
+    reload: bool = False
+    # Set by the engine once it decided an edit or reload: the body to run from now on.
+    body: Any = None
 
 
 def async_waiter() -> asyncio.AbstractEventLoop | Any:

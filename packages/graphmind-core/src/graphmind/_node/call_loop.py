@@ -21,7 +21,8 @@ from .spec import Settled, describe_error
 T = TypeVar("T")
 
 # What the call flow asks of its driver besides a gate (record.GATE): (BODY,) -> the body's result
-# (its exception is thrown into the flow); (SETTLE, result) -> Settled.
+# (its exception is thrown into the flow); (BODY, body) -> the same, the driver running `body` from
+# now on (an edit or reload decided it, _node/edit.py); (SETTLE, result) -> Settled.
 BODY, SETTLE = "body", "settle"
 _BODY: Request = (BODY,)
 
@@ -40,14 +41,13 @@ def injected(node: NodeRecord, answer: GateAnswer) -> Any:
     return value
 
 
-def _failed(node: NodeRecord, exc: Exception) -> Generator[Request, Any, GateAnswer | None]:
-    """An attempt raised `exc`: the error gate if one is needed. None = retry, an answer = inject;
-    anything else (continue, no gate, an abort) fails the node and re-raises the very object."""
+def _failed(node: NodeRecord, exc: Exception) -> Generator[Request, Any, GateAnswer]:
+    """An attempt raised `exc`: the error gate if one is needed. Returns a retry (its `body` set
+    when edited) or an inject; anything else (continue, no gate, an abort) fails the node and
+    re-raises the very object."""
     if not isinstance(exc, RunAborted) and node.gate_needed(proto.ERROR_GATE):
         answer = yield (GATE, proto.ERROR_GATE, {"input": node.spec.input, "error": describe_error(exc)})
-        if answer.action == proto.RETRY:
-            return None
-        if answer.action == proto.INJECT:
+        if answer.action in (proto.RETRY, proto.INJECT):
             return cast("GateAnswer", answer)
     node.fail(exc)
     raise exc  # continue: the original exception object, untouched
@@ -65,6 +65,7 @@ def call_flow(
     trip to the driver: the fast path of every call the debugger does not stop. `describe_output`
     None: the output is the result itself (no call per node)."""
     needed = node.gate_needed
+    body: Request = _BODY
     # `NodeRecord.may_hold` inlined (two calls less per node): detached with the run not aborted,
     # no gate can hold or raise, so `gate_needed` is not asked. Both are read again at each gate
     # (a hub attaching mid-call holds the after gate); the transport object itself never changes.
@@ -74,14 +75,18 @@ def call_flow(
         answer = yield (GATE, proto.BEFORE, {"input": node.spec.input})
         if answer.action == proto.INJECT:
             return injected(node, answer)
+        if answer.body is not None:
+            body = (BODY, answer.body)
     current = node.host.current_node
     while True:
         token = current.set(node.instance_id)  # the body's nodes are this node's children
         try:
-            result = yield _BODY
+            result = yield body
         except Exception as exc:
             answer = yield from _failed(node, exc)
-            if answer is None:
+            if answer.action == proto.RETRY:
+                if answer.body is not None:
+                    body = (BODY, answer.body)
                 continue
             return injected(node, answer)
         finally:
@@ -95,7 +100,9 @@ def call_flow(
                 settled = yield (SETTLE, result)
             except Exception as exc:
                 answer = yield from _failed(node, exc)
-                if answer is None:
+                if answer.action == proto.RETRY:
+                    if answer.body is not None:
+                        body = (BODY, answer.body)
                     continue
                 return injected(node, answer)
             if settled.finishes_later:
@@ -106,6 +113,8 @@ def call_flow(
         if (run._aborted or (transport is not None and transport.attached)) and needed(proto.AFTER):
             answer = yield (GATE, proto.AFTER, {"input": node.spec.input, "output": output})
             if answer.action == proto.RETRY:
+                if answer.body is not None:
+                    body = (BODY, answer.body)
                 continue
             if answer.action == proto.INJECT:
                 return injected(node, answer)
@@ -141,6 +150,8 @@ class CallLoop(NodeRecord):
             while True:
                 try:
                     if request[0] is BODY:
+                        if len(request) > 1:
+                            call = request[1]
                         reply: Any = call()
                     elif request[0] is GATE:
                         reply = self.gate(request[1], request[2], from_injected)
@@ -170,6 +181,8 @@ class CallLoop(NodeRecord):
             while True:
                 try:
                     if request[0] is BODY:
+                        if len(request) > 1:
+                            call = request[1]
                         reply: Any = await call()
                     elif request[0] is GATE:
                         reply = await self.agate(request[1], request[2], from_injected)

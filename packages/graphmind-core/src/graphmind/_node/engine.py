@@ -33,7 +33,7 @@ from .._runs.run import RunContext
 from .._runs.steps import StepIdentity
 from .._runs.tool_call_ids import calls_from
 from .call_loop import CallLoop
-from .record import NodeHost
+from .host import NodeHost
 from .spec import NodeSpec, Settled, describe_error
 from .stream_loop import StreamLoop
 

@@ -9,10 +9,7 @@ async alike: the two gate twins only wait (or await) around it.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import contextvars
 import dataclasses
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -23,52 +20,28 @@ from .._base.errors import RunAborted
 from .._hub.code_holds import CONDITION_REASON
 from .._hub.gate import GateAnswer, HeldGate, async_waiter
 from .._runs.tool_call_ids import calls_of
+from .edit import UNSET, EditRefused, apply_edit, decide_edit, edited_fields, keep_output, paused_fields
+from .host import NodeHost
 from .spec import describe_error
+from .tokens import NO_TOKENS, TokenBuffer
 
 if TYPE_CHECKING:  # annotations only
-    from .._base.clock import Clock
-    from .._base.warn import Warner
-    from .._hub.control import HubControl
     from .._runs.run import RunContext
-    from .._runs.tool_call_ids import ToolCallIds
-    from .hold_timeout import HoldTimeouts, HoldWatch
+    from .hold_timeout import HoldWatch
     from .spec import NodeSpec
-    from .token_flusher import TokenFlusher
 
 CONTINUE_ANSWER = GateAnswer(proto.CONTINUE, by="fast-path")
-_NO_TOKENS: Any = contextlib.nullcontext()
 # What a node's flow (call_loop.py, stream_loop.py) asks of its driver: (GATE, gate, payload) ->
 # the GateAnswer of `NodeRecord.gate` / `agate`; each loop adds its own requests.
 GATE = "gate"
 Request = tuple[Any, ...]
 
 
-@dataclasses.dataclass(eq=False, slots=True)
-class NodeHost:
-    """What every node of one client shares: the event path, the clock, the hub, the token flusher.
-    `emit(event, trusted, owned)` is `Client._emit`: it numbers, redacts and buffers an event.
-    `live`: enabled and not disposed (the client clears it in `dispose`), read as a field by the
-    engine and every node: one flag, no call."""
-
-    emit: Callable[..., int]
-    clock: Clock
-    warn: Warner
-    hub: HubControl
-    flusher: TokenFlusher
-    current_node: contextvars.ContextVar[str | None]
-    new_instance_id: Callable[[], str]
-    live: bool
-    token_flush_ms: float
-    pause_timeout: float | None
-    tool_calls: ToolCallIds
-    hold_timeouts: HoldTimeouts
-
-
 def _identity(value: Any) -> Any:
     return value
 
 
-class NodeRecord:
+class NodeRecord(TokenBuffer):
     """One execution of one node: its events, its gates, its timing."""
 
     def __init__(self, host: NodeHost, spec: NodeSpec, run: RunContext, parent: str | None) -> None:
@@ -84,6 +57,12 @@ class NodeRecord:
         self.ended = False
         self.loop_hit: Any = None
         self.hold_why: str | None = None  # a hold_if verdict: None = not asked yet, "" = no hold
+        # Attempts, edits and refusals (_node/edit.py): the attempt number and when it began, the
+        # input before the first edit, why the last answer was refused (the re-hold says it).
+        self.attempt = 1
+        self.attempt_started = self.started_at
+        self.original_input: Any = UNSET
+        self.refused: str | None = None
         self._hold_watch: HoldWatch | None = None  # a held gate's known-timeout timer
         self._deltas: list[dict[str, Any]] = []
         self._last_flush = self.started_at
@@ -93,7 +72,7 @@ class NodeRecord:
             ).isascii()
         except TypeError:  # a name that is not a str: the pipeline reads every field
             self.trusted = False
-        self._token_lock = _NO_TOKENS  # replaced by a real lock on the first delta (see token())
+        self._token_lock = NO_TOKENS  # replaced by a real lock on the first delta (see token())
 
     # ---- identity and events -------------------------------------------------------------------
     def _base(self, event_type: str) -> dict[str, Any]:
@@ -137,53 +116,6 @@ class NodeRecord:
         """A rate-limited warning through the client's logger (an adapter's internal failures)."""
         self.host.warn(message, key=key)
 
-    # ---- streamed tokens -----------------------------------------------------------------------
-    def token(self, text: str, t: str = "text", **extra: Any) -> None:
-        """A streamed delta; batched into `node.token` frames about every 34 ms.
-
-        A batch not sent by the next delta is sent by the client's flusher within the interval, so
-        the tail of a stream that pauses still reaches the viewer before the step ends.
-        """
-        if self.ended or not self.host.live:
-            return
-        if self._token_lock is _NO_TOKENS:
-            # The app thread appends, the client's flusher may flush: from the first delta on they share a lock.
-            self._token_lock = threading.Lock()
-        with self._token_lock:
-            deltas = self._deltas
-            was_empty = not deltas
-            last = deltas[-1] if deltas else None
-            if (
-                last is not None
-                and last["t"] == t
-                and len(last) == 2 + len(extra)
-                # a text delta has no extra: no generator per token for it
-                and (not extra or all(last.get(k) == v for k, v in extra.items()))
-            ):
-                last["v"] += text
-            else:
-                delta = {"t": t, "v": text}
-                delta.update(extra)
-                deltas.append(delta)
-            now = self.host.clock()
-            due = now - self._last_flush >= self.host.token_flush_ms
-        if due:
-            self.flush_tokens(now)
-        elif was_empty:
-            self.host.flusher.schedule(self)
-
-    def flush_tokens(self, now: float | None = None) -> None:
-        if not self._deltas:
-            return  # nothing streamed (most nodes): no lock to take
-        with self._token_lock:
-            if not self._deltas:
-                return
-            deltas, self._deltas = self._deltas, []
-            self._last_flush = self.host.clock() if now is None else now
-        event = self._base(proto.NODE_TOKEN)
-        event["deltas"] = deltas
-        self.host.emit(event, self.trusted)
-
     # ---- endings --------------------------------------------------------------------------------
     def finish(
         self,
@@ -221,7 +153,11 @@ class NodeRecord:
             event["cutShort"] = True
         if extra:
             event.update(extra)
+        if self.original_input is not UNSET:
+            event.update(edited_fields(self))
         host.emit(event, self.trusted, owned)
+        if host.hub.transport is not None and host.hub.transport.attached:
+            keep_output(self, output)  # the inject box's prefill at this node's next hold
         if self.spec.tool_calls_in_output:
             host.tool_calls.expect(self.run, self.parent_instance_id or self.run.run_id, calls_of(output))
 
@@ -235,6 +171,8 @@ class NodeRecord:
         event["durationMs"] = round_ms(self.host.clock() - self.started_at)
         event["heldMs"] = round_ms(self.held_ms)
         event.update(extra)
+        if self.original_input is not UNSET:
+            event.update(edited_fields(self))
         self.host.emit(event, self.trusted)
         if self.spec.tool_calls_in_output:
             # a failed step asked for nothing
@@ -276,6 +214,7 @@ class NodeRecord:
         paused = self._base(proto.EXEC_PAUSED)
         paused.update(gate=gate, reason=reason, actions=actions)
         paused.update(payload)
+        paused.update(paused_fields(self, gate, payload, actions))
         if reason == "loop" and self.loop_hit is not None:
             paused["loop"] = self.loop_hit.as_wire()
         elif reason == CONDITION_REASON:
@@ -304,11 +243,18 @@ class NodeRecord:
         self.host.emit(resumed, self.trusted)
 
     def _decide(
-        self, gate: str, held: HeldGate, answer: GateAnswer, started: float, convert: Callable[[Any], Any]
+        self,
+        gate: str,
+        held: HeldGate,
+        answer: GateAnswer,
+        started: float,
+        convert: Callable[[Any], Any],
+        payload: dict[str, Any],
     ) -> GateAnswer | None:
         """The one place a gate's answer is decided. Returns the answer the caller acts on (an inject
-        carries the converted value), or None when the gate must be held again (the value did not
-        convert). Abort never returns: it marks the run and raises RunAborted."""
+        carries the converted value; an edit or reload the body to run), or None when the gate must
+        be held again (the value did not convert, the edit was refused: `refused` on the re-hold).
+        Abort never returns: it marks the run and raises RunAborted."""
         self._close(held, answer, started)
         action = answer.action
         if self.spec.actions is not None and action not in self.spec.actions:
@@ -318,6 +264,17 @@ class NodeRecord:
             error = RunAborted(self.run.run_id)
             self.fail(error)
             raise error
+        if answer.has_input or answer.reload:
+            try:
+                answer = decide_edit(self, gate, held, answer)
+            except EditRefused as exc:
+                self._unusable(exc, "edit")
+                return None
+        if action in (proto.CONTINUE, proto.RETRY):
+            apply_edit(self, gate, answer, payload, started)
+            if answer.body is not None and action == proto.RETRY and gate == proto.BEFORE:
+                self._decide_before_retry(held)
+                return dataclasses.replace(answer, action=proto.CONTINUE)
         if action == proto.INJECT:
             try:
                 converted = convert(answer.value)
@@ -327,22 +284,31 @@ class NodeRecord:
             self.injected = True
             return dataclasses.replace(answer, value=converted, raw=answer.value)
         if action == proto.RETRY and gate == proto.BEFORE:
-            # Retry at a loop hold runs the call as the first of a new streak (docs/protocol.md,
-            # "Gates"); any other before gate takes no retry, and treats one as continue.
-            if held.reason == "loop" and self.loop_hit is not None:
-                self.loop_hit.restart()
-                self.loop_hit = None
+            self._decide_before_retry(held)
             return CONTINUE_ANSWER
         if action not in proto.ACTIONS:
             return CONTINUE_ANSWER
         return answer
 
-    def _unusable(self, exc: BaseException) -> None:
-        self.host.warn(
-            f"[graphmind] the injected value for {self.node_id} could not be used ({type(exc).__name__}: {exc}); "
-            "the gate is held again: inject a value of the right shape, or continue.",
-            key=f"inject-{self.node_id}",
-        )
+    def _decide_before_retry(self, held: HeldGate) -> None:
+        """Retry at a loop hold runs the call as the first of a new streak (docs/protocol.md, "Gates");
+        any other before gate takes no retry, and treats one as continue."""
+        if held.reason == "loop" and self.loop_hit is not None:
+            self.loop_hit.restart()
+            self.loop_hit = None
+
+    def _unusable(self, exc: BaseException, what: str = "inject") -> None:
+        """An answer the gate cannot take: warned, and said on the re-hold (`exec.paused.refused`)."""
+        if what == "edit":
+            self.refused = str(exc)
+            message = f"[graphmind] the answer at {self.node_id} was refused: {exc}; the gate is held again."
+        else:
+            self.refused = f"the injected value could not be used ({type(exc).__name__}: {exc})"
+            message = (
+                f"[graphmind] {self.refused.replace('the injected value', f'the injected value for {self.node_id}')}; "
+                "the gate is held again: inject a value of the right shape, or continue."
+            )
+        self.host.warn(message, key=f"{what}-{self.node_id}")
 
     def gate(
         self, gate: str, payload: dict[str, Any] | None = None, convert: Callable[[Any], Any] = _identity
@@ -350,12 +316,13 @@ class NodeRecord:
         """Passes one gate from sync code. Raises RunAborted on abort; an inject answer carries the converted value."""
         if not self.may_hold():
             return CONTINUE_ANSWER  # detached: nothing can hold (docs/architecture.md, "The gate engine")
+        payload = payload or {}
         while True:
-            held = self._open(gate, payload or {}, False)
+            held = self._open(gate, payload, False)
             if held is None:
                 return CONTINUE_ANSWER
             started = self.host.clock()
-            decided = self._decide(gate, held, held.wait(self.host.pause_timeout), started, convert)
+            decided = self._decide(gate, held, held.wait(self.host.pause_timeout), started, convert, payload)
             if decided is not None:
                 return decided
 
@@ -368,8 +335,9 @@ class NodeRecord:
         """
         if not self.may_hold():
             return CONTINUE_ANSWER
+        payload = payload or {}
         while True:
-            held = self._open(gate, payload or {}, True)
+            held = self._open(gate, payload, True)
             if held is None:
                 return CONTINUE_ANSWER
             started = self.host.clock()
@@ -380,7 +348,7 @@ class NodeRecord:
                 # the gate no longer holds, so the hub stops showing it (exec.resumed, by "cancelled").
                 self._close(held, GateAnswer(proto.CONTINUE, by="cancelled"), started)
                 raise
-            decided = self._decide(gate, held, answer, started, convert)
+            decided = self._decide(gate, held, answer, started, convert, payload)
             if decided is not None and decided.action == proto.INJECT and asyncio.iscoroutine(decided.value):
                 # An async converter (`async def from_injected`): a failure holds the gate again too.
                 try:

@@ -36,6 +36,13 @@ class NodeSpec:
     # The adapter built `input` and `attrs` for this node in fresh dicts and lists of `json_scalar`
     # leaves and keeps no hold on them: recorded without a snapshot copy (docs/adapters.md, "Owned payloads").
     owned: bool = False
+    # Edit and reload (_node/edit.py; docs/protocol.md, "Editing a held call"): `edit(json)` rebuilds
+    # the call from an edited input (the node's `input` shape) and returns the body to run, raising
+    # with the reason when it cannot; None: the gate says "not editable". `reload()` re-imports a
+    # gated callable's code. `output_schema`: a JSON Schema of the output, the inject box's skeleton.
+    edit: Callable[[Any], Callable[[], Any]] | None = None
+    reload: Callable[[], None] | None = None
+    output_schema: Any = None
 
     def __post_init__(self) -> None:
         if self.node_id is None:

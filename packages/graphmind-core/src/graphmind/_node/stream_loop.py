@@ -80,6 +80,8 @@ def stream_flow(
 ) -> Generator[Request, Any, None]:
     """Every decision of a node around one streamed call (a gate that cannot hold is passed here)."""
 
+    opening: Request = _OPEN  # (OPEN, open_stream) once an edit or reload decided a new one
+
     def marks(count: int) -> dict[str, Any]:
         return {"streaming": True, "chunks": count} if mark_chunks else {}
 
@@ -88,13 +90,15 @@ def stream_flow(
         if answer.action == proto.INJECT:
             yield from _injected(node, answer, marks)
             return
+        if answer.body is not None:
+            opening = (OPEN, answer.body)
     run, current = node.run, node.host.current_node
     while True:
         buffered = node.wants_hold(proto.AFTER)
         items: list[Any] = []
         sent = False
         try:
-            it = yield _OPEN
+            it = yield opening
             while True:
                 if run._aborted:  # aborted from the debugger while streaming: stop before the next item
                     raise RunAborted(run.run_id)
@@ -120,6 +124,8 @@ def stream_flow(
                 raise
             answer = yield (GATE, proto.ERROR_GATE, {"input": node.spec.input, "error": describe_error(exc)})
             if answer.action == proto.RETRY:
+                if answer.body is not None:
+                    opening = (OPEN, answer.body)
                 continue
             if answer.action == proto.INJECT:
                 yield from _injected(node, answer, marks)
@@ -136,6 +142,8 @@ def stream_flow(
         if buffered:
             answer = yield (GATE, proto.AFTER, {"input": node.spec.input, "output": output})
             if answer.action == proto.RETRY:
+                if answer.body is not None:
+                    opening = (OPEN, answer.body)
                 continue
             if answer.action == proto.INJECT:
                 yield from _injected(node, answer, marks)
@@ -186,6 +194,8 @@ class StreamLoop(NodeRecord):
                             reply = END
                             opened = None
                     elif request[0] is OPEN:
+                        if len(request) > 1:
+                            open_stream = request[1]
                         reply = opened = open_stream()
                     else:
                         reply = self.gate(request[1], request[2], from_injected)
@@ -228,6 +238,8 @@ class StreamLoop(NodeRecord):
                             reply = END
                             opened = None
                     elif request[0] is OPEN:
+                        if len(request) > 1:
+                            open_stream = request[1]
                         reply = opened = open_stream()
                     else:
                         reply = await self.agate(request[1], request[2], from_injected)

@@ -26,7 +26,9 @@ from typing import Any
 
 from .. import protocol as proto
 
-Answer = tuple[str, Any]
+# (action, value) or (action, value, fields): fields are more of the answer's, e.g.
+# {"input": {...}} or {"reload": True} (docs/protocol.md, "Editing a held call").
+Answer = tuple[str, Any] | tuple[str, Any, dict[str, Any]]
 
 
 class FakeHub:
@@ -174,17 +176,11 @@ class FakeHub:
         if kind == proto.EXEC_PAUSED and self._auto is not None:
             answer = self._auto(frame)
             if answer is not None:
-                action, value = answer
-                await ws.send(
-                    proto.encode(
-                        {
-                            "type": proto.GATE_RESOLVE,
-                            "gateId": frame["gateId"],
-                            "action": action,
-                            "value": value,
-                        }
-                    )
-                )
+                frame_out = {"type": proto.GATE_RESOLVE, "gateId": frame["gateId"], "action": answer[0]}
+                frame_out["value"] = answer[1]
+                if len(answer) > 2:
+                    frame_out.update(answer[2])
+                await ws.send(proto.encode(frame_out))
 
     def _broadcast(self, frame: dict[str, Any]) -> None:
         loop = self._loop
@@ -226,8 +222,11 @@ class FakeHub:
         else:
             self._auto = lambda _frame: (action, value)
 
-    def resolve(self, gate_id: str, action: str, value: Any = None) -> None:
-        self._broadcast({"type": proto.GATE_RESOLVE, "gateId": gate_id, "action": action, "value": value})
+    def resolve(self, gate_id: str, action: str, value: Any = None, **fields: Any) -> None:
+        """`fields`: more of the answer's (`input=...`, `reload=True`)."""
+        self._broadcast(
+            {"type": proto.GATE_RESOLVE, "gateId": gate_id, "action": action, "value": value, **fields}
+        )
 
     def pause(self, run_id: str | None = None) -> None:
         self._broadcast({"type": proto.PAUSE, "runId": run_id})

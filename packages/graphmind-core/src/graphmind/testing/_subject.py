@@ -27,7 +27,7 @@ class Hub(Protocol):
     def auto_answer(
         self, action: str | Callable[[dict[str, Any]], Answer | None] | None, value: Any = None
     ) -> None: ...
-    def resolve(self, gate_id: str, action: str, value: Any = None) -> None: ...
+    def resolve(self, gate_id: str, action: str, value: Any = None, **fields: Any) -> None: ...
     def of_type(self, event_type: str) -> list[dict[str, Any]]: ...
     def wait_for(self, predicate: Callable[[], bool], timeout: float = ..., what: str = ...) -> None: ...
     def wait_event(
@@ -95,3 +95,20 @@ class GateSubject:
 
     def check_stream(self, items: list[Any]) -> None:
         """Asserts the app got the real stream's items, of the framework's own types."""
+
+    # ---- edit cases (_edit_cases.py; docs/protocol.md, "Editing a held call") -----------------------
+    # An input the adapter's conversion refuses (the gate is held again with `refused`).
+    refused_edit: Any = ("not", "an", "input")  # a JSON list
+
+    def edit(self, original: Any) -> Any:
+        """The edited input a person writes at this node's gate, from the gate's `input` (JSON):
+        change something the real thing will visibly receive (an argument, a message, the model)."""
+        raise NotImplementedError(
+            f"{type(self).__name__}.edit: every adapter converts an edited input back into its call "
+            "(NodeSpec.edit, docs/adapters.md); tell the kit what to edit"
+        )
+
+    def check_edited(self, result: Any, edited: Any) -> None:
+        """Asserts the real thing received `edited` (the provider's request, the tool's arguments)
+        on its last call, and `result` is the framework's own type."""
+        raise NotImplementedError(f"{type(self).__name__}.check_edited")

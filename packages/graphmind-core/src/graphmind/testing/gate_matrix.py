@@ -34,15 +34,8 @@ from ._subject import GateSubject, Hub
 __all__ = ["BACKENDS", "CASES", "DescriberCheck", "GateSubject", "Hub", "run_case"]
 
 
-CASES: list[str] = []
-_CASES: dict[str, Callable[[Case], Awaitable[None]]] = {}
-
-
-def _case(fn: Callable[[Case], Awaitable[None]]) -> Callable[[Case], Awaitable[None]]:
-    CASES.append(fn.__name__)
-    _CASES[fn.__name__] = fn
-    return fn
-
+from ._registry import CASE_FNS as _CASES
+from ._registry import CASES, _case
 
 # ---- the cases -------------------------------------------------------------------------------------
 
@@ -358,6 +351,9 @@ async def run_case(
             if check is not None:
                 check.close()
             client.dispose()
+
+
+from . import _edit_cases  # noqa: E402, F401  (registers the edit cases, after the ones above)
 
 
 def _fake_hub() -> Hub:

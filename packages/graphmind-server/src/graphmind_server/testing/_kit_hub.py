@@ -242,23 +242,29 @@ class KitHub:
             fixed: Answer = (action, value)
             self._auto = lambda _event: fixed
 
-    def resolve(self, gate_id: str, action: str, value: Any = None, *, wait: bool = False) -> None:
+    def resolve(
+        self, gate_id: str, action: str, value: Any = None, *, wait: bool = False, **fields: Any
+    ) -> None:
         """Answer a held gate (`gate_id`: the app's, from its `exec.paused`, or the hub's) through
         `POST /api/gates/{gateId}`. It returns at once, the answer going out from a worker thread
-        (module docstring); `wait=True` returns once the app confirmed it, and raises if refused."""
-        future = self._send_answer(gate_id, None, action, value)
+        (module docstring); `wait=True` returns once the app confirmed it, and raises if refused.
+        `fields`: more of the answer's body (`input=...`, `reload=True`)."""
+        future = self._send_answer(gate_id, None, action, value, fields)
         if wait:
             future.result()
             self._raise_errors()
 
-    def _send_answer(self, gate_id: str, run_id: str | None, action: str, value: Any) -> Future[None]:
-        return self._submit(self._answer, gate_id, run_id, action, value)
+    def _send_answer(
+        self, gate_id: str, run_id: str | None, action: str, value: Any, fields: dict[str, Any] | None = None
+    ) -> Future[None]:
+        return self._submit(self._answer, gate_id, run_id, action, value, fields or {})
 
-    def _answer(self, gate_id: str, run_id: str | None, action: str, value: Any) -> None:
+    def _answer(self, gate_id: str, run_id: str | None, action: str, value: Any, fields: dict[str, Any]) -> None:
         hub_id = self._hub_gate_id(gate_id, run_id)
         body: dict[str, Any] = {"action": action}
         if action == proto.INJECT or value is not None:
             body["value"] = value
+        body.update(fields)
         path = "/api/gates/" + urllib.parse.quote(hub_id, safe="")
         status, answer = self.process.api("POST", path, body, timeout=self.timeout)
         if status != 200:

@@ -23,6 +23,7 @@ with the module of the request's own flavour).
 from .. import Owned, resolve
 from ._api import Api, Described, StreamReader, split, sse, tool_hints
 from ._call import RAW_RESPONSE_HEADER, Call
+from ._edit import request_message
 from ._exchange import Exchange, Reply, Sdk, reply_for, send_wrapper
 from ._patch import (
     Patches,
@@ -59,6 +60,7 @@ __all__ = [
     "patch_resources",
     "post_wrapper",
     "reply_for",
+    "request_message",
     "resolve",
     "resource_hook",
     "run_async",

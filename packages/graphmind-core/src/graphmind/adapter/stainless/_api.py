@@ -35,6 +35,12 @@ class StreamReader(Protocol):
         """The same from the items read."""
 
 
+def _plain_message(message: Any) -> Any:
+    from ._edit import request_message
+
+    return request_message(message)
+
+
 def tool_hints(body: Mapping[str, Any], names: list[str]) -> list[dict[str, Any]]:
     """`graph.hint` entries for a request's tool roster: one grey `tool:<name>` node each."""
     return [{"nodeId": f"tool:{name}", "kind": "tool", "name": name} for name in names]
@@ -58,6 +64,10 @@ class Api:
     # after a reply that is not streamed: (engine, node, result, HTTP response), e.g. provider-executed tools
     observe: Callable[[Engine, NodeExecution, Any, Any], None] | None = None
     node: str = "step"  # the node's name (`llm:<node>`)
+    # An edited input's changed message -> a request message (_edit.py); the body field of the
+    # messages the input calls `messages` (Responses: `input`).
+    edit_message: Callable[[Any], Any] = _plain_message
+    messages_field: str = "messages"
     gated: bool = True  # False: observed only (node.started / node.finished, no gate ever holds)
 
 

@@ -77,6 +77,17 @@ class Call:
             owned=owned,  # `tools` is the input's own list: owned with it
         )
 
+    def edited(self, value: Any) -> dict[str, Any]:
+        """The `_post` keyword arguments for an edited input (raises with the reason: held again)."""
+        from ._edit import edited_body
+
+        return {**self.kwargs, "body": edited_body(self.api, value, self.body)}
+
+    def use(self, kwargs: dict[str, Any]) -> None:
+        """From now on the call is the edited one (its attempts, replays and injects)."""
+        self.kwargs = kwargs
+        self.body = kwargs["body"]
+
     def convert(self, value: Any) -> Reply:
         """An injected JSON value -> the synthetic reply (raises on a bad shape: the gate holds again)."""
         body = self.api.to_body(value, self.body)

@@ -93,6 +93,16 @@ class _SyncNode:
             return Settled(_replay_sync(self.original, call, recorded_reply(response)), output, usage)
         return _describe_read(call, ex, result, response)
 
+    def edit(self, value: Any) -> Callable[[], Any]:
+        """The body of an edited request (`NodeSpec.edit`): the same `_post`, the edited body."""
+        kwargs = self.call.edited(value)
+
+        def edited() -> Any:
+            self.call.use(kwargs)
+            return self.body()
+
+        return edited
+
     def from_injected(self, value: Any) -> Settled:
         reply = self.call.convert(value)
         output, usage = reply.described
@@ -107,6 +117,7 @@ def run_sync(original: Callable[..., Any], call: Call) -> Any:
     if not call.api.gated:
         return _observe_sync(original, call, ex)
     node = _SyncNode(original, call, ex)
+    ex.spec.edit = node.edit
     return ex.run_sync(node.body, from_injected=node.from_injected, settle=node.settle)
 
 
@@ -176,6 +187,15 @@ class _AsyncNode:
             return Settled(await _replay_async(self.original, call, recorded_reply(response)), output, usage)
         return _describe_read(call, ex, result, response)
 
+    def edit(self, value: Any) -> Callable[[], Awaitable[Any]]:
+        kwargs = self.call.edited(value)
+
+        async def edited() -> Any:
+            self.call.use(kwargs)
+            return await self.body()
+
+        return edited
+
     def from_injected(self, value: Any) -> Awaitable[Settled]:
         """Checks the shape now (a bad one raises: the gate holds again); the engine awaits the replay."""
         return self._replayed(self.call.convert(value))
@@ -193,6 +213,7 @@ async def run_async(original: Callable[..., Awaitable[Any]], call: Call) -> Any:
     if not call.api.gated:
         return await _observe_async(original, call, ex)
     node = _AsyncNode(original, call, ex)
+    ex.spec.edit = node.edit
     return await ex.run_async(node.body, from_injected=node.from_injected, settle=node.settle)
 
 

@@ -1,0 +1,193 @@
+"""What a gated callable calls, as data: the function (which `reload` swaps for its new
+definition), how a call's arguments become the node's input, and how an edited input becomes the
+call's arguments again (docs/protocol.md, "Editing a held call"; the engine decides, _node/edit.py).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import linecache
+import sys
+import types
+from collections.abc import Callable
+from typing import Any
+
+WRAPPED_ATTR = "__graphmind_wrapped__"
+_EMPTY = inspect.Parameter.empty
+_MISSING, _GONE = object(), object()
+
+
+class ReloadError(Exception):
+    """The callable's code cannot be re-imported; the message says why (the gate's `refused`)."""
+
+
+class ArgDescriber:
+    """Turns (args, kwargs) into the input dict, binding positional arguments to their names."""
+
+    __slots__ = ("_names", "_simple", "defaults", "signature")
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        try:
+            self.signature: inspect.Signature | None = inspect.signature(fn)
+        except (TypeError, ValueError):
+            self.signature = None
+        params = list(self.signature.parameters.values()) if self.signature else []
+        self._simple = all(p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) for p in params)
+        self._names = [p.name for p in params if p.kind == p.POSITIONAL_OR_KEYWORD]
+        # What a hold_if condition sees besides the arguments passed: the defaults of the others.
+        self.defaults = {
+            p.name: p.default
+            for p in params
+            if p.default is not p.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+        }
+
+    def __call__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        if not args:
+            return dict(kwargs)
+        if self._simple and len(args) <= len(self._names):
+            described = dict(zip(self._names, args, strict=False))
+            if kwargs:
+                described.update(kwargs)
+            return described
+        if self.signature is not None:
+            try:
+                bound = self.signature.bind_partial(*args, **kwargs)
+            except TypeError:
+                pass
+            else:
+                described = {}
+                for name, value in bound.arguments.items():
+                    if self.signature.parameters[name].kind == inspect.Parameter.VAR_KEYWORD:
+                        described.update(value)
+                    elif self.signature.parameters[name].kind == inspect.Parameter.VAR_POSITIONAL:
+                        described[name] = list(value)
+                    else:
+                        described[name] = value
+                return described
+        return {"args": list(args), **kwargs}
+
+
+class CallTarget:
+    """One gated callable's function and its arguments both ways. The wrapper reads `fn` and
+    `describe` at each call, so after a reload later calls of the same wrapper run the new code."""
+
+    __slots__ = ("describe", "fn")
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self.fn = fn
+        self.describe = ArgDescriber(fn)
+
+    def edit(self, value: Any) -> Callable[[], Any]:
+        """The body that calls the function with an edited input (the node's `input` shape:
+        arguments by parameter name). Raises ValueError naming an unknown or missing parameter."""
+        args, kwargs = self.arguments(value)
+        fn = self.fn
+        return lambda: fn(*args, **kwargs)
+
+    def arguments(self, value: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        if not isinstance(value, dict):
+            raise ValueError(f"the input must be an object of arguments by name, not {type(value).__name__}")
+        signature = self.describe.signature
+        if signature is None:  # no signature to map through: the describer's {"args": [...], **kwargs}
+            rest = {k: v for k, v in value.items() if k != "args"}
+            listed = value.get("args", [])
+            return (tuple(listed) if isinstance(listed, list) else (listed,)), rest
+        params = signature.parameters
+        takes = ", ".join(params) or "no parameters"
+        var_kw = any(p.kind == p.VAR_KEYWORD for p in params.values())
+        if not var_kw:
+            unknown = [k for k in value if k not in params]
+            if unknown:
+                raise ValueError(f"unknown parameter {unknown[0]!r} (it takes {takes})")
+        star = next((p for p in params.values() if p.kind == p.VAR_POSITIONAL), None)
+        extra = value.get(star.name) if star is not None else None
+        if extra is not None and not isinstance(extra, list):
+            raise ValueError(f"*{star.name} must be a list")  # type: ignore[union-attr]
+        by_position = bool(extra)  # a *args value: every parameter before it goes by position
+        args: list[Any] = []
+        kwargs: dict[str, Any] = {}
+        for p in params.values():
+            present = p.name in value
+            if p.kind == p.VAR_POSITIONAL:
+                args.extend(extra or ())
+            elif p.kind == p.VAR_KEYWORD:
+                kwargs.update({k: v for k, v in value.items() if k not in params})
+            elif not present and p.default is _EMPTY:
+                raise ValueError(f"missing parameter {p.name!r} (it takes {takes})")
+            elif p.kind == p.POSITIONAL_ONLY or (by_position and p.kind == p.POSITIONAL_OR_KEYWORD):
+                args.append(value[p.name] if present else p.default)
+            elif present:
+                kwargs[p.name] = value[p.name]
+        return tuple(args), kwargs
+
+    def reload(self) -> None:
+        """Re-imports the function's module from its source file and takes the new definition."""
+        self.fn = reload_callable(self.fn)
+        self.describe = ArgDescriber(self.fn)
+
+
+def reload_problem(fn: Any) -> str | None:
+    """Why `fn` cannot be reloaded, or None (asked once, at wrap time: `exec.paused.reloadable`)."""
+    func = fn.__func__ if inspect.ismethod(fn) else fn
+    module_name = getattr(func, "__module__", None)
+    qualname = getattr(func, "__qualname__", None)
+    if not isinstance(module_name, str) or not isinstance(qualname, str):
+        return f"{fn!r} has no module and qualified name to reload it from"
+    if "<locals>" in qualname:
+        return f"{qualname} is defined inside a function (a closure): only what a module defines at its top level reloads"
+    if module_name == "__main__":
+        return (
+            f"{qualname} is defined in the script that was run (__main__): reloading it would run the "
+            "script again; move it into a module of its own"
+        )
+    path = getattr(sys.modules.get(module_name), "__file__", None)
+    if not isinstance(path, str) or not path.endswith(".py"):
+        return f"module {module_name} has no Python source file to reload from"
+    return None
+
+
+def reload_callable(fn: Any) -> Any:
+    """`fn`'s new definition: its module's source file compiled and run again in the same module
+    object, then the same qualified name looked up. What it cannot do (docs/protocol.md): a
+    function defined inside another (a closure), the script that was run (`__main__`: running it
+    again would run the program), objects already built keep their old class (a bound method is
+    bound to the same object again)."""
+    problem = reload_problem(fn)
+    if problem is not None:
+        raise ReloadError(problem)
+    bound = getattr(fn, "__self__", None) if inspect.ismethod(fn) else None
+    func = fn.__func__ if bound is not None else fn
+    module_name, qualname = func.__module__, func.__qualname__
+    module = sys.modules[module_name]
+    path = module.__file__
+    assert path is not None
+    with open(path, "rb") as file:  # the source itself, never a cached .pyc of the same second
+        source = importlib.util.decode_source(file.read())
+    code = compile(source, path, "exec", dont_inherit=True)  # a SyntaxError leaves the module as it was
+    # Run in the module's own namespace (its functions keep it as their globals), the old top-level
+    # name taken out first, so a source that no longer defines it is seen (and the old one put back).
+    namespace = module.__dict__
+    top = qualname.split(".", 1)[0]
+    old = namespace.pop(top, _MISSING)
+    try:
+        exec(code, namespace)
+    finally:
+        if top not in namespace and old is not _MISSING:
+            namespace[top] = old
+            old = _GONE
+    linecache.checkcache(path)  # tracebacks show the new lines
+    target: Any = module
+    try:
+        if old is _GONE:
+            raise AttributeError(top)
+        for part in qualname.split("."):
+            target = getattr(target, part)
+    except AttributeError:
+        raise ReloadError(f"module {module_name} no longer defines {qualname}") from None
+    target = getattr(target, WRAPPED_ATTR, target)  # a module-level @gm.tool is rebuilt: its function
+    if bound is not None and not inspect.ismethod(target):
+        target = types.MethodType(target, bound)
+    if not callable(target):
+        raise ReloadError(f"{module_name}.{qualname} is no longer callable")
+    return target
