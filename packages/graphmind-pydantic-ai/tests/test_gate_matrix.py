@@ -23,7 +23,7 @@ from pa_helpers import (
     tool_agent,
 )
 from pydantic_ai import Agent
-from pydantic_ai.messages import ModelResponse, TextPart
+from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, UserPromptPart
 from pydantic_ai.run import AgentRunResult
 
 import graphmind
@@ -93,6 +93,17 @@ class ModelSubject(GateSubject):
         assert len(items) > 1 and all(isinstance(i, str) for i in items)
         assert "".join(items) == REPLY
 
+    def edit(self, original: Any) -> Any:
+        messages = [dict(m) for m in original["messages"]]
+        messages[-1]["content"] = "an edited prompt"
+        return {**original, "messages": messages}
+
+    def check_edited(self, result: Any, edited: Any) -> None:
+        self.check_real(result)
+        request = self.models[-1].seen[-1][-1]
+        assert isinstance(request, ModelRequest)
+        assert [p.content for p in request.parts if isinstance(p, UserPromptPart)] == ["an edited prompt"]
+
 
 class ToolSubject(GateSubject):
     """One `search` call per run: the model asks for it, then answers with what it returned."""
@@ -133,6 +144,14 @@ class ToolSubject(GateSubject):
 
     def check_injected(self, result: Any, value: Any) -> None:
         assert isinstance(result, AgentRunResult) and result.output == f"saw: {value}"
+
+    def edit(self, original: Any) -> Any:
+        assert original == {"q": "cats"}
+        return {"q": "dogs"}
+
+    def check_edited(self, result: Any, edited: Any) -> None:
+        assert self.searches[-1].seen[-1] == "dogs"
+        assert isinstance(result, AgentRunResult) and result.output == "saw: results for dogs"
 
 
 def _reader_closes_early_bare() -> bool:

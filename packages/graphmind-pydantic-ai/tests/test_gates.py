@@ -202,3 +202,51 @@ def test_under_trio_the_instrumented_agent_fails_as_the_bare_one_does(gm: graphm
             trio.run(main)
         errors.append(str(raised.value))
     assert errors[0] == errors[1] == "no running event loop"
+
+
+async def test_an_edited_tool_input_is_validated_by_the_tools_own_arguments_validator(
+    gm: graphmind.Client, fakehub: FakeHub
+) -> None:
+    search = Search()
+    agent = instrument_pydantic_ai(tool_agent(search, ScriptedModel([search_then_answer])), session=gm)
+    fakehub.set_debug(breakpoints=[("tool:search", "before")])
+    answers = iter(
+        [("continue", None, {"input": {"q": ["not", "text"]}}), ("continue", None, {"input": {"q": "dogs"}})]
+    )
+    paused: list[dict[str, Any]] = []
+
+    def answer(frame: dict[str, Any]) -> Any:
+        paused.append(frame)
+        return next(answers)
+
+    fakehub.auto_answer(answer)
+    assert (await agent.run("find cats")).output == "saw: results for dogs"
+    assert search.seen == ["dogs"]
+    assert "q" in paused[1]["refused"] and "string" in paused[1]["refused"], paused[1].get("refused")
+
+
+async def test_an_edited_model_request_reaches_the_model_as_its_own_messages(
+    gm: graphmind.Client, fakehub: FakeHub
+) -> None:
+    model = ScriptedModel(["ok"])
+    agent = instrument_pydantic_ai(Agent(model.model, name="e", instructions="Be brief."), session=gm)
+    fakehub.set_debug(breakpoints=[("llm:step", "before")])
+    edited = {
+        "messages": [
+            {"role": "system", "content": "Be verbose."},
+            {"role": "user", "content": "earlier"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": "c0", "name": "x", "arguments": {}}],
+            },
+            {"role": "tool", "name": "x", "tool_call_id": "c0", "content": "done"},
+            {"role": "user", "content": "now"},
+        ]
+    }
+    fakehub.auto_answer(lambda _frame: ("continue", None, {"input": edited}))
+    assert (await agent.run("hi")).output == "ok"
+    seen = model.seen[-1]
+    kinds = [[p.part_kind for p in m.parts] for m in seen]
+    assert kinds == [["system-prompt", "user-prompt"], ["tool-call"], ["tool-return", "user-prompt"]]
+    assert seen[-1].parts[-1].content == "now"

@@ -65,10 +65,15 @@ def _describe_tool_output(result: Any) -> Any:
     return _describe.tool_result(result)
 
 
+def _tool(ctx: RunContext[Any], name: str) -> Any:
+    """The run's `ToolsetTool` of that name (its arguments validator, its toolset), or None."""
+    manager = ctx.tool_manager
+    return (manager.tools or {}).get(name) if manager is not None else None
+
+
 def _tool_function(ctx: RunContext[Any], name: str) -> Callable[..., Any] | None:
     """The Python function behind a function tool (for its return annotation), or None."""
-    manager = ctx.tool_manager
-    tool = (manager.tools or {}).get(name) if manager is not None else None
+    tool = _tool(ctx, name)
     toolset = getattr(tool, "toolset", None)
     original = getattr(tool, "original_name", None) or name
     for _ in range(16):  # WrapperToolsets nest; a loop bound, not a depth anyone reaches
@@ -126,6 +131,17 @@ class GraphmindCapability(AbstractCapability[Any]):
         engine = self.engine()
         if not engine.live:
             return await handler(args)
+
+        async def run_tool(args: dict[str, Any] = args) -> Any:
+            try:
+                return await handler(args)
+            except CONTROL_FLOW as exc:  # the framework's own flow, not a failure: no error gate
+                return _ControlFlow(exc)
+
+        def edit(value: Any) -> Callable[[], Any]:  # an edited input: the same handler, other arguments
+            edited = _inject.tool_args(value, _tool(ctx, tool_def.name))
+            return lambda: run_tool(edited)
+
         spec = engine.spec_or_none(
             "tool",
             tool_def.name,
@@ -135,6 +151,7 @@ class GraphmindCapability(AbstractCapability[Any]):
                 _describe._json(args),
                 instance_id=call.tool_call_id or None,
                 attrs={"framework": "pydantic-ai"},
+                edit=edit,
             ),
         )
         if spec is None:
@@ -142,12 +159,6 @@ class GraphmindCapability(AbstractCapability[Any]):
 
         def convert(value: Any) -> Any:  # only when a value is injected
             return _inject.tool_result(_tool_function(ctx, tool_def.name), value)
-
-        async def run_tool() -> Any:
-            try:
-                return await handler(args)
-            except CONTROL_FLOW as exc:  # the framework's own flow, not a failure: no error gate
-                return _ControlFlow(exc)
 
         result = await engine.aexecute(
             spec, run_tool, describe_output=_describe_tool_output, from_injected=convert

@@ -17,7 +17,18 @@ from collections.abc import Callable
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
-from pydantic_ai.messages import ModelResponse, ModelResponsePart, TextPart, ToolCallPart
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelRequestPart,
+    ModelResponse,
+    ModelResponsePart,
+    SystemPromptPart,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
 
 from graphmind.adapter import parse_model_reply
 
@@ -32,6 +43,62 @@ def model_response(value: Any, model_name: str | None) -> ModelResponse:
     for call in parsed.tool_calls:
         parts.append(ToolCallPart(tool_name=call.name, args=dict(call.arguments), tool_call_id=call.id))
     return ModelResponse(parts=parts, model_name=model_name)
+
+
+def messages(value: Any, model_name: str | None) -> list[ModelMessage]:
+    """An edited `llm:step` input (`{"messages": [...]}`, the transcript `_describe.messages` shows)
+    as the request's `ModelMessage`s: system and user messages and tool results become the parts of
+    `ModelRequest`s, each assistant message a `ModelResponse` (through `model_response`, the inject
+    conversion, so its tool calls keep their ids). Raises ValueError naming what is wrong."""
+    if not isinstance(value, dict) or not isinstance(value.get("messages"), list) or not value["messages"]:
+        raise ValueError('an edited model request is an object with a non-empty "messages" list')
+    out: list[ModelMessage] = []
+    parts: list[ModelRequestPart] = []
+    for i, msg in enumerate(value["messages"]):
+        if not isinstance(msg, dict):
+            raise ValueError(f"messages[{i}] is not an object")
+        role, content = msg.get("role"), msg.get("content")
+        if role == "assistant":
+            if parts:
+                out.append(ModelRequest(parts=parts))
+                parts = []
+            reply = {k: msg[k] for k in ("content", "tool_calls") if msg.get(k) is not None}
+            out.append(model_response(reply or "", model_name))
+        elif role in ("system", "user") and isinstance(content, str):
+            parts.append(SystemPromptPart(content) if role == "system" else UserPromptPart(content))
+        elif role == "tool" and isinstance(msg.get("name"), str):
+            parts.append(
+                ToolReturnPart(
+                    tool_name=msg["name"], content=content, tool_call_id=str(msg.get("tool_call_id") or "")
+                )
+            )
+        else:
+            raise ValueError(
+                f"messages[{i}]: a message is system/user with text content, assistant, or tool with a name"
+            )
+    if parts:
+        out.append(ModelRequest(parts=parts))
+    if not isinstance(out[-1], ModelRequest):
+        raise ValueError("an edited model request ends with a request (system, user or tool message)")
+    return out
+
+
+def tool_args(value: Any, tool: Any) -> dict[str, Any]:
+    """Edited tool arguments, validated by the tool's own arguments validator (the one the framework
+    ran on the model's arguments, `ToolsetTool.args_validator`) when there is one."""
+    if not isinstance(value, dict):
+        raise ValueError(f"tool arguments are an object, not {type(value).__name__}")
+    validator = getattr(tool, "args_validator", None)
+    if validator is None:
+        return dict(value)
+    try:
+        validated = validator.validate_python(value)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ValueError(
+            f"invalid arguments: {'.'.join(map(str, first.get('loc', ())))} {first.get('msg')}"
+        ) from None
+    return dict(validated) if isinstance(validated, dict) else dict(value)
 
 
 def _return_annotation(function: Callable[..., Any]) -> Any:

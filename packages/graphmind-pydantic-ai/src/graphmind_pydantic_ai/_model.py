@@ -44,8 +44,19 @@ class GatedModel(WrapperModel):
         self._engine = engine
 
     def _spec(
-        self, engine: Engine, messages: list[ModelMessage], params: ModelRequestParameters
+        self,
+        engine: Engine,
+        messages: list[ModelMessage],
+        params: ModelRequestParameters,
+        body: Callable[[list[ModelMessage]], Any],
     ) -> NodeSpec | None:
+        """`body(messages)`: the call with these messages; an edited input becomes other messages
+        (`_inject.messages`, the one JSON -> call conversion) for the same body."""
+
+        def edit(value: Any) -> Callable[[], Any]:
+            edited = _inject.messages(value, self.wrapped.model_name)
+            return lambda: body(edited)
+
         def build() -> NodeSpec:
             node_input, key, length = _describe.request(self.wrapped.model_name, messages, params)
             step = engine.next_llm_step(key, length)
@@ -57,6 +68,7 @@ class GatedModel(WrapperModel):
                 instance_id=step.instance_id,
                 attrs={"model": str(self.wrapped.model_name), "system": str(self.wrapped.system)},
                 tool_calls_in_output=True,
+                edit=edit,
             )
 
         return engine.spec_or_none("llm", "step", build)
@@ -72,7 +84,11 @@ class GatedModel(WrapperModel):
         model_request_parameters: ModelRequestParameters,
     ) -> ModelResponse:
         engine = self._engine()
-        spec = self._spec(engine, messages, model_request_parameters) if engine.live else None
+
+        def body(history: list[ModelMessage]) -> Any:
+            return self.wrapped.request(history, model_settings, model_request_parameters)
+
+        spec = self._spec(engine, messages, model_request_parameters, body) if engine.live else None
         if spec is None:
             return await self.wrapped.request(messages, model_settings, model_request_parameters)
         return await engine.aexecute(
@@ -92,7 +108,14 @@ class GatedModel(WrapperModel):
         run_context: RunContext[Any] | None = None,
     ) -> AsyncGenerator[StreamedResponse]:
         engine = self._engine()
-        spec = self._spec(engine, messages, model_request_parameters) if engine.live else None
+        stack = contextlib.AsyncExitStack()
+
+        async def open_stream(history: list[ModelMessage] = messages) -> StreamedResponse:
+            return await stack.enter_async_context(
+                self.wrapped.request_stream(history, model_settings, model_request_parameters, run_context)
+            )
+
+        spec = self._spec(engine, messages, model_request_parameters, open_stream) if engine.live else None
         if spec is None:
             async with self.wrapped.request_stream(
                 messages, model_settings, model_request_parameters, run_context
@@ -100,14 +123,7 @@ class GatedModel(WrapperModel):
                 yield plain
             return
         ex = await engine.astart_node(spec)
-        async with contextlib.AsyncExitStack() as stack:
-
-            async def open_stream() -> StreamedResponse:
-                return await stack.enter_async_context(
-                    self.wrapped.request_stream(
-                        messages, model_settings, model_request_parameters, run_context
-                    )
-                )
+        async with stack:
 
             def from_injected(value: Any) -> Settled:
                 response = _inject.model_response(value, self.wrapped.model_name)
