@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import os
+import sys
 
 import pytest
 
@@ -139,7 +141,9 @@ async def test_async_run_decorator_and_nested_parents(hub: FakeHub) -> None:
     outer_started, inner_started = hub.of_type("node.started")
     assert inner_started["parentInstanceId"] == outer_started["instanceId"]
     run_started = hub.of_type("run.started")[0]
-    assert run_started["meta"] == {"ticket": 7} and run_started["nodeId"] == "agent:async-agent"
+    meta = run_started["meta"]
+    assert meta["ticket"] == 7 and run_started["nodeId"] == "agent:async-agent"
+    assert meta["argv"] == sys.argv and meta["cwd"] == os.getcwd()  # the command line, for "Fork from here"
     await client.adispose()
 
 

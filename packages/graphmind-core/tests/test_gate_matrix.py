@@ -12,6 +12,7 @@ import pytest
 import trio
 
 import graphmind
+from graphmind._node.stream_loop import Items
 from graphmind.adapter import NodeExecution, NodeSpec, engine_for, parse_model_reply
 from graphmind.testing.gate_matrix import CASES, GateSubject, run_case
 
@@ -69,8 +70,18 @@ def _describe(items: list[Reply]) -> tuple[Any, dict[str, Any] | None]:
     return {"content": " ".join(i.text for i in items)}, None
 
 
+def _reply_json(reply: Reply) -> Any:
+    """The one model-reply shape, which `_to_reply` reads back (inject and replay)."""
+    return {"content": reply.text}
+
+
+def _to_items(value: Any) -> Items:
+    """An injected (or replayed) stream: one item per word, as the toy streams."""
+    return Items(tuple(Reply(word) for word in (parse_model_reply(value).content or "").split(" ")))
+
+
 def instrument_toy(
-    model: ToyModel, session: graphmind.Client, describe_output: Callable[[Reply], Any] = dataclasses.asdict
+    model: ToyModel, session: graphmind.Client, describe_output: Callable[[Reply], Any] = _reply_json
 ) -> ToyModel:
     """The toy adapter: four instance attributes, all through the engine."""
     engine = engine_for(session)
@@ -105,13 +116,13 @@ def instrument_toy(
 
     def gated_stream(prompt: str) -> Iterator[Reply]:
         ex = engine.start_node(spec(prompt, stream))
-        return ex.stream_sync(lambda: stream(prompt), describe=_describe, from_injected=_to_reply)
+        return ex.stream_sync(lambda: stream(prompt), describe=_describe, from_injected=_to_items)
 
     async def gated_astream(prompt: str) -> AsyncIterator[Reply]:
         ex = await engine.astart_node(spec(prompt, astream))
         # aclosing: the app closing this generator early closes the node's stream too (cutShort)
         async with contextlib.aclosing(
-            ex.stream_async(lambda: astream(prompt), describe=_describe, from_injected=_to_reply)
+            ex.stream_async(lambda: astream(prompt), describe=_describe, from_injected=_to_items)
         ) as items:
             async for item in items:
                 yield item
@@ -155,7 +166,7 @@ class ToySubject(GateSubject):
         return instrument_toy(thing, session, self.describe_output)
 
     def describe_output(self, reply: Reply) -> Any:
-        return dataclasses.asdict(reply)
+        return _reply_json(reply)
 
     def undo(self, thing: ToyModel) -> ToyModel:
         return uninstrument_toy(thing)

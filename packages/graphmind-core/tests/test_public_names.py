@@ -37,6 +37,7 @@ PUBLIC: dict[str, list[str]] = {
     "graphmind.adapter": [
         "Engine",
         "GateAnswer",
+        "Items",
         "KnownTimeout",
         "ModelReply",
         "NodeExecution",

@@ -26,6 +26,7 @@ from ._api.span import Span
 from ._api.wrappers import unwrap
 from ._base.errors import RunAborted
 from ._hub.code_holds import BreakpointArg, Condition
+from ._replay.errors import ReplayDivergence, ReplayedError
 from ._runs.run import RunContext
 from ._version import __version__
 from .protocol import PROTOCOL_VERSION, REDACTED
@@ -34,6 +35,8 @@ __all__ = [
     "PROTOCOL_VERSION",
     "REDACTED",
     "Client",
+    "ReplayDivergence",
+    "ReplayedError",
     "RunAborted",
     "RunContext",
     "RunScope",

@@ -80,20 +80,25 @@ CONTINUE: Final = "continue"
 RETRY: Final = "retry"
 INJECT: Final = "inject"
 ABORT: Final = "abort"
-ACTIONS: Final = (CONTINUE, RETRY, INJECT, ABORT)
+# At a replay divergence (reason "divergence"): use the recorded output anyway (docs/protocol.md, "Replay").
+RECORDED: Final = "recorded"
+ACTIONS: Final = (CONTINUE, RETRY, INJECT, ABORT, RECORDED)
 GATE_ACTIONS: Final = {
     BEFORE: (CONTINUE, INJECT, ABORT),
     AFTER: (CONTINUE, RETRY, INJECT, ABORT),
     ERROR_GATE: (CONTINUE, RETRY, INJECT, ABORT),
 }
 # A before gate held by the loop guard takes retry too: run the call, restarting the streak.
-LOOP_BEFORE_ACTIONS: Final = ACTIONS
+LOOP_BEFORE_ACTIONS: Final = (CONTINUE, RETRY, INJECT, ABORT)
 # Edit and reload (docs/protocol.md, "Editing a held call"): `gate.resolve` may carry an `input`
 # with continue at a before gate or retry at an after / error gate, and `reload: true` with the same
 # answers at a gated callable's gates; `exec.paused` says whether the gate takes them.
 EDIT_ACTIONS: Final = {BEFORE: CONTINUE, AFTER: RETRY, ERROR_GATE: RETRY}
 NOT_EDITABLE_ADAPTER: Final = "this adapter cannot rebuild the call from JSON"
-REASONS: Final = ("breakpoint", "step", "error", "loop", "pause")
+# A before gate held at a replay divergence: continue (live from here), use the recorded output, inject, abort.
+DIVERGENCE: Final = "divergence"
+DIVERGENCE_ACTIONS: Final = (CONTINUE, RECORDED, INJECT, ABORT)
+REASONS: Final = ("breakpoint", "step", "error", "loop", "pause", DIVERGENCE)
 MODES: Final = ("run", "step")
 NODE_KINDS: Final = ("tool", "llm", "chain", "retriever", "agent", "custom")
 

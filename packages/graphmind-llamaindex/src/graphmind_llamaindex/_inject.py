@@ -17,7 +17,7 @@ from typing import Any
 from llama_index.core.base.llms.types import ChatMessage, ChatResponse, MessageRole, TextBlock, ToolCallBlock
 from llama_index.core.tools.types import ToolOutput
 
-from graphmind.adapter import parse_model_reply
+from graphmind.adapter import Items, parse_model_reply
 
 _TOOL_OUTPUT_KEYS = frozenset({"content", "is_error", "raw_output"})
 
@@ -72,6 +72,33 @@ def reply_converter(llm: Any) -> Callable[[Any], ChatResponse]:
         return response
 
     return convert
+
+
+STREAM_PIECES = 4  # an injected or replayed reply streams in about this many deltas
+
+
+def stream_converter(llm: Any) -> Callable[[Any], Items]:
+    """`from_injected` for a streamed chat: the reply as LlamaIndex streams one, a few `ChatResponse`
+    chunks whose `delta`s join to the text and whose `message` holds the text so far (the last one
+    the whole reply, its tool calls included)."""
+    convert = reply_converter(llm)
+
+    def stream(value: Any) -> Items:
+        whole = convert(value)
+        text = whole.message.content or ""
+        if len(text) <= 1:
+            return Items((whole,))
+        size = -(-len(text) // STREAM_PIECES)
+        pieces = [text[i : i + size] for i in range(0, len(text), size)]
+        chunks: list[ChatResponse] = []
+        for n, piece in enumerate(pieces[:-1]):
+            so_far = "".join(pieces[: n + 1])
+            message = ChatMessage(role=MessageRole.ASSISTANT, blocks=[TextBlock(text=so_far)])
+            chunks.append(ChatResponse(message=message, delta=piece, raw=whole.raw))
+        chunks.append(whole.model_copy(update={"delta": pieces[-1]}))
+        return Items(tuple(chunks))
+
+    return stream
 
 
 def tool_output_converter(tool: Any) -> Callable[[Any], ToolOutput]:

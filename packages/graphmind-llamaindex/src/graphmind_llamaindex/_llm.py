@@ -22,7 +22,7 @@ from graphmind.adapter import Engine, NodeExecution
 
 from . import _links as links
 from ._describe import chat_response_json, chunks_output, tool_calls_of, tool_roster, usage_of
-from ._inject import reply_converter
+from ._inject import reply_converter, stream_converter
 from ._nodes import llm_node
 
 
@@ -119,7 +119,7 @@ def gated_achat(engine: Engine, llm: Any, orig: Callable[..., Any]) -> Callable[
 
 
 def gated_stream_chat(engine: Engine, llm: Any, orig: Callable[..., Any]) -> Callable[..., Any]:
-    convert = reply_converter(llm)
+    convert = stream_converter(llm)
 
     @functools.wraps(orig)
     def stream_chat(messages: Sequence[Any], **kwargs: Any) -> Any:
@@ -156,7 +156,7 @@ def gated_stream_chat(engine: Engine, llm: Any, orig: Callable[..., Any]) -> Cal
 
 
 def gated_astream_chat(engine: Engine, llm: Any, orig: Callable[..., Any]) -> Callable[..., Any]:
-    convert = reply_converter(llm)
+    convert = stream_converter(llm)
 
     @functools.wraps(orig)
     async def astream_chat(messages: Sequence[Any], **kwargs: Any) -> Any:

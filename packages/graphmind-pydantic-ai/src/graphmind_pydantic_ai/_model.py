@@ -12,6 +12,8 @@ model included, and is entered and exited around that attempt.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import re
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -127,9 +129,7 @@ class GatedModel(WrapperModel):
 
             def from_injected(value: Any) -> Settled:
                 response = _inject.model_response(value, self.wrapped.model_name)
-                replayed = CompletedStreamedResponse(
-                    response, model_request_parameters=model_request_parameters, replay_events=True
-                )
+                replayed = ChunkedResponse(response, model_request_parameters=model_request_parameters)
                 return Settled(replayed, _describe.reply(response), None)
 
             async def settle(streamed: StreamedResponse) -> Settled:
@@ -146,6 +146,29 @@ class GatedModel(WrapperModel):
                     ex.finish(
                         _describe.reply(streamed.get()), usage=_describe.usage(streamed.get()), cut_short=True
                     )
+
+
+class ChunkedResponse(CompletedStreamedResponse):
+    """An injected (or replayed) reply as a stream: its text in word-sized chunks, as a provider
+    streams it, and each tool call whole. `CompletedStreamedResponse` (pydantic_ai/models/__init__.py:3252)
+    keeps the reply and `get()`; only its events are finer than its one start event per part."""
+
+    async def _get_event_iterator(self) -> AsyncIterator[ModelResponseStreamEvent]:
+        for index, part in enumerate(self.response.parts):
+            if isinstance(part, TextPart):
+                for chunk in re.findall(r"\s*\S+\s*|\s+", part.content) or [""]:
+                    for event in self._parts_manager.handle_text_delta(vendor_part_id=index, content=chunk):
+                        yield event
+            else:
+                yield self._parts_manager.handle_part(vendor_part_id=index, part=part)
+
+    def get(self) -> ModelResponse:
+        # While it is read, what has arrived so far, as a live stream's `get()` (the framework
+        # computes text deltas from it); before the first read, the whole reply.
+        response = super().get()
+        if self._event_iterator is None:
+            return response
+        return dataclasses.replace(response, parts=self._parts_manager.get_parts())
 
 
 def _tee(streamed: StreamedResponse, ex: NodeExecution) -> None:

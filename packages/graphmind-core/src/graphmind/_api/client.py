@@ -41,6 +41,7 @@ from .._node.engine import Engine
 from .._node.hold_timeout import HoldTimeouts
 from .._node.host import NodeHost
 from .._node.token_flusher import TokenFlusher
+from .._replay.setup import build_replay, command_line as _command_line
 from .._runs.events import Runs
 from .._runs.run import RunContext
 from .._runs.tool_call_ids import ToolCallIds
@@ -84,7 +85,13 @@ class Client:
         clock = self.options.clock
         self._loop_guard = LoopGuard(self.loop_guard_config, self._warn.always) if self.enabled else None
         forget = self._loop_guard.forget_run if self._loop_guard is not None else _ignore
-        self._runs = Runs(self.app, self.options.meta, clock, self._emit, self._is_live, forget, key)
+        self._replay = replay = build_replay(self.options.raw.get("replay"), env) if self.enabled else None
+        self._tap: Callable[[dict[str, Any]], None] | None = None  # the pytest plugin's recorder
+        run_meta = self.options.meta
+        if self.enabled and not self.redaction_switches.hide_inputs:
+            run_meta = {**_command_line(), **run_meta}  # for the viewer's "Fork from here" command
+        started_extra = replay.run_fields if replay is not None else None
+        self._runs = Runs(self.app, run_meta, clock, self._emit, self._is_live, forget, key, started_extra)
         url_warning = url_problem(self.options.url, from_env=not options.get("url"))
         policy = AttachWaitPolicy.resolve(self.options.raw.get("wait_for_attach"), env, self.options.url)
         attach_wait = AttachWait(policy, self.options.url, self.options.connect_timeout)
@@ -110,6 +117,7 @@ class Client:
             tool_calls=ToolCallIds(key),
             hold_timeouts=HoldTimeouts(self._warn.always),
             redaction=self.redaction_switches,
+            replay=replay,
         )
         self._engine = Engine(
             enabled=self.enabled,
@@ -218,6 +226,8 @@ class Client:
             return seq
         self._emitted += 1
         self._transport.enqueue(sized[0], sized[1])
+        if self._tap is not None:
+            self._tap(sized[0])
         return seq
 
     # ---- the user API ------------------------------------------------------------------------

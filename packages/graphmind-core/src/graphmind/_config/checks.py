@@ -123,6 +123,7 @@ CHECKS: dict[str, tuple[Callable[[Any], None], str]] = {
     "loop_guard": (_any, ""),  # checked field by field below
     "breakpoints": (_breakpoints, "no breakpoints from code"),
     "mask": (_any, ""),  # checked in Options.resolve: an unreadable mask hides every value instead
+    "replay": (_any, ""),  # checked by _replay/settings.py: a replay that cannot be set up raises
     **{name: (_any, "") for name, _ in SWITCHES},  # checked below: unreadable means on
 }
 

@@ -55,6 +55,7 @@ KNOWN_OPTIONS = frozenset(
         "sdk",
         "token_flush_interval",
         "mask",
+        "replay",
     }
 )
 

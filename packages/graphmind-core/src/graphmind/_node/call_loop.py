@@ -71,7 +71,9 @@ def call_flow(
     # (a hub attaching mid-call holds the after gate); the transport object itself never changes.
     transport = node.host.hub.transport
     run = node.run
-    if (run._aborted or (transport is not None and transport.attached)) and needed(proto.BEFORE):
+    if node.host.replay is not None or (
+        (run._aborted or (transport is not None and transport.attached)) and needed(proto.BEFORE)
+    ):  # a replay answers at the before gate, attached or not (docs/replay.md)
         answer = yield (GATE, proto.BEFORE, {"input": node.spec.input})
         if answer.action == proto.INJECT:
             return injected(node, answer)

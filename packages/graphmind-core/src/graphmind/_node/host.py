@@ -39,3 +39,4 @@ class NodeHost:
     # Whether an input can be edited, an output prefill the inject box (_node/edit.py).
     redaction: RedactionSwitches | None = None
     last_outputs: dict[str, Any] = dataclasses.field(default_factory=dict)
+    replay: Any = None  # a _replay.replayer.Replayer, asked first at every before gate (docs/replay.md)

@@ -20,7 +20,10 @@ SHAPE = (
     'a model reply is a string, or {"content": "..." or null, '
     '"tool_calls": [{"id"?: "...", "name": "...", "arguments": {...} or "<JSON object>"}]}'
 )
-_REPLY_KEYS = frozenset({"content", "tool_calls", "role"})
+# What adapters add when they describe a reply (the node's recorded output): taken and ignored, so a
+# recorded output injects (a replay, an inject box prefilled with the last output) as it was shown.
+_DESCRIPTIVE_KEYS = frozenset({"finish_reason", "stop_reason", "stop_sequence", "model", "usage"})
+_REPLY_KEYS = frozenset({"content", "tool_calls", "role"}) | _DESCRIPTIVE_KEYS
 _CALL_KEYS = frozenset({"id", "name", "arguments", "args", "type", "function"})
 
 

@@ -19,6 +19,7 @@ from .._base.clock import round_ms
 from .._base.errors import RunAborted
 from .._hub.code_holds import CONDITION_REASON
 from .._hub.gate import GateAnswer, HeldGate, async_waiter
+from .._replay.gate import areplay_before, replay_before
 from .._runs.tool_call_ids import calls_of
 from .edit import UNSET, EditRefused, apply_edit, decide_edit, edited_fields, keep_output, paused_fields
 from .host import NodeHost
@@ -53,7 +54,7 @@ class NodeRecord(TokenBuffer):
         self.parent_instance_id = parent
         self.started_at = host.clock()
         self.held_ms = 0.0
-        self.injected = False
+        self.injected = self.replayed = False  # replayed: the ending came from a recording (docs/replay.md)
         self.ended = False
         self.loop_hit: Any = None
         self.hold_why: str | None = None  # a hold_if verdict: None = not asked yet, "" = no hold
@@ -145,8 +146,8 @@ class NodeRecord(TokenBuffer):
             "durationMs": round(host.clock() - self.started_at, 2),
             "heldMs": round(self.held_ms, 2) if self.held_ms else self.held_ms,  # round(): ~0.3 µs
         }
-        if self.injected:
-            event["injected"] = True
+        if self.injected or self.replayed:  # a value from the debugger, or from a replay's recording
+            event["replayed" if self.replayed else "injected"] = True
         if usage is not None:
             event["usage"] = usage
         if cut_short:
@@ -187,8 +188,7 @@ class NodeRecord(TokenBuffer):
         return self.host.hub.hold_reason(self, gate, consume)
 
     def gate_needed(self, gate: str) -> bool:
-        """Whether passing `gate` now can do anything: hold, or raise for an aborted run. False on the
-        fast paths (detached; attached with nothing that holds this gate), where the loops skip it."""
+        """Can passing `gate` now hold or raise (an aborted run)? False on the fast paths: the loops skip it."""
         transport = self.host.hub.transport
         if transport is None or not transport.attached:
             return self.run._aborted
@@ -314,6 +314,9 @@ class NodeRecord(TokenBuffer):
         self, gate: str, payload: dict[str, Any] | None = None, convert: Callable[[Any], Any] = _identity
     ) -> GateAnswer:
         """Passes one gate from sync code. Raises RunAborted on abort; an inject answer carries the converted value."""
+        if (replay := self.host.replay) is not None and gate == proto.BEFORE:  # docs/replay.md
+            if (replayed := replay_before(self, replay, convert)) is not None:
+                return replayed
         if not self.may_hold():
             return CONTINUE_ANSWER  # detached: nothing can hold (docs/architecture.md, "The gate engine")
         payload = payload or {}
@@ -333,6 +336,9 @@ class NodeRecord(TokenBuffer):
 
         `convert` may be a coroutine function here (an adapter that must await to build its type).
         """
+        if (replay := self.host.replay) is not None and gate == proto.BEFORE:  # docs/replay.md
+            if (replayed := await areplay_before(self, replay, convert)) is not None:
+                return replayed
         if not self.may_hold():
             return CONTINUE_ANSWER
         payload = payload or {}

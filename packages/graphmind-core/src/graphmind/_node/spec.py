@@ -43,6 +43,9 @@ class NodeSpec:
     edit: Callable[[Any], Callable[[], Any]] | None = None
     reload: Callable[[], None] | None = None
     output_schema: Any = None
+    # A replay's recorded error ({"name", "message", ...}) as the framework's own exception, or None
+    # when the adapter cannot rebuild it (core then raises graphmind.ReplayedError; docs/replay.md).
+    replay_error: Callable[[dict[str, Any]], BaseException | None] | None = None
 
     def __post_init__(self) -> None:
         if self.node_id is None:

@@ -85,7 +85,7 @@ def stream_flow(
     def marks(count: int) -> dict[str, Any]:
         return {"streaming": True, "chunks": count} if mark_chunks else {}
 
-    if node.may_hold():
+    if node.host.replay is not None or node.may_hold():  # a replay answers here too (docs/replay.md)
         answer = yield (GATE, proto.BEFORE, {"input": node.spec.input})
         if answer.action == proto.INJECT:
             yield from _injected(node, answer, marks)

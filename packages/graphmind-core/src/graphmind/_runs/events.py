@@ -30,9 +30,12 @@ class Runs:
         live: Callable[[], bool],
         forget: Callable[[str], None],
         key: str,
+        started_extra: dict[str, Any] | None = None,
     ) -> None:
         self._app = app
         self._meta = meta
+        # Top-level fields of every run.started: a replay's `replayOf` and `forkedAt` (docs/replay.md).
+        self._started_extra = started_extra or {}
         self._clock = clock
         self._emit = emit
         self._live = live
@@ -59,19 +62,20 @@ class Runs:
     def _started(self, run: RunContext, meta: dict[str, Any]) -> None:
         with self._lock:
             self._runs[run.run_id] = run
-        self._emit(
-            {
-                "type": proto.RUN_STARTED,
-                "runId": run.run_id,
-                "name": run.name,
-                "app": self._app,
-                "nodeId": run.node_id,
-                "instanceId": run.run_id,
-                "kind": "agent",
-                "meta": meta,
-                "implicit": run.implicit,
-            }
-        )
+        event = {
+            "type": proto.RUN_STARTED,
+            "runId": run.run_id,
+            "name": run.name,
+            "app": self._app,
+            "nodeId": run.node_id,
+            "instanceId": run.run_id,
+            "kind": "agent",
+            "meta": meta,
+            "implicit": run.implicit,
+        }
+        if self._started_extra:
+            event.update(self._started_extra)
+        self._emit(event)
 
     def start(self, name: str, meta: dict[str, Any] | None) -> RunContext:
         run = RunContext(name=name, meta=dict(meta or {}), started_ms=self._clock())

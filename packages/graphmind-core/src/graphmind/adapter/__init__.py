@@ -22,6 +22,7 @@ from .._node.engine import Engine, NodeExecution
 from .._node.hold_timeout import KnownTimeout
 from .._node.model_reply import ModelReply, ToolCallReply, parse_model_reply
 from .._node.spec import NodeSpec, Owned, Settled, describe_error
+from .._node.stream_loop import Items
 from .._runs.run import RunContext
 from .._runs.steps import StepIdentity
 from ._hooks import Hook, Patches, hook_moved, instrument_once, items_of, resolve, uninstrument_once
@@ -31,6 +32,7 @@ __all__ = [
     "Engine",
     "GateAnswer",
     "Hook",
+    "Items",
     "KnownTimeout",
     "ModelReply",
     "NodeExecution",

@@ -29,6 +29,7 @@ from ._case import Case, astream_items
 from ._describer_check import DescriberCheck
 from ._fakehub import FakeHub
 from ._kill_switch import instance_attrs, kill_switch
+from ._replay_cases import REPLAY_CASES
 from ._subject import GateSubject, Hub
 
 __all__ = ["BACKENDS", "CASES", "DescriberCheck", "GateSubject", "Hub", "run_case"]
@@ -310,6 +311,10 @@ async def disabled(c: Case) -> None:
         )
         c.subject.check_real(c.subject.call(bare))
         c.subject.check_real(await c.subject.acall(bare))
+
+
+for _replay_case in REPLAY_CASES:  # _replay_cases.py: a recording answers the same call again
+    _case(_replay_case)
 
 
 # ---- running a case ---------------------------------------------------------------------------------

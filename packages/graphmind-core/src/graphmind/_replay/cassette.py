@@ -1,0 +1,219 @@
+"""A cassette: the file `graphmind record` writes (docs/export.md, "Formats": jsonl), read for a replay.
+
+Only what a replay needs is kept: every recorded node execution in the order its `node.started`
+was stored, with its input and its ending (output or error), found by (nodeId, occurrence),
+instance id or seq (the selectors of `--fork` / `--until`). `write_cassette` writes the same
+format from a client's own events (the pytest plugin's record modes), secret keys stripped as
+`graphmind record` strips them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import protocol as proto
+from ..redaction import strip_secret_keys
+
+FORMAT = {"type": "graphmind.export", "version": 1}
+
+
+class CassetteError(ValueError):
+    """A cassette that cannot be read: one line naming the file and what is wrong."""
+
+
+@dataclass(slots=True)
+class Recorded:
+    """One recorded node execution."""
+
+    node_id: str
+    occurrence: int  # 1-based, per node id, in the order the node started
+    instance_id: str
+    seq: int | None
+    kind: str
+    input: Any
+    output: Any = None
+    error: dict[str, Any] | None = None
+    ended: bool = False
+    container: bool = False  # other recorded nodes ran inside it: it runs live, its children replay
+
+    @property
+    def selector(self) -> str:
+        return f"{self.node_id}#{self.occurrence}"
+
+
+@dataclass
+class Cassette:
+    source: str
+    run_ids: list[str] = field(default_factory=list)
+    nodes: dict[str, list[Recorded]] = field(default_factory=dict)
+    by_instance: dict[str, Recorded] = field(default_factory=dict)
+    by_seq: dict[int, Recorded] = field(default_factory=dict)
+
+    @property
+    def run_id(self) -> str | None:
+        """The recorded run a replay names as `replayOf` (the first, for a file of several)."""
+        return self.run_ids[0] if self.run_ids else None
+
+    def get(self, node_id: str, occurrence: int) -> Recorded | None:
+        found = self.nodes.get(node_id)
+        if found is None or occurrence > len(found):
+            return None
+        return found[occurrence - 1]
+
+    def __len__(self) -> int:
+        return len(self.by_instance)
+
+    def find(self, selector: str) -> Recorded:
+        """A node by instance id, `<nodeId>#<occurrence>` or seq; CassetteError names what exists."""
+        text = selector.strip()
+        hit = self.by_instance.get(text)
+        if hit is None and "#" in text:
+            node_id, _, occ = text.rpartition("#")
+            if occ.isdigit():
+                hit = self.get(node_id, int(occ))
+        if hit is None and text.isdigit():
+            hit = self.by_seq.get(int(text))
+        if hit is None:
+            some = ", ".join(r.selector for r in list(self.by_instance.values())[:5])
+            raise CassetteError(
+                f"{self.source}: no recorded node {selector!r} (give an instance id, <nodeId>#<n> or a seq; "
+                f"recorded: {some}{', …' if len(self) > 5 else ''})"
+            )
+        return hit
+
+    @classmethod
+    def from_events(cls, events: Iterable[dict[str, Any]], source: str = "<events>") -> Cassette:
+        cassette = cls(source)
+        parents: set[str] = set()
+        for event in events:
+            kind = event.get("type")
+            run_id = event.get("runId")
+            if kind == proto.RUN_STARTED:
+                if isinstance(run_id, str) and run_id not in cassette.run_ids:
+                    cassette.run_ids.append(run_id)
+                continue
+            instance = event.get("instanceId")
+            if not isinstance(instance, str):
+                continue
+            if kind == proto.NODE_STARTED:
+                node_id = event.get("nodeId")
+                if not isinstance(node_id, str):
+                    continue
+                same = cassette.nodes.setdefault(node_id, [])
+                seq = event.get("seq")
+                rec = Recorded(
+                    node_id,
+                    len(same) + 1,
+                    instance,
+                    seq if isinstance(seq, int) else None,
+                    str(event.get("kind") or ""),
+                    event.get("input"),
+                )
+                same.append(rec)
+                cassette.by_instance[instance] = rec
+                if rec.seq is not None:
+                    cassette.by_seq[rec.seq] = rec
+                parent = event.get("parentInstanceId")
+                if isinstance(parent, str):
+                    parents.add(parent)
+                if isinstance(run_id, str) and run_id not in cassette.run_ids:
+                    cassette.run_ids.append(run_id)
+            elif kind in (proto.NODE_FINISHED, proto.NODE_ERROR):
+                rec = cassette.by_instance.get(instance)
+                if rec is None or rec.ended:
+                    continue
+                rec.ended = True
+                if kind == proto.NODE_FINISHED:
+                    rec.output = event.get("output")
+                else:
+                    error = event.get("error")
+                    rec.error = error if isinstance(error, dict) else {"name": "Error", "message": str(error)}
+        for instance in parents:
+            rec = cassette.by_instance.get(instance)
+            if rec is not None:
+                rec.container = True
+        return cassette
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Cassette:
+        name = os.fspath(path)
+        try:
+            text = Path(name).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise CassetteError(f"cannot read the replay cassette {name} ({exc.strerror or exc})") from None
+        except UnicodeDecodeError:
+            raise CassetteError(f"{name} is not UTF-8 text; pass a file written by `graphmind record`") from None
+        return cls.from_events(_events_of(name, text), name)
+
+
+def _events_of(name: str, text: str) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except ValueError as exc:
+            raise CassetteError(
+                f"{name}:{number}: not JSON ({exc.msg}); pass a file written by `graphmind record` (jsonl)"
+            ) from None
+        if not isinstance(item, dict):
+            raise CassetteError(f"{name}:{number}: not a JSON object; pass a file written by `graphmind record`")
+        if number == 1 and item.get("type") != FORMAT["type"]:
+            raise CassetteError(
+                f"{name}:1: not a GraphMind export (no {FORMAT['type']!r} header); "
+                "pass a file written by `graphmind record` (jsonl)"
+            )
+        event = item.get("event")
+        if item.get("type") == "event" and isinstance(event, dict):
+            if "runId" not in event and isinstance(item.get("runId"), str):
+                event = {**event, "runId": item["runId"]}
+            events.append(event)
+    return events
+
+
+def write_cassette(path: str | os.PathLike[str], client_id: str, events: list[dict[str, Any]]) -> int:
+    """Writes `events` (one client's, in order) as a `graphmind record` jsonl file, 0600, with the
+    values under secret-looking keys replaced by "__REDACTED__". Returns how many values it removed."""
+    removed = 0
+    lines = [_line(FORMAT)]
+    runs: dict[str, dict[str, Any]] = {}
+    for event in events:
+        if event.get("type") == proto.RUN_STARTED and isinstance(event.get("runId"), str):
+            runs[event["runId"]] = {
+                "id": event["runId"],
+                "app": event.get("app") or "",
+                "name": event.get("name") or "",
+                "status": "finished",
+                "startedAt": event.get("ts") or 0,
+                "endedAt": None,
+                "clientId": client_id,
+                "meta": event.get("meta") or {},
+                "nodes": [],
+            }
+    for run_id, run in runs.items():
+        clean, n = strip_secret_keys(run)
+        removed += n
+        lines.append(_line({"type": "run", "run": clean}))
+        for event in events:
+            if event.get("runId") == run_id:
+                clean, n = strip_secret_keys(event)
+                removed += n
+                lines.append(_line({"type": "event", "runId": run_id, "clientId": client_id, "event": clean}))
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(target.name + ".partial")
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
+        out.write("\n".join(lines) + "\n")
+    partial.replace(target)
+    return removed
+
+
+def _line(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))

@@ -1,0 +1,122 @@
+"""What a replay decides for each call, once, at its before gate (docs/replay.md).
+
+Calls are matched in execution order per logical node: the n-th call of node id X is the n-th
+recorded execution of X, and matches when its canonical input equals the recorded one. A match
+hands back the recorded output (or error); anything else is a divergence, and the policy says
+what then. Once the replay goes live (a `live` divergence, a continue at a held one, the fork,
+`until`), nothing later is replayed.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from .. import protocol as proto
+from .cassette import Cassette, Recorded
+from .match import Matcher, unreplayable
+from .settings import NOTHING, ReplaySettings
+
+# A node is a _node.record.NodeRecord (not imported: record.py imports this module).
+NodeRecord = Any
+
+# What `decide` says
+REPLAY, FORK_OUTPUT, FORK_INPUT, DIVERGED = "replay", "fork-output", "fork-input", "diverged"
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    kind: str
+    occurrence: int
+    recorded: Recorded | None = None
+    why: str = ""
+    value: Any = None  # the fork's output or input
+
+    def usable(self) -> bool:
+        """A divergence whose recorded output could still be used ("recorded")."""
+        rec = self.recorded
+        return rec is not None and rec.ended and rec.error is None and unreplayable(rec.output) is None
+
+
+class Replayer:
+    def __init__(self, cassette: Cassette, settings: ReplaySettings) -> None:
+        self.cassette = cassette
+        self.settings = settings
+        self.source = settings.source
+        self.matcher = Matcher(settings.ignore_keys)
+        self.fork = cassette.find(settings.fork) if settings.fork is not None else None
+        self.until = cassette.find(settings.until) if settings.until is not None else None
+        self.active = True  # False once the replay went live: nothing later is replayed
+        self._counts: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self.replayed = 0
+
+    @property
+    def run_fields(self) -> dict[str, Any]:
+        """What every run.started of the replaying client carries."""
+        fields: dict[str, Any] = {}
+        if self.cassette.run_id is not None:
+            fields["replayOf"] = self.cassette.run_id
+        target = self.fork or self.until
+        if target is not None:
+            fields["forkedAt"] = target.selector
+        return fields
+
+    def go_live(self) -> None:
+        self.active = False
+
+    def policy(self, attached: bool) -> str:
+        chosen = self.settings.on_divergence
+        if chosen is None:
+            return "hold" if attached else "fail"
+        return chosen
+
+    def decide(self, node: NodeRecord) -> Decision | None:
+        """None: run this call live (as if no replay were set)."""
+        node_id = node.node_id
+        with self._lock:
+            if not self.active:
+                return None
+            occurrence = self._counts.get(node_id, 0) + 1
+            self._counts[node_id] = occurrence
+        actions = node.spec.actions
+        if actions is not None and proto.INJECT not in actions:
+            return None  # a node nothing can answer for (a span, an observe-only call): it runs
+        rec = self.cassette.get(node_id, occurrence)
+        if rec is None:
+            return Decision(DIVERGED, occurrence, None, f"the recording has no call #{occurrence} of {node_id}")
+        if rec.container:
+            return None  # its body runs, and the calls inside it replay
+        if rec is self.until:
+            self.go_live()
+            return None
+        if not self.matcher.same(rec.input, node.spec.input):
+            return Decision(DIVERGED, occurrence, rec, "its input differs from the recording")
+        if rec is self.fork:
+            self.go_live()
+            if self.settings.output is not NOTHING:
+                return Decision(FORK_OUTPUT, occurrence, rec, value=self.settings.output)
+            return Decision(FORK_INPUT, occurrence, rec, value=self.settings.input)
+        if not rec.ended:
+            return Decision(DIVERGED, occurrence, rec, "the recording has no ending for it (the run was cut short)")
+        if rec.error is None:
+            why = unreplayable(rec.output)
+            if why is not None:
+                return Decision(DIVERGED, occurrence, rec, why)
+        return Decision(REPLAY, occurrence, rec)
+
+    def paused_fields(self, node: NodeRecord, decision: Decision) -> dict[str, Any]:
+        """The divergence fields of exec.paused (docs/protocol.md, "Replay")."""
+        rec = decision.recorded
+        return {
+            "input": node.spec.input,
+            "expected": rec.input if rec is not None else None,
+            "replay": {"source": self.source, "occurrence": decision.occurrence, "why": decision.why},
+        }
+
+    def diff(self, node: NodeRecord, decision: Decision) -> str:
+        rec = decision.recorded
+        if rec is None:
+            return ""
+        return self.matcher.diff(rec.input, node.spec.input)
