@@ -250,3 +250,31 @@ async def test_an_edited_model_request_reaches_the_model_as_its_own_messages(
     kinds = [[p.part_kind for p in m.parts] for m in seen]
     assert kinds == [["system-prompt", "user-prompt"], ["tool-call"], ["tool-return", "user-prompt"]]
     assert seen[-1].parts[-1].content == "now"
+
+
+async def test_a_recorded_agent_run_replays_with_no_model_call_and_no_tool_body(
+    gm: graphmind.Client, fakehub: FakeHub, tmp_path: Any
+) -> None:
+    # graphmind record's format; the writer is not public yet (the kit uses the same one)
+    from graphmind._replay.cassette import write_cassette
+
+    search, model = Search(), ScriptedModel([search_then_answer])
+    agent = instrument_pydantic_ai(tool_agent(search, model), session=gm)
+    assert (await agent.run("find cats")).output == "saw: results for cats"
+    fakehub.wait_for(lambda: bool(fakehub.of_type("run.finished")), what="the recorded run's end")
+    path = tmp_path / "run.jsonl"
+    write_cassette(path, gm.client_id, [dict(e) for e in fakehub.events])
+
+    replaying = graphmind.Client(app="replay", url=fakehub.url, retry_interval=0.2, replay={"source": path})
+    try:
+        assert replaying.ready(5)
+        search2, model2 = Search(), ScriptedModel([search_then_answer])
+        again = instrument_pydantic_ai(tool_agent(search2, model2), session=replaying)
+        assert (await again.run("find cats")).output == "saw: results for cats"
+        assert model2.calls == 0 and search2.calls == 0, (
+            "a replayed run reaches neither the model nor the tool"
+        )
+    finally:
+        replaying.dispose()
+    replayed = [e for e in fakehub.of_type("node.finished") if e.get("replayed") is True]
+    assert [e["nodeId"] for e in replayed] == ["llm:step", "tool:search", "llm:step"]

@@ -41,7 +41,8 @@ from .._node.engine import Engine
 from .._node.hold_timeout import HoldTimeouts
 from .._node.host import NodeHost
 from .._node.token_flusher import TokenFlusher
-from .._replay.setup import build_replay, command_line as _command_line
+from .._replay.setup import build_replay
+from .._replay.setup import command_line as _command_line
 from .._runs.events import Runs
 from .._runs.run import RunContext
 from .._runs.tool_call_ids import ToolCallIds
