@@ -281,15 +281,34 @@ SUITES = {
             "fastapi",
         ],
     ),
+    # pydantic-ai's root `dev` group, the parts the selected tests import (run_suite.py names them).
+    "pydantic_ai": (
+        "pydantic-ai-slim",
+        "graphmind-pydantic-ai",
+        [
+            "pydantic-ai-slim[openai,anthropic,mcp]",
+            "pytest",
+            "anyio",
+            "pytest-mock",
+            "pytest-timeout",
+            "pytest-xdist",
+            "pytest-recording",
+            "inline-snapshot",
+            "dirty-equals",
+            "httpx2",
+            "devtools",
+        ],
+    ),
 }
 # The source package's own directory that holds its tests, installed into the session first.
 SUITE_LOCAL_PACKAGES = {"mcp": ["examples"]}
 # Frameworks whose source distribution ships no tests (llama-index-core's sdist holds the package
-# only; litellm's also needs a Rust toolchain to build its metadata): the tests come from the
+# only; litellm's also needs a Rust toolchain to build its metadata; pydantic-ai-slim's is the
+# package, its tests live at the repository's root): the tests come from the
 # framework's repository at the locked version, a directory named by GRAPHMIND_SUITE_TESTS whose
 # tests/ is copied to .nox/suite-src/<dist>-<version>-tests and run against the installed
 # package. docs/compatibility.md says how.
-TESTS_ELSEWHERE = {"llama-index-core", "litellm"}
+TESTS_ELSEWHERE = {"llama-index-core", "litellm", "pydantic-ai-slim"}
 TESTS_FROM_ENV = "GRAPHMIND_SUITE_TESTS"
 
 

@@ -3,7 +3,7 @@
     python scripts/suites/run_suite.py openai <source dir> [pytest args...]
     python scripts/suites/run_suite.py anthropic <source dir> [pytest args...]
     python scripts/suites/run_suite.py langchain <source dir> [pytest args...]
-    python scripts/suites/run_suite.py mcp|llamaindex|litellm <source dir> [pytest args...]
+    python scripts/suites/run_suite.py mcp|llamaindex|litellm|pydantic_ai <source dir> [pytest args...]
 
 Test paths among the pytest args (relative to the source dir) replace the whole suite.
 
@@ -107,6 +107,25 @@ SUITES: dict[str, dict[str, Any]] = {
         # tests/test_litellm: the offline unit tests (`make test-unit`); the rest call real providers.
         "args": ["tests/test_litellm", "-p", "no:cacheprovider", "-n", "2", "-q", "--timeout=120"],
     },
+    "pydantic_ai": {
+        "plugin": "gm_suite_pydantic_ai",
+        # Its tests raise from models and tools on purpose (retries, failures).
+        "hub_args": ["--pause-on-error", "off"],
+        # A selection (docs/compatibility.md): agents over FunctionModel / TestModel, tools, streams,
+        # capabilities; its addopts and warning filters as its pyproject.toml sets them.
+        "args": [
+            "tests/test_agent.py",
+            "tests/test_tools.py",
+            "tests/test_streaming.py",
+            "tests/test_capabilities.py",
+            "-p",
+            "no:cacheprovider",
+            "-n",
+            "2",
+            "-q",
+            "--timeout=120",
+        ],
+    },
 }
 
 # Tests that assert the exact list of a run's handlers: one more handler on every run (the point
@@ -125,6 +144,7 @@ EXPECTED_DIFFERENT: dict[str, set[str]] = {
     },
     "llamaindex": set(),
     "litellm": set(),
+    "pydantic_ai": set(),
     "openai": set(),
     "anthropic": set(),
     "langchain": {
