@@ -157,8 +157,8 @@ class ToolSubject(GateSubject):
 def _reader_closes_early_bare() -> bool:
     """Whether this Pydantic AI lets an app leave `async with agent.run_stream()` after one item (an
     async generator closed early): 2.62 raises GeneratorExit out of `aclose()` with no GraphMind at
-    all (its usage-attribution context var is reset in another Context; /tmp probe in
-    docs/pydantic-ai.md); 2.68 closes cleanly. Releases between were not run."""
+    all (its usage-attribution context var is reset in another Context; docs/pydantic-ai.md,
+    "Differences by release"); 2.68 closes cleanly. Releases between were not run."""
     version = tuple(int(x) for x in importlib.metadata.version("pydantic-ai-slim").split(".")[:2])
     return version >= (2, 68)
 
