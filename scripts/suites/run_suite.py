@@ -111,13 +111,12 @@ SUITES: dict[str, dict[str, Any]] = {
         "plugin": "gm_suite_pydantic_ai",
         # Its tests raise from models and tools on purpose (retries, failures).
         "hub_args": ["--pause-on-error", "off"],
-        # A selection (docs/compatibility.md): agents over FunctionModel / TestModel, tools, streams,
-        # capabilities; its addopts and warning filters as its pyproject.toml sets them.
+        # A selection (docs/compatibility.md): agents over FunctionModel / TestModel, tools, streams;
+        # its warning filters as its pyproject.toml sets them.
         "args": [
             "tests/test_agent.py",
             "tests/test_tools.py",
             "tests/test_streaming.py",
-            "tests/test_capabilities.py",
             "-p",
             "no:cacheprovider",
             "-n",
