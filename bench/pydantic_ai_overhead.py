@@ -10,6 +10,10 @@ instrumentation. Variants:
   bare          Pydantic AI alone
   detached      instrument_pydantic_ai(agent), GraphMind enabled, no hub
   attached      instrument_pydantic_ai(agent) attached to the real hub (a subprocess), no breakpoint
+  floor         the same three capability hooks doing nothing (a pass-through wrap_run, a bare
+                WrapperModel per attempt, a pass-through wrap_tool_execute), added per run as
+                instrument_pydantic_ai adds its capability: what Pydantic AI itself charges for any
+                capability on these hooks; detached minus floor is GraphMind's own share
   openinference Pydantic AI's own OpenTelemetry instrumentation (`Agent.instrument_all`) with
                 `openinference-instrumentation-pydantic-ai`'s OpenInferenceSpanProcessor and an
                 in-memory exporter (SimpleSpanProcessor): how OpenInference observes Pydantic AI
@@ -31,8 +35,11 @@ from typing import Any
 
 from _harness import Variant, interleaved_rounds, noop, print_ratio_table, summarise
 from pydantic_ai import Agent
+from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models import Model
 from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.models.wrapper import WrapperModel
 
 import graphmind
 from graphmind_pydantic_ai import instrument_pydantic_ai
@@ -60,6 +67,19 @@ def make_agent() -> Agent[None, str]:
         return f"results for {q}"
 
     return agent
+
+
+class Floor(AbstractCapability[Any]):
+    """The hooks GraphmindCapability overrides, passing straight through."""
+
+    async def wrap_run(self, ctx: Any, *, handler: Any) -> Any:
+        return await handler()
+
+    def get_wrapper_model(self, model: Model) -> Model | None:
+        return WrapperModel(model)
+
+    async def wrap_tool_execute(self, ctx: Any, *, call: Any, tool_def: Any, args: Any, handler: Any) -> Any:
+        return await handler(args)
 
 
 def openinference() -> tuple[Callable[[], None], Callable[[], None]] | None:
@@ -103,11 +123,11 @@ def main() -> None:
     runner = asyncio.Runner()
     n = 0
 
-    def one_run(agent: Agent[None, str]) -> Callable[[], Any]:
+    def one_run(agent: Agent[None, str], capabilities: Any = None) -> Callable[[], Any]:
         def run() -> Any:
             nonlocal n
             n += 1  # distinct prompts, as an app's
-            return runner.run(agent.run(f"Cairo {n}"))
+            return runner.run(agent.run(f"Cairo {n}", capabilities=capabilities))
 
         return run
 
@@ -128,6 +148,7 @@ def main() -> None:
                 noop,
                 {"run": one_run(instrument_pydantic_ai(make_agent(), session=attached))},
             ),
+            "floor": (noop, noop, {"run": one_run(make_agent(), [Floor()])}),
         }
         oi = openinference()
         if oi is not None:
@@ -146,6 +167,10 @@ def main() -> None:
     print_ratio_table("best batch", best, medians=medians)
     for name, s in stats.items():
         print(f"graphmind {name}: {s.get('events')} events, {s.get('dropped', 0)} dropped")
+    floor = best["floor"]["run"]
+    print(
+        f"GraphMind's own share of detached (detached - floor): {best['detached']['run'] - floor:+.1f} µs per run"
+    )
     print("\ntarget: detached <= 0.25 of openinference's overhead")
 
 
