@@ -299,6 +299,7 @@ SUITES = {
             "httpx2",
             "vcrpy",
             "devtools",
+            "blockbuster>=1.5.26,<1.6",
         ],
     ),
 }

@@ -111,6 +111,9 @@ SUITES: dict[str, dict[str, Any]] = {
         "plugin": "gm_suite_pydantic_ai",
         # Its tests raise from models and tools on purpose (retries, failures).
         "hub_args": ["--pause-on-error", "off"],
+        # Its blocking-call detector off, as its CI runs every lane but one (its conftest's
+        # `blockbuster` fixture); in all three runs alike.
+        "env": {"BLOCKBUSTER_ENABLED": "false"},
         # A selection (docs/compatibility.md): agents over FunctionModel / TestModel, tools, streams;
         # its warning filters as its pyproject.toml sets them.
         "args": [
