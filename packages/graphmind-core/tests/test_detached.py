@@ -127,6 +127,26 @@ def test_ready_returns_false_within_its_timeout_with_no_hub() -> None:
     client.dispose()
 
 
+@pytest.mark.parametrize("timeout", [0.3, 0.8])
+def test_ready_against_a_hub_that_never_answers_returns_at_its_timeout(timeout: float) -> None:
+    # The seed audit saw a first ready() take about twice its timeout. Bounded here for the worst
+    # case: a port that accepts the connection and then says nothing (first and second call).
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(16)
+    try:
+        client = graphmind.Client(app="t", url=f"ws://127.0.0.1:{silent.getsockname()[1]}/ingest")
+        try:
+            for _ in range(2):
+                started = time.monotonic()
+                assert client.ready(timeout) is False
+                assert time.monotonic() - started < timeout + 0.25
+        finally:
+            client.dispose()
+    finally:
+        silent.close()
+
+
 def test_ready_returns_true_with_a_hub() -> None:
     from graphmind.testing import FakeHub
 

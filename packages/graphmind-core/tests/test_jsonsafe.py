@@ -192,7 +192,7 @@ def test_unknown_objects_use_a_repr_cut_to_1000_chars() -> None:
     out = to_jsonable(Long())
     assert len(out) == 1000 and out.startswith("LLL")
     gen = (i for i in range(3))
-    assert to_jsonable(gen).startswith("<generator")
+    assert to_jsonable(gen) == "[generator <genexpr>: not consumed, so not recorded]"
     assert list(gen) == [0, 1, 2]  # describing it did not consume it
     assert to_jsonable(range(3)) == "range(0, 3)"
     assert to_jsonable(len) == "<built-in function len>"
@@ -270,3 +270,22 @@ def test_a_zoo_always_encodes() -> None:
     ]
     dumps(to_jsonable(zoo))
     dumps(to_jsonable({"zoo": zoo}))
+
+
+def test_a_generator_or_coroutine_is_named_and_never_consumed() -> None:
+    ran: list[int] = []
+
+    def numbers() -> Iterator[int]:
+        ran.append(1)
+        yield 1
+
+    async def later() -> int:
+        ran.append(2)
+        return 2
+
+    gen = numbers()
+    coro = later()
+    assert to_jsonable(gen) == "[generator numbers: not consumed, so not recorded]"
+    assert to_jsonable({"c": coro}) == {"c": "[coroutine later: not consumed, so not recorded]"}
+    assert ran == [] and next(gen) == 1
+    coro.close()

@@ -38,6 +38,33 @@ def test_a_hub_that_cannot_store_is_said_once_and_its_recovery_is_noted(
             client.dispose()
 
 
+@pytest.mark.parametrize("hide", [False, True], ids=["no-switch", "hide-tool-results"])
+def test_an_int_too_long_to_spell_is_sent_as_its_size_and_nothing_is_lost(hide: bool) -> None:
+    # json refuses ints of more than 4,300 digits (sys.get_int_max_str_digits). Before: the event
+    # was dropped and counted; under a hide switch that let the value through, the seed asks for it
+    # to be sent, not lost (issue 29 audit).
+    with FakeHub() as hub:
+        client = graphmind.Client(app="t", url=hub.url, hide_tool_results=hide)
+        try:
+            assert client.ready(5)
+            tool = client.wrap(lambda n: n, name="big")
+            with client.run("r"):
+                tool(1)
+                tool(10**5000)
+                tool(2)
+            client.dispose()
+            stats = client.stats()
+            assert stats["dropped"] == 0, stats
+            stored = [e for e in hub.events if e.get("type") in protocol.EVENT_TYPES]
+            assert len(stored) == stats["events"]
+            started = [e for e in stored if e["type"] == "node.started"]
+            assert started[1]["input"] == {"n": "[int of 16610 bits: too many digits to write]"}
+            finished = [e for e in stored if e["type"] == "node.finished"]
+            assert finished[1]["output"] == ("__REDACTED__" if hide else started[1]["input"]["n"])
+        finally:
+            client.dispose()
+
+
 def test_an_event_that_cannot_be_encoded_is_counted_and_the_rest_of_its_batch_arrives(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -45,18 +72,33 @@ def test_an_event_that_cannot_be_encoded_is_counted_and_the_rest_of_its_batch_ar
         client = graphmind.Client(app="t", url=hub.url)
         try:
             assert client.ready(5)
-            tool = client.wrap(lambda n: n, name="big")
+            transport = client._transport
+            assert transport is not None
+            encode = transport._encode_frame
+
+            def refusing(frame: dict[str, object]) -> str:
+                if frame.get("input") == {"n": "refuse me"}:
+                    raise TypeError("an encoder bug")
+                return encode(frame)
+
+            transport._encode_frame = refusing  # type: ignore[method-assign]
+            tool = client.wrap(lambda n: n, name="odd")
             with client.run("r"):
                 tool(1)
-                tool(10**5000)  # json refuses ints of more than 4,300 digits: node.started and .finished
+                tool("refuse me")  # node.started only: the output is not the input dict
                 tool(2)
             client.dispose()
             stats = client.stats()
-            assert stats["dropped"] == 2, stats
+            assert stats["dropped"] == 1, stats
             stored = [e for e in hub.events if e.get("type") in protocol.EVENT_TYPES]
             assert len(stored) + stats["dropped"] == stats["events"]
-            said = [r.getMessage() for r in caplog.records if "never reached" in r.getMessage()]
-            assert len(said) == 1 and said[0].startswith("[graphmind] 2 event(s) never reached"), said
+            # This client's warning (another test's client closing meanwhile names its own hub).
+            said = [
+                r.getMessage()
+                for r in caplog.records
+                if f"never reached the hub at {hub.url}" in r.getMessage()
+            ]
+            assert len(said) == 1 and said[0].startswith("[graphmind] 1 event(s) never reached"), said
         finally:
             client.dispose()
 

@@ -167,3 +167,33 @@ def test_hosted_tools_async_streamed(gm: graphmind.Client, fakehub: FakeHub) -> 
 
     asyncio.run(main())
     _check(fakehub)
+
+
+def test_three_identical_hosted_calls_while_attached_are_warned_about_not_held(
+    gm: graphmind.Client, fakehub: FakeHub, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Seed: only where a before gate exists can a streak be held; a provider-executed tool can still
+    # warn. Before: attached, the guard chose to hold, nobody could, and nothing was said (issue 29 audit).
+    same = {"type": "web_search_call", "status": "completed", "action": {"type": "search", "query": "cairo"}}
+    body = responses_body(
+        {"output": [{**same, "id": f"ws_{i}"} for i in range(3)], "model": MODEL}, {"model": MODEL}
+    )
+    client = instrument_openai(
+        OpenAI(
+            api_key="k",
+            base_url="http://mock.invalid/v1",
+            http_client=httpx2.Client(
+                transport=httpx2.MockTransport(lambda _: httpx2.Response(200, json=body))
+            ),
+        ),
+        session=gm,
+    )
+    with gm.run("hosted"):
+        client.responses.create(model=MODEL, input="weather in cairo?", tools=TOOLS)
+    fakehub.wait_for(
+        lambda: sum(1 for e in fakehub.events if e["type"] == "node.finished" and e["kind"] == "tool") == 3,
+        what="three hosted calls",
+    )
+    said = [r.getMessage() for r in caplog.records if "possible loop" in r.getMessage()]
+    assert len(said) == 1 and "tool:web_search" in said[0] and "provider's side" in said[0], said
+    assert not [e for e in fakehub.events if e["type"] == "exec.paused"]

@@ -19,6 +19,11 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit
 
+# The oversized-payload rule ("Oversized payloads"): a value whose JSON is over 512 KB goes as its
+# preview marker. Public here for any producer of events besides the SDK (the hub's OTLP ingest).
+from ._events.payload import MAX_PAYLOAD_BYTES as MAX_PAYLOAD_BYTES
+from ._events.payload import shrink_oversized as shrink_oversized
+
 PROTOCOL_VERSION: Final = 1
 SUPPORTED_PROTOCOLS: Final = (1,)
 
@@ -69,6 +74,13 @@ CAPABILITIES: Final = "capabilities"
 # App -> hub control frame, to a hub whose `welcome` lists DROPPED in `capabilities`: per run, per
 # reason, how many of its events this client will never deliver (totals so far, so idempotent).
 DROPPED: Final = "dropped"
+# App -> hub control frame, to a hub whose `welcome` lists STORED: which of these seqs of mine have
+# you stored? The hub answers STORED_ANSWER once everything it received before the question is
+# committed, naming the seqs it does not have ("Confirming what was stored").
+STORED: Final = "stored"
+STORED_QUERY: Final = "stored.query"
+STORED_ANSWER: Final = "stored.answer"
+MAX_QUERY_RANGES: Final = 4096
 _BATCH_HEAD: Final = '{"type":"batch","events":['
 
 # Gates and answers
@@ -264,6 +276,11 @@ def has_capability(welcome: Mapping[str, Any], name: str) -> bool:
 def dropped(runs: Mapping[str, Mapping[str, int]]) -> dict[str, Any]:
     """The `dropped` frame: `{runId: {reason: events lost so far}}` ("" for events of no known run)."""
     return {"type": DROPPED, "runs": {run: dict(reasons) for run, reasons in runs.items()}}
+
+
+def stored_query(query_id: int, ranges: list[list[int]]) -> dict[str, Any]:
+    """`{"type": "stored.query", "id": n, "seqs": [[first, last], ...]}` (inclusive, ascending)."""
+    return {"type": STORED_QUERY, "id": query_id, "seqs": ranges}
 
 
 def decode(text: str | bytes) -> dict[str, Any] | None:

@@ -17,7 +17,7 @@ from ._version import __version__
 from .export.namespace import live_client
 from .hub import AppConnection, Hub
 from .ingest_auth import challenge_for
-from .lossframe import take_dropped
+from .lossframe import take_dropped, take_stored_query
 from .store.derive import text as clean_text
 
 EVENT_TYPES = proto.EVENT_TYPES
@@ -244,7 +244,7 @@ async def ingest(websocket: WebSocket) -> None:
                     "hub": {"name": "graphmind-server", "version": __version__},
                     "debug": hub.debug.to_json(),
                     "connectionId": conn.id,
-                    proto.CAPABILITIES: [proto.BATCH, proto.DROPPED],
+                    proto.CAPABILITIES: [proto.BATCH, proto.DROPPED, proto.STORED],
                 }
             )
         )
@@ -381,6 +381,10 @@ async def _frame(
         hub.on_gate_unknown(conn, frame.get("gateId"))
     elif kind == proto.DROPPED:
         problem = take_dropped(store, conn.client_id, conn.app, frame)
+        if problem is not None:
+            await websocket.send_text(_error("bad_frame", where + problem))
+    elif kind == proto.STORED_QUERY:
+        problem = take_stored_query(store, conn.client_id, frame, websocket.send_text)
         if problem is not None:
             await websocket.send_text(_error("bad_frame", where + problem))
     elif kind == proto.HELLO:

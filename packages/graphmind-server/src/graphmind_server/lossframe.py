@@ -1,14 +1,20 @@
-"""The `dropped` frame (issue 38): an app's per-run totals of events it will never deliver, by reason
-(docs/protocol.md, "Flow control and losses"), checked and merged into the runs' rows."""
+"""The app's loss frames (docs/protocol.md, "Flow control and losses"): `dropped` (issue 38), its
+per-run totals of events it will never deliver, checked and merged into the runs' rows; and
+`stored.query` (issue 29), which of its sent events this hub has, answered once everything received
+before the question is committed ("Confirming what was stored")."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+from graphmind import protocol as proto
+
 from .store.derive import text as clean_text
-from .store.ops import RecordDropped
+from .store.ops import MissingSeqs, RecordDropped
 from .store.store import Store
 
 MAX_DROPPED_RUNS = 10_000  # runs in one `dropped` frame (an SDK keeps its newest 1,000)
@@ -56,3 +62,49 @@ def _retrieve(done: asyncio.Future[Any]) -> None:
     """A RecordDropped that failed was reported by the writer; only take the exception off the future."""
     if not done.cancelled():
         done.exception()
+
+
+def take_stored_query(
+    store: Store, client_id: str, frame: dict[str, Any], send: Callable[[str], Awaitable[None]]
+) -> str | None:
+    """Queues the question behind what this connection sent so far; the answer goes out when the
+    writer reaches it. Or why the frame is refused (nothing asked)."""
+    query_id, ranges = frame.get("id"), stored_ranges(frame.get("seqs"))
+    if type(query_id) is not int or ranges is None:
+        return (
+            "a stored.query needs an integer 'id' and 'seqs': up to "
+            f"{proto.MAX_QUERY_RANGES} [first, last] pairs of seqs, first <= last"
+        )
+    done = store.submit(MissingSeqs(client_id, ranges))
+
+    async def answer() -> None:
+        try:
+            missing = await done
+        except Exception:
+            return  # reported by the writer; the app asks again on its next connection
+        answer = {"type": proto.STORED_ANSWER, "id": query_id, "missing": missing}
+        try:
+            await send(json.dumps(answer, separators=(",", ":")))
+        except Exception:
+            pass  # the connection is gone: the app asks the next hub
+
+    _answers.add(task := asyncio.ensure_future(answer()))
+    task.add_done_callback(_answers.discard)
+    return None
+
+
+_answers: set[asyncio.Future[None]] = set()  # answers under way (a task nobody holds may be collected)
+
+
+def stored_ranges(value: Any) -> list[tuple[int, int]] | None:
+    if not isinstance(value, list) or len(value) > proto.MAX_QUERY_RANGES:
+        return None
+    ranges: list[tuple[int, int]] = []
+    for pair in value:
+        if not (isinstance(pair, list) and len(pair) == 2 and all(type(v) is int for v in pair)):
+            return None
+        lo, hi = pair
+        if not 0 <= lo <= hi <= MAX_COUNT:
+            return None
+        ranges.append((lo, hi))
+    return ranges

@@ -53,6 +53,8 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _NO_PUBLIC_FIELDS = object()
 # Objects that have a __dict__ but whose attributes are not "their data": a module's namespace or a
 # class body would flood the recording, so they are shown by repr().
+# A plain function that returns one of these (not a generator function): conformance.md, "streams".
+_LAZY = (types.GeneratorType, types.AsyncGeneratorType, types.CoroutineType)
 _REPR_ONLY = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType)
 
 
@@ -165,7 +167,10 @@ def json_key(key: Any) -> str:
     if key is None:
         return "null"
     if isinstance(key, int):
-        return int.__repr__(key)
+        try:
+            return int.__repr__(key)
+        except ValueError:  # more digits than sys.get_int_max_str_digits() allows
+            return huge_int_text(int(key))
     if isinstance(key, float):
         f = _float(float(key))
         return f if isinstance(f, str) else float.__repr__(f)
@@ -173,6 +178,29 @@ def json_key(key: Any) -> str:
         return clean_str(bytes(key).decode("utf-8", "replace"))
     # json.dumps refuses other key types; a readable spelling beats losing the entry.
     return clean_str(str(key))
+
+
+def huge_int_text(value: int) -> str:
+    """What stands for an int that JSON cannot spell in decimal here (more digits than
+    `sys.get_int_max_str_digits()` allows): its size, since its digits cannot be written."""
+    return f"[int of {value.bit_length()} bits: too many digits to write]"
+
+
+def describe_huge_ints(value: Any) -> Any:
+    """`value` (already JSON-safe) with every int that `str()` refuses replaced by `huge_int_text`.
+    Called only after an encode failed, so the common path never pays for the walk."""
+    t = type(value)
+    if t is int:
+        try:
+            int.__repr__(value)
+        except ValueError:
+            return huge_int_text(value)
+        return value
+    if t is dict:
+        return {k: describe_huge_ints(v) for k, v in value.items()}
+    if t is list:
+        return [describe_huge_ints(v) for v in value]
+    return value
 
 
 def bytes_marker(value: bytes | bytearray | memoryview) -> dict[str, Any]:
@@ -267,6 +295,11 @@ def _conv_other(value: Any, depth: int, path: set[int], strict: bool) -> Any:
             return str(value)
         if isinstance(value, _REPR_ONLY):
             return _repr(value)
+        if isinstance(value, _LAZY):
+            # Reading it would run the app's code early (or forever): it is named, never consumed.
+            return (
+                f"[{type(value).__name__} {getattr(value, '__name__', '?')}: not consumed, so not recorded]"
+            )
         if depth >= MAX_DEPTH:
             return TOO_DEEP
         ident = id(value)

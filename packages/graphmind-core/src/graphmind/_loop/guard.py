@@ -199,9 +199,19 @@ class _Streak:
     warned: bool = False
 
 
-def loop_warning(name: str, node_id: str, repeats: int, config: LoopGuardConfig) -> str:
+def cannot_hold() -> bool:
+    """The `attached` a call no gate can reach passes (a provider-executed tool): never held, so
+    its streak is warned about, with the reason that fits (`loop_warning`)."""
+    return False
+
+
+def loop_warning(
+    name: str, node_id: str, repeats: int, config: LoopGuardConfig, *, ungated: bool = False
+) -> str:
     """The one line logged per streak that is not held. Names the tool, never its arguments."""
-    if config.mode == "warn":
+    if ungated:
+        why = "it ran on the provider's side, where no gate can hold it"
+    elif config.mode == "warn":
         knob = 'loop_guard={"mode": "warn"}' if config.mode_origin == "option" else "GRAPHMIND_ON_LOOP=warn"
         why = f"{knob}, so it is not being held"
     else:
@@ -322,7 +332,7 @@ class LoopGuard:
                 return None
             streak.warned = True
         with contextlib.suppress(Exception):
-            self._warn(loop_warning(name, node_id, repeats, self.config))
+            self._warn(loop_warning(name, node_id, repeats, self.config, ungated=attached is cannot_hold))
         return None
 
     def _same(self, a: tuple[int, int] | dict[str, Any], b: tuple[int, int] | dict[str, Any]) -> bool:

@@ -27,7 +27,7 @@ from .._base.errors import RunAborted
 from .._events.redaction import RedactionSwitches
 from .._hub.attach_wait import AttachWait, in_worker_thread, loop_running_here
 from .._hub.control import HubControl
-from .._loop.guard import LoopGuard, LoopGuardConfig
+from .._loop.guard import LoopGuard, LoopGuardConfig, cannot_hold
 from .._runs.events import Runs
 from .._runs.run import RunContext
 from .._runs.steps import StepIdentity
@@ -185,7 +185,8 @@ class Engine:
         host = self._host
         parent = parent_instance_id if parent_instance_id is not None else host.current_node.get()
         kind = spec.kind
-        if kind == "tool" and not (spec.extra and spec.extra.get("ungated")):
+        ungated = bool(spec.extra and spec.extra.get("ungated"))
+        if kind == "tool" and not ungated:
             pending = self.tool_call_id.get()
             if spec.instance_id is None and pending is not None and pending[1] == parent:
                 spec.instance_id = pending[0]
@@ -204,7 +205,9 @@ class Engine:
                 spec.name,
                 spec.input,
                 seq,
-                self._attached,
+                # A node no gate can reach (a provider-executed tool) cannot be held at a streak:
+                # the guard warns for it instead, as when detached.
+                cannot_hold if ungated else self._attached,
                 self._hide_args if kind == "tool" else self._hide_inputs,
                 run.implicit,  # outside any run the streak is the line's / thread's / task's
                 line,

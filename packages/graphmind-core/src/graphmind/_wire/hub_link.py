@@ -273,3 +273,17 @@ class HubLink:
                 "speak; running detached. Upgrade graphmind-core."
             )
         return None
+
+
+QUICK_RETRY_S = 0.1  # after losing an attached hub: retry this often…
+QUICK_WINDOW_S = 10.0  # …for this long, then back off (doubling) to retry_interval
+
+
+def retry_delay(lost_at: float | None, failures: int, retry_interval: float) -> float:
+    """How long the transport waits before its next connect attempt (transport.py's docstring)."""
+    if lost_at is None:
+        return retry_interval  # a hub that was never there
+    if time.monotonic() - lost_at < QUICK_WINDOW_S:
+        return QUICK_RETRY_S
+    doublings = min(30, max(0, failures - int(QUICK_WINDOW_S / QUICK_RETRY_S)))  # capped: no overflow
+    return min(retry_interval, 0.5 * 2.0**doublings)

@@ -15,7 +15,7 @@ def close_warning(dropped: int, left: int, *, attached_ever: bool, reached: bool
     if attached_ever:
         why = (
             f"{left} could not be sent before closing (it stopped taking them), {dropped - left} were "
-            "dropped earlier (the replay buffer was full, or they could not be encoded)"
+            "dropped earlier (the replay buffer was full, they could not be encoded, or the hub lost them)"
         )
         fix = "Raise buffer_size / max_buffer_bytes, or keep the hub running until the app exits."
     else:

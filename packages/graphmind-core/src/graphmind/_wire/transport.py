@@ -43,18 +43,16 @@ from .._base.warn import Warner
 from .._config.options import Options
 from . import exit_flush as _exit_flush
 from .backpressure import Backpressure
-from .hub_link import HubLink
+from .confirm import Confirming
+from .hub_link import QUICK_WINDOW_S, HubLink, retry_delay
 from .loss_report import close_warning
 from .write_loop import FLUSH_CAP_S, FLUSH_IDLE_S, WriteLoop
 
 _log = logging.getLogger("graphmind.transport")
 
-QUICK_RETRY_S = 0.1  # after losing an attached hub: retry this often…
-QUICK_WINDOW_S = 10.0  # …for this long, then back off (doubling) to retry_interval
-
 
 # The write loop (one wake-up and one frame per batch): write_loop.py; waiting for room: backpressure.py
-class Transport(Backpressure, WriteLoop):
+class Transport(Backpressure, Confirming, WriteLoop):
     def __init__(
         self,
         options: Options,
@@ -110,13 +108,14 @@ class Transport(Backpressure, WriteLoop):
         self.counters = dict.fromkeys(("buffered", "dropped", "sent", "connects", "connect_failures"), 0)
         self.counters.update(waits=0, stalls=0)  # waits for room, stall episodes (_wire/backpressure.py)
         self._init_backpressure()
+        self._init_confirming()
 
     # ---- app side -----------------------------------------------------------------------------
     def enqueue(self, event: dict[str, Any], size: int) -> None:
         """Buffers one event (JSON-safe, owned by the transport from now on: never mutated again).
         `size`: about how many characters its JSON takes, for the byte budget."""
         # The run id rides in the entry: a drop 5,000 events later must not read the (cold) event.
-        entry = [event, size, event.get("runId")]
+        entry = [event, size, event.get("runId"), event.get("seq")]
         with self._lock:
             if self.attached and (
                 self._unsent >= self._buffer_size or self._unsent_bytes + size > self._max_buffer_bytes
@@ -149,6 +148,8 @@ class Transport(Backpressure, WriteLoop):
                                 self._lost_run_n += 1
                             else:
                                 self._new_lost_run(dropped[2])
+                if type(dropped[0]) is str and self._confirming:  # sent: stored? (_wire/confirm.py)
+                    self._unconfirmed.add(dropped[3], dropped[2])
             # notify_all: a flush() or ready() must not take the one wake-up meant for the writer.
             if self._writer_idle:  # else the writer is awake and takes this event with its batch
                 self._writer_idle = False
@@ -216,13 +217,16 @@ class Transport(Backpressure, WriteLoop):
         same total as stats()["dropped"], whether or not this client ever attached."""
         if self._thread is None:
             return 0
+        started = time.monotonic()
         left = self.flush(idle, cap)
+        self._confirm_before_close(min(max(cap - (time.monotonic() - started), 0.0), idle * 2))
         with self._cond:
             self._stalled = False  # the warning below names every loss, this episode's too
             self._stall_drops = 0
         self.stop(graceful=left == 0)
         with self._cond:
             self.counters["dropped"] += left
+            self._settle_at_close()
             self._unsent = self._sending = 0  # counted as dropped now, not as unsent too
         dropped, url = self.counters["dropped"] + self.dropped_elsewhere(), self._options.url
         ever = bool(self.counters["connects"])
@@ -249,15 +253,6 @@ class Transport(Backpressure, WriteLoop):
     # ---- transport thread ---------------------------------------------------------------------
     def _reconnecting(self, now: float) -> bool:
         return self._lost_at is not None and now - self._lost_at < QUICK_WINDOW_S
-
-    def _retry_delay(self, failures: int) -> float:
-        if self._lost_at is None:
-            return self._options.retry_interval  # a hub that was never there
-        since = time.monotonic() - self._lost_at
-        if since < QUICK_WINDOW_S:
-            return QUICK_RETRY_S
-        doublings = min(30, max(0, failures - int(QUICK_WINDOW_S / QUICK_RETRY_S)))  # capped: no overflow
-        return min(self._options.retry_interval, 0.5 * 2.0**doublings)
 
     def _main(self) -> None:
         self._own_threads.add(threading.get_ident())
@@ -287,7 +282,7 @@ class Transport(Backpressure, WriteLoop):
                     # A listening hub failed the handshake (busy): retried like a lost one (issue 29).
                     self._lost_at = time.monotonic()
                     self._busy_hub = True
-                delay = self._retry_delay(failures)
+                delay = retry_delay(self._lost_at, failures, self._options.retry_interval)
                 with self._cond:
                     self._failed_attempts += 1
                     self._next_attempt = time.monotonic() + delay
@@ -326,6 +321,7 @@ class Transport(Backpressure, WriteLoop):
             self._control = []
             self._batches = proto.takes_batches(welcome)
             self._reports_drops = proto.has_capability(welcome, proto.DROPPED)
+            self._confirming = proto.has_capability(welcome, proto.STORED)
             self._fold_detached()
             self._dropped_dirty = bool(self.dropped_by_run)  # this hub hears the totals so far
             self._progress_at = time.monotonic()
@@ -352,6 +348,9 @@ class Transport(Backpressure, WriteLoop):
                     frame = self._decode_frame(message)
                 except Exception:
                     frame = None
+                if frame is not None and frame.get("type") == proto.STORED_ANSWER:
+                    self._stored_answer(frame)
+                    continue
                 if frame is None:
                     self._warn(
                         "[graphmind] ignored a frame from the hub that is not a JSON object with a type",
@@ -376,6 +375,7 @@ class Transport(Backpressure, WriteLoop):
             self.attached = False
             self._ws = None
             self._control = []
+            self._unconfirmed.unanswered()
             if self._stalled:
                 self._end_stall("was lost")
             if not self._stopping:

@@ -35,6 +35,7 @@ from typing import Any
 
 from .. import protocol as proto
 from .._base.warn import Warner
+from .._events.jsonsafe import describe_huge_ints
 
 _log = logging.getLogger("graphmind.transport")
 
@@ -145,6 +146,9 @@ class WriteLoop:
     def _progressed(self) -> None:  # pragma: no cover - Backpressure's
         raise NotImplementedError
 
+    def _question(self, now: float) -> str | None:  # pragma: no cover - Confirming's
+        raise NotImplementedError
+
     def _has_work(self) -> bool:
         return bool(self._unsent or self._control or (self._dropped_dirty and self._reports_drops))
 
@@ -186,6 +190,7 @@ class WriteLoop:
                 if self._dropped_dirty and self._reports_drops:  # the totals so far: idempotent
                     self._dropped_dirty = False
                     lost = proto.dropped(self.dropped_by_run)
+                question = self._question(time.monotonic())  # sent, left the ring: stored? (confirm.py)
                 if self._room_waiters:
                     cond.notify_all()  # emitters waiting for room: there is some now
             try:
@@ -202,6 +207,8 @@ class WriteLoop:
                     ws.send(frame)
                 if lost is not None:
                     ws.send(self._encode_frame(lost))
+                if question is not None:
+                    ws.send(question)
             except Exception as exc:
                 _log.debug("graphmind: send failed (%r)", exc)
                 with cond:
@@ -231,18 +238,17 @@ class WriteLoop:
 
     def _encode(self, entry: list[Any]) -> str | None:
         """The entry's JSON text, kept in the entry for replays; None (and a warning) if it has none."""
+        text: str | None
         try:
             text = self._encode_frame(entry[0])
+        except ValueError:
+            # An int of more than 4,300 digits (sys.get_int_max_str_digits) is JSON-safe yet has no
+            # decimal spelling: it goes as its size, and the rest of the event as it is.
+            text = self._encode_described(entry)
         except Exception as exc:  # the pipeline makes every event JSON-safe; never let one stop the writer
-            # An integer of more than 4,300 digits, say (sys.get_int_max_str_digits): only this
-            # entry is lost, and it is counted; the rest of its batch goes as usual.
-            with self._cond:
-                self.counters["dropped"] += 1
-            self._warn(
-                f"[graphmind] dropped an event that could not be encoded: {exc!r}; stats()['dropped'] counts it",
-                key="encode",
-            )
-            entry[0] = ""  # a replay skips it too, without a second warning or count
+            self._refuse(entry, exc)
+            return None
+        if text is None:
             return None
         if len(text) * 4 > proto.INGEST_MAX_FRAME and len(text.encode("utf-8")) > proto.INGEST_MAX_FRAME:
             # The hub closes a connection on a frame over its limit (1009): sending this one would
@@ -259,3 +265,20 @@ class WriteLoop:
             return None
         entry[0] = text
         return text
+
+    def _encode_described(self, entry: list[Any]) -> str | None:
+        try:
+            return self._encode_frame(describe_huge_ints(entry[0]))
+        except Exception as exc:
+            self._refuse(entry, exc)
+            return None
+
+    def _refuse(self, entry: list[Any], exc: BaseException) -> None:
+        """Only this entry is lost, and it is counted; the rest of its batch goes as usual."""
+        with self._cond:
+            self.counters["dropped"] += 1
+        self._warn(
+            f"[graphmind] dropped an event that could not be encoded: {exc!r}; stats()['dropped'] counts it",
+            key="encode",
+        )
+        entry[0] = ""  # a replay skips it too, without a second warning or count

@@ -22,7 +22,7 @@ from starlette.responses import Response
 
 # The protocol's one 512 KB rule (docs/protocol.md, "Oversized payloads"), as the SDKs apply it: spans
 # from other SDKs are cut the same way here, since no GraphMind client built them.
-from graphmind._events.payload import shrink_oversized
+from graphmind import protocol as proto
 
 from ..ingest import BACKLOG_HIGH, BACKLOG_HIGH_BYTES, BACKLOG_LOW, BACKLOG_LOW_BYTES
 from ..jsontext import JSON, dumps
@@ -200,7 +200,7 @@ class OtlpIngest:
             for ts, order, event in mapped:
                 for key in PAYLOAD_FIELDS:
                     if key in event:
-                        event[key] = shrink_oversized(event[key])
+                        event[key] = proto.shrink_oversized(event[key])
                 timed.append((ts, order, i, span.service, event))
         timed.sort(key=lambda t: t[:3])
         return decoded, [(service, event, _text(event)) for _, _, _, service, event in timed]

@@ -70,3 +70,34 @@ class DeleteRun(Op):
         if found:
             writer.forget(self.run_id)
         return found
+
+
+@dataclass
+class MissingSeqs(Op):
+    """A `stored.query`: which of these seqs of a client are not stored. Run by the writer after
+    everything queued before it is written, so "missing" means lost, not late."""
+
+    client_id: str
+    ranges: list[tuple[int, int]]
+
+    def apply(self, writer: Writer) -> list[list[int]]:
+        conn = writer.conn
+        missing: list[list[int]] = []
+        for lo, hi in self.ranges:
+            (count,) = conn.execute(
+                "SELECT COUNT(*) FROM events WHERE client_id = ? AND seq BETWEEN ? AND ?",
+                (self.client_id, lo, hi),
+            ).fetchone()
+            if count == hi - lo + 1:
+                continue  # all there: the index answers without reading a row
+            expected = lo
+            for (seq,) in conn.execute(
+                "SELECT seq FROM events WHERE client_id = ? AND seq BETWEEN ? AND ? ORDER BY seq",
+                (self.client_id, lo, hi),
+            ):
+                if seq > expected:
+                    missing.append([expected, seq - 1])
+                expected = seq + 1
+            if expected <= hi:
+                missing.append([expected, hi])
+        return missing
