@@ -26,9 +26,8 @@ def pytest_configure(config: Any) -> None:
     @functools.wraps(original)
     def init(self: Any, *args: Any, **kwargs: Any) -> None:
         original(self, *args, **kwargs)
-        if type(self).__dict__.get("iter") is None:  # a subclass with its own iter keeps it wrapped once
-            instrument_pydantic_ai(self)
-            report.bump("agents_instrumented")
+        if instrument_pydantic_ai(self) is self and "_graphmind_pydantic_ai" in vars(self):
+            report.bump("agents_instrumented")  # (twice is once: a subclass's __init__ calling ours)
 
     Agent.__init__ = init  # type: ignore[method-assign]
 
