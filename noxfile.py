@@ -33,6 +33,7 @@ PACKAGES = [
     "graphmind-litellm",
     "graphmind-google-adk",
     "graphmind-openai-agents",
+    "graphmind-pydantic-ai",
 ]
 # One row per adapter: its package, the framework distribution, the versions to test, its tests.
 MATRIX = {
@@ -67,9 +68,21 @@ MATRIX = {
         ["0.24", "0.23"],
         ["packages/graphmind-openai-agents/tests"],
     ),
+    # The newest line and 2.62, the release that added `AbstractCapability.get_wrapper_model` (the
+    # hook every model request goes through; docs/pydantic-ai.md), the range's floor.
+    "pydantic_ai": (
+        "graphmind-pydantic-ai",
+        "pydantic-ai-slim",
+        ["2.68", "2.62"],
+        ["packages/graphmind-pydantic-ai/tests"],
+    ),
 }
 # Workspace packages a row's tests use beyond its own (graphmind-litellm's tests use FakeOpenAI).
-TEST_PACKAGES = {"litellm": ["graphmind-openai"], "openai_agents": ["graphmind-openai"]}
+TEST_PACKAGES = {
+    "litellm": ["graphmind-openai"],
+    "openai_agents": ["graphmind-openai"],
+    "pydantic_ai": ["graphmind-openai"],
+}
 TEST_DEPS = ["pytest>=8", "pytest-asyncio>=0.24", "pytest-timeout>=2.3", "httpx>=0.27", "respx>=0.22"]
 
 
@@ -344,6 +357,27 @@ SUITES = {
             "a2a-sdk",
         ],
     ),
+    # pydantic-ai's root `dev` group, the parts the selected tests import (run_suite.py names them).
+    "pydantic_ai": (
+        "pydantic-ai-slim",
+        "graphmind-pydantic-ai",
+        [
+            "pydantic-ai-slim[openai,anthropic,mcp]",
+            "pytest",
+            "anyio",
+            "pytest-mock",
+            "pytest-timeout",
+            "pytest-xdist",
+            "pytest-recording",
+            "inline-snapshot",
+            "dirty-equals",
+            "httpx",
+            "httpx2",
+            "vcrpy",
+            "devtools",
+            "blockbuster>=1.5.26,<1.6",
+        ],
+    ),
 }
 # The source package's own directory that holds its tests, installed into the session first.
 SUITE_LOCAL_PACKAGES = {"mcp": ["examples"]}
@@ -352,7 +386,7 @@ SUITE_LOCAL_PACKAGES = {"mcp": ["examples"]}
 # framework's repository at the locked version, a directory named by GRAPHMIND_SUITE_TESTS whose
 # tests/ is copied to .nox/suite-src/<dist>-<version>-tests and run against the installed
 # package. docs/compatibility.md says how. google-adk's sdist ships the package only too.
-TESTS_ELSEWHERE = {"llama-index-core", "litellm", "google-adk"}
+TESTS_ELSEWHERE = {"llama-index-core", "litellm", "google-adk", "pydantic-ai-slim"}
 TESTS_FROM_ENV = "GRAPHMIND_SUITE_TESTS"
 
 

@@ -12,7 +12,7 @@ import pathlib
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1] / "packages"
-ADAPTERS = ("openai", "anthropic", "langchain", "llamaindex", "litellm", "mcp")
+ADAPTERS = ("openai", "anthropic", "langchain", "llamaindex", "litellm", "mcp", "pydantic-ai")
 
 
 def _imports(package: str) -> tuple[set[str], list[str]]:

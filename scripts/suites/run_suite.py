@@ -3,7 +3,7 @@
     python scripts/suites/run_suite.py openai <source dir> [pytest args...]
     python scripts/suites/run_suite.py anthropic <source dir> [pytest args...]
     python scripts/suites/run_suite.py langchain <source dir> [pytest args...]
-    python scripts/suites/run_suite.py mcp|llamaindex|litellm|google_adk <source dir> [pytest args...]
+    python scripts/suites/run_suite.py mcp|llamaindex|litellm|google_adk|openai-agents|pydantic_ai <source dir> [pytest args...]
 
 Test paths among the pytest args (relative to the source dir) replace the whole suite.
 
@@ -144,6 +144,27 @@ SUITES: dict[str, dict[str, Any]] = {
         # tests/unittests: offline (mock models, in-memory services); tests/integration call Gemini.
         "args": ["tests/unittests", "-p", "no:cacheprovider", "-n", "2", "-q", "--timeout=120"],
     },
+    "pydantic_ai": {
+        "plugin": "gm_suite_pydantic_ai",
+        # Its tests raise from models and tools on purpose (retries, failures).
+        "hub_args": ["--pause-on-error", "off"],
+        # Its blocking-call detector off, as its CI runs every lane but one (its conftest's
+        # `blockbuster` fixture); in all three runs alike.
+        "env": {"BLOCKBUSTER_ENABLED": "false"},
+        # A selection (docs/compatibility.md): agents over FunctionModel / TestModel, tools, streams;
+        # its warning filters as its pyproject.toml sets them.
+        "args": [
+            "tests/test_agent.py",
+            "tests/test_tools.py",
+            "tests/test_streaming.py",
+            "-p",
+            "no:cacheprovider",
+            "-n",
+            "2",
+            "-q",
+            "--timeout=120",
+        ],
+    },
 }
 
 # Tests that assert the exact list of a run's handlers: one more handler on every run (the point
@@ -177,6 +198,7 @@ EXPECTED_DIFFERENT: dict[str, set[str]] = {
         # `trace_as_chain_group`'s manager is configured, so it holds the hook's handler too: `len == 1` fails.
         "tests.unit_tests.runnables.test_config::test_merge_config_callbacks",
     },
+    "pydantic_ai": set(),
 }
 
 
