@@ -38,6 +38,9 @@ _HEX = re.compile(r"(?<![0-9a-zA-Z])([0-9a-f]{8,})(?![0-9a-zA-Z])")
 _TIMES = re.compile(r'"(ts|durationMs|heldMs|started_ms|startedMs)":-?[0-9.e+-]+')
 # A traceback names engine files and line numbers, which any refactor moves.
 _STACK = re.compile(r'"stack":"(?:[^"\\]|\\.)*"')
+# The command line a run records in its meta (issue 31): this process's, wherever it runs.
+_ARGV = re.compile(r'"argv":\[(?:[^\]"]|"(?:[^"\\]|\\.)*")*\]')
+_CWD = re.compile(r'"cwd":"(?:[^"\\]|\\.)*"')
 
 
 def _normalise(lines: list[str]) -> list[str]:
@@ -50,6 +53,7 @@ def _normalise(lines: list[str]) -> list[str]:
     for line in lines:
         line = _TIMES.sub(lambda m: f'"{m.group(1)}":0', line)
         line = _STACK.sub('"stack":"<stack>"', line)
+        line = _CWD.sub('"cwd":"<cwd>"', _ARGV.sub('"argv":["<argv>"]', line))
         out.append(_HEX.sub(hex_id, line))
     return out
 
