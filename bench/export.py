@@ -24,8 +24,9 @@ from pathlib import Path
 from graphmind_server.cli import main
 from graphmind_server.export.source import open_readonly
 from graphmind_server.mcp_server.reads import Links, get_events
+from graphmind_server.store.items import EventItem
 from graphmind_server.store.schema import open_database
-from graphmind_server.store.writer import EventItem, Writer
+from graphmind_server.store.writer import Writer
 
 
 def build(db: Path, events: int) -> None:

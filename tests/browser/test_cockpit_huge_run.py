@@ -22,8 +22,9 @@ from _runs import synthetic_events
 from playwright.sync_api import expect
 from test_big_run import SMALL_EVENTS, SMALL_REFERENCE_MS, open_and_click
 
+from graphmind_server.store.items import EventItem
 from graphmind_server.store.schema import open_database
-from graphmind_server.store.writer import EventItem, Writer
+from graphmind_server.store.writer import Writer
 from graphmind_server.testing import HubProcess
 
 pytestmark = pytest.mark.browser

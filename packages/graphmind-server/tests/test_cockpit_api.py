@@ -282,8 +282,9 @@ def test_the_hub_writer_indexes_in_its_idle_time(tmp_path: Path) -> None:
     """A busy writer stores first; once its queue is empty it indexes what it stored."""
     import threading
 
+    from graphmind_server.store.items import EventItem
     from graphmind_server.store.schema import open_database
-    from graphmind_server.store.writer import EventItem, Writer
+    from graphmind_server.store.writer import Writer
 
     conn = open_database(tmp_path / "w.db")
     done = threading.Event()

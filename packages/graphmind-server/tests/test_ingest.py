@@ -175,8 +175,9 @@ def test_lone_surrogates_never_poison_a_batch(thub):
 def test_an_item_the_database_refuses_costs_only_itself(tmp_path):
     import threading
 
+    from graphmind_server.store.items import EventItem
     from graphmind_server.store.schema import open_database
-    from graphmind_server.store.writer import EventItem, Writer
+    from graphmind_server.store.writer import Writer
 
     done = threading.Event()
     commits = []

@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 
 from graphmind_server.store import reads
+from graphmind_server.store.items import EventItem
 from graphmind_server.store.ops import Abandon
 from graphmind_server.store.schema import MIGRATIONS, open_database
-from graphmind_server.store.writer import EventItem, Writer
+from graphmind_server.store.writer import Writer
 
 FIXTURE = Path(__file__).resolve().parents[3] / "tests" / "fixtures" / "status-golden.json"
 CASES = json.loads(FIXTURE.read_text())["cases"]

@@ -29,7 +29,7 @@ from .otlp.route import OtlpIngest, max_seq
 from .security import Guard
 from .static import Viewer
 from .store import Store, reads
-from .store.writer import Committed
+from .store.items import Committed
 
 _log = logging.getLogger("graphmind.hub")
 

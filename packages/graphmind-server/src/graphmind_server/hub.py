@@ -22,8 +22,8 @@ from .control_first import ControlFirst
 from .debugstate import DebugState
 from .jsontext import dumps
 from .store import Store
+from .store.items import Committed
 from .store.ops import Abandon, SetSetting
-from .store.writer import Committed
 
 BEFORE_ACTIONS = list(proto.GATE_ACTIONS[proto.BEFORE])
 OTHER_ACTIONS = list(proto.GATE_ACTIONS[proto.AFTER])

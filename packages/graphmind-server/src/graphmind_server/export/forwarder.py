@@ -25,8 +25,8 @@ from typing import Any
 
 from graphmind.redaction import strip_secret_keys
 
+from ..store.items import Committed
 from ..store.status import FINAL_STATUSES
-from ..store.writer import Committed
 from . import otlp
 from .otlp_http import CollectorUnavailable, OtlpTarget
 from .source import ExportError, iter_events, open_readonly

@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from ..store import StoreError
+from ..store.items import EventItem
 from ..store.schema import open_database
-from ..store.writer import EventItem, Writer
+from ..store.writer import Writer
 from .jsonl import ImportedRun, encode, read_jsonl
 from .namespace import imported_client
 from .source import ExportError, default_db

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import search
-from .writer import Op, Writer
+from .items import Op
+from .writer import Writer
 
 
 @dataclass

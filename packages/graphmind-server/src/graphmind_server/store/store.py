@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from . import reads, retention
+from .items import Committed, EventItem, Op
 from .lock import DbLock
 from .schema import StoreError, connect, open_database
-from .writer import Committed, EventItem, Op, Writer
+from .writer import Writer
 
 T = TypeVar("T")
 

@@ -14,12 +14,12 @@ import sqlite3
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import derive, search
 from .derive import NODE_COLUMNS, NodeRow, RunRow
+from .items import Committed, EventItem
 from .stall import Stall, cannot_store
 
 BATCH_MAX = 500
@@ -39,35 +39,6 @@ _UPSERT_NODE = f"""INSERT INTO nodes (run_id, {NODE_COLUMNS}) VALUES (?,?,?,?,?,
 ON CONFLICT(run_id, node_id) DO UPDATE SET kind=excluded.kind, name=excluded.name,
 executions=excluded.executions, status=excluded.status, latest=excluded.latest,
 latest_status=excluded.latest_status, held=excluded.held"""
-
-
-@dataclass(slots=True)
-class EventItem:
-    client_id: str
-    app: str
-    event: dict[str, Any]
-    raw: str
-    ts: float
-
-
-class Op:
-    """A hub operation run inside the writer's transaction; apply() returns its result."""
-
-    def apply(self, writer: Writer) -> Any:  # pragma: no cover - interface
-        raise NotImplementedError
-
-
-@dataclass
-class Committed:
-    """What one transaction stored, handed to the event loop after COMMIT."""
-
-    processed: int  # queue items consumed so far (for barriers)
-    processed_bytes: int = 0  # event text consumed so far (the ingest byte budget)
-    events: list[tuple[int, str, str]] = field(default_factory=list)  # (cursor, runId, raw)
-    runs: list[tuple[int, dict[str, Any]]] = field(default_factory=list)  # (cursor, Run)
-    deleted: list[str] = field(default_factory=list)
-    results: list[tuple[int, Any, BaseException | None]] = field(default_factory=list)
-    last_cursor: int = 0
 
 
 _STOP = object()
