@@ -257,8 +257,8 @@ async def test_an_edited_model_request_reaches_the_model_as_its_own_messages(
 async def test_a_recorded_agent_run_replays_with_no_model_call_and_no_tool_body(
     gm: graphmind.Client, fakehub: FakeHub, tmp_path: Any
 ) -> None:
-    # graphmind record's format; the writer is not public yet (the kit uses the same one)
-    from graphmind._replay.cassette import write_cassette
+    # graphmind record's format, from the FakeHub's events (graphmind.testing.write_cassette)
+    from graphmind.testing import write_cassette
 
     search, model = Search(), ScriptedModel([search_then_answer])
     agent = instrument_pydantic_ai(tool_agent(search, model), session=gm)
