@@ -23,6 +23,7 @@ __all__ = [
     "interleaved_rounds",
     "noop",
     "openinference_toggle",
+    "print_median_ratios",
     "print_ratio_table",
     "summarise",
 ]
@@ -148,3 +149,20 @@ def print_ratio_table(
             else:
                 cells.append(f"{'':>8}")
         print("".join(cells))
+
+
+def print_median_ratios(medians: Results, *, peer: str = "openinference") -> None:
+    """One line per variant: its median batch's overhead as a fraction of the peer's median overhead
+    (the check on the best-batch ratio: on a busy machine the two can disagree by more than the effect)."""
+    if peer not in medians:
+        return
+    bare, other = medians["bare"], medians[peer]
+    for name, row in medians.items():
+        if name in ("bare", peer):
+            continue
+        cells = []
+        for shape in bare:
+            peer_over = other[shape] - bare[shape]
+            ratio = (row[shape] - bare[shape]) / peer_over if peer_over > 0 else float("nan")
+            cells.append(f"{shape} {ratio:.3f}")
+        print(f"median-batch ratio vs {peer}, {name}: " + ", ".join(cells))
