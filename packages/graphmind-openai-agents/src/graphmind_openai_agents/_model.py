@@ -77,7 +77,7 @@ def _bind(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
     return bound
 
 
-def _settle_response(response: Any) -> Settled:
+async def _settle(response: Any) -> Settled:
     return Settled(
         response, _describe.describe_response(response), _describe.describe_usage(response), owned=True
     )
@@ -103,12 +103,10 @@ def wrap_get_response(original: Callable[..., Any], state: Patches) -> Callable[
             return await original(*args, **kwargs)
 
         async def real() -> Any:
-            return await _owned(original(*args, **kwargs))
+            with owned_model_call(OWNER):  # graphmind-openai under it passes this request through
+                return await original(*args, **kwargs)
 
-        async def settle(response: Any) -> Settled:
-            return _settle_response(response)
-
-        return await engine.aexecute(spec, real, from_injected=_inject.model_response, settle=settle)
+        return await engine.aexecute(spec, real, from_injected=_inject.model_response, settle=_settle)
 
     get_response.__wrapped__ = original  # type: ignore[attr-defined]
     return get_response
@@ -140,9 +138,17 @@ def wrap_stream_response(original: Callable[..., Any], state: Patches) -> Callab
     return stream_response
 
 
-async def _advance(stream: Any) -> Any:
-    with owned_model_call(OWNER):  # the request is sent on the first item
-        return await stream.__anext__()
+def _advancing() -> Callable[[Any], Any]:
+    """The `advance` of one model stream: each item read as owned (the request is sent on the first
+    item). One `owned_model_call` per stream, entered per item: a stream's items are read one at a
+    time (an async generator is never re-entered), so its token is never shared."""
+    owner = owned_model_call(OWNER)
+
+    async def advance(stream: Any) -> Any:
+        with owner:
+            return await stream.__anext__()
+
+    return advance
 
 
 async def _gated_stream(engine: Any, spec: NodeSpec, open_stream: Callable[[], Any]) -> AsyncIterator[Any]:
@@ -150,7 +156,7 @@ async def _gated_stream(engine: Any, spec: NodeSpec, open_stream: Callable[[], A
 
     stream = ex.stream_async(
         open_stream,
-        advance=_advance,
+        advance=_advancing(),
         on_item=_emit_tokens(ex),
         describe=_inject.stream_reply,
         from_injected=_inject.completed_event,
