@@ -78,7 +78,9 @@ def print_outside(stats: pstats.Stats, base: pstats.Stats, runs: int, top: int) 
         print(f"{'':<12}{calls:+7.2f} {us:+8.2f}  {label}")
 
 
-def report(name: str, stats: pstats.Stats, runs: int, top: int, base: dict[str, float] | None) -> dict[str, float]:
+def report(
+    name: str, stats: pstats.Stats, runs: int, top: int, base: dict[str, float] | None
+) -> dict[str, float]:
     totals = {"graphmind": 0.0, "framework": 0.0, "rest": 0.0}
     tot_time = {"graphmind": 0.0, "framework": 0.0, "rest": 0.0}
     rows: list[tuple[float, float, str]] = []
@@ -175,7 +177,9 @@ def main() -> None:
     parser.add_argument("--warm", type=int, default=30)
     parser.add_argument("--shape", default=None)
     parser.add_argument("--top", type=int, default=25)
-    parser.add_argument("--only", default=None, help="variants to run besides bare: floor,detached,openinference")
+    parser.add_argument(
+        "--only", default=None, help="variants to run besides bare: floor,detached,openinference"
+    )
     parser.add_argument("--dump", default=None, help="write each variant's profile to DUMP.<variant>.prof")
     args = parser.parse_args()
     if args.framework == "openai-agents":

@@ -110,11 +110,19 @@ def _request(response: Any) -> LlmRequest:
             types.Content(role="user", parts=[types.Part(text="weather in Cairo?")]),
             types.Content(
                 role="model",
-                parts=[types.Part(function_call=types.FunctionCall(id="c1", name="weather", args={"city": "Cairo"}))],
+                parts=[
+                    types.Part(
+                        function_call=types.FunctionCall(id="c1", name="weather", args={"city": "Cairo"})
+                    )
+                ],
             ),
             types.Content(
                 role="user",
-                parts=[types.Part(function_response=types.FunctionResponse(id="c1", name="weather", response=response))],
+                parts=[
+                    types.Part(
+                        function_response=types.FunctionResponse(id="c1", name="weather", response=response)
+                    )
+                ],
             ),
         ],
         config=types.GenerateContentConfig(system_instruction="Be brief."),
@@ -136,7 +144,9 @@ def test_a_reply_and_a_tool_result_say_whether_they_are_owned() -> None:
     usage = types.GenerateContentResponseUsageMetadata(
         prompt_token_count=12, candidates_token_count=5, total_token_count=17
     )
-    reply = LlmResponse(content=types.Content(role="model", parts=[types.Part(text="Clear.")]), usage_metadata=usage)
+    reply = LlmResponse(
+        content=types.Content(role="model", parts=[types.Part(text="Clear.")]), usage_metadata=usage
+    )
     described = _model_result(reply)
     assert type(described) is Owned
     assert described == (
@@ -145,7 +155,8 @@ def test_a_reply_and_a_tool_result_say_whether_they_are_owned() -> None:
     )
     call = LlmResponse(
         content=types.Content(
-            role="model", parts=[types.Part(function_call=types.FunctionCall(id="c", name="f", args={"x": math.nan}))]
+            role="model",
+            parts=[types.Part(function_call=types.FunctionCall(id="c", name="f", args={"x": math.nan}))],
         )
     )
     assert type(_model_result(call)) is not Owned
@@ -165,8 +176,13 @@ def _recorded(hub: FakeHub) -> list[tuple[str, Any, Any]]:
 async def _invoke(claims: bool, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any, Any]]:
     original = EventPipeline._plain_trusted
     if not claims:  # the pipeline ignores every owned claim: each payload gets its snapshot copy
-        monkeypatch.setattr(EventPipeline, "_plain_trusted", lambda self, event, owned=False: original(self, event))
-    tools, model = Counter(), ScriptedLlm(script=tool_script("weather", {"city": "Cairo ✓", "days": [1, 2.5]}))
+        monkeypatch.setattr(
+            EventPipeline, "_plain_trusted", lambda self, event, owned=False: original(self, event)
+        )
+    tools, model = (
+        Counter(),
+        ScriptedLlm(script=tool_script("weather", {"city": "Cairo ✓", "days": [1, 2.5]})),
+    )
     try:
         with FakeHub(pause_on_error="off") as hub:
             client = graphmind.Client(app="adk-owned", url=hub.url, retry_interval=0.2)
@@ -184,5 +200,7 @@ async def _invoke(claims: bool, monkeypatch: pytest.MonkeyPatch) -> list[tuple[s
 async def test_recorded_events_are_the_same_json_owned_or_not(monkeypatch: pytest.MonkeyPatch) -> None:
     owned, copied = await _invoke(True, monkeypatch), await _invoke(False, monkeypatch)
     assert owned == copied
-    tool_input = [payload for kind, node, payload in owned if node == "tool:weather" and kind == proto.NODE_STARTED]
+    tool_input = [
+        payload for kind, node, payload in owned if node == "tool:weather" and kind == proto.NODE_STARTED
+    ]
     assert tool_input == [{"city": "Cairo ✓", "days": [1, 2.5]}]

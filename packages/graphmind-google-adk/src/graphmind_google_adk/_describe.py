@@ -119,7 +119,9 @@ def _messages(content: types.Content, out: list[dict[str, Any]]) -> bool:
             had_response = True
             result, plain_result = plain_owned(response.response)
             owned = owned and plain_result and json_scalars((response.id, response.name))
-            out.append({"role": "tool", "tool_call_id": response.id, "name": response.name, "content": result})
+            out.append(
+                {"role": "tool", "tool_call_id": response.id, "name": response.name, "content": result}
+            )
     role = "assistant" if content.role == "model" else (content.role or "user")
     text = _text(parts)
     calls, plain_calls = _calls(parts)

@@ -209,7 +209,10 @@ class GraphmindPlugin(BasePlugin):
         except Exception as exc:
             self._fail_open("before_model_callback", exc)
             return None
-        return await _opened(gates.Call(ex, _model_result, to_response, rerun), inv.models, name)
+        injected: LlmResponse | None = await _opened(
+            gates.Call(ex, _model_result, to_response, rerun), inv.models, name
+        )
+        return injected
 
     async def after_model_callback(
         self, *, callback_context: CallbackContext, llm_response: LlmResponse
@@ -270,7 +273,9 @@ class GraphmindPlugin(BasePlugin):
         except Exception as exc:
             self._fail_open("before_tool_callback", exc)
             return None
-        return await _opened(gates.Call(ex, _tool_result, to_tool_result, rerun), inv.tools, ex.instance_id)
+        call = gates.Call(ex, _tool_result, to_tool_result, rerun)
+        injected: dict[str, Any] | None = await _opened(call, inv.tools, ex.instance_id)
+        return injected
 
     def _tool_call(self, tool_context: ToolContext) -> gates.Call | None:
         inv = self._invocation(tool_context.invocation_id)

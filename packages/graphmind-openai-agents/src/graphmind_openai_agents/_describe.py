@@ -90,7 +90,11 @@ def describe_request(
         node_input["handoffs"] = targets
     if streamed:
         node_input["stream"] = True
-    return node_input, first_key(node_input.get("instructions"), messages[0] if messages else None), len(messages)
+    return (
+        node_input,
+        first_key(node_input.get("instructions"), messages[0] if messages else None),
+        len(messages),
+    )
 
 
 def first_key(instructions: Any, first: dict[str, Any] | None) -> str:
