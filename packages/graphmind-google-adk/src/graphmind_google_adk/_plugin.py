@@ -130,7 +130,8 @@ class GraphmindPlugin(BasePlugin):
         self._end(invocation_context, error)
 
     def _invocation(self, invocation_id: str) -> Invocation | None:
-        if not self._client().live:
+        # `_client()` inlined: this runs at every callback of every call
+        if not (self._engine or engine_for(None)).live:
             return None
         return self._invocations.get(invocation_id)
 

@@ -39,6 +39,9 @@ def text_of(content: Any) -> Any:
 
 
 def _scalar(value: Any) -> Any:
+    t = type(value)
+    if (t is str and value.isascii()) or value is None or t is int:  # the common leaves: no call
+        return value
     return value if json_scalar(value) else str(value)
 
 
@@ -107,7 +110,10 @@ def first_key(instructions: Any, first: dict[str, Any] | None) -> str:
 
 def owned_input(node_input: dict[str, Any]) -> bool:
     """True when every dict in the input was built here with plain leaves (the pipeline may skip its copy)."""
-    return all(plain_message(m) for m in node_input["messages"])
+    for message in node_input["messages"]:  # a loop, not all(<genexpr>): one resumption per message less
+        if not plain_message(message):
+            return False
+    return True
 
 
 def describe_output(output_items: Any) -> dict[str, Any]:
@@ -150,7 +156,7 @@ def describe_usage(response: Any) -> dict[str, Any] | None:
         return None
     inp, out = getattr(usage, "input_tokens", None), getattr(usage, "output_tokens", None)
     total = getattr(usage, "total_tokens", None)
-    if not all(isinstance(v, int) for v in (inp, out, total)):
+    if not (isinstance(inp, int) and isinstance(out, int) and isinstance(total, int)):
         return None
     return {"inputTokens": inp, "outputTokens": out, "totalTokens": total}
 

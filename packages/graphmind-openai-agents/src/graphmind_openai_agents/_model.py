@@ -30,9 +30,7 @@ MODEL_MARK = "_graphmind_openai_agents"
 _AGENT: contextvars.ContextVar[str | None] = contextvars.ContextVar("graphmind_agents_agent", default=None)
 
 
-def _model_name(model: Any) -> Any:
-    name = getattr(model, "model", None)
-    return name if isinstance(name, str) else type(model).__name__
+_PARAMS = ("system_instructions", "input", "model_settings", "tools", "output_schema", "handoffs", "tracing")
 
 
 def _spec(
@@ -43,10 +41,12 @@ def _spec(
     streamed: bool,
     body: Callable[[dict[str, Any]], Callable[[], Any]],
 ) -> NodeSpec:
-    bound = _bind(args, kwargs)
+    bound = dict(zip(_PARAMS, args, strict=False)) if args else {}  # the interface's arguments by name
+    bound.update(kwargs)  # (the run loop passes them by keyword; a caller may not)
+    name = getattr(model, "model", None)
     node_input, key, length = _describe.describe_request(
         _AGENT.get(),
-        _model_name(model),
+        name if isinstance(name, str) else type(model).__name__,
         bound.get("system_instructions"),
         bound.get("input"),
         bound.get("tools"),
@@ -65,16 +65,6 @@ def _spec(
         owned=_describe.owned_input(node_input),
         edit=_edit.model_edit(body, bound, node_input),
     )
-
-
-_PARAMS = ("system_instructions", "input", "model_settings", "tools", "output_schema", "handoffs", "tracing")
-
-
-def _bind(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
-    """The interface's arguments by name (the run loop passes them by keyword; a caller may not)."""
-    bound = dict(zip(_PARAMS, args, strict=False))
-    bound.update(kwargs)
-    return bound
 
 
 async def _settle(response: Any) -> Settled:
