@@ -110,7 +110,8 @@ def first_key(instructions: Any, first: dict[str, Any] | None) -> str:
 
 def owned_input(node_input: dict[str, Any]) -> bool:
     """True when every dict in the input was built here with plain leaves (the pipeline may skip its copy)."""
-    for message in node_input["messages"]:  # a loop, not all(<genexpr>): one resumption per message less
+    # a loop, not all(<genexpr>): no generator resumed per message
+    for message in node_input["messages"]:  # noqa: SIM110
         if not plain_message(message):
             return False
     return True
