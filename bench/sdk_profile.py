@@ -105,7 +105,9 @@ def report(
     return per
 
 
-def openai_agents(shape: str) -> dict[str, tuple[Callable[[], Any], Callable[[], Any]]]:
+def openai_agents(
+    shape: str, attached: graphmind.Client | None
+) -> dict[str, tuple[Callable[[], Any], Callable[[], Any]]]:
     from openai_agents_overhead import AGENT, REPLY, Floor, Runner, set_trace_processors, set_tracing_disabled
 
     from graphmind_openai_agents import instrument_openai_agents, uninstrument_openai_agents
@@ -138,12 +140,19 @@ def openai_agents(shape: str) -> dict[str, tuple[Callable[[], Any], Callable[[],
         "bare": (lambda: None, lambda: None),
         "floor": (floor.on, floor.off),
         "detached": (lambda: instrument_openai_agents(session=session), uninstrument_openai_agents),
+        **(
+            {"attached": (lambda: instrument_openai_agents(session=attached), uninstrument_openai_agents)}
+            if attached is not None
+            else {}
+        ),
         **({"openinference": oi} if oi is not None else {}),
         "_run": (run, lambda: None),
     }
 
 
-def google_adk(shape: str) -> dict[str, tuple[Callable[[], Any], Callable[[], Any]]]:
+def google_adk(
+    shape: str, attached: graphmind.Client | None
+) -> dict[str, tuple[Callable[[], Any], Callable[[], Any]]]:
     from google_adk_overhead import FloorPlugin, invocation, make_runner
 
     from graphmind_google_adk import instrument_runner, uninstrument_runner
@@ -165,6 +174,16 @@ def google_adk(shape: str) -> dict[str, tuple[Callable[[], Any], Callable[[], An
         "bare": (lambda: None, lambda: None),
         "floor": floor,
         "detached": (lambda: instrument_runner(runner, session=session), lambda: uninstrument_runner(runner)),
+        **(
+            {
+                "attached": (
+                    lambda: instrument_runner(runner, session=attached),
+                    lambda: uninstrument_runner(runner),
+                )
+            }
+            if attached is not None
+            else {}
+        ),
         **({"openinference": oi} if oi is not None else {}),
         "_run": (invoke, lambda: None),
     }
@@ -181,11 +200,35 @@ def main() -> None:
         "--only", default=None, help="variants to run besides bare: floor,detached,openinference"
     )
     parser.add_argument("--dump", default=None, help="write each variant's profile to DUMP.<variant>.prof")
+    parser.add_argument(
+        "--attached", action="store_true", help="also profile attached to the real hub (a subprocess)"
+    )
     args = parser.parse_args()
+    hub: Any = None
+    attached = None
+    if args.attached:
+        import tempfile
+
+        from graphmind_server.testing import HubProcess
+
+        hub = HubProcess(tempfile.mkdtemp(prefix="gm-profile-") + "/hub.db")
+        attached = graphmind.Client(app="bench", url=hub.ingest_url)
+        if not attached.ready(5):
+            raise SystemExit("the hub did not attach")
+    try:
+        _profile_all(args, attached)
+    finally:
+        if attached is not None:
+            attached.dispose()
+        if hub is not None:
+            hub.stop()
+
+
+def _profile_all(args: argparse.Namespace, attached: graphmind.Client | None) -> None:
     if args.framework == "openai-agents":
-        variants = openai_agents(args.shape or "run")
+        variants = openai_agents(args.shape or "run", attached)
     else:
-        variants = google_adk(args.shape or "tool")
+        variants = google_adk(args.shape or "tool", attached)
     fn = variants.pop("_run")[0]
     base = None
     base_stats = None
