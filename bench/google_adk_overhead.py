@@ -18,7 +18,8 @@ agent does); `text` = one model step that answers at once. Variants, interleaved
 
 Time is the calling thread's CPU time (`time.thread_time_ns`; the event loop runs on it) unless
 `--wall`. Prints the best batch per variant (median in brackets), each overhead over bare, and that
-overhead as a fraction of openinference's, for the best and the median batches.
+overhead as a fraction of openinference's, for the best and the median batches, and the paired
+ratio (the median over rounds of each round's overhead over bare, `_harness.print_paired_ratios`).
 Targets (issue 37): detached <= 0.25 x openinference's overhead, attached <= 0.35 x.
 """
 
@@ -39,6 +40,7 @@ from _harness import (
     noop,
     openinference_toggle,
     print_median_ratios,
+    print_paired_ratios,
     print_ratio_table,
     summarise,
 )
@@ -238,6 +240,7 @@ def main() -> None:
     )
     print_ratio_table("variant", best, medians=medians, digits=3)
     print_median_ratios(medians)
+    print_paired_ratios(samples)
     for name, s in stats.items():
         print(f"GraphMind {name}: {s.get('events')} events, {s.get('dropped', 0)} dropped")
     print("\ntargets (issue 37): detached <= 0.25 of openinference's overhead, attached <= 0.35")

@@ -21,7 +21,8 @@ The SDK's tracing is on for every variant (openinference reads its spans) with t
 exporter removed (`set_trace_processors([])`), so no variant exports anything. Time is the calling
 thread's CPU time unless `--wall`. Prints the best batch per variant (median in brackets), each
 overhead over bare, and that overhead as a fraction of openinference's, for the best and the median
-batches. Targets (issue 37): detached <= 0.25 x openinference's overhead, attached <= 0.35 x.
+batches, and the paired ratio (the median over rounds of each round's overhead over bare,
+`_harness.print_paired_ratios`). Targets (issue 37): detached <= 0.25 x openinference's overhead, attached <= 0.35 x.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from _harness import (
     noop,
     openinference_toggle,
     print_median_ratios,
+    print_paired_ratios,
     print_ratio_table,
     summarise,
 )
@@ -270,6 +272,7 @@ def main() -> None:
     )
     print_ratio_table("variant", best, medians=medians, digits=3)
     print_median_ratios(medians)
+    print_paired_ratios(samples)
     for name, s in stats.items():
         print(f"GraphMind {name}: {s.get('events')} events, {s.get('dropped', 0)} dropped")
     print("\ntargets (issue 37): detached <= 0.25 of openinference's overhead, attached <= 0.35")
