@@ -19,8 +19,8 @@ for i in $(seq 1 "$N"); do
       llamaindex) cmd="bench/llamaindex_overhead.py --cpu" ;;
       litellm) cmd="bench/litellm_overhead.py --rounds 9" ;;
       stream_tools) cmd="bench/stream_tools.py" ;;
-      openai_agents) cmd="bench/openai_agents_overhead.py --calls 30 --rounds 21" ;;
-      google_adk) cmd="bench/google_adk_overhead.py --calls 20 --rounds 21" ;;
+      openai_agents) cmd="bench/openai_agents_overhead.py --calls 10 --rounds 61" ;;
+      google_adk) cmd="bench/google_adk_overhead.py --calls 5 --rounds 61" ;;
       *) echo "unknown benchmark: $b" >&2; exit 2 ;;
     esac
     echo "== $b run $i, load $(cut -d' ' -f1 /proc/loadavg)" > "$OUT/$b-$i.txt"
