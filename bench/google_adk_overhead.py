@@ -97,10 +97,16 @@ def invocation(runner: Runner, loop: asyncio.AbstractEventLoop, text: str) -> Ca
 
     async def once() -> int:
         counter["n"] += 1  # a fresh session per call: the transcript does not grow across calls
+        session_id = f"{text}{counter['n']}"
         message = types.Content(role="user", parts=[types.Part(text=text)])
         events = 0
-        async for _ in runner.run_async(user_id="u", session_id=f"{text}{counter['n']}", new_message=message):
+        async for _ in runner.run_async(user_id="u", session_id=session_id, new_message=message):
             events += 1
+        # and deleted after it: thousands of kept sessions would grow the heap (and each garbage
+        # collection) through the run, a drift the interleaved variants do not share alike
+        await runner.session_service.delete_session(
+            app_name=runner.app_name, user_id="u", session_id=session_id
+        )
         return events
 
     return lambda: loop.run_until_complete(once())
