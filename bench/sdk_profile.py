@@ -10,7 +10,7 @@ any hook there), detached (GraphMind, no hub). Prints per variant the function c
 (Python and C, as cProfile counts them) split by where the called function lives: GraphMind (the
 adapter and core), the framework, the rest (stdlib, pydantic, OpenTelemetry); then the GraphMind
 functions with the most calls and tottime per run. On a shared machine the calls per run are the
-figure to compare (the same every time); tottime is indicative only.
+figure to compare (within a few calls from run to run); tottime is indicative only.
 """
 
 from __future__ import annotations
