@@ -19,6 +19,7 @@ instrumentation. Variants:
                 capability on these hooks; detached minus floor is GraphMind's own share
   empty         a capability overriding nothing, added per run: the framework's price for a run
                 capability at all (every hook dispatched to it, the run's capabilities combined)
+  empty_agent   the same capability given to the agent's constructor (combined once, not per run)
   openinference Pydantic AI's own OpenTelemetry instrumentation (`Agent.instrument_all`) with
                 `openinference-instrumentation-pydantic-ai`'s OpenInferenceSpanProcessor and an
                 in-memory exporter (SimpleSpanProcessor): how OpenInference observes Pydantic AI
@@ -203,6 +204,7 @@ def main() -> None:
             ),
             "floor": (noop, noop, {"run": one_run(make_agent(), [Floor()])}),
             "empty": (noop, noop, {"run": one_run(make_agent(), [Empty()])}),
+            "empty_agent": (noop, noop, {"run": one_run(make_agent([Empty()]))}),
         }
         oi = openinference()
         if oi is not None:

@@ -151,19 +151,24 @@ SUITES: dict[str, dict[str, Any]] = {
         # Its blocking-call detector off, as its CI runs every lane but one (its conftest's
         # `blockbuster` fixture); in all three runs alike.
         "env": {"BLOCKBUSTER_ENABLED": "false"},
-        # A selection (docs/compatibility.md): agents over FunctionModel / TestModel, tools, streams;
-        # its warning filters as its pyproject.toml sets them.
-        "args": [
-            "tests/test_agent.py",
+        # A selection (docs/compatibility.md; the "paths" below replace "tests"): agents over
+        # FunctionModel / TestModel with tools, deferred tools, streams, history processors,
+        # concurrency limits, cancellation, nested sync runs, capabilities' event streams and
+        # teardown, output schemas. Its warning filters as its pyproject.toml sets them.
+        "paths": [
             "tests/test_tools.py",
             "tests/test_streaming.py",
-            "-p",
-            "no:cacheprovider",
-            "-n",
-            "2",
-            "-q",
-            "--timeout=120",
+            "tests/test_history_processor.py",
+            "tests/test_concurrency.py",
+            "tests/test_run_cancellation.py",
+            "tests/test_nested_sync_agent.py",
+            "tests/test_capability_process_event_stream.py",
+            "tests/test_capability_stream_teardown.py",
+            "tests/test_agent_output_schemas.py",
         ],
+        # 60 s, not 120: its tests take milliseconds, and a test the loop hold stops while attached
+        # (EXPECTED_DIFFERENT) waits out the whole timeout.
+        "args": ["tests", "-p", "no:cacheprovider", "-n", "2", "-q", "--timeout=60"],
     },
 }
 
