@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from pa_helpers import ScriptedModel, Search, search_then_answer, tool_agent
 from pydantic_ai import Agent
 from pydantic_ai.capabilities import AbstractCapability
+from pydantic_ai.exceptions import UserError
+from pydantic_ai.messages import ModelResponse, TextPart
 from pydantic_ai.models import Model
 
 import graphmind
@@ -96,3 +99,40 @@ async def test_one_gated_model_serves_every_attempt_and_run_of_an_agents_model(
     other = ScriptedModel(["other"])
     assert (await agent.run("x", model=other.model, capabilities=[Served()])).output == "other"
     assert served[-1] is not served[0] and served[-1].wrapped is other.model  # type: ignore[attr-defined]
+
+
+class RequestOnly(Model):
+    """A model that implements `request` only, as a custom model may."""
+
+    async def request(
+        self, messages: Any, model_settings: Any, model_request_parameters: Any
+    ) -> ModelResponse:
+        return ModelResponse(parts=[TextPart("answered")])
+
+    @property
+    def model_name(self) -> str:
+        return "request-only"
+
+    @property
+    def system(self) -> str:
+        return "test"
+
+
+async def test_a_model_that_cannot_stream_fails_a_streamed_run_as_the_bare_agent_does(
+    gm: graphmind.Client, fakehub: FakeHub
+) -> None:
+    # The framework names such a model in a clear UserError (pydantic_ai/_agent_graph.py:1073); a
+    # wrapper that can stream would hide it behind the model's NotImplementedError.
+    errors: list[str] = []
+    for instrumented in (False, True):
+        agent: Agent[None, str] = Agent(RequestOnly())
+        if instrumented:
+            instrument_pydantic_ai(agent, session=gm)
+        with pytest.raises(UserError) as caught:
+            async with agent.run_stream("hi") as result:
+                await result.get_output()
+        errors.append(str(caught.value))
+        assert (await agent.run("hi")).output == "answered"  # a request it can serve is served
+    assert errors[0] == errors[1] and errors[0].startswith("RequestOnly does not support streamed requests")
+    fakehub.wait_for(lambda: len(fakehub.of_type("run.finished")) == 2, what="both runs' ends")
+    assert [e["nodeId"] for e in fakehub.of_type("node.finished")] == ["llm:step"]

@@ -34,7 +34,7 @@ import graphmind
 from graphmind.adapter import Engine, NodeSpec, engine_for
 
 from . import _describe, _inject
-from ._model import GatedModel
+from ._model import GatedModel, gated_model
 
 # What a tool (or a hook inside the handler) raises to steer the run, handled by the framework
 # (pydantic_ai/tool_manager.py:758 re-raises them untouched; ModelRetry becomes a retry prompt):
@@ -125,7 +125,7 @@ class GraphmindCapability(AbstractCapability[Any]):
         gated = self._gated
         if gated is not None and gated[0] is model:
             return gated[1]
-        wrapper = GatedModel(model, self.engine)
+        wrapper = gated_model(model, self.engine)
         self._gated = (model, wrapper)
         return wrapper
 
