@@ -62,10 +62,14 @@ def silent_server() -> Iterator[str]:
     held: list[socket.socket] = []
     stop = threading.Event()
 
+    server.settimeout(0.05)  # close() does not wake a blocked accept(): the thread looks at `stop`
+
     def accept() -> None:
         while not stop.is_set():
             try:
                 conn, _ = server.accept()
+            except TimeoutError:
+                continue
             except OSError:
                 return
             held.append(conn)
@@ -108,13 +112,18 @@ def refusing_proxy() -> Iterator[tuple[str, list[str]]]:
     """An HTTP proxy that answers every CONNECT with 403; yields its URL and the request lines it got."""
     server = socket.create_server(("127.0.0.1", 0))
     requests: list[str] = []
+    stop = threading.Event()
+    server.settimeout(0.05)  # close() does not wake a blocked accept(): the thread looks at `stop`
 
     def serve_once() -> None:
-        while True:
+        while not stop.is_set():
             try:
                 conn, _ = server.accept()
+            except TimeoutError:
+                continue
             except OSError:
                 return
+            conn.settimeout(None)  # accepted sockets inherit the listener's timeout
             with conn:
                 conn.settimeout(5)
                 data = b""
@@ -133,6 +142,7 @@ def refusing_proxy() -> Iterator[tuple[str, list[str]]]:
     try:
         yield f"http://127.0.0.1:{server.getsockname()[1]}", requests
     finally:
+        stop.set()
         server.close()
         thread.join(5)
 

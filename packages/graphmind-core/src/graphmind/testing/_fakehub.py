@@ -248,13 +248,15 @@ class FakeHub:
 
     # ---- waiting -------------------------------------------------------------------------------
     def wait_for(self, predicate: Callable[[], bool], timeout: float = 5.0, what: str = "condition") -> None:
+        """Until `predicate()` holds: asked at each frame the hub takes, and at least every 50 ms (a
+        predicate on the app's side, `client.attached` say, changes with no frame to wake it)."""
         deadline = time.monotonic() + timeout
         with self._cond:
             while not predicate():
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise TimeoutError(f"FakeHub: timed out waiting for {what}")
-                self._cond.wait(left)
+                self._cond.wait(min(left, 0.05))
 
     def of_type(self, event_type: str) -> list[dict[str, Any]]:
         with self._cond:
