@@ -326,7 +326,8 @@ SUITES = {
             "httpx",  # its runner tests build httpx errors (openai 3 itself sends with httpx2)
         ],
     ),
-    # litellm's test dependencies for its mocked unit tests (tests/test_litellm).
+    # litellm's test dependencies for its mocked unit tests (tests/test_litellm); orjson and backoff
+    # are its proxy extra's, which the selected modules import at their top.
     "litellm": (
         "litellm",
         "graphmind-litellm",
@@ -338,6 +339,8 @@ SUITES = {
             "pytest-xdist",
             "respx",
             "fastapi",
+            "orjson",
+            "backoff",
         ],
     ),
     # google-adk's `test` extra, the parts its unit tests import (anthropic, litellm, langgraph and
