@@ -252,6 +252,14 @@ def outcomes(junit: Path) -> dict[str, str]:
     return result
 
 
+def durations(junit: Path) -> dict[str, float]:
+    """Each test's time (JUnit's `time`: setup, call and teardown)."""
+    return {
+        f"{case.get('classname')}::{case.get('name')}": float(case.get("time") or 0)
+        for case in ET.parse(junit).getroot().iter("testcase")
+    }
+
+
 def node_id(src: Path, junit_name: str) -> str:
     """`tests.x.test_mod.TestCls::test_a[p]` (JUnit's classname::name) -> `tests/x/test_mod.py::TestCls::test_a[p]`."""
     classname, name = junit_name.split("::", 1)
@@ -321,6 +329,7 @@ def run(
         "exit": proc.returncode,
         "seconds": seconds,
         "outcomes": outcomes(junit),
+        "durations": durations(junit),
         "counts": counts,
     }
 
@@ -334,8 +343,18 @@ def hub_counts(db: Path) -> dict[str, int]:
         }
 
 
-def report(name: str, result: dict[str, Any], passed_bare: set[str], rerun: dict[str, Any] | None) -> int:
-    """Prints one run's line and each test that passes bare but not here; returns the regressions."""
+SLOWER_S = 5.0  # a test this much slower than bare is named (what makes a run slow: a hold, a wait)
+
+
+def report(
+    name: str,
+    result: dict[str, Any],
+    passed_bare: set[str],
+    rerun: dict[str, Any] | None,
+    bare: dict[str, Any] | None = None,
+) -> int:
+    """Prints one run's line, each test that passes bare but not here, and the tests that took
+    SLOWER_S longer than bare (the five worst); returns the regressions."""
     out = result["outcomes"]
     tally = {k: sum(1 for o in out.values() if o == k) for k in ("passed", "failed", "skipped")}
     lost = sorted(t for t in passed_bare if out.get(t) != "passed")
@@ -355,6 +374,19 @@ def report(name: str, result: dict[str, Any], passed_bare: set[str], rerun: dict
             else "REGRESSED"
         )
         print(f"    {test}: {out.get(test, 'missing')}; {why}")
+    if bare is not None:
+        before = bare["durations"]
+        grown = sorted(
+            ((t - before.get(test, 0.0), test) for test, t in result["durations"].items()),
+            reverse=True,
+        )
+        slower = [(d, test) for d, test in grown if d >= SLOWER_S]
+        for _grew, test in slower[:5]:
+            print(
+                f"    slower: {test}: {result['durations'][test]:.1f} s, bare {before.get(test, 0.0):.1f} s"
+            )
+        if len(slower) > 5:
+            print(f"    slower: {len(slower) - 5} more tests took {SLOWER_S:.0f} s or more longer than bare")
     return len(regressed)
 
 
@@ -392,8 +424,8 @@ def main(argv: list[str]) -> int:
             time.sleep(1.0)  # the hub writes in batches; let the last one land before counting
             attached[0]["counts"].update(hub_counts(work / "hub.db"))
     report(name, bare, passed_bare, None)
-    regressions = report(name, detached[0], passed_bare, detached[1])
-    regressions += report(name, attached[0], passed_bare, attached[1])
+    regressions = report(name, detached[0], passed_bare, detached[1], bare)
+    regressions += report(name, attached[0], passed_bare, attached[1], bare)
     return 1 if regressions else 0
 
 
