@@ -388,7 +388,9 @@ SUITE_LOCAL_PACKAGES = {"mcp": ["examples"]}
 # only; litellm's also needs a Rust toolchain to build its metadata): the tests come from the
 # framework's repository at the locked version, a directory named by GRAPHMIND_SUITE_TESTS whose
 # tests/ is copied to .nox/suite-src/<dist>-<version>-tests and run against the installed
-# package. docs/compatibility.md says how. google-adk's sdist ships the package only too.
+# package. docs/compatibility.md says how (and which commits the figures used);
+# scripts/suites/tests_dir.py writes such a directory from a local git copy of the repository.
+# google-adk's sdist ships the package only too.
 TESTS_ELSEWHERE = {"llama-index-core", "litellm", "google-adk", "pydantic-ai-slim"}
 TESTS_FROM_ENV = "GRAPHMIND_SUITE_TESTS"
 
