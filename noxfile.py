@@ -457,6 +457,11 @@ def suite(session: nox.Session, framework: str) -> None:
     attached to a real hub (scripts/suites/run_suite.py); fails if a test that passes bare does not."""
     distribution, adapter, deps = SUITES[framework]
     version = _locked_version(distribution)
+    # Copies, not uv's default hard links into its cache: nltk (llama-index-core's text splitters)
+    # refuses to open a data file with more than one link (nltk/pathsec.py, "refusing
+    # multiply-linked file"), so with links the tests that load its stopwords or punkt pass or
+    # fail by which test loaded them first in the worker, and the three runs differ by xdist's split.
+    session.env["UV_LINK_MODE"] = "copy"
     _install_workspace(session, "graphmind-core", "graphmind-server", adapter)
     session.install("pip", *deps, f"{distribution}=={version}")
     src = _suite_source(session, distribution, version)
