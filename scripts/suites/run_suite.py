@@ -150,20 +150,24 @@ SUITES: dict[str, dict[str, Any]] = {
         # import (no network here: three attempts and their back-off sleeps, about 7 s).
         "env": {"LITELLM_LOCAL_MODEL_COST_MAP": "True"},
         # A selection of tests/test_litellm (the offline unit tests, `make test-unit`; the rest of
-        # tests/ calls real providers): every module at its top (completion, acompletion, router,
-        # responses bridge, exceptions, cost), the responses API, caching, the core utils (logging,
-        # streaming), the OpenAI and Anthropic provider tests and the router's helpers; globs are
-        # expanded in the source dir. Not the proxy's (a server with its own database) nor the other
-        # providers' (thousands of request-shape tests that never reach `litellm.completion`).
+        # tests/ calls real providers): the tests that go through the functions the adapter gates
+        # (`completion` / `acompletion` with mocked clients or `mock_response`, the router, the
+        # responses API, the bridge between them) and the OpenAI and Anthropic provider tests.
+        # Globs are expanded in the source dir. Not the proxy's (a server with its own database),
+        # the other providers' (thousands of request-shape tests that never reach
+        # `litellm.completion`), nor the import-time tests that start a Python process per test
+        # (test_eager_tiktoken_load.py, test_lazy_imports.py: 30 minutes a run on 2 cores).
         "paths": [
-            "tests/test_litellm/test_*.py",
+            "tests/test_litellm/test_main.py",
+            "tests/test_litellm/test_router*.py",
+            "tests/test_litellm/test_responses_api_bridge_non_stream.py",
+            "tests/test_litellm/test_acompletion_session_reuse_e2e.py",
+            "tests/test_litellm/test_shared_session_integration.py",
+            "tests/test_litellm/test_exception_*.py",
+            "tests/test_litellm/test_nested_drop_params.py",
             "tests/test_litellm/responses",
-            "tests/test_litellm/caching",
-            "tests/test_litellm/litellm_core_utils",
             "tests/test_litellm/llms/openai",
             "tests/test_litellm/llms/anthropic",
-            "tests/test_litellm/router_utils",
-            "tests/test_litellm/router_strategy",
         ],
         "args": [
             "tests/test_litellm",
