@@ -95,6 +95,14 @@ def test_screenshot_of_a_held_run(hub: Any, make_page: Any, tmp_path: Path) -> N
         expect(page.locator("#detail .stream-text")).to_contain_text("Booking TP1351")
         expect(page.locator(".gnode[data-node-id='tool:book_flight']")).to_contain_text("held")
         expect(page.locator(".gnode[data-node-id='tool:get_weather']")).to_contain_text("pending")
+        # 1600×900 with the node detail and the held card both open: they share one column, and
+        # the graph keeps most of the width (it was squeezed to ~180 px beside the timeline).
+        graph, card_box = page.locator(".graph-wrap").bounding_box(), card.bounding_box()
+        detail = page.locator("#detail").bounding_box()
+        assert graph and card_box and detail and graph["width"] >= 700, (graph, card_box, detail)
+        assert abs(card_box["x"] - detail["x"]) < 20 and card_box["y"] < detail["y"], (card_box, detail)
+        timeline = page.locator(".timeline").bounding_box()
+        assert timeline and timeline["y"] >= graph["y"] + graph["height"] - 1, (graph, timeline)
         page.wait_for_timeout(300)  # let the held node's pulse settle into a frame; cosmetic only
         shot = tmp_path / "held-run.png"
         page.screenshot(path=str(shot))

@@ -141,7 +141,14 @@ PUBLIC: dict[str, list[str]] = {
         "is_secret_key",
         "strip_secret_keys",
     ],
-    "graphmind.testing": ["Answer", "FakeHub", "ProxyLike", "ThrowingGetterDict", "one_kb_tool_args"],
+    "graphmind.testing": [
+        "Answer",
+        "FakeHub",
+        "ProxyLike",
+        "ThrowingGetterDict",
+        "one_kb_tool_args",
+        "write_cassette",
+    ],
     "graphmind.testing.gate_matrix": ["BACKENDS", "CASES", "GateSubject", "Hub", "run_case"],
     "graphmind.testing.loopback": ["FakeRequest", "LoopbackFake", "LoopbackHTTP"],
 }

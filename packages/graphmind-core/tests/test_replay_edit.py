@@ -13,7 +13,7 @@ import pytest
 
 import graphmind
 from graphmind import protocol as proto
-from graphmind._replay.cassette import write_cassette
+from graphmind.testing import write_cassette
 from graphmind.testing import FakeHub
 
 

@@ -120,6 +120,7 @@ async def test_an_agent_inside_a_graphmind_run_is_an_agent_node_of_that_run(
     agent = FunctionAgent(name="planner", tools=[make_search([])], llm=agent_llm())
     async with client.run("trip") as run:
         await agent.run("Where to?")
+    hub.wait_for(lambda: bool(of(hub, "run.finished")), what="the run's end")
     started = by_node(hub, "node.started")
     node = started["agent:planner"][0]
     assert node["runId"] == run.run_id and node["parentInstanceId"] == run.run_id

@@ -297,7 +297,7 @@ async def test_a_recorded_run_replays_with_no_provider_request_and_no_tool_body(
 ) -> None:
     # Issue 34: a whole agent run (model step, tool, model step) recorded, then run again from the
     # cassette: the fake provider counts no request and the tool's body never runs.
-    from graphmind._replay.cassette import write_cassette
+    from graphmind.testing import write_cassette
 
     recording = graphmind.Client(app="agents-replay", url=fakehub.url)
     assert recording.ready(5)

@@ -91,6 +91,7 @@ async def test_the_run_is_named_after_the_agent_and_a_delegated_agent_nests_unde
 
     instrument_pydantic_ai(outer, session=gm)
     assert (await outer.run("go")).output == "saw: inner answer"
+    fakehub.wait_for(lambda: bool(fakehub.of_type("run.finished")), what="the outer run's end")
     started = fakehub.of_type("run.started")
     assert [r["name"] for r in started] == ["outer"], "one run, the outer agent's; the inner joins it"
     tool = nodes(fakehub, "node.started", "tool:search")[0]
@@ -150,6 +151,7 @@ async def test_a_tool_that_asks_for_approval_defers_exactly_as_without_graphmind
         )
         outputs.append((second.output, ran))
     assert outputs[0] == outputs[1] == ("saw: results for cats", ["cats"])
+    fakehub.wait_for(lambda: len(fakehub.of_type("run.finished")) == 2, what="both instrumented runs' ends")
     assert fakehub.of_type("exec.paused") == []
     deferred = next(e for e in fakehub.of_type("node.finished") if e.get("nodeId") == "tool:search")
     assert deferred["output"]["controlFlow"] == "ApprovalRequired"
@@ -255,8 +257,8 @@ async def test_an_edited_model_request_reaches_the_model_as_its_own_messages(
 async def test_a_recorded_agent_run_replays_with_no_model_call_and_no_tool_body(
     gm: graphmind.Client, fakehub: FakeHub, tmp_path: Any
 ) -> None:
-    # graphmind record's format; the writer is not public yet (the kit uses the same one)
-    from graphmind._replay.cassette import write_cassette
+    # graphmind record's format, from the FakeHub's events (graphmind.testing.write_cassette)
+    from graphmind.testing import write_cassette
 
     search, model = Search(), ScriptedModel([search_then_answer])
     agent = instrument_pydantic_ai(tool_agent(search, model), session=gm)
@@ -276,5 +278,6 @@ async def test_a_recorded_agent_run_replays_with_no_model_call_and_no_tool_body(
         )
     finally:
         replaying.dispose()
+    fakehub.wait_for(lambda: len(fakehub.of_type("run.finished")) == 2, what="the replayed run's end")
     replayed = [e for e in fakehub.of_type("node.finished") if e.get("replayed") is True]
     assert [e["nodeId"] for e in replayed] == ["llm:step", "tool:search", "llm:step"]

@@ -6,9 +6,13 @@
 - `assert_supported`, `assert_hooks_stand`, `assert_in_source`: an adapter's hook-table test, that
   fails loudly when an upstream hook moves (docs/adapters.md, "The scaffold").
 - `one_kb_tool_args`, `ThrowingGetterDict`, `ProxyLike`: sample values for size and fail-open tests.
+- `write_cassette(path, client_id, events)`: one client's events (a `FakeHub`'s `events`, say) as
+  a `graphmind record` file that `replay=` / `GRAPHMIND_REPLAY` and `graphmind replay` read
+  (docs/replay.md); 0600, secret-looking keys' values replaced. Returns how many it replaced.
 """
 
 from ._fakehub import Answer, FakeHub, ProxyLike, ThrowingGetterDict, one_kb_tool_args
+from .._replay.cassette import write_cassette
 from ._upstream import assert_hooks_stand, assert_in_source, assert_supported, split_requirement
 
 __all__ = [
@@ -21,4 +25,5 @@ __all__ = [
     "assert_supported",
     "one_kb_tool_args",
     "split_requirement",
+    "write_cassette",
 ]
