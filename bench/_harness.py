@@ -23,6 +23,8 @@ __all__ = [
     "interleaved_rounds",
     "noop",
     "openinference_toggle",
+    "print_median_ratios",
+    "print_paired_ratios",
     "print_ratio_table",
     "summarise",
 ]
@@ -148,3 +150,44 @@ def print_ratio_table(
             else:
                 cells.append(f"{'':>8}")
         print("".join(cells))
+
+
+def print_median_ratios(medians: Results, *, peer: str = "openinference") -> None:
+    """One line per variant: its median batch's overhead as a fraction of the peer's median overhead
+    (the check on the best-batch ratio: on a busy machine the two can disagree by more than the effect)."""
+    if peer not in medians:
+        return
+    bare, other = medians["bare"], medians[peer]
+    for name, row in medians.items():
+        if name in ("bare", peer):
+            continue
+        cells = []
+        for shape in bare:
+            peer_over = other[shape] - bare[shape]
+            ratio = (row[shape] - bare[shape]) / peer_over if peer_over > 0 else float("nan")
+            cells.append(f"{shape} {ratio:.3f}")
+        print(f"median-batch ratio vs {peer}, {name}: " + ", ".join(cells))
+
+
+def print_paired_ratios(samples: Samples, *, peer: str = "openinference") -> None:
+    """Per variant and shape: the median over rounds of its overhead over `bare` in the same round,
+    as a fraction of the peer's median paired overhead. Each round's batches run back to back, so a
+    neighbour's load that drifts over minutes cancels out of each round's difference (the best and
+    median batches above are taken per variant, over all rounds); on a busy machine this is the
+    steadiest of the three ratios."""
+    if peer not in samples:
+        return
+    bare = samples["bare"]
+
+    def paired(name: str, shape: str) -> float:
+        return statistics.median(v - b for v, b in zip(samples[name][shape], bare[shape], strict=True))
+
+    for name in samples:
+        if name in ("bare", peer):
+            continue
+        cells = []
+        for shape in bare:
+            own, theirs = paired(name, shape), paired(peer, shape)
+            ratio = own / theirs if theirs > 0 else float("nan")
+            cells.append(f"{shape} {ratio:.3f} ({own:+.1f} / {theirs:+.1f} µs)")
+        print(f"paired ratio vs {peer}, {name}: " + ", ".join(cells))

@@ -9,14 +9,20 @@ tool call, one handoff-free turn pair. Two shapes: `Runner.run` awaited, and `Ru
 read to its end. Variants, interleaved round by round (same process) so a busy machine slows all alike:
 
   bare           the SDK alone
+  floor          the same hook points as instrument_openai_agents() (every row of its HOOKS, and the
+                 model's two methods), each a pass-through of the same kind (a coroutine function
+                 awaiting the original, an async generator re-yielding the stream): what any hook
+                 there costs; detached minus floor is GraphMind's own share
   detached       instrument_openai_agents() with GraphMind enabled and no hub (events go to the replay buffer)
+  attached       the same, attached to the real hub (a subprocess), no breakpoint
   openinference  OpenAIAgentsInstrumentor (a trace processor) with an in-memory span exporter
 
 The SDK's tracing is on for every variant (openinference reads its spans) with the SDK's own OpenAI
 exporter removed (`set_trace_processors([])`), so no variant exports anything. Time is the calling
 thread's CPU time unless `--wall`. Prints the best batch per variant (median in brackets), each
-overhead over bare, and that overhead as a fraction of openinference's. Target (issue 34):
-detached <= 0.25 x openinference's overhead.
+overhead over bare, and that overhead as a fraction of openinference's, for the best and the median
+batches, and the paired ratio (the median over rounds of each round's overhead over bare,
+`_harness.print_paired_ratios`). Targets (issue 37): detached <= 0.25 x openinference's overhead, attached <= 0.35 x.
 """
 
 from __future__ import annotations
@@ -24,11 +30,21 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib.metadata
+import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from _harness import Variant, interleaved_rounds, noop, openinference_toggle, print_ratio_table, summarise
+from _harness import (
+    Variant,
+    interleaved_rounds,
+    noop,
+    openinference_toggle,
+    print_median_ratios,
+    print_paired_ratios,
+    print_ratio_table,
+    summarise,
+)
 from agents import Agent, Runner, function_tool, set_trace_processors, set_tracing_disabled
 from agents.items import ModelResponse
 from agents.models.interface import Model
@@ -43,7 +59,9 @@ from openai.types.responses import (
 )
 
 import graphmind
+from graphmind.adapter import Hook, Patches
 from graphmind_openai_agents import instrument_openai_agents, uninstrument_openai_agents
+from graphmind_openai_agents._instrument import HOOKS
 
 REPLY = "Visit the pyramids at Giza, then the Egyptian Museum and Khan el-Khalili."
 
@@ -115,11 +133,70 @@ def weather(city: str) -> str:
 AGENT = Agent(name="planner", instructions="You plan trips.", tools=[weather], model=BenchModel())
 
 
+def _passes_async(original: Callable[..., Any], state: Any) -> Callable[..., Any]:
+    async def passes(*args: Any, **kwargs: Any) -> Any:
+        return await original(*args, **kwargs)
+
+    return passes
+
+
+def _passes_stream(original: Callable[..., Any], state: Any) -> Callable[..., Any]:
+    def stream(*args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        return _restream(original(*args, **kwargs))
+
+    return stream
+
+
+async def _restream(inner: Any) -> AsyncIterator[Any]:
+    try:
+        async for event in inner:
+            yield event
+    finally:
+        await inner.aclose()
+
+
+class Floor:
+    """Pass-through hooks on every point instrument_openai_agents() patches (module rows, and the
+    two model methods of each model get_model returns, patched on the instance once)."""
+
+    _MODEL_ROWS = (
+        Hook("", "get_response", _passes_async, "", ""),
+        Hook("", "stream_response", _passes_stream, "", ""),
+    )
+
+    def __init__(self) -> None:
+        self.state = Patches()
+        self.models: list[Patches] = []
+
+    def _passes_get_model(self, original: Callable[..., Any], state: Any) -> Callable[..., Any]:
+        def get_model(agent: Any, run_config: Any) -> Any:
+            model = original(agent, run_config)
+            if "get_response" not in vars(model):
+                patches = Patches()
+                patches.apply(model, self._MODEL_ROWS, patches)
+                self.models.append(patches)
+            return model
+
+        return get_model
+
+    def on(self) -> None:
+        for owner, hook in HOOKS:
+            wrap = self._passes_get_model if hook.attr == "get_model" else _passes_async
+            self.state.apply(owner, (Hook(hook.target, hook.attr, wrap, "", ""),), self.state)
+
+    def off(self) -> None:
+        for patches in self.models:
+            patches.undo()
+        self.models.clear()
+        self.state.undo()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--calls", type=int, default=50)
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--wall", action="store_true", help="time wall-clock time instead of thread CPU time")
+    parser.add_argument("--no-attached", action="store_true", help="skip the attached variant (no hub)")
     args = parser.parse_args()
     clock_ns = time.perf_counter_ns if args.wall else time.thread_time_ns
     set_tracing_disabled(False)
@@ -146,10 +223,27 @@ def main() -> None:
         app="bench", url="ws://127.0.0.1:9/ingest", retry_interval=60
     )  # never attaches
     shapes = {"run": run, "streamed": streamed}
+    floor = Floor()
     variants: dict[str, Variant] = {
         "bare": (noop, noop, shapes),
+        "floor": (floor.on, floor.off, shapes),
         "detached": (lambda: instrument_openai_agents(session=session), uninstrument_openai_agents, shapes),
     }
+    hub: Any = None
+    attached: graphmind.Client | None = None
+    if not args.no_attached:
+        from graphmind_server.testing import HubProcess
+
+        hub = HubProcess(tempfile.mkdtemp(prefix="gm-bench-") + "/hub.db")
+        attached = graphmind.Client(app="bench", url=hub.ingest_url)
+        if not attached.ready(5):
+            raise SystemExit("the hub did not attach")
+        on_hub = attached
+        variants["attached"] = (
+            lambda: instrument_openai_agents(session=on_hub),
+            uninstrument_openai_agents,
+            shapes,
+        )
     oi = openinference_toggle(
         "openinference-instrumentation-openai-agents",
         "openinference.instrumentation.openai_agents",
@@ -160,10 +254,16 @@ def main() -> None:
     )
     if oi is not None:
         variants["openinference"] = (oi[0], oi[1], shapes)
-    samples = interleaved_rounds(variants, args.rounds, args.calls, clock_ns)
-    stats = session.stats()
-    session.dispose()
-    loop.close()
+    try:
+        samples = interleaved_rounds(variants, args.rounds, args.calls, clock_ns)
+    finally:
+        stats = {"detached": session.stats(), **({"attached": attached.stats()} if attached else {})}
+        session.dispose()
+        if attached is not None:
+            attached.dispose()
+        if hub is not None:
+            hub.stop()
+        loop.close()
     best, medians = summarise(samples)
     clock = "wall" if args.wall else "thread CPU"
     print(
@@ -171,9 +271,11 @@ def main() -> None:
         f"{args.calls} runs (2 model calls + 1 tool each); {clock} µs per run, best batch (median)"
     )
     print_ratio_table("variant", best, medians=medians, digits=3)
-    print(
-        f"\nGraphMind events recorded detached: {stats['events']} (the replay buffer keeps the newest {stats['buffered']})"
-    )
+    print_median_ratios(medians)
+    print_paired_ratios(samples)
+    for name, s in stats.items():
+        print(f"GraphMind {name}: {s.get('events')} events, {s.get('dropped', 0)} dropped")
+    print("\ntargets (issue 37): detached <= 0.25 of openinference's overhead, attached <= 0.35")
 
 
 if __name__ == "__main__":

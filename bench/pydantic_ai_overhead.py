@@ -1,6 +1,7 @@
 """Per-run overhead of graphmind-pydantic-ai, next to OpenInference's Pydantic AI instrumentation.
 
     uv run python bench/pydantic_ai_overhead.py [--calls 50] [--rounds 15] [--cpu]
+    uv run python bench/pydantic_ai_overhead.py --count   # function calls per run (cProfile), deterministic
 
 One process, no network: `await agent.run(...)` of a real `Agent` on a `FunctionModel` whose
 first step asks for two `search` calls (run together) and whose second step answers: per run two
@@ -9,14 +10,23 @@ instrumentation. Variants:
 
   bare          Pydantic AI alone
   detached      instrument_pydantic_ai(agent), GraphMind enabled, no hub
+  capability    the agent built with `capabilities=[GraphmindCapability()]`, no hub: the same
+                hooks on the agent's own capability rather than one added to each run
   attached      instrument_pydantic_ai(agent) attached to the real hub (a subprocess), no breakpoint
   floor         the same three capability hooks doing nothing (a pass-through wrap_run, a bare
                 WrapperModel per attempt, a pass-through wrap_tool_execute), added per run as
                 instrument_pydantic_ai adds its capability: what Pydantic AI itself charges for any
                 capability on these hooks; detached minus floor is GraphMind's own share
+  empty         a capability overriding nothing, added per run: the framework's price for a run
+                capability at all (every hook dispatched to it, the run's capabilities combined)
+  empty_agent   the same capability given to the agent's constructor (combined once, not per run)
   openinference Pydantic AI's own OpenTelemetry instrumentation (`Agent.instrument_all`) with
                 `openinference-instrumentation-pydantic-ai`'s OpenInferenceSpanProcessor and an
                 in-memory exporter (SimpleSpanProcessor): how OpenInference observes Pydantic AI
+
+`--count` runs each variant alone under cProfile and prints the Python function calls per run
+(builtins included) and their difference from bare: the same on every machine and every load, so
+it shows what a change saves where the timings of a shared machine cannot.
 
 Rounds interleave the variants (shuffled each round), in one process and one event loop, so a busy
 machine slows all of them alike. Prints the best and the median batch per variant, each variant's
@@ -28,6 +38,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
+import pstats
 import tempfile
 import time
 from collections.abc import Callable
@@ -42,7 +54,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.wrapper import WrapperModel
 
 import graphmind
-from graphmind_pydantic_ai import instrument_pydantic_ai
+from graphmind_pydantic_ai import GraphmindCapability, instrument_pydantic_ai
 
 
 def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -58,8 +70,8 @@ def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     return ModelResponse(parts=[TextPart("Visit " + " and ".join(str(r.content) for r in returns))])
 
 
-def make_agent() -> Agent[None, str]:
-    agent: Agent[None, str] = Agent(FunctionModel(model), name="planner")
+def make_agent(capabilities: list[AbstractCapability[Any]] | None = None) -> Agent[None, str]:
+    agent: Agent[None, str] = Agent(FunctionModel(model), name="planner", capabilities=capabilities)
 
     @agent.tool_plain
     def search(q: str) -> str:
@@ -67,6 +79,10 @@ def make_agent() -> Agent[None, str]:
         return f"results for {q}"
 
     return agent
+
+
+class Empty(AbstractCapability[Any]):
+    """A capability that overrides nothing."""
 
 
 class Floor(AbstractCapability[Any]):
@@ -108,10 +124,43 @@ def openinference() -> tuple[Callable[[], None], Callable[[], None]] | None:
     return on, off
 
 
+def count_calls(variants: dict[str, Variant], runner: asyncio.Runner, calls: int) -> None:
+    """Each variant alone, warmed up, then `calls` runs under cProfile: function calls per run."""
+    counts: dict[str, float] = {}
+    for name, (on, off, cells) in variants.items():
+        run = cells["run"]
+        on()
+        try:
+            for _ in range(5):
+                run()
+            profile = cProfile.Profile()
+            profile.enable()
+            for _ in range(calls):
+                run()
+            profile.disable()
+        finally:
+            off()
+        counts[name] = pstats.Stats(profile).total_calls / calls  # type: ignore[attr-defined]
+    bare = counts["bare"]
+    oi = counts.get("openinference", bare) - bare
+    print(f"function calls per run ({calls} runs per variant, cProfile, builtins included)")
+    for name, count in counts.items():
+        extra = count - bare
+        ratio = (
+            f"  {extra / oi:.2f} of openinference's"
+            if oi > 0 and name not in ("bare", "openinference")
+            else ""
+        )
+        print(f"  {name:13} {count:9.0f} {extra:+8.0f}{ratio}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=50, help="runs per batch")
     parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument(
+        "--count", action="store_true", help="function calls per run (cProfile) instead of times"
+    )
     parser.add_argument(
         "--cpu", action="store_true", help="time the calling thread's CPU (thread_time) instead of wall time"
     )
@@ -148,13 +197,26 @@ def main() -> None:
                 noop,
                 {"run": one_run(instrument_pydantic_ai(make_agent(), session=attached))},
             ),
+            "capability": (
+                noop,
+                noop,
+                {"run": one_run(make_agent([GraphmindCapability(session=detached)]))},
+            ),
             "floor": (noop, noop, {"run": one_run(make_agent(), [Floor()])}),
+            "empty": (noop, noop, {"run": one_run(make_agent(), [Empty()])}),
+            "empty_agent": (noop, noop, {"run": one_run(make_agent([Empty()]))}),
         }
         oi = openinference()
         if oi is not None:
             variants["openinference"] = (*oi, {"run": one_run(make_agent())})
         check = runner.run(make_agent().run("Cairo"))
         assert check.output.startswith("Visit results for Cairo"), check.output
+        if args.count:
+            count_calls(variants, runner, args.calls)
+            detached.dispose()
+            attached.dispose()
+            runner.close()
+            return
         samples = interleaved_rounds(variants, args.rounds, args.calls, clock)
         stats = {"detached": detached.stats(), "attached": attached.stats()}
         detached.dispose()

@@ -19,6 +19,7 @@ makes). Prints one line per run and the GraphMind counts.
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import socket
@@ -26,6 +27,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -194,19 +196,30 @@ SUITES: dict[str, dict[str, Any]] = {
         # Its blocking-call detector off, as its CI runs every lane but one (its conftest's
         # `blockbuster` fixture); in all three runs alike.
         "env": {"BLOCKBUSTER_ENABLED": "false"},
-        # A selection (docs/compatibility.md): agents over FunctionModel / TestModel, tools, streams;
-        # its warning filters as its pyproject.toml sets them.
-        "args": [
-            "tests/test_agent.py",
+        # Its retry tests call one tool with the same arguments until the retries run out: attached,
+        # the loop guard holds the third call (docs/protocol.md, "The loop streak"), and a hold nobody
+        # answers hangs the worker (a held tool with its own `timeout=` never returned: the whole
+        # run stopped). The attached run answers each loop hold `continue` through the hub's API, as
+        # the person at the debugger would; the count is printed.
+        "answer_loop_holds": True,
+        # A selection (docs/compatibility.md; the "paths" below replace "tests"): agents over
+        # FunctionModel / TestModel with tools, deferred tools, streams, history processors,
+        # concurrency limits, cancellation, nested sync runs, capabilities' event streams and
+        # teardown, output schemas. Its warning filters as its pyproject.toml sets them.
+        "paths": [
             "tests/test_tools.py",
             "tests/test_streaming.py",
-            "-p",
-            "no:cacheprovider",
-            "-n",
-            "2",
-            "-q",
-            "--timeout=120",
+            "tests/test_history_processor.py",
+            "tests/test_concurrency.py",
+            "tests/test_run_cancellation.py",
+            "tests/test_nested_sync_agent.py",
+            "tests/test_capability_process_event_stream.py",
+            "tests/test_capability_stream_teardown.py",
+            "tests/test_agent_output_schemas.py",
         ],
+        # 60 s, not 120: its tests take milliseconds, and a test the loop hold stops while attached
+        # (EXPECTED_DIFFERENT) waits out the whole timeout.
+        "args": ["tests", "-p", "no:cacheprovider", "-n", "2", "-q", "--timeout=60"],
     },
 }
 
@@ -241,7 +254,12 @@ EXPECTED_DIFFERENT: dict[str, set[str]] = {
         # `trace_as_chain_group`'s manager is configured, so it holds the hook's handler too: `len == 1` fails.
         "tests.unit_tests.runnables.test_config::test_merge_config_callbacks",
     },
-    "pydantic_ai": set(),
+    "pydantic_ai": {
+        # It replaces the agent's private root capability with its own and asserts that capability's
+        # `wrap_run_event_stream` is what the run calls; a run capability (ours, or any other given
+        # to `agent.iter(capabilities=...)`, bare) combines with it and is dispatched leaf by leaf.
+        "tests.test_capability_stream_teardown::test_agent_stream_closes_custom_async_iterator",
+    },
 }
 
 
@@ -341,6 +359,33 @@ def run(
     }
 
 
+def answer_loop_holds(port: int, stop: threading.Event, answered: list[str]) -> None:
+    """Until `stop`: every 1 s, each gate the loop guard holds answered `continue` through
+    `POST /api/gates/{id}` (the viewer's call); other gates are left held."""
+    body = json.dumps({"action": "continue"})
+    seen: set[str] = set()
+    while not stop.wait(1.0):
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        try:
+            conn.request("GET", "/api/gates")
+            gates = json.loads(conn.getresponse().read())["gates"]
+            for gate in gates:
+                if gate.get("reason") != "loop" or gate["gateId"] in seen:
+                    continue
+                seen.add(gate["gateId"])
+                conn.request(
+                    "POST", f"/api/gates/{gate['gateId']}", body, {"Content-Type": "application/json"}
+                )
+                response = conn.getresponse()
+                response.read()
+                if response.status == 200:
+                    answered.append(str(gate.get("nodeId")))
+        except OSError:
+            pass  # the hub busy or between restarts: the next round asks again
+        finally:
+            conn.close()
+
+
 def hub_counts(db: Path) -> dict[str, int]:
     with sqlite3.connect(db) as conn:
         return {
@@ -437,7 +482,17 @@ def main(argv: list[str]) -> int:
         passed_bare = {t for t, o in bare["outcomes"].items() if o == "passed"}
         detached = instrumented(name, src, "detached", extra, work, None, passed_bare)
         with HubProcess(work / "hub.db", args=SUITES[name]["hub_args"]) as hub:
+            stop, answered = threading.Event(), []
+            answerer = threading.Thread(
+                target=answer_loop_holds, args=(hub.port, stop, answered), daemon=True
+            )
+            if SUITES[name].get("answer_loop_holds"):
+                answerer.start()
             attached = instrumented(name, src, "attached", extra, work, hub.ingest_url, passed_bare)
+            stop.set()
+            if SUITES[name].get("answer_loop_holds"):
+                answerer.join(35)
+                attached[0]["counts"]["loop_holds_answered"] = len(answered)
             time.sleep(1.0)  # the hub writes in batches; let the last one land before counting
             attached[0]["counts"].update(hub_counts(work / "hub.db"))
         # What failed alone instrumented, alone bare: the same test, the same single process.

@@ -55,6 +55,12 @@ def test_an_int_too_long_to_spell_is_sent_as_its_size_and_nothing_is_lost(hide: 
             client.dispose()
             stats = client.stats()
             assert stats["dropped"] == 0, stats
+            hub.wait_for(
+                lambda: (
+                    len([e for e in hub.events if e.get("type") in protocol.EVENT_TYPES]) >= stats["events"]
+                ),
+                what="every event sent",
+            )
             stored = [e for e in hub.events if e.get("type") in protocol.EVENT_TYPES]
             assert len(stored) == stats["events"]
             started = [e for e in stored if e["type"] == "node.started"]
@@ -90,6 +96,13 @@ def test_an_event_that_cannot_be_encoded_is_counted_and_the_rest_of_its_batch_ar
             client.dispose()
             stats = client.stats()
             assert stats["dropped"] == 1, stats
+            hub.wait_for(
+                lambda: (
+                    len([e for e in hub.events if e.get("type") in protocol.EVENT_TYPES])
+                    >= stats["events"] - 1
+                ),
+                what="every event sent",
+            )
             stored = [e for e in hub.events if e.get("type") in protocol.EVENT_TYPES]
             assert len(stored) + stats["dropped"] == stats["events"]
             # This client's warning (another test's client closing meanwhile names its own hub).
@@ -160,6 +173,10 @@ def test_a_first_handshake_that_fails_against_a_listening_hub_is_retried_soon() 
                 tool(1)
             client.dispose()
             assert client.stats()["dropped"] == 0
+            hub.wait_for(
+                lambda: len([e for e in hub.events if e.get("type") in protocol.EVENT_TYPES]) >= 4,
+                what="every event sent",
+            )
             assert len([e for e in hub.events if e.get("type") in protocol.EVENT_TYPES]) == 4
     finally:
         silent.close()

@@ -13,8 +13,7 @@ import pytest
 
 import graphmind
 from graphmind import protocol as proto
-from graphmind.testing import write_cassette
-from graphmind.testing import FakeHub
+from graphmind.testing import FakeHub, write_cassette
 
 
 @pytest.fixture

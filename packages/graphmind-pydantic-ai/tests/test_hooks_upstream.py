@@ -64,3 +64,13 @@ def test_the_model_wrapper_serves_request_and_request_stream_and_the_stream_read
     ]
     assert_in_source(StreamedResponse.__aiter__, "self._get_event_iterator()")
     assert "replay_events" in inspect.signature(CompletedStreamedResponse.__init__).parameters
+
+
+def test_the_framework_tells_a_request_only_model_by_its_class_request_stream() -> None:
+    # `gated_model` relies on it: a request-only model's wrapper keeps `Model.request_stream`.
+    from pydantic_ai import _agent_graph
+
+    assert_in_source(
+        _agent_graph._ensure_model_supports_streaming,
+        "type(model).request_stream is models.Model.request_stream",
+    )

@@ -10,6 +10,12 @@
 The transcript is the shape every adapter records (docs/protocol.md, "Injecting a model reply"):
 ADK's `model` role is `assistant`, a `function_call` part is a `tool_calls` entry, a
 `function_response` part is a `tool` message with its `tool_call_id`.
+
+Owned payloads (docs/adapters.md): every dict and list of a node's input and output is built here,
+so a describer answers `Owned(...)` when every leaf is also a `json_scalar` (checked while building:
+`plain_owned` says so of the copy it makes); the plugin then tells the engine, and the pipeline
+skips its snapshot walk. Anything else (a NaN, bytes, an app object, a lone surrogate) is not
+claimed and takes the full pass, as before.
 """
 
 from __future__ import annotations
@@ -22,12 +28,56 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.genai import types
 
-from graphmind.adapter import parse_model_reply
+from graphmind.adapter import Owned, json_scalar, json_scalars, parse_model_reply
+
+# Deeper than this, `plain_owned` leaves the value to the JSON round trip (which raises on a cycle).
+_MAX_DEPTH = 32
+
+
+class _NotPlain(Exception):
+    """A value the direct copy does not take: the JSON round trip spells it."""
+
+
+def _copy(value: Any, depth: int) -> Any:
+    """`value` copied as the JSON round trip would return it, for exact dicts (str keys), lists,
+    tuples and `json_scalar` leaves; raises _NotPlain on anything else."""
+    t = type(value)
+    if t is str:
+        if value.isascii() or json_scalar(value):
+            return value
+        raise _NotPlain
+    if t is int or t is bool or value is None or (t is float and value - value == 0):
+        return value
+    if depth < _MAX_DEPTH:
+        if t is dict:
+            out = {}
+            for k, v in value.items():
+                if type(k) is not str or not (k.isascii() or json_scalar(k)):
+                    raise _NotPlain
+                out[k] = _copy(v, depth + 1)
+            return out
+        if t is list or t is tuple:
+            return [_copy(v, depth + 1) for v in value]
+    raise _NotPlain
+
+
+def plain_owned(value: Any) -> tuple[Any, bool]:
+    """(`plain(value)`, whether the copy is owned: built here, every leaf a `json_scalar`). Plain
+    JSON values (the common tool args and results) are copied directly; anything else takes the JSON
+    round trip, which is not claimed."""
+    try:
+        return _copy(value, 0), True
+    except _NotPlain:
+        return _round_trip(value), False
 
 
 def plain(value: Any) -> Any:
     """A fresh plain-JSON copy of a framework value (tool args and results are dicts the app and ADK
     keep): a NaN, a bytes value or an object becomes its string, never an app object."""
+    return plain_owned(value)[0]
+
+
+def _round_trip(value: Any) -> Any:
     return json.loads(json.dumps(value, default=_fallback, allow_nan=True), parse_constant=str)
 
 
@@ -45,40 +95,44 @@ def _text(parts: list[types.Part]) -> str | None:
     return "".join(texts) if texts else None
 
 
-def _calls(parts: list[types.Part]) -> list[dict[str, Any]]:
-    return [
-        {
-            "id": p.function_call.id,
-            "name": p.function_call.name,
-            "arguments": plain(p.function_call.args or {}),
-        }
-        for p in parts
-        if p.function_call is not None
-    ]
+def _calls(parts: list[types.Part]) -> tuple[list[dict[str, Any]], bool]:
+    """The function calls of `parts` in the reply shape, and whether they are owned."""
+    calls: list[dict[str, Any]] = []
+    owned = True
+    for p in parts:
+        call = p.function_call
+        if call is not None:
+            arguments, plain_args = plain_owned(call.args or {})
+            owned = owned and plain_args and json_scalars((call.id, call.name))
+            calls.append({"id": call.id, "name": call.name, "arguments": arguments})
+    return calls, owned
 
 
-def _messages(content: types.Content) -> list[dict[str, Any]]:
-    parts = list(content.parts or [])
-    out: list[dict[str, Any]] = []
+def _messages(content: types.Content, out: list[dict[str, Any]]) -> bool:
+    """Appends the transcript messages of one ADK `Content` to `out`; True when they are owned."""
+    parts = content.parts or []
+    owned = True
+    had_response = False
     for p in parts:
         response = p.function_response
         if response is not None:
+            had_response = True
+            result, plain_result = plain_owned(response.response)
+            owned = owned and plain_result and json_scalars((response.id, response.name))
             out.append(
-                {
-                    "role": "tool",
-                    "tool_call_id": response.id,
-                    "name": response.name,
-                    "content": plain(response.response),
-                }
+                {"role": "tool", "tool_call_id": response.id, "name": response.name, "content": result}
             )
     role = "assistant" if content.role == "model" else (content.role or "user")
-    text, calls = _text(parts), _calls(parts)
-    if text is not None or calls or not out:
+    text = _text(parts)
+    calls, plain_calls = _calls(parts)
+    if text is not None or calls or not had_response:
         message: dict[str, Any] = {"role": role, "content": text}
+        owned = owned and json_scalars((role, text))
         if calls:
             message["tool_calls"] = calls
+            owned = owned and plain_calls
         out.append(message)
-    return out
+    return owned
 
 
 def _system(config: types.GenerateContentConfig | None) -> str | None:
@@ -105,36 +159,49 @@ def tool_names(request: LlmRequest) -> list[str]:
 
 
 def request_input(request: LlmRequest, agent: str) -> tuple[dict[str, Any], str, int]:
-    """(node input, first-message key, prompt length): the step identity's inputs."""
+    """(node input, first-message key, prompt length): the step identity's inputs; an `Owned`
+    tuple when the input is owned."""
     messages: list[dict[str, Any]] = []
     system = _system(request.config)
+    owned = True
     if system is not None:
         messages.append({"role": "system", "content": system})
+        owned = json_scalar(system)
     for content in request.contents:
-        messages.extend(_messages(content))
+        owned = _messages(content, messages) and owned
     node_input: dict[str, Any] = {"model": request.model, "agent": agent, "messages": messages}
     names = tool_names(request)
     if names:
         node_input["tools"] = names
+        owned = owned and json_scalars(names)
     first = messages[0] if messages else None
     key = f"{first['role']}\x00{first['content']}" if first is not None else ""
-    return node_input, key, len(messages)
+    described = (node_input, key, len(messages))
+    return Owned(described) if owned and json_scalars((request.model, agent)) else described
 
 
 def response_output(response: LlmResponse) -> dict[str, Any]:
+    return response_described(response)[0]
+
+
+def response_described(response: LlmResponse) -> tuple[dict[str, Any], bool]:
+    """(the reply in the one model-reply shape, whether it is owned)."""
     content = response.content
-    parts = list(content.parts or []) if content is not None else []
-    out: dict[str, Any] = {"role": "assistant", "content": _text(parts)}
-    calls = _calls(parts)
+    parts = (content.parts or []) if content is not None else []
+    text = _text(parts)
+    out: dict[str, Any] = {"role": "assistant", "content": text}
+    calls, owned = _calls(parts)
     if calls:
         out["tool_calls"] = calls
     if response.finish_reason is not None:
         out["finish_reason"] = str(response.finish_reason.value).lower()
     if response.error_code is not None:
         out["error"] = {"code": response.error_code, "message": response.error_message}
+        owned = owned and json_scalars((response.error_code, response.error_message))
     if response.model_version:
         out["model"] = response.model_version
-    return out
+        owned = owned and json_scalar(response.model_version)
+    return out, owned and json_scalars((text, out.get("finish_reason")))
 
 
 def response_usage(response: LlmResponse) -> dict[str, Any] | None:
@@ -152,10 +219,16 @@ def response_usage(response: LlmResponse) -> dict[str, Any] | None:
     return out or None
 
 
+def plain_usage(usage: dict[str, Any] | None) -> bool:
+    """Whether a `response_usage` answer is owned (exact ints: `isinstance` also lets a bool or an
+    int subclass through)."""
+    return usage is None or all(type(v) is int for v in usage.values())
+
+
 def partial_text(response: LlmResponse) -> str:
     """The text delta of a streamed (partial) response."""
     content = response.content
-    return (_text(list(content.parts or [])) or "") if content is not None else ""
+    return (_text(content.parts or []) or "") if content is not None else ""
 
 
 # What `response_output` adds to the one model-reply shape; a recorded output (a replay, a fork) is

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphmind import protocol as proto
-from graphmind.adapter import NodeExecution, RunAborted
+from graphmind.adapter import NodeExecution, Owned, RunAborted
 
 from ._hooks import passes
 
@@ -25,9 +25,20 @@ class Call:
     """One open call: its node and what its gates need of the framework."""
 
     ex: NodeExecution
-    describe: Callable[[Any], tuple[Any, dict[str, Any] | None]]  # result -> (output, usage)
+    # result -> (output, usage); an `Owned` tuple when the describer built both of plain leaves
+    describe: Callable[[Any], tuple[Any, dict[str, Any] | None]]
     convert: Callable[[Any], Any]  # injected JSON -> the framework's type (raises on a bad shape)
     rerun: Callable[[], Awaitable[Any]]  # the call again, for a retry
+
+
+async def opened(call: Call) -> Any:
+    """A call's node has just started (a before callback, model or tool): its before gate when one
+    can matter, i.e. the injected value the callback returns, or None for ADK to make the call.
+    Detached nothing can hold, so the gate is skipped; a replay answers at it, attached or not."""
+    ex = call.ex
+    if ex.may_hold() or ex.host.replay is not None:
+        return await before(call)
+    return None
 
 
 async def before(call: Call) -> Any:
@@ -52,7 +63,8 @@ async def after(call: Call, result: Any, replaced: bool = False) -> Any:
     """The after gate on `result`: what the callback returns (None: ADK keeps its own result)."""
     ex = call.ex
     while True:
-        output, usage = call.describe(result)
+        described = call.describe(result)
+        output, usage = described
         if ex.gate_needed(proto.AFTER):
             answer = await ex.aafter(output, call.convert)
             if answer.action == proto.RETRY:
@@ -67,7 +79,7 @@ async def after(call: Call, result: Any, replaced: bool = False) -> Any:
             if answer.action == proto.INJECT:
                 ex.finish(answer.raw)
                 return answer.value
-        ex.finish(output, usage=usage)
+        ex.finish(output, usage=usage, owned=type(described) is Owned)
         return result if replaced else None
 
 

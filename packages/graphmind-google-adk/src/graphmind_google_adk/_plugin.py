@@ -35,14 +35,15 @@ from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
 
 import graphmind
-from graphmind.adapter import Engine, NodeSpec, RunAborted, engine_for
+from graphmind.adapter import Engine, NodeSpec, Owned, RunAborted, engine_for
 
 from . import _gates as gates
 from ._describe import (
     partial_text,
-    plain,
+    plain_owned,
+    plain_usage,
     request_input,
-    response_output,
+    response_described,
     response_usage,
     to_response,
     to_tool_result,
@@ -53,11 +54,14 @@ from ._invocations import Invocation
 
 
 def _model_result(response: LlmResponse) -> tuple[Any, dict[str, Any] | None]:
-    return response_output(response), response_usage(response)
+    output, owned = response_described(response)
+    usage = response_usage(response)
+    return Owned((output, usage)) if owned and plain_usage(usage) else (output, usage)
 
 
 def _tool_result(result: Any) -> tuple[Any, dict[str, Any] | None]:
-    return plain(result), None
+    output, owned = plain_owned(result)
+    return Owned((output, None)) if owned else (output, None)
 
 
 class GraphmindPlugin(BasePlugin):
@@ -126,7 +130,8 @@ class GraphmindPlugin(BasePlugin):
         self._end(invocation_context, error)
 
     def _invocation(self, invocation_id: str) -> Invocation | None:
-        if not self._client().live:
+        # `_client()` inlined: this runs at every callback of every call
+        if not (self._engine or engine_for(None)).live:
             return None
         return self._invocations.get(invocation_id)
 
@@ -137,7 +142,8 @@ class GraphmindPlugin(BasePlugin):
             return None
         parent = agent.parent_agent
         try:
-            spec = NodeSpec(agent.name, "agent", {"agent": type(agent).__name__})
+            kind = type(agent).__name__  # a class name: an exact str, no lone surrogate
+            spec = NodeSpec(agent.name, "agent", {"agent": kind}, owned=True)
             ex = self._client().start_node(
                 spec, run=inv.run, parent_instance_id=inv.parent_of(parent.name) if parent else None
             )
@@ -181,7 +187,8 @@ class GraphmindPlugin(BasePlugin):
             return await _call_model(agent, llm_request)
 
         try:
-            node_input, key, length = request_input(llm_request, name)
+            described = request_input(llm_request, name)
+            node_input, key, length = described
             step = inv.run.steps.next_step(key, length)
             spec = NodeSpec(
                 "step",
@@ -189,8 +196,9 @@ class GraphmindPlugin(BasePlugin):
                 node_input,
                 node_id="llm:step",
                 instance_id=step.instance_id,
-                attrs={"agent": name, "model": llm_request.model},
+                attrs={"agent": name, "model": llm_request.model},  # owned with the input (request_input)
                 tool_calls_in_output=True,
+                owned=type(described) is Owned,
                 edit=model_edit(llm_request, rerun) if lossless(llm_request) else None,
             )
             ex = await engine.astart_node(spec, run=inv.run, parent_instance_id=inv.parent_of(name))
@@ -202,14 +210,10 @@ class GraphmindPlugin(BasePlugin):
         except Exception as exc:
             self._fail_open("before_model_callback", exc)
             return None
-        call = gates.Call(ex, _model_result, to_response, rerun)
-        # Detached, nothing can hold: the gate is skipped; a replay answers at it, attached or not.
-        if ex.may_hold() or ex.host.replay is not None:
-            injected = await gates.before(call)
-            if injected is not None:
-                return injected  # type: ignore[no-any-return]
-        inv.models[name] = call
-        return None
+        injected: LlmResponse | None = await _opened(
+            gates.Call(ex, _model_result, to_response, rerun), inv.models, name
+        )
+        return injected
 
     async def after_model_callback(
         self, *, callback_context: CallbackContext, llm_response: LlmResponse
@@ -253,8 +257,14 @@ class GraphmindPlugin(BasePlugin):
             return await tool.run_async(args=tool_args, tool_context=tool_context)
 
         try:
+            node_input, owned = plain_owned(tool_args)
             spec = NodeSpec(
-                tool.name, "tool", plain(tool_args), instance_id=call_id, edit=tool_edit(tool_args, rerun)
+                tool.name,
+                "tool",
+                node_input,
+                instance_id=call_id,
+                owned=owned,
+                edit=tool_edit(tool_args, rerun),
             )
             ex = await self._client().astart_node(
                 spec, run=inv.run, parent_instance_id=inv.parent_of(tool_context.agent_name)
@@ -265,13 +275,8 @@ class GraphmindPlugin(BasePlugin):
             self._fail_open("before_tool_callback", exc)
             return None
         call = gates.Call(ex, _tool_result, to_tool_result, rerun)
-        # Detached, nothing can hold: the gate is skipped; a replay answers at it, attached or not.
-        if ex.may_hold() or ex.host.replay is not None:
-            injected = await gates.before(call)
-            if injected is not None:
-                return injected  # type: ignore[no-any-return]
-        inv.tools[ex.instance_id] = call
-        return None
+        injected: dict[str, Any] | None = await _opened(call, inv.tools, ex.instance_id)
+        return injected
 
     def _tool_call(self, tool_context: ToolContext) -> gates.Call | None:
         inv = self._invocation(tool_context.invocation_id)
@@ -300,6 +305,16 @@ class GraphmindPlugin(BasePlugin):
             return None
         replaced: Any = await gates.error(call, error)
         return None if replaced is None else to_tool_result(replaced)
+
+
+async def _opened(call: gates.Call, open_calls: dict[str, gates.Call], key: str) -> Any:
+    """The one tail of both before callbacks (model and tool): the before gate when one can matter
+    (`gates.opened`); an injected value ends the call there, else it stays open under `key` for its
+    after or error callback."""
+    injected = await gates.opened(call)
+    if injected is None:
+        open_calls[key] = call
+    return injected
 
 
 async def _call_model(agent: Any, llm_request: LlmRequest) -> LlmResponse:

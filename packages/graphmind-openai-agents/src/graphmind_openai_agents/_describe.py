@@ -13,11 +13,14 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from graphmind.adapter import json_scalar, plain_message
+from graphmind.adapter import json_scalar, json_scalars, plain_message
 
 
 def _field(item: Any, name: str) -> Any:
-    return item.get(name) if isinstance(item, Mapping) else getattr(item, name, None)
+    # An exact dict first: `isinstance(x, Mapping)` is a Python-level ABC check per field read.
+    if type(item) is dict or isinstance(item, Mapping):
+        return item.get(name)
+    return getattr(item, name, None)
 
 
 def text_of(content: Any) -> Any:
@@ -36,6 +39,9 @@ def text_of(content: Any) -> Any:
 
 
 def _scalar(value: Any) -> Any:
+    t = type(value)
+    if (t is str and value.isascii()) or value is None or t is int:  # the common leaves: no call
+        return value
     return value if json_scalar(value) else str(value)
 
 
@@ -87,13 +93,28 @@ def describe_request(
         node_input["handoffs"] = targets
     if streamed:
         node_input["stream"] = True
-    first = {"instructions": node_input.get("instructions"), "first": messages[0] if messages else None}
-    return node_input, json.dumps(first, sort_keys=True, default=str), len(messages)
+    return (
+        node_input,
+        first_key(node_input.get("instructions"), messages[0] if messages else None),
+        len(messages),
+    )
+
+
+def first_key(instructions: Any, first: dict[str, Any] | None) -> str:
+    """The prompt-prefix rule's key (`StepTracker.next_step`: any stable text, compared within the
+    process): the instructions and the first message. Their `repr`, one C call: every value is a
+    fresh JSON leaf here (`input_item`), so equal texts mean equal messages; no JSON encoder set up
+    per model call."""
+    return repr((instructions, tuple(first.items()) if first is not None else None))
 
 
 def owned_input(node_input: dict[str, Any]) -> bool:
     """True when every dict in the input was built here with plain leaves (the pipeline may skip its copy)."""
-    return all(plain_message(m) for m in node_input["messages"])
+    # a loop, not all(<genexpr>): no generator resumed per message
+    for message in node_input["messages"]:  # noqa: SIM110
+        if not plain_message(message):
+            return False
+    return True
 
 
 def describe_output(output_items: Any) -> dict[str, Any]:
@@ -136,7 +157,7 @@ def describe_usage(response: Any) -> dict[str, Any] | None:
         return None
     inp, out = getattr(usage, "input_tokens", None), getattr(usage, "output_tokens", None)
     total = getattr(usage, "total_tokens", None)
-    if not all(isinstance(v, int) for v in (inp, out, total)):
+    if not (isinstance(inp, int) and isinstance(out, int) and isinstance(total, int)):
         return None
     return {"inputTokens": inp, "outputTokens": out, "totalTokens": total}
 
@@ -149,6 +170,16 @@ def tool_input(arguments: str) -> Any:
     except ValueError:
         return arguments
     return parsed
+
+
+def owned_tool_input(value: Any) -> bool:
+    """True when a parsed `tool_input` may be recorded as owned (docs/adapters.md, "Owned payloads"):
+    `json.loads` built every container, so what is left to check is the leaves, here for the
+    common flat object (a lone surrogate in a key or a value, or a NaN, is not claimed; a nested
+    object takes the full pass)."""
+    if type(value) is dict:
+        return json_scalars(value.values()) and json_scalars(value)
+    return json_scalar(value)
 
 
 def tool_output(output: Any) -> Any:

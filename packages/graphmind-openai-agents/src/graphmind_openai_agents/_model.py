@@ -30,9 +30,7 @@ MODEL_MARK = "_graphmind_openai_agents"
 _AGENT: contextvars.ContextVar[str | None] = contextvars.ContextVar("graphmind_agents_agent", default=None)
 
 
-def _model_name(model: Any) -> Any:
-    name = getattr(model, "model", None)
-    return name if isinstance(name, str) else type(model).__name__
+_PARAMS = ("system_instructions", "input", "model_settings", "tools", "output_schema", "handoffs", "tracing")
 
 
 def _spec(
@@ -43,10 +41,12 @@ def _spec(
     streamed: bool,
     body: Callable[[dict[str, Any]], Callable[[], Any]],
 ) -> NodeSpec:
-    bound = _bind(args, kwargs)
+    bound = dict(zip(_PARAMS, args, strict=False)) if args else {}  # the interface's arguments by name
+    bound.update(kwargs)  # (the run loop passes them by keyword; a caller may not)
+    name = getattr(model, "model", None)
     node_input, key, length = _describe.describe_request(
         _AGENT.get(),
-        _model_name(model),
+        name if isinstance(name, str) else type(model).__name__,
         bound.get("system_instructions"),
         bound.get("input"),
         bound.get("tools"),
@@ -67,17 +67,7 @@ def _spec(
     )
 
 
-_PARAMS = ("system_instructions", "input", "model_settings", "tools", "output_schema", "handoffs", "tracing")
-
-
-def _bind(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
-    """The interface's arguments by name (the run loop passes them by keyword; a caller may not)."""
-    bound = dict(zip(_PARAMS, args, strict=False))
-    bound.update(kwargs)
-    return bound
-
-
-def _settle_response(response: Any) -> Settled:
+async def _settle(response: Any) -> Settled:
     return Settled(
         response, _describe.describe_response(response), _describe.describe_usage(response), owned=True
     )
@@ -103,12 +93,10 @@ def wrap_get_response(original: Callable[..., Any], state: Patches) -> Callable[
             return await original(*args, **kwargs)
 
         async def real() -> Any:
-            return await _owned(original(*args, **kwargs))
+            with owned_model_call(OWNER):  # graphmind-openai under it passes this request through
+                return await original(*args, **kwargs)
 
-        async def settle(response: Any) -> Settled:
-            return _settle_response(response)
-
-        return await engine.aexecute(spec, real, from_injected=_inject.model_response, settle=settle)
+        return await engine.aexecute(spec, real, from_injected=_inject.model_response, settle=_settle)
 
     get_response.__wrapped__ = original  # type: ignore[attr-defined]
     return get_response
@@ -140,9 +128,17 @@ def wrap_stream_response(original: Callable[..., Any], state: Patches) -> Callab
     return stream_response
 
 
-async def _advance(stream: Any) -> Any:
-    with owned_model_call(OWNER):  # the request is sent on the first item
-        return await stream.__anext__()
+def _advancing() -> Callable[[Any], Any]:
+    """The `advance` of one model stream: each item read as owned (the request is sent on the first
+    item). One `owned_model_call` per stream, entered per item: a stream's items are read one at a
+    time (an async generator is never re-entered), so its token is never shared."""
+    owner = owned_model_call(OWNER)
+
+    async def advance(stream: Any) -> Any:
+        with owner:
+            return await stream.__anext__()
+
+    return advance
 
 
 async def _gated_stream(engine: Any, spec: NodeSpec, open_stream: Callable[[], Any]) -> AsyncIterator[Any]:
@@ -150,7 +146,7 @@ async def _gated_stream(engine: Any, spec: NodeSpec, open_stream: Callable[[], A
 
     stream = ex.stream_async(
         open_stream,
-        advance=_advance,
+        advance=_advancing(),
         on_item=_emit_tokens(ex),
         describe=_inject.stream_reply,
         from_injected=_inject.completed_event,

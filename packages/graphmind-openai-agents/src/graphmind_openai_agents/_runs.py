@@ -48,27 +48,32 @@ def _aborted(exc: BaseException) -> BaseException | None:
     return None
 
 
-async def _unwrapping_abort(call: Callable[[], Any]) -> Any:
+def _raise_aborted(exc: Exception) -> None:
     """An aborted run ends with RunAborted itself (a replay that diverged under `on_divergence="fail"`
-    with its ReplayDivergence), whatever the SDK wrapped it in on the way out."""
-    try:
-        return await call()
-    except Exception as exc:
-        aborted = _aborted(exc)
-        if aborted is None or aborted is exc:
-            raise
+    with its ReplayDivergence), whatever the SDK wrapped it in on the way out: raises that one from
+    `exc` when there is one (the caller re-raises `exc` itself otherwise)."""
+    aborted = _aborted(exc)
+    if aborted is not None and aborted is not exc:
         raise aborted from exc
 
 
+# Each wrapper awaits the original in its own frame (not through a helper coroutine): every time
+# the run suspends (each await of the loop's), its resumption passes one frame less. The abort is
+# unwrapped inside the run scope, so the run ends as aborted.
 def wrap_runner_run(original: Callable[..., Any], state: Patches) -> Callable[..., Any]:
     async def run(self: Any, starting_agent: Any, *args: Any, **kwargs: Any) -> Any:
-        def call() -> Any:
-            return original(self, starting_agent, *args, **kwargs)
-
         if not _opens_run(state):
-            return await _unwrapping_abort(call)
+            try:
+                return await original(self, starting_agent, *args, **kwargs)
+            except Exception as exc:
+                _raise_aborted(exc)
+                raise
         async with _client(state).run(_name(starting_agent), {"framework": "openai-agents"}):
-            return await _unwrapping_abort(call)
+            try:
+                return await original(self, starting_agent, *args, **kwargs)
+            except Exception as exc:
+                _raise_aborted(exc)
+                raise
 
     run.__wrapped__ = original  # type: ignore[attr-defined]
     return run
@@ -76,14 +81,19 @@ def wrap_runner_run(original: Callable[..., Any], state: Patches) -> Callable[..
 
 def wrap_start_streaming(original: Callable[..., Any], state: Patches) -> Callable[..., Any]:
     async def start_streaming(**kwargs: Any) -> Any:
-        def call() -> Any:
-            return original(**kwargs)
-
         if not _opens_run(state):
-            return await _unwrapping_abort(call)
+            try:
+                return await original(**kwargs)
+            except Exception as exc:
+                _raise_aborted(exc)
+                raise
         meta = {"framework": "openai-agents", "streamed": True}
         async with _client(state).run(_name(kwargs.get("starting_agent")), meta):
-            return await _unwrapping_abort(call)
+            try:
+                return await original(**kwargs)
+            except Exception as exc:
+                _raise_aborted(exc)
+                raise
 
     start_streaming.__wrapped__ = original  # type: ignore[attr-defined]
     return start_streaming

@@ -22,19 +22,18 @@ from __future__ import annotations
 import contextvars
 import copy
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from agents.tool import _FailureHandlingFunctionToolInvoker, _FunctionToolInvocationResult
 
-from graphmind.adapter import NodeSpec, Patches
+from graphmind.adapter import NodeSpec, Patches, json_scalar
 
 from . import _describe, _edit
 
 
-@dataclass(eq=False)
 class _Failure:
-    """One gated tool call's raw mode: the exception its body raised; the one to hand the SDK's handler."""
+    """One gated tool call's raw mode: the exception its body raised; the one to hand the SDK's handler.
+    (Class defaults, no `__init__`: one made per gated tool call.)"""
 
     error: BaseException | None = None
     handled: BaseException | None = None
@@ -60,11 +59,15 @@ def wrap_invoke(original: Callable[..., Any], state: Patches) -> Callable[..., A
             return await original(function_tool=function_tool, context=context, arguments=arguments, **kwargs)
         name = str(getattr(function_tool, "name", "tool"))
         call_id = getattr(context, "tool_call_id", None)
+        if not isinstance(call_id, str):
+            call_id = None
+        node_input = _describe.tool_input(arguments)
         spec = NodeSpec(
             name,
             "tool",
-            _describe.tool_input(arguments),
-            attrs={"framework": "openai-agents", "callId": call_id if isinstance(call_id, str) else None},
+            node_input,
+            attrs={"framework": "openai-agents", "callId": call_id},
+            owned=_describe.owned_tool_input(node_input) and json_scalar(call_id),
         )
         raw = isinstance(function_tool.on_invoke_tool, _FailureHandlingFunctionToolInvoker)
         failure = _Failure()

@@ -19,7 +19,7 @@ No hook here sets a `timeout` (a hold must never raise `HookTimeoutError`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import KW_ONLY, dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 from pydantic_ai import exceptions
@@ -34,7 +34,7 @@ import graphmind
 from graphmind.adapter import Engine, NodeSpec, engine_for
 
 from . import _describe, _inject
-from ._model import GatedModel
+from ._model import GatedModel, gated_model
 
 # What a tool (or a hook inside the handler) raises to steer the run, handled by the framework
 # (pydantic_ai/tool_manager.py:758 re-raises them untouched; ModelRetry becomes a retry prompt):
@@ -96,6 +96,11 @@ class GraphmindCapability(AbstractCapability[Any]):
     _: KW_ONLY
     session: graphmind.Client | None = None
     id: str | None = "graphmind"
+    # The last model wrapped and its wrapper: one `GatedModel` per agent model rather than one per
+    # attempt (`get_wrapper_model` is called for every attempt, pydantic_ai/_agent_graph.py:3294).
+    # A wrapper holds no per-call state (the engine is looked up per request), so every attempt and
+    # every run of that model may share it, as they share the model itself.
+    _gated: tuple[Model, GatedModel] | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def get_serialization_name(cls) -> str | None:
@@ -117,7 +122,12 @@ class GraphmindCapability(AbstractCapability[Any]):
     def get_wrapper_model(self, model: Model) -> Model | None:
         if isinstance(model, GatedModel):
             return None  # one node per request, however the capability got into the run twice
-        return GatedModel(model, self.engine)
+        gated = self._gated
+        if gated is not None and gated[0] is model:
+            return gated[1]
+        wrapper = gated_model(model, self.engine)
+        self._gated = (model, wrapper)
+        return wrapper
 
     async def wrap_tool_execute(
         self,

@@ -148,6 +148,32 @@ class GatedModel(WrapperModel):
                     )
 
 
+# One request-only wrapper class per request-only model class (a handful in any process).
+_REQUEST_ONLY: dict[type[Model], type[GatedModel]] = {}
+
+
+def gated_model(wrapped: Model, engine: Callable[[], Engine]) -> GatedModel:
+    """A `GatedModel` around `wrapped` that streams only if `wrapped` does.
+
+    The framework tells a model that cannot stream by `type(model).request_stream is
+    Model.request_stream` and then raises a clear `UserError` naming the model's class
+    (pydantic_ai/_agent_graph.py:1073, checked on the model serving the attempt, :3460); a
+    wrapper whose class defines `request_stream` would hide that and fail later with the model's
+    `NotImplementedError`. So a request-only model gets a wrapper class of its own name (its
+    qualname says it is ours) whose `request_stream` is `Model`'s, set after the class is made
+    because `Model.__init_subclass__` wraps a `request_stream` found in a class body
+    (pydantic_ai/models/__init__.py:1140)."""
+    cls = type(wrapped)
+    if cls.request_stream is not Model.request_stream:
+        return GatedModel(wrapped, engine)
+    request_only = _REQUEST_ONLY.get(cls)
+    if request_only is None:
+        request_only = type(cls.__name__, (GatedModel,), {"__qualname__": f"GatedModel[{cls.__qualname__}]"})
+        request_only.request_stream = Model.request_stream  # type: ignore[method-assign]
+        _REQUEST_ONLY[cls] = request_only
+    return request_only(wrapped, engine)
+
+
 class ChunkedResponse(CompletedStreamedResponse):
     """An injected (or replayed) reply as a stream: its text in word-sized chunks, as a provider
     streams it, and each tool call whole. `CompletedStreamedResponse` (pydantic_ai/models/__init__.py:3252)

@@ -11,8 +11,8 @@
   (docs/replay.md); 0600, secret-looking keys' values replaced. Returns how many it replaced.
 """
 
-from ._fakehub import Answer, FakeHub, ProxyLike, ThrowingGetterDict, one_kb_tool_args
 from .._replay.cassette import write_cassette
+from ._fakehub import Answer, FakeHub, ProxyLike, ThrowingGetterDict, one_kb_tool_args
 from ._upstream import assert_hooks_stand, assert_in_source, assert_supported, split_requirement
 
 __all__ = [

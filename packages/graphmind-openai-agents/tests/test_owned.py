@@ -1,0 +1,138 @@
+"""Owned payloads (docs/adapters.md) and the per-run fast paths: a function tool's flat JSON arguments
+are claimed owned (json.loads built the dict; its leaves are checked), anything else takes the full
+pass, and what is recorded is the same JSON either way; the first-message key stays a key."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from agents import Agent, Runner, function_tool
+from agents.items import ModelResponse
+from agents.models.interface import Model
+from agents.usage import Usage
+from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
+
+import graphmind
+from graphmind._events.pipeline import EventPipeline
+from graphmind.testing import FakeHub
+from graphmind_openai_agents import instrument_openai_agents, uninstrument_openai_agents
+from graphmind_openai_agents._describe import _field, describe_request, owned_tool_input, tool_input
+
+ARGUMENTS = '{"city": "Cairo \u2713", "days": 2, "budget": 99.5, "hot": true, "guide": null}'
+
+
+@pytest.mark.parametrize("arguments", [ARGUMENTS, "{}", "", '"text"', "3", "not json"])
+def test_flat_json_arguments_are_owned(arguments: str) -> None:
+    assert owned_tool_input(tool_input(arguments))
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        '{"city": {"name": "Cairo"}}',  # nested: the full pass
+        '{"days": [1, 2]}',
+        "[1, 2]",
+        '{"x": NaN}',
+        '{"x": Infinity}',
+        '{"x": "\\ud800"}',  # a lone surrogate in a value
+        '{"\\udc00": 1}',  # and in a key
+    ],
+)
+def test_anything_else_is_not_claimed(arguments: str) -> None:
+    assert not owned_tool_input(tool_input(arguments))
+
+
+def test_field_reads_dicts_mappings_and_objects() -> None:
+    class Item:
+        role = "user"
+
+    class Mapped(dict[str, Any]):
+        pass
+
+    assert _field({"role": "user"}, "role") == "user"
+    assert _field(Mapped(role="system"), "role") == "system"
+    assert _field(Item(), "role") == "user" and _field(Item(), "content") is None
+
+
+def test_the_first_message_key_tells_prompts_apart_and_holds_as_the_transcript_grows() -> None:
+    def key(instructions: str, items: Any) -> str:
+        return describe_request("a", "m", instructions, items, (), (), False)[1]
+
+    first = [{"role": "user", "content": "Plan a day in Cairo"}]
+    grown = [*first, {"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}"}]
+    assert key("Plan.", first) == key("Plan.", grown) == key("Plan.", "Plan a day in Cairo")
+    assert key("Plan.", first) != key("Other.", first)
+    assert key("Plan.", first) != key("Plan.", [{"role": "user", "content": "Plan a day in Giza"}])
+    assert key("Plan.", first) != key("Plan.", [{"role": "system", "content": "Plan a day in Cairo"}])
+
+
+class _Model(Model):
+    """A tool call, then text: no I/O."""
+
+    async def get_response(
+        self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any
+    ) -> ModelResponse:
+        answered = not isinstance(input, str) and any(
+            isinstance(i, dict) and i.get("type") == "function_call_output" for i in input
+        )
+        output: list[Any]
+        if answered:
+            text = ResponseOutputText(type="output_text", text="Done.", annotations=[])
+            output = [
+                ResponseOutputMessage(
+                    id="m", type="message", role="assistant", status="completed", content=[text]
+                )
+            ]
+        else:
+            output = [
+                ResponseFunctionToolCall(
+                    type="function_call", call_id="c1", name="weather", arguments=ARGUMENTS
+                )
+            ]
+        return ModelResponse(output=output, usage=Usage(requests=1), response_id=None)
+
+    def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        raise NotImplementedError
+
+
+@function_tool
+def weather(city: str, days: int, budget: float, hot: bool, guide: str | None) -> str:
+    """The weather."""
+    return f"sunny in {city}"
+
+
+async def _recorded(claims: bool, monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
+    original = EventPipeline._plain_trusted
+    if not claims:  # the pipeline ignores every owned claim: each payload gets its snapshot copy
+        monkeypatch.setattr(
+            EventPipeline, "_plain_trusted", lambda self, event, owned=False: original(self, event)
+        )
+    try:
+        with FakeHub() as hub:
+            client = graphmind.Client(app="agents-owned", url=hub.url, retry_interval=0.2)
+            try:
+                assert client.ready(5)
+                assert instrument_openai_agents(session=client)
+                agent = Agent(name="planner", instructions="Plan.", tools=[weather], model=_Model())
+                assert (await Runner.run(agent, "Plan a day in Cairo")).final_output == "Done."
+                hub.wait_for(lambda: len(hub.of_type("run.finished")) == 1, what="the run finished")
+                return [
+                    (e["type"], e.get("nodeId"), e.get("input"), e.get("attrs"), e.get("output"))
+                    for e in hub.events
+                    if e.get("type") in ("node.started", "node.finished")
+                ]
+            finally:
+                uninstrument_openai_agents()
+                client.dispose()
+    finally:
+        monkeypatch.setattr(EventPipeline, "_plain_trusted", original)
+
+
+async def test_recorded_events_are_the_same_json_owned_or_not(monkeypatch: pytest.MonkeyPatch) -> None:
+    owned, copied = await _recorded(True, monkeypatch), await _recorded(False, monkeypatch)
+    assert owned == copied
+    (tool,) = [e for e in owned if e[0] == "node.started" and e[1] == "tool:weather"]
+    assert tool[2] == {"city": "Cairo \u2713", "days": 2, "budget": 99.5, "hot": True, "guide": None}
+    assert tool[3] == {"framework": "openai-agents", "callId": "c1"}
