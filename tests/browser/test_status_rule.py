@@ -53,9 +53,14 @@ def hub_view(hub: HubProcess, run_id: str) -> tuple[str, dict[str, dict[str, Any
 
 
 def page_view(page: Any, want: dict[str, Any], how: str) -> dict[str, Any]:
-    """The graph's nodes once they match `want` (the page redraws once per frame), else as they are."""
+    """The graph's nodes once they match `want` (the page redraws once per frame), else as they are.
+    The page's nodes come in the graph's order, `want` in sorted order: compared sorted, or every
+    wait would run out its 10 s and only the assertion below would pass."""
     try:
-        page.wait_for_function(f"(want) => JSON.stringify(({SHOWN})()) === JSON.stringify(want)", arg=want)
+        page.wait_for_function(
+            f"(want) => {{ const sorted = (o) => Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))); return JSON.stringify(sorted(({SHOWN})())) === JSON.stringify(want); }}",
+            arg=want,
+        )
     except PlaywrightError:
         pass  # the assertion below says what differs
     shown = page.evaluate(SHOWN)
