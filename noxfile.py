@@ -326,7 +326,8 @@ SUITES = {
             "httpx",  # its runner tests build httpx errors (openai 3 itself sends with httpx2)
         ],
     ),
-    # litellm's test dependencies for its mocked unit tests (tests/test_litellm).
+    # litellm's test dependencies for its mocked unit tests (tests/test_litellm); orjson and backoff
+    # are its proxy extra's, which the selected modules import at their top.
     "litellm": (
         "litellm",
         "graphmind-litellm",
@@ -338,6 +339,8 @@ SUITES = {
             "pytest-xdist",
             "respx",
             "fastapi",
+            "orjson",
+            "backoff",
         ],
     ),
     # google-adk's `test` extra, the parts its unit tests import (anthropic, litellm, langgraph and
@@ -385,7 +388,9 @@ SUITE_LOCAL_PACKAGES = {"mcp": ["examples"]}
 # only; litellm's also needs a Rust toolchain to build its metadata): the tests come from the
 # framework's repository at the locked version, a directory named by GRAPHMIND_SUITE_TESTS whose
 # tests/ is copied to .nox/suite-src/<dist>-<version>-tests and run against the installed
-# package. docs/compatibility.md says how. google-adk's sdist ships the package only too.
+# package. docs/compatibility.md says how (and which commits the figures used);
+# scripts/suites/tests_dir.py writes such a directory from a local git copy of the repository.
+# google-adk's sdist ships the package only too.
 TESTS_ELSEWHERE = {"llama-index-core", "litellm", "google-adk", "pydantic-ai-slim"}
 TESTS_FROM_ENV = "GRAPHMIND_SUITE_TESTS"
 
@@ -452,6 +457,11 @@ def suite(session: nox.Session, framework: str) -> None:
     attached to a real hub (scripts/suites/run_suite.py); fails if a test that passes bare does not."""
     distribution, adapter, deps = SUITES[framework]
     version = _locked_version(distribution)
+    # Copies, not uv's default hard links into its cache: nltk (llama-index-core's text splitters)
+    # refuses to open a data file with more than one link (nltk/pathsec.py, "refusing
+    # multiply-linked file"), so with links the tests that load its stopwords or punkt pass or
+    # fail by which test loaded them first in the worker, and the three runs differ by xdist's split.
+    session.env["UV_LINK_MODE"] = "copy"
     _install_workspace(session, "graphmind-core", "graphmind-server", adapter)
     session.install("pip", *deps, f"{distribution}=={version}")
     src = _suite_source(session, distribution, version)

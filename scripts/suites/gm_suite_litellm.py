@@ -23,5 +23,23 @@ def pytest_configure(config: Any) -> None:
         report.bump("functions_instrumented")
 
 
+def pytest_runtest_call(item: Any) -> None:
+    """After the test's fixtures, before its body: litellm's conftest reloads `litellm` once per
+    module (tests/test_litellm/conftest.py, `setup_and_teardown`: `importlib.reload(litellm)`),
+    which binds the module's functions to fresh originals and drops the patches. Instrumented
+    again here, as an app that reloads litellm would have to: undo (the functions are no longer
+    ours, so it only forgets them), then instrument."""
+    import litellm
+
+    from graphmind.adapter._hooks import is_wrapper
+
+    if not is_wrapper(litellm.completion):
+        from graphmind_litellm import instrument_litellm, uninstrument_litellm
+
+        uninstrument_litellm()
+        if instrument_litellm():
+            report.bump("reinstrumented_after_reload")
+
+
 def pytest_unconfigure(config: Any) -> None:
     report.write(config)

@@ -107,6 +107,27 @@ def test_undo_leaves_a_patch_someone_made_after_us() -> None:
     assert obj.call is theirs
 
 
+def test_applying_again_after_a_reload_patches_again_and_a_wrapper_over_ours_is_left() -> None:
+    module = types.ModuleType("acme")
+    module.call = lambda: "module"  # type: ignore[attr-defined]
+    state = Patches()
+    state.apply(module, (ROW,), state)
+    module.call = lambda: "reloaded"  # type: ignore[attr-defined]  # what importlib.reload does
+    state.apply(module, (ROW,), state)
+    assert module.call() == "wrapped reloaded"  # type: ignore[attr-defined]
+    ours = module.call  # type: ignore[attr-defined]
+
+    def over() -> str:  # another library's wrapper on top of ours (functools.wraps sets __wrapped__)
+        return f"over {ours()}"
+
+    over.__wrapped__ = ours  # type: ignore[attr-defined]
+    module.call = over  # type: ignore[attr-defined]
+    state.apply(module, (ROW,), state)
+    assert module.call is over  # type: ignore[attr-defined]
+    state.undo()
+    assert module.call is over  # type: ignore[attr-defined]  # theirs stays, as before
+
+
 def test_a_shared_row_is_one_wrapper_counted_and_removed_with_the_last() -> None:
     @dataclass
     class Client:

@@ -140,7 +140,21 @@ class Patches:
         return bool(self.patched)
 
     def holds(self, obj: Any, name: str) -> bool:
-        return any(o is obj and n == name for o, n, *_ in self.patched)
+        """This Patches patched `obj.name` and the attribute still holds that patch, itself or inside
+        a wrapper someone put on top of it (`__wrapped__`). A module reloaded since holds it no more
+        (`importlib.reload` runs the module again in the same namespace, binding its functions to
+        fresh originals: litellm's own conftest does it once per test module), so applying again
+        patches again instead of trusting a stale record."""
+        for o, n, _previous, value, _shared in self.patched:
+            if o is obj and n == name:
+                current = vars(obj).get(name, _ABSENT)
+                for _ in range(32):  # a __wrapped__ chain is short; a cyclic one must not hang us
+                    if current is value:
+                        return True
+                    current = getattr(current, "__wrapped__", None)
+                    if current is None:
+                        break
+        return False
 
     def set(self, obj: Any, name: str, value: Any) -> None:
         """`obj.name = value`, remembered so `undo` puts back what `obj`'s own namespace held."""
