@@ -121,6 +121,13 @@ async def edit_hidden_async(c: Case) -> None:
         # Only the gate's word is checked here: the real hub refuses such an edit itself (422,
         # tests/test_hub_edit.py), and the app's own refusal is core's (tests/test_edit.py).
         seen = _answers(c, proto.BEFORE, lambda _frame: (proto.CONTINUE, None))
+        # set_debug returns at the first client's ack (the case's own): this client's may come later
+        await in_thread(
+            c.hub.wait_for,
+            lambda: (c.node_id, proto.BEFORE) in client.debug_state.breakpoints,
+            5.0,
+            "the hidden client's breakpoint",
+        )
         c.subject.check_real(await c.subject.acall(thing))
         assert seen[0].get("editable") is False
         assert seen[0].get("notEditable") == "input hidden by GRAPHMIND_HIDE_INPUTS"
