@@ -306,7 +306,9 @@ class LoopGuard:
         # outside any run the streak is the line's / thread's / task's
         line = (run_id, line_of_execution() if line is None else line) if implicit else run_id
         streaks = self._streaks
-        with self._lock:
+        lock = self._lock
+        lock.acquire()  # not `with`: that builds two bound methods per call (a hot path)
+        try:
             streak = streaks.get(line)
             if streak is None:
                 streak = streaks[line] = _Streak(node_id, key, 1, seq)
@@ -341,6 +343,8 @@ class LoopGuard:
             if streak.warned:
                 return None
             streak.warned = True
+        finally:
+            lock.release()
         with contextlib.suppress(Exception):
             self._warn(loop_warning(name, node_id, repeats, self.config, ungated=attached is cannot_hold))
         return None

@@ -75,7 +75,7 @@ class Transport(Backpressure, Confirming, WriteLoop):
         self._on_detach = on_detach
         self._on_exit = on_exit
         self._warn = warn
-        self._lock = threading.Lock()  # enqueue's: a C-level `with` (`with cond` adds 2 Python calls)
+        self._lock = threading.Lock()  # enqueue takes it by hand (`with cond` adds 2 Python calls)
         self._cond = threading.Condition(self._lock)
         self._buffer_size, self._max_buffer_bytes = options.buffer_size, options.max_buffer_bytes
         # [event dict, or its JSON text once sent; approximate size in characters]
@@ -116,7 +116,9 @@ class Transport(Backpressure, Confirming, WriteLoop):
         `size`: about how many characters its JSON takes, for the byte budget."""
         # The run id rides in the entry: a drop 5,000 events later must not read the (cold) event.
         entry = [event, size, event.get("runId"), event.get("seq")]
-        with self._lock:
+        lock = self._lock
+        lock.acquire()  # not `with`: that builds two bound methods per call (a hot path)
+        try:
             if self.attached and (
                 self._unsent >= self._buffer_size or self._unsent_bytes + size > self._max_buffer_bytes
             ):
@@ -157,6 +159,8 @@ class Transport(Backpressure, Confirming, WriteLoop):
             elif self._lingering and event.get("type") in CONTROL_EVENTS:  # a held gate, an answer: now
                 self._lingering = False
                 self._cond.notify_all()
+        finally:
+            lock.release()
         if self._thread is None:
             self.start()
 
