@@ -1,6 +1,6 @@
-"""Owned payloads (docs/adapters.md) and the per-run fast paths: a function tool's flat JSON arguments
-are claimed owned (json.loads built the dict; its leaves are checked), anything else takes the full
-pass, and what is recorded is the same JSON either way; the first-message key stays a key."""
+"""Owned payloads (docs/adapters.md) and the per-run fast paths: a function tool's JSON arguments are
+claimed owned (core's owned_copy checks their leaves), anything else (a NaN, a lone surrogate) takes
+the full pass, and what is recorded is the same JSON either way; the first-message key stays a key."""
 
 from __future__ import annotations
 
@@ -16,32 +16,52 @@ from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessa
 
 import graphmind
 from graphmind._events.pipeline import EventPipeline
+from graphmind.adapter import owned_copy
 from graphmind.testing import FakeHub
 from graphmind_openai_agents import instrument_openai_agents, uninstrument_openai_agents
-from graphmind_openai_agents._describe import _field, describe_request, owned_tool_input, tool_input
+from graphmind_openai_agents._describe import _field, describe_request, tool_input
 
-ARGUMENTS = '{"city": "Cairo \u2713", "days": 2, "budget": 99.5, "hot": true, "guide": null}'
+ARGUMENTS = '{"city": "Cairo \u2713", "days": [2, 3], "budget": 99.5, "hot": true, "guide": null}'
 
 
-@pytest.mark.parametrize("arguments", [ARGUMENTS, "{}", "", '"text"', "3", "not json"])
-def test_flat_json_arguments_are_owned(arguments: str) -> None:
-    assert owned_tool_input(tool_input(arguments))
+def _owned(arguments: str) -> bool:
+    """What the tool row claims of these arguments (_tools.py: core's owned_copy of the parsed value)."""
+    copy, owned = owned_copy(tool_input(arguments))
+    if owned:
+        assert copy == tool_input(arguments)
+    return owned
 
 
 @pytest.mark.parametrize(
     "arguments",
     [
-        '{"city": {"name": "Cairo"}}',  # nested: the full pass
+        ARGUMENTS,
+        "{}",
+        "",
+        '"text"',
+        "3",
+        "not json",
+        '{"city": {"name": "Cairo"}}',  # nested: copied, claimed
         '{"days": [1, 2]}',
         "[1, 2]",
+    ],
+)
+def test_json_arguments_are_owned(arguments: str) -> None:
+    assert _owned(arguments)
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
         '{"x": NaN}',
         '{"x": Infinity}',
+        '{"days": [1, -Infinity]}',
         '{"x": "\\ud800"}',  # a lone surrogate in a value
         '{"\\udc00": 1}',  # and in a key
     ],
 )
 def test_anything_else_is_not_claimed(arguments: str) -> None:
-    assert not owned_tool_input(tool_input(arguments))
+    assert not _owned(arguments)
 
 
 def test_field_reads_dicts_mappings_and_objects() -> None:
@@ -98,9 +118,12 @@ class _Model(Model):
 
 
 @function_tool
-def weather(city: str, days: int, budget: float, hot: bool, guide: str | None) -> str:
+def weather(city: str, days: list[int], budget: float, hot: bool, guide: str | None) -> str:
     """The weather."""
     return f"sunny in {city}"
+
+
+CLAIMS: list[tuple[Any, Any, bool]] = []  # (type, nodeId, owned) of each event, claims honoured
 
 
 async def _recorded(claims: bool, monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, ...]]:
@@ -109,6 +132,14 @@ async def _recorded(claims: bool, monkeypatch: pytest.MonkeyPatch) -> list[tuple
         monkeypatch.setattr(
             EventPipeline, "_plain_trusted", lambda self, event, owned=False: original(self, event)
         )
+    else:
+
+        def noting(self: EventPipeline, event: dict[str, Any], owned: bool = False) -> Any:
+            CLAIMS.append((event.get("type"), event.get("nodeId"), owned))
+            return original(self, event, owned)
+
+        CLAIMS.clear()
+        monkeypatch.setattr(EventPipeline, "_plain_trusted", noting)
     try:
         with FakeHub() as hub:
             client = graphmind.Client(app="agents-owned", url=hub.url, retry_interval=0.2)
@@ -134,5 +165,6 @@ async def test_recorded_events_are_the_same_json_owned_or_not(monkeypatch: pytes
     owned, copied = await _recorded(True, monkeypatch), await _recorded(False, monkeypatch)
     assert owned == copied
     (tool,) = [e for e in owned if e[0] == "node.started" and e[1] == "tool:weather"]
-    assert tool[2] == {"city": "Cairo \u2713", "days": 2, "budget": 99.5, "hot": True, "guide": None}
+    assert tool[2] == {"city": "Cairo \u2713", "days": [2, 3], "budget": 99.5, "hot": True, "guide": None}
     assert tool[3] == {"framework": "openai-agents", "callId": "c1"}
+    assert ("node.started", "tool:weather", True) in CLAIMS  # nested arguments claimed (owned_copy)

@@ -35,12 +35,12 @@ from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
 
 import graphmind
-from graphmind.adapter import Engine, NodeSpec, Owned, RunAborted, engine_for
+from graphmind.adapter import Engine, NodeSpec, Owned, RunAborted, engine_for, owned_copy
 
 from . import _gates as gates
 from ._describe import (
     partial_text,
-    plain_owned,
+    plain,
     plain_usage,
     request_input,
     response_described,
@@ -60,8 +60,8 @@ def _model_result(response: LlmResponse) -> tuple[Any, dict[str, Any] | None]:
 
 
 def _tool_result(result: Any) -> tuple[Any, dict[str, Any] | None]:
-    output, owned = plain_owned(result)
-    return Owned((output, None)) if owned else (output, None)
+    output, owned = owned_copy(result)
+    return Owned((output, None)) if owned else (plain(result), None)
 
 
 class GraphmindPlugin(BasePlugin):
@@ -257,7 +257,9 @@ class GraphmindPlugin(BasePlugin):
             return await tool.run_async(args=tool_args, tool_context=tool_context)
 
         try:
-            node_input, owned = plain_owned(tool_args)
+            node_input, owned = owned_copy(tool_args)
+            if not owned:
+                node_input = plain(tool_args)  # the JSON round trip (_describe.plain_owned)
             spec = NodeSpec(
                 tool.name,
                 "tool",

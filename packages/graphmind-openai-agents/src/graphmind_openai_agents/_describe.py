@@ -13,7 +13,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from graphmind.adapter import json_scalar, json_scalars, plain_message
+from graphmind.adapter import json_scalar, plain_message
 
 
 def _field(item: Any, name: str) -> Any:
@@ -170,16 +170,6 @@ def tool_input(arguments: str) -> Any:
     except ValueError:
         return arguments
     return parsed
-
-
-def owned_tool_input(value: Any) -> bool:
-    """True when a parsed `tool_input` may be recorded as owned (docs/adapters.md, "Owned payloads"):
-    `json.loads` built every container, so what is left to check is the leaves, here for the
-    common flat object (a lone surrogate in a key or a value, or a NaN, is not claimed; a nested
-    object takes the full pass)."""
-    if type(value) is dict:
-        return json_scalars(value.values()) and json_scalars(value)
-    return json_scalar(value)
 
 
 def tool_output(output: Any) -> Any:
