@@ -16,10 +16,10 @@ from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessa
 
 import graphmind
 from graphmind._events.pipeline import EventPipeline
-from graphmind.adapter import owned_copy
+from graphmind.adapter import Owned, owned_copy
 from graphmind.testing import FakeHub
 from graphmind_openai_agents import instrument_openai_agents, uninstrument_openai_agents
-from graphmind_openai_agents._describe import _field, describe_request, tool_input
+from graphmind_openai_agents._describe import _reader, describe_request, tool_input
 
 ARGUMENTS = '{"city": "Cairo \u2713", "days": [2, 3], "budget": 99.5, "hot": true, "guide": null}'
 
@@ -71,9 +71,9 @@ def test_field_reads_dicts_mappings_and_objects() -> None:
     class Mapped(dict[str, Any]):
         pass
 
-    assert _field({"role": "user"}, "role") == "user"
-    assert _field(Mapped(role="system"), "role") == "system"
-    assert _field(Item(), "role") == "user" and _field(Item(), "content") is None
+    assert _reader({"role": "user"})("role", None) == "user"
+    assert _reader(Mapped(role="system"))("role", None) == "system"
+    assert _reader(Item())("role", None) == "user" and _reader(Item())("content", None) is None
 
 
 def test_the_first_message_key_tells_prompts_apart_and_holds_as_the_transcript_grows() -> None:
@@ -86,6 +86,19 @@ def test_the_first_message_key_tells_prompts_apart_and_holds_as_the_transcript_g
     assert key("Plan.", first) != key("Other.", first)
     assert key("Plan.", first) != key("Plan.", [{"role": "user", "content": "Plan a day in Giza"}])
     assert key("Plan.", first) != key("Plan.", [{"role": "system", "content": "Plan a day in Cairo"}])
+
+
+def test_a_request_is_claimed_owned_only_when_every_leaf_is_a_json_scalar() -> None:
+    def claimed(agent: str, instructions: str, content: Any) -> bool:
+        items = [{"role": "user", "content": content}, {"type": "function_call_output", "call_id": "c"}]
+        return type(describe_request(agent, "m", instructions, items, (), (), False)) is Owned
+
+    assert claimed("a", "Plan.", "hi ✓")
+    assert claimed("a", "Plan.", 1.5) and claimed("a", "Plan.", None)
+    assert not claimed("a", "Plan.", "lone \udc00")  # a message's leaf
+    assert not claimed("a", "lone \ud800", "hi")  # the instructions (not only the messages)
+    assert not claimed("agent \ud800", "Plan.", "hi")  # the agent's name
+    assert type(describe_request("a", "m", None, "text \ud800", (), (), True)) is not Owned
 
 
 class _Model(Model):
