@@ -112,7 +112,7 @@ def _system(config: types.GenerateContentConfig | None) -> str | None:
     instruction = config.system_instruction if config is not None else None
     if instruction is None:
         return None
-    if isinstance(instruction, str):
+    if type(instruction) is str or isinstance(instruction, str):  # (exact first: no call)
         return instruction
     if isinstance(instruction, types.Content):
         return _text(list(instruction.parts or []))
@@ -187,7 +187,7 @@ def response_usage(response: LlmResponse) -> dict[str, Any] | None:
         ("outputTokens", usage.candidates_token_count),
         ("totalTokens", usage.total_token_count),
     ):
-        if isinstance(value, int):
+        if type(value) is int or isinstance(value, int):  # (exact first: no call)
             out[wire] = value
     return out or None
 
@@ -195,7 +195,11 @@ def response_usage(response: LlmResponse) -> dict[str, Any] | None:
 def plain_usage(usage: dict[str, Any] | None) -> bool:
     """Whether a `response_usage` answer is owned (exact ints: `isinstance` also lets a bool or an
     int subclass through)."""
-    return usage is None or all(type(v) is int for v in usage.values())
+    if usage is not None:
+        for v in usage.values():  # a loop, not all(<genexpr>): no generator resumed per value
+            if type(v) is not int:
+                return False
+    return True
 
 
 def partial_text(response: LlmResponse) -> str:

@@ -144,7 +144,7 @@ class GraphmindPlugin(BasePlugin):
         try:
             kind = type(agent).__name__  # a class name: an exact str, no lone surrogate
             spec = NodeSpec(agent.name, "agent", {"agent": kind}, owned=True)
-            ex = self._client().start_node(
+            ex = (self._engine or engine_for(None)).start_node(  # `_client()` inlined (per agent)
                 spec, run=inv.run, parent_instance_id=inv.parent_of(parent.name) if parent else None
             )
         except RunAborted:
@@ -179,7 +179,7 @@ class GraphmindPlugin(BasePlugin):
         inv = self._invocation(callback_context.invocation_id)
         if inv is None:
             return None
-        engine = self._client()
+        engine = self._engine or engine_for(None)  # `_client()` inlined (per model call)
         name = callback_context.agent_name
         agent = inv.agent_objects.get(name)
 
@@ -268,7 +268,7 @@ class GraphmindPlugin(BasePlugin):
                 owned=owned,
                 edit=tool_edit(tool_args, rerun),
             )
-            ex = await self._client().astart_node(
+            ex = await (self._engine or engine_for(None)).astart_node(  # `_client()` inlined
                 spec, run=inv.run, parent_instance_id=inv.parent_of(tool_context.agent_name)
             )
         except RunAborted:
