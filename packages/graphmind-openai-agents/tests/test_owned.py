@@ -12,14 +12,21 @@ from agents import Agent, Runner, function_tool
 from agents.items import ModelResponse
 from agents.models.interface import Model
 from agents.usage import Usage
-from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
+from openai.types.responses import (
+    Response,
+    ResponseCompletedEvent,
+    ResponseFunctionToolCall,
+    ResponseOutputMessage,
+    ResponseOutputText,
+)
 
 import graphmind
 from graphmind._events.pipeline import EventPipeline
 from graphmind.adapter import Owned, owned_copy
 from graphmind.testing import FakeHub
 from graphmind_openai_agents import instrument_openai_agents, uninstrument_openai_agents
-from graphmind_openai_agents._describe import _reader, describe_request, tool_input
+from graphmind_openai_agents._describe import _reader, describe_request, reply_of, tool_input
+from graphmind_openai_agents._inject import stream_reply
 
 ARGUMENTS = '{"city": "Cairo \u2713", "days": [2, 3], "budget": 99.5, "hot": true, "guide": null}'
 
@@ -99,6 +106,48 @@ def test_a_request_is_claimed_owned_only_when_every_leaf_is_a_json_scalar() -> N
     assert not claimed("a", "lone \ud800", "hi")  # the instructions (not only the messages)
     assert not claimed("agent \ud800", "Plan.", "hi")  # the agent's name
     assert type(describe_request("a", "m", None, "text \ud800", (), (), True)) is not Owned
+
+
+def _message(text: str) -> ResponseOutputMessage:
+    part = ResponseOutputText(type="output_text", text=text, annotations=[])
+    return ResponseOutputMessage(id="m", type="message", role="assistant", status="completed", content=[part])
+
+
+def _completed(output: list[Any]) -> ResponseCompletedEvent:
+    response = Response(
+        id="r",
+        created_at=0.0,
+        model="m",
+        object="response",
+        output=output,
+        parallel_tool_calls=True,
+        tool_choice="auto",
+        tools=[],
+        status="completed",
+    )
+    return ResponseCompletedEvent(type="response.completed", response=response, sequence_number=1)
+
+
+def test_a_reply_is_claimed_owned_only_when_every_leaf_is_a_json_scalar() -> None:
+    call = ResponseFunctionToolCall(type="function_call", call_id="c1", name="f", arguments='{"a": 1}')
+    odd_call = ResponseFunctionToolCall(type="function_call", call_id="c1", name="f", arguments="\ud800")
+    assert reply_of([_message("Done ✓"), call]) == (
+        {
+            "role": "assistant",
+            "content": "Done ✓",
+            "tool_calls": [{"id": "c1", "name": "f", "arguments": '{"a": 1}'}],
+        },
+        True,
+    )
+    assert not reply_of([_message("lone \udc00")])[1]
+    assert not reply_of([odd_call])[1]
+    # a streamed reply: the stream loop records an Owned answer without the pipeline's copy
+    assert type(stream_reply([_completed([_message("Done.")])])) is Owned
+    assert type(stream_reply([_completed([_message("lone \udc00")])])) is not Owned
+    assert stream_reply([_completed([_message("Done.")])]) == (
+        {"role": "assistant", "content": "Done."},
+        None,
+    )
 
 
 class _Model(Model):

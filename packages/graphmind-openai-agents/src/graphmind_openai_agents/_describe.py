@@ -149,6 +149,12 @@ def first_key(instructions: Any, first: dict[str, Any] | None) -> str:
 
 def describe_output(output_items: Any) -> dict[str, Any]:
     """A model reply (the SDK's `ModelResponse.output` items) in the one model-reply shape."""
+    return reply_of(output_items)[0]
+
+
+def reply_of(output_items: Any) -> tuple[dict[str, Any], bool]:
+    """(`describe_output(output_items)`, whether it may be claimed owned: built here, every leaf a
+    `json_scalar`; a reply naming other items, `items`, is not claimed)."""
     text: list[str] = []
     calls: list[dict[str, Any]] = []
     other: list[str] = []
@@ -169,17 +175,29 @@ def describe_output(output_items: Any) -> dict[str, Any]:
             )
         else:
             other.append(_scalar(kind))
-    reply: dict[str, Any] = {"role": "assistant", "content": "".join(text) if text else None}
+    content = "".join(text) if text else None
+    reply: dict[str, Any] = {"role": "assistant", "content": content}
+    owned = content is None or content.isascii() or json_scalar(content)
     if calls:
         reply["tool_calls"] = calls
+        for call in calls:  # `_scalar` leaves str() of what is not a json_scalar: may hold a lone surrogate
+            for v in call.values():
+                if not ((type(v) is str and v.isascii()) or v is None or json_scalar(v)):
+                    owned = False
     if other:
         reply["items"] = other  # reasoning, hosted tool calls...: named, not shown
-    return reply
+        owned = False
+    return reply, owned
 
 
-def describe_response(response: Any) -> dict[str, Any]:
-    """The node output of a `ModelResponse`."""
-    return describe_output(getattr(response, "output", None))
+def plain_usage(usage: dict[str, Any] | None) -> bool:
+    """Whether a `describe_usage` answer may be claimed owned (exact ints: `describe_usage` also
+    takes a bool or an int subclass)."""
+    if usage is not None:
+        for v in usage.values():  # a loop, not all(<genexpr>): no generator resumed per value
+            if type(v) is not int:
+                return False
+    return True
 
 
 def describe_usage(response: Any) -> dict[str, Any] | None:

@@ -69,9 +69,9 @@ def _spec(
 
 
 async def _settle(response: Any) -> Settled:
-    return Settled(
-        response, _describe.describe_response(response), _describe.describe_usage(response), owned=True
-    )
+    output, owned = _describe.reply_of(getattr(response, "output", None))
+    usage = _describe.describe_usage(response)
+    return Settled(response, output, usage, owned=owned and _describe.plain_usage(usage))
 
 
 async def _owned(call: Any) -> Any:
