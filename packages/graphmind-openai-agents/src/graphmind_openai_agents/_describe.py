@@ -100,7 +100,7 @@ def describe_request(
     `stream_response`: an `Owned` tuple when every leaf of the node input is a `json_scalar`
     (docs/adapters.md, "Owned payloads"; every dict and list of it is built here)."""
     messages: list[dict[str, Any]]
-    if isinstance(items, str):
+    if type(items) is not list and isinstance(items, str):  # (the run loop's list: no call)
         messages = [{"role": "user", "content": items}]
         owned = json_scalar(items)
     else:

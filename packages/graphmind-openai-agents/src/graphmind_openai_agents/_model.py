@@ -46,7 +46,7 @@ def _spec(
     name = getattr(model, "model", None)
     described = _describe.describe_request(
         _AGENT.get(),
-        name if isinstance(name, str) else type(model).__name__,
+        name if type(name) is str or isinstance(name, str) else type(model).__name__,
         bound.get("system_instructions"),
         bound.get("input"),
         bound.get("tools"),
