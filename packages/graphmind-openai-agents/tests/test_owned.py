@@ -192,13 +192,20 @@ async def _recorded(claims: bool, monkeypatch: pytest.MonkeyPatch) -> list[tuple
     original = EventPipeline._plain_trusted
     if not claims:  # the pipeline ignores every owned claim: each payload gets its snapshot copy
         monkeypatch.setattr(
-            EventPipeline, "_plain_trusted", lambda self, event, owned=False: original(self, event)
+            EventPipeline,
+            "_plain_trusted",
+            lambda self, event, owned=False, payload=None: original(self, event, False, payload),
         )
     else:
 
-        def noting(self: EventPipeline, event: dict[str, Any], owned: bool = False) -> Any:
+        def noting(
+            self: EventPipeline,
+            event: dict[str, Any],
+            owned: bool = False,
+            payload: tuple[str, ...] | None = None,
+        ) -> Any:
             CLAIMS.append((event.get("type"), event.get("nodeId"), owned))
-            return original(self, event, owned)
+            return original(self, event, owned, payload)
 
         CLAIMS.clear()
         monkeypatch.setattr(EventPipeline, "_plain_trusted", noting)
