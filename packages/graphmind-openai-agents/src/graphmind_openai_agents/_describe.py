@@ -82,11 +82,6 @@ def _item(item: Any) -> tuple[dict[str, Any], bool]:
     return out, owned
 
 
-def input_item(item: Any) -> dict[str, Any]:
-    """One input item in the transcript shape (a fresh dict of plain leaves)."""
-    return _item(item)[0]
-
-
 def describe_request(
     agent: str | None,
     model: Any,
@@ -142,19 +137,15 @@ def describe_request(
 def first_key(instructions: Any, first: dict[str, Any] | None) -> str:
     """The prompt-prefix rule's key (`StepTracker.next_step`: any stable text, compared within the
     process): the instructions and the first message. Their `repr`, one C call: every value is a
-    fresh JSON leaf here (`input_item`), so equal texts mean equal messages; no JSON encoder set up
+    fresh JSON leaf here (`_item`), so equal texts mean equal messages; no JSON encoder set up
     per model call."""
     return repr((instructions, tuple(first.items()) if first is not None else None))
 
 
-def describe_output(output_items: Any) -> dict[str, Any]:
-    """A model reply (the SDK's `ModelResponse.output` items) in the one model-reply shape."""
-    return reply_of(output_items)[0]
-
-
 def reply_of(output_items: Any) -> tuple[dict[str, Any], bool]:
-    """(`describe_output(output_items)`, whether it may be claimed owned: built here, every leaf a
-    `json_scalar`; a reply naming other items, `items`, is not claimed)."""
+    """(a model reply, the SDK's `ModelResponse.output` items, in the one model-reply shape; whether
+    it may be claimed owned: built here, every leaf a `json_scalar`; a reply naming other items,
+    `items`, is not claimed)."""
     text: list[str] = []
     calls: list[dict[str, Any]] = []
     other: list[str] = []
