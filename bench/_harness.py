@@ -1,5 +1,5 @@
 """The harness every `bench/*_overhead.py` shares: interleaved rounds, a chosen clock, best/median
-per variant, openinference's in-memory toggle and the ratio table.
+per variant, openinference's in-memory toggle, the attached variant's hub and the ratio table.
 
 A variant is `(on, off, shapes)`: `on()` before its turn, `off()` after it (even on error), and
 `shapes` maps a call shape's name to a no-argument call. Rounds interleave the variants, so a busy
@@ -11,10 +11,12 @@ from __future__ import annotations
 import importlib
 import random
 import statistics
+import tempfile
 from collections.abc import Callable, Mapping
 from typing import Any
 
 __all__ = [
+    "AttachedHub",
     "Results",
     "Samples",
     "Toggle",
@@ -37,6 +39,26 @@ Results = dict[str, dict[str, float]]
 
 def noop() -> None:
     """The on/off of a variant that needs no switching."""
+
+
+class AttachedHub:
+    """The `attached` variant's hub: the real hub in a subprocess (`graphmind_server.testing.HubProcess`,
+    its store in a new temp dir) and `client`, a `graphmind.Client` attached to it; SystemExit when
+    it does not attach within 5 s. `close()` disposes the client and stops the hub."""
+
+    def __init__(self, prefix: str = "gm-bench-") -> None:
+        import graphmind  # here, not at the top: the benches without an attached variant never load it
+        from graphmind_server.testing import HubProcess
+
+        self.hub = HubProcess(tempfile.mkdtemp(prefix=prefix) + "/hub.db")
+        self.client = graphmind.Client(app="bench", url=self.hub.ingest_url)
+        if not self.client.ready(5):
+            self.close()
+            raise SystemExit("the hub did not attach")
+
+    def close(self) -> None:
+        self.client.dispose()
+        self.hub.stop()
 
 
 def batch_us(fn: Callable[[], Any], calls: int, clock: Callable[[], int]) -> float:

@@ -28,12 +28,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib.metadata
-import tempfile
 import time
 from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
 from _harness import (
+    AttachedHub,
     Toggle,
     Variant,
     interleaved_rounds,
@@ -202,16 +202,10 @@ def main() -> None:
             shapes,
         ),
     }
-    hub: Any = None
-    attached: graphmind.Client | None = None
-    if not args.no_attached:
-        from graphmind_server.testing import HubProcess
-
-        hub = HubProcess(tempfile.mkdtemp(prefix="gm-bench-") + "/hub.db")
-        attached = graphmind.Client(app="bench", url=hub.ingest_url)
-        if not attached.ready(5):
-            raise SystemExit("the hub did not attach")
-        on_hub = attached
+    hub = None if args.no_attached else AttachedHub()
+    attached = hub.client if hub is not None else None
+    if hub is not None:
+        on_hub = hub.client
         variants["attached"] = (
             lambda: instrument_runner(runner, session=on_hub),
             lambda: uninstrument_runner(runner),
@@ -232,10 +226,8 @@ def main() -> None:
     finally:
         stats = {"detached": session.stats(), **({"attached": attached.stats()} if attached else {})}
         session.dispose()
-        if attached is not None:
-            attached.dispose()
         if hub is not None:
-            hub.stop()
+            hub.close()
         loop.close()
 
     best, medians = summarise(samples)

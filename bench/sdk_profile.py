@@ -22,7 +22,7 @@ import pstats
 from collections.abc import Callable
 from typing import Any
 
-from _harness import openinference_toggle
+from _harness import AttachedHub, openinference_toggle
 
 import graphmind
 
@@ -204,24 +204,12 @@ def main() -> None:
         "--attached", action="store_true", help="also profile attached to the real hub (a subprocess)"
     )
     args = parser.parse_args()
-    hub: Any = None
-    attached = None
-    if args.attached:
-        import tempfile
-
-        from graphmind_server.testing import HubProcess
-
-        hub = HubProcess(tempfile.mkdtemp(prefix="gm-profile-") + "/hub.db")
-        attached = graphmind.Client(app="bench", url=hub.ingest_url)
-        if not attached.ready(5):
-            raise SystemExit("the hub did not attach")
+    hub = AttachedHub("gm-profile-") if args.attached else None
     try:
-        _profile_all(args, attached)
+        _profile_all(args, hub.client if hub is not None else None)
     finally:
-        if attached is not None:
-            attached.dispose()
         if hub is not None:
-            hub.stop()
+            hub.close()
 
 
 def _profile_all(args: argparse.Namespace, attached: graphmind.Client | None) -> None:

@@ -17,7 +17,7 @@ from graphmind._events.mask import MASKED
 from graphmind._events.payload import MAX_PAYLOAD_BYTES, TRUNCATED
 from graphmind._events.pipeline import EventPipeline
 from graphmind._events.redaction import PLACEHOLDER, RedactionSwitches
-from graphmind.adapter import NodeSpec, Settled, engine_for, json_scalar, json_scalars, plain_message
+from graphmind.adapter import NodeSpec, Owned, Settled, engine_for, json_scalar, json_scalars, plain_message
 from graphmind.testing import FakeHub
 
 OFF = RedactionSwitches(False, False, False, False)
@@ -185,6 +185,25 @@ def test_the_engine_passes_the_claim_of_the_spec_and_of_settled(owned: bool) -> 
         ("node.started", owned),
         ("node.finished", owned),
     ]
+
+
+@pytest.mark.parametrize("owned", [True, False])
+def test_a_stream_loop_passes_the_claim_of_an_owned_description(owned: bool) -> None:
+    client, seen = _client()
+    engine = engine_for(client)
+
+    def describe(items: list[Any]) -> tuple[Any, dict[str, Any] | None]:
+        described = ({"text": "".join(items)}, {"outputTokens": len(items)})
+        return Owned(described) if owned else described
+
+    ex = engine.start_node(NodeSpec("step", "llm", input={"q": "x"}))
+    assert list(ex.stream_sync(lambda: iter(["a", "b"]), describe=describe)) == ["a", "b"]
+    cut = engine.start_node(NodeSpec("step", "llm", input={"q": "y"}))
+    stream = cut.stream_sync(lambda: iter(["a", "b"]), describe=describe)
+    assert next(stream) == "a"
+    stream.close()  # closed early: the cut-short ending takes the claim too
+    client.dispose()
+    assert [f for f in seen.flags if f[0] == "node.finished"] == [("node.finished", owned)] * 2
 
 
 def test_hold_if_the_gates_and_the_hub_see_the_plain_values(hub: FakeHub, client: graphmind.Client) -> None:

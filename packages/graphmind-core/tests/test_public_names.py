@@ -52,6 +52,7 @@ PUBLIC: dict[str, list[str]] = {
         "engine_for",
         "json_scalar",
         "json_scalars",
+        "owned_copy",
         "parse_model_reply",
     ],
     "graphmind.adapter.stainless": [

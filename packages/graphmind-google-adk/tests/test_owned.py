@@ -177,7 +177,9 @@ async def _invoke(claims: bool, monkeypatch: pytest.MonkeyPatch) -> list[tuple[s
     original = EventPipeline._plain_trusted
     if not claims:  # the pipeline ignores every owned claim: each payload gets its snapshot copy
         monkeypatch.setattr(
-            EventPipeline, "_plain_trusted", lambda self, event, owned=False: original(self, event)
+            EventPipeline,
+            "_plain_trusted",
+            lambda self, event, owned=False, payload=None: original(self, event, False, payload),
         )
     tools, model = (
         Counter(),

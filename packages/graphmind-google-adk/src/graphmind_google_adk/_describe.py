@@ -13,8 +13,8 @@ ADK's `model` role is `assistant`, a `function_call` part is a `tool_calls` entr
 
 Owned payloads (docs/adapters.md): every dict and list of a node's input and output is built here,
 so a describer answers `Owned(...)` when every leaf is also a `json_scalar` (checked while building:
-`plain_owned` says so of the copy it makes); the plugin then tells the engine, and the pipeline
-skips its snapshot walk. Anything else (a NaN, bytes, an app object, a lone surrogate) is not
+core's `owned_copy` says so of the copy it makes); the plugin then tells the engine, and the
+pipeline skips its snapshot walk. Anything else (a NaN, bytes, an app object, a lone surrogate) is not
 claimed and takes the full pass, as before.
 """
 
@@ -28,47 +28,15 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.genai import types
 
-from graphmind.adapter import Owned, json_scalar, json_scalars, parse_model_reply
-
-# Deeper than this, `plain_owned` leaves the value to the JSON round trip (which raises on a cycle).
-_MAX_DEPTH = 32
-
-
-class _NotPlain(Exception):
-    """A value the direct copy does not take: the JSON round trip spells it."""
-
-
-def _copy(value: Any, depth: int) -> Any:
-    """`value` copied as the JSON round trip would return it, for exact dicts (str keys), lists,
-    tuples and `json_scalar` leaves; raises _NotPlain on anything else."""
-    t = type(value)
-    if t is str:
-        if value.isascii() or json_scalar(value):
-            return value
-        raise _NotPlain
-    if t is int or t is bool or value is None or (t is float and value - value == 0):
-        return value
-    if depth < _MAX_DEPTH:
-        if t is dict:
-            out = {}
-            for k, v in value.items():
-                if type(k) is not str or not (k.isascii() or json_scalar(k)):
-                    raise _NotPlain
-                out[k] = _copy(v, depth + 1)
-            return out
-        if t is list or t is tuple:
-            return [_copy(v, depth + 1) for v in value]
-    raise _NotPlain
+from graphmind.adapter import Owned, json_scalar, json_scalars, owned_copy, parse_model_reply
 
 
 def plain_owned(value: Any) -> tuple[Any, bool]:
     """(`plain(value)`, whether the copy is owned: built here, every leaf a `json_scalar`). Plain
-    JSON values (the common tool args and results) are copied directly; anything else takes the JSON
-    round trip, which is not claimed."""
-    try:
-        return _copy(value, 0), True
-    except _NotPlain:
-        return _round_trip(value), False
+    JSON values (the common tool args and results) are copied directly (`owned_copy`); anything else
+    takes the JSON round trip, which is not claimed."""
+    copy, owned = owned_copy(value)
+    return (copy, True) if owned else (_round_trip(value), False)
 
 
 def plain(value: Any) -> Any:
@@ -102,7 +70,10 @@ def _calls(parts: list[types.Part]) -> tuple[list[dict[str, Any]], bool]:
     for p in parts:
         call = p.function_call
         if call is not None:
-            arguments, plain_args = plain_owned(call.args or {})
+            args = call.args or {}
+            arguments, plain_args = owned_copy(args)  # (not `plain_owned`: one call less per value)
+            if not plain_args:
+                arguments = _round_trip(args)
             owned = owned and plain_args and json_scalars((call.id, call.name))
             calls.append({"id": call.id, "name": call.name, "arguments": arguments})
     return calls, owned
@@ -117,7 +88,9 @@ def _messages(content: types.Content, out: list[dict[str, Any]]) -> bool:
         response = p.function_response
         if response is not None:
             had_response = True
-            result, plain_result = plain_owned(response.response)
+            result, plain_result = owned_copy(response.response)
+            if not plain_result:
+                result = _round_trip(response.response)
             owned = owned and plain_result and json_scalars((response.id, response.name))
             out.append(
                 {"role": "tool", "tool_call_id": response.id, "name": response.name, "content": result}
@@ -139,7 +112,7 @@ def _system(config: types.GenerateContentConfig | None) -> str | None:
     instruction = config.system_instruction if config is not None else None
     if instruction is None:
         return None
-    if isinstance(instruction, str):
+    if type(instruction) is str or isinstance(instruction, str):  # (exact first: no call)
         return instruction
     if isinstance(instruction, types.Content):
         return _text(list(instruction.parts or []))
@@ -214,7 +187,7 @@ def response_usage(response: LlmResponse) -> dict[str, Any] | None:
         ("outputTokens", usage.candidates_token_count),
         ("totalTokens", usage.total_token_count),
     ):
-        if isinstance(value, int):
+        if type(value) is int or isinstance(value, int):  # (exact first: no call)
             out[wire] = value
     return out or None
 
@@ -222,7 +195,11 @@ def response_usage(response: LlmResponse) -> dict[str, Any] | None:
 def plain_usage(usage: dict[str, Any] | None) -> bool:
     """Whether a `response_usage` answer is owned (exact ints: `isinstance` also lets a bool or an
     int subclass through)."""
-    return usage is None or all(type(v) is int for v in usage.values())
+    if usage is not None:
+        for v in usage.values():  # a loop, not all(<genexpr>): no generator resumed per value
+            if type(v) is not int:
+                return False
+    return True
 
 
 def partial_text(response: LlmResponse) -> str:

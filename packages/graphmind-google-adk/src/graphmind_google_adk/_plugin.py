@@ -35,12 +35,12 @@ from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
 
 import graphmind
-from graphmind.adapter import Engine, NodeSpec, Owned, RunAborted, engine_for
+from graphmind.adapter import Engine, NodeSpec, Owned, RunAborted, engine_for, owned_copy
 
 from . import _gates as gates
 from ._describe import (
     partial_text,
-    plain_owned,
+    plain,
     plain_usage,
     request_input,
     response_described,
@@ -60,8 +60,8 @@ def _model_result(response: LlmResponse) -> tuple[Any, dict[str, Any] | None]:
 
 
 def _tool_result(result: Any) -> tuple[Any, dict[str, Any] | None]:
-    output, owned = plain_owned(result)
-    return Owned((output, None)) if owned else (output, None)
+    output, owned = owned_copy(result)
+    return Owned((output, None)) if owned else (plain(result), None)
 
 
 class GraphmindPlugin(BasePlugin):
@@ -144,7 +144,7 @@ class GraphmindPlugin(BasePlugin):
         try:
             kind = type(agent).__name__  # a class name: an exact str, no lone surrogate
             spec = NodeSpec(agent.name, "agent", {"agent": kind}, owned=True)
-            ex = self._client().start_node(
+            ex = (self._engine or engine_for(None)).start_node(  # `_client()` inlined (per agent)
                 spec, run=inv.run, parent_instance_id=inv.parent_of(parent.name) if parent else None
             )
         except RunAborted:
@@ -179,7 +179,7 @@ class GraphmindPlugin(BasePlugin):
         inv = self._invocation(callback_context.invocation_id)
         if inv is None:
             return None
-        engine = self._client()
+        engine = self._engine or engine_for(None)  # `_client()` inlined (per model call)
         name = callback_context.agent_name
         agent = inv.agent_objects.get(name)
 
@@ -257,7 +257,9 @@ class GraphmindPlugin(BasePlugin):
             return await tool.run_async(args=tool_args, tool_context=tool_context)
 
         try:
-            node_input, owned = plain_owned(tool_args)
+            node_input, owned = owned_copy(tool_args)
+            if not owned:
+                node_input = plain(tool_args)  # the JSON round trip (_describe.plain_owned)
             spec = NodeSpec(
                 tool.name,
                 "tool",
@@ -266,7 +268,7 @@ class GraphmindPlugin(BasePlugin):
                 owned=owned,
                 edit=tool_edit(tool_args, rerun),
             )
-            ex = await self._client().astart_node(
+            ex = await (self._engine or engine_for(None)).astart_node(  # `_client()` inlined
                 spec, run=inv.run, parent_instance_id=inv.parent_of(tool_context.agent_name)
             )
         except RunAborted:

@@ -10,32 +10,37 @@ person reads. The reply is the one model-reply shape (docs/protocol.md, "Injecti
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
-from graphmind.adapter import json_scalar, json_scalars, plain_message
+from graphmind.adapter import Owned, json_scalar, json_scalars
 
 
-def _field(item: Any, name: str) -> Any:
-    # An exact dict first: `isinstance(x, Mapping)` is a Python-level ABC check per field read.
+def _reader(item: Any) -> Callable[[str, None], Any]:
+    """How to read one item's fields, `get(name, None)`: a dict's own `get`, an object's `getattr`
+    (a C call per field either way, no Python frame; the `Mapping` check once per item)."""
     if type(item) is dict or isinstance(item, Mapping):
-        return item.get(name)
-    return getattr(item, name, None)
+        return item.get
+    return partial(getattr, item)
+
+
+def _part_text(part: Any) -> str:
+    get = _reader(part)
+    text = get("text", None)
+    if text is None:
+        text = get("refusal", None)
+    return text if type(text) is str or isinstance(text, str) else f"[{get('type', None) or 'part'}]"
 
 
 def text_of(content: Any) -> Any:
     """A message's content as text: a string as it is, the text parts of a list joined."""
-    if content is None or isinstance(content, str):
+    t = type(content)  # the exact types first: `isinstance` is a call, `type(...) is` is not
+    if content is None or t is str:
         return content
-    if isinstance(content, list | tuple):
-        parts = []
-        for part in content:
-            text = _field(part, "text")
-            if text is None:
-                text = _field(part, "refusal")
-            parts.append(text if isinstance(text, str) else f"[{_field(part, 'type') or 'part'}]")
-        return "".join(parts)
-    return str(content)
+    if t is list or t is tuple or isinstance(content, list | tuple):
+        return "".join([_part_text(part) for part in content])
+    return content if isinstance(content, str) else str(content)
 
 
 def _scalar(value: Any) -> Any:
@@ -45,25 +50,36 @@ def _scalar(value: Any) -> Any:
     return value if json_scalar(value) else str(value)
 
 
-def input_item(item: Any) -> dict[str, Any]:
-    """One input item in the transcript shape (a fresh dict of plain leaves)."""
-    kind = _field(item, "type") or "message"
-    if kind == "message" or (_field(item, "role") is not None and kind not in ("function_call",)):
-        return {"role": _scalar(_field(item, "role")), "content": _scalar(text_of(_field(item, "content")))}
-    if kind == "function_call":
-        return {
+def _item(item: Any) -> tuple[dict[str, Any], bool]:
+    """One input item in the transcript shape (a fresh dict of plain leaves), and whether it is
+    owned (every leaf a `json_scalar`: checked while building, not by a second walk)."""
+    get = _reader(item)
+    kind = get("type", None) or "message"
+    if kind == "message" or (kind != "function_call" and get("role", None) is not None):
+        out = {"role": get("role", None), "content": text_of(get("content", None))}
+    elif kind == "function_call":
+        out = {
             "type": "function_call",
-            "call_id": _scalar(_field(item, "call_id")),
-            "name": _scalar(_field(item, "name")),
-            "arguments": _scalar(_field(item, "arguments")),
+            "call_id": get("call_id", None),
+            "name": get("name", None),
+            "arguments": get("arguments", None),
         }
-    if kind == "function_call_output":
-        return {
+    elif kind == "function_call_output":
+        out = {
             "type": "function_call_output",
-            "call_id": _scalar(_field(item, "call_id")),
-            "output": _scalar(text_of(_field(item, "output"))),
+            "call_id": get("call_id", None),
+            "output": text_of(get("output", None)),
         }
-    return {"type": _scalar(kind)}
+    else:
+        out = {"type": kind}
+    owned = True
+    for k, v in out.items():
+        t = type(v)
+        if (t is str and v.isascii()) or v is None or t is int:  # the common leaves: no call
+            continue
+        out[k] = v = _scalar(v)  # (a value, not a key: the dict's size does not change)
+        owned = owned and json_scalar(v)
+    return out, owned
 
 
 def describe_request(
@@ -74,81 +90,105 @@ def describe_request(
     tools: Any,
     handoffs: Any,
     streamed: bool,
-) -> tuple[dict[str, Any], str, int]:
-    """(node input, first-message key, prompt length) of one `Model.get_response` / `stream_response`."""
-    if isinstance(items, str):
+) -> tuple[dict[str, Any], str, int] | Owned:
+    """(node input, first-message key, prompt length) of one `Model.get_response` /
+    `stream_response`: an `Owned` tuple when every leaf of the node input is a `json_scalar`
+    (docs/adapters.md, "Owned payloads"; every dict and list of it is built here)."""
+    messages: list[dict[str, Any]]
+    if type(items) is not list and isinstance(items, str):  # (the run loop's list: no call)
         messages = [{"role": "user", "content": items}]
+        owned = json_scalar(items)
     else:
-        messages = [input_item(i) for i in items or ()]
-    node_input: dict[str, Any] = {"model": _scalar(model), "messages": messages}
+        messages = []
+        owned = True
+        for i in items or ():  # a loop, not a comprehension: each item's claim is kept with it
+            message, plain = _item(i)
+            messages.append(message)
+            owned = owned and plain
+    node_input: dict[str, Any] = {"model": model, "messages": messages}
     if instructions:
-        node_input["instructions"] = _scalar(instructions)
+        node_input["instructions"] = instructions
     if agent is not None:
-        node_input["agent"] = _scalar(agent)
+        node_input["agent"] = agent
+    for k, v in node_input.items():  # model, instructions, agent: as `_item` checks its leaves
+        t = type(v)
+        if (t is str and v.isascii()) or k == "messages":  # (built and checked above)
+            continue
+        node_input[k] = v = _scalar(v)  # str() of what is not a json_scalar: may hold a lone surrogate
+        owned = owned and json_scalar(v)
     names = [_scalar(getattr(t, "name", type(t).__name__)) for t in tools or ()]
     if names:
         node_input["tools"] = names
+        owned = owned and json_scalars(names)
     targets = [_scalar(getattr(h, "tool_name", None)) for h in handoffs or ()]
     if targets:
         node_input["handoffs"] = targets
+        owned = owned and json_scalars(targets)
     if streamed:
         node_input["stream"] = True
-    return (
+    described = (
         node_input,
         first_key(node_input.get("instructions"), messages[0] if messages else None),
         len(messages),
     )
+    return Owned(described) if owned else described
 
 
 def first_key(instructions: Any, first: dict[str, Any] | None) -> str:
     """The prompt-prefix rule's key (`StepTracker.next_step`: any stable text, compared within the
     process): the instructions and the first message. Their `repr`, one C call: every value is a
-    fresh JSON leaf here (`input_item`), so equal texts mean equal messages; no JSON encoder set up
+    fresh JSON leaf here (`_item`), so equal texts mean equal messages; no JSON encoder set up
     per model call."""
     return repr((instructions, tuple(first.items()) if first is not None else None))
 
 
-def owned_input(node_input: dict[str, Any]) -> bool:
-    """True when every dict in the input was built here with plain leaves (the pipeline may skip its copy)."""
-    # a loop, not all(<genexpr>): no generator resumed per message
-    for message in node_input["messages"]:  # noqa: SIM110
-        if not plain_message(message):
-            return False
-    return True
-
-
-def describe_output(output_items: Any) -> dict[str, Any]:
-    """A model reply (the SDK's `ModelResponse.output` items) in the one model-reply shape."""
+def reply_of(output_items: Any) -> tuple[dict[str, Any], bool]:
+    """(a model reply, the SDK's `ModelResponse.output` items, in the one model-reply shape; whether
+    it may be claimed owned: built here, every leaf a `json_scalar`; a reply naming other items,
+    `items`, is not claimed)."""
     text: list[str] = []
     calls: list[dict[str, Any]] = []
     other: list[str] = []
     for item in output_items or ():
-        kind = _field(item, "type")
+        get = _reader(item)
+        kind = get("type", None)
         if kind == "message":
-            content = text_of(_field(item, "content"))
+            content = text_of(get("content", None))
             if isinstance(content, str):
                 text.append(content)
         elif kind == "function_call":
             calls.append(
                 {
-                    "id": _scalar(_field(item, "call_id")),
-                    "name": _scalar(_field(item, "name")),
-                    "arguments": _scalar(_field(item, "arguments")),
+                    "id": _scalar(get("call_id", None)),
+                    "name": _scalar(get("name", None)),
+                    "arguments": _scalar(get("arguments", None)),
                 }
             )
         else:
             other.append(_scalar(kind))
-    reply: dict[str, Any] = {"role": "assistant", "content": "".join(text) if text else None}
+    content = "".join(text) if text else None
+    reply: dict[str, Any] = {"role": "assistant", "content": content}
+    owned = content is None or content.isascii() or json_scalar(content)
     if calls:
         reply["tool_calls"] = calls
+        for call in calls:  # `_scalar` leaves str() of what is not a json_scalar: may hold a lone surrogate
+            for v in call.values():
+                if not ((type(v) is str and v.isascii()) or v is None or json_scalar(v)):
+                    owned = False
     if other:
         reply["items"] = other  # reasoning, hosted tool calls...: named, not shown
-    return reply
+        owned = False
+    return reply, owned
 
 
-def describe_response(response: Any) -> dict[str, Any]:
-    """The node output of a `ModelResponse`."""
-    return describe_output(getattr(response, "output", None))
+def plain_usage(usage: dict[str, Any] | None) -> bool:
+    """Whether a `describe_usage` answer may be claimed owned (exact ints: `describe_usage` also
+    takes a bool or an int subclass)."""
+    if usage is not None:
+        for v in usage.values():  # a loop, not all(<genexpr>): no generator resumed per value
+            if type(v) is not int:
+                return False
+    return True
 
 
 def describe_usage(response: Any) -> dict[str, Any] | None:
@@ -157,7 +197,9 @@ def describe_usage(response: Any) -> dict[str, Any] | None:
         return None
     inp, out = getattr(usage, "input_tokens", None), getattr(usage, "output_tokens", None)
     total = getattr(usage, "total_tokens", None)
-    if not (isinstance(inp, int) and isinstance(out, int) and isinstance(total, int)):
+    if not (type(inp) is int and type(out) is int and type(total) is int) and not (
+        isinstance(inp, int) and isinstance(out, int) and isinstance(total, int)
+    ):
         return None
     return {"inputTokens": inp, "outputTokens": out, "totalTokens": total}
 
@@ -170,16 +212,6 @@ def tool_input(arguments: str) -> Any:
     except ValueError:
         return arguments
     return parsed
-
-
-def owned_tool_input(value: Any) -> bool:
-    """True when a parsed `tool_input` may be recorded as owned (docs/adapters.md, "Owned payloads"):
-    `json.loads` built every container, so what is left to check is the leaves, here for the
-    common flat object (a lone surrogate in a key or a value, or a NaN, is not claimed; a nested
-    object takes the full pass)."""
-    if type(value) is dict:
-        return json_scalars(value.values()) and json_scalars(value)
-    return json_scalar(value)
 
 
 def tool_output(output: Any) -> Any:

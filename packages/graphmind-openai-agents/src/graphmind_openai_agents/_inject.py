@@ -27,7 +27,7 @@ from openai.types.responses import (
     ResponseTextDeltaEvent,
 )
 
-from graphmind.adapter import Items, parse_model_reply
+from graphmind.adapter import Items, Owned, parse_model_reply
 
 INJECTED_MODEL = "graphmind-injected"
 
@@ -105,8 +105,10 @@ def completed_event(value: Any) -> Items:
 
 
 def stream_reply(events: list[Any]) -> tuple[Any, Any]:
-    """(node output, usage) of a model stream read so far: the terminal event's response."""
-    from ._describe import describe_output
+    """(node output, usage) of a model stream read so far: the terminal event's response; an
+    `Owned` tuple when both may be claimed owned (the stream loop then records them without the
+    pipeline's copy, as `_model._settle` does for an unstreamed reply)."""
+    from ._describe import plain_usage, reply_of
 
     for event in reversed(events):
         response = getattr(event, "response", None)
@@ -119,6 +121,7 @@ def stream_reply(events: list[Any]) -> tuple[Any, Any]:
                     "outputTokens": usage.output_tokens,
                     "totalTokens": usage.total_tokens,
                 }
-            return describe_output(response.output), tokens
+            output, owned = reply_of(response.output)
+            return Owned((output, tokens)) if owned and plain_usage(tokens) else (output, tokens)
     text = "".join(e.delta for e in events if getattr(e, "type", None) == "response.output_text.delta")
     return {"role": "assistant", "content": text or None}, None

@@ -17,7 +17,7 @@ import weakref
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from graphmind.adapter import Hook, NodeSpec, Patches, Settled, owned_model_call
+from graphmind.adapter import Hook, NodeSpec, Owned, Patches, Settled, owned_model_call
 
 from . import _describe, _edit, _inject
 from ._version import SUPPORTED
@@ -44,15 +44,16 @@ def _spec(
     bound = dict(zip(_PARAMS, args, strict=False)) if args else {}  # the interface's arguments by name
     bound.update(kwargs)  # (the run loop passes them by keyword; a caller may not)
     name = getattr(model, "model", None)
-    node_input, key, length = _describe.describe_request(
+    described = _describe.describe_request(
         _AGENT.get(),
-        name if isinstance(name, str) else type(model).__name__,
+        name if type(name) is str or isinstance(name, str) else type(model).__name__,
         bound.get("system_instructions"),
         bound.get("input"),
         bound.get("tools"),
         bound.get("handoffs"),
         streamed,
     )
+    node_input, key, length = described
     step = engine.next_llm_step(key, length)
     return NodeSpec(
         "step",
@@ -62,15 +63,15 @@ def _spec(
         instance_id=step.instance_id,
         attrs={"framework": "openai-agents"},
         tool_calls_in_output=True,
-        owned=_describe.owned_input(node_input),
+        owned=type(described) is Owned,  # every leaf checked while building (_describe.py)
         edit=_edit.model_edit(body, bound, node_input),
     )
 
 
 async def _settle(response: Any) -> Settled:
-    return Settled(
-        response, _describe.describe_response(response), _describe.describe_usage(response), owned=True
-    )
+    output, owned = _describe.reply_of(getattr(response, "output", None))
+    usage = _describe.describe_usage(response)
+    return Settled(response, output, usage, owned=owned and _describe.plain_usage(usage))
 
 
 async def _owned(call: Any) -> Any:
@@ -102,14 +103,6 @@ def wrap_get_response(original: Callable[..., Any], state: Patches) -> Callable[
     return get_response
 
 
-def _emit_tokens(ex: Any) -> Callable[[Any], None]:
-    def on_item(event: Any) -> None:
-        if getattr(event, "type", None) == "response.output_text.delta":
-            ex.token(event.delta)
-
-    return on_item
-
-
 def wrap_stream_response(original: Callable[..., Any], state: Patches) -> Callable[..., Any]:
     model = getattr(original, "__self__", None)
 
@@ -128,15 +121,21 @@ def wrap_stream_response(original: Callable[..., Any], state: Patches) -> Callab
     return stream_response
 
 
-def _advancing() -> Callable[[Any], Any]:
+def _advancing(ex: Any) -> Callable[[Any], Any]:
     """The `advance` of one model stream: each item read as owned (the request is sent on the first
-    item). One `owned_model_call` per stream, entered per item: a stream's items are read one at a
-    time (an async generator is never re-entered), so its token is never shared."""
+    item), and each text delta streamed as a `token` here, not in an `on_item` (one call less per
+    item; the stream loop would call it at the same point, right after the item is read). One
+    `owned_model_call` per stream, entered per item: a stream's items are read one at a time (an
+    async generator is never re-entered), so its token is never shared."""
     owner = owned_model_call(OWNER)
+    token = ex.token
 
     async def advance(stream: Any) -> Any:
         with owner:
-            return await stream.__anext__()
+            item = await stream.__anext__()
+        if getattr(item, "type", None) == "response.output_text.delta":
+            token(item.delta)
+        return item
 
     return advance
 
@@ -146,8 +145,7 @@ async def _gated_stream(engine: Any, spec: NodeSpec, open_stream: Callable[[], A
 
     stream = ex.stream_async(
         open_stream,
-        advance=_advancing(),
-        on_item=_emit_tokens(ex),
+        advance=_advancing(ex),
         describe=_inject.stream_reply,
         from_injected=_inject.completed_event,
     )

@@ -26,7 +26,7 @@ from typing import Any
 
 from agents.tool import _FailureHandlingFunctionToolInvoker, _FunctionToolInvocationResult
 
-from graphmind.adapter import NodeSpec, Patches, json_scalar
+from graphmind.adapter import NodeSpec, Patches, json_scalar, owned_copy
 
 from . import _describe, _edit
 
@@ -61,13 +61,16 @@ def wrap_invoke(original: Callable[..., Any], state: Patches) -> Callable[..., A
         call_id = getattr(context, "tool_call_id", None)
         if not isinstance(call_id, str):
             call_id = None
-        node_input = _describe.tool_input(arguments)
+        # json.loads built the arguments, but a nested value's leaves still need their check:
+        # core's owned_copy does both (docs/adapters.md, "Owned payloads"); anything it does not
+        # take (a NaN, a lone surrogate) is recorded as parsed, through the pipeline's full pass.
+        node_input, owned = owned_copy(_describe.tool_input(arguments))
         spec = NodeSpec(
             name,
             "tool",
             node_input,
             attrs={"framework": "openai-agents", "callId": call_id},
-            owned=_describe.owned_tool_input(node_input) and json_scalar(call_id),
+            owned=owned and json_scalar(call_id),
         )
         raw = isinstance(function_tool.on_invoke_tool, _FailureHandlingFunctionToolInvoker)
         failure = _Failure()

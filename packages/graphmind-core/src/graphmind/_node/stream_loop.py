@@ -27,7 +27,7 @@ from .. import protocol as proto
 from .._base.errors import RunAborted
 from .._hub.gate import GateAnswer
 from .record import GATE, NodeRecord, Request
-from .spec import describe_error
+from .spec import Owned, describe_error
 
 T = TypeVar("T")
 Describe = Callable[[list[Any]], tuple[Any, "dict[str, Any] | None"]]
@@ -135,10 +135,15 @@ def stream_flow(
         except (
             BaseException
         ):  # closed early (GeneratorExit), its task cancelled (asyncio or trio), interrupted
-            output, usage = describe(items)
-            node.finish(output, usage=usage, cut_short=True, **marks(len(items)))
+            described = describe(items)
+            output, usage = described
+            node.finish(
+                output, usage=usage, cut_short=True, owned=type(described) is Owned, **marks(len(items))
+            )
             raise
-        output, usage = describe(items)
+        # an `Owned` answer: the adapter built output and usage fresh, of json_scalar leaves
+        described = describe(items)
+        output, usage = described
         if buffered:
             answer = yield (GATE, proto.AFTER, {"input": node.spec.input, "output": output})
             if answer.action == proto.RETRY:
@@ -148,7 +153,7 @@ def stream_flow(
             if answer.action == proto.INJECT:
                 yield from _injected(node, answer, marks)
                 return
-        node.finish(output, usage=usage, **marks(len(items)))
+        node.finish(output, usage=usage, owned=type(described) is Owned, **marks(len(items)))
         if buffered:
             for item in items:
                 yield (EMIT, item)
@@ -173,8 +178,10 @@ class StreamLoop(NodeRecord):
         `open_stream()` starts the call (again on retry); `advance(it)` takes the next item (it
         raises StopIteration at the end; an adapter passes its own to set context around the
         framework's code); `on_item` sees each item as it comes (to emit `token`s); `describe(items)`
-        gives the node's (output, usage) from the items seen; `from_injected` makes the item the app
-        gets from an injected JSON value (or an `Items` of several). `mark_chunks` (streaming tools)
+        gives the node's (output, usage) from the items seen (an `Owned` tuple when the adapter
+        built both fresh, of `json_scalar` leaves: recorded without the pipeline's copy);
+        `from_injected` makes the item the app gets from an injected JSON value (or an `Items` of
+        several). `mark_chunks` (streaming tools)
         adds `streaming: true` and `chunks` to the node's ending. A stream the node stops reading
         before its end (closed early, aborted) is closed.
         """

@@ -18,6 +18,7 @@ from __future__ import annotations
 from .._api import client as _client  # noqa: F401  (loaded now: see preload() below)
 from .._base.errors import RunAborted
 from .._events.jsonsafe import json_scalar, json_scalars, plain_message
+from .._events.owned import owned_copy
 from .._hub.gate import GateAnswer
 from .._node.engine import Engine, NodeExecution
 from .._node.hold_timeout import KnownTimeout
@@ -62,6 +63,7 @@ __all__ = [
     "json_scalar",
     "json_scalars",
     "model_call_owner",
+    "owned_copy",
     "owned_model_call",
     "parse_model_reply",
     "plain_message",
