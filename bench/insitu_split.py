@@ -82,7 +82,9 @@ def toggle(*patches: Callable[[], Any]) -> tuple[Swap, Swap]:
     return on, off
 
 
-def no_pipeline(self: Any, event: dict[str, Any], trusted: bool = False, owned: bool = False) -> Any:
+def no_pipeline(
+    self: Any, event: dict[str, Any], trusted: bool = False, owned: bool = False, payload: Any = None
+) -> Any:
     return event, 100
 
 

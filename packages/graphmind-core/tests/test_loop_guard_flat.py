@@ -9,7 +9,15 @@ import sys
 from types import FrameType
 from typing import Any
 
-from graphmind._loop.fingerprint import FLAT_MAX_CHARS, FLAT_MAX_KEYS, canonical_text, flat_copy, same_flat
+from graphmind._events.jsonsafe import json_scalar
+from graphmind._loop.fingerprint import (
+    FLAT_MAX_CHARS,
+    FLAT_MAX_KEYS,
+    canonical_text,
+    flat_copy,
+    flat_owned,
+    same_flat,
+)
 from graphmind._loop.guard import LoopGuard, LoopGuardConfig
 
 IGNORE = frozenset({"_meta"})
@@ -123,6 +131,40 @@ def test_flat_arguments_count_as_identical_exactly_when_their_canonical_texts_ar
             flat_pairs += 1
             assert same_flat(fa, fb) is expected, (a, b)
     assert flat_pairs > 5_000  # the flat comparison itself was exercised, not only the text one
+
+
+def _owned_by_guard(a: Any, b: Any) -> bool:
+    """`_same_by_guard` for two owned inputs (NodeSpec.owned: kept as they are when flat)."""
+    warnings: list[str] = []
+    guard = LoopGuard(LoopGuardConfig(threshold=2, mode="warn"), warnings.append)
+    for seq, args in enumerate((a, b), 1):
+        guard.watch("r", "tool:t", "t", args, seq, lambda: False, False, False, None, True)
+    return bool(warnings)
+
+
+def _ownable(value: dict[Any, Any]) -> bool:
+    """What a describer may hand over owned: str keys, JSON scalars or fresh containers as values."""
+    return all(
+        type(k) is str and json_scalar(k) and (json_scalar(v) or type(v) in (dict, list))
+        for k, v in value.items()
+    )
+
+
+def test_an_owned_input_is_flat_exactly_when_its_copy_would_be_and_counts_the_same() -> None:
+    rng = random.Random(23)
+    owned_pairs = 0
+    for _ in range(20_000):
+        a = _build(rng)
+        b = _twin(rng, a) if rng.random() < 0.7 else _build(rng)
+        if not (_ownable(a) and _ownable(b)):
+            continue
+        owned_pairs += 1
+        for value in (a, b):
+            kept = flat_owned(value, IGNORE)
+            assert (kept is None) is (flat_copy(value, IGNORE) is None), value
+            assert kept is None or kept is value  # no copy: the node owns it
+        assert _owned_by_guard(a, b) is (canonical_text(a) == canonical_text(b)), (a, b)
+    assert owned_pairs > 5_000
 
 
 def test_what_makes_arguments_not_flat() -> None:

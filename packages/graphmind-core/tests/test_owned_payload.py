@@ -154,10 +154,14 @@ class Seen(EventPipeline):
         self.flags: list[tuple[str, bool]] = []
 
     def process_sized(
-        self, event: dict[str, Any], trusted: bool = False, owned: bool = False
+        self,
+        event: dict[str, Any],
+        trusted: bool = False,
+        owned: bool = False,
+        payload: tuple[str, ...] | None = None,
     ) -> tuple[dict[str, Any], int] | None:
         self.flags.append((event["type"], owned))
-        return super().process_sized(event, trusted, owned)
+        return super().process_sized(event, trusted, owned, payload)
 
 
 def _client() -> tuple[graphmind.Client, Seen]:

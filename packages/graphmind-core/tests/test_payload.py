@@ -124,3 +124,25 @@ def test_delta_text_is_cut_exactly_past_the_limit(char: str, width: int) -> None
     assert shrink_text(at_limit) is None
     over = at_limit + "a"
     assert shrink_text(over) == (over[:PREVIEW_CHARS], MAX_PAYLOAD_BYTES + 1)
+
+
+@pytest.mark.parametrize("char", ["a", "\x00", '"', "é", "\U0001f600"])
+def test_a_flat_dict_is_measured_without_repr_and_still_cut_exactly_past_the_limit(char: str) -> None:
+    """A tool call's flat arguments skip repr(): the bound must still cut exactly what is over."""
+    from graphmind._events.payload import encoded_size, shrink_measured
+
+    width = len(json.dumps(char, ensure_ascii=False).encode()) - 2  # JSON bytes per character
+    for n in (
+        0,
+        1,
+        MAX_PAYLOAD_BYTES // (6 * width) - 8,
+        MAX_PAYLOAD_BYTES // width - 12,
+        MAX_PAYLOAD_BYTES // width + 1,
+    ):
+        for value in ({"q": char * n, "n": 1, "b": True, "z": None, "f": 1.5}, {"k" * 3: char * n}):
+            out, size = shrink_measured(value)
+            fits_exactly = encoded_size(value)[0] <= MAX_PAYLOAD_BYTES
+            assert (out is value) is fits_exactly, (char, n)
+            assert size > 0
+    big = {"n": 7**2000}  # an int past the flat bound (±10**15): measured through repr()
+    assert shrink_measured(big)[0] is big

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 import graphmind
+from graphmind._events.fields import _ENGINE_KEYS, _PAYLOAD_KEYS
 from graphmind._events.pipeline import EventPipeline
 from graphmind._events.redaction import RedactionSwitches
 
@@ -18,13 +19,17 @@ class Capture(EventPipeline):
 
     def __init__(self) -> None:
         super().__init__(RedactionSwitches(False, False, False, False), lambda _m: None)
-        self.seen: list[tuple[dict[str, Any], bool]] = []
+        self.seen: list[tuple[dict[str, Any], bool, tuple[str, ...] | None]] = []
 
     def process_sized(
-        self, event: dict[str, Any], trusted: bool = False
+        self,
+        event: dict[str, Any],
+        trusted: bool = False,
+        owned: bool = False,
+        payload: tuple[str, ...] | None = None,
     ) -> tuple[dict[str, Any], int] | None:
-        self.seen.append((copy.copy(event), trusted))
-        return super().process_sized(event, trusted)
+        self.seen.append((copy.copy(event), trusted, payload))
+        return super().process_sized(event, trusted, owned, payload)
 
 
 class Odd:
@@ -57,11 +62,18 @@ def test_trusted_events_come_out_as_the_full_pass_makes_them(name: str) -> None:
     with pytest.raises(ZeroDivisionError):
         failing()
     client.dispose()
-    trusted = [(e, t) for e, t in capture.seen if t]
+    trusted = [(e, t) for e, t, _ in capture.seen if t]
     tool_events = [e for e, _ in trusted if e.get("name") == name]
     assert len(tool_events) >= 2 * len(INPUTS) if name.isascii() else tool_events == []
+    # The engine names the payload fields of a node's own events (most of them), exactly
+    with_payload = [(e, p) for e, t, p in capture.seen if p is not None]
+    assert len(with_payload) >= 2 * len(INPUTS)
+    for event, payload in with_payload:
+        assert event.keys() <= _ENGINE_KEYS
+        assert set(payload) == _PAYLOAD_KEYS.intersection(event)
     reference = EventPipeline(RedactionSwitches(False, False, False, False), lambda _m: None)
-    for event, flag in capture.seen:
-        fast = reference.process(copy.copy(event), flag)
+    for event, flag, payload in capture.seen:
+        fast = reference.process_sized(copy.copy(event), flag, False, payload)
         full = reference.process(copy.copy(event), False)
-        assert graphmind.protocol.encode(fast) == graphmind.protocol.encode(full)  # type: ignore[arg-type]
+        assert fast is not None
+        assert graphmind.protocol.encode(fast[0]) == graphmind.protocol.encode(full)  # type: ignore[arg-type]

@@ -163,10 +163,14 @@ class Seen(EventPipeline):
         self.flags: list[tuple[str, bool, dict[str, Any]]] = []
 
     def process_sized(
-        self, event: dict[str, Any], trusted: bool = False, owned: bool = False
+        self,
+        event: dict[str, Any],
+        trusted: bool = False,
+        owned: bool = False,
+        payload: tuple[str, ...] | None = None,
     ) -> tuple[dict[str, Any], int] | None:
         before = copy.deepcopy(event)
-        sized = super().process_sized(event, trusted, owned)
+        sized = super().process_sized(event, trusted, owned, payload)
         self.flags.append((before["type"], owned, before))
         return sized
 

@@ -46,7 +46,8 @@ class ArgDescriber:
         if not args:
             return dict(kwargs)
         if self._simple and len(args) <= len(self._names):
-            described = dict(zip(self._names, args, strict=False))
+            # zip's `strict=` keyword alone costs a keyword parse per call; args fit the names (above)
+            described = dict(zip(self._names, args))  # noqa: B905
             if kwargs:
                 described.update(kwargs)
             return described

@@ -199,13 +199,20 @@ class Client:
         return self._runs.current.get()
 
     # ---- events ------------------------------------------------------------------------------
-    def _emit(self, event: dict[str, Any], trusted: bool = False, owned: bool = False) -> int:
+    def _emit(
+        self,
+        event: dict[str, Any],
+        trusted: bool = False,
+        owned: bool = False,
+        payload: tuple[str, ...] | None = None,
+    ) -> int:
         """Numbers, redacts and buffers one event (in the calling thread). Returns its seq.
 
         The JSON text is written by the transport thread when the event is sent: a detached app
         never pays for encoding what no debugger reads. `trusted`: built by the gate engine for a
         node whose identity strings are ASCII; `owned`: its payload built by an adapter that owns it
-        (see EventPipeline.process)."""
+        (see EventPipeline.process); `payload`: the payload fields of an engine-built event
+        (EventPipeline.process_sized)."""
         seq = next(self._seq)
         if self._transport is None or self._disposed:
             return seq
@@ -213,11 +220,7 @@ class Client:
         event["ts"] = _time_ns() / 1_000_000  # _clock.wall_ms, inlined: one call less per event
         try:
             pipeline = self._pipeline
-            sized = (
-                pipeline.process_sized(event, trusted, True)
-                if owned
-                else pipeline.process_sized(event, trusted)
-            )
+            sized = pipeline.process_sized(event, trusted, owned, payload)
         except Exception as exc:  # the pipeline promises never to raise; stay fail-open if it ever does
             self._pipeline.dropped += 1  # lost: counted in stats()["dropped"] like any other
             self._warn(f"[graphmind] dropped an event that could not be recorded: {exc!r}", key="encode")

@@ -15,6 +15,7 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .._events.jsonsafe import json_scalars
 from .._hub.code_holds import BreakpointArg, CodeHolds, Condition
 from .._node.spec import NodeSpec
 from .call_target import WRAPPED_ATTR, CallTarget, reload_problem
@@ -70,13 +71,17 @@ def gate_callable(engine: Engine, fn: F, name: str, kind: str = "tool", holds: C
     edit, schema = target.edit, _output_schema(fn)
 
     def spec_for(args: tuple[Any, ...], kwargs: dict[str, Any]) -> NodeSpec:
+        described = target.describe(args, kwargs)
         return NodeSpec(
             name,
             kind,
-            target.describe(args, kwargs),
+            described,
             node_id,
             breakpoints=gates,
             hold_if=hold_if,
+            # The describer's fresh dict, of the call's arguments: when each one is a JSON scalar
+            # (the common tool call), the node owns it and the pipeline makes no copy of it.
+            owned=json_scalars(described.values()) and (not kwargs or json_scalars(kwargs)),
             edit=edit,
             reload=reload,
             output_schema=schema,

@@ -133,10 +133,10 @@ def json_scalar(value: Any) -> bool:
 
 
 def json_scalars(values: Iterable[Any]) -> bool:
-    """`json_scalar` of every one of `values` (an ASCII str, an int, None: no call)."""
+    """`json_scalar` of every one of `values` (an ASCII str, an int, a bool, None: no call)."""
     for v in values:
         t = type(v)
-        if not ((t is str and v.isascii()) or t is int or v is None or json_scalar(v)):
+        if not ((t is str and v.isascii()) or t is int or t is bool or v is None or json_scalar(v)):
             return False
     return True
 

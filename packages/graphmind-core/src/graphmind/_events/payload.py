@@ -84,9 +84,37 @@ def approx_size(value: Any) -> int:
         return 64
 
 
+# A flat dict (`_flat_chars`): at most this many keys, ints within ±_BIG (at most 16 digits).
+_FLAT_KEYS = 32
+_BIG = 10**15
+# JSON characters at most, besides the key's and a str's own: quotes, colon, comma; a number's digits.
+_PAIR, _NUMBER = 6, 24
+
+
+def _flat_chars(value: dict[str, Any]) -> int | None:
+    """About how many characters a flat dict takes as JSON (a tool call's arguments: str keys, each
+    value a str, an int, a bool, None or a float), counted without a repr() of it; None for any other
+    dict. A str of n characters is at most 6n bytes of JSON (`_WORST`), so a total under
+    MAX_PAYLOAD_BYTES / 6 is certainly within the bound."""
+    chars = 2
+    for k, v in value.items():
+        t = type(v)
+        if t is str:
+            chars += len(k) + len(v) + _PAIR
+        elif t is bool or v is None or t is float or (t is int and -_BIG < v < _BIG):
+            chars += len(k) + _PAIR + _NUMBER
+        else:
+            return None
+    return chars
+
+
 def shrink_measured(value: Any) -> tuple[Any, int]:
     """(`value` unchanged, or the truncated marker when its JSON is over MAX_PAYLOAD_BYTES; about
     how many characters that takes as JSON). The size comes from the check itself, for free."""
+    if type(value) is dict and len(value) <= _FLAT_KEYS:
+        chars = _flat_chars(value)
+        if chars is not None and chars * _WORST <= MAX_PAYLOAD_BYTES:
+            return value, chars
     try:
         bound = len(repr(value))
     except Exception:  # an int too long for repr(), or not JSON-safe after all

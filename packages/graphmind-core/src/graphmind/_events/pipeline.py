@@ -31,86 +31,36 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .fields import (
+    _DELTA_IDS,
+    _DELTAS,
+    _ENGINE_KEYS,
+    _ENVELOPE_CHARS,
+    _ID,
+    _IN,
+    _OWNED_FIELDS,
+    _PAYLOAD_KEYS,
+    _ROLE,
+    _SHORT_TEXT,
+    _SHRINK,
+    _SKIP,
+    DROP_WARN_INTERVAL,
+    HIDEABLE_ORDER,
+    IDENTITY_FIELDS,
+    TOOL_ARGS,
+    _plain_deltas,
+    _shrink_delta,
+)
 from .jsonsafe import describe_exception, json_key, to_jsonable
 from .mask import mask_event
 from .payload import (
-    MAX_PAYLOAD_BYTES,
-    TRUNCATED,
     approx_size,
     shrink_measured,
     shrink_oversized,
-    shrink_text,
 )
 from .redaction import PLACEHOLDER, RedactionSwitches
 
 __all__ = ["HIDEABLE_ORDER", "IDENTITY_FIELDS", "EventPipeline"]
-
-# Fields whose unreadability makes the event meaningless: it is dropped.
-IDENTITY_FIELDS = frozenset(
-    {
-        "type",
-        "seq",
-        "ts",
-        "runId",
-        "nodeId",
-        "instanceId",
-        "kind",
-        "name",
-        "gateId",
-        "gate",
-        "parentInstanceId",
-    }
-)
-# Order of `redaction.keys`, whatever the order of the fields in the event.
-HIDEABLE_ORDER = ("input", "originalInput", "output", "value", "deltas")
-# What the pass does with each known field; any other field is snapshotted as it is.
-_ID, _IN, _OUT, _DELTAS, _SHRINK, _SKIP = (object() for _ in range(6))
-_ROLE: dict[str, object] = {
-    **dict.fromkeys(IDENTITY_FIELDS, _ID),
-    "input": _IN,
-    "originalInput": _IN,
-    "output": _OUT,
-    "value": _OUT,
-    "deltas": _DELTAS,
-    **dict.fromkeys(("attrs", "meta", "injectSkeleton"), _SHRINK),  # never hidden; shrunk when oversized
-    "redaction": _SKIP,  # only this pass writes it
-}
-_DELTA_IDS = ("toolCallId", "toolName")
-# What the gate engine writes (NodeExecution and the gates): payloads, and scalars it makes itself.
-_ENGINE_PAYLOADS = ("input", "output", "value", "deltas", "attrs", "error", "usage", "loop", "actions")
-_ENGINE_KEYS = frozenset(
-    {
-        *_ENGINE_PAYLOADS,
-        "type",
-        "runId",
-        "nodeId",
-        "instanceId",
-        "kind",
-        "name",
-        "parentInstanceId",
-        "seq",
-        "ts",
-        "durationMs",
-        "heldMs",
-        "injected",
-        "cutShort",
-        "gateId",
-        "gate",
-        "reason",
-        "by",
-        "action",
-    }
-)
-_PAYLOAD_KEYS = frozenset(_ENGINE_PAYLOADS)
-# An adapter's owned payload: input and attrs (`NodeSpec.owned`), output and usage (`Settled.owned`).
-_OWNED_FIELDS = frozenset({"input", "attrs", "output", "usage"})
-# The identity fields of an engine-built event (ids, kind, name, seq, ts, timings), as JSON: about.
-_ENVELOPE_CHARS = 320
-# An ASCII string this short is certainly under the payload limit as JSON (6 characters each at
-# worst, a control character escaped as \u00XX): no need to measure it.
-_SHORT_TEXT = (MAX_PAYLOAD_BYTES - 2) // 6
-TOOL_ARGS = "tool-args"
-DROP_WARN_INTERVAL = 60.0
 
 
 class _Malformed(Exception):
@@ -154,15 +104,23 @@ class EventPipeline:
         return None if sized is None else sized[0]
 
     def process_sized(
-        self, event: dict[str, Any], trusted: bool = False, owned: bool = False
+        self,
+        event: dict[str, Any],
+        trusted: bool = False,
+        owned: bool = False,
+        payload: tuple[str, ...] | None = None,
     ) -> tuple[dict[str, Any], int] | None:
         """`process`, and about how many characters the result takes as JSON (for the replay
-        buffer's byte budget: the event is encoded later, by the transport thread, if ever)."""
+        buffer's byte budget: the event is encoded later, by the transport thread, if ever).
+        `payload` (with `trusted`): the engine built this event of its own keys (`_ENGINE_KEYS`)
+        and these are its payload fields, so neither is looked for (a common node's two events)."""
         try:
             if type(event) is not dict:
                 event = dict(event.items())
-            elif self._trusted_ok and trusted and event.keys() <= _ENGINE_KEYS:
-                return self._plain_trusted(event, owned)  # `_process`'s common case, one call shorter
+            elif self._trusted_ok and trusted and (payload is not None or event.keys() <= _ENGINE_KEYS):
+                return self._plain_trusted(
+                    event, owned, payload
+                )  # `_process`'s common case, one call shorter
             if self._mask is not None:
                 out, size = self._process(event, trusted)
                 return mask_event(out, self._mask), size
@@ -217,15 +175,17 @@ class EventPipeline:
                 size += n
         return out, size
 
-    def _plain_trusted(self, event: dict[str, Any], owned: bool = False) -> tuple[dict[str, Any], int]:
+    def _plain_trusted(
+        self, event: dict[str, Any], owned: bool = False, payload: tuple[str, ...] | None = None
+    ) -> tuple[dict[str, Any], int]:
         """`_plain` for an engine-built event, in place: every key is one the engine writes, every
         value outside `_ENGINE_PAYLOADS` a str/number/bool it made itself (identity strings checked
         ASCII once per node), so only the payload fields are visited. Same output as `_plain`.
         `owned`: an adapter built the dicts/lists in `_OWNED_FIELDS` fresh, of `json_scalar` leaves:
         a copy would be equal, so only the size bound and shrink run (adapters.md, "Owned payloads")."""
         size = _ENVELOPE_CHARS
-        # The payload fields this event has (one C-level pass over its keys, not a lookup per name).
-        for k in _PAYLOAD_KEYS.intersection(event):
+        # The payload fields this event has: as the engine says, or one C-level pass over its keys.
+        for k in _PAYLOAD_KEYS.intersection(event) if payload is None else payload:
             v = event[k]
             t = type(v)
             if t is str:
@@ -381,20 +341,3 @@ class EventPipeline:
         )
         with contextlib.suppress(Exception):
             self._warn(message)
-
-
-def _plain_deltas(deltas: Any) -> Any:
-    """Deltas with no switch on: as given (already JSON-safe), only oversized texts cut."""
-    if type(deltas) is not list:
-        return deltas
-    return [_shrink_delta(d) for d in deltas]
-
-
-def _shrink_delta(delta: Any) -> Any:
-    if type(delta) is dict:
-        v = delta.get("v")
-        if type(v) is str:
-            cut = shrink_text(v)
-            if cut is not None:
-                return {**delta, "v": cut[0], "$graphmind": TRUNCATED, "bytes": cut[1]}
-    return delta

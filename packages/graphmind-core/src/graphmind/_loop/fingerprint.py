@@ -20,7 +20,7 @@ from typing import Any
 
 from .._events.jsonsafe import CIRCULAR, MAX_DEPTH, TOO_DEEP, json_key, surrogate_free, to_jsonable
 
-__all__ = ["DEFAULT_IGNORE_KEYS", "fingerprint", "flat_copy", "same_flat", "text_function"]
+__all__ = ["DEFAULT_IGNORE_KEYS", "fingerprint", "flat_copy", "flat_owned", "same_flat", "text_function"]
 
 DEFAULT_IGNORE_KEYS = ("_meta",)
 
@@ -270,6 +270,19 @@ def flat_copy(args: Any, ignore: frozenset[str]) -> dict[str, Any] | None:
         elif not (t is int or t is bool or v is None or (t is float and v - v == 0)):  # v - v: NaN, inf
             return None
     return args.copy()
+
+
+def flat_owned(args: Any, ignore: frozenset[str]) -> dict[str, Any] | None:
+    """`flat_copy` of a node's owned input (`NodeSpec.owned`: fresh containers the node keeps, whose
+    leaves are JSON scalars, so no surrogate, NaN or infinity): the dict itself, no copy and no
+    surrogate search; None when it is not flat (a nested value, a long str, too many keys)."""
+    if type(args) is not dict or len(args) > FLAT_MAX_KEYS or not ignore.isdisjoint(args):
+        return None
+    for k, v in args.items():
+        t = type(v)
+        if type(k) is not str or (t is str and len(v) > FLAT_MAX_CHARS) or t is dict or t is list:
+            return None
+    return args
 
 
 def same_flat(a: dict[str, Any], b: dict[str, Any]) -> bool:

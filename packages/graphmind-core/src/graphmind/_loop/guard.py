@@ -21,7 +21,15 @@ from typing import Any
 
 from .._events.redaction import PLACEHOLDER
 from .exec_lines import line_of_execution
-from .fingerprint import DEFAULT_IGNORE_KEYS, digest_of, fingerprint, flat_copy, same_flat, text_function
+from .fingerprint import (
+    DEFAULT_IGNORE_KEYS,
+    digest_of,
+    fingerprint,
+    flat_copy,
+    flat_owned,
+    same_flat,
+    text_function,
+)
 
 __all__ = [
     "LoopGuard",
@@ -279,15 +287,17 @@ class LoopGuard:
         hide_fingerprint: bool,
         implicit: bool,
         line: Hashable | None,
+        owned: bool = False,
     ) -> LoopHit | None:
         """`observe` for a call the engine already knows is watched (the guard on, a watched kind),
-        with positional arguments; `attached` is asked only when the streak reaches the threshold."""
+        with positional arguments; `attached` is asked only when the streak reaches the threshold.
+        `owned`: `args` is the node's owned input (`NodeSpec.owned`): kept as it is when flat."""
         text: str | None = None
         key: tuple[int, int] | dict[str, Any] | None
         try:
             # flat_copy walks the app's dict in Python: another thread changing it meanwhile raises
             # "dictionary changed size during iteration"; a guard must never break the call it watches
-            key = flat_copy(args, self._ignore)
+            key = flat_owned(args, self._ignore) if owned else flat_copy(args, self._ignore)
             if key is None:
                 text = self._text(args)
                 key = (hash(text), len(text))

@@ -58,12 +58,14 @@ def call_flow(
     describe_output: Callable[[Any], Any] | None,
     describe_usage: Callable[[Any], dict[str, Any] | None] | None,
     settling: bool,
+    before: bool = True,
 ) -> Generator[Request, Any, Any]:
     """Every decision of a node around one call; returns what the app gets, or raises.
 
     A gate that cannot hold or raise (detached, or nothing holds it) is passed here without a round
     trip to the driver: the fast path of every call the debugger does not stop. `describe_output`
-    None: the output is the result itself (no call per node)."""
+    None: the output is the result itself (no call per node). `before` False: no before gate (the
+    driver ran the body already, `CallLoop._detached`)."""
     needed = node.gate_needed
     body: Request = _BODY
     # `NodeRecord.may_hold` inlined (two calls less per node): detached with the run not aborted,
@@ -71,8 +73,9 @@ def call_flow(
     # (a hub attaching mid-call holds the after gate); the transport object itself never changes.
     transport = node.host.hub.transport
     run = node.run
-    if node.host.replay is not None or (
-        (run._aborted or (transport is not None and transport.attached)) and needed(proto.BEFORE)
+    if before and (
+        node.host.replay is not None
+        or ((run._aborted or (transport is not None and transport.attached)) and needed(proto.BEFORE))
     ):  # a replay answers at the before gate, attached or not (docs/replay.md)
         answer = yield (GATE, proto.BEFORE, {"input": node.spec.input})
         if answer.action == proto.INJECT:
@@ -127,7 +130,38 @@ def call_flow(
 
 
 class CallLoop(NodeRecord):
-    """A node's loop around one call, from sync or async code (`NodeExecution` has it)."""
+    """A node's loop around one call, from sync or async code (`NodeExecution` has it).
+
+    Detached (`_detached`), the body runs before the flow is built, and the flow is built only when
+    the body raised or a hub attached meanwhile (an error or after gate may hold then): most calls
+    of a detached app never build it. A call that ends with no gate possible ends as the flow ends
+    one (`_ended_detached`); every gate is still decided by the flow alone."""
+
+    def _detached(self, settle: Any) -> bool:
+        """No gate can hold before the body: no hub attached, the run not aborted, no replay, and
+        no settle hook (which the flow calls between body and after gate)."""
+        transport = self.host.hub.transport
+        return (
+            settle is None
+            and self.host.replay is None
+            and not self.run._aborted
+            and (transport is None or not transport.attached)
+        )
+
+    def _ended_detached(
+        self,
+        result: Any,
+        describe: Callable[[Any], Any] | None,
+        describe_usage: Callable[[Any], dict[str, Any] | None] | None,
+    ) -> bool:
+        """`call_flow`'s ending of an attempt that returned, when no after gate can hold (still
+        detached, the run not aborted): describe and finish. False: the flow must decide."""
+        transport = self.host.hub.transport
+        if self.run._aborted or (transport is not None and transport.attached):
+            return False
+        output = result if describe is None else describe(result)
+        self.finish(output, usage=None if describe_usage is None else describe_usage(result))
+        return True
 
     def run_sync(
         self,
@@ -146,9 +180,23 @@ class CallLoop(NodeRecord):
         its description and hands the app its `result`.
         """
         describe = None if describe_output is _identity else describe_output  # None: no call per node
-        flow = call_flow(self, describe, describe_usage, settle is not None)
+        outcome: tuple[bool, Any] | None = None
+        if self._detached(settle):
+            current = self.host.current_node
+            token = current.set(self.instance_id)  # the body's nodes are this node's children
+            try:
+                result = call()
+            except BaseException as exc:
+                outcome = (False, exc)
+            else:
+                outcome = (True, result)
+            finally:
+                current.reset(token)
+            if outcome[0] and self._ended_detached(result, describe, describe_usage):
+                return result
+        flow = call_flow(self, describe, describe_usage, settle is not None, outcome is None)
         try:
-            request = next(flow)
+            request = _first(flow, outcome)
             while True:
                 try:
                     if request[0] is BODY:
@@ -177,9 +225,23 @@ class CallLoop(NodeRecord):
         """`run_sync` from async code: a hold awaits; `settle` is a coroutine function here (it may
         read a body)."""
         describe = None if describe_output is _identity else describe_output
-        flow = call_flow(self, describe, describe_usage, settle is not None)
+        outcome: tuple[bool, Any] | None = None
+        if self._detached(settle):
+            current = self.host.current_node
+            token = current.set(self.instance_id)
+            try:
+                result = await call()
+            except BaseException as exc:
+                outcome = (False, exc)
+            else:
+                outcome = (True, result)
+            finally:
+                current.reset(token)
+            if outcome[0] and self._ended_detached(result, describe, describe_usage):
+                return result
+        flow = call_flow(self, describe, describe_usage, settle is not None, outcome is None)
         try:
-            request = next(flow)
+            request = _first(flow, outcome)
             while True:
                 try:
                     if request[0] is BODY:
@@ -196,3 +258,12 @@ class CallLoop(NodeRecord):
                     request = flow.send(reply)
         except StopIteration as done:
             return done.value  # type: ignore[no-any-return]  # (typing.cast is a Python call per node)
+
+
+def _first(flow: Generator[Request, Any, Any], outcome: tuple[bool, Any] | None) -> Request:
+    """The flow's first request; after a body the driver already ran (`outcome`: returned, and the
+    result; or raised, and the exception), the one that comes of that outcome."""
+    if outcome is None:
+        return next(flow)
+    next(flow)  # the flow, with no before gate, asks for the body first: it ran already
+    return flow.throw(outcome[1]) if not outcome[0] else flow.send(outcome[1])

@@ -211,6 +211,7 @@ class Engine:
                 self._hide_args if kind == "tool" else self._hide_inputs,
                 run.implicit,  # outside any run the streak is the line's / thread's / task's
                 line,
+                spec.owned,
             )
         return node
 

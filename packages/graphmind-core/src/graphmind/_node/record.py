@@ -35,6 +35,11 @@ CONTINUE_ANSWER = GateAnswer(proto.CONTINUE, by="fast-path")
 # the GateAnswer of `NodeRecord.gate` / `agate`; each loop adds its own requests.
 GATE = "gate"
 Request = tuple[Any, ...]
+# The payload fields of a node's own events (EventPipeline.process_sized's `payload`).
+_STARTED: tuple[str, ...] = ("input",)
+_STARTED_ATTRS: tuple[str, ...] = ("input", "attrs")
+_FINISHED: tuple[str, ...] = ("output",)
+_FINISHED_USAGE: tuple[str, ...] = ("output", "usage")
 
 
 def _identity(value: Any) -> Any:
@@ -97,11 +102,14 @@ class NodeRecord(TokenBuffer):
             "parentInstanceId": self.parent_instance_id,
             "input": spec.input,
         }
+        payload: tuple[str, ...] | None = _STARTED
         if spec.attrs:
             event["attrs"] = spec.attrs
+            payload = _STARTED_ATTRS
         if spec.extra:
             event.update(spec.extra)
-        return self.host.emit(event, self.trusted, spec.owned)
+            payload = None  # keys of the adapter's: the pipeline looks at each
+        return self.host.emit(event, self.trusted, spec.owned, payload)
 
     @contextmanager
     def active(self) -> Iterator[None]:
@@ -145,17 +153,21 @@ class NodeRecord(TokenBuffer):
             "durationMs": round(host.clock() - self.started_at, 2),
             "heldMs": round(self.held_ms, 2) if self.held_ms else self.held_ms,  # round(): ~0.3 µs
         }
+        payload: tuple[str, ...] | None = _FINISHED
         if self.injected or self.replayed:  # a value from the debugger, or from a replay's recording
             event["replayed" if self.replayed else "injected"] = True
         if usage is not None:
             event["usage"] = usage
+            payload = _FINISHED_USAGE
         if cut_short:
             event["cutShort"] = True
-        if extra:
-            event.update(extra)
-        if self.original_input is not UNSET:
-            event.update(edited_fields(self))
-        host.emit(event, self.trusted, owned)
+        if extra or self.replayed or self.original_input is not UNSET:
+            payload = None  # keys the engine does not always write: the pipeline looks at each
+            if extra:
+                event.update(extra)
+            if self.original_input is not UNSET:
+                event.update(edited_fields(self))
+        host.emit(event, self.trusted, owned, payload)
         if host.hub.transport is not None and host.hub.transport.attached:
             keep_output(self, output)  # the inject box's prefill at this node's next hold
         if self.spec.tool_calls_in_output:

@@ -9,7 +9,7 @@ from typing import Any
 from .hold_timeout import KnownTimeout
 
 
-@dataclass
+@dataclass(slots=True)
 class NodeSpec:
     """What a node is. `node_id` defaults to `<kind>:<name>`; `instance_id` to a fresh id."""
 
