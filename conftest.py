@@ -8,6 +8,8 @@ listener that cannot prove it (docs/security.md). A file that a killed hub left 
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 
@@ -16,3 +18,13 @@ def _own_graphmind_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: p
     monkeypatch.setenv("GRAPHMIND_HOME", str(tmp_path_factory.getbasetemp() / "graphmind-home"))
     monkeypatch.delenv("GRAPHMIND_TOKEN", raising=False)
     monkeypatch.delenv("GRAPHMIND_TOKEN_FILE", raising=False)
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """`-n auto` (pyproject.toml's addopts): the whole suite (`uv run pytest`, as CI runs it) on one
+    worker per core, at least 2 (much of it waits on hubs, browsers and README subprocesses) and at
+    most 4; a run that names its paths or tests, or passes -s, in one process. Starting workers costs
+    more than one file's tests take, and a worker's stdout (the `[fault figure]` lines) is not shown."""
+    if config.args_source == pytest.Config.ArgsSource.ARGS or config.getoption("capture") == "no":
+        return 0
+    return max(2, min(os.cpu_count() or 1, 4))

@@ -1,6 +1,6 @@
 """Sessions beyond the default suite: the framework-version matrix and the wheel smoke.
 
-    uv run nox -s tests                 # the default suite (same as `uv run pytest`)
+    uv run nox -s tests                 # the default suite (same as `uv run pytest`: xdist workers, one per core)
     uv run nox -s lint                  # ruff check, ruff format --check, mypy --strict on every package's src (CI runs it)
     uv run nox -s wheels                # build every package, install each wheel alone in a fresh venv, smoke it
     uv run nox -s faults                # the whole fault suite at full scale (the default run: a slice of it)

@@ -100,6 +100,7 @@ def test_is_loopback_url() -> None:
     assert not is_loopback_url("not a url")
 
 
+@pytest.mark.usefixtures("bounded_dispose")
 @pytest.mark.parametrize("env", [{"GRAPHMIND_WAIT_FOR_ATTACH": "0"}, {}])
 def test_turned_off_the_first_call_does_not_wait(env: dict[str, str]) -> None:
     """A port that accepts and never answers the handshake: the default waits (bounded), off does not."""

@@ -202,6 +202,7 @@ def wait_until(predicate: Any, timeout: float = 5.0) -> bool:
     return bool(predicate())
 
 
+@pytest.mark.usefixtures("bounded_dispose")
 def test_a_never_accepting_hub_does_not_delay_the_first_call_with_default_options() -> None:
     with never_accepting() as url:
         # Default wait policy: probe, then wait if the port accepts. connect_timeout 1 s: a probe
@@ -219,6 +220,7 @@ def test_a_never_accepting_hub_does_not_delay_the_first_call_with_default_option
             client.dispose()
 
 
+@pytest.mark.usefixtures("bounded_dispose")
 def test_a_silent_hub_does_not_delay_calls_when_the_app_does_not_wait() -> None:
     with silent_server() as url:
         client = graphmind.Client(app="timeouts", url=url, wait_for_attach=False, handshake_timeout=5.0)
@@ -233,6 +235,7 @@ def test_a_silent_hub_does_not_delay_calls_when_the_app_does_not_wait() -> None:
             client.dispose()
 
 
+@pytest.mark.usefixtures("bounded_dispose")
 def test_the_default_wait_ends_when_the_attempt_fails_not_at_its_two_second_bound() -> None:
     with silent_server() as url:
         # The probe succeeds (the port accepts), so the first call waits: for the one attempt
@@ -249,6 +252,7 @@ def test_the_default_wait_ends_when_the_attempt_fails_not_at_its_two_second_boun
             client.dispose()
 
 
+@pytest.mark.usefixtures("bounded_dispose")
 def test_ready_keeps_waiting_while_a_retry_is_due_before_its_timeout() -> None:
     with silent_server() as url:
         # Each attempt fails after 0.15 s and the next is due 0.1 s later: a hub that comes up in
