@@ -20,9 +20,8 @@
   keepalive, `hub_link.py`) or while a listening hub's handshake is under way, at most
   `FLUSH_CAP_S` in all; with no hub listening it gives up after `FLUSH_IDLE_S`. It says what it
   could not send, and counts it in `dropped`.
-- Opening a connection (the token, hello, welcome) is `_hub_link.HubLink`, built with the
-  transport: everything it calls from `websockets` is bound then, so an app that later patches
-  `websockets.sync.client.connect` (a test mocking its own connections) never receives ours.
+- Opening a connection (the token, hello, welcome) is `_hub_link.HubLink`, built with the transport:
+  all it calls from `websockets` is bound then, so an app patching `connect` later never gets ours.
 - Nothing here raises into the app, and no exception a connect attempt raises (BaseException
   included) ends the thread: failures become one rate-limited warning or a debug log line.
 """
@@ -116,15 +115,14 @@ class Transport(Backpressure, Confirming, WriteLoop):
         `size`: about how many characters its JSON takes, for the byte budget."""
         # The run id rides in the entry: a drop 5,000 events later must not read the (cold) event.
         entry = [event, size, event.get("runId"), event.get("seq")]
-        lock = self._lock
-        lock.acquire()  # not `with`: that builds two bound methods per call (a hot path)
+        lock = self._lock  # taken by hand: `with` builds two bound methods per call
+        lock.acquire()
         try:
             if self.attached and (
                 self._unsent >= self._buffer_size or self._unsent_bytes + size > self._max_buffer_bytes
             ):
-                self._wait_for_room(
-                    size
-                )  # bounded in time (_wire/backpressure.py); detached: the seed's ring
+                # bounded in time (_wire/backpressure.py); detached: the seed's ring
+                self._wait_for_room(size)
             ring = self._ring
             ring.append(entry)
             self._ring_bytes += size
