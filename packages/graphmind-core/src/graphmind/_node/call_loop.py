@@ -140,13 +140,7 @@ class CallLoop(NodeRecord):
     def _detached(self, settle: Any) -> bool:
         """No gate can hold before the body: no hub attached, the run not aborted, no replay, and
         no settle hook (which the flow calls between body and after gate)."""
-        transport = self.host.hub.transport
-        return (
-            settle is None
-            and self.host.replay is None
-            and not self.run._aborted
-            and (transport is None or not transport.attached)
-        )
+        return settle is None and self.host.replay is None and not self.may_hold()
 
     def _ended_detached(
         self,
@@ -156,8 +150,7 @@ class CallLoop(NodeRecord):
     ) -> bool:
         """`call_flow`'s ending of an attempt that returned, when no after gate can hold (still
         detached, the run not aborted): describe and finish. False: the flow must decide."""
-        transport = self.host.hub.transport
-        if self.run._aborted or (transport is not None and transport.attached):
+        if self.may_hold():
             return False
         output = result if describe is None else describe(result)
         self.finish(output, usage=None if describe_usage is None else describe_usage(result))
