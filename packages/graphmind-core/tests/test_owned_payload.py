@@ -258,3 +258,40 @@ def test_hold_if_the_gates_and_the_hub_see_the_plain_values(hub: FakeHub, client
 )
 def test_plain_message_is_the_one_proof_a_describer_can_own_a_message(message: Any, plain: bool) -> None:
     assert plain_message(message) is plain
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "owned"),
+    [
+        (("q", 1, True), {}, True),
+        (("é", None, 2.5), {}, True),
+        (("q",), {"limit": 3, "fuzzy": False}, True),
+        (("q", math.nan, True), {}, False),
+        (("\ud800", 1, True), {}, False),
+        ((["q"], 1, True), {}, False),
+        (("q", 1, {"nested": True}), {}, False),
+        ((b"q", 1, True), {}, False),
+    ],
+)
+def test_a_gated_tool_owns_its_input_only_when_every_argument_is_a_json_scalar(
+    args: tuple[Any, ...], kwargs: dict[str, Any], owned: bool
+) -> None:
+    """The describer's dict of the call's arguments is fresh: the node owns it (no pipeline copy)
+    exactly when each value is a JSON scalar; the recorded input is the same either way."""
+    client, seen = _client()
+    recorded: list[dict[str, Any]] = []
+    client._tap = recorded.append  # what the ring got, as the pytest plugin's recorder sees it
+
+    def search(query: Any, limit: Any = 0, fuzzy: Any = False) -> int:
+        return 1
+
+    client.wrap(search)(*args, **kwargs)
+    client.dispose()
+    assert [f for f in seen.flags if f[0] == "node.started"] == [("node.started", owned)]
+    reference = EventPipeline(RedactionSwitches(), lambda _m: None)
+    expected = reference.process(
+        {"input": {**dict(zip(("query", "limit", "fuzzy"), args, strict=False)), **kwargs}}
+    )
+    assert expected is not None
+    started = next(e for e in recorded if e["type"] == "node.started")
+    assert protocol.encode(started["input"]) == protocol.encode(expected["input"])
