@@ -71,7 +71,9 @@ def test_a_detached_ring_keeps_the_newest_counts_the_rest_per_run_and_tells_the_
         assert hub.dropped == {run.run_id: {DETACHED: 32}}
         hub.wait_for(lambda: len(hub.events) == 10, what="the replay")
         assert [e["seq"] for e in hub.events] == list(range(33, 43))
+        assert client.stats()["dropped"] == 32  # folded into the counter at the attach: once
         client.dispose()
+        assert client.stats()["dropped"] == 32
         assert not hub.protocol_errors
     finally:
         hub.stop()
@@ -96,6 +98,7 @@ def test_a_run_the_detached_ring_lost_whole_is_counted_but_not_sent_as_a_run() -
         hub.wait_for(lambda: bool(hub.dropped), what="the dropped frame")
         assert gone.run_id not in hub.dropped  # no empty run for the hub to show
         assert hub.dropped == {"": {DETACHED: 22}, kept.run_id: {DETACHED: 12}}
+        assert client.stats()["dropped"] == 34
         client.dispose()
     finally:
         hub.stop()

@@ -344,7 +344,7 @@ class Client:
             "events": self._emitted,
             "buffered": transport.buffered_count if transport else 0,
             # Events lost: fallen out of the ring unsent, or unreadable by the pipeline.
-            "dropped": counters.get("dropped", 0) + (self._pipeline.dropped if transport else 0),
+            "dropped": transport.dropped_count + self._pipeline.dropped if transport else 0,
             "sent": counters.get("sent", 0),
             "unsent": transport.unsent_count if transport else 0,
             "connects": counters.get("connects", 0),

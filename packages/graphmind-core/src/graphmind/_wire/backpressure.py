@@ -199,7 +199,14 @@ class Backpressure:
         for run_id, n in self._detached_lost.items():
             target = run_id if type(run_id) is str and run_id in kept else ""
             self.count_lost(target, DETACHED, n)
+            self.counters["dropped"] += n  # from now on in the counter (`_dropped_total`)
         self._detached_lost = {}
+
+    def _dropped_total(self) -> int:
+        """Under the lock: every event lost so far. The detached ring counts its losses by run only
+        (a streak, then `_detached_lost`: one addition per event, enqueue's hot path) until an
+        attach folds them into the counter."""
+        return self.counters["dropped"] + self._lost_run_n + sum(self._detached_lost.values())
 
     def count_lost(self, run_id: str, reason: str, n: int = 1) -> None:
         """Counts `n` events of a run that will never reach a hub, for the `dropped` frame (under

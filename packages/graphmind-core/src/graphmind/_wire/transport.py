@@ -45,13 +45,15 @@ from .backpressure import Backpressure
 from .confirm import Confirming
 from .hub_link import QUICK_WINDOW_S, HubLink, retry_delay
 from .loss_report import close_warning
-from .write_loop import CONTROL_EVENTS, FLUSH_CAP_S, FLUSH_IDLE_S, WriteLoop
+from .ring import Ring
+from .write_loop import FLUSH_CAP_S, FLUSH_IDLE_S, WriteLoop
 
 _log = logging.getLogger("graphmind.transport")
 
 
-# The write loop (one wake-up and one frame per batch): write_loop.py; waiting for room: backpressure.py
-class Transport(Backpressure, Confirming, WriteLoop):
+# The ring (enqueue, drop-oldest): ring.py; the write loop (one wake-up and one frame per batch):
+# write_loop.py; waiting for room: backpressure.py
+class Transport(Backpressure, Confirming, WriteLoop, Ring):
     def __init__(
         self,
         options: Options,
@@ -104,64 +106,14 @@ class Transport(Backpressure, Confirming, WriteLoop):
         self._ws: Any = None
         self._kick = threading.Event()
         self._attached_event = threading.Event()
-        self.counters = dict.fromkeys(("buffered", "dropped", "sent", "connects", "connect_failures"), 0)
+        # "dropped" here counts every loss but the detached ring's, kept by run until an attach
+        # folds them in (backpressure.py); `dropped_count` is the sum.
+        self.counters = dict.fromkeys(("dropped", "sent", "connects", "connect_failures"), 0)
         self.counters.update(waits=0, stalls=0)  # waits for room, stall episodes (_wire/backpressure.py)
         self._init_backpressure()
         self._init_confirming()
 
-    # ---- app side -----------------------------------------------------------------------------
-    def enqueue(self, event: dict[str, Any], size: int) -> None:
-        """Buffers one event (JSON-safe, owned by the transport from now on: never mutated again).
-        `size`: about how many characters its JSON takes, for the byte budget."""
-        # The run id rides in the entry: a drop 5,000 events later must not read the (cold) event.
-        entry = [event, size, event.get("runId"), event.get("seq")]
-        lock = self._lock  # taken by hand: `with` builds two bound methods per call
-        lock.acquire()
-        try:
-            if self.attached and (
-                self._unsent >= self._buffer_size or self._unsent_bytes + size > self._max_buffer_bytes
-            ):
-                # bounded in time (_wire/backpressure.py); detached: the seed's ring
-                self._wait_for_room(size)
-            ring = self._ring
-            ring.append(entry)
-            self._ring_bytes += size
-            self._unsent += 1
-            self._unsent_bytes += size
-            self.counters["buffered"] += 1
-            while len(ring) > self._buffer_size or (
-                self._ring_bytes > self._max_buffer_bytes and len(ring) > 1
-            ):
-                if self._unsent >= len(ring) and self.attached and not self._may_drop_unsent():
-                    break  # attached: the oldest was never sent, so it stays (up to the hard bound)
-                dropped = ring.popleft()
-                self._ring_bytes -= dropped[1]
-                if self._unsent > len(ring):
-                    self._unsent -= 1
-                    self._unsent_bytes -= dropped[1]
-                    if type(dropped[0]) is not str:  # never sent to any hub: lost, and counted per run
-                        if self.attached:
-                            self._count_drop(dropped[2])
-                        else:  # the seed's ring, once per event of a detached app: inline, no call
-                            self.counters["dropped"] += 1
-                            if dropped[2] is self._lost_run:  # the usual: a streak of one run's events
-                                self._lost_run_n += 1
-                            else:
-                                self._new_lost_run(dropped[2])
-                if type(dropped[0]) is str and self._confirming:  # sent: stored? (_wire/confirm.py)
-                    self._unconfirmed.add(dropped[3], dropped[2])
-            # notify_all: a flush() or ready() must not take the one wake-up meant for the writer.
-            if self._writer_idle:  # else the writer is awake and takes this event with its batch
-                self._writer_idle = False
-                self._cond.notify_all()
-            elif self._lingering and event.get("type") in CONTROL_EVENTS:  # a held gate, an answer: now
-                self._lingering = False
-                self._cond.notify_all()
-        finally:
-            lock.release()
-        if self._thread is None:
-            self.start()
-
+    # ---- app side (enqueue: ring.py) -------------------------------------------------------
     def send_control(self, frame: dict[str, Any]) -> None:
         """A control frame (ack) for the current connection only; never buffered for replay."""
         with self._cond:
@@ -210,6 +162,12 @@ class Transport(Backpressure, Confirming, WriteLoop):
         return len(self._ring)
 
     @property
+    def dropped_count(self) -> int:
+        """Events lost so far (stats()["dropped"], with the pipeline's), whatever the reason."""
+        with self._cond:
+            return self._dropped_total()
+
+    @property
     def unsent_count(self) -> int:
         return self._unsent + self._sending
 
@@ -230,7 +188,8 @@ class Transport(Backpressure, Confirming, WriteLoop):
             self.counters["dropped"] += left
             self._settle_at_close()
             self._unsent = self._sending = 0  # counted as dropped now, not as unsent too
-        dropped, url = self.counters["dropped"] + self.dropped_elsewhere(), self._options.url
+            dropped = self._dropped_total()
+        dropped, url = dropped + self.dropped_elsewhere(), self._options.url
         ever = bool(self.counters["connects"])
         warning = close_warning(dropped, left, attached_ever=ever, reached=self._link.reached, url=url)
         if warning is not None:
