@@ -159,9 +159,10 @@ class Seen(EventPipeline):
         trusted: bool = False,
         owned: bool = False,
         payload: tuple[str, ...] | None = None,
+        measured: int = 0,
     ) -> tuple[dict[str, Any], int] | None:
         self.flags.append((event["type"], owned))
-        return super().process_sized(event, trusted, owned, payload)
+        return super().process_sized(event, trusted, owned, payload, measured)
 
 
 def _client() -> tuple[graphmind.Client, Seen]:

@@ -10,6 +10,7 @@ import pytest
 
 import graphmind
 from graphmind._events.fields import _ENGINE_KEYS, _PAYLOAD_KEYS
+from graphmind._events.payload import shrink_measured
 from graphmind._events.pipeline import EventPipeline
 from graphmind._events.redaction import RedactionSwitches
 
@@ -20,6 +21,7 @@ class Capture(EventPipeline):
     def __init__(self) -> None:
         super().__init__(RedactionSwitches(False, False, False, False), lambda _m: None)
         self.seen: list[tuple[dict[str, Any], bool, tuple[str, ...] | None]] = []
+        self.measured: list[int] = []
 
     def process_sized(
         self,
@@ -27,9 +29,11 @@ class Capture(EventPipeline):
         trusted: bool = False,
         owned: bool = False,
         payload: tuple[str, ...] | None = None,
+        measured: int = 0,
     ) -> tuple[dict[str, Any], int] | None:
         self.seen.append((copy.copy(event), trusted, payload))
-        return super().process_sized(event, trusted, owned, payload)
+        self.measured.append(measured)
+        return super().process_sized(event, trusted, owned, payload, measured)
 
 
 class Odd:
@@ -68,12 +72,24 @@ def test_trusted_events_come_out_as_the_full_pass_makes_them(name: str) -> None:
     # The engine names the payload fields of a node's own events (most of them), exactly
     with_payload = [(e, p) for e, t, p in capture.seen if p is not None]
     assert len(with_payload) >= 2 * len(INPUTS)
-    for event, payload in with_payload:
+    # …and leaves out an input its describer measured (NodeSpec.input_chars), with its size
+    measured_inputs = 0
+    for (event, _t, payload), measured in zip(capture.seen, capture.measured, strict=True):
+        if payload is None:
+            continue
         assert event.keys() <= _ENGINE_KEYS
-        assert set(payload) == _PAYLOAD_KEYS.intersection(event)
+        left_out = {"input"} if measured else set()
+        assert set(payload) | left_out == _PAYLOAD_KEYS.intersection(event)
+        if measured:
+            measured_inputs += 1
+            assert event["input"] in ({"a": "q", "b": 1, "c": True}, {})  # INPUTS' flat one, `failing`'s
+            assert measured == shrink_measured(event["input"])[1]  # the size the visit would count
+    assert measured_inputs == 2
     reference = EventPipeline(RedactionSwitches(False, False, False, False), lambda _m: None)
-    for event, flag, payload in capture.seen:
-        fast = reference.process_sized(copy.copy(event), flag, False, payload)
+    for (event, flag, payload), measured in zip(capture.seen, capture.measured, strict=True):
+        fast = reference.process_sized(copy.copy(event), flag, False, payload, measured)
+        slow = reference.process_sized(copy.copy(event), flag)
         full = reference.process(copy.copy(event), False)
-        assert fast is not None
+        assert fast is not None and slow is not None
         assert graphmind.protocol.encode(fast[0]) == graphmind.protocol.encode(full)  # type: ignore[arg-type]
+        assert fast[1] == slow[1]  # the same size, measured by the describer or by the visit

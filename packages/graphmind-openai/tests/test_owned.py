@@ -168,9 +168,10 @@ class Seen(EventPipeline):
         trusted: bool = False,
         owned: bool = False,
         payload: tuple[str, ...] | None = None,
+        measured: int = 0,
     ) -> tuple[dict[str, Any], int] | None:
         before = copy.deepcopy(event)
-        sized = super().process_sized(event, trusted, owned, payload)
+        sized = super().process_sized(event, trusted, owned, payload, measured)
         self.flags.append((before["type"], owned, before))
         return sized
 

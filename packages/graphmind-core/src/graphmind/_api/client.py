@@ -205,6 +205,7 @@ class Client:
         trusted: bool = False,
         owned: bool = False,
         payload: tuple[str, ...] | None = None,
+        measured: int = 0,
     ) -> int:
         """Numbers, redacts and buffers one event (in the calling thread). Returns its seq.
 
@@ -212,7 +213,7 @@ class Client:
         never pays for encoding what no debugger reads. `trusted`: built by the gate engine for a
         node whose identity strings are ASCII; `owned`: its payload built by an adapter that owns it
         (see EventPipeline.process); `payload`: the payload fields of an engine-built event
-        (EventPipeline.process_sized)."""
+        (EventPipeline.process_sized), and `measured` the JSON characters of those it leaves out."""
         seq = next(self._seq)
         if self._transport is None or self._disposed:
             return seq
@@ -220,7 +221,7 @@ class Client:
         event["ts"] = _time_ns() / 1_000_000  # _clock.wall_ms, inlined: one call less per event
         try:
             pipeline = self._pipeline
-            sized = pipeline.process_sized(event, trusted, owned, payload)
+            sized = pipeline.process_sized(event, trusted, owned, payload, measured)
         except Exception as exc:  # the pipeline promises never to raise; stay fail-open if it ever does
             self._pipeline.dropped += 1  # lost: counted in stats()["dropped"] like any other
             self._warn(f"[graphmind] dropped an event that could not be recorded: {exc!r}", key="encode")

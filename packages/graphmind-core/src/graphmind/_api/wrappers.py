@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._events.jsonsafe import json_scalars
+from .._events.payload import flat_scalar_chars
 from .._hub.code_holds import BreakpointArg, CodeHolds, Condition
 from .._node.spec import NodeSpec
 from .call_target import WRAPPED_ATTR, CallTarget, reload_problem
@@ -72,6 +73,11 @@ def gate_callable(engine: Engine, fn: F, name: str, kind: str = "tool", holds: C
 
     def spec_for(args: tuple[Any, ...], kwargs: dict[str, Any]) -> NodeSpec:
         described = target.describe(args, kwargs)
+        # The describer's fresh dict, of the call's arguments (a keyword's name an ASCII str): when
+        # each one is a short JSON scalar (the common tool call), one pass measures it, the node
+        # owns it, the pipeline neither copies nor visits it and the loop guard keeps it as it is.
+        keys_ok = not kwargs or json_scalars(kwargs)
+        chars = flat_scalar_chars(described) if keys_ok else None
         return NodeSpec(
             name,
             kind,
@@ -79,9 +85,8 @@ def gate_callable(engine: Engine, fn: F, name: str, kind: str = "tool", holds: C
             node_id,
             breakpoints=gates,
             hold_if=hold_if,
-            # The describer's fresh dict, of the call's arguments: when each one is a JSON scalar
-            # (the common tool call), the node owns it and the pipeline makes no copy of it.
-            owned=json_scalars(described.values()) and (not kwargs or json_scalars(kwargs)),
+            owned=chars is not None or (keys_ok and json_scalars(described.values())),
+            input_chars=chars,
             edit=edit,
             reload=reload,
             output_schema=schema,

@@ -85,7 +85,7 @@ def approx_size(value: Any) -> int:
 
 
 # A flat dict (`_flat_chars`): at most this many keys, ints within ±_BIG (at most 16 digits).
-_FLAT_KEYS = 32
+FLAT_KEYS = 32
 _BIG = 10**15
 # JSON characters at most, besides the key's and a str's own: quotes, colon, comma; a number's digits.
 _PAIR, _NUMBER = 6, 24
@@ -108,10 +108,37 @@ def _flat_chars(value: dict[str, Any]) -> int | None:
     return chars
 
 
+# The longest str value of an input the loop guard keeps as its streak key (fingerprint.FLAT_MAX_CHARS).
+FLAT_STR = 256
+
+
+def flat_scalar_chars(arguments: dict[str, Any]) -> int | None:
+    """A gated call's bound arguments (a dict its describer just built, str keys), measured in one
+    pass when every value is a JSON scalar the cheap way — an ASCII str of at most 256 characters,
+    an int within ±10**15, a bool, None, a finite float — and at most 32 of them: about how many
+    characters its JSON takes (`_flat_chars`' count, within MAX_PAYLOAD_BYTES for certain). None
+    for anything else. Such an input is owned (no copy), flat for the loop guard (its own streak
+    key) and measured for the pipeline (no visit): `NodeSpec.input_chars`."""
+    if len(arguments) > FLAT_KEYS:
+        return None
+    chars = 2
+    for k, v in arguments.items():
+        t = type(v)
+        if t is str:
+            if len(v) > FLAT_STR or not v.isascii():
+                return None
+            chars += len(k) + len(v) + _PAIR
+        elif (t is int and -_BIG < v < _BIG) or t is bool or v is None or (t is float and v - v == 0):
+            chars += len(k) + _PAIR + _NUMBER
+        else:
+            return None
+    return chars if chars * _WORST <= MAX_PAYLOAD_BYTES else None
+
+
 def shrink_measured(value: Any) -> tuple[Any, int]:
     """(`value` unchanged, or the truncated marker when its JSON is over MAX_PAYLOAD_BYTES; about
     how many characters that takes as JSON). The size comes from the check itself, for free."""
-    if type(value) is dict and len(value) <= _FLAT_KEYS:
+    if type(value) is dict and len(value) <= FLAT_KEYS:
         chars = _flat_chars(value)
         if chars is not None and chars * _WORST <= MAX_PAYLOAD_BYTES:
             return value, chars

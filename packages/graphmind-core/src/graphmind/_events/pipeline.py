@@ -109,17 +109,21 @@ class EventPipeline:
         trusted: bool = False,
         owned: bool = False,
         payload: tuple[str, ...] | None = None,
+        measured: int = 0,
     ) -> tuple[dict[str, Any], int] | None:
         """`process`, and about how many characters the result takes as JSON (for the replay
         buffer's byte budget: the event is encoded later, by the transport thread, if ever).
         `payload` (with `trusted`): the engine built this event of its own keys (`_ENGINE_KEYS`)
-        and these are its payload fields, so neither is looked for (a common node's two events)."""
+        and these are its payload fields, so neither is looked for (a common node's two events);
+        `measured`: the JSON characters of the payload fields the engine measured itself and left
+        out of `payload` (an owned flat input, `NodeSpec.input_chars`). Both count only on the
+        trusted path: with a switch or a mask on, every field is visited."""
         try:
             if type(event) is not dict:
                 event = dict(event.items())
             elif self._trusted_ok and trusted and (payload is not None or event.keys() <= _ENGINE_KEYS):
                 return self._plain_trusted(
-                    event, owned, payload
+                    event, owned, payload, measured
                 )  # `_process`'s common case, one call shorter
             if self._mask is not None:
                 out, size = self._process(event, trusted)
@@ -176,14 +180,18 @@ class EventPipeline:
         return out, size
 
     def _plain_trusted(
-        self, event: dict[str, Any], owned: bool = False, payload: tuple[str, ...] | None = None
+        self,
+        event: dict[str, Any],
+        owned: bool = False,
+        payload: tuple[str, ...] | None = None,
+        measured: int = 0,
     ) -> tuple[dict[str, Any], int]:
         """`_plain` for an engine-built event, in place: every key is one the engine writes, every
         value outside `_ENGINE_PAYLOADS` a str/number/bool it made itself (identity strings checked
         ASCII once per node), so only the payload fields are visited. Same output as `_plain`.
         `owned`: an adapter built the dicts/lists in `_OWNED_FIELDS` fresh, of `json_scalar` leaves:
         a copy would be equal, so only the size bound and shrink run (adapters.md, "Owned payloads")."""
-        size = _ENVELOPE_CHARS
+        size = _ENVELOPE_CHARS + measured
         # The payload fields this event has: as the engine says, or one C-level pass over its keys.
         for k in _PAYLOAD_KEYS.intersection(event) if payload is None else payload:
             v = event[k]

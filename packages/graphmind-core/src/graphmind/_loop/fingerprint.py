@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from .._events.jsonsafe import CIRCULAR, MAX_DEPTH, TOO_DEEP, json_key, surrogate_free, to_jsonable
+from .._events.payload import FLAT_KEYS, FLAT_STR
 
 __all__ = ["DEFAULT_IGNORE_KEYS", "fingerprint", "flat_copy", "flat_owned", "same_flat", "text_function"]
 
@@ -248,8 +249,9 @@ _text_functions: dict[frozenset[str], Callable[[Any], str]] = {}
 # one's. For the most common shape, a flat dict of short scalars, a copy of the dict answers that
 # without an encode (`same_flat`); graphmind-core's tests/test_loop_guard_flat.py proves the
 # answers equal over awkward values. The bounds keep what a streak holds on to small.
-FLAT_MAX_KEYS = 32
-FLAT_MAX_CHARS = 256
+# `payload.flat_scalar_chars` measures inputs flat by the same bounds (one pass for both).
+FLAT_MAX_KEYS = FLAT_KEYS
+FLAT_MAX_CHARS = FLAT_STR
 
 
 def flat_copy(args: Any, ignore: frozenset[str]) -> dict[str, Any] | None:

@@ -288,16 +288,21 @@ class LoopGuard:
         implicit: bool,
         line: Hashable | None,
         owned: bool = False,
+        flat: bool = False,
     ) -> LoopHit | None:
         """`observe` for a call the engine already knows is watched (the guard on, a watched kind),
         with positional arguments; `attached` is asked only when the streak reaches the threshold.
-        `owned`: `args` is the node's owned input (`NodeSpec.owned`): kept as it is when flat."""
+        `owned`: `args` is the node's owned input (`NodeSpec.owned`): kept as it is when flat.
+        `flat`: its describer measured it flat already (`NodeSpec.input_chars`): not walked again."""
         text: str | None = None
         key: tuple[int, int] | dict[str, Any] | None
         try:
             # flat_copy walks the app's dict in Python: another thread changing it meanwhile raises
             # "dictionary changed size during iteration"; a guard must never break the call it watches
-            key = flat_owned(args, self._ignore) if owned else flat_copy(args, self._ignore)
+            if flat and self._ignore.isdisjoint(args):
+                key = args
+            else:
+                key = flat_owned(args, self._ignore) if owned else flat_copy(args, self._ignore)
             if key is None:
                 text = self._text(args)
                 key = (hash(text), len(text))

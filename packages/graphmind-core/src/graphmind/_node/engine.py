@@ -212,6 +212,7 @@ class Engine:
                 run.implicit,  # outside any run the streak is the line's / thread's / task's
                 line,
                 spec.owned,
+                spec.input_chars is not None,
             )
         return node
 

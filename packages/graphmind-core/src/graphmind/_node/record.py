@@ -38,6 +38,7 @@ Request = tuple[Any, ...]
 # The payload fields of a node's own events (EventPipeline.process_sized's `payload`).
 _STARTED: tuple[str, ...] = ("input",)
 _STARTED_ATTRS: tuple[str, ...] = ("input", "attrs")
+_ATTRS: tuple[str, ...] = ("attrs",)  # the input measured already (NodeSpec.input_chars)
 _FINISHED: tuple[str, ...] = ("output",)
 _FINISHED_USAGE: tuple[str, ...] = ("output", "usage")
 
@@ -103,13 +104,18 @@ class NodeRecord(TokenBuffer):
             "input": spec.input,
         }
         payload: tuple[str, ...] | None = _STARTED
+        measured = spec.input_chars
+        if measured is not None:  # its describer measured it: the pipeline need not visit it
+            payload = ()
         if spec.attrs:
             event["attrs"] = spec.attrs
-            payload = _STARTED_ATTRS
+            payload = _STARTED_ATTRS if measured is None else _ATTRS
         if spec.extra:
             event.update(spec.extra)
             payload = None  # keys of the adapter's: the pipeline looks at each
-        return self.host.emit(event, self.trusted, spec.owned, payload)
+        if measured is None:
+            return self.host.emit(event, self.trusted, spec.owned, payload)
+        return self.host.emit(event, self.trusted, spec.owned, payload, measured)
 
     @contextmanager
     def active(self) -> Iterator[None]:

@@ -36,6 +36,10 @@ class NodeSpec:
     # The adapter built `input` and `attrs` for this node in fresh dicts and lists of `json_scalar`
     # leaves and keeps no hold on them: recorded without a snapshot copy (docs/adapters.md, "Owned payloads").
     owned: bool = False
+    # Set by a describer that measured an owned `input` in the same pass (`payload.flat_scalar_chars`:
+    # a flat dict of short JSON scalars): about how many characters its JSON takes. The pipeline
+    # counts it without visiting it, and the loop guard keeps it as its streak key as it is.
+    input_chars: int | None = None
     # Edit and reload (_node/edit.py; docs/protocol.md, "Editing a held call"): `edit(json)` rebuilds
     # the call from an edited input (the node's `input` shape) and returns the body to run, raising
     # with the reason when it cannot; None: the gate says "not editable". `reload()` re-imports a
