@@ -179,7 +179,9 @@ async def _invoke(claims: bool, monkeypatch: pytest.MonkeyPatch) -> list[tuple[s
         monkeypatch.setattr(
             EventPipeline,
             "_plain_trusted",
-            lambda self, event, owned=False, payload=None: original(self, event, False, payload),
+            lambda self, event, owned=False, payload=None, measured=0: original(
+                self, event, False, payload, measured
+            ),
         )
     tools, model = (
         Counter(),

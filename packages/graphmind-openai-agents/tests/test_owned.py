@@ -194,7 +194,9 @@ async def _recorded(claims: bool, monkeypatch: pytest.MonkeyPatch) -> list[tuple
         monkeypatch.setattr(
             EventPipeline,
             "_plain_trusted",
-            lambda self, event, owned=False, payload=None: original(self, event, False, payload),
+            lambda self, event, owned=False, payload=None, measured=0: original(
+                self, event, False, payload, measured
+            ),
         )
     else:
 
@@ -203,9 +205,10 @@ async def _recorded(claims: bool, monkeypatch: pytest.MonkeyPatch) -> list[tuple
             event: dict[str, Any],
             owned: bool = False,
             payload: tuple[str, ...] | None = None,
+            measured: int = 0,
         ) -> Any:
             CLAIMS.append((event.get("type"), event.get("nodeId"), owned))
-            return original(self, event, owned, payload)
+            return original(self, event, owned, payload, measured)
 
         CLAIMS.clear()
         monkeypatch.setattr(EventPipeline, "_plain_trusted", noting)
