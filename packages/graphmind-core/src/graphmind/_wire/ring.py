@@ -65,63 +65,55 @@ class Ring:
         lock = self._lock  # taken by hand: `with` builds two bound methods per call
         lock.acquire()
         try:
-            if self.attached:
-                self._enqueue_attached(entry, size)
-            else:
-                # Detached: the seed's ring. A full one drops its oldest entry at each event of a
-                # detached app, so that one drop is inline here (the rest: `_trim_ring`).
-                ring = self._ring
-                ring.append(entry)
-                self._ring_bytes += size
-                self._unsent += 1
-                self._unsent_bytes += size
+            attached = self.attached
+            if attached and (
+                self._unsent >= self._buffer_size or self._unsent_bytes + size > self._max_buffer_bytes
+            ):
+                # bounded in time (_wire/backpressure.py); detached: the seed's ring
+                self._wait_for_room(size)
+                attached = self.attached  # the wait released the lock
+            ring = self._ring
+            ring.append(entry)
+            self._ring_bytes += size
+            self._unsent += 1
+            self._unsent_bytes += size
+            # A full ring drops its oldest entry at each event: that one drop is inline (the rest, a
+            # byte budget or a ring an attached hub left over-full: `_trim_ring`). Attached, an
+            # oldest entry never sent stays (up to the hard bound, _wire/backpressure.py).
+            if (
+                len(ring) > self._buffer_size or (self._ring_bytes > self._max_buffer_bytes and len(ring) > 1)
+            ) and (not attached or self._unsent < len(ring) or self._may_drop_unsent()):
+                dropped = ring.popleft()
+                self._ring_bytes -= dropped[1]
+                if self._unsent > len(ring):  # it was never written on this connection
+                    self._unsent -= 1
+                    self._unsent_bytes -= dropped[1]
+                    if type(dropped[0]) is not str:  # never sent to any hub: lost, counted by run
+                        if attached:
+                            self._count_drop(dropped[2])
+                        elif dropped[2] is self._lost_run:  # detached, the usual: a streak of one run
+                            self._lost_run_n += 1
+                        else:
+                            self._new_lost_run(dropped[2])
+                    elif self._confirming:  # sent to an earlier hub: stored? (_wire/confirm.py)
+                        self._unconfirmed.add(dropped[3], dropped[2])
+                elif type(dropped[0]) is str and self._confirming:  # sent: stored? (_wire/confirm.py)
+                    self._unconfirmed.add(dropped[3], dropped[2])
                 if len(ring) > self._buffer_size or (
                     self._ring_bytes > self._max_buffer_bytes and len(ring) > 1
                 ):
-                    dropped = ring.popleft()
-                    self._ring_bytes -= dropped[1]
-                    if self._unsent > len(ring):  # it was never written on this connection
-                        self._unsent -= 1
-                        self._unsent_bytes -= dropped[1]
-                        # Never sent to any hub: lost, and counted by run (the streak: backpressure.py)
-                        if type(dropped[0]) is not str:
-                            if dropped[2] is self._lost_run:  # the usual: a streak of one run's events
-                                self._lost_run_n += 1
-                            else:
-                                self._new_lost_run(dropped[2])
-                        elif self._confirming:
-                            self._unconfirmed.add(dropped[3], dropped[2])
-                    elif type(dropped[0]) is str and self._confirming:  # sent: stored? (_wire/confirm.py)
-                        self._unconfirmed.add(dropped[3], dropped[2])
-                    if len(ring) > self._buffer_size or (
-                        self._ring_bytes > self._max_buffer_bytes and len(ring) > 1
-                    ):
-                        self._trim_ring()  # still over: a byte budget, or a ring an attached hub left full
-                if self._writer_idle:  # a write loop that has not seen the detach yet
-                    self._writer_idle = False
-                    self._cond.notify_all()
+                    self._trim_ring()
+            # notify_all: a flush() or ready() must not take the one wake-up meant for the writer.
+            if self._writer_idle:  # else the writer is awake and takes this event with its batch
+                self._writer_idle = False
+                self._cond.notify_all()
+            elif self._lingering and event.get("type") in CONTROL_EVENTS:  # a held gate, an answer: now
+                self._lingering = False
+                self._cond.notify_all()
         finally:
             lock.release()
         if self._thread is None:
             self.start()
-
-    def _enqueue_attached(self, entry: list[Any], size: int) -> None:
-        """`enqueue`'s part while attached (under the lock): wait for room if the unsent part is at
-        its bound, append, drop what the bounds allow, wake the write loop."""
-        if self._unsent >= self._buffer_size or self._unsent_bytes + size > self._max_buffer_bytes:
-            self._wait_for_room(size)  # bounded in time (_wire/backpressure.py)
-        self._ring.append(entry)
-        self._ring_bytes += size
-        self._unsent += 1
-        self._unsent_bytes += size
-        self._trim_ring()
-        # notify_all: a flush() or ready() must not take the one wake-up meant for the writer.
-        if self._writer_idle:  # else the writer is awake and takes this event with its batch
-            self._writer_idle = False
-            self._cond.notify_all()
-        elif self._lingering and entry[0].get("type") in CONTROL_EVENTS:  # a held gate, an answer: now
-            self._lingering = False
-            self._cond.notify_all()
 
     def _trim_ring(self) -> None:
         """Under the lock: drops the oldest entries while the ring is over its bounds. Attached and
