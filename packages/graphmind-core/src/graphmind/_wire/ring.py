@@ -7,8 +7,8 @@ goes: one never sent to any hub is lost and counted by run (detached: a streak, 
 one sent but not confirmed stored is kept as its seq (confirm.py). Attached, an entry never sent
 stays until the hard bound, and an emitter whose event would push one out waits (backpressure.py).
 
-A detached app with a full ring drops one entry per event: that path is inline in `enqueue`, with
-no call and no dict update (issue 37: the detached gated call's budget).
+A full ring drops one entry per event (a detached app's, every call): that one drop is inline in
+`enqueue`, with no call and no dict update (issue 37: the detached gated call's budget).
 """
 
 from __future__ import annotations
