@@ -113,9 +113,7 @@ class NodeRecord(TokenBuffer):
         if spec.extra:
             event.update(spec.extra)
             payload = None  # keys of the adapter's: the pipeline looks at each
-        if measured is None:
-            return self.host.emit(event, self.trusted, spec.owned, payload)
-        return self.host.emit(event, self.trusted, spec.owned, payload, measured)
+        return self.host.emit(event, self.trusted, spec.owned, payload, 0 if measured is None else measured)
 
     @contextmanager
     def active(self) -> Iterator[None]:

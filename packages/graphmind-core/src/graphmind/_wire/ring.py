@@ -79,7 +79,10 @@ class Ring:
             self._unsent_bytes += size
             # A full ring drops its oldest entry at each event: that one drop is inline (the rest, a
             # byte budget or a ring an attached hub left over-full: `_trim_ring`). Attached, an
-            # oldest entry never sent stays (up to the hard bound, _wire/backpressure.py).
+            # oldest entry never sent stays (up to the hard bound, _wire/backpressure.py). The drop
+            # is `_trim_ring`'s loop body written out: calling `_trim_ring` costs 4.7k instructions
+            # per gated call (96.6k -> 101.3k), a shared `_drop_oldest` method 2.1k; both copies
+            # are held to the same model by tests/test_ring_detached.py.
             if (
                 len(ring) > self._buffer_size or (self._ring_bytes > self._max_buffer_bytes and len(ring) > 1)
             ) and (not attached or self._unsent < len(ring) or self._may_drop_unsent()):
