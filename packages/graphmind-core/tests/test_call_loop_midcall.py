@@ -241,3 +241,120 @@ def test_base_exceptions_pass_through_and_reset_the_context(
     with pytest.raises(KeyboardInterrupt):
         ex.run_sync(interrupted)
     assert engine.current_parent() is None and not ex.ended
+
+
+# ---- detached, the adapter's settle hook runs before the flow is built as well (CallLoop._settled_detached)
+
+
+@pytest.mark.parametrize("answer", ["inject", "retry"])
+def test_a_hub_attaching_during_settle_holds_the_after_gate_on_what_settle_described(
+    hub: FakeHub, client: graphmind.Client, answer: str, seen: Any
+) -> None:
+    attach = seen(client)
+    bodies: list[int] = []
+    parents: list[str | None] = []
+    engine = engine_for(client)
+
+    def body() -> str:
+        bodies.append(1)
+        return f"real {len(bodies)}"
+
+    def settle(result: str) -> Settled:
+        parents.append(engine.current_parent())  # outside the node, as the flow calls it
+        attach()
+        return Settled(result.upper(), {"text": result}, {"tokens": 3})
+
+    hub.set_debug(breakpoints=[("tool:described", "after")])
+    answers = iter([(answer, "from the debugger"), ("continue", None)])
+    hub.auto_answer(lambda _e: next(answers))
+    ex = engine.start_node(NodeSpec("described"))
+    got = ex.run_sync(body, settle=settle)
+    if answer == "inject":
+        assert got == "from the debugger" and len(bodies) == 1
+    else:
+        assert got == "REAL 2" and len(bodies) == 2  # the retry's attempt settled by the flow
+    paused = hub.of_type("exec.paused")[0]
+    assert paused["gate"] == "after" and paused["output"] == {"text": "real 1"}
+    assert parents[0] is None and ex.ended
+
+
+async def test_a_hub_attaching_during_an_async_settle_holds_the_after_gate(
+    hub: FakeHub, client: graphmind.Client, seen: Any
+) -> None:
+    attach = seen(client)
+
+    async def body() -> str:
+        return "real"
+
+    async def settle(result: str) -> Settled:
+        attach()
+        return Settled(result.upper(), {"text": result})
+
+    hub.set_debug(breakpoints=[("tool:asettled", "after")])
+    hub.auto_answer("inject", "injected")
+    ex = await engine_for(client).astart_node(NodeSpec("asettled"))
+    assert await ex.run_async(body, settle=settle) == "injected"
+    assert hub.of_type("exec.paused")[0]["output"] == {"text": "real"}
+
+
+def test_detached_settle_finishes_the_node_with_its_description_and_owned_output(
+    hub: FakeHub, client: graphmind.Client, seen: Any
+) -> None:
+    seen(client)
+    hub.set_debug(breakpoints=[("tool:plain", "after")])
+    ex = engine_for(client).start_node(NodeSpec("plain"))
+    got = ex.run_sync(lambda: "reply", settle=lambda r: Settled(r.upper(), {"text": r}, {"n": 1}, owned=True))
+    assert got == "REPLY" and ex.ended
+    finished = hub.wait_event(lambda e: e["type"] == "node.finished" and e["name"] == "plain")
+    assert finished["output"] == {"text": "reply"} and finished["usage"] == {"n": 1}
+    assert hub.of_type("exec.paused") == []
+
+
+async def test_detached_settle_that_finishes_later_leaves_the_node_open(
+    hub: FakeHub, client: graphmind.Client, seen: Any
+) -> None:
+    seen(client)
+    engine = engine_for(client)
+    ex = engine.start_node(NodeSpec("streamed"))
+    assert ex.run_sync(lambda: "stream", settle=lambda r: Settled(r, finishes_later=True)) == "stream"
+    assert not ex.ended
+
+    async def asettle(result: str) -> Settled:
+        return Settled(result, finishes_later=True)
+
+    async def abody() -> str:
+        return "astream"
+
+    aex = await engine.astart_node(NodeSpec("astreamed"))
+    assert await aex.run_async(abody, settle=asettle) == "astream"
+    assert not aex.ended
+
+
+def test_a_run_aborted_during_a_detached_settle_ends_at_the_after_gate(
+    hub: FakeHub, client: graphmind.Client, seen: Any
+) -> None:
+    seen(client)
+    engine = engine_for(client)
+    with pytest.raises(RunAborted), client.run("aborting settle") as run:
+
+        def settle(result: str) -> Settled:
+            run.mark_aborted()
+            return Settled(result, result)
+
+        engine.start_node(NodeSpec("cut late")).run_sync(lambda: "late", settle=settle)
+    hub.wait_event(lambda e: e["type"] == "node.error" and e["name"] == "cut late")
+
+
+def test_a_base_exception_in_a_detached_settle_passes_through(
+    hub: FakeHub, client: graphmind.Client, seen: Any
+) -> None:
+    seen(client)
+    engine = engine_for(client)
+
+    def settle(_r: str) -> Settled:
+        raise KeyboardInterrupt
+
+    ex = engine.start_node(NodeSpec("interrupted read"))
+    with pytest.raises(KeyboardInterrupt):
+        ex.run_sync(lambda: "x", settle=settle)
+    assert engine.current_parent() is None and not ex.ended

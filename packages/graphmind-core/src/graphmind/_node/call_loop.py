@@ -132,15 +132,15 @@ def call_flow(
 class CallLoop(NodeRecord):
     """A node's loop around one call, from sync or async code (`NodeExecution` has it).
 
-    Detached (`_detached`), the body runs before the flow is built, and the flow is built only when
-    the body raised or a hub attached meanwhile (an error or after gate may hold then): most calls
-    of a detached app never build it. A call that ends with no gate possible ends as the flow ends
-    one (`_ended_detached`); every gate is still decided by the flow alone."""
+    Detached (`_detached`), the body runs before the flow is built, and so does the adapter's
+    `settle` hook; the flow is built only when one of them raised or a hub attached meanwhile (an
+    error or after gate may hold then): most calls of a detached app never build it. A call that
+    ends with no gate possible ends as the flow ends one (`_ended_detached`, `_settled_detached`);
+    every gate is still decided by the flow alone, entered where the driver stopped (`_first`)."""
 
-    def _detached(self, settle: Any) -> bool:
-        """No gate can hold before the body: no hub attached, the run not aborted, no replay, and
-        no settle hook (which the flow calls between body and after gate)."""
-        return settle is None and self.host.replay is None and not self.may_hold()
+    def _detached(self) -> bool:
+        """No gate can hold before the body: no hub attached, the run not aborted, no replay."""
+        return self.host.replay is None and not self.may_hold()
 
     def _ended_detached(
         self,
@@ -154,6 +154,16 @@ class CallLoop(NodeRecord):
             return False
         output = result if describe is None else describe(result)
         self.finish(output, usage=None if describe_usage is None else describe_usage(result))
+        return True
+
+    def _settled_detached(self, settled: Settled) -> bool:
+        """`call_flow`'s ending of an attempt whose `settle` returned, when no after gate can hold:
+        finish (unless the reply finishes later: a stream). False: the flow must decide."""
+        if settled.finishes_later:
+            return True
+        if self.may_hold():
+            return False
+        self.finish(settled.output, usage=settled.usage, owned=settled.owned)
         return True
 
     def run_sync(
@@ -174,7 +184,8 @@ class CallLoop(NodeRecord):
         """
         describe = None if describe_output is _identity else describe_output  # None: no call per node
         outcome: tuple[bool, Any] | None = None
-        if self._detached(settle):
+        settled: tuple[bool, Any] | None = None
+        if self._detached():
             current = self.host.current_node
             token = current.set(self.instance_id)  # the body's nodes are this node's children
             try:
@@ -185,11 +196,22 @@ class CallLoop(NodeRecord):
                 outcome = (True, result)
             finally:
                 current.reset(token)
-            if outcome[0] and self._ended_detached(result, describe, describe_usage):
-                return result
+            if outcome[0]:
+                if settle is None:
+                    if self._ended_detached(result, describe, describe_usage):
+                        return result
+                else:  # outside the node's context, as the flow calls it
+                    try:
+                        done = settle(result)
+                    except BaseException as exc:
+                        settled = (False, exc)
+                    else:
+                        if self._settled_detached(done):
+                            return done.result  # type: ignore[no-any-return]
+                        settled = (True, done)
         flow = call_flow(self, describe, describe_usage, settle is not None, outcome is None)
         try:
-            request = _first(flow, outcome)
+            request = _first(flow, outcome, settled)
             while True:
                 try:
                     if request[0] is BODY:
@@ -219,7 +241,8 @@ class CallLoop(NodeRecord):
         read a body)."""
         describe = None if describe_output is _identity else describe_output
         outcome: tuple[bool, Any] | None = None
-        if self._detached(settle):
+        settled: tuple[bool, Any] | None = None
+        if self._detached():
             current = self.host.current_node
             token = current.set(self.instance_id)
             try:
@@ -230,11 +253,22 @@ class CallLoop(NodeRecord):
                 outcome = (True, result)
             finally:
                 current.reset(token)
-            if outcome[0] and self._ended_detached(result, describe, describe_usage):
-                return result
+            if outcome[0]:
+                if settle is None:
+                    if self._ended_detached(result, describe, describe_usage):
+                        return result
+                else:
+                    try:
+                        done = await settle(result)
+                    except BaseException as exc:
+                        settled = (False, exc)
+                    else:
+                        if self._settled_detached(done):
+                            return done.result  # type: ignore[no-any-return]
+                        settled = (True, done)
         flow = call_flow(self, describe, describe_usage, settle is not None, outcome is None)
         try:
-            request = _first(flow, outcome)
+            request = _first(flow, outcome, settled)
             while True:
                 try:
                     if request[0] is BODY:
@@ -253,10 +287,17 @@ class CallLoop(NodeRecord):
             return done.value  # type: ignore[no-any-return]  # (typing.cast is a Python call per node)
 
 
-def _first(flow: Generator[Request, Any, Any], outcome: tuple[bool, Any] | None) -> Request:
+def _first(
+    flow: Generator[Request, Any, Any], outcome: tuple[bool, Any] | None, settled: tuple[bool, Any] | None = None
+) -> Request:
     """The flow's first request; after a body the driver already ran (`outcome`: returned, and the
-    result; or raised, and the exception), the one that comes of that outcome."""
+    result; or raised, and the exception), the one that comes of that outcome; after a `settle` it
+    ran too (`settled`, likewise), the one that comes of that."""
     if outcome is None:
         return next(flow)
     next(flow)  # the flow, with no before gate, asks for the body first: it ran already
-    return flow.throw(outcome[1]) if not outcome[0] else flow.send(outcome[1])
+    request = flow.throw(outcome[1]) if not outcome[0] else flow.send(outcome[1])
+    if settled is None:
+        return request
+    # it asks to settle that result next (SETTLE): the driver did, with this outcome
+    return flow.throw(settled[1]) if not settled[0] else flow.send(settled[1])
