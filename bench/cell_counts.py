@@ -10,7 +10,9 @@ bench module: the bench builds its variants as it always does (bare, detached, a
 openinference rows are left out), then every cell runs `--warmup` calls, and `--calls` calls between
 two markers (`math.lgamma` zeroes the counters, `math.erfc` dumps them; nothing else calls either).
 Before the first cell, each graphmind client's replay ring is filled (5,000 core events), so a
-detached call pays the steady state of a long-running app: the oldest event dropped per new one.
+detached call pays the steady state of a long-running app: the oldest event dropped per new one;
+then what is alive is frozen out of the garbage collector's sight (`gc.freeze()`), so a window
+counts the collections its own calls cause and no full sweep of the heap.
 A cell's count is (instructions of the variant - instructions of bare) / calls. Python's clocks
 run as much slower in that process as valgrind runs Python (a fixed piece of Python timed in both,
 `calibration_ns`; `GM_CELLS_SLOWDOWN` sets the factor instead): what GraphMind and the SDK do by
@@ -127,6 +129,10 @@ def _count(cells: list[Cell], switches: dict[str, Any], calls: int, warmup: int,
                 filled = True
                 for _ in range(warmup):
                     fn()
+                # What is alive now (the SDK, the ring's 5,000 events) is out of the collector's
+                # sight: a full collection inside a window costs as much as a few hundred calls.
+                gc.collect()
+                gc.freeze()
             n = max(calls // 10, 5) if "stream" in shape else calls
             _flush_attached(transports)
             gc.collect()

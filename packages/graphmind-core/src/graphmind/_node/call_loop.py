@@ -288,7 +288,9 @@ class CallLoop(NodeRecord):
 
 
 def _first(
-    flow: Generator[Request, Any, Any], outcome: tuple[bool, Any] | None, settled: tuple[bool, Any] | None = None
+    flow: Generator[Request, Any, Any],
+    outcome: tuple[bool, Any] | None,
+    settled: tuple[bool, Any] | None = None,
 ) -> Request:
     """The flow's first request; after a body the driver already ran (`outcome`: returned, and the
     result; or raised, and the exception), the one that comes of that outcome; after a `settle` it

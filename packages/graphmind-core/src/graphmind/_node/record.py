@@ -144,6 +144,9 @@ class NodeRecord(TokenBuffer):
         if self._deltas:  # most nodes streamed nothing: no call
             self.flush_tokens()
         self.ended = True
+        spec = self.spec
+        if spec.edit is not None:  # this execution's hook, which may close over it: no cycle left behind
+            spec.edit = None
         host = self.host
         # `_base` in one literal (every node finishes here); round(…, 2) is _clock.round_ms inlined
         event = {
@@ -151,8 +154,8 @@ class NodeRecord(TokenBuffer):
             "runId": self.run.run_id,
             "nodeId": self.node_id,
             "instanceId": self.instance_id,
-            "kind": self.spec.kind,
-            "name": self.spec.name,
+            "kind": spec.kind,
+            "name": spec.name,
             "output": output,
             "durationMs": round(host.clock() - self.started_at, 2),
             "heldMs": round(self.held_ms, 2) if self.held_ms else self.held_ms,  # round(): ~0.3 µs
@@ -174,7 +177,7 @@ class NodeRecord(TokenBuffer):
         host.emit(event, self.trusted, owned, payload)
         if host.hub.transport is not None and host.hub.transport.attached:
             keep_output(self, output)  # the inject box's prefill at this node's next hold
-        if self.spec.tool_calls_in_output:
+        if spec.tool_calls_in_output:
             host.tool_calls.expect(self.run, self.parent_instance_id or self.run.run_id, calls_of(output))
 
     def fail(self, exc: BaseException, **extra: Any) -> None:
@@ -182,6 +185,8 @@ class NodeRecord(TokenBuffer):
             return
         self.flush_tokens()
         self.ended = True
+        if self.spec.edit is not None:  # as in finish: no cycle left behind
+            self.spec.edit = None
         event = self._base(proto.NODE_ERROR)
         event["error"] = describe_error(exc)
         event["durationMs"] = round_ms(self.host.clock() - self.started_at)

@@ -44,7 +44,9 @@ class NodeSpec:
     # the call from an edited input (the node's `input` shape) and returns the body to run, raising
     # with the reason when it cannot; None: the gate says "not editable". `reload()` re-imports a
     # gated callable's code. `output_schema`: a JSON Schema of the output (or a function returning
-    # one, asked only when a gate holds), the inject box's skeleton.
+    # one, asked only when a gate holds), the inject box's skeleton. A spec describes one execution
+    # (it carries its `instance_id`): core drops `edit` when the node ends, so a hook that closes
+    # over the execution leaves no reference cycle (the call's request and reply freed at once).
     edit: Callable[[Any], Callable[[], Any]] | None = None
     reload: Callable[[], None] | None = None
     output_schema: Any = None
