@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import gc
 import importlib
 import itertools
@@ -187,7 +188,7 @@ def _capture_langchain(module: Any) -> None:
                 continue
             for path, call in paths.items():
                 config: Any = {"callbacks": callbacks}
-                cells.append((name, path, lambda call=call, config=config: call(config)))
+                cells.append((name, path, functools.partial(call, config)))
         _Cells.count(cells, {})
 
     module.measure = capture
@@ -278,7 +279,7 @@ def inner(bench: str, bench_dir: str, calls: int, warmup: int, out: Path) -> Non
     (out.parent / "slowdown").write_text(f"{slowdown:.1f}")
     _slow_clocks(slowdown)
     sys.path.insert(0, bench_dir)
-    module = importlib.import_module("overhead" if bench == "core" else f"{bench}_overhead")
+    module: Any = importlib.import_module("overhead" if bench == "core" else f"{bench}_overhead")
     sys.argv = [module.__file__ or bench]
     if bench == "mcp":
 
