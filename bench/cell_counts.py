@@ -72,8 +72,20 @@ class _Cells:
         cls, cells: list[Cell], switches: dict[str, tuple[Callable[[], Any], Callable[[], Any]]]
     ) -> None:
         _count(cells, switches, cls.calls, cls.warmup, cls.out)
-        sys.stdout.flush()
-        os._exit(0)  # the bench's hub and clients: this process only counted
+        _exit_counted()
+
+
+def _exit_counted() -> None:
+    """Stops the hub processes the bench started, then ends this process without the bench's own
+    teardown (its clients and loops: this process only counted)."""
+    gc.unfreeze()  # frozen objects are out of gc.get_objects()'s sight too
+    for hub in [o for o in gc.get_objects() if type(o).__name__ == "HubProcess"]:
+        try:
+            hub.stop()
+        except Exception as exc:  # a hub already gone: nothing left to stop
+            print(f"could not stop a bench hub: {exc!r}", file=sys.stderr)
+    sys.stdout.flush()
+    os._exit(0)
 
 
 def _graphmind_clients() -> list[Any]:
@@ -285,7 +297,7 @@ def inner(bench: str, bench_dir: str, calls: int, warmup: int, out: Path) -> Non
 
         async def rounds(variants: dict[str, Any], _calls: int, _count: int) -> Any:
             await _count_mcp(variants, calls, warmup, out)
-            os._exit(0)
+            _exit_counted()
 
         module.rounds = rounds
         module.openinference = lambda: None
