@@ -61,7 +61,7 @@ from openai.types.responses import (
 import graphmind
 from graphmind.adapter import Hook, Patches
 from graphmind_openai_agents import instrument_openai_agents, uninstrument_openai_agents
-from graphmind_openai_agents._instrument import HOOKS
+from graphmind_openai_agents._hooks import HOOKS
 
 REPLY = "Visit the pyramids at Giza, then the Egyptian Museum and Khan el-Khalili."
 

@@ -12,7 +12,14 @@ import pathlib
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1] / "packages"
-ADAPTERS = ("openai", "anthropic", "langchain", "llamaindex", "litellm", "mcp", "pydantic-ai")
+# Every adapter package, read from the tree (not a list that a new adapter could be missing from).
+ADAPTERS = tuple(
+    sorted(
+        p.name.removeprefix("graphmind-")
+        for p in ROOT.glob("graphmind-*")
+        if p.name not in ("graphmind-core", "graphmind-server") and (p / "src").is_dir()
+    )
+)
 
 
 def _imports(package: str) -> tuple[set[str], list[str]]:

@@ -43,6 +43,7 @@ PUBLIC: dict[str, list[str]] = {
         "NodeExecution",
         "NodeSpec",
         "Owned",
+        "ProcessPatch",
         "RunAborted",
         "RunContext",
         "Settled",

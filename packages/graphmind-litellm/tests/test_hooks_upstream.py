@@ -14,7 +14,7 @@ from graphmind.adapter import Hook
 from graphmind.testing import assert_hooks_stand, assert_in_source, assert_supported
 from graphmind_litellm import SUPPORTED
 from graphmind_litellm._apis import APIS
-from graphmind_litellm._instrument import HOOKS
+from graphmind_litellm._hooks import HOOKS
 
 
 def test_the_installed_litellm_is_in_the_supported_range() -> None:

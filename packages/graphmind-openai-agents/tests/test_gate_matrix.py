@@ -30,7 +30,7 @@ import graphmind
 from graphmind.testing.gate_matrix import CASES, GateSubject, run_case
 from graphmind_openai.testing import FakeOpenAI
 from graphmind_openai_agents import instrument_openai_agents, uninstrument_openai_agents
-from graphmind_openai_agents._instrument import instrumented
+from graphmind_openai_agents._hooks import instrumented
 from graphmind_server.testing import KitHub
 
 

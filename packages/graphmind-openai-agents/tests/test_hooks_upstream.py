@@ -13,8 +13,7 @@ from agents.models.interface import Model
 from graphmind.adapter import Hook
 from graphmind.testing import assert_hooks_stand, assert_in_source, assert_supported
 from graphmind_openai_agents import SUPPORTED
-from graphmind_openai_agents._instrument import HOOKS
-from graphmind_openai_agents._model import MODEL_HOOKS
+from graphmind_openai_agents._hooks import HOOKS, MODEL_HOOKS
 
 
 def test_the_installed_sdk_is_in_the_supported_range_and_every_row_stands() -> None:

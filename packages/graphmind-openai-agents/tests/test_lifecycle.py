@@ -18,7 +18,7 @@ from graphmind.testing import FakeHub
 from graphmind_openai import instrument_openai
 from graphmind_openai.testing import FakeOpenAI
 from graphmind_openai_agents import instrument_openai_agents, uninstrument_openai_agents
-from graphmind_openai_agents._instrument import HOOKS
+from graphmind_openai_agents._hooks import HOOKS
 from graphmind_openai_agents._model import MODEL_MARK
 
 

@@ -16,7 +16,7 @@ from graphmind.adapter import Hook
 from graphmind.testing import assert_hooks_stand, assert_in_source, assert_supported
 from graphmind_pydantic_ai import SUPPORTED, GraphmindCapability
 from graphmind_pydantic_ai._capability import CONTROL_FLOW
-from graphmind_pydantic_ai._instrument import HOOKS
+from graphmind_pydantic_ai._hooks import HOOKS
 from graphmind_pydantic_ai.testing import ScriptedModel
 
 ITER = HOOKS[0]

@@ -7,8 +7,7 @@ agent.invoke(inputs, config={"callbacks": [GraphmindCallbackHandler()]})
 
 from ._gating import gate_model, gate_tools, ungate_model, ungate_tools
 from ._handler import GraphmindCallbackHandler
-from ._package import SUPPORTED, SUPPORTED_RANGE
-from ._version import __version__
+from ._version import SUPPORTED, SUPPORTED_RANGE, __version__
 
 __all__ = [
     "SUPPORTED",

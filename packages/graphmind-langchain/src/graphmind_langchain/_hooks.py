@@ -25,8 +25,8 @@ from langchain_core.language_models.chat_models import BaseChatModel
 from graphmind.adapter import Engine, Hook, Patches
 
 from ._model import gated_agenerate, gated_astream, gated_generate, gated_stream
-from ._package import SUPPORTED
 from ._tools import gated_arun, gated_run
+from ._version import SUPPORTED
 
 Factory = Callable[[Engine, Any, Callable[..., Any], str], Callable[..., Any]]
 

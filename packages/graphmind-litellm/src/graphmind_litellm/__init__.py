@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import graphmind
 
-from . import _instrument
+from . import _hooks
 from ._logger import GraphmindLogger
 from ._version import SUPPORTED, __version__
 
@@ -32,9 +32,9 @@ def instrument_litellm(*, session: graphmind.Client | None = None) -> bool:
     nothing. Call it before any `from litellm import
     completion`: a name imported earlier keeps the plain function (use `litellm.completion`).
     """
-    return _instrument.instrument(session)
+    return _hooks.PATCH.instrument(session)
 
 
 def uninstrument_litellm() -> None:
     """Puts the original LiteLLM functions back (a no-op when not instrumented)."""
-    _instrument.uninstrument()
+    _hooks.PATCH.uninstrument()

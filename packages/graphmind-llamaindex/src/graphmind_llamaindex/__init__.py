@@ -6,10 +6,9 @@ instrument_llamaindex()
 agent = FunctionAgent(tools=gate_tools(tools), llm=gate_llm(llm))
 """
 
+from ._dispatcher import instrument_llamaindex, uninstrument_llamaindex
 from ._gating import gate_llm, gate_tools, ungate_llm, ungate_tools
-from ._instrument import instrument_llamaindex, uninstrument_llamaindex
-from ._package import SUPPORTED, SUPPORTED_RANGE
-from ._version import __version__
+from ._version import SUPPORTED, SUPPORTED_RANGE, __version__
 
 __all__ = [
     "SUPPORTED",

@@ -23,8 +23,8 @@ from typing import Any
 from graphmind.adapter import Engine, Hook, Patches
 
 from ._llm import gated_achat, gated_astream_chat, gated_chat, gated_stream_chat
-from ._package import SUPPORTED
 from ._tools import gated_acall, gated_call
+from ._version import SUPPORTED
 
 Factory = Callable[[Engine, Any, Callable[..., Any]], Callable[..., Any]]
 

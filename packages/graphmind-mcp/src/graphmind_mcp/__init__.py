@@ -22,7 +22,7 @@ import graphmind
 
 from . import _hooks
 from ._call import ToolResultError
-from ._instrument import instrument, uninstrument
+from ._hooks import instrument, uninstrument
 from ._version import SUPPORTED, __version__
 
 __all__ = ["SUPPORTED", "ToolResultError", "__version__", "instrument_mcp", "uninstrument_mcp"]

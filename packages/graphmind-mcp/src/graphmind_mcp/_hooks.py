@@ -1,4 +1,4 @@
-"""The hook points, as one table per hooked type that drives both instrument and uninstrument.
+"""The hook points, as one table per hooked type that drives both instrument and uninstrument (both here).
 
 Each hook is a `graphmind.adapter.Hook` row, an attribute set on the `ClientSession` (or
 `mcp.client.Client`) instance given (it shadows the class's method), so nothing global changes and
@@ -13,14 +13,16 @@ from __future__ import annotations
 import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
-from graphmind.adapter import Hook, Patches, RunContext
+from graphmind.adapter import Hook, Patches, RunContext, hook_moved, instrument_once, uninstrument_once
 
 from ._call import ToolCall, call_tool_node
 from ._rounds import CURRENT, Rounds, is_continuation
+from ._version import SUPPORTED, __version__
 
 MARK = "_graphmind_mcp"
+S = TypeVar("S")
 
 
 @dataclass(eq=False)
@@ -96,8 +98,6 @@ def _client_call_tool(original: Callable[..., Awaitable[Any]], state: State) -> 
         if not engine.live or session is None:
             return await original(name, arguments, *args, **kwargs)
         if Patches.of(session, MARK) is None:  # the session's hook is what sees each round
-            from ._instrument import instrument
-
             instrument(session, State(state.session, state.run))
             state.sessions.append(session)
         rounds = Rounds(name)
@@ -166,6 +166,27 @@ def undo(state: Any) -> None:
     """The state's patches, then the sessions a Client's calls instrumented for their rounds."""
     Patches.undo(state)
     while isinstance(state, State) and state.sessions:
-        from ._instrument import uninstrument
-
         uninstrument(state.sessions.pop())
+
+
+def instrument(session: S, state: State) -> S:
+    """Instruments one `ClientSession` or `mcp.client.Client` (shared by `instrument_mcp` and the proxy)."""
+    from mcp import ClientSession
+    from mcp.client import Client
+
+    if isinstance(session, Client):
+        hooks = CLIENT_HOOKS  # the app-level call: a multi-round call is one node (_rounds.py)
+    elif isinstance(session, ClientSession):
+        hooks = HOOKS
+    else:
+        raise TypeError(
+            f"instrument_mcp() takes an mcp.ClientSession or an mcp.client.Client, got {type(session).__name__}"
+        )
+    return instrument_once(session, MARK, state.session, lambda s: apply(s, state, hooks), _HOOK_MOVED)
+
+
+_HOOK_MOVED = hook_moved("mcp", "graphmind-mcp", __version__, SUPPORTED, what="session")
+
+
+def uninstrument(session: Any) -> Any:
+    return uninstrument_once(session, MARK, undo)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import graphmind
 
-from . import _instrument
+from . import _hooks
 from ._version import SUPPORTED, __version__
 
 __all__ = ["SUPPORTED", "__version__", "instrument_openai_agents", "uninstrument_openai_agents"]
@@ -30,9 +30,9 @@ def instrument_openai_agents(*, session: graphmind.Client | None = None) -> bool
     Returns whether the SDK is instrumented: a second call patches nothing more (its `session`
     becomes the one reported to); a disabled session (`GRAPHMIND_DISABLED=1`) patches nothing.
     """
-    return _instrument.instrument(session)
+    return _hooks.PATCH.instrument(session)
 
 
 def uninstrument_openai_agents() -> None:
     """Puts every original back, on the SDK and on each model it gated (a no-op when not instrumented)."""
-    _instrument.uninstrument()
+    _hooks.PATCH.uninstrument()

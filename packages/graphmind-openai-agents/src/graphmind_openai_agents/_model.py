@@ -20,7 +20,6 @@ from typing import Any
 from graphmind.adapter import Hook, NodeSpec, Owned, Patches, Settled, owned_model_call
 
 from . import _describe, _edit, _inject
-from ._version import SUPPORTED
 
 OWNER = "graphmind-openai-agents"
 MODEL_MARK = "_graphmind_openai_agents"
@@ -158,28 +157,11 @@ async def _gated_stream(engine: Any, spec: NodeSpec, open_stream: Callable[[], A
         await stream.aclose()
 
 
-MODEL_HOOKS: tuple[Hook[Patches], ...] = (
-    # agents/models/interface.py:68 Model.get_response: awaited once per non-streamed turn at
-    # agents/run_internal/run_loop.py:3026 (inside get_response_with_retry's lambda)
-    Hook(
-        "", "get_response", wrap_get_response, SUPPORTED, "agents/models/interface.py:68 Model.get_response"
-    ),
-    # agents/models/interface.py:103 Model.stream_response: iterated once per streamed turn at
-    # agents/run_internal/run_loop.py:2622 (inside stream_response_with_retry's lambda)
-    Hook(
-        "",
-        "stream_response",
-        wrap_stream_response,
-        SUPPORTED,
-        "agents/models/interface.py:103 Model.stream_response",
-    ),
-)
-
-
 class Models:
     """The models the process's `get_model` wrapper gated, so that undo reaches each of them."""
 
-    def __init__(self) -> None:
+    def __init__(self, hooks: tuple[Hook[Patches], ...]) -> None:
+        self._hooks = hooks  # the per-model rows (_hooks.MODEL_HOOKS)
         self._models: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
 
     def gate(self, model: Any, state: Patches) -> None:
@@ -187,7 +169,7 @@ class Models:
             return
         try:
             patches = Patches(state.session)
-            patches.apply(model, MODEL_HOOKS, state)
+            patches.apply(model, self._hooks, state)
             patches.keep(model, MODEL_MARK)
             self._models[id(model)] = model
         except (TypeError, AttributeError) as exc:  # no instance namespace (__slots__), no such method

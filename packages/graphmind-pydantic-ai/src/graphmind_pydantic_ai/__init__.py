@@ -19,7 +19,7 @@ from pydantic_ai import Agent
 
 import graphmind
 
-from . import _instrument
+from . import _hooks
 from ._capability import GraphmindCapability
 from ._model import GatedModel
 from ._version import SUPPORTED, __version__
@@ -42,9 +42,9 @@ def instrument_pydantic_ai(agent: A, *, session: graphmind.Client | None = None)
     `session`: the GraphMind client to report to (default: `graphmind.get_client()` at each call).
     Twice is once; a disabled session (`GRAPHMIND_DISABLED=1`) changes nothing at all.
     """
-    return _instrument.instrument(agent, session)
+    return _hooks.instrument(agent, session)
 
 
 def uninstrument_pydantic_ai(agent: A) -> A:
     """Undoes `instrument_pydantic_ai` exactly (a no-op on an agent that is not instrumented)."""
-    return _instrument.uninstrument(agent)
+    return _hooks.uninstrument(agent)

@@ -31,6 +31,7 @@ from .._wire.hub_link import preload
 from ._edit import edited_request, request_message
 from ._hooks import Hook, Patches, hook_moved, instrument_once, items_of, resolve, uninstrument_once
 from ._owner import model_call_owner, owned_model_call
+from ._process import ProcessPatch
 from ._session import engine_for
 
 # An adapter's first call often builds the default client: it must not pay the client's modules'
@@ -49,6 +50,7 @@ __all__ = [
     "NodeSpec",
     "Owned",
     "Patches",
+    "ProcessPatch",
     "RunAborted",
     "RunContext",
     "Settled",

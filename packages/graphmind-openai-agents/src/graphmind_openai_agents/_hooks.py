@@ -1,4 +1,5 @@
-"""`instrument_openai_agents()` / `uninstrument_openai_agents()`: the rows of `HOOKS`, process-wide.
+"""The only hook tables of the adapter: `HOOKS`, applied process-wide by `instrument_openai_agents()`
+and undone by `uninstrument_openai_agents()`, and `MODEL_HOOKS`, put on each model a turn calls.
 
 One `graphmind.adapter.Hook` row per hook point, each on the module or class that holds the name
 the SDK looks up at call time, applied and undone by one `Patches`: idempotent (a second call patches
@@ -10,8 +11,6 @@ the installed SDK.
 
 from __future__ import annotations
 
-import threading
-
 import agents.run
 import agents.run_internal.guardrails
 import agents.run_internal.run_loop
@@ -19,13 +18,32 @@ import agents.run_internal.tool_execution
 import agents.run_internal.turn_resolution
 import agents.tool
 
-import graphmind
-from graphmind.adapter import Hook, Patches, engine_for, hook_moved
+from graphmind.adapter import Hook, Patches, ProcessPatch, hook_moved
 
 from . import _model, _runs, _tools
 from ._version import SUPPORTED, __version__
 
-_models = _model.Models()
+MODEL_HOOKS: tuple[Hook[Patches], ...] = (
+    # agents/models/interface.py:68 Model.get_response: awaited once per non-streamed turn at
+    # agents/run_internal/run_loop.py:3026 (inside get_response_with_retry's lambda)
+    Hook(
+        "",
+        "get_response",
+        _model.wrap_get_response,
+        SUPPORTED,
+        "agents/models/interface.py:68 Model.get_response",
+    ),
+    # agents/models/interface.py:103 Model.stream_response: iterated once per streamed turn at
+    # agents/run_internal/run_loop.py:2622 (inside stream_response_with_retry's lambda)
+    Hook(
+        "",
+        "stream_response",
+        _model.wrap_stream_response,
+        SUPPORTED,
+        "agents/models/interface.py:103 Model.stream_response",
+    ),
+)
+_models = _model.Models(MODEL_HOOKS)
 
 HOOKS: tuple[tuple[object, Hook[Patches]], ...] = (
     # agents/run_internal/run_loop.py:2958 / :2514: `model = get_model(execution_agent, run_config)`
@@ -106,38 +124,15 @@ HOOKS: tuple[tuple[object, Hook[Patches]], ...] = (
     ),
 )
 
-_moved = hook_moved("openai-agents", "graphmind-openai-agents", __version__, SUPPORTED, what="agent run")
-_lock = threading.Lock()
 # The one state of the process: the patches and the session the wrappers report to (None: the
-# default client at each call). The latest `instrument_openai_agents(session=...)` sets it.
-_state = Patches()
-
-
-def instrument(session: graphmind.Client | None) -> bool:
-    enabled = engine_for(session).enabled
-    with _lock:
-        if not enabled:
-            if _state.active:  # already patched for another session: calls now go straight through
-                _state.session = session
-            return False
-        _state.session = session
-        try:
-            for owner, hook in HOOKS:
-                _state.apply(owner, (hook,), _state)
-        except AttributeError as exc:  # an SDK outside the range moved a hook: warn once, patch nothing
-            _state.undo()
-            message, key = _moved(exc)
-            engine_for(session).warn(message, key=key)
-            return False
-        return _state.active
-
-
-def uninstrument() -> None:
-    with _lock:
-        _models.undo()
-        _state.undo()
-        _state.session = None
+# default client at each call). The latest `instrument_openai_agents(session=...)` sets it;
+# uninstrument also undoes every model the `get_model` row gated.
+PATCH = ProcessPatch(
+    HOOKS,
+    moved=hook_moved("openai-agents", "graphmind-openai-agents", __version__, SUPPORTED, what="agent run"),
+    also_undo=_models.undo,
+)
 
 
 def instrumented() -> bool:
-    return _state.active
+    return PATCH.active

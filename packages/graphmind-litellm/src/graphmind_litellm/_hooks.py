@@ -14,29 +14,16 @@ The upstream place of each function is in its row (`_apis.py`'s docstring tells 
 from __future__ import annotations
 
 import functools
-import threading
 from collections.abc import Callable
 from typing import Any
 
 import litellm
 
-import graphmind
-from graphmind.adapter import Hook, Patches, engine_for
+from graphmind.adapter import Hook, Patches, ProcessPatch, engine_for
 
 from . import _call
-from ._apis import APIS, Api
+from ._apis import BY_NAME, Api
 from ._version import SUPPORTED
-
-_UPSTREAM = {
-    "completion": "litellm/chat_completions/dispatch.py:111 completion",
-    "acompletion": "litellm/chat_completions/dispatch.py:127 acompletion",
-    "text_completion": "litellm/main.py:8056 text_completion",
-    "atext_completion": "litellm/main.py:7984 atext_completion",
-    "responses": "litellm/responses/dispatch.py:130 responses",
-    "aresponses": "litellm/responses/dispatch.py:146 aresponses",
-    "embedding": "litellm/embeddings/dispatch.py:71 embedding",
-    "aembedding": "litellm/embeddings/dispatch.py:86 aembedding",
-}
 
 
 def _sync_wrapper(api: Api) -> Callable[[Callable[..., Any], Patches], Callable[..., Any]]:
@@ -69,46 +56,26 @@ def _async_wrapper(api: Api) -> Callable[[Callable[..., Any], Patches], Callable
     return wrap
 
 
-# One row per function of the API table; a LiteLLM without one of them skips its row.
-HOOKS: tuple[Hook[Patches], ...] = tuple(
-    Hook(
-        "",
-        api.attr,
-        (_async_wrapper if api.is_async else _sync_wrapper)(api),
-        SUPPORTED,
-        _UPSTREAM[api.attr],
-        optional=True,
-    )
-    for api in APIS
-)
+def _row(attr: str, upstream: str) -> Hook[Patches]:
+    """The row of one `litellm` function of the API table: its wrapper, and where upstream it stands.
+    A LiteLLM without the function skips its row (`optional`)."""
+    api = BY_NAME[attr]
+    wrap = (_async_wrapper if api.is_async else _sync_wrapper)(api)
+    return Hook("", attr, wrap, SUPPORTED, upstream, optional=True)
 
-_lock = threading.Lock()
+
+# The only hook table (litellm 1.110.2): every row on the `litellm` module itself, process-wide.
+HOOKS: tuple[Hook[Patches], ...] = (
+    _row("completion", "litellm/chat_completions/dispatch.py:111 completion"),
+    _row("acompletion", "litellm/chat_completions/dispatch.py:127 acompletion"),
+    _row("text_completion", "litellm/main.py:8056 text_completion"),
+    _row("atext_completion", "litellm/main.py:7984 atext_completion"),
+    _row("responses", "litellm/responses/dispatch.py:130 responses"),
+    _row("aresponses", "litellm/responses/dispatch.py:146 aresponses"),
+    _row("embedding", "litellm/embeddings/dispatch.py:71 embedding"),
+    _row("aembedding", "litellm/embeddings/dispatch.py:86 aembedding"),
+)
 # The one state of the process: the patches on `litellm` and the session the wrappers report to
 # (None: the default client at each call). The latest `instrument_litellm(session=...)` sets it:
 # the functions are patched once, the session can change.
-_state = Patches()
-
-
-def instrument(session: graphmind.Client | None) -> bool:
-    """Replaces every function of the table that this LiteLLM has. False when nothing was patched."""
-    enabled = engine_for(session).enabled
-    with _lock:
-        if not enabled:
-            # Disabled: nothing is patched. Already patched for another session: calls now report to
-            # this disabled one, i.e. they go straight through.
-            if _state.active:
-                _state.session = session
-            return False
-        _state.session = session
-        _state.apply(litellm, HOOKS, _state)
-        return _state.active
-
-
-def uninstrument() -> None:
-    with _lock:
-        _state.undo()
-        _state.session = None
-
-
-def instrumented() -> bool:
-    return _state.active
+PATCH = ProcessPatch((litellm, row) for row in HOOKS)
