@@ -36,7 +36,10 @@ def test_no_issue_or_session_numbers_outside_dev() -> None:
 
 def test_no_dated_headings_outside_dev() -> None:
     found = [
-        f"{p.relative_to(ROOT)}:{n}: {line}" for p in USER_DOCS for n, line in _lines(p) if _DATED_HEADING.match(line)
+        f"{p.relative_to(ROOT)}:{n}: {line}"
+        for p in USER_DOCS
+        for n, line in _lines(p)
+        if _DATED_HEADING.match(line)
     ]
     assert not found, "headings named for a date (name them for their subject):\n" + "\n".join(found)
 
@@ -54,7 +57,9 @@ def _reproduce_commands() -> list[str]:
     section = text.split("## How to reproduce", 1)[1]
     block = re.search(r"```sh\n(.*?)```", section, re.DOTALL)
     assert block, "performance.md's reproduce section has no sh block"
-    return [line.split("#", 1)[0].strip() for line in block.group(1).splitlines() if line.split("#", 1)[0].strip()]
+    return [
+        line.split("#", 1)[0].strip() for line in block.group(1).splitlines() if line.split("#", 1)[0].strip()
+    ]
 
 
 def test_performance_md_is_short_and_its_commands_exist() -> None:
