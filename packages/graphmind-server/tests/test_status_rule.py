@@ -142,3 +142,73 @@ def test_nodes_stored_before_the_rule_kept_its_state_keep_their_status(tmp_path:
     app.node_finished("old", "tool:t", "again")
     hub.wait_for(lambda: summary(hub, "old")[1]["tool:t"]["status"] == "ok", 10, "it finished")
     assert summary(hub, "old")[1]["agent:old"]["status"] == "ok"
+
+
+def _stored(tmp_path: Path, case: dict[str, Any]) -> tuple[sqlite3.Connection, Path]:
+    """The case's events written by the hub's writer into a fresh database (abandoned if it says)."""
+    db = tmp_path / "hub.db"
+    conn = open_database(db)
+    writer = Writer(conn, lambda _: None)
+    for seq, ev in enumerate(events_of(case), 1):
+        ev = {**ev, "seq": seq, "ts": 1.7e12 + seq, "runId": case["runId"]}
+        writer.write_now([EventItem("c1", "golden", ev, json.dumps(ev), ev["ts"])])
+    if case.get("abandon"):
+        writer._transaction([(1, Abandon("c1", 1.8e12))])
+    return conn, db
+
+
+def _nodes(run: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {n["nodeId"]: {"kind": n["kind"], "name": n["name"], "status": n["status"]} for n in run["nodes"]}
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+def test_compare_gives_each_node_the_status_the_viewer_shows(tmp_path: Path, case: dict[str, Any]) -> None:
+    # `GET /api/compare` and `graphmind diff` fold the stored events with the same rule: a node's
+    # status there is its latest execution's (held while one is held), as the API and viewer say.
+    from graphmind_server.compare import steps
+
+    conn, _ = _stored(tmp_path, case)
+    run = reads.get_run(conn, case["runId"])
+    assert run is not None
+    folded: dict[str, dict[str, Any]] = {}
+    for step in steps(conn, case["runId"], reads.agent_node(conn, case["runId"]), run["status"]):
+        held = folded.get(step["nodeId"], {}).get("status") == "held"
+        folded[step["nodeId"]] = {
+            "kind": step["kind"],
+            "name": step["name"],
+            "status": "held" if held else step["status"],
+        }
+    expected = {
+        node_id: node
+        for node_id, node in case["nodes"].items()
+        if not node_id.startswith("agent:") and node["status"] != "pending"
+    }
+    assert folded == expected
+    conn.close()
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+def test_the_mcp_server_gives_the_golden_statuses(tmp_path: Path, case: dict[str, Any]) -> None:
+    from graphmind_server.mcp_server.reads import Links, get_run
+
+    conn, _ = _stored(tmp_path, case)
+    run = json.loads(get_run(conn, Links(4747), case["runId"]))
+    assert (run["status"], _nodes(run)) == (case["run"], case["nodes"])
+    conn.close()
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+def test_an_export_imported_again_gives_the_golden_statuses(tmp_path: Path, case: dict[str, Any]) -> None:
+    from graphmind_server.cli import main
+
+    conn, db = _stored(tmp_path, case)
+    conn.close()
+    out = tmp_path / "run.jsonl"
+    assert main(["record", "--db", str(db), "--out", str(out), "--keep-secrets"]) == 0
+    fresh = tmp_path / "fresh.db"
+    assert main(["import", str(out), "--db", str(fresh)]) == 0
+    again = open_database(fresh)
+    run = reads.get_run(again, case["runId"])
+    assert run is not None
+    assert (run["status"], _nodes(run)) == (case["run"], case["nodes"])
+    again.close()

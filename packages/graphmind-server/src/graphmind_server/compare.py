@@ -16,6 +16,7 @@ from typing import Any
 from . import prices
 from .export.source import iter_events
 from .store import reads
+from .store import status as rule
 
 MAX_EVENTS = 500_000  # per run; past this a compare would hold too much in the hub's memory
 COMPARED = ("input", "output", "error")
@@ -25,7 +26,11 @@ class CompareError(Exception):
     status = 404
 
 
-def steps(conn: sqlite3.Connection, run_id: str, agent_node: str | None) -> list[dict[str, Any]]:
+def steps(
+    conn: sqlite3.Connection, run_id: str, agent_node: str | None, run_status: str = ""
+) -> list[dict[str, Any]]:
+    """The run's executions other than its agent node's, in start order, each with the status the
+    one status rule gives it (store/status.py: what the viewer and the API show)."""
     by_instance: dict[str, dict[str, Any]] = {}
     out: list[dict[str, Any]] = []
     for stored in iter_events(conn, run_id):
@@ -35,14 +40,16 @@ def steps(conn: sqlite3.Connection, run_id: str, agent_node: str | None) -> list
             continue
         instance = str(ev.get("instanceId", ""))
         if etype == "node.started":
+            kind, name = rule.split_node_id(node_id)
+            attrs = ev.get("attrs")
             step: dict[str, Any] = {
                 "nodeId": node_id,
-                "name": ev.get("name") or node_id.split(":", 1)[-1],
-                "kind": ev.get("kind") or node_id.split(":", 1)[0],
+                "name": ev.get("name") or name,
+                "kind": ev.get("kind") or kind,
                 "instanceId": instance,
                 "input": ev.get("input"),
-                "status": "running",
-                "model": (ev.get("attrs") or {}).get("model") if isinstance(ev.get("attrs"), dict) else None,
+                "status": rule.execution("running", ev),
+                "model": attrs.get("model") if isinstance(attrs, dict) else None,
             }
             by_instance[instance] = step
             out.append(step)
@@ -51,17 +58,18 @@ def steps(conn: sqlite3.Connection, run_id: str, agent_node: str | None) -> list
         if found is None:
             continue
         step = found
+        step["status"] = rule.execution(step["status"], ev)
         if etype == "node.finished":
-            step.update(status="injected" if ev.get("injected") else "ok", output=ev.get("output"))
-            step["durationMs"] = ev.get("durationMs")
-            step["heldMs"] = ev.get("heldMs") or 0
-            if isinstance(ev.get("usage"), dict):
-                step["usage"] = ev["usage"]
+            step["output"] = ev.get("output")
         elif etype == "node.error":
-            step.update(status="error", error=ev.get("error"))
+            step["error"] = ev.get("error")
+        if etype in ("node.finished", "node.error"):
             step["durationMs"] = ev.get("durationMs")
             step["heldMs"] = ev.get("heldMs") or 0
+            if etype == "node.finished" and isinstance(ev.get("usage"), dict):
+                step["usage"] = ev["usage"]
     for step in out:
+        step["status"] = rule.shown(step["status"], run_status)
         step["tokens"], step["costUsd"] = _tokens_and_cost(step)
         ran = step.get("durationMs")
         step["ranMs"] = ran - (step.get("heldMs") or 0) if isinstance(ran, (int, float)) else None
@@ -142,9 +150,8 @@ def _run(conn: sqlite3.Connection, run_id: str) -> tuple[dict[str, Any], list[di
         )
         err.status = 422
         raise err
-    row = conn.execute("SELECT agent_node FROM runs WHERE id = ?", (run_id,)).fetchone()
     run.pop("nodes", None)
-    return run, steps(conn, run_id, row[0] if row else None)
+    return run, steps(conn, run_id, reads.agent_node(conn, run_id), run["status"])
 
 
 def compare(conn: sqlite3.Connection, a: str, b: str) -> dict[str, Any]:

@@ -90,6 +90,12 @@ def get_run(conn: sqlite3.Connection, run_id: str) -> dict[str, Any] | None:
     return run
 
 
+def agent_node(conn: sqlite3.Connection, run_id: str) -> str | None:
+    """The node id of a run's agent node (its run.started's), None when it has none."""
+    row = conn.execute("SELECT agent_node FROM runs WHERE id = ?", (run_id,)).fetchone()
+    return row[0] if row else None
+
+
 def run_events(conn: sqlite3.Connection, run_id: str, after: int, limit: int) -> tuple[list[str], int | None]:
     """The raw events of a run after a seq, and the `next` seq when more remain."""
     rows = conn.execute(
