@@ -15,6 +15,7 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .._base.names import readable_name
 from .._events.jsonsafe import json_scalars
 from .._events.payload import flat_scalar_chars
 from .._hub.code_holds import BreakpointArg, CodeHolds, Condition
@@ -134,7 +135,9 @@ def wrap(
         return fn
     if not callable(fn):
         raise TypeError(f"graphmind: wrap() takes a callable, got {type(fn).__name__}")
-    return gate_callable(engine, fn, name or _tool_name(fn), holds=holds)
+    fallback = _tool_name(fn)
+    named = fallback if name is None else readable_name(name, fallback, "tool", engine.warn)
+    return gate_callable(engine, fn, named or fallback, holds=holds)
 
 
 def wrap_tools(
@@ -147,7 +150,7 @@ def wrap_tools(
     CodeHolds.of(breakpoint, hold_if)
     holds: dict[str, Any] = {"breakpoint": breakpoint, "hold_if": hold_if}
     if isinstance(tools, Mapping):
-        return {key: wrap(engine, fn, str(key), **holds) for key, fn in tools.items()}  # type: ignore[return-value]
+        return {key: wrap(engine, fn, key, **holds) for key, fn in tools.items()}  # type: ignore[return-value]
     if isinstance(tools, (list, tuple)):
         return type(tools)(wrap(engine, fn, **holds) for fn in tools)
     if callable(tools):
