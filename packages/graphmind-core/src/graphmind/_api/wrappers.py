@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
+import types
 import typing
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from .._node.engine import Engine
 
 F = TypeVar("F", bound=Callable[..., Any])
+_GENERATORS = (types.GeneratorType, types.AsyncGeneratorType)
 ToolsT = TypeVar("ToolsT")
 __all__ = ["WRAPPED_ATTR", "gate_callable", "unwrap", "unwrap_method", "wrap", "wrap_method", "wrap_tools"]
 
@@ -93,6 +95,21 @@ def gate_callable(engine: Engine, fn: F, name: str, kind: str = "tool", holds: C
             output_schema=schema,
         )
 
+    warned: list[bool] = []
+
+    def returned(result: Any) -> Any:
+        """The seed streams (or drains) a generator a plain function returns; here it reaches the
+        caller untouched and unrecorded (docs/protocol.md), so the app is told once per tool."""
+        if not warned and isinstance(result, _GENERATORS):
+            warned.append(True)
+            what = "a generator" if isinstance(result, types.GeneratorType) else "an async generator"
+            engine.warn(
+                f"[graphmind] {node_id} returned {what} from a plain function: the caller "
+                "gets it untouched, but its items are neither streamed nor recorded; declare the function "
+                "with `yield` to stream them"
+            )
+        return result
+
     if inspect.isasyncgenfunction(fn) or inspect.isgeneratorfunction(fn):
         # A streaming tool (_api/stream_tools.py), decided here once: a plain call never pays for it.
         streams = gate_async_generator if inspect.isasyncgenfunction(fn) else gate_generator
@@ -103,14 +120,14 @@ def gate_callable(engine: Engine, fn: F, name: str, kind: str = "tool", holds: C
         async def agated(*args: Any, **kwargs: Any) -> Any:
             # A client disposed since: aexecute calls `fn` straight through (no liveness check here,
             # it would be a second one per call).
-            return await engine.aexecute(spec_for(args, kwargs), lambda: target.fn(*args, **kwargs))
+            return returned(await engine.aexecute(spec_for(args, kwargs), lambda: target.fn(*args, **kwargs)))
 
         gated = agated
     else:
 
         @functools.wraps(fn)
         def sgated(*args: Any, **kwargs: Any) -> Any:
-            return engine.execute(spec_for(args, kwargs), lambda: target.fn(*args, **kwargs))
+            return returned(engine.execute(spec_for(args, kwargs), lambda: target.fn(*args, **kwargs)))
 
         gated = sgated
     setattr(gated, WRAPPED_ATTR, fn)
