@@ -1,5 +1,5 @@
-"""The seed audit of issue 29 (docs/conformance.md): each behaviour the environment seed asks for,
-where the code did otherwise. Each test failed before its fix."""
+"""The seed audits (docs/conformance.md): each behaviour the environment seed asks for, where the
+code did otherwise. Each test failed before its fix."""
 
 from __future__ import annotations
 
@@ -36,6 +36,27 @@ def test_ready_with_an_unusable_timeout_returns_at_once(timeout: object) -> None
 @pytest.mark.parametrize(("value", "on"), [("false", False), ("0", False), ("off", False), ("true", True)])
 def test_enabled_as_a_string_means_what_it_says(value: str, on: bool) -> None:
     assert Options.resolve("t", {"enabled": value}, {}).enabled is on
+
+
+@pytest.mark.parametrize(("value", "on"), [(0, False), (1, True), (0.0, False), (1.0, True)])
+@pytest.mark.parametrize("environ", [{}, {"ENV": "production"}, {"ENV": "production", "GRAPHMIND": "1"}])
+def test_enabled_as_the_number_0_or_1_is_taken_as_given_whatever_the_environment(
+    value: float, on: bool, environ: dict[str, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    # The kill-switch table: "enabled option passed: as given", above the production rule. 0 once
+    # counted as not given (GraphMind on, with a warning) and 1 under production turned it off.
+    caplog.set_level(logging.WARNING, logger="graphmind")
+    assert Options.resolve("t", {"enabled": value}, environ).enabled is on
+    assert [r.getMessage() for r in caplog.records] == []
+
+
+def test_enabled_as_another_number_falls_back_to_the_environment_rule_with_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="graphmind")
+    assert Options.resolve("t", {"enabled": 2}, {"ENV": "production"}).enabled is False
+    assert Options.resolve("t", {"enabled": 2}, {}).enabled is True  # enabled: the warning is logged
+    assert any("enabled=2" in r.getMessage() for r in caplog.records)
 
 
 def test_an_unreadable_enabled_falls_back_to_the_environment_rule_with_a_warning(

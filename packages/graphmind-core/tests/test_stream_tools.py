@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import inspect
+import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
@@ -241,6 +243,47 @@ def test_a_plain_function_returning_a_generator_is_not_streamed(
     assert list(wrapped("q")) == ["a", "b"]  # the caller still gets its iterator
     done = ending(hub)
     assert "streaming" not in done and "chunks" not in done
+
+
+def test_a_plain_function_returning_a_generator_warns_once_and_hands_it_over_untouched(
+    hub: FakeHub, client: graphmind.Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="graphmind")
+    pulled: list[str] = []
+
+    def produce() -> Iterator[str]:
+        for chunk in ("a", "b"):
+            pulled.append(chunk)
+            yield chunk
+
+    def search(query: str) -> Iterator[str]:
+        return produce()
+
+    async def asearch(query: str) -> AsyncIterator[str]:
+        async def agen() -> AsyncIterator[str]:
+            yield "c"
+
+        return agen()
+
+    wrapped, awrapped = client.wrap(search), client.wrap(asearch)
+    results = [wrapped(f"q{i}") for i in range(3)]  # different arguments: no loop hold
+    assert pulled == []  # never run early: the caller decides when (and whether) it is read
+    assert [list(r) for r in results] == [["a", "b"]] * 3
+    assert asyncio.run(_first(awrapped("q"))) == "c"
+    warnings = [r.getMessage() for r in caplog.records if "from a plain function" in r.getMessage()]
+    assert warnings == [
+        "[graphmind] tool:search returned a generator from a plain function: the caller gets it untouched, "
+        "but its items are neither streamed nor recorded; declare the function with `yield` to stream them",
+        "[graphmind] tool:asearch returned an async generator from a plain function: the caller gets it "
+        "untouched, but its items are neither streamed nor recorded; declare the function with `yield` to "
+        "stream them",
+    ]
+
+
+async def _first(awaitable: Any) -> Any:
+    async for item in await awaitable:
+        return item
+    return None
 
 
 def test_a_gated_call_inside_a_streaming_tool_is_its_child(hub: FakeHub, client: graphmind.Client) -> None:

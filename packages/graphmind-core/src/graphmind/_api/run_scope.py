@@ -9,6 +9,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .._base.names import readable_name
 from .._runs.run import RunContext
 
 if TYPE_CHECKING:
@@ -22,7 +23,8 @@ class RunScope:
     def __init__(self, engine: Engine, runs: Runs, name: str, meta: dict[str, Any] | None) -> None:
         self._engine = engine
         self._runs = runs
-        self._name = name
+        # Disabled, the name is never read (no warning either); a run with no readable name is "run".
+        self._name = readable_name(name, "run", "run", engine.warn) if engine.live else name
         self._meta = meta
         self._run: RunContext | None = None
         self._token: contextvars.Token[RunContext | None] | None = None

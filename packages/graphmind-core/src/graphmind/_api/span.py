@@ -11,6 +11,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from .. import protocol as proto
+from .._base.names import readable_name
 from .._node.spec import NodeSpec
 
 if TYPE_CHECKING:
@@ -42,7 +43,8 @@ class Span:
     def _start(self) -> NodeExecution | None:
         if not self._engine.live:
             return None
-        self._ex = self._engine.start_node(NodeSpec(self.name, self.kind, self.input, actions=_SPAN_ACTIONS))
+        name = readable_name(self.name, "span", "span", self._engine.warn)
+        self._ex = self._engine.start_node(NodeSpec(name, self.kind, self.input, actions=_SPAN_ACTIONS))
         return self._ex
 
     def _activate(self) -> None:

@@ -11,10 +11,12 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
+import types
 import typing
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .._base.names import readable_name
 from .._events.jsonsafe import json_scalars
 from .._events.payload import flat_scalar_chars
 from .._hub.code_holds import BreakpointArg, CodeHolds, Condition
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
     from .._node.engine import Engine
 
 F = TypeVar("F", bound=Callable[..., Any])
+_GENERATORS = (types.GeneratorType, types.AsyncGeneratorType)
 ToolsT = TypeVar("ToolsT")
 __all__ = ["WRAPPED_ATTR", "gate_callable", "unwrap", "unwrap_method", "wrap", "wrap_method", "wrap_tools"]
 
@@ -92,6 +95,21 @@ def gate_callable(engine: Engine, fn: F, name: str, kind: str = "tool", holds: C
             output_schema=schema,
         )
 
+    warned: list[bool] = []
+
+    def returned(result: Any) -> Any:
+        """The seed streams (or drains) a generator a plain function returns; here it reaches the
+        caller untouched and unrecorded (docs/protocol.md), so the app is told once per tool."""
+        if not warned and isinstance(result, _GENERATORS):
+            warned.append(True)
+            what = "a generator" if isinstance(result, types.GeneratorType) else "an async generator"
+            engine.warn(
+                f"[graphmind] {node_id} returned {what} from a plain function: the caller "
+                "gets it untouched, but its items are neither streamed nor recorded; declare the function "
+                "with `yield` to stream them"
+            )
+        return result
+
     if inspect.isasyncgenfunction(fn) or inspect.isgeneratorfunction(fn):
         # A streaming tool (_api/stream_tools.py), decided here once: a plain call never pays for it.
         streams = gate_async_generator if inspect.isasyncgenfunction(fn) else gate_generator
@@ -102,14 +120,14 @@ def gate_callable(engine: Engine, fn: F, name: str, kind: str = "tool", holds: C
         async def agated(*args: Any, **kwargs: Any) -> Any:
             # A client disposed since: aexecute calls `fn` straight through (no liveness check here,
             # it would be a second one per call).
-            return await engine.aexecute(spec_for(args, kwargs), lambda: target.fn(*args, **kwargs))
+            return returned(await engine.aexecute(spec_for(args, kwargs), lambda: target.fn(*args, **kwargs)))
 
         gated = agated
     else:
 
         @functools.wraps(fn)
         def sgated(*args: Any, **kwargs: Any) -> Any:
-            return engine.execute(spec_for(args, kwargs), lambda: target.fn(*args, **kwargs))
+            return returned(engine.execute(spec_for(args, kwargs), lambda: target.fn(*args, **kwargs)))
 
         gated = sgated
     setattr(gated, WRAPPED_ATTR, fn)
@@ -134,7 +152,9 @@ def wrap(
         return fn
     if not callable(fn):
         raise TypeError(f"graphmind: wrap() takes a callable, got {type(fn).__name__}")
-    return gate_callable(engine, fn, name or _tool_name(fn), holds=holds)
+    fallback = _tool_name(fn)
+    named = fallback if name is None else readable_name(name, fallback, "tool", engine.warn)
+    return gate_callable(engine, fn, named or fallback, holds=holds)
 
 
 def wrap_tools(
@@ -147,7 +167,7 @@ def wrap_tools(
     CodeHolds.of(breakpoint, hold_if)
     holds: dict[str, Any] = {"breakpoint": breakpoint, "hold_if": hold_if}
     if isinstance(tools, Mapping):
-        return {key: wrap(engine, fn, str(key), **holds) for key, fn in tools.items()}  # type: ignore[return-value]
+        return {key: wrap(engine, fn, key, **holds) for key, fn in tools.items()}  # type: ignore[return-value]
     if isinstance(tools, (list, tuple)):
         return type(tools)(wrap(engine, fn, **holds) for fn in tools)
     if callable(tools):

@@ -78,8 +78,12 @@ def _any(value: Any) -> None:
 
 
 def enabled_word(value: Any) -> bool | None:
-    """`enabled=` given as a string ("false", "0", "on", …): what it says, None if it says nothing.
-    `bool("false")` is True: a string read from a config file turned GraphMind on in production."""
+    """`enabled=` given as a string ("false", "0", "on", …) or as the number 0 or 1: what it says
+    (the seeds' "as given"), None if it says nothing. `bool("false")` is True: a string read from a
+    config file turned GraphMind on in production; `enabled=0` once counted as not given, so the
+    environment's rule turned it on, and `enabled=1` under production turned it off."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return True if value == 1 else False if value == 0 else None
     if not isinstance(value, str):
         return None
     word = value.strip().lower()
@@ -92,7 +96,7 @@ def enabled_word(value: Any) -> bool | None:
 
 def _enabled(value: Any) -> None:
     if value is not None and not isinstance(value, bool) and enabled_word(value) is None:
-        raise ValueError("is not True or False")
+        raise ValueError('is not True or False (nor 0, 1, or a word such as "off")')
 
 
 def _breakpoints(value: Any) -> None:

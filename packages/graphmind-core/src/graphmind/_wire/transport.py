@@ -147,10 +147,13 @@ class Transport(Backpressure, Confirming, WriteLoop, Ring):
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return False
+                # An attempt under way counts only if ready() would have waited for it: a listening
+                # hub that failed the handshake is retried at once (the busy-hub rule), and waiting
+                # for that retry made a silent port cost the first call two handshake timeouts.
+                in_flight = (self._connecting or self._kick.is_set()) and not self._busy_hub
                 if (
                     self._failed_attempts != seen
-                    and not self._connecting
-                    and not self._kick.is_set()
+                    and not in_flight
                     and self._next_attempt_for_ready > deadline
                 ):
                     return False  # nothing more will happen before the deadline: do not hold the app
