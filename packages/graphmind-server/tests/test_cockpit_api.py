@@ -131,6 +131,40 @@ def test_tokens_and_cost_per_run_reported_or_priced(thub: Any) -> None:
     assert runs["p1"]["heldMs"] == 0
 
 
+def test_a_model_step_is_priced_by_the_one_rule_for_where_its_model_is_named(thub: Any) -> None:
+    """attrs.model, else (a model step) input.model, else output.model (docs/protocol.md)."""
+    app = thub.app(app="model-rule")
+    usage = {"inputTokens": 1000, "outputTokens": 100}
+    steps: dict[str, tuple[dict[str, Any], dict[str, Any], dict[str, Any]]] = {
+        "attrs": ({"model": "gpt-4o-mini"}, {"model": "gpt-4o", "messages": []}, {"model": "gpt-4.1"}),
+        "input": ({"framework": "x"}, {"model": "gpt-4o", "messages": []}, {"model": "gpt-4.1"}),
+        "output": ({}, {"messages": []}, {"model": "gpt-4.1", "text": "hi"}),
+    }
+    for run_id, (attrs, node_input, output) in steps.items():
+        app.run_started(run_id)
+        app.node_started(run_id, "llm:step", f"{run_id}-1", input=node_input, attrs=attrs)
+        app.node_finished(run_id, "llm:step", f"{run_id}-1", output=output, usage=usage)
+        app.run_finished(run_id)
+    # a tool's argument named "model" names no model: its tokens stay unpriced
+    app.run_started("tool")
+    app.node_started("tool", "tool:pick", "tool-1", input={"model": "gpt-4o"})
+    app.node_finished("tool", "tool:pick", "tool-1", output={}, usage=usage)
+    app.run_finished("tool")
+    thub.wait_for(lambda: len(thub.api("GET", "/api/runs")[1]["runs"]) == 4, what="4 runs")
+    runs = {r["id"]: r["usage"] for r in thub.api("GET", "/api/runs")[1]["runs"]}
+    assert {k: list(runs[k]["models"]) for k in runs} == {
+        "attrs": ["gpt-4o-mini"],
+        "input": ["gpt-4o"],
+        "output": ["gpt-4.1"],
+        "tool": ["unknown"],
+    }
+    for run_id in steps:
+        assert runs[run_id]["costUsd"] > 0 and runs[run_id]["costSource"] == "price table", run_id
+    assert runs["tool"]["costUsd"] is None and runs["tool"]["unpricedModels"] is True
+    facets = thub.api("GET", "/api/runs?model=gpt-4o")[1]["runs"]
+    assert [r["id"] for r in facets] == ["input"]
+
+
 def test_a_price_file_overrides_the_shipped_table(tmp_path: Path, monkeypatch: Any) -> None:
     own = tmp_path / "prices.json"
     own.write_text(json.dumps({"models": {"my-own-model": {"input": 1.0, "output": 2.0}}}))
@@ -236,6 +270,15 @@ def test_migration_4_indexes_and_prices_runs_stored_before(tmp_path: Path) -> No
             "usage": {"inputTokens": 10, "outputTokens": 5},
         },
         {"type": "node.started", "nodeId": "tool:search", "instanceId": "t", "input": {"city": "evora"}},
+        # a model step that named its model in its input only (the rule's fallback, docs/protocol.md)
+        {
+            "type": "node.started",
+            "nodeId": "llm:step",
+            "instanceId": "s2",
+            "kind": "llm",
+            "input": {"model": "gpt-4.1"},
+        },
+        {"type": "node.finished", "nodeId": "llm:step", "instanceId": "s2", "usage": {"inputTokens": 7}},
     ]
     for i, ev in enumerate(events, 1):
         conn.execute(
@@ -248,8 +291,9 @@ def test_migration_4_indexes_and_prices_runs_stored_before(tmp_path: Path) -> No
     assert {"tool:search", "kind:tool", "model:gpt-4o"} <= facets
     usage = json.loads(conn.execute("SELECT usage FROM runs").fetchone()[0])
     assert usage["models"]["gpt-4o"]["inputTokens"] == 10
+    assert usage["models"]["gpt-4.1"]["inputTokens"] == 7
     # The writer goes on from the last event the migration indexed, even after a restart.
-    assert conn.execute("SELECT value FROM settings WHERE key = 'search_indexed'").fetchone()[0] == "3"
+    assert conn.execute("SELECT value FROM settings WHERE key = 'search_indexed'").fetchone()[0] == "5"
 
 
 def test_a_cost_that_came_in_over_otlp_counts_as_reported(thub: Any) -> None:
