@@ -215,6 +215,48 @@ def test_compare_aligns_an_inserted_step_and_marks_the_changed_one(
     assert main(["diff", "a1", "zzz", "--db", db]) == 2
 
 
+def _transcript_run(app: Any, run_id: str, word: str, request_id: str) -> None:
+    """A model step whose 45-message transcript differs (between runs) only at one word of the
+    40th message, 300 characters into it, and in a volatile request id."""
+    filler = "lorem ipsum dolor sit amet " * 12
+    messages = [{"role": "user", "content": f"{i}: {filler}"} for i in range(45)]
+    messages[39]["content"] = f"{filler}the city is {word}; {filler}"
+    app.run_started(run_id, name="transcript")
+    app.node_started(run_id, "llm:step", f"{run_id}-1", input={"requestId": request_id, "messages": messages})
+    app.node_finished(run_id, "llm:step", f"{run_id}-1", output={"text": "ok", "requestId": request_id})
+    app.run_finished(run_id)
+
+
+def test_diff_names_the_differing_path_and_shows_both_values_around_the_difference(
+    thub: Any, capsys: Any
+) -> None:
+    app = thub.app(app="transcripts")
+    _transcript_run(app, "t1", "Lisbon", "req-1")
+    _transcript_run(app, "t2", "Porto", "req-2")
+    thub.wait_for(
+        lambda: all(thub.api("GET", f"/api/runs/{r}")[1].get("status") == "finished" for r in ("t1", "t2")),
+        what="2 runs",
+    )
+    db = str(thub.db)
+    assert main(["diff", "t1", "t2", "--db", db]) == 1
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert "~ llm:step #1  input, output differ" in lines
+    where = lines.index("    at input.messages[39].content (first difference: character 337 of 668 / 667):")
+    a, b = lines[where + 1], lines[where + 2]
+    assert a.startswith('      A: "…') and "the city is Lisbon; lorem" in a
+    assert b.startswith('      B: "…') and "the city is Porto; lorem" in b
+    assert "    at input.requestId:" in lines and '      A: "req-1"' in lines
+    assert "    at output.requestId:" in lines
+    # the volatile id ignored: only the transcript's word differs, and the output is the same
+    assert main(["diff", "t1", "t2", "--db", db, "--ignore-keys", "requestId, other"]) == 1
+    out = capsys.readouterr().out
+    assert "~ llm:step #1  input differ" in out and "requestId:" not in out
+    assert "(keys ignored at every depth: other, requestId)" in out
+    body = thub.api("GET", "/api/compare?a=t1&b=t2&ignore=requestId")[1]
+    assert body["steps"][0]["changed"] == ["input"] and body["ignoredKeys"] == ["requestId"]
+
+
 def test_export_from_the_page_in_record_and_otlp_format(thub: Any) -> None:
     app = thub.app(app="exp")
     agent_run(app, "e1", cost=0.5, model="x-model")
