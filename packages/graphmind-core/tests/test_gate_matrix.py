@@ -81,7 +81,10 @@ def _to_items(value: Any) -> Items:
 
 
 def instrument_toy(
-    model: ToyModel, session: graphmind.Client, describe_output: Callable[[Reply], Any] = _reply_json
+    model: ToyModel,
+    session: graphmind.Client,
+    describe_output: Callable[[Reply], Any] = _reply_json,
+    name: str | None = "toy-1",
 ) -> ToyModel:
     """The toy adapter: four instance attributes, all through the engine."""
     engine = engine_for(session)
@@ -100,7 +103,14 @@ def instrument_toy(
             edited = edited_prompt(value)
             return lambda: call(edited)
 
-        return NodeSpec("step", "llm", {"prompt": prompt}, node_id="llm:step", edit=edit)
+        return NodeSpec(
+            "step",
+            "llm",
+            {"prompt": prompt},
+            node_id="llm:step",
+            attrs={"model": name} if name else None,
+            edit=edit,
+        )
 
     def gated_reply(prompt: str) -> Reply:
         return engine.execute(
@@ -154,6 +164,7 @@ class ToySubject(GateSubject):
     injected = "from the debugger"
     error_type = ToyError
     streams = True
+    model_name: str | None = "toy-1"  # the model its steps name in attrs.model
 
     def __init__(self) -> None:
         self.models: list[ToyModel] = []
@@ -167,7 +178,7 @@ class ToySubject(GateSubject):
         return self.models[-1]
 
     def instrument(self, thing: ToyModel, session: graphmind.Client) -> ToyModel:
-        return instrument_toy(thing, session, self.describe_output)
+        return instrument_toy(thing, session, self.describe_output, self.model_name)
 
     def describe_output(self, reply: Reply) -> Any:
         return _reply_json(reply)
@@ -246,6 +257,12 @@ class TupleSubject(ToySubject):
         return {"words": tuple(reply.text.split())}
 
 
+class NamelessModelSubject(ToySubject):
+    """An adapter whose model step does not say which model it called."""
+
+    model_name = None
+
+
 class SharedDictSubject(ToySubject):
     """A describer that hands over a dict the framework keeps and changes on its next call."""
 
@@ -265,6 +282,7 @@ class SharedDictSubject(ToySubject):
         (AppObjectSubject, "test_gate_matrix.Reply, not a JSON value (an app object?)"),
         (TupleSubject, "output.words is a builtins.tuple"),
         (SharedDictSubject, "output changed after it was handed over: not a fresh value"),
+        (NamelessModelSubject, "node.started llm:step: attrs.model is None, not the model's name"),
     ],
 )
 async def test_the_check_mode_fails_a_describer_that_hands_over_an_app_object_or_a_value_it_keeps(

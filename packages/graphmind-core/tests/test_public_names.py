@@ -143,6 +143,18 @@ PUBLIC: dict[str, list[str]] = {
         "is_secret_key",
         "strip_secret_keys",
     ],
+    "graphmind.replay": [
+        "Cassette",
+        "CassetteError",
+        "ENV",
+        "POLICIES",
+        "REPORT_ENV",
+        "Recorded",
+        "ReplayDivergence",
+        "ReplayedError",
+        "VARIABLES",
+        "write_cassette",
+    ],
     "graphmind.testing": [
         "Answer",
         "FakeHub",

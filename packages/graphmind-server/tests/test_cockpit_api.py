@@ -131,6 +131,40 @@ def test_tokens_and_cost_per_run_reported_or_priced(thub: Any) -> None:
     assert runs["p1"]["heldMs"] == 0
 
 
+def test_a_model_step_is_priced_by_the_one_rule_for_where_its_model_is_named(thub: Any) -> None:
+    """attrs.model, else (a model step) input.model, else output.model (docs/protocol.md)."""
+    app = thub.app(app="model-rule")
+    usage = {"inputTokens": 1000, "outputTokens": 100}
+    steps: dict[str, tuple[dict[str, Any], dict[str, Any], dict[str, Any]]] = {
+        "attrs": ({"model": "gpt-4o-mini"}, {"model": "gpt-4o", "messages": []}, {"model": "gpt-4.1"}),
+        "input": ({"framework": "x"}, {"model": "gpt-4o", "messages": []}, {"model": "gpt-4.1"}),
+        "output": ({}, {"messages": []}, {"model": "gpt-4.1", "text": "hi"}),
+    }
+    for run_id, (attrs, node_input, output) in steps.items():
+        app.run_started(run_id)
+        app.node_started(run_id, "llm:step", f"{run_id}-1", input=node_input, attrs=attrs)
+        app.node_finished(run_id, "llm:step", f"{run_id}-1", output=output, usage=usage)
+        app.run_finished(run_id)
+    # a tool's argument named "model" names no model: its tokens stay unpriced
+    app.run_started("tool")
+    app.node_started("tool", "tool:pick", "tool-1", input={"model": "gpt-4o"})
+    app.node_finished("tool", "tool:pick", "tool-1", output={}, usage=usage)
+    app.run_finished("tool")
+    thub.wait_for(lambda: len(thub.api("GET", "/api/runs")[1]["runs"]) == 4, what="4 runs")
+    runs = {r["id"]: r["usage"] for r in thub.api("GET", "/api/runs")[1]["runs"]}
+    assert {k: list(runs[k]["models"]) for k in runs} == {
+        "attrs": ["gpt-4o-mini"],
+        "input": ["gpt-4o"],
+        "output": ["gpt-4.1"],
+        "tool": ["unknown"],
+    }
+    for run_id in steps:
+        assert runs[run_id]["costUsd"] > 0 and runs[run_id]["costSource"] == "price table", run_id
+    assert runs["tool"]["costUsd"] is None and runs["tool"]["unpricedModels"] is True
+    facets = thub.api("GET", "/api/runs?model=gpt-4o")[1]["runs"]
+    assert [r["id"] for r in facets] == ["input"]
+
+
 def test_a_price_file_overrides_the_shipped_table(tmp_path: Path, monkeypatch: Any) -> None:
     own = tmp_path / "prices.json"
     own.write_text(json.dumps({"models": {"my-own-model": {"input": 1.0, "output": 2.0}}}))
@@ -179,6 +213,48 @@ def test_compare_aligns_an_inserted_step_and_marks_the_changed_one(
     assert main(["diff", "a1", "c1", "--db", db]) == 0
     assert "the runs match" in capsys.readouterr().out
     assert main(["diff", "a1", "zzz", "--db", db]) == 2
+
+
+def _transcript_run(app: Any, run_id: str, word: str, request_id: str) -> None:
+    """A model step whose 45-message transcript differs (between runs) only at one word of the
+    40th message, 300 characters into it, and in a volatile request id."""
+    filler = "lorem ipsum dolor sit amet " * 12
+    messages = [{"role": "user", "content": f"{i}: {filler}"} for i in range(45)]
+    messages[39]["content"] = f"{filler}the city is {word}; {filler}"
+    app.run_started(run_id, name="transcript")
+    app.node_started(run_id, "llm:step", f"{run_id}-1", input={"requestId": request_id, "messages": messages})
+    app.node_finished(run_id, "llm:step", f"{run_id}-1", output={"text": "ok", "requestId": request_id})
+    app.run_finished(run_id)
+
+
+def test_diff_names_the_differing_path_and_shows_both_values_around_the_difference(
+    thub: Any, capsys: Any
+) -> None:
+    app = thub.app(app="transcripts")
+    _transcript_run(app, "t1", "Lisbon", "req-1")
+    _transcript_run(app, "t2", "Porto", "req-2")
+    thub.wait_for(
+        lambda: all(thub.api("GET", f"/api/runs/{r}")[1].get("status") == "finished" for r in ("t1", "t2")),
+        what="2 runs",
+    )
+    db = str(thub.db)
+    assert main(["diff", "t1", "t2", "--db", db]) == 1
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert "~ llm:step #1  input, output differ" in lines
+    where = lines.index("    at input.messages[39].content (first difference: character 337 of 668 / 667):")
+    a, b = lines[where + 1], lines[where + 2]
+    assert a.startswith('      A: "…') and "the city is Lisbon; lorem" in a
+    assert b.startswith('      B: "…') and "the city is Porto; lorem" in b
+    assert "    at input.requestId:" in lines and '      A: "req-1"' in lines
+    assert "    at output.requestId:" in lines
+    # the volatile id ignored: only the transcript's word differs, and the output is the same
+    assert main(["diff", "t1", "t2", "--db", db, "--ignore-keys", "requestId, other"]) == 1
+    out = capsys.readouterr().out
+    assert "~ llm:step #1  input differ" in out and "requestId:" not in out
+    assert "(keys ignored at every depth: other, requestId)" in out
+    body = thub.api("GET", "/api/compare?a=t1&b=t2&ignore=requestId")[1]
+    assert body["steps"][0]["changed"] == ["input"] and body["ignoredKeys"] == ["requestId"]
 
 
 def test_export_from_the_page_in_record_and_otlp_format(thub: Any) -> None:
@@ -236,6 +312,15 @@ def test_migration_4_indexes_and_prices_runs_stored_before(tmp_path: Path) -> No
             "usage": {"inputTokens": 10, "outputTokens": 5},
         },
         {"type": "node.started", "nodeId": "tool:search", "instanceId": "t", "input": {"city": "evora"}},
+        # a model step that named its model in its input only (the rule's fallback, docs/protocol.md)
+        {
+            "type": "node.started",
+            "nodeId": "llm:step",
+            "instanceId": "s2",
+            "kind": "llm",
+            "input": {"model": "gpt-4.1"},
+        },
+        {"type": "node.finished", "nodeId": "llm:step", "instanceId": "s2", "usage": {"inputTokens": 7}},
     ]
     for i, ev in enumerate(events, 1):
         conn.execute(
@@ -248,8 +333,9 @@ def test_migration_4_indexes_and_prices_runs_stored_before(tmp_path: Path) -> No
     assert {"tool:search", "kind:tool", "model:gpt-4o"} <= facets
     usage = json.loads(conn.execute("SELECT usage FROM runs").fetchone()[0])
     assert usage["models"]["gpt-4o"]["inputTokens"] == 10
+    assert usage["models"]["gpt-4.1"]["inputTokens"] == 7
     # The writer goes on from the last event the migration indexed, even after a restart.
-    assert conn.execute("SELECT value FROM settings WHERE key = 'search_indexed'").fetchone()[0] == "3"
+    assert conn.execute("SELECT value FROM settings WHERE key = 'search_indexed'").fetchone()[0] == "5"
 
 
 def test_a_cost_that_came_in_over_otlp_counts_as_reported(thub: Any) -> None:

@@ -60,7 +60,8 @@ def _spec(
         node_input,
         node_id="llm:step",
         instance_id=step.instance_id,
-        attrs={"framework": "openai-agents"},
+        # attrs.model: where the hub reads a model step's model to price it (docs/protocol.md)
+        attrs={"framework": "openai-agents", "model": node_input["model"]},  # as checked in the input
         tool_calls_in_output=True,
         owned=type(described) is Owned,  # every leaf checked while building (_describe.py)
         edit=_edit.model_edit(body, bound, node_input),

@@ -16,6 +16,7 @@ from .api import BadRequest, _hub, _int_param, error
 from .compare import CompareError, compare
 from .export.record import Exporter, write_runs
 from .export.source import select_runs
+from .jsondiff import parse_keys
 from .jsontext import JSON
 from .store import reads
 from .store.ops import IndexNow
@@ -96,7 +97,7 @@ async def compare_route(request: Request) -> Response:
         return error(400, "compare needs two runs: ?a=<run id>&b=<run id>")
     await hub.store.barrier()
     try:
-        result = await hub.store.read(compare, a, b)
+        result = await hub.store.read(compare, a, b, parse_keys(request.query_params.get("ignore")))
     except CompareError as exc:
         return error(exc.status, str(exc))
     return JSON(result)

@@ -9,12 +9,14 @@ or removed from one run shifts nothing after it: it shows as added or removed, t
 from __future__ import annotations
 
 import difflib
-import json
 import sqlite3
+from collections.abc import Iterable
 from typing import Any
 
 from . import prices
 from .export.source import iter_events
+from .jsondiff import canon as _canon
+from .jsondiff import report, without
 from .store import reads
 from .store import status as rule
 
@@ -90,18 +92,18 @@ def _tokens_and_cost(step: dict[str, Any]) -> tuple[int | None, float | None]:
     return inp + out, ((inp * p[0] + out * p[1]) / 1e6 if p else None)
 
 
-def _canon(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False)
-
-
 def _delta(a: Any, b: Any) -> Any:
     if type(a) in (int, float) and type(b) in (int, float):
         return round(b - a, 8)
     return None
 
 
-def _pair(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
-    changed = [f for f in (*COMPARED, "status") if _canon(a.get(f)) != _canon(b.get(f))]
+def _pair(a: dict[str, Any], b: dict[str, Any], ignore: frozenset[str]) -> dict[str, Any]:
+    changed = [
+        f
+        for f in (*COMPARED, "status")
+        if _canon(without(a.get(f), ignore)) != _canon(without(b.get(f), ignore))
+    ]
     return {
         "status": "changed" if changed else "equal",
         "nodeId": b["nodeId"],
@@ -126,14 +128,16 @@ def _one(step: dict[str, Any], side: str) -> dict[str, Any]:
     }
 
 
-def align(sa: list[dict[str, Any]], sb: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def align(
+    sa: list[dict[str, Any]], sb: list[dict[str, Any]], ignore: frozenset[str] = frozenset()
+) -> list[dict[str, Any]]:
     matcher = difflib.SequenceMatcher(
         None, [s["nodeId"] for s in sa], [s["nodeId"] for s in sb], autojunk=False
     )
     rows: list[dict[str, Any]] = []
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
-            rows += [_pair(sa[i1 + k], sb[j1 + k]) for k in range(i2 - i1)]
+            rows += [_pair(sa[i1 + k], sb[j1 + k], ignore) for k in range(i2 - i1)]
         else:  # delete, insert, replace: a different node at this point is removed + added
             rows += [_one(s, "a") for s in sa[i1:i2]]
             rows += [_one(s, "b") for s in sb[j1:j2]]
@@ -154,10 +158,13 @@ def _run(conn: sqlite3.Connection, run_id: str) -> tuple[dict[str, Any], list[di
     return run, steps(conn, run_id, reads.agent_node(conn, run_id), run["status"])
 
 
-def compare(conn: sqlite3.Connection, a: str, b: str) -> dict[str, Any]:
+def compare(conn: sqlite3.Connection, a: str, b: str, ignore_keys: Iterable[str] = ()) -> dict[str, Any]:
+    """`ignore_keys`: object keys whose values never count, at any depth of an input, output or error
+    (volatile ids, timestamps)."""
+    ignore = frozenset(ignore_keys)
     run_a, steps_a = _run(conn, a)
     run_b, steps_b = _run(conn, b)
-    rows = align(steps_a, steps_b)
+    rows = align(steps_a, steps_b, ignore)
     counts = {k: sum(1 for r in rows if r["status"] == k) for k in ("equal", "changed", "added", "removed")}
     ua, ub = run_a["usage"], run_b["usage"]
     return {
@@ -171,6 +178,7 @@ def compare(conn: sqlite3.Connection, a: str, b: str) -> dict[str, Any]:
             "durationMs": _delta(_wall(run_a), _wall(run_b)),
         },
         "steps": rows,
+        "ignoredKeys": sorted(ignore),
     }
 
 
@@ -181,7 +189,9 @@ def _wall(run: dict[str, Any]) -> float | None:
 
 def text_report(result: dict[str, Any]) -> str:
     """`graphmind diff`'s output: one line per step (= equal, ~ changed, + added, - removed), and
-    for a changed step the fields that differ, A's value then B's."""
+    for a changed step where its fields differ: each differing path (`input.messages[39].content`)
+    with A's and B's value around the first differing character (jsondiff.py)."""
+    ignore = frozenset(result.get("ignoredKeys") or ())
     marks = {"equal": "=", "changed": "~", "added": "+", "removed": "-"}
     a, b = result["a"], result["b"]
     lines = [f"A {a['id']} ({a['name']}, {a['status']})", f"B {b['id']} ({b['name']}, {b['status']})"]
@@ -193,16 +203,12 @@ def text_report(result: dict[str, Any]) -> str:
             f"{marks[row['status']]} {label}{'  ' + ', '.join(row['changed']) + ' differ' if row['changed'] else ''}"
         )
         for field in row["changed"]:
-            lines.append(f"    A {field}: {_short(row['a'].get(field))}")
-            lines.append(f"    B {field}: {_short(row['b'].get(field))}")
+            lines += report(field, without(row["a"].get(field), ignore), without(row["b"].get(field), ignore))
     c = result["counts"]
     verdict = "the runs match" if result["same"] else "the runs differ"
     lines.append(
         f"{verdict}: {c['equal']} equal, {c['changed']} changed, {c['added']} added, {c['removed']} removed"
     )
+    if ignore:
+        lines.append(f"(keys ignored at every depth: {', '.join(sorted(ignore))})")
     return "\n".join(lines)
-
-
-def _short(value: Any, limit: int = 300) -> str:
-    text = _canon(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -11,6 +11,7 @@ from typing import Any
 
 from .compare import CompareError, compare, text_report
 from .export.source import ExportError, default_db, open_readonly
+from .jsondiff import parse_keys
 
 
 def add_parser(subparsers: Any) -> None:
@@ -24,6 +25,11 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("b", metavar="B", help="the second run id")
     p.add_argument("--db", help="the hub's database (default $GRAPHMIND_DB or ~/.graphmind/graphmind.db)")
     p.add_argument("--json", action="store_true", help="print GET /api/compare's JSON instead of text")
+    p.add_argument(
+        "--ignore-keys",
+        metavar="a,b",
+        help="object keys whose values never count, at any depth (volatile ids, timestamps)",
+    )
     p.set_defaults(func=run_command)
 
 
@@ -35,7 +41,7 @@ def run_command(args: argparse.Namespace) -> int:
         return 2
     try:
         conn.execute("BEGIN")  # one snapshot of both runs
-        result = compare(conn, args.a, args.b)
+        result = compare(conn, args.a, args.b, parse_keys(args.ignore_keys))
     except CompareError as exc:
         print(f"graphmind diff: {exc}", file=sys.stderr)
         return 2

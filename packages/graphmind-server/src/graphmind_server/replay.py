@@ -21,11 +21,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, NoReturn
 
-from graphmind._replay.cassette import Cassette
-from graphmind._replay.errors import CassetteError
-from graphmind._replay.replayer import REPORT_ENV
-from graphmind._replay.settings import ENV, POLICIES
 from graphmind.redaction import strip_secret_keys
+from graphmind.replay import ENV, POLICIES, REPORT_ENV, VARIABLES, Cassette, CassetteError
 
 from .export.jsonl import HEADER, encode, event_line, run_line
 from .export.source import ExportError, default_db, iter_events, open_readonly, select_runs
@@ -147,15 +144,15 @@ def _environment(args: argparse.Namespace, folder: Path) -> dict[str, str]:
             json.loads(given)
         except ValueError as exc:
             raise _Refused(f"--{name.lower()} must be JSON ({exc}): {given[:60]!r}") from None
-        env["GRAPHMIND_REPLAY_FORK"] = args.fork
-        env[f"GRAPHMIND_REPLAY_FORK_{name}"] = given
-    for value, name in (
-        (args.until, "GRAPHMIND_REPLAY_UNTIL"),
-        (args.on_divergence, "GRAPHMIND_REPLAY_ON_DIVERGENCE"),
-        (args.ignore_keys, "GRAPHMIND_REPLAY_IGNORE_KEYS"),
+        env[VARIABLES["fork"]] = args.fork
+        env[VARIABLES[name.lower()]] = given
+    for value, key in (
+        (args.until, "until"),
+        (args.on_divergence, "on_divergence"),
+        (args.ignore_keys, "ignore_keys"),
     ):
         if value is not None:
-            env[name] = value
+            env[VARIABLES[key]] = value
     return env
 
 

@@ -17,12 +17,11 @@ from typing import Any
 from .. import protocol as proto
 from .cassette import Cassette, Recorded
 from .match import Matcher, unreplayable
-from .settings import NOTHING, ReplaySettings
+from .settings import NOTHING, REPORT_ENV, ReplaySettings
 
 # A node is a _node.record.NodeRecord (not imported: record.py imports this module).
 NodeRecord = Any
 
-REPORT_ENV = "GRAPHMIND_REPLAY_REPORT"
 # What `decide` says
 REPLAY, FORK_OUTPUT, FORK_INPUT, DIVERGED = "replay", "fork-output", "fork-input", "diverged"
 

@@ -16,6 +16,8 @@ from .errors import CassetteError
 
 POLICIES = ("hold", "live", "fail")
 ENV = "GRAPHMIND_REPLAY"
+# where a replayed process writes the divergences it met (the `graphmind replay` command prints them)
+REPORT_ENV = "GRAPHMIND_REPLAY_REPORT"
 # option key -> variable
 _ENV_FIELDS = {
     "on_divergence": "GRAPHMIND_REPLAY_ON_DIVERGENCE",

@@ -1,6 +1,6 @@
 """The gate-matrix kit's check mode for describers: every payload an adapter hands core (a node's
 input and attrs, its output and usage, streamed text) must be a fresh JSON-safe value
-(docs/adapters.md, "The describer contract").
+(docs/adapters.md, "The describer contract"), and a model step names its model in `attrs.model`.
 
 JSON-safe: dicts with str keys, lists, exact str (no lone surrogate), int, bool, None and finite
 floats, nothing else: not a tuple, an enum, a str subclass, a pydantic model or an SDK object (an
@@ -69,6 +69,12 @@ class DescriberCheck:
 
     def _look(self, event: dict[str, Any]) -> None:
         kind = f"{event.get('type')} {event.get('nodeId', '')}".rstrip()
+        if event.get("type") == "node.started" and event.get("kind") == "llm":
+            attrs = event.get("attrs")
+            model = attrs.get("model") if type(attrs) is dict else None
+            if type(model) is not str or not model:
+                # the one place the hub prices a model step by (docs/protocol.md, "The model of a model step")
+                self._found.append(f"{kind}: attrs.model is {model!r}, not the model's name")
         for field in DESCRIBED:
             if field not in event:
                 continue

@@ -310,15 +310,11 @@ def apply(run: RunRow, event: dict[str, Any], ts: float) -> None:
         instance = _str(event.get("instanceId"), "")
         if kind == "node.started":
             row.executions += 1
-            attrs = event.get("attrs")
-            model = attrs.get("model") if isinstance(attrs, dict) else None
-            if isinstance(model, str) and model:
+            model = tokens.started_model(event)  # the one rule (store/usage.py, docs/protocol.md)
+            if model is not None:
                 run.open_models[instance] = model
         elif kind == "node.finished":
-            model = run.open_models.pop(instance, None)
-            output = event.get("output")
-            if model is None and isinstance(output, dict) and isinstance(output.get("model"), str):
-                model = output["model"]  # LiteLLM's and OpenAI's replies name the model that answered
+            model = run.open_models.pop(instance, None) or tokens.answered_model(event)
             usage = event.get("usage")
             cost = event.get("cost")  # a span that came in over OTLP: its llm.cost.total (otlp/spans.py)
             if isinstance(cost, dict) and isinstance(cost.get("total"), (int, float)):

@@ -22,6 +22,8 @@ import sqlite3
 import sys
 from typing import TYPE_CHECKING, Any
 
+from .usage import started_model
+
 if TYPE_CHECKING:
     from .writer import Writer
 
@@ -135,9 +137,8 @@ def event_facets(event: dict[str, Any], kind: str, name: str) -> list[str]:
         out.append(f"kind:{kind}")
         if kind == "tool":
             out.append(f"tool:{name}")
-        attrs = event.get("attrs")
-        model = attrs.get("model") if isinstance(attrs, dict) else None
-        if isinstance(model, str) and model:
+        model = started_model(event)  # the rule the run's cost is priced by (store/usage.py)
+        if model is not None:
             out.append(f"model:{model}")
     elif etype == "node.error":
         out.append("error")

@@ -35,6 +35,27 @@ def load(text: str | None) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _name(holder: Any) -> str | None:
+    model = holder.get("model") if isinstance(holder, dict) else None
+    return model if isinstance(model, str) and model else None
+
+
+def started_model(event: dict[str, Any]) -> str | None:
+    """The model a `node.started` names (docs/protocol.md, "The model of a model step"): its
+    `attrs.model`, where every adapter puts it; else, for a model step (`kind: "llm"`: a function
+    wrapped by hand, a client older than the rule), its `input.model`."""
+    found = _name(event.get("attrs"))
+    if found is None and event.get("kind") == "llm":
+        found = _name(event.get("input"))
+    return found
+
+
+def answered_model(event: dict[str, Any]) -> str | None:
+    """The last place a model is read from: the `output.model` of a `node.finished` (the model that
+    answered, which OpenAI's and LiteLLM's replies name), for a node whose start named none."""
+    return _name(event.get("output"))
+
+
 def add(usage: dict[str, Any], model: str | None, reported: Any) -> bool:
     """Fold one node's `usage` into the run's {"models": {model: counts}}; True if it changed."""
     if not isinstance(reported, dict):
@@ -137,20 +158,30 @@ def backfill(conn: sqlite3.Connection) -> None:
     runs: dict[str, dict[str, Any]] = {}
     held: dict[str, float] = {}
     models: dict[tuple[str, str], str] = {}
+    text = "CASE WHEN json_type(body, '{0}') = 'text' THEN json_extract(body, '{0}') END"  # a name, not an object
     rows = conn.execute(
-        "SELECT run_id, type, json_extract(body, '$.instanceId'), json_extract(body, '$.attrs.model'),"
-        " json_extract(body, '$.usage'), json_extract(body, '$.heldMs') FROM events"
-        " WHERE type IN ('node.started', 'node.finished', 'exec.resumed') AND json_valid(body) ORDER BY cursor"
+        "SELECT run_id, type, json_extract(body, '$.instanceId'), json_extract(body, '$.kind'),"
+        f" {text.format('$.attrs.model')}, {text.format('$.input.model')}, {text.format('$.output.model')},"
+        " json_extract(body, '$.usage'), json_extract(body, '$.heldMs')"
+        " FROM events WHERE type IN ('node.started', 'node.finished', 'exec.resumed') AND json_valid(body)"
+        " ORDER BY cursor"
     )
-    for run_id, etype, instance, model, reported, held_ms in rows:
+    for run_id, etype, instance, kind, attrs_model, input_model, output_model, reported, held_ms in rows:
         if etype == "node.started":
-            if isinstance(model, str) and model:
+            # the same rule as a live event's (started_model), read from the stored columns
+            model = started_model(
+                {"kind": kind, "attrs": {"model": attrs_model}, "input": {"model": input_model}}
+            )
+            if model is not None:
                 models[(run_id, instance)] = model
         elif etype == "exec.resumed":
             if type(held_ms) in (int, float) and held_ms > 0:
                 held[run_id] = held.get(run_id, 0.0) + held_ms
         elif reported:
-            add(runs.setdefault(run_id, {}), models.pop((run_id, instance), None), load(reported))
+            model = models.pop((run_id, instance), None) or answered_model(
+                {"output": {"model": output_model}}
+            )
+            add(runs.setdefault(run_id, {}), model, load(reported))
     for run_id, value in runs.items():
         conn.execute("UPDATE runs SET usage = ? WHERE id = ?", (json.dumps(value), run_id))
     for run_id, ms in held.items():

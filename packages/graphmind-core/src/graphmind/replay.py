@@ -1,0 +1,36 @@
+"""Replay's public names (docs/replay.md), for a tool that sets a replay up for another process, as
+the hub's `graphmind replay` command does, and checks the cassette before that process starts.
+
+- `Cassette.load(path)`: a `graphmind record` file (jsonl) read as a replay reads it; `len()` is
+  how many node executions it holds, `find(selector)` the one an instance id, `<nodeId>#<n>` or a
+  seq names (`CassetteError` when none does).
+- `CassetteError`: a cassette or a replay setting that cannot be used (one line, for the user).
+- `ENV` (`GRAPHMIND_REPLAY`, the cassette's path) and `VARIABLES`, the variable of each other
+  setting (`on_divergence`, `ignore_keys`, `fork`, `output`, `input`, `until`); `POLICIES`, the
+  values of `on_divergence`; `REPORT_ENV`, the file a replayed process writes its divergences to.
+- `write_cassette`, `ReplayDivergence`, `ReplayedError`: as `graphmind.testing` and `graphmind` name them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from ._replay.cassette import Cassette, Recorded, write_cassette
+from ._replay.errors import CassetteError, ReplayDivergence, ReplayedError
+from ._replay.settings import _ENV_FIELDS, ENV, POLICIES, REPORT_ENV
+
+VARIABLES: Mapping[str, str] = MappingProxyType(_ENV_FIELDS)
+
+__all__ = [
+    "ENV",
+    "POLICIES",
+    "REPORT_ENV",
+    "VARIABLES",
+    "Cassette",
+    "CassetteError",
+    "Recorded",
+    "ReplayDivergence",
+    "ReplayedError",
+    "write_cassette",
+]
