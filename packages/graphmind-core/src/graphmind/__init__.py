@@ -16,6 +16,7 @@ http://127.0.0.1:4747 to watch, hold and steer it. Adapter authors: `graphmind.a
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -24,6 +25,7 @@ from ._version import __version__
 
 if TYPE_CHECKING:
     from ._api.client import Client
+    from ._api.default import DefaultSession
     from ._api.run_scope import RunScope
     from ._api.span import Span
     from ._api.wrappers import unwrap
@@ -108,10 +110,24 @@ T = TypeVar("T")
 
 _default: Client | None = None
 _default_lock = threading.Lock()
+_default_session: DefaultSession | None = None
+
+
+def _session() -> DefaultSession:
+    """What the module-level API (and an adapter given no `session=`) reports to: the default client
+    as it is when each call happens, not when a function was decorated (_api/default.py)."""
+    global _default_session
+    session = _default_session
+    if session is None:
+        from ._api.default import DefaultSession
+
+        session = _default_session = DefaultSession(sys.modules[__name__])
+    return session
 
 
 def configure(app: str | None = None, **options: Any) -> Client:
-    """Builds a client and makes it the process-wide default (the previous default is disposed)."""
+    """Builds a client and makes it the process-wide default (the previous default is disposed).
+    Functions decorated before (`@graphmind.tool`, `wrap`, ...) report to it from their next call."""
     global _default
     client = _client_class()(app, **options)
     with _default_lock:
@@ -133,22 +149,24 @@ def get_client() -> Client:
     return client
 
 
+# `run`, `tool`, `wrap`, `wrap_tools`, `wrap_method` and `span` build nothing: what they return
+# finds the default client when it is called or entered, so `configure()` may come before or after.
 def run(name: str, meta: dict[str, Any] | None = None) -> RunScope:
-    return get_client().run(name, meta)
+    return _session().run(name, meta)
 
 
 def tool(name: Any = None, *, breakpoint: BreakpointArg = None, hold_if: Condition | None = None) -> Any:
-    return get_client().tool(name, breakpoint=breakpoint, hold_if=hold_if)
+    return _session().tool(name, breakpoint=breakpoint, hold_if=hold_if)
 
 
 def wrap(
     fn: F, name: str | None = None, *, breakpoint: BreakpointArg = None, hold_if: Condition | None = None
 ) -> F:
-    return get_client().wrap(fn, name, breakpoint=breakpoint, hold_if=hold_if)
+    return _session().wrap(fn, name, breakpoint=breakpoint, hold_if=hold_if)
 
 
 def wrap_tools(tools: T, *, breakpoint: BreakpointArg = None, hold_if: Condition | None = None) -> T:
-    return get_client().wrap_tools(tools, breakpoint=breakpoint, hold_if=hold_if)
+    return _session().wrap_tools(tools, breakpoint=breakpoint, hold_if=hold_if)
 
 
 def wrap_method(
@@ -159,11 +177,11 @@ def wrap_method(
     breakpoint: BreakpointArg = None,
     hold_if: Condition | None = None,
 ) -> Any:
-    return get_client().wrap_method(obj, method_name, name, breakpoint=breakpoint, hold_if=hold_if)
+    return _session().wrap_method(obj, method_name, name, breakpoint=breakpoint, hold_if=hold_if)
 
 
 def span(name: str, kind: str = "custom", input: Any = None) -> Span:
-    return get_client().span(name, kind, input)
+    return _session().span(name, kind, input)
 
 
 def tool_call(call_id: str) -> Any:

@@ -32,7 +32,7 @@ from .._events.pipeline import EventPipeline
 from .._events.redaction import resolve_redaction_switches
 from .._hub.attach_wait import AttachWait, AttachWaitPolicy
 from .._hub.attach_wait import env_problem as attach_wait_env_problem
-from .._hub.code_holds import BreakpointArg, CodeHolds, Condition, client_breakpoints
+from .._hub.code_holds import BreakpointArg, Condition, client_breakpoints
 from .._hub.control import HubControl
 from .._hub.debug_state import DebugState
 from .._loop.guard import LoopGuard, resolve_loop_guard_config
@@ -237,7 +237,10 @@ class Client:
     # ---- the user API ------------------------------------------------------------------------
     def run(self, name: str, meta: dict[str, Any] | None = None) -> RunScope:
         """A run boundary: `with client.run("name") as run:`, `async with`, or `@client.run("name")`."""
-        return RunScope(self._engine, self._runs, name, meta)
+        return RunScope(self._parts, name, meta)
+
+    def _parts(self) -> tuple[Engine, Runs]:
+        return self._engine, self._runs
 
     def wrap(
         self,
@@ -266,17 +269,7 @@ class Client:
     ) -> Any:
         """`@client.tool`, `@client.tool()`, `@client.tool("search")`, `@client.tool(name="search")`,
         `@client.tool(breakpoint="before")`, `@client.tool(hold_if=lambda amount, **_: amount > 100)`."""
-        if callable(name):
-            return self.wrap(name, breakpoint=breakpoint, hold_if=hold_if)
-        if (
-            self.enabled
-        ):  # disabled: a no-op (the seed); enabled: wrong at the decorator line, not the first call
-            CodeHolds.of(breakpoint, hold_if)
-
-        def decorate(fn: F) -> F:
-            return self.wrap(fn, name, breakpoint=breakpoint, hold_if=hold_if)
-
-        return decorate
+        return _wrappers.tool(self._engine, name, breakpoint=breakpoint, hold_if=hold_if)
 
     def wrap_tools(
         self, tools: T, *, breakpoint: BreakpointArg = None, hold_if: Condition | None = None

@@ -16,45 +16,55 @@ if TYPE_CHECKING:
     from .._node.engine import Engine
     from .._runs.events import Runs
 
+    Parts = Callable[[], tuple[Engine, Runs]]
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 class RunScope:
-    def __init__(self, engine: Engine, runs: Runs, name: str, meta: dict[str, Any] | None) -> None:
-        self._engine = engine
-        self._runs = runs
-        # Disabled, the name is never read (no warning either); a run with no readable name is "run".
-        self._name = readable_name(name, "run", "run", engine.warn) if engine.live else name
+    """`parts`: the engine and runs of the client the run belongs to, asked when the scope is entered
+    (the default session's are those of the default client then: _api/default.py)."""
+
+    def __init__(self, parts: Parts, name: str, meta: dict[str, Any] | None) -> None:
+        self._parts = parts
+        self._name = name
         self._meta = meta
+        self._runs: Runs | None = None
         self._run: RunContext | None = None
         self._token: contextvars.Token[RunContext | None] | None = None
 
     def __enter__(self) -> RunContext:
-        self._engine.attach_once()
-        return self._enter()
+        engine, runs = self._parts()
+        engine.attach_once()
+        return self._enter(engine, runs)
 
     async def __aenter__(self) -> RunContext:
-        await self._engine.await_attach()
-        return self._enter()
+        engine, runs = self._parts()
+        await engine.await_attach()
+        return self._enter(engine, runs)
 
-    def _enter(self) -> RunContext:
+    def _enter(self, engine: Engine, runs: Runs) -> RunContext:
         if self._run is not None:
             raise RuntimeError(
                 "graphmind: a run scope can be entered once; call client.run(...) again for a new run"
             )
-        self._run = self._runs.start(self._name, self._meta)
-        self._token = self._runs.current.set(self._run)
+        self._runs = runs
+        # Disabled, the name is never read (no warning either); a run with no readable name is "run".
+        name = readable_name(self._name, "run", "run", engine.warn) if engine.live else self._name
+        self._run = runs.start(name, self._meta)
+        self._token = runs.current.set(self._run)
         return self._run
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        assert self._run is not None and self._token is not None
+        runs = self._runs
+        assert runs is not None and self._run is not None and self._token is not None
         try:
-            self._runs.current.reset(self._token)
+            runs.current.reset(self._token)
         except ValueError:  # exited in another context (a generator moved between tasks): leave it
             pass
-        self._runs.finish(self._run, exc)
+        runs.finish(self._run, exc)
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -63,19 +73,19 @@ class RunScope:
 
     def __call__(self, fn: F) -> F:
         """As a decorator: every call of `fn` is one run (the run context: `client.current_run()`)."""
-        engine, runs, name, meta = self._engine, self._runs, self._name, self._meta
+        parts, name, meta = self._parts, self._name, self._meta
         if inspect.iscoroutinefunction(fn):
 
             @functools.wraps(fn)
             async def arun(*args: Any, **kwargs: Any) -> Any:
-                async with RunScope(engine, runs, name, meta):
+                async with RunScope(parts, name, meta):
                     return await fn(*args, **kwargs)
 
             return arun  # type: ignore[return-value]
 
         @functools.wraps(fn)
         def run(*args: Any, **kwargs: Any) -> Any:
-            with RunScope(engine, runs, name, meta):
+            with RunScope(parts, name, meta):
                 return fn(*args, **kwargs)
 
         return run  # type: ignore[return-value]

@@ -7,6 +7,7 @@ its body's exceptions propagate untouched and end the node with `node.error`.
 from __future__ import annotations
 
 import contextvars
+from collections.abc import Callable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +22,9 @@ _SPAN_ACTIONS = (proto.CONTINUE, proto.ABORT)
 
 
 class Span:
-    def __init__(self, engine: Engine, name: str, kind: str, input: Any) -> None:
+    """`engine`: a client's, or the default session (a callable: asked when the span is entered)."""
+
+    def __init__(self, engine: Engine | Callable[[], Engine], name: str, kind: str, input: Any) -> None:
         self._engine = engine
         self.name = name
         self.kind = kind
@@ -41,10 +44,11 @@ class Span:
             self._ex.token(text, t)
 
     def _start(self) -> NodeExecution | None:
-        if not self._engine.live:
+        engine = self._engine() if callable(self._engine) else self._engine
+        if not engine.live:
             return None
-        name = readable_name(self.name, "span", "span", self._engine.warn)
-        self._ex = self._engine.start_node(NodeSpec(name, self.kind, self.input, actions=_SPAN_ACTIONS))
+        name = readable_name(self.name, "span", "span", engine.warn)
+        self._ex = engine.start_node(NodeSpec(name, self.kind, self.input, actions=_SPAN_ACTIONS))
         return self._ex
 
     def _activate(self) -> None:

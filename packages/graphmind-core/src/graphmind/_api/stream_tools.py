@@ -73,12 +73,13 @@ def _observer(node: NodeExecution) -> Callable[[Any], None]:
     return observe
 
 
-def gate_generator(engine: Engine, target: CallTarget, spec_for: SpecFor) -> Any:
+def gate_generator(find: Callable[[], Engine], target: CallTarget, spec_for: SpecFor) -> Any:
     """A generator function that runs its target's generator as one streamed `tool` node per call
     (`target.fn`: the function now, a reload swaps it)."""
 
     @functools.wraps(target.fn)
     def streamed(*args: Any, **kwargs: Any) -> Generator[Any, Any, Any]:
+        engine = find()  # the client's, or the default session's now (_api/default.py)
         if not engine.live:
             return (yield from target.fn(*args, **kwargs))  # detached: send, throw and return pass through
         node = engine.start_node(spec_for(args, kwargs))
@@ -96,11 +97,12 @@ def gate_generator(engine: Engine, target: CallTarget, spec_for: SpecFor) -> Any
     return streamed
 
 
-def gate_async_generator(engine: Engine, target: CallTarget, spec_for: SpecFor) -> Any:
+def gate_async_generator(find: Callable[[], Engine], target: CallTarget, spec_for: SpecFor) -> Any:
     """An async generator function that runs its target's as one streamed `tool` node per call."""
 
     @functools.wraps(target.fn)
     async def astreamed(*args: Any, **kwargs: Any) -> AsyncGenerator[Any, None]:
+        engine = find()
         if not engine.live:
             # aclosing: the caller's aclose() (or a cancelled task) closes the tool's generator at once.
             async with contextlib.aclosing(target.fn(*args, **kwargs)) as own:

@@ -14,7 +14,7 @@ import sys
 import types
 import typing
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from .._base.names import readable_name
 from .._events.jsonsafe import json_scalars
@@ -30,7 +30,31 @@ if TYPE_CHECKING:
 F = TypeVar("F", bound=Callable[..., Any])
 _GENERATORS = (types.GeneratorType, types.AsyncGeneratorType)
 ToolsT = TypeVar("ToolsT")
-__all__ = ["WRAPPED_ATTR", "gate_callable", "unwrap", "unwrap_method", "wrap", "wrap_method", "wrap_tools"]
+__all__ = [
+    "WRAPPED_ATTR",
+    "EngineSource",
+    "gate_callable",
+    "tool",
+    "unwrap",
+    "unwrap_method",
+    "wrap",
+    "wrap_method",
+    "wrap_tools",
+]
+
+
+class EngineSource(Protocol):
+    """The default session (_api/default.py): the engine a call reports to, found when it happens."""
+
+    @property
+    def enabled(self) -> bool: ...
+
+    def __call__(self) -> Engine: ...
+
+
+if TYPE_CHECKING:
+    # A given client's engine (fixed), or the default session (looked up at each call).
+    EngineRef = Engine | EngineSource
 
 
 def unwrap(fn: Any) -> Any:
@@ -57,9 +81,14 @@ def _output_schema(fn: Callable[..., Any]) -> Any:
     return None
 
 
-def gate_callable(engine: Engine, fn: F, name: str, kind: str = "tool", holds: CodeHolds | None = None) -> F:
+def gate_callable(
+    engine: EngineRef, fn: F, name: str, kind: str = "tool", holds: CodeHolds | None = None
+) -> F:
     """The one place a plain callable becomes a gated one. Its calls can be edited and reloaded
-    (`CallTarget`): the wrapper reads the target's function at each call."""
+    (`CallTarget`): the wrapper reads the target's function at each call. `engine`: a client's, or
+    the default session, asked at each call (`bound or find()`: a given client pays one test)."""
+    bound: Engine | None = None if callable(engine) else engine
+    find: Callable[[], Engine] = engine if callable(engine) else _never
     target = CallTarget(fn)
     node_id = f"{kind}:{name}"
     gates = holds.gates if holds is not None else frozenset()
@@ -103,7 +132,7 @@ def gate_callable(engine: Engine, fn: F, name: str, kind: str = "tool", holds: C
         if not warned and isinstance(result, _GENERATORS):
             warned.append(True)
             what = "a generator" if isinstance(result, types.GeneratorType) else "an async generator"
-            engine.warn(
+            (bound or find()).warn(
                 f"[graphmind] {node_id} returned {what} from a plain function: the caller "
                 "gets it untouched, but its items are neither streamed nor recorded; declare the function "
                 "with `yield` to stream them"
@@ -113,21 +142,26 @@ def gate_callable(engine: Engine, fn: F, name: str, kind: str = "tool", holds: C
     if inspect.isasyncgenfunction(fn) or inspect.isgeneratorfunction(fn):
         # A streaming tool (_api/stream_tools.py), decided here once: a plain call never pays for it.
         streams = gate_async_generator if inspect.isasyncgenfunction(fn) else gate_generator
-        gated: Any = streams(engine, target, spec_for)
+        gated: Any = streams((lambda: bound) if bound is not None else find, target, spec_for)
     elif inspect.iscoroutinefunction(fn):
 
         @functools.wraps(fn)
         async def agated(*args: Any, **kwargs: Any) -> Any:
             # A client disposed since: aexecute calls `fn` straight through (no liveness check here,
             # it would be a second one per call).
-            return returned(await engine.aexecute(spec_for(args, kwargs), lambda: target.fn(*args, **kwargs)))
+            engine_now = bound or find()
+            return returned(
+                await engine_now.aexecute(spec_for(args, kwargs), lambda: target.fn(*args, **kwargs))
+            )
 
         gated = agated
     else:
 
         @functools.wraps(fn)
         def sgated(*args: Any, **kwargs: Any) -> Any:
-            return returned(engine.execute(spec_for(args, kwargs), lambda: target.fn(*args, **kwargs)))
+            return returned(
+                (bound or find()).execute(spec_for(args, kwargs), lambda: target.fn(*args, **kwargs))
+            )
 
         gated = sgated
     setattr(gated, WRAPPED_ATTR, fn)
@@ -135,8 +169,17 @@ def gate_callable(engine: Engine, fn: F, name: str, kind: str = "tool", holds: C
     return gated  # type: ignore[no-any-return]
 
 
+def _engine_of(engine: EngineRef) -> Engine:
+    """A client's engine, or the default session's now (for a warning at decoration time)."""
+    return engine() if callable(engine) else engine
+
+
+def _never() -> Engine:
+    raise AssertionError("a wrapper bound to a client never looks for the default one")
+
+
 def wrap(
-    engine: Engine,
+    engine: EngineRef,
     fn: F,
     name: str | None = None,
     *,
@@ -153,12 +196,29 @@ def wrap(
     if not callable(fn):
         raise TypeError(f"graphmind: wrap() takes a callable, got {type(fn).__name__}")
     fallback = _tool_name(fn)
-    named = fallback if name is None else readable_name(name, fallback, "tool", engine.warn)
+    named = fallback if name is None else readable_name(name, fallback, "tool", _engine_of(engine).warn)
     return gate_callable(engine, fn, named or fallback, holds=holds)
 
 
+def tool(
+    engine: EngineRef, name: Any = None, *, breakpoint: BreakpointArg = None, hold_if: Condition | None = None
+) -> Any:
+    """`@tool`, `@tool()`, `@tool("search")`, `@tool(breakpoint=...)`: `wrap` as a decorator."""
+    if callable(name):
+        return wrap(engine, name, breakpoint=breakpoint, hold_if=hold_if)
+    if (
+        engine.enabled
+    ):  # disabled: a no-op (the seed); enabled: wrong at the decorator line, not the first call
+        CodeHolds.of(breakpoint, hold_if)
+
+    def decorate(fn: F) -> F:
+        return wrap(engine, fn, name, breakpoint=breakpoint, hold_if=hold_if)
+
+    return decorate
+
+
 def wrap_tools(
-    engine: Engine, tools: ToolsT, *, breakpoint: BreakpointArg = None, hold_if: Condition | None = None
+    engine: EngineRef, tools: ToolsT, *, breakpoint: BreakpointArg = None, hold_if: Condition | None = None
 ) -> ToolsT:
     """Wraps a `{name: callable}` dict (keys name the nodes), a list, or one callable; same shape back.
     `breakpoint` / `hold_if` apply to each tool."""
@@ -176,7 +236,7 @@ def wrap_tools(
 
 
 def wrap_method(
-    engine: Engine,
+    engine: EngineRef,
     obj: Any,
     method_name: str,
     name: str | None = None,

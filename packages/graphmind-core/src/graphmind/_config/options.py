@@ -68,10 +68,15 @@ def _warn_option(logger: Any, message: str) -> None:
         pass
 
 
+def disabled_for_good(environ: Mapping[str, str]) -> bool:
+    """GRAPHMIND_DISABLED=1: the one kill switch nothing overrides, not even `enabled=True`."""
+    return environ.get("GRAPHMIND_DISABLED", "").strip() == "1"
+
+
 def is_enabled(enabled_option: Any, environ: Mapping[str, str]) -> bool:
     """The kill-switch table, top to bottom; the first match wins. An `enabled=` that is neither a
     bool nor a word for one counts as not given (the environment decides; check_options warns)."""
-    if environ.get("GRAPHMIND_DISABLED", "").strip() == "1":
+    if disabled_for_good(environ):
         return False
     if isinstance(enabled_option, bool):
         return enabled_option

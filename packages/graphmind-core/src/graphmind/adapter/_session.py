@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .. import _session as _default_session
+
 if TYPE_CHECKING:
     from .._api.client import Client
     from .._node.engine import Engine
 
 
 def engine_for(session: Client | None = None) -> Engine:
-    """The engine of `session`, or of the process-wide default client when None."""
+    """The engine of `session`, or with None the default client's as it is now: ask per call and
+    never keep it, so a `graphmind.configure()` made after instrumenting is followed (the one
+    rule of the default session: graphmind/_api/default.py)."""
     if session is None:
-        from .. import get_client
-
-        session = get_client()
+        return _default_session()()
     return session._engine
