@@ -1,9 +1,11 @@
 """The framework-suite harness (scripts/suites/): how run_suite.py judges a difference, and
-tests_dir.py's copy of a repository's tests. Fast: no suite runs, one tiny git repository."""
+tests_dir.py's copy of a repository's tests. Fast but one: no framework's suite runs, one tiny git
+repository; the planted-crash test runs the harness whole on an eight-test suite (with a real hub)."""
 
 from __future__ import annotations
 
 import importlib.util
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -26,6 +28,7 @@ def _load(name: str) -> ModuleType:
 
 run_suite = _load("run_suite")
 tests_dir = _load("tests_dir")
+judge = _load("judge")
 
 
 def _result(mode: str, outcomes: dict[str, str], durations: dict[str, float] | None = None) -> dict[str, Any]:
@@ -47,10 +50,11 @@ def test_a_test_failing_alone_bare_too_is_order_dependent_not_a_regression(
     rerun = _result("attached-rerun", {"t::order": "failed", "t::ours": "failed"})
     bare_alone = {"t::order": "failed", "t::ours": "passed"}  # only `ours` passes alone without GraphMind
 
-    regressions = run_suite.report("llamaindex", attached, passed_bare, rerun, None, bare_alone)
+    bare = _result("bare", {"t::order": "passed", "t::ours": "passed"})
+    failed = run_suite.report("llamaindex", attached, passed_bare, rerun, bare, bare_alone)
 
     out = capsys.readouterr().out
-    assert regressions == 1
+    assert failed == ["1 regressed (first: t::ours)"]
     assert "t::ours: failed; REGRESSED" in out
     assert "t::order: failed; fails alone bare too" in out
 
@@ -61,7 +65,7 @@ def test_a_test_much_slower_than_bare_is_named(capsys: pytest.CaptureFixture[str
         "attached", {"t::held": "passed", "t::quick": "passed"}, {"t::held": 9.0, "t::quick": 0.3}
     )
 
-    assert run_suite.report("llamaindex", attached, {"t::held", "t::quick"}, None, bare) == 0
+    assert run_suite.report("llamaindex", attached, {"t::held", "t::quick"}, None, bare) == []
 
     out = capsys.readouterr().out
     assert "slower: t::held: 9.0 s, bare 0.2 s" in out
@@ -89,3 +93,147 @@ def test_tests_dir_takes_the_recipes_paths_from_a_local_git_copy(tmp_path: Path)
     assert sorted(taken) == ["tests/agent/test_a.py", "tests/conftest.py"]
     assert (out / "tests" / "agent" / "test_a.py").read_text() == "def test_a(): pass\n"
     assert not (out / "pyproject.toml").exists()
+
+
+def test_a_test_that_never_ran_fails_the_run_even_if_it_passes_alone(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    bare = _result("bare", {"t::ran": "passed", "t::lost": "passed"})
+    attached = _result("attached", {"t::ran": "passed"})  # a crashed worker took `lost` with it
+    rerun = _result("attached-rerun", {"t::lost": "passed"})
+
+    failed = run_suite.report("mcp", attached, {"t::ran", "t::lost"}, rerun, bare, {})
+
+    assert failed == ["1 tests passing bare never ran (first: t::lost)"]
+    assert "t::lost: missing; MISSING: it never ran in this run" in capsys.readouterr().out
+
+
+# What pytest-xdist printed when a worker's pytest failed inside its own reporting (the SystemError
+# from ast.parse in litellm's attached run), trimmed; and a worker killed outright.
+WORKER_INTERNALERROR = """\
+..INTERNALERROR> def worker_internal_error(
+INTERNALERROR> >           assert False, formatted_error
+INTERNALERROR> E           AssertionError: Traceback (most recent call last):
+INTERNALERROR> E               File "/x/_pytest/main.py", line 333, in wrap_session
+INTERNALERROR> E             SystemError: AST constructor recursion depth mismatch (before=102, after=37)
+INTERNALERROR> E           assert False
+INTERNALERROR>
+INTERNALERROR> /x/xdist/dsession.py:232: AssertionError
+2 passed in 25.49s
+[gw1] node down: Not properly terminated
+replacing crashed worker gw1
+"""
+
+
+def test_crashes_names_each_internal_error_and_each_worker_that_went_down() -> None:
+    assert judge.crashes(WORKER_INTERNALERROR.splitlines(keepends=True)) == [
+        "INTERNALERROR SystemError: AST constructor recursion depth mismatch (before=102, after=37)",
+        "[gw1] node down: Not properly terminated",
+        "replacing crashed worker gw1",
+    ]
+    assert judge.crashes(["....... [100%]\n", "7 passed in 1.0s\n"]) == []
+
+
+def test_any_hold_in_the_attached_run_fails_it() -> None:
+    rows = [
+        (
+            "exec.paused",
+            '{"instanceId": "i1", "gateId": "g1", "nodeId": "tool:t", "gate": "before", "reason": "loop"}',
+        ),
+        ("exec.resumed", '{"instanceId": "i1", "gateId": "g1", "by": "dispose"}'),
+    ]
+    attached = {**_result("attached", {"t::a": "passed"}), "holds": judge.holds(rows)}
+
+    assert judge.failures("attached", attached, {"t::a"}, []) == [
+        "a hold nobody answers: tool:t before gate, reason loop (ended by dispose)"
+    ]
+    line = judge.verdict(
+        "mcp", {"bare": [], "detached": [], "attached": judge.failures("attached", attached, {"t::a"}, [])}
+    )
+    assert line.startswith("[suite mcp] FAIL: attached: a hold nobody answers: tool:t")
+    assert judge.verdict("mcp", {"bare": [], "detached": [], "attached": []}).startswith("[suite mcp] PASS")
+
+
+def test_a_run_that_stopped_fails_by_its_exit_code() -> None:
+    assert judge.failures("bare", {**_result("bare", {}), "exit": 3}, set(), []) == [
+        "pytest exit code 3 (internal error)"
+    ]
+    assert judge.failures("bare", {**_result("bare", {"t::a": "failed"}), "exit": 1}, set(), []) == []
+
+
+PLANTED_CONFTEST = """\
+import os
+
+
+def pytest_runtest_logreport(report):
+    # Planted: instrumented, one xdist worker's own reporting fails (as pytest's did while it
+    # formatted a failure in litellm's attached run): that worker stops, its tests never run.
+    if (
+        os.environ.get("GRAPHMIND_SUITE_REPORT")
+        and os.environ.get("PYTEST_XDIST_WORKER")
+        and report.when == "call"
+        and report.nodeid.endswith("test_n[2]")
+    ):
+        raise SystemError("AST constructor recursion depth mismatch (planted)")
+"""
+
+PLANTED_PLUGIN = """\
+import gm_suite_report as report
+
+
+def pytest_unconfigure(config):
+    report.write(config)
+"""
+
+
+@pytest.mark.timeout(300)  # three pytest sessions with two xdist workers each, and a hub
+def test_a_planted_worker_crash_fails_the_run_naming_the_crash_and_the_missing_tests(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "suite"
+    (src / "tests").mkdir(parents=True)
+    (src / "tests" / "test_a.py").write_text(
+        "import pytest\n\n\n@pytest.mark.parametrize('n', range(8))\ndef test_n(n):\n    assert n >= 0\n"
+    )
+    (src / "conftest.py").write_text(PLANTED_CONFTEST)
+    (src / "gm_suite_planted.py").write_text(PLANTED_PLUGIN)
+    (src / "pytest.ini").write_text("[pytest]\n")
+    suite = {
+        "plugin": "gm_suite_planted",
+        # Only the plugins it needs (this workspace's others cost seconds per process under load).
+        "env": {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
+        "args": [
+            "tests",
+            "-p",
+            "xdist.plugin",
+            "-p",
+            "pytest_timeout",
+            "-p",
+            "no:cacheprovider",
+            "-n",
+            "2",
+            "-q",
+            "--timeout=60",
+        ],
+    }
+    monkeypatch.setitem(run_suite.SUITES, "planted", suite)
+    monkeypatch.setitem(run_suite.EXPECTED_DIFFERENT, "planted", set())
+    monkeypatch.setenv("PYTHONPATH", str(src))  # the planted plugin, beside the suite's tests
+
+    code = run_suite.main(["planted", str(src)])
+
+    out = capfd.readouterr().out
+    verdict = [line for line in out.splitlines() if line.startswith("[suite planted] ")][-1]
+    assert code == 1
+    assert verdict.startswith(
+        "[suite planted] FAIL: detached: pytest exit code 3 (internal error); crashed: "
+    )
+    assert "SystemError: AST constructor recursion depth mismatch (planted)" in verdict
+    assert "tests passing bare never ran (first: tests.test_a::test_n[" in verdict
+    assert "| attached: pytest exit code 3" in verdict
+    assert "bare:" not in verdict  # the bare run went through: all eight passed
+    # Which tests the crashed worker took with it is xdist's split: each is named.
+    never_ran = re.findall(
+        r"^    (tests\.test_a::test_n\[\d\]): missing; MISSING: it never ran in this run$", out, re.M
+    )
+    assert never_ran and f"{len(set(never_ran))} tests passing bare never ran" in verdict

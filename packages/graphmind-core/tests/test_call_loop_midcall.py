@@ -240,7 +240,10 @@ def test_base_exceptions_pass_through_and_reset_the_context(
     ex = engine.start_node(NodeSpec("interrupted"))
     with pytest.raises(KeyboardInterrupt):
         ex.run_sync(interrupted)
-    assert engine.current_parent() is None and not ex.ended
+    # The caller gave up: the node ends cancelled (never left running), its context reset.
+    assert engine.current_parent() is None and ex.ended
+    error = hub.wait_event(lambda e: e["type"] == "node.error" and e["name"] == "interrupted")
+    assert (error["error"]["name"], error["cancelled"]) == ("KeyboardInterrupt", True)
 
 
 # ---- detached, the adapter's settle hook runs before the flow is built as well (CallLoop._settled_detached)
@@ -357,4 +360,6 @@ def test_a_base_exception_in_a_detached_settle_passes_through(
     ex = engine.start_node(NodeSpec("interrupted read"))
     with pytest.raises(KeyboardInterrupt):
         ex.run_sync(lambda: "x", settle=settle)
-    assert engine.current_parent() is None and not ex.ended
+    assert engine.current_parent() is None and ex.ended
+    error = hub.wait_event(lambda e: e["type"] == "node.error" and e["name"] == "interrupted read")
+    assert (error["error"]["name"], error["cancelled"]) == ("KeyboardInterrupt", True)

@@ -228,6 +228,9 @@ class CallLoop(NodeRecord):
                     request = flow.send(reply)
         except StopIteration as done:
             return done.value  # type: ignore[no-any-return]  # (typing.cast is a Python call per node)
+        except BaseException as exc:
+            self._ended_by(exc)
+            raise
 
     async def run_async(
         self,
@@ -285,6 +288,21 @@ class CallLoop(NodeRecord):
                     request = flow.send(reply)
         except StopIteration as done:
             return done.value  # type: ignore[no-any-return]  # (typing.cast is a Python call per node)
+        except BaseException as exc:
+            self._ended_by(exc)
+            raise
+
+    def _ended_by(self, exc: BaseException) -> None:
+        """The call left its flow raising `exc`; a node the flow did not end ends here. The flow ends
+        every node whose body or gate raised an `Exception`; what it does not catch is the caller
+        giving up: a cancelled task (asyncio's `CancelledError`, trio's `Cancelled`) or an interrupt
+        (`KeyboardInterrupt`, `GeneratorExit`), at a held gate or in the body. That node fails
+        `cancelled: true` (the viewer says "cancelled by the app"), never left running forever."""
+        if not self.ended:
+            if isinstance(exc, Exception):
+                self.fail(exc)
+            else:
+                self.fail(exc, cancelled=True)
 
 
 def _first(

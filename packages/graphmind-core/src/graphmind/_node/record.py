@@ -344,7 +344,14 @@ class NodeRecord(TokenBuffer):
             if held is None:
                 return CONTINUE_ANSWER
             started = self.host.clock()
-            decided = self._decide(gate, held, held.wait(self.host.pause_timeout), started, convert, payload)
+            try:
+                answer = held.wait(self.host.pause_timeout)
+            except BaseException:
+                # The thread held here was interrupted (KeyboardInterrupt, or another exception a
+                # signal handler raised: pytest-timeout's): as a cancelled task in `agate`.
+                self._close(held, GateAnswer(proto.CONTINUE, by="cancelled"), started)
+                raise
+            decided = self._decide(gate, held, answer, started, convert, payload)
             if decided is not None:
                 return decided
 

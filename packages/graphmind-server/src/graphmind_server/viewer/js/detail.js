@@ -142,6 +142,7 @@ export class DetailView {
     }
     if (x.attrs && x.attrs.model) facts.append(h("dt", null, "Model"), h("dd", null, String(x.attrs.model)));
     if (x.cutShort) facts.append(h("dt", null, "Stream"), h("dd", null, "cut short by the app"));
+    if (x.cancelled) facts.append(h("dt", null, "Ended"), h("dd", { class: "d-cancelled" }, "cancelled by the app"));
     const m = store.model;
     facts.append(...replayFacts(x, savedUsage(m, x), (tokens) => savedCost(m, tokens)));
     if (x.replayed && !savedUsage(m, x) && m && m.replayOf && store.runs.has(m.replayOf) && x.kind === "llm") {
@@ -163,7 +164,7 @@ export class DetailView {
       box.append(h("div", { class: "gate-actions" }, btn), slot);
     }
     if (x.resumes.length) {
-      box.append(h("p", { class: "muted" }, "Gates: ", x.resumes.map((r) => `${r.gate} → ${r.action} (${r.by || "hub"})`).join(", ")));
+      box.append(h("p", { class: "muted" }, "Gates: ", x.resumes.map((r) => r.by === "cancelled" ? `${r.gate} → cancelled by the app` : `${r.gate} → ${r.action} (${r.by || "hub"})`).join(", ")));
     }
     if (x.redaction && x.redaction.failed) box.append(h("p", null, h("span", { class: "chip hidden-chip" }, "hidden: the app could not read this value safely")));
     // A model node reads as the conversation (chat.js); its raw JSON is one click away there.

@@ -202,6 +202,7 @@ export class RunModel {
         x.heldMs = ev.heldMs ?? 0;
         if (ev.type === "node.error") {
           x.error = ev.error ?? { name: "Error", message: "" };
+          x.cancelled = ev.cancelled === true; // the app gave up on the call (a cancelled task, an interrupt)
         } else {
           x.output = ev.output;
           x.injected = ev.injected === true;
