@@ -7,6 +7,7 @@ import { GraphView } from "./graph.js";
 import { runTools } from "./housekeeping.js";
 import { observeBadge, observeOnly } from "./observe.js";
 import { replayLine } from "./replayinfo.js";
+import { metaText, shortId } from "./runlabel.js";
 import { RunSearch } from "./runsearch.js";
 import { SequenceView } from "./sequence.js";
 import { viewSwitch } from "./panzoom.js";
@@ -56,6 +57,8 @@ export class RunView {
         h("p", { class: "muted" },
           h("span", { class: `status status-${r.status}` }, r.status),
           ` · ${r.app || ""} · started ${clock(r.startedAt)} · ${ms(dur)} · `,
+          h("span", { class: "run-id", title: r.id }, `#${shortId(r.id)}`), " · ",
+          metaText(r.meta) ? h("span", { class: "run-meta-text" }, `${metaText(r.meta)} · `) : null,
           h("span", { class: "event-count" }, `${m && !m.summaryOnly ? m.eventCount : r.eventCount ?? "…"} events`),
           ranText(r) ? h("span", { class: "run-ran" }, ` · ${ranText(r)}`) : null,
           held ? h("span", { class: "badge held-badge" }, `${held} held`) : null,
