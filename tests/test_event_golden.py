@@ -41,6 +41,7 @@ _STACK = re.compile(r'"stack":"(?:[^"\\]|\\.)*"')
 # The command line a run records in its meta (issue 31): this process's, wherever it runs.
 _ARGV = re.compile(r'"argv":\[(?:[^\]"]|"(?:[^"\\]|\\.)*")*\]')
 _CWD = re.compile(r'"cwd":"(?:[^"\\]|\\.)*"')
+_EXE = re.compile(r'"executable":"(?:[^"\\]|\\.)*"')
 
 
 def _normalise(lines: list[str]) -> list[str]:
@@ -54,6 +55,7 @@ def _normalise(lines: list[str]) -> list[str]:
         line = _TIMES.sub(lambda m: f'"{m.group(1)}":0', line)
         line = _STACK.sub('"stack":"<stack>"', line)
         line = _CWD.sub('"cwd":"<cwd>"', _ARGV.sub('"argv":["<argv>"]', line))
+        line = _EXE.sub('"executable":"<executable>"', line)
         out.append(_HEX.sub(hex_id, line))
     return out
 

@@ -155,3 +155,17 @@ def hub(tmp_path: Path) -> Iterator[Any]:
 
     with HubProcess(tmp_path / "hub.db") as h:
         yield h
+
+
+@pytest.fixture
+def shoot(tmp_path: Path) -> Any:
+    """`shoot(page, "name")` saves a screenshot to $GRAPHMIND_TEST_SHOTS (to look at), else tmp_path."""
+    where = Path(os.environ.get("GRAPHMIND_TEST_SHOTS") or tmp_path)
+    where.mkdir(parents=True, exist_ok=True)
+
+    def take(page: Any, name: str) -> Path:
+        path = where / f"{name}.png"
+        page.screenshot(path=str(path))
+        return path
+
+    return take

@@ -193,6 +193,7 @@ def test_fork_from_here_gives_a_command_that_runs_the_app_forked_at_that_node(
         "the recorded run",
     )[0]
     assert recorded["meta"]["argv"] == ["agent.py", "LIS"] and recorded["meta"]["cwd"] == str(app_dir)
+    assert recorded["meta"]["executable"] == sys.executable
 
     page = make_page(hub.url)
     page.goto(f"{hub.url}/#/run/{recorded['id']}/node/tool:search")
@@ -201,7 +202,8 @@ def test_fork_from_here_gives_a_command_that_runs_the_app_forked_at_that_node(
     fork = page.locator("#detail .fork")
     fork.locator("textarea").fill('["flight to NOWHERE"]')
     cmd = fork.locator(".fork-cmd")
-    expect(cmd).to_contain_text("-- python agent.py LIS")
+    # The run's own interpreter (this venv's), not whichever `python` is first on the PATH.
+    expect(cmd).to_contain_text(f"-- {sys.executable} agent.py LIS")
     command = cmd.inner_text()
     assert command.startswith(
         f"cd '{app_dir}' && graphmind replay {recorded['id']} --fork 'tool:search#1' --output "
@@ -218,4 +220,10 @@ def test_fork_from_here_gives_a_command_that_runs_the_app_forked_at_that_node(
     page.wait_for_selector("body[data-run-loaded=true]")
     expect(page.locator(".run-head .replay-line")).to_contain_text(
         f"replay of trip ({recorded['id']}), forked at tool:search#1"
+    )
+    # The forked call says where its value came from: the fork, not the debugger.
+    expect(page.locator(".gnode[data-node-id='tool:search'] .g-state")).to_contain_text("forked")
+    page.locator(".gnode[data-node-id='tool:search']").click()
+    expect(page.locator("#detail .d-status-text")).to_have_text(
+        "injected (forked: its output came from the fork command)"
     )

@@ -57,4 +57,7 @@ def test_an_otlp_run_is_shown_observe_only_with_its_llm_step(
     expect(note).to_contain_text("no gate can hold it")
     expect(note).to_contain_text("Instrument the app with graphmind-openai")
     expect(detail.get_by_role("checkbox")).to_have_count(0)
+    # Nothing can replay an OTLP run's calls (they ran in another process before the spans came).
+    expect(detail.locator(".d-exec .facts")).to_be_visible()
+    expect(detail.get_by_role("button", name="Fork from here")).to_have_count(0)
     page.screenshot(path=str(tmp_path / "otlp-run.png"))

@@ -320,7 +320,7 @@ def test_debug_controls_and_keyboard_go_through_the_api(stub_hub: Any, make_page
     page.get_by_label("Break before").check()
     expect(page.locator(".gnode[data-node-id='tool:search'] .g-bp")).to_have_text("●")
     page.get_by_role("button", name="Pause", exact=True).click()
-    expect(page.locator(".debug-msg")).to_contain_text("pausing")
+    expect(page.locator(".debug-msg")).to_contain_text("armed: the next gate")
     page.keyboard.press("m")
     expect(page.get_by_role("button", name="Step mode")).to_have_attribute("aria-pressed", "false")
     puts = [r[2] for r in stub_hub.requests if r[0] == "PUT"]
@@ -547,7 +547,7 @@ def test_abort_run_and_pause_this_run_buttons_post_to_the_hub(stub_hub: Any, mak
     page.goto(stub_hub.url + "/#/run/r5")
     page.wait_for_selector("body[data-run-loaded=true]")
     page.get_by_role("button", name="Hold this run").click()
-    expect(page.locator(".debug-msg")).to_contain_text("pausing")
+    expect(page.locator(".debug-msg")).to_contain_text("armed: the next gate")
     page.get_by_role("button", name="Stop run").click()
     expect(page.locator(".run-msg")).to_contain_text("Abort sent")
     assert ("POST", "/api/pause", {"runId": "r5"}) in stub_hub.requests

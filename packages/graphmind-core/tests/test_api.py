@@ -144,6 +144,7 @@ async def test_async_run_decorator_and_nested_parents(hub: FakeHub) -> None:
     meta = run_started["meta"]
     assert meta["ticket"] == 7 and run_started["nodeId"] == "agent:async-agent"
     assert meta["argv"] == sys.argv and meta["cwd"] == os.getcwd()  # the command line, for "Fork from here"
+    assert meta["executable"] == sys.executable  # the interpreter the fork command runs it with
     await client.adispose()
 
 

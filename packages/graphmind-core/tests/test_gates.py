@@ -259,6 +259,29 @@ def test_pause_request_holds_the_next_gate_once(hub: FakeHub, client: graphmind.
     assert [p["reason"] for p in hub.of_type("exec.paused")] == ["pause"]
 
 
+def test_a_pause_taken_back_before_any_gate_holds_nothing(hub: FakeHub, client: graphmind.Client) -> None:
+    gated = client.wrap(lambda: "v", name="p")
+    hub.pause()
+    hub.wait_for(lambda: client._hub.pause_pending)
+    hub.unpause()
+    hub.wait_for(lambda: not client._hub.pause_pending)
+    assert gated() == "v"
+    assert hub.of_type("exec.paused") == []
+
+
+def test_taking_back_one_runs_pause_keeps_the_any_run_pause(hub: FakeHub, client: graphmind.Client) -> None:
+    gated = client.wrap(lambda: "v", name="p")
+    hub.auto_answer("continue")
+    with client.run("held") as run:
+        hub.pause()
+        hub.pause(run.run_id)
+        hub.wait_for(lambda: run.run_id in client._hub._pause_runs and client._hub._pause_any)
+        hub.unpause(run.run_id)
+        hub.wait_for(lambda: run.run_id not in client._hub._pause_runs)
+        assert gated() == "v"
+    assert [p["reason"] for p in hub.of_type("exec.paused")] == ["pause"]
+
+
 def test_run_abort_from_the_hub_releases_a_held_gate_with_run_aborted(
     hub: FakeHub, client: graphmind.Client
 ) -> None:

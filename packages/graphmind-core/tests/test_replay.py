@@ -353,6 +353,6 @@ def test_hide_inputs_keeps_the_command_line_out_of_run_meta(hub: FakeHub) -> Non
         with client.run("r"):
             pass
         meta = hub.wait_event(lambda e: e["type"] == proto.RUN_STARTED)["meta"]
-        assert "argv" not in meta and "cwd" not in meta
+        assert "argv" not in meta and "cwd" not in meta and "executable" not in meta
     finally:
         client.dispose()

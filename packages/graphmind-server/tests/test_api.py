@@ -310,11 +310,20 @@ def test_debug_state_survives_a_restart_and_pause_on_error_comes_from_the_start_
 
 def test_pause_is_sent_to_every_app(thub):
     a, b = thub.app(), thub.app()
-    assert thub.api("POST", "/api/pause", {}) == (200, {"ok": True})
+    assert thub.api("POST", "/api/pause", {}) == (200, {"ok": True, "pause": {"any": True, "runs": []}})
     assert a.expect("pause")["runId"] is None and b.expect("pause")["runId"] is None
-    assert thub.api("POST", "/api/pause", {"runId": "r9"}) == (200, {"ok": True})
+    assert thub.api("POST", "/api/pause", {"runId": "r9"})[1]["pause"] == {"any": True, "runs": ["r9"]}
     assert a.expect("pause")["runId"] == "r9"
     assert thub.api("POST", "/api/pause", {"runId": 5})[0] == 400
+
+
+def test_an_armed_pause_reaches_an_app_that_attaches_later_and_is_taken_back_from_every_app(thub):
+    assert thub.api("POST", "/api/pause", {})[0] == 200
+    late = thub.app()
+    assert late.expect("pause") == {"type": "pause", "runId": None}
+    assert thub.api("DELETE", "/api/pause", {}) == (200, {"ok": True, "pause": {"any": False, "runs": []}})
+    assert late.expect("pause.cancel") == {"type": "pause.cancel", "runId": None}
+    assert thub.api("GET", "/api/pause") == (200, {"pause": {"any": False, "runs": []}})
 
 
 def test_abort_a_run(thub):

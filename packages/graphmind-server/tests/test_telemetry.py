@@ -155,6 +155,29 @@ def test_graphmind_telemetry_prints_the_state_and_why(monkeypatch, capsys) -> No
     assert err == ""
 
 
+def test_graphmind_telemetry_never_says_on_while_it_sends_nothing(monkeypatch, capsys) -> None:
+    for name in telemetry.VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    assert main(["telemetry"]) == 0
+    out = capsys.readouterr().out
+    first = out.splitlines()[0]
+    assert first == (
+        "telemetry: nothing is sent (the default; no GRAPHMIND_TELEMETRY_URL, so nothing leaves this machine)"
+    )
+    assert "telemetry: on" not in out
+    monkeypatch.setenv("GRAPHMIND_TELEMETRY", "log")
+    assert main(["telemetry"]) == 0
+    assert capsys.readouterr().out.startswith("telemetry: log only, nothing is sent (")
+    monkeypatch.delenv("GRAPHMIND_TELEMETRY")
+    monkeypatch.setenv("GRAPHMIND_TELEMETRY_URL", "http://127.0.0.1:9/collect")
+    assert main(["telemetry"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(
+        "telemetry: on, sending (the default; the record is posted to GRAPHMIND_TELEMETRY_URL)"
+    )
+    assert "endpoint: http://127.0.0.1:9/collect" in out
+
+
 def test_a_command_logs_its_record_through_the_cli(tmp_path) -> None:
     env = {
         k: v

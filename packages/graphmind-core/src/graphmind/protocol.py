@@ -62,6 +62,8 @@ DEBUG_ACK: Final = "debug.ack"
 GATE_RESOLVE: Final = "gate.resolve"
 GATE_UNKNOWN: Final = "gate.unknown"
 PAUSE: Final = "pause"
+# Takes back a `pause` not yet used (runId null: the any-run one); an older app ignores it.
+PAUSE_CANCEL: Final = "pause.cancel"
 RUN_ABORT: Final = "run.abort"
 ERROR: Final = "error"
 # The hub cannot store events (disk full, I/O error, its file gone) or stores again (docs/protocol.md,

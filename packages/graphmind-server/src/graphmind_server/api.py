@@ -278,7 +278,10 @@ async def put_debug(request: Request) -> Response:
 
 
 async def pause(request: Request) -> Response:
+    """POST arms a Pause (the next gate, in any run or that run, holds); DELETE takes it back; GET reads it."""
     hub = _hub(request)
+    if request.method == "GET":
+        return JSON({"pause": hub.armed.to_json()})
     try:
         body = await _json_body(request)
     except BadRequest as exc:
@@ -286,8 +289,11 @@ async def pause(request: Request) -> Response:
     run_id = body.get("runId") if isinstance(body, dict) else None
     if not isinstance(body, dict) or set(body) - {"runId"} or not (run_id is None or isinstance(run_id, str)):
         return error(400, 'the body must be {} or {"runId": "..."}')
-    await hub.pause(run_id)
-    return JSON({"ok": True})
+    if request.method == "DELETE":
+        await hub.unpause(run_id)
+    else:
+        await hub.pause(run_id)
+    return JSON({"ok": True, "pause": hub.armed.to_json()})
 
 
 async def not_found(request: Request) -> Response:
@@ -305,6 +311,6 @@ routes = [
     Route("/api/gates/{gate_id:path}", answer_gate, methods=["POST"]),
     Route("/api/debug", get_debug, methods=["GET"]),
     Route("/api/debug", put_debug, methods=["PUT"]),
-    Route("/api/pause", pause, methods=["POST"]),
+    Route("/api/pause", pause, methods=["GET", "POST", "DELETE"]),
     Route("/api/{rest:path}", not_found, methods=["GET", "POST", "PUT", "DELETE", "PATCH"]),
 ]

@@ -21,6 +21,7 @@ from .config import Settings
 from .control_first import ControlFirst
 from .debugstate import DebugState
 from .jsontext import dumps
+from .pausearm import ArmedPause
 from .store import Store
 from .store.items import Committed
 from .store.ops import Abandon, SetSetting
@@ -128,6 +129,7 @@ class Hub:
         self._sends: set[asyncio.Future[bool]] = set()
         self.closing = False
         self.control = ControlFirst()  # an answer's round trip goes ahead of bulk ingest
+        self.armed = ArmedPause()  # a Pause no gate has taken yet, also for apps attaching later
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -177,6 +179,8 @@ class Hub:
             await conn.send({"type": proto.DEBUG_STATE, **self.debug.to_json()})
         if self.store.not_storing is not None:
             await conn.send(self.storing_frame())
+        for frame in self.armed.frames():
+            await conn.send(frame)
 
     def detach(self, conn: AppConnection) -> None:
         self.conns.pop(conn.id, None)
@@ -214,12 +218,24 @@ class Hub:
 
     # -- gates ----------------------------------------------------------------------------------
 
+    def on_event(self, conn: AppConnection, event: dict[str, Any]) -> None:
+        """A stored event the live state follows: gates held and released, runs ended."""
+        kind = event["type"]
+        if kind == proto.EXEC_PAUSED:
+            self.on_paused(conn, event)
+        elif kind == proto.EXEC_RESUMED:
+            self.on_resumed(conn, event)
+        elif kind == proto.RUN_FINISHED and self.armed.run_ended(event["runId"]):
+            self._pause_changed()
+
     def on_paused(self, conn: AppConnection, event: dict[str, Any]) -> None:
         app_id = event.get("gateId")
         if not isinstance(app_id, str) or app_id in conn.gates:
             return
         if app_id in self._resumed.get(conn.client_id, ()):
             return  # a replayed exec.paused for a gate that was already released
+        if event.get("reason") == "pause":
+            self._pause_taken(conn, event["runId"])
         ts = event.get("ts")
         gate = Gate(
             f"{conn.id}-{app_id}",
@@ -313,8 +329,32 @@ class Hub:
                 await asyncio.wait_for(self._ack_changed.wait(), remaining)
 
     async def pause(self, run_id: str | None) -> None:
+        self.armed.arm(run_id)
+        self._pause_changed()
         frame = {"type": proto.PAUSE, "runId": run_id}
         await asyncio.gather(*(c.send(frame) for c in list(self.conns.values()) if c.ready))
+
+    async def unpause(self, run_id: str | None) -> None:
+        """Take back a Pause no gate has taken (sent to every app, armed here or not: it is idempotent)."""
+        if self.armed.disarm(run_id):
+            self._pause_changed()
+        frame = {"type": proto.PAUSE_CANCEL, "runId": run_id}
+        await asyncio.gather(*(c.send(frame) for c in list(self.conns.values()) if c.ready))
+
+    def _pause_taken(self, conn: AppConnection, run_id: str) -> None:
+        changed, any_taken = self.armed.take(run_id)
+        if changed:
+            self._pause_changed()
+        if any_taken:  # Pause holds the next gate reached, not one per app: the others drop theirs
+            frame = {"type": proto.PAUSE_CANCEL, "runId": None}
+            for other in list(self.conns.values()):
+                if other is not conn and other.ready:
+                    task = asyncio.ensure_future(other.send(frame))
+                    self._sends.add(task)  # a reference until it ends (the loop keeps only a weak one)
+                    task.add_done_callback(self._sends.discard)
+
+    def _pause_changed(self) -> None:
+        self.broadcast({"type": "pause", "pause": self.armed.to_json()})
 
     async def abort(self, client_id: str, run_id: str) -> bool:
         conn = self.clients.get(client_id)

@@ -359,10 +359,7 @@ def _take_event(hub: Hub, conn: AppConnection, frame: dict[str, Any], raw: str) 
     elif type(ts) is int and not -MAX_TS <= ts <= MAX_TS:
         return f"'ts' is out of range (milliseconds since 1970, at most {MAX_TS})"
     hub.store.put_event(conn.client_id, conn.app, frame, raw, float(ts))
-    if kind == proto.EXEC_PAUSED:
-        hub.on_paused(conn, frame)
-    elif kind == proto.EXEC_RESUMED:
-        hub.on_resumed(conn, frame)
+    hub.on_event(conn, frame)
     return None
 
 

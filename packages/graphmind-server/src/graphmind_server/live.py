@@ -163,6 +163,7 @@ async def _feed(sender: Sender, hub: Hub, viewer: Viewer, after: int | None, upt
                 "type": "hello",
                 "cursor": upto,
                 "debug": hub.debug.to_json(),
+                "pause": hub.armed.to_json(),
                 "gates": [g.to_api() for g in hub.gates.values()],
                 "storing": hub.store.not_storing is None,
                 "reason": hub.store.not_storing,

@@ -137,11 +137,20 @@ def report(command: str, environ: Mapping[str, str] | None = None) -> threading.
         return None
 
 
+def headline(decision: Decision) -> str:
+    """The state in words of what happens: "on" only when a record is really sent somewhere."""
+    if decision.sends:
+        return "on, sending"
+    if decision.mode == "on":
+        return "nothing is sent"  # on by the rules, but no endpoint: this project runs none
+    return "log only, nothing is sent" if decision.mode == "log" else "off"
+
+
 def describe(environ: Mapping[str, str] | None = None) -> str:
     """What `graphmind telemetry` prints: the state, why, and the variables in play."""
     env = os.environ if environ is None else environ
     decision = decide(env)
-    lines = [f"telemetry: {decision.mode} ({decision.reason})"]
+    lines = [f"telemetry: {headline(decision)} ({decision.reason})"]
     if decision.sends:
         lines.append(f"endpoint: {decision.url}")
     lines.append(f"install id file: {home_dir(env) / ID_FILE}")

@@ -219,6 +219,13 @@ class HubControl:
                     self._pause_runs.add(run_id)
                 else:
                     self._pause_any = True
+        elif kind == proto.PAUSE_CANCEL:
+            run_id = frame.get("runId")
+            with self._lock:
+                if isinstance(run_id, str):
+                    self._pause_runs.discard(run_id)
+                else:
+                    self._pause_any = False
         elif kind == proto.RUN_ABORT:
             run_id = frame.get("runId")
             run = self._find_run(run_id) if isinstance(run_id, str) else None

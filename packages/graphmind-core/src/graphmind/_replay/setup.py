@@ -22,10 +22,14 @@ def build_replay(option: Any, environ: Mapping[str, str]) -> Replayer | None:
 
 
 def command_line() -> dict[str, Any]:
-    """`argv` and `cwd` of this process, for run meta (not recorded under GRAPHMIND_HIDE_INPUTS)."""
+    """`argv`, `cwd` and `executable` of this process, for run meta (not recorded under
+    GRAPHMIND_HIDE_INPUTS): the viewer's fork command runs the app with the same interpreter (a
+    venv's python, not whichever `python` is first on the PATH)."""
     meta: dict[str, Any] = {"argv": list(sys.argv)}
     try:
         meta["cwd"] = os.getcwd()
     except OSError:  # the working directory was removed
         pass
+    if sys.executable:  # empty when the interpreter cannot say (embedded Python)
+        meta["executable"] = sys.executable
     return meta

@@ -231,6 +231,10 @@ class FakeHub:
     def pause(self, run_id: str | None = None) -> None:
         self._broadcast({"type": proto.PAUSE, "runId": run_id})
 
+    def unpause(self, run_id: str | None = None) -> None:
+        """Take back a `pause` not yet used (`pause.cancel`)."""
+        self._broadcast({"type": proto.PAUSE_CANCEL, "runId": run_id})
+
     def abort_run(self, run_id: str) -> None:
         self._broadcast({"type": proto.RUN_ABORT, "runId": run_id})
 

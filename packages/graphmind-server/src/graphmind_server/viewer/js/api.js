@@ -73,6 +73,7 @@ export const api = {
   },
   putDebug: (patch) => call("PUT", "/api/debug", patch),
   pause: (runId) => call("POST", "/api/pause", runId ? { runId } : {}),
+  unpause: (runId) => call("DELETE", "/api/pause", runId ? { runId } : {}),
   abortRun: (id) => call("POST", `/api/runs/${encodeURIComponent(id)}/abort`, {}),
   deleteRun: (id) => call("DELETE", `/api/runs/${encodeURIComponent(id)}`),
 };

@@ -9,9 +9,10 @@ import { store } from "./state.js";
 const KINDS = ["tool", "llm", "chain", "retriever", "agent", "custom"];
 
 export class DebugControls {
-  constructor(el, { onDebug }) {
+  constructor(el, { onDebug, onPause }) {
     this.el = el;
     this.onDebug = onDebug;
+    this.onPause = onPause;
     this.step = h("button", { type: "button", class: "toggle", "aria-pressed": "false",
       title: "Hold at every before and after gate (s)", onclick: () => this.setMode(store.debug.mode === "step" ? "run" : "step") },
     "Step mode");
@@ -20,7 +21,7 @@ export class DebugControls {
       this.poe.append(h("option", { value: v }, label));
     }
     this.poe.addEventListener("change", () => this.put({ pauseOnError: this.poe.value }));
-    this.pauseBtn = h("button", { type: "button", title: "Hold the next gate reached, in any run (p)",
+    this.pauseBtn = h("button", { type: "button", class: "toggle", "aria-pressed": "false",
       onclick: () => this.pause() }, "Pause");
     this.bpInfo = h("span", { class: "bp-info" });
     this.clearBtn = h("button", { type: "button", class: "ghost", onclick: () => this.put({ breakpoints: [] }) }, "Clear breakpoints");
@@ -31,6 +32,15 @@ export class DebugControls {
   }
 
   render() {
+    // Pause is a toggle: armed until a gate takes it (in any app, one attaching later included)
+    // or a second click takes it back; the hub says which (its `pause` frame).
+    const armed = store.pause.any;
+    this.pauseBtn.textContent = armed ? "Pause: armed" : "Pause";
+    this.pauseBtn.setAttribute("aria-pressed", armed ? "true" : "false");
+    this.pauseBtn.classList.toggle("on", armed);
+    this.pauseBtn.title = armed
+      ? "Armed: the next gate reached in any run holds, also in an app started later. Click to disarm (p)"
+      : "Hold the next gate reached, in any run (p)";
     const d = store.debug;
     this.step.setAttribute("aria-pressed", d.mode === "step" ? "true" : "false");
     this.step.classList.toggle("on", d.mode === "step");
@@ -66,9 +76,17 @@ export class DebugControls {
     return this.put({ breakpoints: on ? [...rest, { nodeId, gate }] : rest });
   }
 
+  /** Arms Pause (in any run, or in `runId`), or takes it back when it is armed. */
   async pause(runId) {
     this.msg.textContent = "";
-    const res = await api.pause(runId);
-    this.msg.textContent = res.ok ? "pausing at the next gate…" : errorText(res);
+    const armed = runId ? store.pause.runs.includes(runId) : store.pause.any;
+    const res = await (armed ? api.unpause(runId) : api.pause(runId));
+    if (!res.ok) {
+      this.msg.textContent = errorText(res);
+      return;
+    }
+    if (res.body?.pause) this.onPause(res.body.pause);
+    const where = runId ? "in this run" : "in any run";
+    this.msg.textContent = armed ? "Pause disarmed: gates run on" : `armed: the next gate reached ${where} holds`;
   }
 }

@@ -6,10 +6,11 @@ import { h } from "./frame.js";
 import { hiddenBy, ms, clock, REDACTED } from "./format.js";
 import { hiddenChip, jsonView } from "./json.js";
 import { attemptsSection, editSection, replayFacts } from "./attempts.js";
-import { forkBox } from "./fork.js";
+import { forkBox, forkedHere } from "./fork.js";
 import { recordedUsage, savedCost, savedUsage } from "./replayinfo.js";
 import { observeNote, observeOnly } from "./observe.js";
 import { store, isBreakpoint } from "./state.js";
+import { callCost, costText } from "./usage.js";
 
 const LIST_LIMIT = 100;
 
@@ -43,7 +44,7 @@ export class DetailView {
       h("button", { class: "ghost", type: "button", "aria-label": "Close node detail", onclick: () => this.onClose() }, "×"));
     const status = h("p", { class: `d-status state-${n.status}` },
       h("span", { class: "pill" }, n.ungated ? `${n.status} · ungated` : n.status),
-      ` ${n.executions} execution${n.executions === 1 ? "" : "s"}`);
+      ` ${n.executions} execution${n.executions === 1 ? "" : "s"}`, nodeCost(n));
     this.el.replaceChildren(head, status, this.breakpoints(n), this.execList(n, x), this.execBox = h("div", { class: "d-exec" }));
     this.renderExec(x);
     performance.mark("graphmind:detail");
@@ -110,7 +111,7 @@ export class DetailView {
       const li = h("li", null, h("button", { type: "button", class: `d-exec-item state-${x.status}${x === current ? " selected" : ""}`,
         "aria-current": x === current ? "true" : null, onclick: () => this.onSelectExec(x.key) },
         h("span", { class: "tl-state" }, x.status), ` #${offset + i + 1} · ${clock(x.startTs)} · ${ran}`,
-        x.replayed ? " · replayed" : "", x.edited ? " · edited" : "", x.attempts.length ? ` · ${x.attempts.length + 1} attempts` : ""));
+        forkedHere(store.model, x) ? " · forked" : x.replayed ? " · replayed" : "", x.edited ? " · edited" : "", x.attempts.length ? ` · ${x.attempts.length + 1} attempts` : ""));
       list.append(li);
     }
     wrap.append(list);
@@ -129,7 +130,7 @@ export class DetailView {
     if (!x) return;
     const ran = x.durationMs !== null ? x.durationMs - (x.heldMs || 0) : null;
     const facts = h("dl", { class: "facts" },
-      h("dt", null, "Status"), h("dd", { class: `state-${x.status}` }, x.status + (x.replayed ? " (value from the recording)" : x.injected ? " (value from the debugger)" : "")),
+      h("dt", null, "Status"), h("dd", { class: `state-${x.status} d-status-text` }, x.status + valueSource(store.model, x)),
       h("dt", null, "Started"), h("dd", null, clock(x.startTs)),
       h("dt", null, "Ran"), h("dd", { class: "d-ran" }, ran === null ? (x.gate ? "–" : "still running") : ms(ran)),
       h("dt", null, "Held"), h("dd", { class: "d-held" }, x.gate && x.gate.since
@@ -139,6 +140,11 @@ export class DetailView {
       const u = x.usage;
       facts.append(h("dt", null, "Tokens"), h("dd", { class: "d-usage" },
         `${u.inputTokens ?? "–"} in · ${u.outputTokens ?? "–"} out · ${u.totalTokens ?? "–"} total`));
+      const cost = callCost(u, store.runs.get(store.runId)?.usage, x.attrs?.model);
+      if (cost) {
+        facts.append(h("dt", null, "Cost"), h("dd", { class: "d-cost",
+          title: cost.how === "≈" ? "This call's tokens at the run's rate for its model (the hub's price table, docs/api.md)" : "Reported by the framework" }, costText(cost)));
+      }
     }
     if (x.attrs && x.attrs.model) facts.append(h("dt", null, "Model"), h("dd", null, String(x.attrs.model)));
     if (x.cutShort) facts.append(h("dt", null, "Stream"), h("dd", null, "cut short by the app"));
@@ -150,7 +156,8 @@ export class DetailView {
       recordedUsage(m.replayOf).then(() => this.shownKey === x.key && savedUsage(store.model, x) && this.renderExec(x));
     }
     box.append(facts);
-    const forkable = x.kind !== "agent" && x.endTs !== null && !x.gate;
+    // An OTLP run's calls ended in another process before the spans arrived: nothing can replay them.
+    const forkable = x.kind !== "agent" && x.endTs !== null && !x.gate && !observeOnly(store.runId);
     if (forkable) {
       const slot = h("div", { class: "d-fork" });
       const btn = h("button", { type: "button", class: "d-fork-button", "aria-expanded": "false",
@@ -213,4 +220,29 @@ export class DetailView {
 function execSignature(x) {
   return [x.status, x.endTs, x.gate ? x.gate.gateId : "", x.resumes.length, x.input === REDACTED, x.usage ? 1 : 0,
     x.attempts.length, x.edited, x.replayed].join("|");
+}
+
+/** Where an execution's value came from, after its status: the fork command, the recording, the debugger. */
+function valueSource(m, x) {
+  const forked = forkedHere(m, x);
+  if (forked === "output") return " (forked: its output came from the fork command)";
+  if (forked === "input") return " (forked: it ran live with the fork command's input)";
+  if (x.replayed) return " (value from the recording)";
+  return x.injected ? " (value from the debugger)" : "";
+}
+
+/** " · 3 calls cost ≈ $0.00042": what the node's model calls cost, summed (see usage.js callCost). */
+function nodeCost(n) {
+  const runUsage = store.runs.get(store.runId)?.usage;
+  let usd = 0;
+  let approx = false;
+  let any = false;
+  for (const x of n.execs) {
+    const c = x.usage ? callCost(x.usage, runUsage, x.attrs?.model) : null;
+    if (!c) continue;
+    any = true;
+    usd += c.usd;
+    approx = approx || c.how === "≈";
+  }
+  return any ? h("span", { class: "d-node-cost" }, ` · cost ${costText({ usd, how: approx ? "≈" : "reported" })}`) : null;
 }

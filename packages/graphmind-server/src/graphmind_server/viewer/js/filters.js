@@ -67,11 +67,13 @@ export class FilterBar {
     this.msg = h("p", { class: "muted small filter-msg", role: "status" });
     const more = h("details", { class: "filter-more", open: HUB_KEYS.slice(1).some((k) => f[k]) || null },
       h("summary", { class: "small" }, "More filters"),
+      // One column, every control as wide as the runs list and no wider: a two-column grid let the
+      // date inputs push it over the run view, whose graph then covered them.
       h("div", { class: "filter-grid" }, this.kind, this.tool, this.model,
-        check("error", "has error"), check("held", "was held"),
-        h("label", { class: "small" }, "from ", time("since", "Started after")),
-        h("label", { class: "small" }, "to ", time("until", "Started before")),
-        h("button", { type: "button", class: "link small", onclick: () => this.clear() }, "Clear filters")));
+        h("div", { class: "filter-checks" }, check("error", "has error"), check("held", "was held")),
+        h("label", { class: "small filter-time" }, "started after", time("since", "Started after")),
+        h("label", { class: "small filter-time" }, "started before", time("until", "Started before")),
+        h("button", { type: "button", class: "link small filter-clear", onclick: () => this.clear() }, "Clear filters")));
     this.el = h("div", { class: "filters" }, this.q, h("div", { class: "filter-row" }, this.app, this.status), more, this.msg,
       h("datalist", { id: "filter-tools" }));
     this.refresh();

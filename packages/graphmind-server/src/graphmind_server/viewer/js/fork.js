@@ -20,11 +20,18 @@ export function selectorOf(model, x) {
   return `${x.nodeId}#${i < 0 ? 1 : i + 1}`;
 }
 
+/** "output" or "input" when `x` is the call a fork replay forked at (its run's `forkedAt`), else null. */
+export function forkedHere(model, x) {
+  if (!model || !x || typeof model.forkedAt !== "string" || model.forkedAt !== selectorOf(model, x)) return null;
+  return x.injected ? "output" : "input";
+}
+
 /** The app's command line from the run's meta, or null when the run did not record it. */
 export function appCommand(meta) {
   const argv = meta && Array.isArray(meta.argv) && meta.argv.length ? meta.argv.map(String) : null;
   if (!argv) return null;
-  // sys.argv has the script, not the interpreter: a script is run with python.
+  // sys.argv has the script, not the interpreter: the run's own interpreter (meta.executable,
+  // sys.executable) runs it, so a venv's python is used; an older app that did not record it: python.
   const exe = typeof meta.executable === "string" && meta.executable ? [meta.executable]
     : /\.py$/.test(argv[0]) ? ["python"] : [];
   return [...exe, ...argv].map(shq).join(" ");

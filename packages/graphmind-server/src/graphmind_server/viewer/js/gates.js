@@ -13,6 +13,7 @@ import { divergenceBody } from "./divergence.js";
 import { injectMeaning, injectStart, inputStart } from "./inject.js";
 import { gateText, hiddenBy, reasonText, ago } from "./format.js";
 import { jsonView } from "./json.js";
+import { runFacts } from "./runlabel.js";
 import { store, removeGate } from "./state.js";
 
 export class GatesView {
@@ -45,8 +46,11 @@ export class GatesView {
       }
       if (this.list.children[i] !== card) this.list.insertBefore(card, this.list.children[i] || null);
       // The run may have reached the runs list after the card was made.
-      const run = store.runs.get(g.runId);
-      card.querySelector(".gate-run").textContent = run ? ` · ${run.name || run.id}` : "";
+      const run = store.runs.get(g.runId) || { id: g.runId };
+      card.querySelector(".gate-run-name").textContent = run.name || run.id || "";
+      card.querySelector(".gate-run-facts").textContent = runFacts(run);
+      // A gate of another run than the one on screen: one click shows its graph.
+      card.querySelector(".gate-open-run").hidden = !g.runId || g.runId === store.runId;
     });
   }
 
@@ -64,7 +68,11 @@ export class GatesView {
       h("button", { type: "button", class: "link gate-node", onclick: () => this.onOpenNode(g.runId, g.nodeId),
         title: "Show this node" }, g.name || g.nodeId),
       h("span", { class: "muted" }, ` ${g.kind || ""} · ${gateText(g.gate)}`),
-      h("span", { class: "muted gate-run" }), attempt ? " " : null, attempt);
+      attempt ? " " : null, attempt,
+      h("div", { class: "gate-run muted small" }, "in run ", h("strong", { class: "gate-run-name" }), " ",
+        h("span", { class: "gate-run-facts" }), " ",
+        h("button", { type: "button", class: "link gate-open-run", hidden: true, onclick: () => this.onOpenNode(g.runId, g.nodeId),
+          title: "Open the run this gate is held in: its graph, with this node selected" }, "Show its run")));
     const reason = h("p", { class: "gate-reason" }, reasonText(g));
     // Held again because the last answer could not be used (issue 30): say why, on the card.
     const refused = typeof g.refused === "string" && g.refused

@@ -172,7 +172,9 @@ export class GraphView {
     el.querySelector(".g-kind").textContent = n.kind;
     el.querySelector(".g-count").textContent = `×${n.executions}`;
     // The latest execution's value came from a recording, or its input was edited (issues 30, 31).
-    const mark = n.latest?.replayed ? " · replayed" : n.latest?.edited ? " · edited" : "";
+    const fork = typeof this.model?.forkedAt === "string" ? this.model.forkedAt : "";
+    const forked = fork.startsWith(`${n.nodeId}#`) && Number(fork.slice(n.nodeId.length + 1)) <= n.execs.length;
+    const mark = forked ? " · forked" : n.latest?.replayed ? " · replayed" : n.latest?.edited ? " · edited" : "";
     el.querySelector(".g-state").textContent = (n.ungated ? `${state} · ungated` : state) + mark;
     const bps = ["before", "after", "error"].filter((g) => isBreakpoint(n.nodeId, g));
     el.querySelector(".g-bp").textContent = bps.length ? "●" : "";

@@ -3,6 +3,7 @@
 
 import { api, errorText } from "./api.js";
 import { h } from "./frame.js";
+import { runChoice } from "./runlabel.js";
 import { store } from "./state.js";
 
 /** How to connect an app to this hub: the GRAPHMIND_URL line for its port, and the token rule. */
@@ -19,7 +20,7 @@ export function connectHelp() {
 export function runTools(runId, { onCompare, msg }) {
   const others = [...store.runs.values()].filter((r) => r.id !== runId).sort((a, b) => (b.startedAt ?? 0) - (a.startedAt ?? 0));
   const pick = h("select", { class: "compare-pick", "aria-label": "Compare with run" }, h("option", { value: "" }, "Compare with…"),
-    ...others.slice(0, 200).map((r) => h("option", { value: r.id }, `${r.name || r.id} · ${r.status}`)));
+    ...others.slice(0, 200).map((r) => h("option", { value: r.id }, runChoice(r))));
   pick.addEventListener("change", () => pick.value && onCompare(runId, pick.value));
   const exportAs = (format) => async () => {
     const res = await api.exportRun(runId, format);

@@ -14,7 +14,7 @@ export const SHORTCUTS = [
   ["u", "Use the recorded output at the oldest held replay divergence"],
   ["f", "Fork from here: the open node's fork box (a stored run)"],
   ["m", "Turn step mode off (back to run mode)"],
-  ["p", "Pause: hold the next gate reached in any run"],
+  ["p", "Pause: hold the next gate reached in any run (again: disarm)"],
   ["j / k", "Next / previous run in the list"],
   ["/", "Search runs (the box at the top of the runs list)"],
   ["Esc", "Close the node detail or this help"],

@@ -22,7 +22,7 @@ const CHUNK = 500;
 
 const $ = (id) => document.getElementById(id);
 const runsView = new RunsView($("runs"), { onFilter: () => schedule("runs", () => runsView.render()) });
-const debugControls = new DebugControls($("debug-controls"), { onDebug: (d) => setDebug(d) });
+const debugControls = new DebugControls($("debug-controls"), { onDebug: (d) => setDebug(d), onPause: (p) => setPause(p) });
 const runView = new RunView($("run-view"), {
   onSelectNode: (nodeId) => select(nodeId, null),
   onSelectExec: (nodeId, key) => select(nodeId, key),
@@ -79,6 +79,14 @@ function setDebug(d) {
   emit("debug");
 }
 
+/** The hub's armed Pause (hello, the `pause` frame, the answer to a click). */
+function setPause(p) {
+  if (!p || typeof p !== "object") return;
+  store.pause = { any: p.any === true, runs: Array.isArray(p.runs) ? p.runs : [] };
+  schedule("debug", () => debugControls.render());
+  schedule("header", () => store.runId && runView.mounted && runView.renderHeader());
+}
+
 // ---- the live feed --------------------------------------------------------------------------
 let helloSeen;
 const helloPromise = new Promise((resolve) => (helloSeen = resolve));
@@ -107,6 +115,7 @@ function onFrame(f) {
     case "hello":
       setStoring(f.storing, f.reason);
       setDebug(f.debug);
+      setPause(f.pause);
       setGates(Array.isArray(f.gates) ? f.gates : []);
       helloSeen();
       break;
@@ -149,6 +158,9 @@ function onFrame(f) {
       break;
     case "debug":
       setDebug(f.debug);
+      break;
+    case "pause":
+      setPause(f.pause);
       break;
     default:
       break;

@@ -5,6 +5,7 @@ import { h } from "./frame.js";
 import { FilterBar, passes } from "./filters.js";
 import { ms, ago } from "./format.js";
 import { connectHelp } from "./housekeeping.js";
+import { runFacts } from "./runlabel.js";
 import { store } from "./state.js";
 import { usageShort } from "./usage.js";
 
@@ -36,7 +37,9 @@ export class RunsView {
         held ? h("span", { class: "badge held-badge", title: "gates held right now" }, `${held} held`) : null,
         h("span", { class: "run-meta" },
           h("span", { class: `status status-${r.status}` }, r.status), ` · ${r.app || "?"} · ${ms(dur)} · ${ago(r.startedAt, now)}`,
-          usage ? h("span", { class: "run-usage" }, ` · ${usage}`) : null)));
+          usage ? h("span", { class: "run-usage" }, ` · ${usage}`) : null),
+        // Start time, short id and the app's own meta: same-named runs are told apart here.
+        h("span", { class: "run-facts" }, runFacts(r, { app: false }))));
     });
     this.list.replaceChildren(...items);
     this.count.replaceChildren(runs.length

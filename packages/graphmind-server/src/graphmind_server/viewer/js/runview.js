@@ -7,6 +7,7 @@ import { GraphView } from "./graph.js";
 import { runTools } from "./housekeeping.js";
 import { observeBadge, observeOnly } from "./observe.js";
 import { replayLine } from "./replayinfo.js";
+import { metaText, shortId } from "./runlabel.js";
 import { RunSearch } from "./runsearch.js";
 import { SequenceView } from "./sequence.js";
 import { viewSwitch } from "./panzoom.js";
@@ -56,6 +57,8 @@ export class RunView {
         h("p", { class: "muted" },
           h("span", { class: `status status-${r.status}` }, r.status),
           ` · ${r.app || ""} · started ${clock(r.startedAt)} · ${ms(dur)} · `,
+          h("span", { class: "run-id", title: r.id }, `#${shortId(r.id)}`), " · ",
+          metaText(r.meta) ? h("span", { class: "run-meta-text" }, `${metaText(r.meta)} · `) : null,
           h("span", { class: "event-count" }, `${m && !m.summaryOnly ? m.eventCount : r.eventCount ?? "…"} events`),
           ranText(r) ? h("span", { class: "run-ran" }, ` · ${ranText(r)}`) : null,
           held ? h("span", { class: "badge held-badge" }, `${held} held`) : null,
@@ -67,10 +70,17 @@ export class RunView {
       h("div", { class: "run-actions" },
         this.tools(),
         // Named so that "Pause" and "Abort" each match one button: the top bar's and the card's.
-        running ? h("button", { type: "button", title: "Hold the next gate reached in this run",
-          onclick: () => this.onPause(store.runId) }, "Hold this run") : null,
+        running ? this.holdButton() : null,
         running ? h("button", { type: "button", class: "danger", title: "Abort this run: held gates resolve abort, later gated calls raise RunAborted",
           onclick: () => this.abort() }, "Stop run") : null));
+  }
+
+  /** A toggle like the top bar's Pause: armed for this run until a gate of it holds or a second click. */
+  holdButton() {
+    const armed = store.pause.runs.includes(store.runId);
+    return h("button", { type: "button", class: armed ? "toggle on" : "toggle", "aria-pressed": armed ? "true" : "false",
+      title: armed ? "Armed: the next gate reached in this run holds. Click to disarm" : "Hold the next gate reached in this run",
+      onclick: () => this.onPause(store.runId) }, armed ? "Hold this run: armed" : "Hold this run");
   }
 
   /** Compare / Export / Delete, rebuilt only when the run or the runs list changes (an open

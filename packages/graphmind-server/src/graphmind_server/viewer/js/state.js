@@ -7,6 +7,8 @@ export const store = {
   /** held gates, oldest first */
   gates: [],
   debug: { breakpoints: [], mode: "run", pauseOnError: "on", version: 0 },
+  /** the Pause armed in the hub and not yet taken by a gate: in any run, and per run */
+  pause: { any: false, runs: [] },
   conn: { state: "connecting", detail: "" },
   runId: null,
   /** @type {import("./model.js").RunModel | null} */
