@@ -37,6 +37,7 @@ SLICE = {
     "test_viewer_link_leaks.py",
     "test_reload_without_token.py",
     "test_hidden_values.py",
+    "test_replay_source.py",
 }
 
 
