@@ -335,3 +335,44 @@ def test_the_tools_work_against_the_real_hub_without_sending_the_token(
         assert api.set_debug({"mode": "run"})[0] == 200
         hub.restart()  # a new hub (same token file path, a new token): the tool proves itself again
         assert HubApi(hub.port).gates() == []
+
+
+@needs_root
+@pytest.mark.faults
+async def test_the_graphmind_mcp_process_sends_a_squatter_nothing(shared: Path) -> None:
+    """The same, through the real `graphmind mcp --allow-control` process and its MCP tools."""
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    hub = HubProcess(shared / "hub.db", args=["--token", "auto"])
+    port = hub.port
+    token = proto.token_file(port).read_text().strip()
+    hub.kill()
+    squatter = Squatter(shared, port, 200, "accept")
+    try:
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=[
+                "-m",
+                "graphmind_server",
+                "mcp",
+                "--db",
+                str(shared / "hub.db"),
+                "--port",
+                str(port),
+                "--allow-control",
+            ],
+            env={**os.environ, "GRAPHMIND_TELEMETRY": "off"},
+        )
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            listed = await session.call_tool("list_held_gates", {})
+            assert "is not your hub" in json.loads(listed.content[0].text)["source"]  # type: ignore[union-attr]
+            answered = await session.call_tool("answer_gate", {"gate_id": "g1", "action": "continue"})
+            assert answered.is_error and "is not your hub" in answered.content[0].text  # type: ignore[union-attr]
+            steered = await session.call_tool("set_breakpoints", {"breakpoints": []})
+            assert steered.is_error and "is not your hub" in steered.content[0].text  # type: ignore[union-attr]
+    finally:
+        received = squatter.stop()
+    assert received.count("/api/auth/challenge") >= 3, received
+    assert "/api/gates" not in received and "/api/debug" not in received
+    assert token not in received and "authorization" not in received.lower()
