@@ -84,7 +84,7 @@ def test_graphmind_mcp_sends_the_token_it_finds(token_hub: HubProcess, kept: Pat
         HubApi(token_hub.port).gates()
 
 
-def test_viewer_url_makes_a_new_one_time_link(token_hub: HubProcess, kept: Path) -> None:
+def test_viewer_url_makes_a_new_one_time_link(token_hub: HubProcess, kept: Path, tmp_path: Path) -> None:
     proc = subprocess.run(
         [
             sys.executable,
@@ -103,8 +103,21 @@ def test_viewer_url_makes_a_new_one_time_link(token_hub: HubProcess, kept: Path)
     )
     assert proc.returncode == 0, proc.stderr
     url = proc.stdout.strip()
-    assert url.startswith(f"{token_hub.url}/#code=") and TOKEN not in url
-    code = url.split("#code=", 1)[1]
+    page = tmp_path / "hub-home" / f"viewer-{token_hub.port}.html"  # the hub's home, not the tool's
+    assert url == page.as_uri() and TOKEN not in url and "code" not in url
+    code = page.read_text().split("#code=", 1)[1].split('"', 1)[0]
+    assert TOKEN not in page.read_text()
+    assert token_hub.api("POST", "/api/viewer/redeem", {"code": code}) == (200, {"token": TOKEN})
+    link = subprocess.run(
+        [sys.executable, "-m", "graphmind_server", "viewer-url", "--link", "--port", str(token_hub.port)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "GRAPHMIND_TELEMETRY": "off", "GRAPHMIND_TOKEN_FILE": str(kept)},
+    )
+    assert link.returncode == 0, link.stderr
+    assert link.stdout.strip().startswith(f"{token_hub.url}/#code=")
+    code = link.stdout.strip().split("#code=", 1)[1]
     assert token_hub.api("POST", "/api/viewer/redeem", {"code": code}) == (200, {"token": TOKEN})
     missing = subprocess.run(
         [sys.executable, "-m", "graphmind_server", "viewer-url", "--port", str(token_hub.port)],

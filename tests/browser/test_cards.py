@@ -137,6 +137,7 @@ def test_retry_with_an_edited_input_and_reload_at_an_error_gate_by_keyboard(
         error=err,
         editable=True,
         reloadable=True,
+        reloadOptIn=True,  # this hub has no token: reload only for an app that opted in
         attempt=2,
     )
     page = make_page(hub.url)
@@ -164,6 +165,7 @@ def test_retry_with_an_edited_input_and_reload_at_an_error_gate_by_keyboard(
         error=err,
         editable=True,
         reloadable=True,
+        reloadOptIn=True,  # this hub has no token: reload only for an app that opted in
     )
     expect(card.get_by_role("button", name="Reload code and retry")).to_be_visible()
     page.locator("body").click(position={"x": 5, "y": 5})  # focus away from any field
@@ -418,6 +420,7 @@ def test_the_card_with_its_box_open_fits_a_1280x720_window(
             error={"name": "ValueError", "message": "the backend is down " * 6},
             editable=True,
             reloadable=True,
+            reloadOptIn=True,  # this hub has no token: reload only for an app that opted in
             attempt=3,
             refused="the edited input could not be turned back into a call: unknown parameter 'qq'",
         )

@@ -1,5 +1,5 @@
-"""The viewer against a hub started with `--token auto` (issue 28): the printed link carries a
-one-time code, never the token (Chromium writes the URL to History when the page commits, before
+"""The viewer against a hub started with `--token auto` (issue 28): the printed link names a page
+only this user can read, which carries the browser on with a one-time code, never the token (Chromium writes the URL to History when the page commits, before
 any script runs); the page trades the code for the token, keeps it in this tab's sessionStorage
 and takes the code out of the address; so Chromium's History holds no token and only a spent code;
 no cookie is set, so another server on 127.0.0.1 receives the token in no header; the viewer works
@@ -23,6 +23,7 @@ import graphmind
 from conftest import CHROMIUM, CHROMIUM_ARGS
 from graphmind import protocol as proto
 from graphmind_server.testing import HubProcess, wait_for
+from graphmind_server.viewer_codes import viewer_file
 
 pytestmark = pytest.mark.browser
 
@@ -70,14 +71,16 @@ def test_the_printed_url_leaves_no_token_in_history_nor_at_another_port_and_the_
     token_hub: HubProcess, other_server: int, tmp_path: Path, browser: Any
 ) -> None:
     printed = wait_for(
-        lambda: next((line for line in token_hub.stdout_lines if "#code=" in line), None),
+        lambda: next((line for line in token_hub.stdout_lines if line.startswith("Open the viewer")), None),
         5,
-        "the printed viewer URL",
+        "the printed viewer link",
     )
-    viewer_url = printed.split(": ", 1)[1].strip()
-    code = viewer_url.split("#code=", 1)[1]
+    viewer_url = printed.rsplit(": ", 1)[1].strip()
     token = proto.token_file(token_hub.port).read_text().strip()
-    assert viewer_url == f"{token_hub.url}/#code={code}"
+    # The link names a page only this user can read (no code on a command line or in a log); the
+    # page sends the browser on to the hub with a one-time code.
+    assert viewer_url == viewer_file(token_hub.port).as_uri() and "code" not in viewer_url
+    code = viewer_file(token_hub.port).read_text().split("#code=", 1)[1].split('"', 1)[0]
     assert not [line for line in token_hub.stdout_lines if token in line]
     profile = tmp_path / "profile"  # a fresh user-data-dir: its History starts empty
     client = graphmind.Client(app="token-app", url=token_hub.ingest_url)  # finds the token file itself
@@ -105,8 +108,8 @@ def test_the_printed_url_leaves_no_token_in_history_nor_at_another_port_and_the_
         try:
             page = ctx.pages[0] if ctx.pages else ctx.new_page()
             page.goto(viewer_url)
-            assert "code" not in page.url  # the address lost it before anything else ran
             expect(page.locator("#conn")).to_have_text("live")
+            assert page.url.startswith(token_hub.url) and "code" not in page.url  # taken out first thing
             expect(page.locator(".run-item")).to_have_count(1)
             assert page.evaluate("() => document.cookie") == ""
             assert ctx.cookies() == []
@@ -175,4 +178,4 @@ def test_the_viewer_without_the_token_says_where_to_find_it(token_hub: HubProces
     status = page.evaluate("() => fetch('/api/runs').then(r => r.status)")
     assert status == 401
     body = page.evaluate("() => fetch('/api/runs').then(r => r.json())")
-    assert "#code=" in body["error"] and "graphmind viewer-url" in body["error"]
+    assert "viewer-<port>.html" in body["error"] and "graphmind viewer-url" in body["error"]

@@ -21,6 +21,7 @@ from websockets.sync.client import connect
 import graphmind
 from graphmind import protocol as proto
 from graphmind_server.testing import HubProcess, wait_for
+from graphmind_server.viewer_codes import viewer_file
 
 from .conftest import figure
 
@@ -178,18 +179,21 @@ def test_a_token_hub_refuses_every_route_without_its_token(token_hub: HubProcess
         raw_request(token_hub.port, "PUT", "/api/debug", {**ok, "Origin": "https://attacker.example"})[0]
         == 403
     )
-    # The printed viewer link carries a one-time code, never the token; a spent or made-up code
-    # is refused, and redeeming is refused to a foreign page.
+    # The printed viewer link names a private page holding a one-time code, never the token; a
+    # spent or made-up code is refused, and redeeming is refused to a foreign page.
     line = wait_for(
-        lambda: next((x for x in token_hub.stdout_lines if "#code=" in x), None), 5, "the viewer URL line"
+        lambda: next((x for x in token_hub.stdout_lines if "viewer-" in x), None), 5, "the viewer line"
     )
     assert token not in "\n".join(token_hub.stdout_lines) and token not in token_hub.stderr
-    code = line.rsplit("#code=", 1)[1].strip()
+    assert "code" not in line
+    page = viewer_file(token_hub.port).read_text()
+    code = page.split("#code=", 1)[1].split('"', 1)[0]
     foreign = {"Origin": "https://attacker.example"}
     assert token_hub.api("POST", "/api/viewer/redeem", {"code": code}, headers=foreign)[0] == 403
     assert token_hub.api("POST", "/api/viewer/redeem", {"code": code + "x"})[0] == 403
     assert token_hub.api("POST", "/api/viewer/redeem", {"code": code}) == (200, {"token": token})
     assert token_hub.api("POST", "/api/viewer/redeem", {"code": code})[0] == 403
+    assert code not in viewer_file(token_hub.port).read_text()  # the page holds a fresh code again
     refused += 4
     figure("token", f"{refused} of {refused} requests without the right token refused (401/403)")
 

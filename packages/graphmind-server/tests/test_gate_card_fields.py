@@ -19,7 +19,8 @@ def test_a_held_gate_carries_the_fields_the_card_shows(thub):
     app = thub.app()
     app.run_started("r1")
     app.node_started("r1", "tool:search", "i1", input={"q": "porto"})
-    app.hold("r1", "tool:search", "i1", input={"q": "porto"}, **EXTRAS)
+    # reloadOptIn: this hub has no token, so it offers reload only to an app that opted in.
+    app.hold("r1", "tool:search", "i1", input={"q": "porto"}, reloadOptIn=True, **EXTRAS)
     gate = thub.wait_for(lambda: thub.gates(), what="the gate in GET /api/gates")[0]
     assert {k: gate.get(k) for k in EXTRAS} == EXTRAS
     # A gate from an app that sends none of them: not editable (and why), no divergence fields.

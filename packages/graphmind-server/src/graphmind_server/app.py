@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route, WebSocketRoute
 
-from . import api, api_cockpit, viewer_codes
+from . import api, api_cockpit, http_proof, viewer_codes
 from .config import Settings
 from .debugstate import DebugState
 from .export.forwarder import OtlpForwarder
@@ -106,9 +106,11 @@ def build_app(settings: Settings, store: Store, trust: Callable[[Any], None] | N
             app.state.otlp_ingest.close()
             await asyncio.get_running_loop().run_in_executor(None, store.close)
 
+    sessions = http_proof.Sessions(settings.token)
     app = Starlette(
         routes=[
             *viewer_codes.routes,
+            *http_proof.routes,
             *api_cockpit.routes,  # before api.routes: those end with the catch-all 404
             *api.routes,
             Route("/v1/traces", api.otlp_traces, methods=["POST"]),
@@ -123,6 +125,7 @@ def build_app(settings: Settings, store: Store, trust: Callable[[Any], None] | N
                 bound_host=settings.host,
                 token=settings.token,
                 trust=trust,
+                sessions=sessions,
             )
         ],
         lifespan=lifespan,
@@ -133,6 +136,7 @@ def build_app(settings: Settings, store: Store, trust: Callable[[Any], None] | N
         },
     )
     app.state.trust = trust
+    app.state.proof_sessions = sessions
     app.state.viewer_codes = viewer_codes.ViewerCodes(settings.token)
     app.state.hub = Hub(store, settings, initial_debug_state(store, settings))
     app.state.otlp = otlp_forwarder(settings, store)

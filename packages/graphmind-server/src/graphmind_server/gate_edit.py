@@ -59,6 +59,8 @@ def edit_fields(gate: Gate, body: dict[str, Any]) -> dict[str, Any]:
             )
         fields["input"] = body["input"]
     if reload:
+        if api["notReloadable"]:
+            raise EditRefused(403, f"reload refused: {api['notReloadable']}")
         if not api["reloadable"]:
             raise EditRefused(
                 422,

@@ -32,6 +32,13 @@ GATE_CONFIRM_S = 5.0
 DEBUG_ACK_S = 2.0
 OLD_APP_NOT_EDITABLE = "this app's GraphMind is too old to take an edited input"
 RESUMED_MEMORY = 1000  # app gate ids remembered per client, so a replayed exec.paused is not held again
+# Reload runs the module's top level again inside the app: code execution. Without a token every
+# local user may answer gates, so the hub offers it only with a token or when the app opted in
+# (GRAPHMIND_ALLOW_RELOAD=1 in the app: `reloadOptIn` in exec.paused; docs/security.md).
+NO_TOKEN_NO_RELOAD = (
+    "this hub has no token, so any user of this machine could make the app run its code again; start "
+    "the hub with --token auto, or set GRAPHMIND_ALLOW_RELOAD=1 in the app (docs/security.md)"
+)
 
 
 def now_ms() -> float:
@@ -66,6 +73,7 @@ class Gate:
     event: dict[str, Any]
     held_since: float
     waiter: asyncio.Future[str] | None = None
+    reload_refused: str | None = None  # why the hub will not pass a reload the app offers
 
     @property
     def actions(self) -> list[str]:
@@ -102,7 +110,8 @@ class Gate:
             "notEditable": ev.get("notEditable")
             if ev.get("editable") is True or isinstance(ev.get("notEditable"), str)
             else OLD_APP_NOT_EDITABLE,
-            "reloadable": ev.get("reloadable") is True,
+            "reloadable": ev.get("reloadable") is True and self.reload_refused is None,
+            "notReloadable": self.reload_refused,
             "attempt": ev.get("attempt") if isinstance(ev.get("attempt"), int) else 1,
             "refused": ev.get("refused"),
             "injectSkeleton": ev.get("injectSkeleton"),
@@ -245,6 +254,12 @@ class Hub:
             event,
             ts if isinstance(ts, (int, float)) and not isinstance(ts, bool) else now_ms(),
         )
+        if (
+            event.get("reloadable") is True
+            and not self.settings.token
+            and event.get("reloadOptIn") is not True
+        ):
+            gate.reload_refused = NO_TOKEN_NO_RELOAD
         conn.gates[app_id] = gate
         self.gates[gate.hub_id] = gate
         self.broadcast({"type": "gate.held", "gate": gate.to_api()})

@@ -4,7 +4,9 @@
 Runs COMMAND with a replay set up for it through the environment (GRAPHMIND_REPLAY and friends,
 docs/replay.md): every GraphMind client in it answers matching calls from the recording. SOURCE is
 a cassette file (`graphmind record`'s jsonl) or a run id in the hub's database, exported first
-(secret keys stripped, as `graphmind record` does) to a private temporary file. Everything is
+(secret keys stripped, as `graphmind record` does) to a private temporary file. Which one is told
+by its form, never by what happens to exist (`is_path`): a file of another user named like a run
+id in a shared directory must not feed the agent forged values. Everything is
 checked before COMMAND starts; the exit code is COMMAND's. A `fail` divergence is printed as one
 paragraph naming the node and the diff.
 """
@@ -37,7 +39,12 @@ def add_parser(subparsers: Any) -> None:
         "the recorded output, with no request and no tool body run. SOURCE is a cassette file "
         "(graphmind record) or a run id in the hub's database.",
     )
-    p.add_argument("source", metavar="SOURCE", help="a cassette file, or a run id in the hub's database")
+    p.add_argument(
+        "source",
+        metavar="SOURCE",
+        help="a cassette file (a path with a / or ending in .jsonl: ./NAME for any file), or a run id "
+        "in the hub's database (anything else)",
+    )
     _options(p)
     p.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND", help="the command to run")
     p.set_defaults(func=run_command)
@@ -122,9 +129,17 @@ def run_command(args: argparse.Namespace) -> int:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def is_path(source: str) -> bool:
+    """A cassette file when SOURCE has a directory separator or ends in .jsonl (`./NAME` names any
+    file); anything else is a run id."""
+    return "/" in source or os.sep in source or source.endswith(".jsonl")
+
+
 def _environment(args: argparse.Namespace, folder: Path) -> dict[str, str]:
-    source = Path(args.source)
-    path = source if source.is_file() else _export_run(args.source, args.db, folder / "run.jsonl")
+    if is_path(args.source):
+        path = Path(args.source).expanduser()
+    else:
+        path = _export_run(args.source, args.db, folder / "run.jsonl")
     cassette = Cassette.load(path)
     if not len(cassette):
         raise _Refused(f"{args.source} holds no node to replay; pass a run that made model or tool calls")
@@ -159,14 +174,21 @@ def _environment(args: argparse.Namespace, folder: Path) -> dict[str, str]:
 def _export_run(run_id: str, db_flag: str | None, out: Path) -> Path:
     """The run as `graphmind record RUN_ID` writes it (secret keys stripped), to a 0600 file."""
     db = default_db(db_flag)
+    # Never the file: say how to name it when one is here (a cassette of the user's, or planted).
+    here = f" (a file {run_id!r} is in this directory: write ./{run_id} to replay that file)"
+    here = here if Path(run_id).exists() else ""
     if not db.exists():
         raise _Refused(
-            f"{run_id!r} is not a file, and there is no hub database at {db} (pass --db, or a cassette)"
+            f"{run_id!r} is read as a run id, and there is no hub database at {db} (pass --db, or a "
+            f"cassette: a path with a / or ending in .jsonl){here}"
         )
     conn = open_readonly(db)
     try:
         conn.execute("BEGIN")
-        runs = select_runs(conn, [run_id], None, None)
+        try:
+            runs = select_runs(conn, [run_id], None, None)
+        except ExportError as exc:
+            raise _Refused(f"{exc}{here}") from None
         with os.fdopen(open_private(out), "w", encoding="utf-8", newline="\n") as fh:
             fh.write(encode(HEADER) + "\n")
             for run in runs:

@@ -4,7 +4,8 @@ A web page elsewhere must not read prompts or steer an agent: browsers attach an
 WebSocket upgrades and to state-changing requests, and a DNS-rebinding page reaches us with its
 own name in Host. Apps and curl send no Origin and a loopback Host, so they pass. With a token
 (`graphmind serve --token`), every request for data or control must carry it explicitly:
-`Authorization: Bearer <token>` (curl, `graphmind mcp`, the viewer's fetches), the subprotocol
+`Authorization: Bearer <token>` (curl, the viewer's fetches), `Authorization: Graphmind-Proof`
+after the mutual proof (`graphmind mcp`, `graphmind viewer-url`: http_proof.py), the subprotocol
 `graphmind.token.<hex>` (the viewer's live feed: a browser's WebSocket cannot send headers), or,
 on `/ingest`, the mutual proof handshake (`ingest_auth.py`). Never a cookie: cookies ignore the
 port, so one set here would go to every other server on 127.0.0.1. The viewer's own files (code,
@@ -24,6 +25,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from graphmind import protocol as proto
 
 from .config import normalize_origin
+from .http_proof import CHALLENGE_PATH, SCHEME, Sessions
 from .viewer_codes import REDEEM_PATH
 
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "[::1]"})
@@ -61,12 +63,13 @@ def _old_cookies(header: str) -> list[str]:
 
 
 def is_public(scope: Scope) -> bool:
-    """The viewer's own files (code and styles, no data) and the redeeming of a one-time viewer
-    link (viewer_codes.py; it needs the link's code). Everything else under /api, /ingest is not."""
+    """The viewer's own files (code and styles, no data), the redeeming of a one-time viewer
+    link (viewer_codes.py; it needs the link's code) and the hub's half of a command's mutual proof
+    (http_proof.py; it hands out nothing but the hub's proof). Everything else under /api, /ingest is not."""
     path = str(scope.get("path", ""))
     if scope["type"] != "http":
         return False
-    if path == REDEEM_PATH:
+    if path in (REDEEM_PATH, CHALLENGE_PATH):
         return scope.get("method") == "POST"
     return scope.get("method") in ("GET", "HEAD") and not (
         path.startswith("/api") or path.startswith("/ingest") or path.startswith("/v1")
@@ -93,8 +96,10 @@ class Guard:
         bound_host: str,
         token: str | None = None,
         trust: Callable[[Any], None] | None = None,
+        sessions: Sessions | None = None,
     ) -> None:
         self.app = app
+        self.sessions = sessions  # the pairs a command's mutual proof opened (http_proof.py)
         # Called with scope["client"] once a request on that connection proved itself (limits.py).
         self.trust = trust
         self.token = token.encode() if token else None
@@ -129,6 +134,9 @@ class Guard:
         if auth[:7].lower() == "bearer " and self._token_ok(auth[7:].strip()):
             self._trusted(scope)
             return True
+        if auth[: len(SCHEME)].lower() == SCHEME and self.sessions is not None and self.sessions.check(auth):
+            self._trusted(scope)
+            return True
         if scope["type"] == "websocket":
             if self._token_ok(_subprotocol_token(headers.get("sec-websocket-protocol", ""))):
                 self._trusted(scope)
@@ -148,8 +156,8 @@ class Guard:
             send,
             "this hub requires its token: send Authorization: Bearer <token> "
             f"(apps and commands find it in {proto.TOKEN_ENV}, {proto.TOKEN_FILE_ENV} or the hub's token file), "
-            "or open the one-time viewer link graphmind serve printed (#code=...; `graphmind viewer-url` "
-            "makes another)",
+            "or open the viewer page graphmind serve printed (file://.../viewer-<port>.html; "
+            "`graphmind viewer-url` prints it again)",
             status=401,
         )
         return False

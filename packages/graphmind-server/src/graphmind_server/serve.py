@@ -33,11 +33,11 @@ LISTENING = "GraphMind hub listening on http://{host}:{port}"
 # Apps look for the hub on the default port; on any other the first app recorded nothing until its
 # user found the variable (issue 29), so the hub says it.
 APPS_ATTACH_WITH = "Apps attach with: GRAPHMIND_URL=ws://{host}:{port}/ingest"
-# Never the token: a browser keeps the URLs it opens. A one-time code the page trades for the token
-# (viewer_codes.py); what the browser's History keeps is a spent code.
-VIEWER_WITH_TOKEN = (
-    "Open the viewer (a one-time link; graphmind viewer-url makes another): http://{host}:{port}/#code={code}"
-)
+# Never the token nor a code: stdout may be a world-readable log, and a link clicked in a terminal
+# lands on the browser's command line (/proc/<pid>/cmdline). The link names a page only this user
+# can read, which holds the one-time code (viewer_codes.py).
+VIEWER_WITH_TOKEN = "Open the viewer (a page only you can read; graphmind viewer-url prints it again): {url}"
+
 GRACEFUL_SHUTDOWN_S = 3
 
 
@@ -147,6 +147,7 @@ class _Server(uvicorn.Server):
         self.token_file: tuple[Path, str] | None = None
 
     def remove_token_file(self) -> None:
+        self.viewer_codes.remove_file()
         if self.token_file is not None:
             tokenfile.remove(*self.token_file)
             self.token_file = None
@@ -215,7 +216,10 @@ def _prepare(settings: Settings, on_ready: Callable[[int], None]) -> tuple[_Serv
     else:
         try:
             server_token = (tokenfile.write(port, settings.token), settings.token)
+            app.state.viewer_codes.write_file(f"http://{display_host(settings.host)}:{port}", port)
         except OSError as exc:
+            if server_token is not None:
+                tokenfile.remove(*server_token)
             store.close()
             sock.close()
             raise ServeError(
@@ -248,9 +252,9 @@ def run(settings: Settings) -> None:
         print(LISTENING.format(host=host, port=port), flush=True)
         if port != DEFAULT_PORT:
             print(APPS_ATTACH_WITH.format(host=host, port=port), flush=True)
-        if settings.token:
-            code = server.viewer_codes.issue()
-            print(VIEWER_WITH_TOKEN.format(host=host, port=port, code=code), flush=True)
+        viewer = server.viewer_codes.file
+        if settings.token and viewer is not None:
+            print(VIEWER_WITH_TOKEN.format(url=viewer.as_uri()), flush=True)
 
     if not is_loopback(settings.host):
         print(

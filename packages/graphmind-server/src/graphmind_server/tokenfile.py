@@ -30,6 +30,8 @@ def remove(path: Path, token: str) -> None:
 
 def remove_stale(port: int) -> None:
     """A hub without a token on `port`: a token file left for this port by a hub that did not stop
-    cleanly (SIGKILL) would make apps expect a token here and refuse this hub as not theirs."""
-    with contextlib.suppress(OSError):
-        proto.token_file(port).unlink()
+    cleanly (SIGKILL) would make apps expect a token here and refuse this hub as not theirs; its
+    viewer page (viewer_codes.py) would hold a code of a hub that is gone."""
+    for path in (proto.token_file(port), proto.token_file(port).with_name(f"viewer-{port}.html")):
+        with contextlib.suppress(OSError):
+            path.unlink()

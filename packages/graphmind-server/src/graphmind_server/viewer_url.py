@@ -1,34 +1,50 @@
-"""`graphmind viewer-url`: a new one-time viewer link for a hub with a token (viewer_codes.py).
+"""`graphmind viewer-url`: where to open the viewer of a hub with a token (viewer_codes.py).
 
-The link `graphmind serve` prints works once (a browser keeps every URL it opens); another
-browser or a new tab without one asks the hub for a fresh link, with the token found the way every
-command finds it (`--token-file`, GRAPHMIND_TOKEN, GRAPHMIND_TOKEN_FILE, the hub's token file).
+The hub writes a page only its user can read (`$GRAPHMIND_HOME/viewer-<port>.html`) and prints its
+`file://` link; this command asks the hub to write it afresh and prints the link again. With
+`--link`, an `http://...#code=` link instead, whose code works once and expires in 30 s: for a
+browser that cannot open the file (another machine through a tunnel, a sandboxed browser); paste
+it into a running browser, since a link handed to a new browser process is on its command line
+where every user can read it (docs/security.md).
+
+The command proves the hub is the hub before it asks anything (http_proof.py): the token is
+never sent, so a listener squatting on the port learns nothing.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-import urllib.error
-import urllib.request
 from typing import Any
 
 from graphmind import protocol as proto
+
+from .http_proof import NotOurHub, ProvenHub, Unreachable, token_source
 
 
 def add_parser(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "viewer-url",
-        help="print a new one-time viewer link for a hub started with a token",
-        description="Ask the running hub for a new one-time viewer link (the one graphmind serve printed "
-        "works once) and print it.",
+        help="print where to open the viewer of a hub started with a token",
+        description="Ask the running hub for a fresh viewer page (a file only you can read, holding a "
+        "one-time code) and print its link.",
     )
     p.add_argument("--port", type=int, default=4747, help="the hub's port (default 4747)")
     p.add_argument(
         "--token-file", dest="token_file", metavar="PATH", help="the hub's token, kept in this file"
     )
+    p.add_argument(
+        "--link",
+        action="store_true",
+        help="print an http link with a one-time code that expires in 30 s instead (paste it into a "
+        "running browser)",
+    )
     p.set_defaults(func=run_command)
+
+
+def _say(message: str) -> int:
+    print(f"graphmind: {message}", file=sys.stderr, flush=True)
+    return 2
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -36,35 +52,22 @@ def run_command(args: argparse.Namespace) -> int:
     try:
         token = proto.find_token(f"ws://127.0.0.1:{args.port}/ingest", token_file_path=args.token_file)
     except proto.TokenError as exc:
-        print(f"graphmind: {exc}", file=sys.stderr, flush=True)
-        return 2
+        return _say(str(exc))
     if token is None:
-        print(
-            f"graphmind: no token for the hub on port {args.port}: set {proto.TOKEN_ENV}, pass --token-file, or "
-            "run this as the hub's user (a hub without a token needs no link: open "
-            f"{base}/)",
-            file=sys.stderr,
-            flush=True,
+        return _say(
+            f"no token for the hub on port {args.port}: set {proto.TOKEN_ENV}, pass --token-file, or "
+            f"run this as the hub's user (a hub without a token needs no link: open {base}/)"
         )
-        return 2
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback: never a proxy
-    request = urllib.request.Request(
-        base + "/api/viewer/codes", data=b"{}", method="POST", headers={"Authorization": f"Bearer {token}"}
-    )
+    hub = ProvenHub(args.port, token, token_source(args.port, args.token_file), timeout=5)
     try:
-        with opener.open(request, timeout=5) as response:
-            print(json.loads(response.read())["url"], flush=True)
-            return 0
-    except urllib.error.HTTPError as exc:
-        try:
-            message = json.loads(exc.read()).get("error", exc.reason)
-        except ValueError:
-            message = exc.reason
-        print(f"graphmind: the hub at {base} answered {exc.code}: {message}", file=sys.stderr, flush=True)
-    except (urllib.error.URLError, OSError) as exc:
-        print(
-            f"graphmind: no hub answers at {base} ({getattr(exc, 'reason', exc)}); check --port",
-            file=sys.stderr,
-            flush=True,
-        )
-    return 2
+        status, body = hub.call("POST", "/api/viewer/codes", {"link": True} if args.link else {})
+    except NotOurHub as exc:
+        return _say(str(exc))
+    except Unreachable as exc:
+        return _say(f"{exc}; check --port")
+    url = body.get("url") if isinstance(body, dict) else None
+    if status != 200 or not isinstance(url, str):
+        message = body.get("error") if isinstance(body, dict) else None
+        return _say(f"the hub at {base} answered {status}: {message or 'no link'}")
+    print(url, flush=True)
+    return 0

@@ -83,7 +83,11 @@ class Client:
         self._transport: Transport | None = None
         key = str(id(self))
         clock = self.options.clock
-        self._loop_guard = LoopGuard(self.loop_guard_config, self._warn.always) if self.enabled else None
+        self._loop_guard = (
+            LoopGuard(self.loop_guard_config, self._warn.always, mask=self.options.mask)
+            if self.enabled
+            else None
+        )
         forget = self._loop_guard.forget_run if self._loop_guard is not None else _ignore
         self._replay = replay = build_replay(self.options.raw.get("replay"), env) if self.enabled else None
         self._tap: Callable[[dict[str, Any]], None] | None = None  # the pytest plugin's recorder
@@ -133,6 +137,7 @@ class Client:
         if not self.enabled:
             return
         self._pipeline = EventPipeline(self.redaction_switches, self._warn, mask=self.options.mask)
+        host.scrub = self._pipeline.process  # a replay's divergence text shows values as events do
         for problem in (url_warning, attach_wait_env_problem(env)):
             if problem:
                 self._warn.always(problem)

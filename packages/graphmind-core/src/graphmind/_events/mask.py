@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["MASKED", "MASK_ENV", "mask_event", "resolve_mask"]
+__all__ = ["MASKED", "MASK_ENV", "mask_event", "mask_value", "resolve_mask"]
 
 MASKED = "__MASKED__"
 MASK_ENV = "GRAPHMIND_MASK"
@@ -75,6 +75,11 @@ def mask_event(event: dict[str, Any], pattern: re.Pattern[str]) -> dict[str, Any
     """The event with every match of `pattern` in its app data replaced (a new dict; containers the
     pipeline made are rebuilt where something changed, strings elsewhere are kept as they are)."""
     return {k: v if k in _MASK_SKIP else _mask(v, pattern) for k, v in event.items()}
+
+
+def mask_value(value: Any, pattern: re.Pattern[str]) -> Any:
+    """One JSON value with every match of `pattern` in its strings (keys included) replaced."""
+    return _mask(value, pattern)
 
 
 def _mask(value: Any, pattern: re.Pattern[str]) -> Any:

@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._events.jsonsafe import to_jsonable
+from .._events.mask import mask_value
 from .._events.redaction import PLACEHOLDER
 from .exec_lines import line_of_execution
 from .fingerprint import (
@@ -238,9 +241,14 @@ def _always(value: bool) -> Callable[[], bool]:
 class LoopGuard:
     """Counts identical watched calls in a row, per run (per thread / task outside any run). Thread-safe; never raises."""
 
-    def __init__(self, config: LoopGuardConfig, warn: Callable[[str], None]) -> None:
+    def __init__(
+        self, config: LoopGuardConfig, warn: Callable[[str], None], mask: re.Pattern[str] | None = None
+    ) -> None:
         self.config = config
         self._warn = warn
+        # `mask=`: a hold's fingerprint digests the arguments as events show them (masked): a digest of
+        # a short secret (a PIN) is reversed by hashing guesses. Streaks compare the real arguments.
+        self._mask = mask
         self._ignore = frozenset(config.ignore_keys)
         self._text = text_function(self._ignore)  # canonical_text with the ignore set's lookups done
         self._kinds = frozenset(config.kinds)
@@ -340,9 +348,7 @@ class LoopGuard:
                     repeats,
                     streak.first_seq,
                     seq,
-                    PLACEHOLDER
-                    if hide_fingerprint
-                    else digest_of(self._text(args) if text is None else text),
+                    PLACEHOLDER if hide_fingerprint else self._digest(args, text),
                     functools.partial(self._restart, line, streak, node_id, key, streak.first_seq, seq),
                 )
             if streak.warned:
@@ -353,6 +359,10 @@ class LoopGuard:
         with contextlib.suppress(Exception):
             self._warn(loop_warning(name, node_id, repeats, self.config, ungated=attached is cannot_hold))
         return None
+
+    def _digest(self, args: Any, text: str | None) -> str:
+        masked = None if self._mask is None else self._text(mask_value(to_jsonable(args), self._mask))
+        return digest_of(masked or (self._text(args) if text is None else text))
 
     def _same(self, a: tuple[int, int] | dict[str, Any], b: tuple[int, int] | dict[str, Any]) -> bool:
         """Whether two streak keys stand for the same canonical text (a flat copy against a text's

@@ -10,6 +10,7 @@ raising with the reason when it cannot) and, for gated callables, how its code i
 from __future__ import annotations
 
 import dataclasses
+import os
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .. import protocol as proto
@@ -40,6 +41,7 @@ class NodeRecord(Protocol):
 UNSET: Any = object()  # NodeRecord.original_input before any edit
 HIDDEN_INPUTS = "input hidden by GRAPHMIND_HIDE_INPUTS"
 HIDDEN_TOOL_ARGS = "input hidden by GRAPHMIND_HIDE_TOOL_ARGS"
+ALLOW_RELOAD_ENV = "GRAPHMIND_ALLOW_RELOAD"
 NO_RELOAD = "reload applies only to gated callables (gm.tool, wrap, wrap_tools, wrap_method)"
 LAST_OUTPUTS_MAX = 512  # node ids whose last output a client keeps for the inject box
 
@@ -89,6 +91,10 @@ def paused_fields(node: NodeRecord, gate: str, payload: dict[str, Any], actions:
     if reason is not None:
         fields["notEditable"] = reason
     fields["reloadable"] = takes and node.spec.reload is not None
+    if fields["reloadable"] and os.environ.get(ALLOW_RELOAD_ENV, "").strip() == "1":
+        # A hub without a token refuses reload unless the app says it accepts it from any local
+        # user (docs/security.md); read here, at a hold, so a test or a shell can set it late.
+        fields["reloadOptIn"] = True
     fields["attempt"] = node.attempt
     if node.refused is not None:
         fields["refused"], node.refused = node.refused, None

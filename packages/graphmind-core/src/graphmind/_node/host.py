@@ -40,3 +40,6 @@ class NodeHost:
     # Whether an input can be edited, an output prefill the inject box (_node/edit.py).
     redaction: RedactionSwitches | None = None
     last_outputs: dict[str, Any] = dataclasses.field(default_factory=dict)
+    # The event pipeline's `process` (hide switches and mask): text the engine writes about a value,
+    # not in a payload field (a replay divergence's diff), is built from what it returns.
+    scrub: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None

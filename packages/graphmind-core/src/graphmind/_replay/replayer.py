@@ -133,7 +133,24 @@ class Replayer:
         }
 
     def diff(self, node: NodeRecord, decision: Decision) -> str:
+        """The divergence's diff, of both inputs as an event would carry them: the text lands in
+        `node.error` and `run.finished`, where the pipeline hides no value, so a hidden input
+        (the hide switches, `mask=`) must be hidden before the diff is built."""
         rec = decision.recorded
         if rec is None:
             return ""
-        return self.matcher.diff(rec.input, node.spec.input)
+        recorded, actual = _shown(node, rec.input), _shown(node, node.spec.input)
+        text = self.matcher.diff(recorded, actual)
+        # They differ (the matcher said so), but not where an event may show them.
+        return text or "(the inputs differ only where the hide switches or mask= hide them: no diff shown)"
+
+
+def _shown(node: NodeRecord, value: Any) -> Any:
+    """`value` as the node's input field of an event: the one redaction pass (hide switches, mask)."""
+    scrub = node.host.scrub
+    if scrub is None:
+        return value
+    event = scrub(
+        {"type": proto.NODE_STARTED, "nodeId": node.node_id, "kind": node.spec.kind, "input": value}
+    )
+    return proto.REDACTED if event is None else event.get("input", proto.REDACTED)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import urllib.error
-import urllib.request
 from typing import Any
 from urllib.parse import quote
 
 from graphmind import protocol as proto
+
+from ..http_proof import NotOurHub, ProvenHub, Unreachable, token_source
 
 
 class HubUnreachable(Exception):
@@ -18,35 +17,22 @@ class HubUnreachable(Exception):
 class HubApi:
     def __init__(self, port: int, timeout: float = 8.0, token_file: str | None = None) -> None:
         self.base = f"http://127.0.0.1:{port}"
-        self.timeout = timeout
-        # Loopback only: never through a proxy from the environment.
-        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
         # A hub started with a token wants it on every request; one without ignores it. Found like
         # every tool finds it (--token-file, GRAPHMIND_TOKEN, GRAPHMIND_TOKEN_FILE, the hub's token
         # file): protocol.find_token. TokenError (a named file unreadable) is the caller's one line.
+        # The token itself is never sent: the hub proves it knows it first (http_proof.py), so a
+        # listener squatting on the port gets nothing.
         token = proto.find_token(f"ws://127.0.0.1:{port}/ingest", token_file_path=token_file)
-        self._auth = {"Authorization": f"Bearer {token}"} if token else {}
+        self._hub = ProvenHub(port, token, token_source(port, token_file), timeout=timeout)
 
     def call(self, method: str, path: str, body: Any = None, timeout: float | None = None) -> tuple[int, Any]:
-        data = None if body is None else json.dumps(body).encode("utf-8")
-        req = urllib.request.Request(
-            self.base + path,
-            data=data,
-            method=method,
-            headers={**self._auth, **({"Content-Type": "application/json"} if data else {})},
-        )
         try:
-            with self._opener.open(req, timeout=timeout or self.timeout) as resp:
-                return resp.status, json.loads(resp.read() or b"null")
-        except urllib.error.HTTPError as exc:
-            try:
-                return exc.code, json.loads(exc.read() or b"null")
-            except ValueError:
-                return exc.code, {"error": exc.reason}
-        except (urllib.error.URLError, OSError) as exc:
+            return self._hub.call(method, path, body, timeout)
+        except NotOurHub as exc:
+            raise HubUnreachable(str(exc)) from None
+        except Unreachable as exc:
             raise HubUnreachable(
-                f"no hub answers at {self.base} ({getattr(exc, 'reason', exc)}); "
-                "start it with `graphmind serve`, or pass graphmind mcp --port"
+                f"{exc}; start it with `graphmind serve`, or pass graphmind mcp --port"
             ) from None
 
     def gates(self) -> list[dict[str, Any]]:

@@ -159,6 +159,9 @@ export class GatesView {
     const notEditable = canEdit && g.editable !== true
       ? h("p", { class: "muted small gate-not-editable" }, `Input not editable: ${g.notEditable || "the app cannot rebuild this call from JSON"}`)
       : null;
+    const notReloadable = g.notReloadable && actions.includes(editAction)
+      ? h("p", { class: "muted small gate-not-reloadable" }, `Reload refused: ${g.notReloadable}`)
+      : null;
 
     const setBusy = (busy) => {
       for (const b of card.querySelectorAll("button")) b.disabled = busy || b.dataset.locked === "true";
@@ -166,7 +169,7 @@ export class GatesView {
     };
     for (const b of buttons.querySelectorAll("button")) if (b.disabled) b.dataset.locked = "true";
     card.append(title, reason, ...(refused ? [refused] : []), body, buttons, ...(notEditable ? [notEditable] : []),
-      ...boxes.map((b) => b.el), msg,
+      ...(notReloadable ? [notReloadable] : []), ...boxes.map((b) => b.el), msg,
       h("p", { class: "muted small gate-age", dataset: { since: String(g.heldSince ?? "") } }, `held ${ago(g.heldSince)}`));
     card.inject = () => inject && toggle(inject);
     card.edit = () => edit && toggle(edit);
