@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
 import weakref
 from typing import Any, Protocol
+
+from .._base import forksafe
 
 
 class _Forkable(Protocol):
@@ -28,7 +29,7 @@ class _Forkable(Protocol):
 
 _clients: weakref.WeakSet[Any] = weakref.WeakSet()
 _registered = False
-_lock = threading.Lock()
+_lock = forksafe.lock()
 
 
 def track(client: _Forkable) -> None:
@@ -42,11 +43,9 @@ def track(client: _Forkable) -> None:
 
 
 def _after_in_child() -> None:
-    global _lock
-    _lock = threading.Lock()  # another thread may have held it at the fork
+    # Every lock of core (this module's too) is unlocked already: _base/forksafe.py's hook runs first.
     from .._wire import exit_flush as _exit_flush
 
-    _exit_flush.after_fork()
     for client in list(_clients):
         try:
             client._after_fork()

@@ -9,11 +9,12 @@ about a second at exit, never a hang. Registered once, on the first transport th
 from __future__ import annotations
 
 import atexit
-import threading
 import weakref
 from collections.abc import Callable
 
-_lock = threading.Lock()
+from .._base import forksafe
+
+_lock = forksafe.lock()
 _callbacks: list[weakref.WeakMethod[Callable[[], None]]] = []
 _registered = False
 
@@ -26,13 +27,6 @@ def register(dispose: Callable[[], None]) -> None:
         if not _registered:
             _registered = True
             atexit.register(run_all)
-
-
-def after_fork() -> None:
-    """In a forked child: a fresh lock (another thread may have held it at the fork). The parent's
-    callbacks stay: each client rebuilt for the child (_api/fork.py) disposes its own transport."""
-    global _lock
-    _lock = threading.Lock()
 
 
 def run_all() -> None:
