@@ -10,13 +10,12 @@ in the child before any of the child's code runs; the parent's objects (its sock
 dropped without a goodbye, so nothing the child does reaches the parent's connection.
 
 A child that ends through `multiprocessing` leaves by `os._exit`, past `atexit`: the exit flush is
-also registered as a multiprocessing finalizer there, so its last events still reach the hub.
+also a multiprocessing finalizer there (_wire/exit_flush.py), so its last events still reach the hub.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 import weakref
 from typing import Any, Protocol
 
@@ -51,9 +50,5 @@ def _after_in_child() -> None:
             client._after_fork()
         except Exception:  # never let the child's start fail because of GraphMind
             pass
-    mp_util = sys.modules.get("multiprocessing.util")
-    if mp_util is not None:  # a multiprocessing child exits by os._exit: atexit never runs
-        try:
-            mp_util.Finalize(None, _exit_flush.run_all, exitpriority=100)
-        except Exception:
-            pass
+    # A multiprocessing child exits by os._exit: atexit never runs (exit_flush.py).
+    _exit_flush.in_multiprocessing_exit(again=True)
