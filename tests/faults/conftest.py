@@ -35,6 +35,8 @@ SLICE = {
     "test_frozen_hub.py",
     "test_fuzz.py::test_an_out_of_range_number_is_refused_as_bad_frame",
     "test_fork.py::test_100_forks_under_4_calling_threads_never_hang_without_a_hub",
+    "test_fork_exit.py::test_every_event_of_a_multiprocessing_child_is_stored_and_its_run_finished",
+    "test_fork_exit.py::test_an_os_exit_child_without_dispose_leaves_its_run_abandoned_with_the_reason",
 }
 
 
