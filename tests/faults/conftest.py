@@ -38,6 +38,9 @@ SLICE = {
     "test_reload_without_token.py",
     "test_hidden_values.py",
     "test_replay_source.py",
+    "test_fork.py::test_100_forks_under_4_calling_threads_never_hang_without_a_hub",
+    "test_fork_exit.py::test_every_event_of_a_multiprocessing_child_is_stored_and_its_run_finished",
+    "test_fork_exit.py::test_an_os_exit_child_without_dispose_leaves_its_run_abandoned_with_the_reason",
 }
 
 

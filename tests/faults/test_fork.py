@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import threading
 from typing import Any
 
@@ -104,3 +105,85 @@ def test_a_forked_child_holds_at_its_own_breakpoint_and_leaves_the_parents_gate_
         figure(f"fork ({how})", "child held and answered; parent's gate held until answered")
     finally:
         client.dispose()
+
+
+def _fork_under_calling_threads(client: graphmind.Client, forks: int, child_calls: int) -> dict[str, int]:
+    """`forks` children forked one after another while 4 threads keep making gated calls through
+    `client` (identical arguments, so the loop guard counts and warns: its lock is taken on every
+    call). Each child makes `child_calls` gated calls in a run, disposes its client and exits 0; a
+    child still running after 30 s is ended by SIGALRM (its default action: no handler of ours can
+    be stuck) and counted as hung."""
+    tool = client.wrap(lambda x: x, name="threaded")
+    stop = threading.Event()
+
+    def caller(i: int) -> None:
+        while not stop.is_set():
+            tool({"same": "arguments"})
+
+    threads = [threading.Thread(target=caller, args=(i,), daemon=True) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    children: list[int] = []
+    try:
+        for _ in range(forks):
+            pid = os.fork()
+            if pid == 0:  # the child: never return into pytest
+                code = 1
+                try:
+                    signal.signal(signal.SIGALRM, signal.SIG_DFL)
+                    signal.alarm(30)
+                    with client.run("forked-child"):
+                        for n in range(child_calls):
+                            tool({"child": n})
+                    client.dispose()
+                    code = 0
+                finally:
+                    os._exit(code)
+            children.append(pid)
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(10)
+    outcome = {"ok": 0, "hung": 0, "failed": 0}
+    for pid in children:
+        _, status = os.waitpid(pid, 0)
+        code = os.waitstatus_to_exitcode(status)
+        outcome["ok" if code == 0 else "hung" if code == -signal.SIGALRM else "failed"] += 1
+    return outcome
+
+
+def test_100_forks_under_4_calling_threads_never_hang_without_a_hub() -> None:
+    # A port nothing listens on: the client is enabled and detached, as an app with no hub running.
+    client = graphmind.Client(app="forking", url="ws://127.0.0.1:1", enabled=True)
+    try:
+        outcome = _fork_under_calling_threads(client, 100, 5)
+    finally:
+        client.dispose()
+    figure("100 forks under 4 calling threads, no hub", outcome)
+    assert outcome == {"ok": 100, "hung": 0, "failed": 0}
+
+
+@pytest.mark.faults
+def test_forks_under_4_calling_threads_never_hang_attached(hub: HubProcess) -> None:
+    forks = 100
+    # The loop guard warns rather than holds: a held thread would stop calling (it still takes the
+    # guard's lock on every call).
+    client = graphmind.Client(app="forking", url=hub.ingest_url, loop_guard={"mode": "warn"})
+    try:
+        assert client.ready(5)
+        outcome = _fork_under_calling_threads(client, forks, 5)
+    finally:
+        client.dispose()
+    figure(f"{forks} forks under 4 calling threads, attached", outcome)
+    assert outcome == {"ok": forks, "hung": 0, "failed": 0}
+    # Every child's run reached the hub, finished, under the child's own clientId.
+    runs = wait_for(
+        lambda: (r := hub.api("GET", "/api/runs?app=forking&limit=1000")[1]["runs"])
+        and len([x for x in r if x["name"] == "forked-child"]) == forks
+        and r,
+        20,
+        "every child's run",
+    )
+    children = [r for r in runs if r["name"] == "forked-child"]
+    assert {r["status"] for r in children} == {"finished"}
+    assert len({r["clientId"] for r in children}) == forks

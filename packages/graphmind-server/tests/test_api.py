@@ -51,7 +51,9 @@ def test_runs_are_listed_newest_first_with_filters_and_limit(thub):
         "dropped",
         "usage",
         "heldMs",
+        "abandonedReason",
     }
+    assert runs[0]["abandonedReason"] is None
     assert runs[0]["dropped"] == {"count": 0, "reasons": {}}
     assert runs[0]["status"] == "error" and runs[0]["endedAt"] is not None and runs[1]["endedAt"] is None
     assert [r["id"] for r in thub.api("GET", "/api/runs?app=alpha")[1]["runs"]] == ["r3", "r1"]

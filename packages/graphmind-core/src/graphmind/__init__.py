@@ -17,10 +17,10 @@ http://127.0.0.1:4747 to watch, hold and steer it. Adapter authors: `graphmind.a
 from __future__ import annotations
 
 import sys
-import threading
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ._base import forksafe
 from ._version import __version__
 
 if TYPE_CHECKING:
@@ -109,7 +109,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
 
 _default: Client | None = None
-_default_lock = threading.Lock()
+_default_lock = forksafe.lock()
 _default_session: DefaultSession | None = None
 
 

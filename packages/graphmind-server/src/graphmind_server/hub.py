@@ -41,8 +41,26 @@ NO_TOKEN_NO_RELOAD = (
 )
 
 
+# How an app's connection went, for the reason an abandoned run gives (`abandonedReason`).
+CLEAN_CLOSE = (1000, 1001)  # its client closed (dispose), or it is going away
+CLOSED, CUT, RESTARTED = "closed", "cut", "restarted"
+
+
 def now_ms() -> float:
     return time.time() * 1000.0
+
+
+def abandon_reason(how: str, grace_ms: int) -> str:
+    """The one line an abandoned run shows: what ended it and what to do (docs/reliability.md)."""
+    back = f"did not come back within {grace_ms / 1000:g} s"
+    if how == RESTARTED:
+        return f"the hub restarted while this run was running and its app {back}"
+    if how == CLOSED:
+        return f"its app closed its connection without finishing this run and {back}"
+    return (
+        f"its app's connection ended without a goodbye and {back}: the process was killed, crashed or "
+        "left by os._exit, and events it had not sent are lost (call graphmind.dispose() before os._exit)"
+    )
 
 
 @dataclass(eq=False)
@@ -55,6 +73,9 @@ class AppConnection:
     acked_version: int = 0
     ready: bool = False
     gates: dict[str, Gate] = field(default_factory=dict)
+    # The WebSocket close code the app sent (1000: its client closed), else None: the connection
+    # ended with no closing handshake (the process was killed, crashed, or left by os._exit).
+    close_code: int | None = None
 
     async def send(self, frame: dict[str, Any]) -> bool:
         try:
@@ -133,6 +154,7 @@ class Hub:
         self.viewers: set[Any] = set()  # live.Viewer
         self._resumed: dict[str, deque[str]] = {}
         self._abandon: dict[str, asyncio.TimerHandle] = {}
+        self._gone_how: dict[str, str] = {}  # clientId -> why its runs will be abandoned (abandon_reason)
         self._ack_changed = asyncio.Event()
         self._conn_numbers = 0
         self._sends: set[asyncio.Future[bool]] = set()
@@ -145,6 +167,7 @@ class Hub:
     def start(self, running_clients: list[str]) -> None:
         """Runs left `running` by a previous hub get the grace to come back, like any disconnect."""
         for client_id in running_clients:
+            self._gone_how[client_id] = RESTARTED
             self._schedule_abandon(client_id)
 
     def stop(self) -> None:
@@ -198,6 +221,7 @@ class Hub:
         if self.clients.get(conn.client_id) is conn:
             del self.clients[conn.client_id]
             if not self.closing:
+                self._gone_how[conn.client_id] = CLOSED if conn.close_code in CLEAN_CLOSE else CUT
                 self._schedule_abandon(conn.client_id)
         self._ack_changed.set()
 
@@ -221,9 +245,10 @@ class Hub:
         if client_id in self.clients or self.closing:
             return
         self._resumed.pop(client_id, None)  # gone for good: its replay filter is not needed any more
+        reason = abandon_reason(self._gone_how.pop(client_id, CUT), self.settings.abandon_grace_ms)
         # A failed write was reported by the store; the next start-up tries again.
         with contextlib.suppress(Exception):
-            await self.store.submit(Abandon(client_id, now_ms()))
+            await self.store.submit(Abandon(client_id, now_ms(), reason))
 
     # -- gates ----------------------------------------------------------------------------------
 

@@ -19,7 +19,6 @@ import contextlib
 import contextvars
 import itertools
 import os
-import threading
 from collections.abc import Callable, Iterator, Mapping
 from time import time_ns as _time_ns
 from typing import Any, TypeVar, overload
@@ -169,8 +168,6 @@ class Client:
         self._instance_prefix = self.client_id[:8]
         self._seq = itertools.count(1)
         self._emitted = 0
-        self._warn._lock = threading.Lock()
-        self._pipeline._lock = threading.Lock()
         self._pipeline.dropped = 0
         self._hub.after_fork()
         self._flusher.after_fork()

@@ -10,16 +10,16 @@ in the child before any of the child's code runs; the parent's objects (its sock
 dropped without a goodbye, so nothing the child does reaches the parent's connection.
 
 A child that ends through `multiprocessing` leaves by `os._exit`, past `atexit`: the exit flush is
-also registered as a multiprocessing finalizer there, so its last events still reach the hub.
+also a multiprocessing finalizer there (_wire/exit_flush.py), so its last events still reach the hub.
 """
 
 from __future__ import annotations
 
 import os
-import sys
-import threading
 import weakref
 from typing import Any, Protocol
+
+from .._base import forksafe
 
 
 class _Forkable(Protocol):
@@ -28,7 +28,7 @@ class _Forkable(Protocol):
 
 _clients: weakref.WeakSet[Any] = weakref.WeakSet()
 _registered = False
-_lock = threading.Lock()
+_lock = forksafe.lock()
 
 
 def track(client: _Forkable) -> None:
@@ -42,19 +42,13 @@ def track(client: _Forkable) -> None:
 
 
 def _after_in_child() -> None:
-    global _lock
-    _lock = threading.Lock()  # another thread may have held it at the fork
+    # Every lock of core (this module's too) is unlocked already: _base/forksafe.py's hook runs first.
     from .._wire import exit_flush as _exit_flush
 
-    _exit_flush.after_fork()
     for client in list(_clients):
         try:
             client._after_fork()
         except Exception:  # never let the child's start fail because of GraphMind
             pass
-    mp_util = sys.modules.get("multiprocessing.util")
-    if mp_util is not None:  # a multiprocessing child exits by os._exit: atexit never runs
-        try:
-            mp_util.Finalize(None, _exit_flush.run_all, exitpriority=100)
-        except Exception:
-            pass
+    # A multiprocessing child exits by os._exit: atexit never runs (exit_flush.py).
+    _exit_flush.in_multiprocessing_exit(again=True)

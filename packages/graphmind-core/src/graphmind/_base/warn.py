@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import logging
-import threading
 import time
+
+from . import forksafe
 
 DEFAULT_LOGGER = logging.getLogger("graphmind")
 
@@ -16,7 +17,7 @@ class Warner:
         self.logger = logger or DEFAULT_LOGGER
         self.interval = interval
         self._last: dict[str, float] = {}
-        self._lock = threading.Lock()
+        self._lock = forksafe.lock()
         self.count = 0
 
     def __call__(self, message: str, key: str | None = None) -> None:

@@ -26,11 +26,11 @@ from __future__ import annotations
 import contextlib
 import math
 import re
-import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .._base import forksafe
 from .fields import (
     _DELTA_IDS,
     _DELTAS,
@@ -86,7 +86,7 @@ class EventPipeline:
         # No switch and no mask: an engine-built event takes `_plain_trusted` straight away.
         self._trusted_ok = not self._any and mask is None
         self._warn = warn
-        self._lock = threading.Lock()
+        self._lock = forksafe.lock()
         self._last_warning = -math.inf
         self._unreported = 0
         self.dropped = 0

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import ipaddress
 import sys
-import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
+from .._base import forksafe
 from .._base.aio import running_loop
 from .._wire.tcp import TcpConnector, host_and_port
 
@@ -125,11 +125,11 @@ class AttachWait:
         self._url = url
         self._connect_timeout = connect_timeout
         self.pending = policy.seconds is not None
-        self._lock = threading.Lock()
+        self._lock = forksafe.lock()
 
     def after_fork(self) -> None:
         """In a forked child: a new client to the hub, so its first gated call waits once again."""
-        self._lock = threading.Lock()
+        self._lock = forksafe.lock()
         self.pending = self.policy.seconds is not None
 
     def take(self) -> float | None:

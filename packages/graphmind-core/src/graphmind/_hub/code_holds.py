@@ -10,11 +10,11 @@ arguments as keyword arguments; one that raises is warned about once and does no
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .._base import forksafe
 from ..protocol import AFTER, BEFORE, ERROR_GATE, GATES
 
 BreakpointArg = bool | str | Iterable[str] | None
@@ -94,7 +94,7 @@ class ConditionChecker:
     def __init__(self, warn: Callable[[str], None]) -> None:
         self._warn = warn
         self._warned: set[int] = set()
-        self._lock = threading.Lock()
+        self._lock = forksafe.lock()
 
     def why(self, condition: Condition, name: str, arguments: Mapping[str, Any]) -> str | None:
         """None: do not hold. Otherwise the reason shown on the card ("condition" for True)."""

@@ -9,11 +9,11 @@ locally from the debug state the hub pushed (docs/protocol.md, "Gates").
 from __future__ import annotations
 
 import itertools
-import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .. import protocol as proto
+from .._base import forksafe
 from .._base.warn import Warner
 from .._node.spec import NodeSpec
 from .._runs.run import RunContext
@@ -56,7 +56,7 @@ class HubControl:
         self._conditions = ConditionChecker(warn.always)
         self._emit = emit
         self._find_run = find_run
-        self._lock = threading.Lock()
+        self._lock = forksafe.lock()
         self._held: dict[str, HeldGate] = {}
         self._pause_any = False
         self._pause_runs: set[str] = set()
@@ -166,7 +166,7 @@ class HubControl:
 
     def after_fork(self) -> None:
         """In a forked child: the parent's held gates belong to its threads, not the child's."""
-        self._lock = threading.Lock()
+        self._lock = forksafe.lock()
         self._held = {}
         self._pause_any = False
         self._pause_runs = set()

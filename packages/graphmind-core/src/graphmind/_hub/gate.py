@@ -15,6 +15,7 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .._base import forksafe
 from .._base.aio import running_loop
 from ..protocol import CONTINUE
 
@@ -76,7 +77,7 @@ class HeldGate:
         self.run_id = run_id
         self.gate = gate
         self.reason = reason
-        self._lock = threading.Lock()
+        self._lock = forksafe.lock()
         self._answer: GateAnswer | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._future: asyncio.Future[GateAnswer] | None = None
@@ -84,7 +85,7 @@ class HeldGate:
         self._trio_event: Any = None
         self._event: threading.Event | None = None
         if waiter is None:
-            self._event = threading.Event()
+            self._event = forksafe.event()
         elif _is_asyncio_loop(waiter):
             self._loop = waiter
             self._future = waiter.create_future()

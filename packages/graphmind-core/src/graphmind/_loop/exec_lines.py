@@ -13,11 +13,13 @@ import threading
 import weakref
 from typing import Any
 
+from .._base import forksafe
+
 _line_numbers = itertools.count(1)
 _thread_line = threading.local()
 # A task's number lives as long as the task (a dead task's id() can be reused, its number not).
 _task_lines: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
-_task_lines_lock = threading.Lock()
+_task_lines_lock = forksafe.lock()
 # The calling task's (weak reference to it, its number), kept in its own context: one ContextVar
 # read per call instead of a WeakKeyDictionary lookup (which builds a weak reference per call). A
 # task started from this one inherits the entry, but the reference names its parent, so it looks

@@ -14,12 +14,12 @@ from __future__ import annotations
 import contextlib
 import functools
 import re
-import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._base import forksafe
 from .._events.jsonsafe import to_jsonable
 from .._events.mask import mask_value
 from .._events.redaction import PLACEHOLDER
@@ -257,7 +257,7 @@ class LoopGuard:
         self._enabled = config.enabled
         self._threshold = config.threshold
         self._pause = config.mode == "pause"
-        self._lock = threading.Lock()
+        self._lock = forksafe.lock()
         # run id (with the line of execution for the implicit run) -> its current streak; the
         # oldest are forgotten past MAX_TRACKED_RUNS.
         self._streaks: OrderedDict[Hashable, _Streak] = OrderedDict()

@@ -14,6 +14,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .._base import forksafe
+
 MAX_WARNED_NODES = 4096
 STOP_WAIT_S = 1.0  # longest a closing gate waits for a warning already being written
 
@@ -68,7 +70,7 @@ class HoldTimeouts:
 
     def __init__(self, warn: Callable[[str], None]) -> None:
         self._warn = warn
-        self._lock = threading.Lock()
+        self._lock = forksafe.lock()
         self._warned: set[str] = set()
 
     def watch(self, node_id: str, gate: str, timeout: KnownTimeout | None) -> HoldWatch | None:

@@ -9,6 +9,7 @@ import threading
 from collections.abc import Callable
 from typing import Protocol
 
+from .._base import forksafe
 from .._base.warn import Warner
 
 
@@ -25,9 +26,9 @@ class TokenFlusher:
         self._interval = interval_ms / 1000.0
         self._warn = warn
         self._stopped = stopped
-        self._lock = threading.Lock()
+        self._lock = forksafe.lock()
         self._pending: dict[str, Flushable] = {}
-        self._wakeup = threading.Event()
+        self._wakeup = forksafe.event()
         self._thread: threading.Thread | None = None
         # True while the thread waits for work (or is not started). Only then does a schedule wake
         # it: a batch scheduled while it is awake joins the window it is in, so a run of short
@@ -36,9 +37,9 @@ class TokenFlusher:
 
     def after_fork(self) -> None:
         """In a forked child: the parent's thread does not exist here; start afresh."""
-        self._lock = threading.Lock()
+        self._lock = forksafe.lock()
         self._pending = {}
-        self._wakeup = threading.Event()
+        self._wakeup = forksafe.event()
         self._thread = None
         self._idle = True
 

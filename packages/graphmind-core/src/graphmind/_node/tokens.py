@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import contextlib
-import threading
 from typing import TYPE_CHECKING, Any
 
 from .. import protocol as proto
+from .._base import forksafe
 
 if TYPE_CHECKING:
     from .host import NodeHost
@@ -38,7 +38,7 @@ class TokenBuffer:
             return
         if self._token_lock is NO_TOKENS:
             # The app thread appends, the client's flusher may flush: from the first delta on they share a lock.
-            self._token_lock = threading.Lock()
+            self._token_lock = forksafe.lock()
         with self._token_lock:
             deltas = self._deltas
             was_empty = not deltas

@@ -10,11 +10,11 @@ what then. Once the replay goes live (a `live` divergence, a continue at a held 
 from __future__ import annotations
 
 import os
-import threading
 from dataclasses import dataclass
 from typing import Any
 
 from .. import protocol as proto
+from .._base import forksafe
 from .cassette import Cassette, Recorded
 from .match import Matcher, unreplayable
 from .settings import NOTHING, REPORT_ENV, ReplaySettings
@@ -50,7 +50,7 @@ class Replayer:
         self.until = cassette.find(settings.until) if settings.until is not None else None
         self.active = True  # False once the replay went live: nothing later is replayed
         self._counts: dict[str, int] = {}
-        self._lock = threading.Lock()
+        self._lock = forksafe.lock()
         self.replayed = 0
         # `graphmind replay` names a file here: a `fail` divergence is written to it for the command's
         # own one-paragraph report (the app's traceback may be swallowed or buried).

@@ -7,11 +7,11 @@ Calls made outside any `client.run(...)` share one implicit run per client.
 from __future__ import annotations
 
 import contextvars
-import threading
 from collections.abc import Callable
 from typing import Any
 
 from .. import protocol as proto
+from .._base import forksafe
 from .._base.clock import Clock, round_ms
 from .._base.errors import RunAborted
 from .._node.spec import describe_error
@@ -40,7 +40,7 @@ class Runs:
         self._emit = emit
         self._live = live
         self._forget = forget  # the loop guard's streaks of a run that ended
-        self._lock = threading.Lock()
+        self._lock = forksafe.lock()
         self._runs: dict[str, RunContext] = {}
         self._implicit: RunContext | None = None
         # The implicit run once started: what `for_call` returns outside any run (read inline by

@@ -7,6 +7,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .._base import forksafe
 from .._base.ids import random_hex
 from .steps import StepTracker
 
@@ -37,8 +38,8 @@ class RunContext:
     # (the engine's fast path reads it without a lock).
     _aborted: bool = field(default=False, repr=False)
     steps: StepTracker = field(default_factory=StepTracker, repr=False)
-    _abort_event: threading.Event = field(default_factory=threading.Event, repr=False)
-    _abort_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _abort_event: threading.Event = field(default_factory=forksafe.event, repr=False)
+    _abort_lock: threading.Lock = field(default_factory=forksafe.lock, repr=False)
     _abort_waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = field(
         default_factory=list, repr=False
     )

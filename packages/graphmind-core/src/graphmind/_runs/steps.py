@@ -7,9 +7,9 @@ Every model adapter uses this, so `llm:step` instance ids mean the same thing ev
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 
+from .._base import forksafe
 from .._base.ids import random_hex
 
 
@@ -42,7 +42,7 @@ def _step_identity(invocation: str, step: int) -> StepIdentity:
 
 class StepTracker:
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._lock = forksafe.lock()
         self._first_key: str | None = None
         self._length = -1
         self._invocation = ""

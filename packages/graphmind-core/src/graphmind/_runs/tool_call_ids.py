@@ -14,11 +14,11 @@ own id) wins and removes its entry. docs/protocol.md, "Tool node identity".
 from __future__ import annotations
 
 import contextvars
-import threading
 import weakref
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from .._base import forksafe
 from .._node.spec import NodeSpec
 from .run import RunContext
 
@@ -32,7 +32,7 @@ class PendingToolCalls:
     __slots__ = ("_calls", "_lock")
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._lock = forksafe.lock()
         self._calls: dict[str, list[tuple[str, str]]] = {}
 
     def replace(self, parent: str, calls: list[tuple[str, str]]) -> None:
@@ -92,7 +92,7 @@ class ToolCallIds:
     """Every run's pending tool calls for one client. Thread-safe; never raises into a call."""
 
     def __init__(self, key: str) -> None:
-        self._lock = threading.Lock()
+        self._lock = forksafe.lock()
         self._runs: weakref.WeakKeyDictionary[RunContext, PendingToolCalls] = weakref.WeakKeyDictionary()
         # Outside any run the queue follows the calling context: a thread, or an asyncio / trio task
         # and the tasks it starts (they copy the context, so they share the same queue object).

@@ -38,6 +38,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import protocol as proto
+from .._base import forksafe
 from .._base.warn import Warner
 from .._config.options import Options
 from . import exit_flush as _exit_flush
@@ -76,8 +77,8 @@ class Transport(Backpressure, Confirming, WriteLoop, Ring):
         self._on_detach = on_detach
         self._on_exit = on_exit
         self._warn = warn
-        self._lock = threading.Lock()  # enqueue takes it by hand (`with cond` adds 2 Python calls)
-        self._cond = threading.Condition(self._lock)
+        self._lock = forksafe.lock()  # enqueue takes it by hand (`with cond` adds 2 Python calls)
+        self._cond = forksafe.condition(self._lock)
         self._buffer_size, self._max_buffer_bytes = options.buffer_size, options.max_buffer_bytes
         # [event dict, or its JSON text once sent; approximate size in characters]
         self._ring: deque[list[Any]] = deque()
@@ -104,8 +105,8 @@ class Transport(Backpressure, Confirming, WriteLoop, Ring):
         self._stopping = False
         self._thread: threading.Thread | None = None
         self._ws: Any = None
-        self._kick = threading.Event()
-        self._attached_event = threading.Event()
+        self._kick = forksafe.event()
+        self._attached_event = forksafe.event()
         # "dropped" here counts every loss but the detached ring's, kept by run until an attach
         # folds them in (backpressure.py); `dropped_count` is the sum.
         self.counters = dict.fromkeys(("dropped", "sent", "connects", "connect_failures"), 0)

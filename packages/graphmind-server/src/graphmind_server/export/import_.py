@@ -142,6 +142,8 @@ def _restore_run_row(conn: sqlite3.Connection, run: dict[str, Any]) -> None:
         values["client_id"] = imported_client(values["client_id"])
     if isinstance(run.get("meta"), dict):
         values["meta"] = json.dumps(run["meta"])  # as the hub writes it (store/derive.py)
+    if run.get("status") == "abandoned" and isinstance(run.get("abandonedReason"), str):
+        values["abandoned_reason"] = run["abandonedReason"]
     dropped = run.get("dropped")
     reasons = dropped.get("reasons") if isinstance(dropped, dict) else None
     if isinstance(reasons, dict):  # what the app could not deliver travels with the run

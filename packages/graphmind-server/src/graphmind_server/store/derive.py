@@ -107,6 +107,10 @@ class RunRow:
     dropped: str = "{}"  # JSON {reason: events}: events of this run that never reached the store
     usage: str = "{}"  # JSON: tokens and reported cost per model (store/usage.py)
     held_ms: float = 0.0  # time its gates were held (the exec.resumed heldMs summed)
+    abandoned_reason: str | None = None  # why the hub marked it abandoned (hub.py `abandon_reason`)
+    # When this hub first stored anything of it (the hub's clock, ms): what the runs list and the
+    # start-up prune order by. The app's clock (startedAt) may be anywhere: a span dated 2200.
+    received_at: float = 0.0
     nodes: dict[str, NodeRow] | None = None  # loaded lazily by the writer
     new: bool = False
     dirty_nodes: set[str] = field(default_factory=set)
@@ -121,7 +125,7 @@ class RunRow:
     def from_db(cls, row: tuple[Any, ...]) -> RunRow:
         """A row of the writer's run columns (store/writer.py `_RUN_COLUMNS`), its nodes not loaded."""
         (run_id, app, name, status, started, ended, events, client, meta, implicit, agent, cursor) = row[:12]
-        dropped, usage, held_ms = row[12:15]
+        dropped, usage, held_ms, abandoned_reason, received_at = row[12:17]
         return cls(
             id=run_id,
             app=app,
@@ -138,6 +142,8 @@ class RunRow:
             dropped=dropped,
             usage=usage,
             held_ms=held_ms,
+            abandoned_reason=abandoned_reason,
+            received_at=received_at,
             nodes={},
         )
 
@@ -173,6 +179,7 @@ class RunRow:
                 self.dropped,
                 self.usage,
                 self.held_ms,
+                self.abandoned_reason,
             )
         )
 
@@ -205,7 +212,8 @@ def dropped_to_api(text: Any) -> dict[str, Any]:
 
 def run_to_api(row: tuple[Any, ...]) -> dict[str, Any]:
     """A runs row (id, app, name, status, started_at, ended_at, node_count, event_count, client_id,
-    meta, dropped, usage, held_ms) as the API's Run object, without heldCount (the hub adds it)."""
+    meta, dropped, usage, held_ms, abandoned_reason) as the API's Run object, without heldCount (the
+    hub adds it)."""
     try:
         meta = loads_finite(row[9])
     except (TypeError, ValueError, RecursionError):
@@ -224,6 +232,8 @@ def run_to_api(row: tuple[Any, ...]) -> dict[str, Any]:
         "dropped": dropped_to_api(row[10] if len(row) > 10 else None),
         "usage": tokens.to_api(tokens.load(row[11] if len(row) > 11 else None), prices.price),
         "heldMs": finite(row[12]) if len(row) > 12 else 0,
+        # Why the hub gave up on it (an abandoned run only; docs/reliability.md).
+        "abandonedReason": row[13] if len(row) > 13 and row[3] == "abandoned" else None,
     }
 
 
@@ -265,7 +275,7 @@ def apply(run: RunRow, event: dict[str, Any], ts: float) -> None:
     run.event_count += 1
     if run.status == "abandoned" and kind != "run.finished":
         # The app came back after the grace: the run is live again.
-        run.status, run.ended_at = "running", None
+        run.status, run.ended_at, run.abandoned_reason = "running", None, None
     node_id = event.get("nodeId")
     if kind == "run.started":
         run.name = _str(event.get("name"), run.name)

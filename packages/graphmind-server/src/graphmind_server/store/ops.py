@@ -24,10 +24,11 @@ class SetSetting(Op):
 
 @dataclass
 class Abandon(Op):
-    """Mark every running run of a client abandoned (its app did not come back in time)."""
+    """Mark every running run of a client abandoned (its app did not come back in time), saying why."""
 
     client_id: str
     now_ms: float
+    reason: str | None = None
 
     def apply(self, writer: Writer) -> list[str]:
         ids = [
@@ -39,7 +40,7 @@ class Abandon(Op):
         for run_id in ids:
             run = writer.run(run_id)
             if run is not None and run.status == "running":
-                run.status, run.ended_at = "abandoned", self.now_ms
+                run.status, run.ended_at, run.abandoned_reason = "abandoned", self.now_ms, self.reason
                 writer.touch(run)
         return ids
 

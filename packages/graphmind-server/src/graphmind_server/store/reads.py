@@ -12,7 +12,7 @@ from .status import shown
 
 _RUN_API_COLUMNS = (
     "id, app, name, status, started_at, ended_at, node_count, event_count, client_id, meta, dropped, usage,"
-    " held_ms"
+    " held_ms, abandoned_reason"
 )
 
 

@@ -83,6 +83,15 @@ MIGRATIONS: list[list[str | Callable[[sqlite3.Connection], None]]] = [
         "INSERT OR REPLACE INTO settings (key, value) SELECT 'search_indexed', COALESCE(MAX(cursor), 0) FROM events",
         usage_backfill,
     ],
+    # 5: why the hub marked a run abandoned; when the hub first stored anything of it (its own
+    # clock: the runs list and the start-up prune order by it, never by the app's). A run stored
+    # before takes its startedAt, never later than now.
+    [
+        "ALTER TABLE runs ADD COLUMN abandoned_reason TEXT",
+        "ALTER TABLE runs ADD COLUMN received_at REAL NOT NULL DEFAULT 0",
+        "UPDATE runs SET received_at = MIN(started_at, (julianday('now') - 2440587.5) * 86400000.0)",
+        "CREATE INDEX runs_by_received ON runs (received_at DESC)",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -13,6 +13,7 @@ import queue
 import sqlite3
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -28,13 +29,14 @@ RUN_CACHE_MAX = 2000
 
 _RUN_COLUMNS = (
     "id, app, name, status, started_at, ended_at, event_count, client_id, meta, implicit, agent_node, cursor,"
-    " dropped, usage, held_ms"
+    " dropped, usage, held_ms, abandoned_reason, received_at"
 )
-_UPSERT_RUN = f"""INSERT INTO runs ({_RUN_COLUMNS}, node_count) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+_UPSERT_RUN = f"""INSERT INTO runs ({_RUN_COLUMNS}, node_count) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
 ON CONFLICT(id) DO UPDATE SET app=excluded.app, name=excluded.name, status=excluded.status,
 started_at=excluded.started_at, ended_at=excluded.ended_at, event_count=excluded.event_count,
 meta=excluded.meta, implicit=excluded.implicit, agent_node=excluded.agent_node, cursor=excluded.cursor,
-node_count=excluded.node_count, dropped=excluded.dropped, usage=excluded.usage, held_ms=excluded.held_ms"""
+node_count=excluded.node_count, dropped=excluded.dropped, usage=excluded.usage, held_ms=excluded.held_ms,
+abandoned_reason=excluded.abandoned_reason, received_at=excluded.received_at"""
 _UPSERT_NODE = f"""INSERT INTO nodes (run_id, {NODE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)
 ON CONFLICT(run_id, node_id) DO UPDATE SET kind=excluded.kind, name=excluded.name,
 executions=excluded.executions, status=excluded.status, latest=excluded.latest,
@@ -311,6 +313,7 @@ class Writer:
                 status="running",
                 started_at=ts,
                 client_id=client_id,
+                received_at=time.time() * 1000.0,
                 nodes={},
                 new=True,
             )
@@ -352,6 +355,8 @@ class Writer:
                     run.dropped,
                     run.usage,
                     run.held_ms,
+                    run.abandoned_reason,
+                    run.received_at,
                     run.node_count,
                 )
             )
