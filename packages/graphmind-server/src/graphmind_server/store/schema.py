@@ -83,6 +83,11 @@ MIGRATIONS: list[list[str | Callable[[sqlite3.Connection], None]]] = [
         "INSERT OR REPLACE INTO settings (key, value) SELECT 'search_indexed', COALESCE(MAX(cursor), 0) FROM events",
         usage_backfill,
     ],
+    # 5: keys of events stored once per run whatever their seq (OTLP spans: an exporter's retry of
+    # a request the hub took comes with new seqs; store/writer.py `_first_of`).
+    [
+        "CREATE TABLE once_keys (run_id TEXT NOT NULL, key TEXT NOT NULL, PRIMARY KEY (run_id, key)) WITHOUT ROWID",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

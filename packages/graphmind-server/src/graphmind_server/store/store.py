@@ -119,11 +119,21 @@ class Store:
         """Characters of event text received and not committed yet (the ingest byte budget)."""
         return self._enqueued_bytes - self._committed_bytes
 
-    def put_event(self, client_id: str, app: str, event: dict[str, Any], raw: str, ts: float) -> None:
+    def put_event(
+        self, client_id: str, app: str, event: dict[str, Any], raw: str, ts: float, once: str | None = None
+    ) -> None:
+        """Queue an app event; with `once`, the writer stores at most one event of its run under
+        that key (the database remembers every key, so a retry of any size is stored once)."""
         assert self._writer is not None
         self._enqueued += 1
         self._enqueued_bytes += len(raw)
-        self._writer.queue.put(EventItem(client_id, app, event, raw, ts))
+        self._writer.queue.put(EventItem(client_id, app, event, raw, ts, once))
+
+    @property
+    def once_skipped(self) -> dict[str, int]:
+        """Events given with `once` that the writer skipped (their key was stored already), by the
+        key's first part (before a colon)."""
+        return self._writer.once_skipped.copy() if self._writer is not None else {}
 
     def submit(self, op: Op) -> asyncio.Future[Any]:
         """Queue an operation; the future resolves with its result once committed."""

@@ -67,6 +67,8 @@ class Writer:
         self.queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self.runs: dict[str, RunRow] = {}
         self._hwm: dict[str, int] = {}  # highest seq stored per client: the dedupe fast path
+        # Events whose `once` key was stored already (EventItem.once), by the key's first part.
+        self.once_skipped: dict[str, int] = {}  # a plain dict: the loop reads a copy()
         self._processed = 0
         self._processed_bytes = 0
         row = conn.execute(
@@ -264,6 +266,10 @@ class Writer:
         if not self._is_new(item.client_id, ev["seq"]):
             return
         run_id = ev["runId"]
+        if item.once is not None and not self._first_of(run_id, item.once):
+            part = item.once.partition(":")[0]
+            self.once_skipped[part] = self.once_skipped.get(part, 0) + 1
+            return
         run = self.runs.get(run_id) or self.run_or_new(run_id, item.app, item.client_id, item.ts)
         self.last_cursor += 1
         cursor = self.last_cursor
@@ -272,6 +278,12 @@ class Writer:
         run.cursor = cursor
         self._touched[run_id] = run
         self._out.events.append((cursor, run_id, item.raw))
+
+    def _first_of(self, run_id: str, key: str) -> bool:
+        """Whether `key` is new for this run (and now taken): the table is in this transaction, so
+        it sees this batch's keys too, and a failed transaction forgets them with its events."""
+        cur = self.conn.execute("INSERT OR IGNORE INTO once_keys (run_id, key) VALUES (?, ?)", (run_id, key))
+        return cur.rowcount > 0
 
     def _flush_rows(self) -> None:
         if self._rows:
