@@ -21,6 +21,7 @@ from . import derive, search
 from .derive import NODE_COLUMNS, NodeRow, RunRow
 from .items import Committed, EventItem
 from .stall import Stall, cannot_store
+from .wal_watch import WalWatch
 
 BATCH_MAX = 500
 BATCH_MAX_BYTES = 8 * 1024 * 1024  # a transaction also stops at this much event text (big events)
@@ -64,6 +65,8 @@ class Writer:
         # The hub's writer watches its file (a db deleted or replaced under it) and says when it
         # cannot store (store/stall.py); `graphmind import` passes neither.
         self._stall = Stall(path, on_storing) if path is not None else None
+        self.wal = WalWatch(path) if path is not None else None  # store/wal_watch.py
+        self.wal_recoveries = 0  # the read connections reopen when this moves
         self.queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self.runs: dict[str, RunRow] = {}
         self._hwm: dict[str, int] = {}  # highest seq stored per client: the dedupe fast path
@@ -162,6 +165,9 @@ class Writer:
         while True:
             try:
                 stall.check_file()
+                if self.wal is not None and self.wal.lost():
+                    self.conn = self.wal.recover(self.conn)
+                    self.wal_recoveries += 1
                 out = self._transaction(batch)
             except Exception as exc:
                 reason = cannot_store(exc)
