@@ -100,7 +100,7 @@ def _finite_float(text: str) -> float:
 
 async def health(request: Request) -> Response:
     body: dict[str, Any] = {"ok": True, "version": __version__, "protocol": 1}
-    reason = _hub(request).store.not_storing
+    reason = _hub(request).store.not_storing_now  # a lost WAL too (store/wal_watch.py)
     body["storing"] = reason is None  # store/stall.py: false while a write keeps failing
     if reason is not None:
         body["notStoring"] = f"not storing: {reason}"

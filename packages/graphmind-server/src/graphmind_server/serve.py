@@ -167,6 +167,9 @@ class _Server(uvicorn.Server):
         # Answer held gates while the apps are still connected; uvicorn closes them next.
         await self.hub.release_all()
         await super().shutdown(sockets)
+        refusals = getattr(self.config.ws, "refusals", None)  # wsprotocol.py: refused upgrades
+        if refusals is not None:
+            refusals.flush()
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:

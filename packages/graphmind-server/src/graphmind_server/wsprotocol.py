@@ -9,13 +9,21 @@ too, so Ctrl-C never waits on a viewer that stopped reading.
 It extends uvicorn's sans-I/O implementation (uvicorn/protocols/websockets/websockets_sansio_impl.py,
 `handle_connect` builds `self.scope`; `shutdown` sends 1012): `protocol_class()` falls back to
 uvicorn's default ("auto") when that class is not there, and the feed then closes normally.
+
+An upgrade the hub refuses with an HTTP answer (no token: 401, a foreign Origin: 403) made uvicorn
+log "ASGI callable returned without completing handshake." each time (`run_asgi`): another user
+could write 300 lines a second into the hub's log. Those are counted instead: the first refusal is
+one line, the rest one summary line per REFUSALS_EVERY_S.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import socket
 import struct
+import sys
+from collections import Counter
 from typing import Any
 
 SHUTDOWN_ABORT_S = 0.5
@@ -24,6 +32,77 @@ SHUTDOWN_ABORT_S = 0.5
 # connection, and a reset can discard the close frame before the peer reads its code.
 REFUSED_LINGER_S = 2.0
 ABORT_EXTENSION = "graphmind.abort"
+REFUSALS_EVERY_S = 30.0
+# uvicorn/protocols/websockets/websockets_sansio_impl.py `run_asgi`, after an HTTP refusal.
+NO_HANDSHAKE = "ASGI callable returned without completing handshake."
+
+
+class Refusals:
+    """Upgrades refused with an HTTP status: the first said at once, the rest summed up."""
+
+    def __init__(self, every: float = REFUSALS_EVERY_S) -> None:
+        self.every = every
+        self.total = 0
+        self._pending: Counter[int] = Counter()
+        self._timer: asyncio.TimerHandle | None = None
+
+    def refused(self, status: int, peer: str) -> None:
+        self.total += 1
+        if self._timer is None:
+            _say(
+                f"refused a WebSocket upgrade from {peer} with HTTP {status} ({_WHY.get(status, 'refused')}); "
+                f"more refusals are summed up every {self.every:.0f} s"
+            )
+            self._timer = asyncio.get_running_loop().call_later(self.every, self._summary)
+            return
+        self._pending[status] += 1
+
+    def flush(self) -> None:
+        """At shutdown: the summary of what the interval had not said yet."""
+        if self._timer is not None:
+            self._timer.cancel()
+        self._summary()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _summary(self) -> None:
+        if not self._pending:
+            self._timer = None  # quiet for a whole interval: the next refusal is said at once
+            return
+        n = sum(self._pending.values())
+        by = ", ".join(f"{count} with HTTP {status}" for status, count in sorted(self._pending.items()))
+        _say(f"refused {n} more WebSocket upgrade(s) in the last {self.every:.0f} s ({by})")
+        self._pending.clear()
+        self._timer = asyncio.get_running_loop().call_later(self.every, self._summary)
+
+
+_WHY = {401: "no valid token", 403: "a foreign Origin or Host"}
+
+
+def _say(message: str) -> None:
+    print(f"graphmind: {message}", file=sys.stderr, flush=True)
+
+
+class _RefusalLogger:
+    """uvicorn's logger during `run_asgi`: its line after an HTTP refusal goes to `Refusals`."""
+
+    def __init__(self, logger: Any, protocol: Any, refusals: Refusals) -> None:
+        self._logger = logger
+        self._protocol = protocol
+        self._refusals = refusals
+
+    def error(self, message: str, *args: Any, **kwargs: Any) -> None:
+        answer = getattr(self._protocol, "initial_response", None)
+        if message == NO_HANDSHAKE and answer is not None:
+            client = getattr(self._protocol, "client", None)
+            peer = client[0] if isinstance(client, tuple) and client else "a client"
+            self._refusals.refused(int(answer[0]), str(peer))
+            return
+        self._logger.error(message, *args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._logger, name)
 
 
 class _OneLineLogger:
@@ -45,9 +124,11 @@ class _OneLineLogger:
         return getattr(self._logger, name)
 
 
-def protocol_class(limiter: Any = None) -> Any:
+def protocol_class(limiter: Any = None, refusals: Refusals | None = None) -> Any:
     """`limiter` (limits.Limiter) hears when an upgraded connection ends: the HTTP protocol that
-    reported its start is not told once uvicorn hands the transport to this one."""
+    reported its start is not told once uvicorn hands the transport to this one. `refusals` counts
+    the upgrades refused with an HTTP answer."""
+    refusals = refusals if refusals is not None else Refusals()
     try:
         from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
     except ImportError:  # pragma: no cover - another uvicorn layout
@@ -93,6 +174,14 @@ def protocol_class(limiter: Any = None) -> Any:
             # As a close the app asks for: run_asgi leaves the closing to this timer when it is set.
             self.close_timer = self.loop.call_later(REFUSED_LINGER_S, self.transport.close)
 
+        async def run_asgi(self) -> None:
+            logger = self.logger
+            self.logger = _RefusalLogger(logger, self, refusals)  # type: ignore[assignment, arg-type]
+            try:
+                await super().run_asgi()
+            finally:
+                self.logger = logger
+
         def connection_lost(self, exc: Exception | None) -> None:
             if limiter is not None:
                 limiter.closed(self.transport)
@@ -112,4 +201,5 @@ def protocol_class(limiter: Any = None) -> Any:
             finally:
                 self.logger = logger
 
+    Protocol.refusals = refusals  # type: ignore[attr-defined]  # flushed at shutdown (serve.py)
     return Protocol

@@ -341,6 +341,9 @@ class Client:
             "buffered": transport.buffered_count if transport else 0,
             # Events lost: fallen out of the ring unsent, or unreadable by the pipeline.
             "dropped": transport.dropped_count + self._pipeline.dropped if transport else 0,
+            # Sent, but the hub had not confirmed storing them when the client closed (most
+            # likely stored: a busy hub answers late). Not in "dropped": they are not known lost.
+            "unconfirmed": counters.get("unconfirmed", 0),
             "sent": counters.get("sent", 0),
             "unsent": transport.unsent_count if transport else 0,
             "connects": counters.get("connects", 0),

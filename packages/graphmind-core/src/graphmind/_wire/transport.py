@@ -45,7 +45,7 @@ from . import exit_flush as _exit_flush
 from .backpressure import Backpressure
 from .confirm import Confirming
 from .hub_link import QUICK_WINDOW_S, HubLink, retry_delay
-from .loss_report import close_warning
+from .loss_report import close_warning, unconfirmed_warning
 from .ring import Ring
 from .write_loop import FLUSH_CAP_S, FLUSH_IDLE_S, WriteLoop
 
@@ -109,7 +109,7 @@ class Transport(Backpressure, Confirming, WriteLoop, Ring):
         self._attached_event = forksafe.event()
         # "dropped" here counts every loss but the detached ring's, kept by run until an attach
         # folds them in (backpressure.py); `dropped_count` is the sum.
-        self.counters = dict.fromkeys(("dropped", "sent", "connects", "connect_failures"), 0)
+        self.counters = dict.fromkeys(("dropped", "unconfirmed", "sent", "connects", "connect_failures"), 0)
         self.counters.update(waits=0, stalls=0)  # waits for room, stall episodes (_wire/backpressure.py)
         self._init_backpressure()
         self._init_confirming()
@@ -198,6 +198,9 @@ class Transport(Backpressure, Confirming, WriteLoop, Ring):
         warning = close_warning(dropped, left, attached_ever=ever, reached=self._link.reached, url=url)
         if warning is not None:
             self._warn(warning, key="close-unsent")
+        warning = unconfirmed_warning(self.counters["unconfirmed"], url=url)
+        if warning is not None:
+            self._warn(warning, key="close-unconfirmed")
         return left
 
     def stop(self, graceful: bool = True) -> None:

@@ -54,6 +54,10 @@ LINGER_S = 0.005
 CONTROL_EVENTS = frozenset({proto.EXEC_PAUSED, proto.EXEC_RESUMED})
 FLUSH_IDLE_S = 1.0  # dispose / exit: give up after this long without progress…
 FLUSH_CAP_S = 10.0  # …or after this long in all
+# …or, for a listener that never finished a handshake (a hub too busy to answer, or something that
+# is no hub), after this many more handshakes failed during the flush: a busy hub answers the
+# next one, a listener that never answers cost 9.9 s at exit before this bound (~2 s now).
+FLUSH_BUSY_TRIES = 2
 
 
 def frames(texts: list[str], batches: bool) -> Iterator[str]:
@@ -103,6 +107,7 @@ class WriteLoop:
 
     _lost_at: float | None
     _busy_hub: bool
+    _failed_attempts: int
     _connecting: bool
     _kick: threading.Event
 
@@ -123,12 +128,14 @@ class WriteLoop:
             self._flushing += 1  # no batching window while a flush waits (write_loop.py)
             self._cond.notify_all()  # a writer waiting out its batching window sends now
             try:
-                return self._flush_wait(seen, start, start, idle, cap)
+                return self._flush_wait(seen, start, start, idle, cap, self._failed_attempts)
             finally:
                 self._flushing -= 1
 
-    def _flush_wait(self, seen: int, start: float, last_change: float, idle: float, cap: float) -> int:
-        """flush()'s wait, under the condition's lock."""
+    def _flush_wait(
+        self, seen: int, start: float, last_change: float, idle: float, cap: float, failed: int
+    ) -> int:
+        """flush()'s wait, under the condition's lock (`failed`: the failed attempts before it)."""
         while self._unsent or self._sending or self._control or (self._dropped_dirty and self._reports_drops):
             now = time.monotonic()
             if now - start >= cap:
@@ -141,6 +148,8 @@ class WriteLoop:
                 # Idle only with no hub listening. Else up to `cap`: 1 s without a batch is no dead hub
                 # among 200 threads at the GIL (issue 29); the keepalive cuts a frozen one in ~6 s.
                 break
+            elif not self.attached and self._failed_attempts - failed >= FLUSH_BUSY_TRIES:
+                break  # a listener that failed every handshake of the flush (FLUSH_BUSY_TRIES)
             self._cond.wait(0.02)
         return self._unsent + self._sending
 

@@ -20,7 +20,10 @@ from typing import Any
 from ..store.derive import text as clean_text
 from . import names as n
 
-MAX_INFLATED = 64 * 1024 * 1024  # a gzip body may not inflate beyond this (a zip bomb is a 413)
+# A gzip body may not inflate beyond this (a zip bomb is a 413), nor a body hold more spans: what a
+# request costs in memory follows its span count (~1.5 KB a span decoded) and its inflated size.
+MAX_INFLATED = 32 * 1024 * 1024
+MAX_SPANS = 65_536
 STATUS_ERROR = 2
 # SpanFlags (opentelemetry/proto/trace/v1/trace.proto): bit 8 says bit 9 is known, bit 9 that
 # the parent is remote (it lives in another process: this span is the local root).
@@ -36,7 +39,14 @@ class TooLarge(BadPayload):
     pass
 
 
-@dataclass
+def _too_many(count: int) -> TooLarge:
+    return TooLarge(
+        f"the body holds {count:,} spans, over {MAX_SPANS:,} in one request; export smaller "
+        "batches (OTEL_BSP_MAX_EXPORT_BATCH_SIZE)"
+    )
+
+
+@dataclass(slots=True)
 class Span:
     trace_id: str  # 32 hex digits
     span_id: str  # 16 hex digits
@@ -124,6 +134,9 @@ def _from_protobuf(body: bytes) -> Decoded:
         raise BadPayload(
             f"the body is not an OTLP ExportTraceServiceRequest in protobuf ({str(exc)[:200]})"
         ) from None
+    count = sum(len(ss.spans) for rs in request.resource_spans for ss in rs.scope_spans)
+    if count > MAX_SPANS:
+        raise _too_many(count)
     out = Decoded([])
     for rs in request.resource_spans:
         resource = {kv.key: _pb_value(kv.value) for kv in rs.resource.attributes}
@@ -215,7 +228,10 @@ def _from_json(body: bytes) -> Decoded:
         for ss in _list(_get(rs, "scopeSpans", "scope_spans", default=[]), "scopeSpans"):
             scope_obj = _get(ss, "scope", default={})
             scope = _text(scope_obj.get("name", "")) if isinstance(scope_obj, dict) else ""
-            for s in _list(_get(ss, "spans", default=[]), "spans"):
+            listed = _list(_get(ss, "spans", default=[]), "spans")
+            if len(out.spans) + len(listed) > MAX_SPANS:
+                raise _too_many(len(out.spans) + len(listed))
+            for s in listed:
                 _json_span(out, s, service, scope)
     return out
 

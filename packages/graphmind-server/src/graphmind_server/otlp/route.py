@@ -24,7 +24,7 @@ from starlette.responses import Response
 # from other SDKs are cut the same way here, since no GraphMind client built them.
 from graphmind import protocol as proto
 
-from ..ingest import BACKLOG_HIGH, BACKLOG_HIGH_BYTES, BACKLOG_LOW, BACKLOG_LOW_BYTES
+from ..ingest import BACKLOG_LOW_BYTES
 from ..jsontext import JSON, dumps
 from ..store import Store
 from . import decode, spans
@@ -34,9 +34,16 @@ MAX_BODY = 20 * 1024 * 1024  # as the OpenTelemetry Collector's default max_requ
 DRAIN_MAX = 64 * 1024 * 1024
 RATE = 100.0  # requests per second per connection, in bursts of up to BURST
 BURST = 200.0
-# Events remembered (about 100 bytes each: a hash in a dict), so an exporter's retry of a request
-# the hub took (it timed out waiting for the answer) is not stored twice: about 100 requests of 256 spans.
-SEEN_MAX = 50_000
+# A request's spans are mapped and stored this many at a time, and the next chunk waits until the
+# writer's queue is below CHUNK_BACKLOG events: the memory a request costs is bounded by its body
+# and its decoded spans, not by the events it makes (0.5 MB of gzip made 100,000 events, ~290 MB).
+CHUNK_SPANS = 1000
+CHUNK_BACKLOG = 5000
+# Bodies decoded and stored at once: the parse runs on one thread anyway, so more would only hold
+# more decoded spans in memory. The others wait their turn (up to IN_FLIGHT_MAX in all, then 503).
+WORK_MAX = 1
+WORK_WAIT_S = 5.0
+WORK_RETRY_AFTER = 2
 BUCKETS_MAX = 1024
 IN_FLIGHT_MAX = 8  # requests read or parsed at once (each body up to MAX_BODY in memory); more: 503
 CONTENT_TYPES = {"application/x-protobuf": "protobuf", "application/json": "json"}
@@ -60,7 +67,7 @@ class OtlpIngest:
         self.store = store
         self.allowed = allowed_origins
         self.seq = seq
-        self.seen: dict[int, None] = {}  # insertion-ordered: the oldest goes first
+        self.work = asyncio.Semaphore(WORK_MAX)
         self.buckets: OrderedDict[tuple[Any, ...], list[float]] = OrderedDict()
         self.parser = ThreadPoolExecutor(1, thread_name_prefix="graphmind-otlp-parse")
         self.counts: Counter[str] = Counter()
@@ -69,12 +76,15 @@ class OtlpIngest:
 
     def stats(self) -> dict[str, Any]:
         c = self.counts
+        skipped = self.store.once_skipped
         return {
             "requests": c["requests"],
             "inFlight": self.in_flight,
             "accepted": c["accepted"],
             "spans": c["spans"],
-            "duplicateSpans": c["duplicates"],
+            # A retried request's, stored once: its spans, and all its events.
+            "duplicateSpans": skipped.get("span", 0),
+            "duplicateEvents": sum(skipped.values()),
             "rejectedSpans": c["rejected"],
             "refused": {k[8:]: v for k, v in sorted(c.items()) if k.startswith("refused:")},
             "lastError": self.last_error,
@@ -100,8 +110,11 @@ class OtlpIngest:
             try:
                 body = await self._body(request)
                 encoding = request.headers.get("content-encoding", "")
-                loop = asyncio.get_running_loop()
-                decoded, items = await loop.run_in_executor(self.parser, self._parse, body, encoding, kind)
+                await self._take_work_slot()
+                try:
+                    decoded = await self._ingest(body, encoding, kind)
+                finally:
+                    self.work.release()
             finally:
                 self.in_flight -= 1
         except _Refused as exc:
@@ -113,7 +126,6 @@ class OtlpIngest:
         except ClientDisconnect:
             self.counts["refused:disconnect"] += 1
             return Response(status_code=400)
-        await self._store(items)
         self.counts["accepted"] += 1
         self.counts["spans"] += len(decoded.spans)
         self.counts["rejected"] += decoded.rejected
@@ -183,46 +195,77 @@ class OtlpIngest:
             raise _Refused(413, too_big, {"Connection": "close"})
         return b"".join(chunks)
 
-    # -- on the parser thread ------------------------------------------------------------------------
+    async def _take_work_slot(self) -> None:
+        """Waits for the one decoding slot; past WORK_WAIT_S a 503 the exporter retries (its own
+        timeout is 10 s by default: better a clear retry than a request it gave up on)."""
+        try:
+            await asyncio.wait_for(self.work.acquire(), WORK_WAIT_S)
+        except TimeoutError:
+            raise _Refused(
+                503,
+                "busy storing other OTLP requests; retry later (or export smaller batches)",
+                {"Retry-After": str(WORK_RETRY_AFTER)},
+            ) from None
 
-    def _parse(
-        self, body: bytes, encoding: str, content_type: str
-    ) -> tuple[decode.Decoded, list[tuple[str, dict[str, Any], str]]]:
-        """The spans, and each event with its text but for `seq` (given on the loop, in order)."""
-        decoded = decode.decode(decode.inflate(body, encoding), content_type)
-        timed: list[tuple[float, int, int, str, dict[str, Any]]] = []
-        for i, span in enumerate(sorted(decoded.spans, key=lambda s: s.start_ns)):
-            try:
-                mapped = spans.events(span)
-            except Exception as exc:  # a shape the mapping did not foresee: that span only, named
-                decoded.reject(f"span {span.span_id} could not be read ({type(exc).__name__}: {exc})"[:300])
-                continue
-            for ts, order, event in mapped:
-                for key in PAYLOAD_FIELDS:
-                    if key in event:
-                        event[key] = proto.shrink_oversized(event[key])
-                timed.append((ts, order, i, span.service, event))
-        timed.sort(key=lambda t: t[:3])
-        return decoded, [(service, event, _text(event)) for _, _, _, service, event in timed]
+    async def _ingest(self, body: bytes, encoding: str, kind: str) -> decode.Decoded:
+        """Decodes the body, then maps and stores its spans CHUNK_SPANS at a time, waiting for the
+        writer between chunks: a request's events are never all in memory (nor all queued) at once."""
+        loop = asyncio.get_running_loop()
+        decoded = await loop.run_in_executor(self.parser, _decode, body, encoding, kind)
+        del body
+        ordered = decoded.spans
+        for start in range(0, len(ordered), CHUNK_SPANS):
+            chunk = ordered[start : start + CHUNK_SPANS]
+            items = await loop.run_in_executor(self.parser, _map, chunk, decoded)
+            await self._store(items)
+        return decoded
 
     # -- on the loop ---------------------------------------------------------------------------------
 
     async def _store(self, items: list[tuple[str, dict[str, Any], str]]) -> None:
         for service, event, text in items:
-            key = hash((event["runId"], event.get("instanceId"), event["type"]))
-            if key in self.seen:  # an exporter's retry of a request the hub already took
-                self.counts["duplicates"] += event["type"] in ("node.started", "run.started")
-                continue
-            self.seen[key] = None
             self.seq += 1
             event["seq"] = self.seq
             raw = f'{text[:-1]},"seq":{self.seq}}}'  # the text ends with the object's "}"
-            self.store.put_event(CLIENT_ID, service, event, raw, float(event["ts"]))
-        while len(self.seen) > SEEN_MAX:
-            del self.seen[next(iter(self.seen))]
+            # An exporter retries a request the hub took when the answer came late: the writer
+            # stores each (run, event type, span) of OTLP once, checked in the database itself.
+            kind, instance = event["type"], event.get("instanceId")
+            # "span:" marks the event that starts a span (health counts those as duplicateSpans).
+            starts = kind == "node.started" or (kind == "run.started" and instance != event["runId"])
+            once = f"{'span:' if starts else ''}{kind}:{instance}"
+            self.store.put_event(CLIENT_ID, service, event, raw, float(event["ts"]), once=once)
         store = self.store
-        if store.backlog > BACKLOG_HIGH or store.backlog_bytes > BACKLOG_HIGH_BYTES:
-            await store.wait_backlog_below(BACKLOG_LOW, BACKLOG_LOW_BYTES)
+        if store.backlog > CHUNK_BACKLOG or store.backlog_bytes > BACKLOG_LOW_BYTES:
+            await store.wait_backlog_below(CHUNK_BACKLOG, BACKLOG_LOW_BYTES)
+
+
+# -- on the parser thread ------------------------------------------------------------------------------
+
+
+def _decode(body: bytes, encoding: str, content_type: str) -> decode.Decoded:
+    """The request's spans, oldest start first (so a run's root is usually stored first)."""
+    decoded = decode.decode(decode.inflate(body, encoding), content_type)
+    decoded.spans.sort(key=lambda s: s.start_ns)
+    return decoded
+
+
+def _map(chunk: list[decode.Span], decoded: decode.Decoded) -> list[tuple[str, dict[str, Any], str]]:
+    """A chunk of spans as events in time order, each with its text but for `seq` (given on the
+    loop, in order)."""
+    timed: list[tuple[float, int, int, str, dict[str, Any]]] = []
+    for i, span in enumerate(chunk):
+        try:
+            mapped = spans.events(span)
+        except Exception as exc:  # a shape the mapping did not foresee: that span only, named
+            decoded.reject(f"span {span.span_id} could not be read ({type(exc).__name__}: {exc})"[:300])
+            continue
+        for ts, order, event in mapped:
+            for key in PAYLOAD_FIELDS:
+                if key in event:
+                    event[key] = proto.shrink_oversized(event[key])
+            timed.append((ts, order, i, span.service, event))
+    timed.sort(key=lambda t: t[:3])
+    return [(service, event, _text(event)) for _, _, _, service, event in timed]
 
 
 def _text(event: dict[str, Any]) -> str:

@@ -17,6 +17,8 @@ class EventItem:
     event: dict[str, Any]
     raw: str
     ts: float
+    # Stored once per run under this key, whatever its seq (OTLP: a retried request gets new seqs).
+    once: str | None = None
 
 
 class Op:

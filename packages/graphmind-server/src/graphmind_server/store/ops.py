@@ -71,6 +71,7 @@ class DeleteRun(Op):
         found = writer.conn.execute("DELETE FROM runs WHERE id = ?", (self.run_id,)).rowcount > 0
         writer.conn.execute("DELETE FROM nodes WHERE run_id = ?", (self.run_id,))
         writer.conn.execute("DELETE FROM events WHERE run_id = ?", (self.run_id,))
+        writer.conn.execute("DELETE FROM once_keys WHERE run_id = ?", (self.run_id,))
         if found:
             writer.forget(self.run_id)
         return found

@@ -92,6 +92,11 @@ MIGRATIONS: list[list[str | Callable[[sqlite3.Connection], None]]] = [
         "UPDATE runs SET received_at = MIN(started_at, (julianday('now') - 2440587.5) * 86400000.0)",
         "CREATE INDEX runs_by_received ON runs (received_at DESC)",
     ],
+    # 6: keys of events stored once per run whatever their seq (OTLP spans: an exporter's retry of
+    # a request the hub took comes with new seqs; store/writer.py `_first_of`).
+    [
+        "CREATE TABLE once_keys (run_id TEXT NOT NULL, key TEXT NOT NULL, PRIMARY KEY (run_id, key)) WITHOUT ROWID",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -16,6 +16,7 @@ from . import reads, retention
 from .items import Committed, EventItem, Op
 from .lock import DbLock
 from .schema import StoreError, connect, open_database
+from .wal_watch import LOST, Look
 from .writer import Writer
 
 T = TypeVar("T")
@@ -56,6 +57,7 @@ class Store:
         self._ops: dict[int, asyncio.Future[Any]] = {}
         self._op_ids = itertools.count(1)
         self._drained: asyncio.Event | None = None
+        self._looking = False  # a Look is queued (store/wal_watch.py)
         self.last_cursor = 0
         self._local = threading.local()
         self._read_conns: list[sqlite3.Connection] = []
@@ -119,11 +121,21 @@ class Store:
         """Characters of event text received and not committed yet (the ingest byte budget)."""
         return self._enqueued_bytes - self._committed_bytes
 
-    def put_event(self, client_id: str, app: str, event: dict[str, Any], raw: str, ts: float) -> None:
+    def put_event(
+        self, client_id: str, app: str, event: dict[str, Any], raw: str, ts: float, once: str | None = None
+    ) -> None:
+        """Queue an app event; with `once`, the writer stores at most one event of its run under
+        that key (the database remembers every key, so a retry of any size is stored once)."""
         assert self._writer is not None
         self._enqueued += 1
         self._enqueued_bytes += len(raw)
-        self._writer.queue.put(EventItem(client_id, app, event, raw, ts))
+        self._writer.queue.put(EventItem(client_id, app, event, raw, ts, once))
+
+    @property
+    def once_skipped(self) -> dict[str, int]:
+        """Events given with `once` that the writer skipped (their key was stored already), by the
+        key's first part (before a colon)."""
+        return self._writer.once_skipped.copy() if self._writer is not None else {}
 
     def submit(self, op: Op) -> asyncio.Future[Any]:
         """Queue an operation; the future resolves with its result once committed."""
@@ -158,12 +170,48 @@ class Store:
 
     def _read_sync(self, fn: Callable[..., T], args: tuple[Any, ...]) -> T:
         conn = getattr(self._local, "conn", None)
+        generation = self._writer.wal_recoveries if self._writer is not None else 0
+        if conn is not None and getattr(self._local, "generation", 0) != generation:
+            # The writer started a new WAL (store/wal_watch.py): this one may hold the lost file.
+            with self._read_lock:
+                self._read_conns.remove(conn)
+            conn.close()
+            conn = None
         if conn is None:
             conn = connect(self.path, readonly=True)
-            self._local.conn = conn
+            self._local.conn, self._local.generation = conn, generation
             with self._read_lock:
                 self._read_conns.append(conn)
-        return fn(conn, *args)
+        try:
+            return fn(conn, *args)
+        except sqlite3.Error:
+            if self.wal_lost and self._loop is not None:
+                with contextlib.suppress(RuntimeError):
+                    self._loop.call_soon_threadsafe(self.look)
+            raise
+
+    @property
+    def not_storing_now(self) -> str | None:
+        """Why the store cannot store (or read) right now, None when it can: what health says."""
+        if self.not_storing is not None:
+            return self.not_storing
+        if self.wal_lost:
+            self.look()
+            return LOST
+        return None
+
+    @property
+    def wal_lost(self) -> bool:
+        """The WAL file the writer uses is gone from its path (a stat; the writer recovers)."""
+        writer = self._writer
+        return writer is not None and writer.wal is not None and writer.wal.lost()
+
+    def look(self) -> None:
+        """On the loop: ask the writer to look at its files now (it recovers a lost WAL), once."""
+        if self._writer is None or self._looking:
+            return
+        self._looking = True
+        self.submit(Look()).add_done_callback(lambda _: setattr(self, "_looking", False))
 
     # -- commits arrive here, on the loop -------------------------------------------------------
 

@@ -22,6 +22,7 @@ from . import derive, search
 from .derive import NODE_COLUMNS, NodeRow, RunRow
 from .items import Committed, EventItem
 from .stall import Stall, cannot_store
+from .wal_watch import WalWatch
 
 BATCH_MAX = 500
 BATCH_MAX_BYTES = 8 * 1024 * 1024  # a transaction also stops at this much event text (big events)
@@ -66,9 +67,13 @@ class Writer:
         # The hub's writer watches its file (a db deleted or replaced under it) and says when it
         # cannot store (store/stall.py); `graphmind import` passes neither.
         self._stall = Stall(path, on_storing) if path is not None else None
+        self.wal = WalWatch(path) if path is not None else None  # store/wal_watch.py
+        self.wal_recoveries = 0  # the read connections reopen when this moves
         self.queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self.runs: dict[str, RunRow] = {}
         self._hwm: dict[str, int] = {}  # highest seq stored per client: the dedupe fast path
+        # Events whose `once` key was stored already (EventItem.once), by the key's first part.
+        self.once_skipped: dict[str, int] = {}  # a plain dict: the loop reads a copy()
         self._processed = 0
         self._processed_bytes = 0
         row = conn.execute(
@@ -162,6 +167,9 @@ class Writer:
         while True:
             try:
                 stall.check_file()
+                if self.wal is not None and self.wal.lost():
+                    self.conn = self.wal.recover(self.conn)
+                    self.wal_recoveries += 1
                 out = self._transaction(batch)
             except Exception as exc:
                 reason = cannot_store(exc)
@@ -266,6 +274,10 @@ class Writer:
         if not self._is_new(item.client_id, ev["seq"]):
             return
         run_id = ev["runId"]
+        if item.once is not None and not self._first_of(run_id, item.once):
+            part = item.once.partition(":")[0]
+            self.once_skipped[part] = self.once_skipped.get(part, 0) + 1
+            return
         run = self.runs.get(run_id) or self.run_or_new(run_id, item.app, item.client_id, item.ts)
         self.last_cursor += 1
         cursor = self.last_cursor
@@ -274,6 +286,12 @@ class Writer:
         run.cursor = cursor
         self._touched[run_id] = run
         self._out.events.append((cursor, run_id, item.raw))
+
+    def _first_of(self, run_id: str, key: str) -> bool:
+        """Whether `key` is new for this run (and now taken): the table is in this transaction, so
+        it sees this batch's keys too, and a failed transaction forgets them with its events."""
+        cur = self.conn.execute("INSERT OR IGNORE INTO once_keys (run_id, key) VALUES (?, ?)", (run_id, key))
+        return cur.rowcount > 0
 
     def _flush_rows(self) -> None:
         if self._rows:
