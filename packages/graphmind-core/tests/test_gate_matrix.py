@@ -235,8 +235,8 @@ async def test_the_kit_catches_an_async_after_retry_that_acts_as_continue(
     async def retry_as_continue(self: Any, gate: str, payload: Any = None, convert: Any = None) -> Any:
         answer = await original(self, gate, payload, convert)
         return (
-            dataclasses.replace(answer, action="continue")
-            if answer.action == "retry" and gate == "after"
+            dataclasses.replace(answer, action="continue", retries=False)
+            if answer.retries and gate == "after"
             else answer
         )
 

@@ -51,7 +51,7 @@ async def before(call: Call) -> Any:
         raise
     except Exception as exc:  # a replay's recorded error or divergence: the app gets it as itself
         raise passes(exc) from None
-    if answer.action == proto.INJECT:
+    if answer.injects:
         ex.finish(answer.raw)
         return answer.value
     if answer.body is not None:  # continue with an edited input (the engine decided it: _edit.py)
@@ -67,7 +67,7 @@ async def after(call: Call, result: Any, replaced: bool = False) -> Any:
         output, usage = described
         if ex.gate_needed(proto.AFTER):
             answer = await ex.aafter(output, call.convert)
-            if answer.action == proto.RETRY:
+            if answer.retries:
                 if answer.body is not None:  # retry with an edited input
                     call.rerun = answer.body
                 try:
@@ -76,7 +76,7 @@ async def after(call: Call, result: Any, replaced: bool = False) -> Any:
                     return await error(call, exc, reraise=True)
                 replaced = True
                 continue
-            if answer.action == proto.INJECT:
+            if answer.injects:
                 ex.finish(answer.raw)
                 return answer.value
         ex.finish(output, usage=usage, owned=type(described) is Owned)
@@ -90,7 +90,7 @@ async def error(call: Call, exc: BaseException, reraise: bool = False) -> Any:
     while True:
         if isinstance(exc, Exception) and ex.gate_needed(proto.ERROR_GATE):
             answer = await ex.aerror(exc, call.convert)
-            if answer.action == proto.RETRY:
+            if answer.retries:
                 if answer.body is not None:  # retry with an edited input
                     call.rerun = answer.body
                 try:
@@ -99,7 +99,7 @@ async def error(call: Call, exc: BaseException, reraise: bool = False) -> Any:
                     exc, reraise = again, True
                     continue
                 return await after(call, result, replaced=True)
-            if answer.action == proto.INJECT:
+            if answer.injects:
                 ex.finish(answer.raw)
                 return answer.value
         ex.fail(exc)

@@ -138,7 +138,7 @@ class GraphmindLogger(CustomLogger):
         except RunAborted:
             self._take(kwargs)  # the call ends here: no success or failure event will come for it
             raise
-        if answer.action != "inject":
+        if not answer.injects:
             return None
         mock = answer.value
         described = (
@@ -159,7 +159,7 @@ class GraphmindLogger(CustomLogger):
         output, usage = logged.api.describe_result(response)
         model = request_data.get("model")
         answer = await logged.ex.aafter(output, lambda v: model_response(v, model))
-        if answer.action != "inject":
+        if not answer.injects:
             return None
         output, usage = logged.api.describe_result(answer.value)
         logged.ex.finish(output, usage=usage)

@@ -196,7 +196,12 @@ def wrap(
     if not callable(fn):
         raise TypeError(f"graphmind: wrap() takes a callable, got {type(fn).__name__}")
     fallback = _tool_name(fn)
-    named = fallback if name is None else readable_name(name, fallback, "tool", _engine_of(engine).warn)
+    # the default session's client is found only if a warning is due (decorating builds no client)
+    named = (
+        fallback
+        if name is None
+        else readable_name(name, fallback, "tool", lambda *a, **k: _engine_of(engine).warn(*a, **k))
+    )
     return gate_callable(engine, fn, named or fallback, holds=holds)
 
 

@@ -191,15 +191,9 @@ class HubControl:
             if held is None:
                 transport.send_control({"type": proto.GATE_UNKNOWN, "gateId": gate_id})
                 return
-            if action not in proto.ACTIONS:
-                self._warn(
-                    f"[graphmind] the hub sent an unknown gate action {action!r}; continuing",
-                    key="bad-action",
-                )
-                action = proto.CONTINUE
             held.resolve(
                 GateAnswer(
-                    action,
+                    action if isinstance(action, str) else repr(action),  # an unknown one: _node/decide.py
                     frame.get("value"),
                     by="hub",
                     input=frame.get("input"),

@@ -36,6 +36,10 @@ class GateAnswer:
     reload: bool = False
     # Set by the engine once it decided an edit or reload: the body to run from now on.
     body: Any = None
+    # What the one decision (_node/decide.py) made of the answer: return `value` instead of the
+    # body's result, or run the body again. Neither: go on. Nothing else sets them.
+    injects: bool = False
+    retries: bool = False
 
 
 def _is_asyncio_loop(waiter: Any) -> bool:

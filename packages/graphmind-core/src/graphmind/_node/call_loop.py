@@ -3,8 +3,8 @@
 `call_flow` decides every step, once, for sync and async alike: it is a generator that asks for
 what it needs (pass a gate, run the body, settle a result) and is told how that went.
 `CallLoop.run_sync` and `run_async` (methods of every `NodeExecution`, engine.py) only do what it
-asks, calling or awaiting. A new gate action is a change in `record.NodeRecord._decide` and here,
-not in two copies.
+asks, calling or awaiting. A gate's answer is decided in `_node/decide.py` alone: the flow only reads
+what it decided (`injects`, `retries`), so a new gate action is never a change here.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def _failed(node: NodeRecord, exc: Exception) -> Generator[Request, Any, GateAns
     re-raises the very object."""
     if not isinstance(exc, RunAborted) and node.gate_needed(proto.ERROR_GATE):
         answer = yield (GATE, proto.ERROR_GATE, {"input": node.spec.input, "error": describe_error(exc)})
-        if answer.action in (proto.RETRY, proto.INJECT):
+        if answer.retries or answer.injects:
             return cast("GateAnswer", answer)
     node.fail(exc)
     raise exc  # continue: the original exception object, untouched
@@ -78,7 +78,7 @@ def call_flow(
         or ((run._aborted or (transport is not None and transport.attached)) and needed(proto.BEFORE))
     ):  # a replay answers at the before gate, attached or not (docs/replay.md)
         answer = yield (GATE, proto.BEFORE, {"input": node.spec.input})
-        if answer.action == proto.INJECT:
+        if answer.injects:
             return injected(node, answer)
         if answer.body is not None:
             body = (BODY, answer.body)
@@ -89,7 +89,7 @@ def call_flow(
             result = yield body
         except Exception as exc:
             answer = yield from _failed(node, exc)
-            if answer.action == proto.RETRY:
+            if answer.retries:
                 if answer.body is not None:
                     body = (BODY, answer.body)
                 continue
@@ -105,7 +105,7 @@ def call_flow(
                 settled = yield (SETTLE, result)
             except Exception as exc:
                 answer = yield from _failed(node, exc)
-                if answer.action == proto.RETRY:
+                if answer.retries:
                     if answer.body is not None:
                         body = (BODY, answer.body)
                     continue
@@ -117,11 +117,11 @@ def call_flow(
             output = result if describe_output is None else describe_output(result)
         if (run._aborted or (transport is not None and transport.attached)) and needed(proto.AFTER):
             answer = yield (GATE, proto.AFTER, {"input": node.spec.input, "output": output})
-            if answer.action == proto.RETRY:
+            if answer.retries:
                 if answer.body is not None:
                     body = (BODY, answer.body)
                 continue
-            if answer.action == proto.INJECT:
+            if answer.injects:
                 return injected(node, answer)
         if not settling and describe_usage is not None:
             usage = describe_usage(result)

@@ -18,13 +18,13 @@ from .._base.clock import round_ms
 from .skeleton import skeleton
 
 if TYPE_CHECKING:
-    from .._hub.gate import GateAnswer, HeldGate
+    from .._hub.gate import GateAnswer
     from .host import NodeHost
     from .spec import NodeSpec
 
 
-class NodeRecord(Protocol):
-    """What this module reads and writes of a node execution (record.py's `NodeRecord`)."""
+class EditedNode(Protocol):
+    """What this module reads and writes of a node execution (a record.py `NodeRecord`)."""
 
     host: NodeHost
     spec: NodeSpec
@@ -38,7 +38,7 @@ class NodeRecord(Protocol):
     def _base(self, event_type: str) -> dict[str, Any]: ...
 
 
-UNSET: Any = object()  # NodeRecord.original_input before any edit
+UNSET: Any = object()  # a node's original_input before any edit
 HIDDEN_INPUTS = "input hidden by GRAPHMIND_HIDE_INPUTS"
 HIDDEN_TOOL_ARGS = "input hidden by GRAPHMIND_HIDE_TOOL_ARGS"
 ALLOW_RELOAD_ENV = "GRAPHMIND_ALLOW_RELOAD"
@@ -62,7 +62,7 @@ def contains_redacted(value: Any, depth: int = 0) -> bool:
     return False
 
 
-def not_editable(node: NodeRecord) -> str | None:
+def not_editable(node: EditedNode) -> str | None:
     """Why this node's input cannot be edited, or None."""
     spec = node.spec
     switches = node.host.redaction
@@ -76,14 +76,14 @@ def not_editable(node: NodeRecord) -> str | None:
     return None
 
 
-def _outputs_hidden(node: NodeRecord) -> bool:
+def _outputs_hidden(node: EditedNode) -> bool:
     switches = node.host.redaction
     return switches is not None and (
         switches.hide_outputs or (switches.hide_tool_results and node.spec.kind == "tool")
     )
 
 
-def paused_fields(node: NodeRecord, gate: str, payload: dict[str, Any], actions: list[str]) -> dict[str, Any]:
+def paused_fields(node: EditedNode, gate: str, payload: dict[str, Any], actions: list[str]) -> dict[str, Any]:
     """What `exec.paused` says of edit, reload, the attempt and a refused answer."""
     takes = proto.EDIT_ACTIONS[gate] in actions
     reason = not_editable(node) if takes else f"a {gate} gate here takes no {proto.EDIT_ACTIONS[gate]}"
@@ -102,7 +102,7 @@ def paused_fields(node: NodeRecord, gate: str, payload: dict[str, Any], actions:
     return fields
 
 
-def inject_skeleton(node: NodeRecord, gate: str, payload: dict[str, Any]) -> Any:
+def inject_skeleton(node: EditedNode, gate: str, payload: dict[str, Any]) -> Any:
     """The inject box's prefill: the node's last output, else its output schema's skeleton, else null.
     A hidden output is never copied here (the hide switches)."""
     if not _outputs_hidden(node):
@@ -117,7 +117,7 @@ def inject_skeleton(node: NodeRecord, gate: str, payload: dict[str, Any]) -> Any
     return skeleton(schema) if schema is not None else None
 
 
-def keep_output(node: NodeRecord, output: Any) -> None:
+def keep_output(node: EditedNode, output: Any) -> None:
     """Remembers a finished node's output for the next hold of the same node (attached only)."""
     last = node.host.last_outputs
     if len(last) >= LAST_OUTPUTS_MAX and node.node_id not in last:
@@ -125,18 +125,10 @@ def keep_output(node: NodeRecord, output: Any) -> None:
     last[node.node_id] = output
 
 
-def decide_edit(node: NodeRecord, gate: str, held: HeldGate, answer: GateAnswer) -> GateAnswer:
-    """The answer with the body to run (`GateAnswer.body`), or EditRefused with the reason."""
+def decide_edit(node: EditedNode, answer: GateAnswer) -> GateAnswer:
+    """The answer with the body to run (`GateAnswer.body`), or EditRefused with the reason. Whether
+    the gate takes an edit with this action is decided first (_node/decide.py, `edited`)."""
     spec = node.spec
-    what = "an edited input" if answer.has_input else "reload"
-    takes = answer.action == proto.EDIT_ACTIONS[gate] or (
-        gate == proto.BEFORE and answer.action == proto.RETRY and held.reason == "loop"
-    )
-    if not takes:
-        raise EditRefused(
-            f"{what} goes with continue at a before gate or retry at an after or error gate, "
-            f"not {answer.action} at the {gate} gate"
-        )
     if answer.has_input:
         reason = not_editable(node)
         if reason is not None:
@@ -162,13 +154,9 @@ def decide_edit(node: NodeRecord, gate: str, held: HeldGate, answer: GateAnswer)
     return dataclasses.replace(answer, body=body)
 
 
-def apply_edit(
-    node: NodeRecord, gate: str, answer: GateAnswer, payload: dict[str, Any], started: float
-) -> None:
-    """The decided answer takes effect: a retry closes this attempt (`node.attempt`), an edited
-    input becomes the node's input (the original kept for its ending's `originalInput`)."""
-    if answer.action == proto.RETRY and gate != proto.BEFORE:
-        record_attempt(node, gate, payload, started)
+def apply_edit(node: EditedNode, answer: GateAnswer, payload: dict[str, Any]) -> None:
+    """The decided answer takes effect: an edited input becomes the node's input (the original kept
+    for its ending's `originalInput`). A retry's attempt is recorded by the decision first."""
     if answer.has_input:
         if node.original_input is UNSET:
             node.original_input = node.spec.input
@@ -176,7 +164,7 @@ def apply_edit(
         payload["input"] = answer.input
 
 
-def record_attempt(node: NodeRecord, gate: str, payload: dict[str, Any], started: float) -> None:
+def record_attempt(node: EditedNode, gate: str, payload: dict[str, Any], started: float) -> None:
     """`node.attempt`: the attempt that ends in a retry, with its own input, error (or output) and duration."""
     event = node._base(proto.NODE_ATTEMPT)
     event.update(
@@ -193,7 +181,7 @@ def record_attempt(node: NodeRecord, gate: str, payload: dict[str, Any], started
     node.attempt_started = node.host.clock()
 
 
-def edited_fields(node: NodeRecord) -> dict[str, Any]:
+def edited_fields(node: EditedNode) -> dict[str, Any]:
     """What a node's ending adds when an edited input was used."""
     if node.original_input is UNSET:
         return {}

@@ -2,7 +2,7 @@
 
 `NodeRecord` is everything a node is and does gate by gate (`NodeHost`: what all nodes of one
 client share); `engine.NodeExecution` adds the call and stream loops (call_loop.py,
-stream_loop.py) on top. A gate's answer is decided in one place, `_decide`, for sync and
+stream_loop.py) on top. A gate's answer is decided in one place, `_node/decide.py`, for sync and
 async alike: the two gate twins only wait (or await) around it.
 """
 
@@ -20,7 +20,8 @@ from .._hub.code_holds import CONDITION_REASON
 from .._hub.gate import GateAnswer, HeldGate, async_waiter
 from .._replay.gate import areplay_before, replay_before
 from .._runs.tool_call_ids import calls_of
-from .edit import UNSET, EditRefused, apply_edit, decide_edit, edited_fields, keep_output, paused_fields
+from .decide import CONTINUE_ANSWER, decide, normalized
+from .edit import UNSET, edited_fields, keep_output, paused_fields
 from .host import NodeHost
 from .spec import describe_error
 from .tokens import NO_TOKENS, TokenBuffer
@@ -30,7 +31,6 @@ if TYPE_CHECKING:  # annotations only
     from .hold_timeout import HoldWatch
     from .spec import NodeSpec
 
-CONTINUE_ANSWER = GateAnswer(proto.CONTINUE, by="fast-path")
 # What a node's flow (call_loop.py, stream_loop.py) asks of its driver: (GATE, gate, payload) ->
 # the GateAnswer of `NodeRecord.gate` / `agate`; each loop adds its own requests.
 GATE = "gate"
@@ -271,51 +271,10 @@ class NodeRecord(TokenBuffer):
         convert: Callable[[Any], Any],
         payload: dict[str, Any],
     ) -> GateAnswer | None:
-        """The one place a gate's answer is decided. Returns the answer the caller acts on (an inject
-        carries the converted value; an edit or reload the body to run), or None when the gate must
-        be held again (the value did not convert, the edit was refused: `refused` on the re-hold).
-        Abort never returns: it marks the run and raises RunAborted."""
+        """The gate no longer holds; its answer is decided in the one place (_node/decide.py)."""
+        answer = normalized(self, answer)
         self._close(held, answer, started)
-        action = answer.action
-        if self.spec.actions is not None and action not in self.spec.actions:
-            return CONTINUE_ANSWER  # a gate that does not take this answer (a span offers no inject)
-        if action == proto.ABORT:
-            self.run.mark_aborted()
-            error = RunAborted(self.run.run_id)
-            self.fail(error)
-            raise error
-        if answer.has_input or answer.reload:
-            try:
-                answer = decide_edit(self, gate, held, answer)
-            except EditRefused as exc:
-                self._unusable(exc, "edit")
-                return None
-        if action in (proto.CONTINUE, proto.RETRY):
-            apply_edit(self, gate, answer, payload, started)
-            if answer.body is not None and action == proto.RETRY and gate == proto.BEFORE:
-                self._decide_before_retry(held)
-                return dataclasses.replace(answer, action=proto.CONTINUE)
-        if action == proto.INJECT:
-            try:
-                converted = convert(answer.value)
-            except Exception as exc:
-                self._unusable(exc)
-                return None
-            self.injected = True
-            return dataclasses.replace(answer, value=converted, raw=answer.value)
-        if action == proto.RETRY and gate == proto.BEFORE:
-            self._decide_before_retry(held)
-            return CONTINUE_ANSWER
-        if action not in proto.ACTIONS:
-            return CONTINUE_ANSWER
-        return answer
-
-    def _decide_before_retry(self, held: HeldGate) -> None:
-        """Retry at a loop hold runs the call as the first of a new streak (docs/protocol.md, "Gates");
-        any other before gate takes no retry, and treats one as continue."""
-        if held.reason == "loop" and self.loop_hit is not None:
-            self.loop_hit.restart()
-            self.loop_hit = None
+        return decide(self, gate, held, answer, started, convert, payload)
 
     def _unusable(self, exc: BaseException, what: str = "inject") -> None:
         """An answer the gate cannot take: warned, and said on the re-hold (`exec.paused.refused`)."""
@@ -380,11 +339,7 @@ class NodeRecord(TokenBuffer):
                 self._close(held, GateAnswer(proto.CONTINUE, by="cancelled"), started)
                 raise
             decided = self._decide(gate, held, answer, started, convert, payload)
-            if (
-                decided is not None
-                and decided.action == proto.INJECT
-                and isinstance(decided.value, Coroutine)
-            ):
+            if decided is not None and decided.injects and isinstance(decided.value, Coroutine):
                 # An async converter (`async def from_injected`): a failure holds the gate again too.
                 try:
                     decided = dataclasses.replace(decided, value=await decided.value)

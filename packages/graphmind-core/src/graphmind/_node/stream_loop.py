@@ -87,7 +87,7 @@ def stream_flow(
 
     if node.host.replay is not None or node.may_hold():  # a replay answers here too (docs/replay.md)
         answer = yield (GATE, proto.BEFORE, {"input": node.spec.input})
-        if answer.action == proto.INJECT:
+        if answer.injects:
             yield from _injected(node, answer, marks)
             return
         if answer.body is not None:
@@ -123,11 +123,11 @@ def stream_flow(
                 node.fail(exc, **marks(len(items)))
                 raise
             answer = yield (GATE, proto.ERROR_GATE, {"input": node.spec.input, "error": describe_error(exc)})
-            if answer.action == proto.RETRY:
+            if answer.retries:
                 if answer.body is not None:
                     opening = (OPEN, answer.body)
                 continue
-            if answer.action == proto.INJECT:
+            if answer.injects:
                 yield from _injected(node, answer, marks)
                 return
             node.fail(exc, **marks(len(items)))
@@ -146,11 +146,11 @@ def stream_flow(
         output, usage = described
         if buffered:
             answer = yield (GATE, proto.AFTER, {"input": node.spec.input, "output": output})
-            if answer.action == proto.RETRY:
+            if answer.retries:
                 if answer.body is not None:
                     opening = (OPEN, answer.body)
                 continue
-            if answer.action == proto.INJECT:
+            if answer.injects:
                 yield from _injected(node, answer, marks)
                 return
         node.finish(output, usage=usage, owned=type(described) is Owned, **marks(len(items)))

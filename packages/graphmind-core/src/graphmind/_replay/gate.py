@@ -12,12 +12,13 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
 from .. import protocol as proto
 from .._base.errors import RunAborted
 from .._hub.gate import GateAnswer, HeldGate, async_waiter
-from .._node.edit import EditRefused, apply_edit, decide_edit, paused_fields
+from .._node.decide import at_divergence, edited, injected_answer, normalized
+from .._node.edit import EditRefused, apply_edit, paused_fields
 from .errors import CassetteError, ReplayDivergence, ReplayedError
 from .replayer import DIVERGED, FORK_INPUT, FORK_OUTPUT, REPLAY, Decision, Replayer
 
@@ -43,8 +44,9 @@ def replay_before(node: NodeRecord, gate: str, convert: Callable[[Any], Any]) ->
         held = _open(node, replay, decision, False)
         started = node.host.clock()
         answer = held.wait(node.host.pause_timeout)
+        answer = normalized(node, answer)
         node._close(held, answer, started)
-        decided = _answer(node, replay, decision, answer, convert, held, started)
+        decided = _answer(node, replay, decision, answer, convert, held)
         if decided is not _AGAIN:
             return decided  # type: ignore[no-any-return]
 
@@ -69,8 +71,9 @@ async def areplay_before(node: NodeRecord, gate: str, convert: Callable[[Any], A
         except BaseException:
             node._close(held, GateAnswer(proto.CONTINUE, by="cancelled"), started)
             raise
+        answer = normalized(node, answer)
         node._close(held, answer, started)
-        decided = _answer(node, replay, decision, answer, convert, held, started)
+        decided = _answer(node, replay, decision, answer, convert, held)
         if decided is _AGAIN:
             continue
         try:
@@ -106,7 +109,7 @@ def _matched(
     assert rec is not None
     if decision.kind == FORK_OUTPUT:
         node.injected = True
-        return GateAnswer(proto.INJECT, convert(decision.value), by="replay", raw=decision.value)
+        return injected_answer(convert(decision.value), decision.value, "replay")
     if decision.kind == FORK_INPUT:
         return _forked_input(node, decision)
     if decision.kind != REPLAY:
@@ -115,7 +118,7 @@ def _matched(
     replay.replayed += 1
     if rec.error is not None:
         raise _recorded_error(node, rec.error)
-    return GateAnswer(proto.INJECT, convert(rec.output), by="replay", raw=rec.output)
+    return injected_answer(convert(rec.output), rec.output, "replay")
 
 
 def _forked_input(node: NodeRecord, decision: Decision) -> GateAnswer | None:
@@ -123,15 +126,14 @@ def _forked_input(node: NodeRecord, decision: Decision) -> GateAnswer | None:
     edit's one decision (_node/edit.py), as if a person had answered the before gate with it."""
     answer = GateAnswer(proto.CONTINUE, by="replay", input=decision.value, has_input=True)
     try:
-        # decide_edit reads the held gate only for a retry at a loop hold: not this continue.
-        answer = decide_edit(node, proto.BEFORE, cast(HeldGate, None), answer)
+        answer = edited(node, proto.BEFORE, None, answer)  # edit's one decision, as at any before gate
     except EditRefused as exc:
         error = CassetteError(
             f"graphmind: the fork's input for {node.node_id}#{decision.occurrence} cannot be used: {exc}"
         )
         node.fail(error)
         raise error from None
-    apply_edit(node, proto.BEFORE, answer, {"input": node.spec.input}, node.host.clock())
+    apply_edit(node, answer, {"input": node.spec.input})
     return answer if answer.body is not None else None
 
 
@@ -194,38 +196,20 @@ def _answer(
     answer: GateAnswer,
     convert: Callable[[Any], Any],
     held: HeldGate,
-    started: float,
 ) -> Any:
-    action = answer.action
-    if action == proto.ABORT:
-        node.run.mark_aborted()
-        error = RunAborted(node.run.run_id)
-        node.fail(error)
-        raise error
-    if action == proto.RECORDED and decision.usable():
+    """The answer at a divergence hold, decided in the one place (_node/decide.py); the replay's
+    own bookkeeping here: a recorded output counts as replayed, anything that runs goes live."""
+
+    def recorded() -> Any:
         rec = decision.recorded
         assert rec is not None
         node.replayed = True
         replay.replayed += 1
-        return GateAnswer(proto.INJECT, convert(rec.output), by=answer.by, raw=rec.output)
-    if action == proto.INJECT:
-        try:
-            converted = convert(answer.value)
-        except Exception as exc:
-            node._unusable(exc)
-            return _AGAIN
-        node.injected = True
-        return GateAnswer(proto.INJECT, converted, by=answer.by, raw=answer.value)
-    if answer.has_input or answer.reload:
-        # continue with an edited input: decided by edit's one rule (_node/edit.py), then live.
-        try:
-            answer = decide_edit(node, proto.BEFORE, held, answer)
-        except EditRefused as exc:
-            node._unusable(exc, "edit")
-            return _AGAIN
-        apply_edit(node, proto.BEFORE, answer, {"input": node.spec.input}, started)
-        replay.go_live()
-        return answer if answer.body is not None else None
-    # continue (a timeout and a lost hub included): live from here on
-    replay.go_live()
-    return None
+        return rec.output
+
+    decided = at_divergence(node, answer, held, convert, recorded if decision.usable() else None)
+    if decided is False:
+        return _AGAIN
+    if decided is None or not decided.injects:
+        replay.go_live()  # continue, edited or not: live from here on
+    return decided

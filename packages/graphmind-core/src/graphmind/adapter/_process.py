@@ -13,10 +13,10 @@ framework lacks (`AttributeError`) undoes every row, warns once and patches noth
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
+from .._base import forksafe
 from ._hooks import Hook, Patches
 from ._session import engine_for
 
@@ -41,7 +41,7 @@ class ProcessPatch:
         self.rows = tuple(rows)
         self._moved = moved
         self._also_undo = also_undo
-        self._lock = threading.Lock()
+        self._lock = forksafe.lock()  # unlocked again in a forked child
         # The session the wrappers report to (None: the default client, looked up at each call).
         self.state = Patches()
 

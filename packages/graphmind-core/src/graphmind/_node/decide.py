@@ -1,0 +1,173 @@
+"""The one place a gate's answer is decided: every branch on a gate action in core and the
+adapters is here (tests/test_one_decision.py keeps it so).
+
+An answer comes from the hub, a timeout, a lost hub, a replay or the app's own code. `decide` turns
+it into what the caller does next, carried on the returned `GateAnswer`:
+
+- `injects`: return `value` (the adapter's conversion of the injected JSON); the body does not run,
+  or its result is replaced;
+- `retries`: run the body again (with `body` when an edit or reload decided a new one);
+- neither: go on (run the body, with `body` when edited; keep the result; re-raise the error).
+
+Abort never returns: it marks the run and raises RunAborted. An answer the gate cannot take (a value
+that does not convert, a refused edit) returns None: the gate holds again, saying why. The call
+loop, the stream loop, the replay gate and every adapter that drives gates itself only read
+`injects` and `retries`: a new action is a change in this module alone.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeGuard
+
+from .. import protocol as proto
+from .._base.errors import RunAborted
+from .._hub.gate import GateAnswer, HeldGate
+from .edit import EditedNode, EditRefused, apply_edit, decide_edit, record_attempt
+
+if TYPE_CHECKING:
+    from .._runs.run import RunContext
+
+
+class DecidedNode(EditedNode, Protocol):
+    """What the decision reads and writes of a node execution (a record.py `NodeRecord`)."""
+
+    run: RunContext
+    injected: bool
+    loop_hit: Any
+
+    def fail(self, exc: BaseException) -> None: ...
+
+    def _unusable(self, exc: BaseException, what: str = "inject") -> None: ...
+
+
+CONTINUE_ANSWER = GateAnswer(proto.CONTINUE, by="fast-path")
+
+
+def known(action: Any) -> TypeGuard[str]:
+    """An action this engine knows (a hub newer than the app may send one it does not: continue)."""
+    return action in proto.ACTIONS
+
+
+def normalized(node: DecidedNode, answer: GateAnswer) -> GateAnswer:
+    """An action this engine does not know (a hub newer than the app) is continue, said once."""
+    if known(answer.action):
+        return answer
+    node.host.warn(
+        f"[graphmind] the hub sent an unknown gate action {answer.action!r}; continuing", key="bad-action"
+    )
+    return dataclasses.replace(answer, action=proto.CONTINUE)
+
+
+def injected_answer(value: Any, raw: Any, by: str) -> GateAnswer:
+    """An inject decided without a person (a replay's recorded output, a fork's new output)."""
+    return GateAnswer(proto.INJECT, value, by=by, raw=raw, injects=True)
+
+
+def takes_edit(gate: str, answer: GateAnswer, held: HeldGate | None) -> bool:
+    """An edited input or a reload goes with continue at a before gate, or retry at an after or
+    error gate; retry at a loop hold (a before gate) takes it too."""
+    return answer.action == proto.EDIT_ACTIONS[gate] or (
+        gate == proto.BEFORE and answer.action == proto.RETRY and held is not None and held.reason == "loop"
+    )
+
+
+def edited(node: DecidedNode, gate: str, held: HeldGate | None, answer: GateAnswer) -> GateAnswer:
+    """The answer with the body an edit or reload decided (`decide_edit`), or EditRefused."""
+    if not takes_edit(gate, answer, held):
+        what = "an edited input" if answer.has_input else "reload"
+        raise EditRefused(
+            f"{what} goes with continue at a before gate or retry at an after or error gate, "
+            f"not {answer.action} at the {gate} gate"
+        )
+    return decide_edit(node, answer)
+
+
+def decide(
+    node: DecidedNode,
+    gate: str,
+    held: HeldGate,
+    answer: GateAnswer,
+    started: float,
+    convert: Callable[[Any], Any],
+    payload: dict[str, Any],
+) -> GateAnswer | None:
+    """A person's (or a timeout's) answer at one of the node's gates; the gate is closed already."""
+    action = answer.action
+    if node.spec.actions is not None and action not in node.spec.actions:
+        return CONTINUE_ANSWER  # a gate that does not take this answer (a span offers no inject)
+    if action == proto.ABORT:
+        abort(node)
+    if answer.has_input or answer.reload:
+        try:
+            answer = edited(node, gate, held, answer)
+        except EditRefused as exc:
+            node._unusable(exc, "edit")
+            return None
+    if action == proto.INJECT:
+        try:
+            converted = convert(answer.value)
+        except Exception as exc:
+            node._unusable(exc)
+            return None
+        node.injected = True
+        return dataclasses.replace(answer, value=converted, raw=answer.value, injects=True)
+    if action not in (proto.CONTINUE, proto.RETRY):
+        return answer  # another known action (`recorded`, a divergence's): continue
+    if action == proto.RETRY and gate != proto.BEFORE:
+        record_attempt(node, gate, payload, started)
+        apply_edit(node, answer, payload)
+        return dataclasses.replace(answer, retries=True)
+    apply_edit(node, answer, payload)
+    if action == proto.RETRY:  # at a before gate: a loop hold's retry starts a new streak, else continue
+        if held.reason == "loop" and node.loop_hit is not None:
+            node.loop_hit.restart()
+            node.loop_hit = None
+        return (
+            dataclasses.replace(answer, action=proto.CONTINUE) if answer.body is not None else CONTINUE_ANSWER
+        )
+    return answer
+
+
+def abort(node: DecidedNode) -> None:
+    """Abort: the run is marked aborted and the node ends with RunAborted, raised into the app."""
+    node.run.mark_aborted()
+    error = RunAborted(node.run.run_id)
+    node.fail(error)
+    raise error
+
+
+def at_divergence(
+    node: DecidedNode,
+    answer: GateAnswer,
+    held: HeldGate,
+    convert: Callable[[Any], Any],
+    recorded: Callable[[], Any] | None,
+) -> GateAnswer | Literal[False] | None:
+    """An answer at a replay's divergence hold (docs/replay.md): abort; the recorded output
+    (`recorded()` returns it, None when no usable recording); an inject; or continue live, edited or
+    not. Returns the answer to act on, None to run live as the call is, or False: hold again."""
+    action = answer.action
+    if action == proto.ABORT:
+        abort(node)
+    if action == proto.RECORDED and recorded is not None:
+        output = recorded()
+        return injected_answer(convert(output), output, answer.by)
+    if action == proto.INJECT:
+        try:
+            converted = convert(answer.value)
+        except Exception as exc:
+            node._unusable(exc)
+            return False
+        node.injected = True
+        return injected_answer(converted, answer.value, answer.by)
+    if answer.has_input or answer.reload:
+        try:
+            answer = edited(node, proto.BEFORE, held, answer)
+        except EditRefused as exc:
+            node._unusable(exc, "edit")
+            return False
+        apply_edit(node, answer, {"input": node.spec.input})
+        return answer if answer.body is not None else None
+    return None  # continue (a timeout and a lost hub included): live from here on
