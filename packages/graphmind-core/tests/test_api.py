@@ -196,6 +196,32 @@ def test_span_streams_tokens_and_sets_output(hub: FakeHub) -> None:
     client.dispose()
 
 
+def test_a_span_decorates_a_function_and_each_call_is_a_span_whose_output_is_its_return_value(
+    hub: FakeHub,
+) -> None:
+    client = make_client(hub)
+
+    @client.span("retrieve", kind="retriever", input={"k": 2})
+    def retrieve(query: str) -> list[str]:
+        return [query, query.upper()]
+
+    @client.span("plan")
+    async def plan(goal: str) -> str:
+        return f"plan for {goal}"
+
+    with client.run("spans"):
+        assert retrieve("doc") == ["doc", "DOC"] and retrieve("faq") == ["faq", "FAQ"]
+        assert asyncio.run(plan("trip")) == "plan for trip"
+    assert retrieve.__name__ == "retrieve" and inspect.iscoroutinefunction(plan)
+    hub.wait_for(lambda: len(hub.of_type("node.finished")) == 3, what="three spans")
+    ends = {(e["nodeId"], e["instanceId"]): e["output"] for e in hub.of_type("node.finished")}
+    assert sorted(ends.values(), key=str) == [["doc", "DOC"], ["faq", "FAQ"], "plan for trip"]
+    assert len({instance for _node, instance in ends}) == 3, "a fresh node per call"
+    started = [e for e in hub.of_type("node.started") if e["nodeId"] == "retriever:retrieve"]
+    assert [e["input"] for e in started] == [{"k": 2}, {"k": 2}]
+    client.dispose()
+
+
 def test_module_level_api_delegates_to_the_default_client(hub: FakeHub) -> None:
     client = graphmind.configure(app="module", url=hub.url)
     try:

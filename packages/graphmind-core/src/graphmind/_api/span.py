@@ -1,15 +1,20 @@
 """`client.span(...)`: a node the code describes itself (a retrieval step, a planner loop, a job body).
 
 A span has a before gate (continue or abort: a `with` body cannot be skipped, so it offers no inject);
-its body's exceptions propagate untouched and end the node with `node.error`.
+its body's exceptions propagate untouched and end the node with `node.error`. A `with` block has no
+value, so its node's output is what the block sets `s.output` to; as a decorator (`@client.span(...)`)
+each call of the function is a span whose output is the function's return value (the seeds' "the
+block's value is the span's").
 """
 
 from __future__ import annotations
 
 import contextvars
+import functools
+import inspect
 from collections.abc import Callable
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import protocol as proto
 from .._base.names import readable_name
@@ -19,6 +24,7 @@ if TYPE_CHECKING:
     from .._node.engine import Engine, NodeExecution
 
 _SPAN_ACTIONS = (proto.CONTINUE, proto.ABORT)
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class Span:
@@ -89,3 +95,24 @@ class Span:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.__exit__(exc_type, exc, tb)
+
+    def __call__(self, fn: F) -> F:
+        """As a decorator: every call of `fn` is one span (a fresh node), its output what `fn` returns."""
+        engine, name, kind, given = self._engine, self.name, self.kind, self.input
+        if inspect.iscoroutinefunction(fn):
+
+            @functools.wraps(fn)
+            async def aspan(*args: Any, **kwargs: Any) -> Any:
+                async with Span(engine, name, kind, given) as span:
+                    span.output = result = await fn(*args, **kwargs)
+                    return result
+
+            return aspan  # type: ignore[return-value]
+
+        @functools.wraps(fn)
+        def sspan(*args: Any, **kwargs: Any) -> Any:
+            with Span(engine, name, kind, given) as span:
+                span.output = result = fn(*args, **kwargs)
+                return result
+
+        return sspan  # type: ignore[return-value]
