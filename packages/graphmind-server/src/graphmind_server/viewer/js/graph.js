@@ -48,6 +48,7 @@ export class GraphView {
       this.width = width;
       this.layout(nodes, width);
       for (const n of nodes) this.paint(n);
+      if (this.afterLayout) this.afterLayout(); // fit on open (panzoom.js), before the held node is revealed
       this.revealHeld(true);
       return;
     }
