@@ -134,6 +134,17 @@ def test_the_graph_fits_on_open_and_costs_show_their_digits(
     money = page.evaluate("""async () => { const { money } = await import('/js/usage.js');
       return [0, 0.0000123, 0.000042, 0.0042, 0.0151, 1.5, 0.000000001].map(money); }""")
     assert money == ["$0", "$0.000012", "$0.000042", "$0.0042", "$0.02", "$1.50", "< $0.00000001"]
+    # The fork command runs the app with the interpreter the run recorded, else `python`.
+    commands = page.evaluate("""async () => { const { forkCommand } = await import('/js/fork.js');
+      const base = { runId: 'r1', selector: 'tool:search#1', which: 'output', value: [] };
+      return [
+        forkCommand({ ...base, meta: { argv: ['agent.py'], cwd: '/srv/app', executable: '/srv/app/.venv/bin/python' } }),
+        forkCommand({ ...base, meta: { argv: ['agent.py'], cwd: '/srv/app' } }),
+      ]; }""")
+    assert commands == [
+        "cd /srv/app && graphmind replay r1 --fork 'tool:search#1' --output '[]' -- /srv/app/.venv/bin/python agent.py",
+        "cd /srv/app && graphmind replay r1 --fork 'tool:search#1' --output '[]' -- python agent.py",
+    ]
 
 
 def test_a_first_model_step_without_a_skeleton_from_its_app_starts_inject_with_an_empty_reply(
