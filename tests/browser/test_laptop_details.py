@@ -65,6 +65,8 @@ def test_send_stays_in_view_with_node_detail_open_and_a_model_steps_inject_start
     expect(page.locator("#conn")).to_have_text("live")
     agent = travel_agent(gm)
     card = page.locator(".gate-card")
+    wait_for(lambda: page.locator(".gate-card").count() or agent.done.is_set(), 20, "the held model step")
+    assert not agent.done.is_set(), f"the agent ended without holding: {agent.error!r}"
     expect(card.locator(".gate-reason")).to_have_text("Breakpoint")
     page.locator(".gnode[data-node-id='llm:step']").click()
     expect(page.locator("#detail h2")).to_have_text("step")

@@ -19,7 +19,8 @@ export function viewSwitch(graph, sequence) {
   const fit = (floor = 0.3) => {
     const wrap = graph.el.parentElement;
     if (!wrap || !wrap.clientHeight) return;
-    const w = parseFloat(graph.canvas.style.width) || 1;
+    // The boxes' width, not the canvas's: the canvas spans the whole space even for one box.
+    const w = graph.contentWidth || parseFloat(graph.canvas.style.width) || 1;
     const hh = parseFloat(graph.canvas.style.height) || 1;
     const bar = wrap.querySelector(".view-switch")?.offsetHeight ?? 40;
     setZoom(Math.max(floor, Math.min(1, (wrap.clientWidth - 8) / w, (wrap.clientHeight - bar - 4) / hh)));
