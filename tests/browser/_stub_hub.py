@@ -158,7 +158,7 @@ class StubHub:
                 Route("/api/gates", gates),
                 Route("/api/gates/{gid}", post, methods=["POST"]),
                 Route("/api/debug", debug, methods=["GET", "PUT"]),
-                Route("/api/pause", post, methods=["POST"]),
+                Route("/api/pause", post, methods=["POST", "DELETE"]),
                 Route("/api/runs/{id}/abort", post, methods=["POST"]),
                 WebSocketRoute("/api/live", live),
                 Route("/", static),

@@ -1,4 +1,4 @@
-""""More filters" fits the runs list at every width: each control inside the viewport and on top
+""" "More filters" fits the runs list at every width: each control inside the viewport and on top
 (the element at its centre is the control, not the run view), and the panel never over the run
 header."""
 

@@ -45,7 +45,9 @@ def test_same_named_runs_differ_by_start_id_and_meta_and_a_held_gate_opens_its_r
     page.set_viewport_size({"width": 1280, "height": 720})
     page.goto(f"{hub.url}/#/run/{first['id']}")
     page.wait_for_selector("body[data-run-loaded=true]")
-    status, body = hub.api("PUT", "/api/debug", {"breakpoints": [{"nodeId": "tool:search", "gate": "before"}]})
+    status, body = hub.api(
+        "PUT", "/api/debug", {"breakpoints": [{"nodeId": "tool:search", "gate": "before"}]}
+    )
     assert status == 200, body
     agent = refund(client, "T-2")
     card = page.locator(".gate-card")

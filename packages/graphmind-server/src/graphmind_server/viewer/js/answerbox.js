@@ -89,9 +89,16 @@ export function answerBox(o) {
   });
 
   let started = false;
+  // The card column scrolls (a laptop screen with the node detail open gives it 60 % of the
+  // height): bring the box's Send into view, or it opens below the fold.
+  const reveal = () => requestAnimationFrame(() => {
+    textarea.scrollIntoView({ block: "nearest" });
+    sendBtn.scrollIntoView({ block: "nearest" });
+  });
   const open = async () => {
     el.hidden = false;
-    textarea.focus();
+    textarea.focus({ preventScroll: true });
+    reveal();
     if (started) return;
     started = true;
     const value = await o.start();
@@ -99,6 +106,7 @@ export function answerBox(o) {
     if (!textarea.value) textarea.value = boxText(value);
     validate();
     el.dataset.ready = "true";
+    reveal();
     if (o.onReady) o.onReady();
   };
   const close = () => {

@@ -48,6 +48,7 @@ export class GraphView {
       this.width = width;
       this.layout(nodes, width);
       for (const n of nodes) this.paint(n);
+      if (this.afterLayout) this.afterLayout(); // fit on open (panzoom.js), before the held node is revealed
       this.revealHeld(true);
       return;
     }
@@ -95,7 +96,8 @@ export class GraphView {
     const rows = [agents, [...llms, ...others], tools].filter((r) => r.length);
     const widest = Math.max(1, ...rows.map((r) => r.length));
     const w = Math.max(MIN_W, Math.min(W, Math.floor((width - 2 * PAD - (widest - 1) * GAP_X) / widest)));
-    const totalW = Math.max(width - 2, 2 * PAD + widest * w + (widest - 1) * GAP_X);
+    this.contentWidth = 2 * PAD + widest * w + (widest - 1) * GAP_X; // the canvas is at least the space's width
+    const totalW = Math.max(width - 2, this.contentWidth);
     const pos = new Map();
     rows.forEach((row, i) => {
       const rowW = row.length * w + (row.length - 1) * GAP_X;

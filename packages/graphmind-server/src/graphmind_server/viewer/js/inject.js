@@ -17,8 +17,16 @@ export async function injectStart(g) {
   // The app's own start (issue 30): the last output, else a skeleton of the tool's output schema.
   if (g.injectSkeleton !== undefined && g.injectSkeleton !== null) return g.injectSkeleton;
   const loaded = store.runId === g.runId && store.model && !store.loading && !store.model.summaryOnly;
-  if (loaded) return lastOutputInModel(store.model, g);
-  return lastOutputFromHub(g);
+  const last = loaded ? lastOutputInModel(store.model, g) : await lastOutputFromHub(g);
+  if (last !== null && last !== undefined) return last;
+  // A model step's first call has no earlier reply: start from the one reply shape every adapter
+  // reads (docs/protocol.md, "Injecting a model reply"), not from null.
+  return g.kind === "llm" ? replySkeleton() : null;
+}
+
+/** The reply shape, empty: the text to fill in, and tool calls `{"name", "arguments"}` to add. */
+export function replySkeleton() {
+  return { content: "", tool_calls: [] };
 }
 
 function lastOutputInModel(model, g) {
@@ -52,9 +60,10 @@ async function lastOutputFromHub(g) {
 /** One line under the Inject box: what the value sent becomes. */
 export function injectMeaning(g) {
   const what = g.kind === "llm" ? "the model's reply" : g.kind === "tool" ? "the tool's return value" : "the call's result";
-  if (g.gate === "before") return `Sent as ${what}: the call is skipped and never runs.`;
+  const shape = g.kind === "llm" ? ' A reply: {"content": "text", "tool_calls": [{"name": "tool", "arguments": {}}]}, or a plain string.' : "";
+  if (g.gate === "before") return `Sent as ${what}: the call is skipped and never runs.${shape}`;
   if (g.gate === "after") return `Replaces ${what}: the app gets this instead of what the call returned.`;
-  if (g.gate === "error") return `Returned as ${what} instead of the error: the app never sees the exception.`;
+  if (g.gate === "error") return `Returned as ${what} instead of the error: the app never sees the exception.${shape}`;
   return `Becomes ${what}.`;
 }
 

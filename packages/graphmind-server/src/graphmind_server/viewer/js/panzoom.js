@@ -3,26 +3,46 @@
 
 import { h } from "./frame.js";
 
+// A graph fitted on its own never goes below this: past it the names are unreadable, so it scrolls.
+const AUTO_FIT_MIN = 0.6;
+
 export function viewSwitch(graph, sequence) {
   let zoom = 1;
+  // Fit on open: a run's graph is fitted to its space (never above 100 %) each time it is laid out
+  // (nodes added, a panel opened), until the person zooms by hand; Fit fits again and resumes it.
+  let autoFit = true;
   const setZoom = (z) => {
     zoom = Math.min(2, Math.max(0.3, z));
     graph.canvas.style.zoom = String(zoom);
     level.textContent = `${Math.round(zoom * 100)}%`;
   };
-  const fit = () => {
+  const fit = (floor = 0.3) => {
     const wrap = graph.el.parentElement;
-    const w = parseFloat(graph.canvas.style.width) || 1;
+    if (!wrap || !wrap.clientHeight) return;
+    // The boxes' width, not the canvas's: the canvas spans the whole space even for one box.
+    const w = graph.contentWidth || parseFloat(graph.canvas.style.width) || 1;
     const hh = parseFloat(graph.canvas.style.height) || 1;
-    setZoom(Math.min(1, (wrap.clientWidth - 8) / w, (wrap.clientHeight - 40) / hh));
+    const bar = wrap.querySelector(".view-switch")?.offsetHeight ?? 40;
+    setZoom(Math.max(floor, Math.min(1, (wrap.clientWidth - 8) / w, (wrap.clientHeight - bar - 4) / hh)));
+  };
+  const byHand = (z) => {
+    autoFit = false;
+    setZoom(z);
+  };
+  graph.afterLayout = () => autoFit && fit(AUTO_FIT_MIN);
+  graph.resetFit = () => {
+    autoFit = true;
   };
   const level = h("span", { class: "muted small zoom-level" }, "100%");
   const graphBtn = h("button", { type: "button", class: "toggle", "aria-pressed": "true" }, "Graph");
   const seqBtn = h("button", { type: "button", class: "toggle", "aria-pressed": "false" }, "Sequence");
   const zoomBox = h("span", { class: "zoom" },
-    h("button", { type: "button", "aria-label": "Zoom out", onclick: () => setZoom(zoom / 1.25) }, "−"), level,
-    h("button", { type: "button", "aria-label": "Zoom in", onclick: () => setZoom(zoom * 1.25) }, "+"),
-    h("button", { type: "button", "aria-label": "Fit the graph", onclick: fit }, "Fit"));
+    h("button", { type: "button", "aria-label": "Zoom out", onclick: () => byHand(zoom / 1.25) }, "−"), level,
+    h("button", { type: "button", "aria-label": "Zoom in", onclick: () => byHand(zoom * 1.25) }, "+"),
+    h("button", { type: "button", "aria-label": "Fit the graph", onclick: () => {
+      autoFit = true;
+      fit();
+    } }, "Fit"));
   const show = (seq) => {
     graph.el.hidden = seq;
     sequence.show(seq);
@@ -35,7 +55,7 @@ export function viewSwitch(graph, sequence) {
   graph.el.addEventListener("wheel", (ev) => {
     if (!ev.ctrlKey) return;
     ev.preventDefault();
-    setZoom(zoom * (ev.deltaY < 0 ? 1.1 : 1 / 1.1));
+    byHand(zoom * (ev.deltaY < 0 ? 1.1 : 1 / 1.1));
   }, { passive: false });
   // Drag the background to pan (a node is a button: a press on it stays a click).
   let drag = null;

@@ -33,6 +33,7 @@ export class RunView {
 
   mount() {
     this.search.reset();
+    if (this.graph.resetFit) this.graph.resetFit(); // a newly opened run fits its space again
     if (this.mounted) return;
     this.mounted = true;
     this.el.replaceChildren(this.header, this.msg, this.body);
