@@ -40,6 +40,7 @@ SLICE = {
     "test_viewer_link_leaks.py::test_viewer_url_and_graphmind_mcp_send_a_squatter_nothing",
     "test_viewer_link_leaks.py::test_codes_work_once_and_links_expire",
     "test_viewer_link_leaks.py::test_a_proof_pair_is_the_hubs_own_and_expires",
+    "test_viewer_link_leaks.py::test_the_viewer_page_is_private_and_its_link_absolute_with_a_relative_home",
     "test_reload_without_token.py::test_a_hub_without_a_token_refuses_reload_and_says_why_on_the_card",
     "test_hidden_values.py",
     "test_replay_source.py::test_a_planted_file_named_like_the_run_id_is_not_read",
