@@ -72,7 +72,7 @@ def answer_as_other_uid(script: Path, url: str) -> tuple[int, dict[str, str]]:
 def test_a_hub_without_a_token_refuses_reload_and_says_why_on_the_card(
     tmp_path: Path, home: Path, script: Path
 ) -> None:
-    with HubProcess(tmp_path / "hub.db") as hub, FakeApp(hub.ingest_url) as app:
+    with HubProcess(tmp_path / "hub.db") as hub, FakeApp(hub.ingest_url, auto_resume=True) as app:
         gate = held(hub, app, {})
         assert gate["reloadable"] is False
         reason = str(gate["notReloadable"])
@@ -85,11 +85,10 @@ def test_a_hub_without_a_token_refuses_reload_and_says_why_on_the_card(
                 "POST", f"/api/gates/{gate['gateId']}", {"action": "retry", "reload": True}
             )
         assert status == 403 and "reload refused" in body["error"], (status, body)
-        with pytest.raises(TimeoutError):  # nothing reached the app
-            app.expect(proto.GATE_RESOLVE, timeout=0.5)
-        # The other answers still work.
-        assert hub.api("POST", f"/api/gates/{gate['gateId']}", {"action": "retry"})[0] in (200, 504)
-        assert app.expect(proto.GATE_RESOLVE).get("reload") is None
+        # The other answers still work; the first gate.resolve the app gets is this one (frames
+        # arrive in order: a reload sent before it would come first).
+        assert hub.api("POST", f"/api/gates/{gate['gateId']}", {"action": "retry"})[0] == 200
+        assert "reload" not in app.expect(proto.GATE_RESOLVE)
     figure(
         "reload on a hub without a token",
         f"{'uid 65534: ' if AS_ROOT else ''}{status}, nothing sent to the app",

@@ -376,3 +376,18 @@ async def test_the_graphmind_mcp_process_sends_a_squatter_nothing(shared: Path) 
     assert received.count("/api/auth/challenge") >= 3, received
     assert "/api/gates" not in received and "/api/debug" not in received
     assert token not in received and "authorization" not in received.lower()
+
+
+def test_the_viewer_page_is_private_and_its_link_absolute_with_a_relative_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("GRAPHMIND_HOME", "relative-home")
+    codes = ViewerCodes("a-token-of-sixteen-chars")
+    page = codes.write_file("http://127.0.0.1:4747", 4747)
+    assert page.as_uri() == (tmp_path / "relative-home" / "viewer-4747.html").as_uri()
+    assert page.stat().st_mode & 0o777 == 0o600 and page.parent.stat().st_mode & 0o777 == 0o700
+    code = follow(page.as_uri())
+    assert codes.redeem(code) == "a-token-of-sixteen-chars" and follow(page.as_uri()) != code
+    codes.remove_file()
+    assert not page.exists()

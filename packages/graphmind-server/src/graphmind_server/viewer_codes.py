@@ -88,7 +88,7 @@ class ViewerCodes:
         if self._file_code is not None:
             self._open.pop(self._file_code, None)
         self._file_code = self.issue(ttl=None)
-        path = viewer_file(port)
+        path = viewer_file(port).absolute()  # a relative GRAPHMIND_HOME: file:// needs an absolute path
         target = json.dumps(f"{base}/#code={self._file_code}")
         write_private(path, PAGE.format(port=port, target=target))
         self.file = path
