@@ -21,7 +21,7 @@ from typing import Any
 import litellm
 
 import graphmind
-from graphmind.adapter import Hook, Patches, engine_for
+from graphmind.adapter import Hook, Patches, enabled_for, engine_for
 
 from . import _call
 from ._apis import APIS, Api
@@ -91,7 +91,7 @@ _state = Patches()
 
 def instrument(session: graphmind.Client | None) -> bool:
     """Replaces every function of the table that this LiteLLM has. False when nothing was patched."""
-    enabled = engine_for(session).enabled
+    enabled = enabled_for(session)  # builds no client: the default one is looked up per call
     with _lock:
         if not enabled:
             # Disabled: nothing is patched. Already patched for another session: calls now report to

@@ -20,7 +20,7 @@ import agents.run_internal.turn_resolution
 import agents.tool
 
 import graphmind
-from graphmind.adapter import Hook, Patches, engine_for, hook_moved
+from graphmind.adapter import Hook, Patches, enabled_for, engine_for, hook_moved
 
 from . import _model, _runs, _tools
 from ._version import SUPPORTED, __version__
@@ -114,7 +114,7 @@ _state = Patches()
 
 
 def instrument(session: graphmind.Client | None) -> bool:
-    enabled = engine_for(session).enabled
+    enabled = enabled_for(session)  # builds no client: the default one is looked up per call
     with _lock:
         if not enabled:
             if _state.active:  # already patched for another session: calls now go straight through
