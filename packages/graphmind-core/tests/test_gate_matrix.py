@@ -13,7 +13,7 @@ import trio
 
 import graphmind
 from graphmind._node.stream_loop import Items
-from graphmind.adapter import NodeExecution, NodeSpec, engine_for, parse_model_reply
+from graphmind.adapter import NodeExecution, NodeSpec, enabled_for, engine_for, parse_model_reply
 from graphmind.testing.gate_matrix import CASES, GateSubject, run_case
 
 
@@ -86,9 +86,9 @@ def instrument_toy(
     describe_output: Callable[[Reply], Any] = _reply_json,
     name: str | None = "toy-1",
 ) -> ToyModel:
-    """The toy adapter: four instance attributes, all through the engine."""
-    engine = engine_for(session)
-    if not engine.enabled or "_gm_originals" in vars(model):
+    """The toy adapter: four instance attributes, all through the engine (asked per call: with no
+    session, the default client is whatever `graphmind.configure()` built last)."""
+    if not enabled_for(session) or "_gm_originals" in vars(model):
         return model
     reply, areply, stream, astream = model.reply, model.areply, model.stream, model.astream
 
@@ -113,7 +113,7 @@ def instrument_toy(
         )
 
     def gated_reply(prompt: str) -> Reply:
-        return engine.execute(
+        return engine_for(session).execute(
             spec(prompt, reply),
             lambda: reply(prompt),
             describe_output=describe_output,
@@ -121,7 +121,7 @@ def instrument_toy(
         )
 
     async def gated_areply(prompt: str) -> Reply:
-        return await engine.aexecute(
+        return await engine_for(session).aexecute(
             spec(prompt, areply),
             lambda: areply(prompt),
             describe_output=describe_output,
@@ -129,11 +129,11 @@ def instrument_toy(
         )
 
     def gated_stream(prompt: str) -> Iterator[Reply]:
-        ex = engine.start_node(spec(prompt, stream))
+        ex = engine_for(session).start_node(spec(prompt, stream))
         return ex.stream_sync(lambda: stream(prompt), describe=_describe, from_injected=_to_items)
 
     async def gated_astream(prompt: str) -> AsyncIterator[Reply]:
-        ex = await engine.astart_node(spec(prompt, astream))
+        ex = await engine_for(session).astart_node(spec(prompt, astream))
         # aclosing: the app closing this generator early closes the node's stream too (cutShort)
         async with contextlib.aclosing(
             ex.stream_async(lambda: astream(prompt), describe=_describe, from_injected=_to_items)

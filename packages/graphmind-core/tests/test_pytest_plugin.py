@@ -3,9 +3,13 @@ provider, replay offline, fail on a changed prompt with the divergence."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from graphmind.testing import FakeHub
 
 pytest_plugins = ["pytester"]
 
@@ -91,3 +95,132 @@ def test_all_records_again_and_new_episodes_records_the_rest(
         episodes.assert_outcomes(passed=2)
         assert fake.request_count == 2 and "Paris" in cassette.read_text()
     env.runpytest("-p", "no:randomly").assert_outcomes(passed=2)  # the new recording replays offline
+
+
+# ---- the code under test configures GraphMind itself ---------------------------------------------
+REFUND_AGENT = """
+import json
+import os
+
+import pytest
+from openai import OpenAI
+
+import graphmind as gm
+from graphmind_openai import instrument_openai
+
+# The usual layout: the model client and the tools at import, configure() in the code that runs.
+llm = instrument_openai(
+    OpenAI(base_url=os.environ.get("FAKE_OPENAI_URL", "http://127.0.0.1:9/v1"), api_key="k", max_retries=0)
+)
+TOOLS = [{"type": "function", "function": {"name": "refund", "parameters": {"type": "object"}}}]
+
+
+@gm.tool(hold_if=lambda amount, **_: amount > 100 and f"refund of {amount} is over 100")
+def refund(order: str, amount: float) -> str:
+    return f"refunded {amount} on {order}"
+
+
+def refund_agent(ask: str) -> str:
+    messages = [{"role": "user", "content": ask}]
+    with gm.run("refund-agent"):
+        while True:
+            reply = llm.chat.completions.create(model="gpt-test", messages=messages, tools=TOOLS)
+            message = reply.choices[0].message
+            messages.append(message.model_dump(exclude_none=True))
+            if not message.tool_calls:
+                return message.content
+            for call in message.tool_calls:
+                result = refund(**json.loads(call.function.arguments))
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+
+
+@pytest.mark.graphmind(cassette="cassettes/refund.jsonl")
+def test_refund_agent():
+    gm.configure(app="refunds", url=os.environ["HUB_URL"])
+    assert refund_agent("Refund order A42, 30 EUR") == "Refunded 30 on A42."
+    assert not os.environ.get("FAIL_ON_PURPOSE"), "failed on purpose"
+
+
+@pytest.mark.graphmind(cassette="cassettes/own_client.jsonl")
+def test_a_client_of_its_own_records_nothing():
+    client = gm.Client(app="own", url=os.environ["HUB_URL"])
+    lookup = client.wrap(lambda order: order, name="lookup")
+    assert lookup("A42") == "A42"
+    client.dispose()
+"""
+
+
+@pytest.fixture
+def refunds(env: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    monkeypatch.setenv("HUB_URL", "ws://127.0.0.1:9/ingest")  # no hub: CI
+    env.makepyfile(test_refunds=REFUND_AGENT)
+    return env
+
+
+def _refund_script(fake: Any) -> None:
+    from graphmind_openai.testing import FakeOpenAI
+
+    fake.script(
+        [FakeOpenAI.tool_call("refund", {"order": "A42", "amount": 30}, "call_1"), "Refunded 30 on A42."]
+    )
+
+
+def test_a_test_that_calls_configure_records_once_and_replays_with_the_provider_stopped(
+    refunds: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from graphmind_openai.testing import FakeOpenAI
+
+    cassette = refunds.path / "cassettes" / "refund.jsonl"
+    with FakeOpenAI() as fake:
+        _refund_script(fake)
+        monkeypatch.setenv("FAKE_OPENAI_URL", fake.base_url)
+        recorded = refunds.runpytest(
+            "-p", "no:randomly", "--graphmind-record-mode=once", "-k", "refund_agent"
+        )
+        recorded.assert_outcomes(passed=1)
+        assert fake.request_count == 2 and cassette.is_file()
+    events = [json.loads(line) for line in cassette.read_text().splitlines()[1:]]
+    started = [
+        e["event"]["nodeId"] for e in events if e["type"] == "event" and e["event"]["type"] == "node.started"
+    ]
+    assert started == ["llm:step", "tool:refund", "llm:step"]
+    assert {e["run"]["app"] for e in events if e["type"] == "run"} == {"refunds"}  # configure's options apply
+    # the provider is stopped: only the cassette can answer
+    refunds.runpytest("-p", "no:randomly", "-k", "refund_agent").assert_outcomes(passed=1)
+
+
+def test_a_marked_test_that_recorded_no_call_fails_saying_why(refunds: pytest.Pytester) -> None:
+    result = refunds.runpytest("-p", "no:randomly", "--graphmind-record-mode=once", "-k", "client_of_its_own")
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert (
+        "graphmind: this test is marked for a cassette but recorded no call, so no cassette was written"
+        in out
+    )
+    assert "graphmind.Client(...)" in out and "graphmind.configure(...)" in out
+    assert not (refunds.path / "cassettes" / "own_client.jsonl").exists()
+    # a cassette that exists and is replayed by nothing fails too
+    (refunds.path / "cassettes").mkdir(exist_ok=True)
+    (refunds.path / "cassettes" / "own_client.jsonl").write_text('{"type":"graphmind.export","version":1}\n')
+    replayed = refunds.runpytest("-p", "no:randomly", "-k", "client_of_its_own")
+    replayed.assert_outcomes(failed=1)
+    assert "replayed no call of" in replayed.stdout.str()
+
+
+def test_a_failing_test_with_a_run_of_its_own_links_the_run_in_the_viewer(
+    refunds: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from graphmind_openai.testing import FakeOpenAI
+
+    with FakeOpenAI() as fake:
+        _refund_script(fake)
+        monkeypatch.setenv("FAKE_OPENAI_URL", fake.base_url)
+        refunds.runpytest("-p", "no:randomly", "--graphmind-record-mode=once", "-k", "refund_agent")
+    with FakeHub() as hub:
+        monkeypatch.setenv("HUB_URL", hub.url)
+        monkeypatch.setenv("FAIL_ON_PURPOSE", "1")
+        failed = refunds.runpytest("-p", "no:randomly", "-k", "refund_agent")
+        failed.assert_outcomes(failed=1)
+        run_id = hub.of_type("run.started")[0]["runId"]
+    base = hub.url.replace("ws", "http", 1).rsplit("/ingest", 1)[0]
+    assert f"the run in the viewer: {base}/#/run/{run_id}" in failed.stdout.str()

@@ -19,6 +19,7 @@ from litellm.litellm_core_utils.streaming_handler import CustomStreamWrapper
 from litellm.types.utils import ModelResponseStream
 
 import graphmind
+from graphmind.adapter import enabled_for
 from graphmind.testing.gate_matrix import CASES, GateSubject, run_case
 from graphmind_litellm import instrument_litellm, uninstrument_litellm
 from graphmind_litellm._apis import APIS
@@ -63,7 +64,7 @@ class LiteLLMSubject(GateSubject):
         originals = {api.attr: getattr(thing, api.attr) for api in APIS}
         patched = instrument_litellm(session=session)
         # None: the default session, which the kit only passes under GRAPHMIND_DISABLED=1.
-        if session is None or not session.enabled:
+        if not enabled_for(session):  # a disabled client, or the default session under GRAPHMIND_DISABLED=1
             assert patched is False and all(getattr(thing, a) is f for a, f in originals.items())
         return thing
 

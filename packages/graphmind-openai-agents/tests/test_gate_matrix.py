@@ -27,6 +27,7 @@ from agents_helpers import (
 )
 
 import graphmind
+from graphmind.adapter import enabled_for
 from graphmind.testing.gate_matrix import CASES, GateSubject, run_case
 from graphmind_openai.testing import FakeOpenAI
 from graphmind_openai_agents import instrument_openai_agents, uninstrument_openai_agents
@@ -56,7 +57,7 @@ class AgentSubject(GateSubject):
 
     def instrument(self, thing: Agent[Any], session: graphmind.Client | None) -> Agent[Any]:
         patched = instrument_openai_agents(session=session)
-        if session is None or not session.enabled:
+        if not enabled_for(session):  # a disabled client, or the default session under GRAPHMIND_DISABLED=1
             assert patched is False and not instrumented()
         return thing
 

@@ -16,7 +16,7 @@ from langchain_core.runnables import RunnableBinding
 from langchain_core.tools import BaseTool
 
 import graphmind
-from graphmind.adapter import Hook, engine_for, instrument_once, items_of, uninstrument_once
+from graphmind.adapter import Hook, instrument_once, items_of, uninstrument_once
 
 from ._hooks import MODEL_HOOKS, TOOL_HOOKS, Gate
 from ._registry import MARK
@@ -27,7 +27,7 @@ T = TypeVar("T")
 
 def _gate(obj: Any, hooks: tuple[Hook[Gate], ...], session: graphmind.Client | None) -> None:
     def apply(target: Any) -> Gate:
-        gate = Gate(session, engine=engine_for(session), obj=target, token=uuid.uuid4().hex)
+        gate = Gate(session, obj=target, token=uuid.uuid4().hex)
         gate.apply(target, hooks, gate)
         # LangChain hands a runnable's own metadata to the callback handler (CallbackManager.configure's
         # local_metadata): this is how the handler knows the call is gated and leaves its gates to us.

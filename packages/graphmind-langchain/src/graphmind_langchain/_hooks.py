@@ -28,20 +28,21 @@ from ._model import gated_agenerate, gated_astream, gated_generate, gated_stream
 from ._tools import gated_arun, gated_run
 from ._version import SUPPORTED
 
-Factory = Callable[[Engine, Any, Callable[..., Any], str], Callable[..., Any]]
+Factory = Callable[[Callable[[], Engine], Any, Callable[..., Any], str], Callable[..., Any]]
 
 
 @dataclass(eq=False)
 class Gate(Patches):
     """What gate_tools / gate_model did to one object (undo undoes exactly that), and what its wrappers share."""
 
-    engine: Any = None  # the Engine the wrappers report to (fixed when gated)
     obj: Any = None  # the tool or chat model gated
     token: str = ""  # this gating's mark in the object's metadata (the handler leaves its gates to us)
 
 
 def _row(attr: str, make: Factory, upstream: str, applies: Callable[[Any], bool] | None = None) -> Hook[Gate]:
     def wrap(original: Callable[..., Any], gate: Gate) -> Callable[..., Any]:
+        # `gate.engine`: Patches.engine, the session's engine asked at each call (the default one
+        # is whatever `graphmind.configure()` built last).
         return make(gate.engine, gate.obj, original, gate.token)
 
     return Hook("", attr, wrap, SUPPORTED, upstream, applies)

@@ -52,11 +52,14 @@ def _tee(state: registry.Inside | None) -> Callable[[ChatGenerationChunk], None]
     return lambda chunk: emit(ex, chunk.message.content, chunk.message, ids)
 
 
-def gated_generate(client: Engine, model: Any, orig: Callable[..., Any], token: str) -> Callable[..., Any]:
+def gated_generate(
+    engine_of: Callable[[], Engine], model: Any, orig: Callable[..., Any], token: str
+) -> Callable[..., Any]:
     @functools.wraps(orig)
     def _generate_with_cache(
         messages: list[Any], stop: list[str] | None = None, run_manager: Any = None, **kwargs: Any
     ) -> Any:
+        client = engine_of()  # per call: graphmind.configure() may replace the default client
         if not client.live or registry.is_inside(token):
             return orig(messages, stop=stop, run_manager=run_manager, **kwargs)
         offer = registry.claim(getattr(run_manager, "run_id", None), token)
@@ -79,11 +82,14 @@ def gated_generate(client: Engine, model: Any, orig: Callable[..., Any], token: 
     return _generate_with_cache
 
 
-def gated_agenerate(client: Engine, model: Any, orig: Callable[..., Any], token: str) -> Callable[..., Any]:
+def gated_agenerate(
+    engine_of: Callable[[], Engine], model: Any, orig: Callable[..., Any], token: str
+) -> Callable[..., Any]:
     @functools.wraps(orig)
     async def _agenerate_with_cache(
         messages: list[Any], stop: list[str] | None = None, run_manager: Any = None, **kwargs: Any
     ) -> Any:
+        client = engine_of()  # per call: graphmind.configure() may replace the default client
         if not client.live or registry.is_inside(token):
             return await orig(messages, stop=stop, run_manager=run_manager, **kwargs)
         offer = registry.claim(getattr(run_manager, "run_id", None), token)
@@ -108,12 +114,15 @@ def gated_agenerate(client: Engine, model: Any, orig: Callable[..., Any], token:
     return _agenerate_with_cache
 
 
-def gated_stream(client: Engine, model: Any, orig: Callable[..., Any], token: str) -> Callable[..., Any]:
+def gated_stream(
+    engine_of: Callable[[], Engine], model: Any, orig: Callable[..., Any], token: str
+) -> Callable[..., Any]:
     @functools.wraps(orig)
     def _stream(
         messages: list[Any], stop: list[str] | None = None, run_manager: Any = None, **kwargs: Any
     ) -> Iterator[ChatGenerationChunk]:
         nested = registry.is_inside(token)
+        client = engine_of()  # per call: graphmind.configure() may replace the default client
         if not client.live or nested is not None:
             tee = _tee(nested)
             for chunk in orig(messages, stop=stop, run_manager=run_manager, **kwargs):
@@ -148,12 +157,15 @@ def gated_stream(client: Engine, model: Any, orig: Callable[..., Any], token: st
     return _stream
 
 
-def gated_astream(client: Engine, model: Any, orig: Callable[..., Any], token: str) -> Callable[..., Any]:
+def gated_astream(
+    engine_of: Callable[[], Engine], model: Any, orig: Callable[..., Any], token: str
+) -> Callable[..., Any]:
     @functools.wraps(orig)
     async def _astream(
         messages: list[Any], stop: list[str] | None = None, run_manager: Any = None, **kwargs: Any
     ) -> AsyncIterator[ChatGenerationChunk]:
         nested = registry.is_inside(token)
+        client = engine_of()  # per call: graphmind.configure() may replace the default client
         if not client.live or nested is not None:
             tee = _tee(nested)
             async for chunk in orig(messages, stop=stop, run_manager=run_manager, **kwargs):

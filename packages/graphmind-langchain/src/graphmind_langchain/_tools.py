@@ -62,13 +62,16 @@ def _converter(tool: Any) -> Callable[[Any], Any]:
     return to_pair
 
 
-def gated_run(client: Engine, tool: Any, orig: Callable[..., Any], token: str) -> Callable[..., Any]:
+def gated_run(
+    engine_of: Callable[[], Engine], tool: Any, orig: Callable[..., Any], token: str
+) -> Callable[..., Any]:
     sig, takes_rm = signature_with_run_manager(orig)
     convert = _converter(tool)
 
     @functools.wraps(orig)
     def _run(*args: Any, **kwargs: Any) -> Any:
         run_manager = kwargs.get("run_manager") if takes_rm else kwargs.pop("run_manager", None)
+        client = engine_of()  # per call: graphmind.configure() may replace the default client
         if not client.live or registry.is_inside(token):
             return orig(*args, **kwargs)
 
@@ -99,13 +102,16 @@ def gated_run(client: Engine, tool: Any, orig: Callable[..., Any], token: str) -
     return _run
 
 
-def gated_arun(client: Engine, tool: Any, orig: Callable[..., Any], token: str) -> Callable[..., Any]:
+def gated_arun(
+    engine_of: Callable[[], Engine], tool: Any, orig: Callable[..., Any], token: str
+) -> Callable[..., Any]:
     sig, takes_rm = signature_with_run_manager(orig)
     convert = _converter(tool)
 
     @functools.wraps(orig)
     async def _arun(*args: Any, **kwargs: Any) -> Any:
         run_manager = kwargs.get("run_manager") if takes_rm else kwargs.pop("run_manager", None)
+        client = engine_of()  # per call: graphmind.configure() may replace the default client
         if not client.live or registry.is_inside(token):
             return await orig(*args, **kwargs)
 

@@ -20,7 +20,7 @@ from llama_index_instrumentation.span import BaseSpan
 from pydantic import PrivateAttr
 
 import graphmind
-from graphmind.adapter import engine_for
+from graphmind.adapter import enabled_for
 
 from . import _links as links
 from ._handler import Observer
@@ -133,7 +133,7 @@ def instrument_llamaindex(session: graphmind.Client | None = None) -> bool:
     Returns True when the handlers are installed (a second call does nothing); False when GraphMind
     is disabled, and then nothing is added.
     """
-    if not engine_for(session).enabled:
+    if not enabled_for(session):  # builds no client: the default one is looked up per call
         return False
     with _lock:
         if _installed:

@@ -14,7 +14,7 @@ from llama_index.core.base.llms.base import BaseLLM
 from llama_index.core.tools.types import BaseTool
 
 import graphmind
-from graphmind.adapter import Hook, engine_for, instrument_once, items_of, uninstrument_once
+from graphmind.adapter import Hook, instrument_once, items_of, uninstrument_once
 
 from ._hooks import LLM_HOOKS, TOOL_HOOKS, Gate
 
@@ -24,7 +24,7 @@ T = TypeVar("T")
 
 def _gate(obj: Any, hooks: tuple[Hook[Gate], ...], session: graphmind.Client | None) -> None:
     def apply(target: Any) -> Gate:
-        gate = Gate(session, engine=engine_for(session), obj=target)
+        gate = Gate(session, obj=target)
         gate.apply(target, hooks, gate)
         return gate
 

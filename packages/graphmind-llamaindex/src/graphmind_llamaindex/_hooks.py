@@ -26,19 +26,20 @@ from ._llm import gated_achat, gated_astream_chat, gated_chat, gated_stream_chat
 from ._tools import gated_acall, gated_call
 from ._version import SUPPORTED
 
-Factory = Callable[[Engine, Any, Callable[..., Any]], Callable[..., Any]]
+Factory = Callable[[Callable[[], Engine], Any, Callable[..., Any]], Callable[..., Any]]
 
 
 @dataclass(eq=False)
 class Gate(Patches):
     """What gate_tools / gate_llm did to one object (undo undoes exactly that), and what its wrappers share."""
 
-    engine: Any = None  # the Engine the wrappers report to (fixed when gated)
     obj: Any = None  # the tool or LLM gated
 
 
 def _row(attr: str, make: Factory, upstream: str) -> Hook[Gate]:
     def wrap(original: Callable[..., Any], gate: Gate) -> Callable[..., Any]:
+        # `gate.engine`: Patches.engine, the session's engine asked at each call (the default one
+        # is whatever `graphmind.configure()` built last).
         return make(gate.engine, gate.obj, original)
 
     # optional: a tool without `acall` (a plain BaseTool) keeps its other rows

@@ -70,11 +70,12 @@ def _tee(ex: NodeExecution) -> Callable[[Any], None]:
     return on_item
 
 
-def gated_chat(engine: Engine, llm: Any, orig: Callable[..., Any]) -> Callable[..., Any]:
+def gated_chat(engine_of: Callable[[], Engine], llm: Any, orig: Callable[..., Any]) -> Callable[..., Any]:
     convert = reply_converter(llm)
 
     @functools.wraps(orig)
     def chat(messages: Sequence[Any], **kwargs: Any) -> Any:
+        engine = engine_of()  # per call: graphmind.configure() may replace the default client
         if not engine.live or links.is_inside(llm):
             return orig(messages, **kwargs)
         ex, key = _start(engine, llm, messages, kwargs)
@@ -98,11 +99,12 @@ def gated_chat(engine: Engine, llm: Any, orig: Callable[..., Any]) -> Callable[.
     return chat
 
 
-def gated_achat(engine: Engine, llm: Any, orig: Callable[..., Any]) -> Callable[..., Any]:
+def gated_achat(engine_of: Callable[[], Engine], llm: Any, orig: Callable[..., Any]) -> Callable[..., Any]:
     convert = reply_converter(llm)
 
     @functools.wraps(orig)
     async def achat(messages: Sequence[Any], **kwargs: Any) -> Any:
+        engine = engine_of()  # per call: graphmind.configure() may replace the default client
         if not engine.live or links.is_inside(llm):
             return await orig(messages, **kwargs)
         await engine.await_attach()
@@ -127,11 +129,14 @@ def gated_achat(engine: Engine, llm: Any, orig: Callable[..., Any]) -> Callable[
     return achat
 
 
-def gated_stream_chat(engine: Engine, llm: Any, orig: Callable[..., Any]) -> Callable[..., Any]:
+def gated_stream_chat(
+    engine_of: Callable[[], Engine], llm: Any, orig: Callable[..., Any]
+) -> Callable[..., Any]:
     convert = stream_converter(llm)
 
     @functools.wraps(orig)
     def stream_chat(messages: Sequence[Any], **kwargs: Any) -> Any:
+        engine = engine_of()  # per call: graphmind.configure() may replace the default client
         if not engine.live or links.is_inside(llm):
             return orig(messages, **kwargs)
         ex, key = _start(engine, llm, messages, kwargs)
@@ -164,11 +169,14 @@ def gated_stream_chat(engine: Engine, llm: Any, orig: Callable[..., Any]) -> Cal
     return stream_chat
 
 
-def gated_astream_chat(engine: Engine, llm: Any, orig: Callable[..., Any]) -> Callable[..., Any]:
+def gated_astream_chat(
+    engine_of: Callable[[], Engine], llm: Any, orig: Callable[..., Any]
+) -> Callable[..., Any]:
     convert = stream_converter(llm)
 
     @functools.wraps(orig)
     async def astream_chat(messages: Sequence[Any], **kwargs: Any) -> Any:
+        engine = engine_of()  # per call: graphmind.configure() may replace the default client
         if not engine.live or links.is_inside(llm):
             return await orig(messages, **kwargs)
         await engine.await_attach()

@@ -34,11 +34,12 @@ def _spec(tool: Any, args: tuple[Any, ...], kwargs: dict[str, Any], run: RunCont
     return spec
 
 
-def gated_call(engine: Engine, tool: Any, orig: Callable[..., Any]) -> Callable[..., Any]:
+def gated_call(engine_of: Callable[[], Engine], tool: Any, orig: Callable[..., Any]) -> Callable[..., Any]:
     convert = tool_output_converter(tool)
 
     @functools.wraps(orig)
     def call(*args: Any, **kwargs: Any) -> Any:
+        engine = engine_of()  # per call: graphmind.configure() may replace the default client
         if not engine.live or links.is_inside(tool):
             return orig(*args, **kwargs)
         run, parent = _context(engine)
@@ -61,11 +62,12 @@ def gated_call(engine: Engine, tool: Any, orig: Callable[..., Any]) -> Callable[
     return call
 
 
-def gated_acall(engine: Engine, tool: Any, orig: Callable[..., Any]) -> Callable[..., Any]:
+def gated_acall(engine_of: Callable[[], Engine], tool: Any, orig: Callable[..., Any]) -> Callable[..., Any]:
     convert = tool_output_converter(tool)
 
     @functools.wraps(orig)
     async def acall(*args: Any, **kwargs: Any) -> Any:
+        engine = engine_of()  # per call: graphmind.configure() may replace the default client
         if not engine.live or links.is_inside(tool):
             return await orig(*args, **kwargs)
         run, parent = _context(engine)

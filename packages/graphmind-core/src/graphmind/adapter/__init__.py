@@ -1,10 +1,10 @@
 """The module for adapter authors: everything an adapter uses of core, and nothing a user needs.
 
-    from graphmind.adapter import NodeSpec, engine_for, parse_model_reply
+    from graphmind.adapter import NodeSpec, enabled_for, engine_for, parse_model_reply
 
-    engine = engine_for(session)          # session: a graphmind.Client, or None for the default one
-    if not engine.enabled:
+    if not enabled_for(session):          # session: a graphmind.Client, or None for the default one
         return client                     # a disabled client: patch nothing
+    engine = engine_for(session)          # per call: the default one is looked up when it happens
     result = engine.execute(NodeSpec(name="step", kind="llm", input=...), lambda: real_call(),
                             describe_output=to_json, from_injected=to_framework_type)
 
@@ -32,7 +32,7 @@ from ._edit import edited_request, request_message
 from ._hooks import Hook, Patches, hook_moved, instrument_once, items_of, resolve, uninstrument_once
 from ._owner import model_call_owner, owned_model_call
 from ._process import ProcessPatch
-from ._session import engine_for
+from ._session import enabled_for, engine_for
 
 # An adapter's first call often builds the default client: it must not pay the client's modules'
 # import nor websockets' (issue 18: langchain-core's timed first stream). `import graphmind` alone
@@ -58,6 +58,7 @@ __all__ = [
     "ToolCallReply",
     "describe_error",
     "edited_request",
+    "enabled_for",
     "engine_for",
     "hook_moved",
     "instrument_once",

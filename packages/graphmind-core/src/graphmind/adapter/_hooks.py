@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from ._session import engine_for
+from ._session import enabled_for, engine_for
 
 if TYPE_CHECKING:
     from .._api.client import Client
@@ -251,10 +251,10 @@ def instrument_once(
     from `apply`) warns once with `hook_moved(exc)` (message, key) and leaves `obj` uninstrumented."""
     if Patches.of(obj, mark) is not None:
         return obj
-    engine = engine_for(session)
-    if not engine.enabled:
+    if not enabled_for(session):
         # Disabled (the default session under GRAPHMIND_DISABLED=1 too): the object stays exactly as
-        # it was, zero overhead (environment page: the adapter is the identity).
+        # it was, zero overhead (environment page: the adapter is the identity). No default client is
+        # built here: the wrappers ask for it per call (`Patches.engine`).
         return obj
     try:
         state = apply(obj)
@@ -262,7 +262,7 @@ def instrument_once(
         if hook_moved is None:
             raise
         message, key = hook_moved(exc)
-        engine.warn(message, key=key)
+        engine_for(session).warn(message, key=key)
         return obj
     state.keep(obj, mark)
     return obj

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from .._base import forksafe
 from ._hooks import Hook, Patches
-from ._session import engine_for
+from ._session import enabled_for, engine_for
 
 if TYPE_CHECKING:
     from .._api.client import Client
@@ -51,9 +51,9 @@ class ProcessPatch:
 
     def instrument(self, session: Client | None) -> bool:
         """Applies every row (once per process). False when nothing is patched."""
-        engine = engine_for(session)
+        enabled = enabled_for(session)  # builds no client: the default one is looked up per call
         with self._lock:
-            if not engine.enabled:
+            if not enabled:
                 if self.state.active:  # patched for another session: its calls now go straight through
                     self.state.session = session
                 return False
@@ -66,7 +66,7 @@ class ProcessPatch:
                     raise
                 self.state.undo()  # a framework outside the range moved a hook: patch nothing at all
                 message, key = self._moved(exc)
-                engine.warn(message, key=key)
+                engine_for(session).warn(message, key=key)
                 return False
             return self.state.active
 

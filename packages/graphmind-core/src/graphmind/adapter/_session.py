@@ -18,3 +18,14 @@ def engine_for(session: Client | None = None) -> Engine:
     if session is None:
         return _default_session()()
     return session._engine
+
+
+def enabled_for(session: Client | None = None) -> bool:
+    """Whether instrumenting for `session` can ever record anything: False for a disabled client,
+    and for the default session only under GRAPHMIND_DISABLED=1 (nothing can turn GraphMind on
+    then). Builds no client: an adapter instrumented at import, before `graphmind.configure(...)`,
+    reports to the client `configure` builds (and its calls go straight through while the default
+    client of the moment is disabled)."""
+    if session is None:
+        return _default_session().enabled
+    return bool(session.enabled)

@@ -211,7 +211,10 @@ class FakeHub:
         version = self._debug["version"]
         self._broadcast({"type": proto.DEBUG_STATE, **self._debug})
         if wait_ack and self._connections:
-            self.wait_for(lambda: version in self.acks, what=f"debug.ack {version}")
+            # every app attached acknowledged it (two clients: the first ack is not the second's)
+            self.wait_for(
+                lambda: self.acks.count(version) >= len(self._connections), what=f"debug.ack {version}"
+            )
 
     def auto_answer(
         self, action: str | Callable[[dict[str, Any]], Answer | None] | None, value: Any = None

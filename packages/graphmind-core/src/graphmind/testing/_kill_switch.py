@@ -1,4 +1,5 @@
-"""The kill switch with the default session, for the kit's `disabled` case (issue 16 item 3)."""
+"""The default session in the kit's cases: under the kill switch (`disabled`), and configured only
+after the thing was instrumented (`configured_later`)."""
 
 from __future__ import annotations
 
@@ -17,22 +18,32 @@ def instance_attrs(thing: Any) -> list[list[str] | None]:
 
 
 @contextlib.contextmanager
-def kill_switch() -> Iterator[None]:
-    """GRAPHMIND_DISABLED=1 and no default client yet; both restored afterwards."""
+def no_default_client() -> Iterator[None]:
+    """No default client during the block, as when an app's modules are imported before `main()`
+    calls `graphmind.configure(...)`; the one made inside is disposed afterwards, the earlier one put back."""
     import graphmind
 
-    saved_env = os.environ.get("GRAPHMIND_DISABLED")
     with graphmind._default_lock:
         saved_default, graphmind._default = graphmind._default, None
-    os.environ["GRAPHMIND_DISABLED"] = "1"
     try:
         yield
+    finally:
+        with graphmind._default_lock:
+            made, graphmind._default = graphmind._default, saved_default
+        if made is not None:
+            made.dispose()
+
+
+@contextlib.contextmanager
+def kill_switch() -> Iterator[None]:
+    """GRAPHMIND_DISABLED=1 and no default client yet; both restored afterwards."""
+    saved_env = os.environ.get("GRAPHMIND_DISABLED")
+    os.environ["GRAPHMIND_DISABLED"] = "1"
+    try:
+        with no_default_client():
+            yield
     finally:
         if saved_env is None:
             os.environ.pop("GRAPHMIND_DISABLED", None)
         else:
             os.environ["GRAPHMIND_DISABLED"] = saved_env
-        with graphmind._default_lock:
-            made, graphmind._default = graphmind._default, saved_default
-        if made is not None:
-            made.dispose()

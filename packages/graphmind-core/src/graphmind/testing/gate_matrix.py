@@ -358,7 +358,8 @@ async def run_case(
             client.dispose()
 
 
-from . import _edit_cases  # noqa: E402, F401  (registers the edit cases, after the ones above)
+# registers the default-session case and the edit cases, after the ones above
+from . import _default_cases, _edit_cases  # noqa: E402, F401
 
 
 def _fake_hub() -> Hub:
