@@ -60,9 +60,6 @@ def edit_fields(gate: Gate, body: dict[str, Any]) -> dict[str, Any]:
         fields["input"] = body["input"]
     if reload:
         if not api["reloadable"]:
-            raise EditRefused(
-                422,
-                "reload does not apply here: only a gated callable's code reloads (gm.tool, wrap, wrap_tools, wrap_method)",
-            )
+            raise EditRefused(422, f"reload does not apply here: {api['notReloadable']}")
         fields["reload"] = True
     return fields

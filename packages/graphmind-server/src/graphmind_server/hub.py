@@ -30,6 +30,7 @@ OTHER_ACTIONS = list(proto.GATE_ACTIONS[proto.AFTER])
 GATE_CONFIRM_S = 5.0
 DEBUG_ACK_S = 2.0
 OLD_APP_NOT_EDITABLE = "this app's GraphMind is too old to take an edited input"
+OLD_APP_NOT_RELOADABLE = "this app's GraphMind is too old to say why (it reloads gm.tool functions only)"
 RESUMED_MEMORY = 1000  # app gate ids remembered per client, so a replayed exec.paused is not held again
 
 
@@ -102,6 +103,11 @@ class Gate:
             if ev.get("editable") is True or isinstance(ev.get("notEditable"), str)
             else OLD_APP_NOT_EDITABLE,
             "reloadable": ev.get("reloadable") is True,
+            "notReloadable": None
+            if ev.get("reloadable") is True
+            else ev.get("notReloadable")
+            if isinstance(ev.get("notReloadable"), str)
+            else OLD_APP_NOT_RELOADABLE,
             "attempt": ev.get("attempt") if isinstance(ev.get("attempt"), int) else 1,
             "refused": ev.get("refused"),
             "injectSkeleton": ev.get("injectSkeleton"),

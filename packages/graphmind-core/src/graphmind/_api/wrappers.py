@@ -69,6 +69,7 @@ def gate_callable(engine: Engine, fn: F, name: str, kind: str = "tool", holds: C
 
     # Reload is offered where it can work: a function a module defines at its top level.
     reload = target.reload if reload_problem(fn) is None else None
+    unreloadable = fn if reload is None else None  # the gate says why (notReloadable)
     edit, schema = target.edit, _output_schema(fn)
 
     def spec_for(args: tuple[Any, ...], kwargs: dict[str, Any]) -> NodeSpec:
@@ -89,6 +90,7 @@ def gate_callable(engine: Engine, fn: F, name: str, kind: str = "tool", holds: C
             input_chars=chars,
             edit=edit,
             reload=reload,
+            function=unreloadable,
             output_schema=schema,
         )
 

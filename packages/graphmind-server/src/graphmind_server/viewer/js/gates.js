@@ -151,6 +151,10 @@ export class GatesView {
     const notEditable = canEdit && g.editable !== true
       ? h("p", { class: "muted small gate-not-editable" }, `Input not editable: ${g.notEditable || "the app cannot rebuild this call from JSON"}`)
       : null;
+    // Why "Reload code" is missing on a tool's card (a model step has no code of the app's to reload).
+    const notReloadable = g.kind === "tool" && g.reloadable !== true && g.notReloadable && actions.includes(editAction)
+      ? h("p", { class: "muted small gate-not-reloadable" }, `Reload not offered: ${g.notReloadable}`)
+      : null;
 
     const setBusy = (busy) => {
       for (const b of card.querySelectorAll("button")) b.disabled = busy || b.dataset.locked === "true";
@@ -158,6 +162,7 @@ export class GatesView {
     };
     for (const b of buttons.querySelectorAll("button")) if (b.disabled) b.dataset.locked = "true";
     card.append(title, reason, ...(refused ? [refused] : []), body, buttons, ...(notEditable ? [notEditable] : []),
+      ...(notReloadable ? [notReloadable] : []),
       ...boxes.map((b) => b.el), msg,
       h("p", { class: "muted small gate-age", dataset: { since: String(g.heldSince ?? "") } }, `held ${ago(g.heldSince)}`));
     card.inject = () => inject && toggle(inject);
