@@ -56,7 +56,19 @@ def test_edit_input_at_a_before_gate_validates_inline_and_sends_the_edited_input
     hub: Any, app: FakeApp, make_page: Any
 ) -> None:
     start_run(app, "r-edit", "edit-run")
-    held_call(app, "r-edit", "c1", {"q": "lisbon", "limit": 3}, editable=True, reloadable=False, attempt=1)
+    why = (
+        "search is defined inside a function (a closure): only what a module defines at its top level reloads"
+    )
+    held_call(
+        app,
+        "r-edit",
+        "c1",
+        {"q": "lisbon", "limit": 3},
+        editable=True,
+        reloadable=False,
+        notReloadable=why,
+        attempt=1,
+    )
     page = make_page(hub.url)
     answers: list[Any] = []
     page.on("request", lambda r: answers.append(r) if r.method == "POST" and "/api/gates/" in r.url else None)
@@ -64,6 +76,7 @@ def test_edit_input_at_a_before_gate_validates_inline_and_sends_the_edited_input
     card = page.locator(".gate-card")
     expect(card.locator(".gate-reason")).to_have_text("Breakpoint")
     expect(card.locator(".gate-attempt")).to_have_count(0)  # a first attempt says nothing
+    expect(card.locator(".gate-not-reloadable")).to_have_text(f"Reload not offered: {why}")
     expect(card.get_by_role("button", name="Retry with…")).to_have_count(
         0
     )  # a before gate edits, not retries
@@ -144,6 +157,7 @@ def test_retry_with_an_edited_input_and_reload_at_an_error_gate_by_keyboard(
     page.goto(hub.url)
     card = page.locator(".gate-card")
     expect(card.locator(".gate-attempt")).to_have_text("attempt 2")
+    expect(card.locator(".gate-not-reloadable")).to_have_count(0)  # offered: no reason shown
     expect(card.get_by_role("button", name="Edit input")).to_have_count(0)
     page.keyboard.press("e")
     expect(card).to_have_attribute("data-edit-ready", "true")

@@ -1,15 +1,19 @@
 """Attached means complete (issue 38, `_wire/backpressure.py`): an emitter waits for room while the hub
 takes events; detached, the seed's ring; every loss is counted per run and reason and told to a hub
 that advertises `dropped` frames. The stall (a hub that stops taking events) and the event loop's
-tick budget are proven against the real hub in tests/faults/test_burst.py."""
+tick budget are proven against the real hub in tests/faults/test_burst.py; the stall's count here too."""
 
 from __future__ import annotations
 
 import socket
+import threading
 from typing import Any
+
+import pytest
 
 import graphmind
 from graphmind import protocol as proto
+from graphmind._wire import backpressure
 from graphmind._wire.backpressure import DETACHED
 from graphmind.testing import FakeHub
 
@@ -51,6 +55,46 @@ def test_the_unsent_part_never_passes_the_ring_while_attached() -> None:
                 worst = max(worst, transport._unsent, len(transport._ring))
         client.dispose()
     assert worst <= 20
+
+
+def test_drops_while_attached_and_the_hub_stalled_are_counted_per_run_and_told_to_the_hub(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The hub stops taking events (its connection's sends block): after STALL_S the ring drops its
+    oldest unsent events, and every one is counted, under `hub_stalled`, in stats() and to the hub
+    once it takes events again. (tests/faults/test_burst.py does the same with a SIGSTOPped hub.)"""
+    monkeypatch.setattr(backpressure, "STALL_S", 0.3)
+    with FakeHub() as hub:
+        client = graphmind.Client(app="t", url=hub.url, buffer_size=20)
+        assert client.ready(5)
+        transport = client._transport
+        assert transport is not None
+        ws, release = transport._ws, threading.Event()
+        send = ws.send
+
+        def stalled_send(frame: Any) -> Any:
+            release.wait(10)  # the hub takes nothing until the test lets it
+            return send(frame)
+
+        tool = client.wrap(lambda i: i, name="burst")
+        with client.run("stall") as run:
+            tool(-1)
+            transport.flush()
+            ws.send = stalled_send
+            for i in range(200):
+                tool(i)
+            assert transport._stalled, "the hub took nothing for STALL_S: the connection is stalled"
+        lost = transport.dropped_by_run.get(run.run_id, {}).get(backpressure.HUB_STALLED, 0)
+        assert lost > 0 and client.stats()["dropped"] == lost
+        release.set()
+        hub.wait_for(lambda: bool(hub.dropped), what="the dropped frame")
+        assert hub.dropped == {run.run_id: {backpressure.HUB_STALLED: lost}}
+        client.dispose()
+        stored = {e["seq"] for e in hub.events}
+        assert (
+            len(stored) + lost == 1 + 2 * 201 + 1
+        )  # run.started, 201 calls, run.finished: each stored or counted
+        assert not hub.protocol_errors
 
 
 def test_a_detached_ring_keeps_the_newest_counts_the_rest_per_run_and_tells_the_hub() -> None:

@@ -42,6 +42,30 @@ def test_continue_with_an_edited_input_runs_the_call_with_it(hub: FakeHub, clien
     assert finished["input"] == {"query": "dogs", "limit": 5, "lang": "de"}
 
 
+def test_an_edit_answered_with_a_null_input_is_refused_and_the_call_stays_held(
+    hub: FakeHub, client: graphmind.Client
+) -> None:
+    """`"input": null` is an input (JSON null), not "no edit": the call must not run with its
+    original input; the gate is held again with the reason."""
+    seen: list[str] = []
+
+    @client.tool
+    def search(query: str) -> str:
+        seen.append(query)
+        return query
+
+    hub.set_debug(breakpoints=[("tool:search", "before")])
+    worker, out = _held(hub, lambda: search("cats"))
+    paused = hub.next_paused()
+    hub.resolve(paused["gateId"], "continue", input=None)
+    again = hub.next_paused(after=1)
+    assert again["refused"].startswith("the edited input cannot be used: the input must be an object")
+    assert seen == [] and out == [], "the call ran though its edit was refused"
+    hub.resolve(again["gateId"], "continue")
+    worker.join(5)
+    assert out == ["cats"] and seen == ["cats"]
+
+
 def test_positional_only_and_star_args_map_through_the_signature(
     hub: FakeHub, client: graphmind.Client
 ) -> None:

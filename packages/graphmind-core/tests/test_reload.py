@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 import graphmind
+from graphmind.adapter import NodeSpec, engine_for
 from graphmind.testing import FakeHub
 
 BROKEN = """
@@ -150,6 +151,67 @@ def test_reload_and_edit_together_at_a_before_gate(
     assert out == ["fixed edited"]
 
 
+def _framework_tool(client: graphmind.Client, function: Any, kept: Any) -> Any:
+    """What an adapter does for a framework's tool: the framework calls `kept` (its own reference to
+    the function), and the adapter reports the function it found (`NodeSpec.function`)."""
+    engine = engine_for(client)
+
+    def call(text: str) -> Any:
+        spec = NodeSpec("parse", "tool", {"text": text}, function=function)
+        return engine.execute(spec, lambda: kept(text))
+
+    return call
+
+
+def test_a_framework_tools_function_reloads_in_place_so_the_frameworks_own_reference_runs_the_new_code(
+    hub: FakeHub, client: graphmind.Client, tool_module: tuple[Path, Any]
+) -> None:
+    path, module = tool_module
+    kept, counter = module.parse, module.Counter()
+    parse = _framework_tool(client, module.parse, kept)
+    add = _framework_tool(client, counter.add, counter.add)  # a bound method: its class's function
+    hub.set_debug(pause_on_error="on")
+    worker, out = _run(lambda: parse("abc"))
+    paused = hub.next_paused()
+    assert paused["gate"] == "error" and paused["reloadable"] is True and "notReloadable" not in paused
+    path.write_text(textwrap.dedent(FIXED))
+    hub.resolve(paused["gateId"], "retry", reload=True)
+    worker.join(5)
+    assert out == ["fixed abc"] and kept("x") == "fixed x"
+    worker, out = _run(lambda: add(1))
+    paused = hub.next_paused(after=1)
+    hub.resolve(paused["gateId"], "retry", reload=True)
+    worker.join(5)
+    assert out == [1011]  # the new code, on the object built before (its base stays 10)
+
+
+def test_a_model_step_or_a_tool_with_no_function_says_why_reload_is_not_offered(
+    hub: FakeHub, client: graphmind.Client
+) -> None:
+    engine = engine_for(client)
+    hub.set_debug(breakpoints=[("llm:step", "before"), ("tool:remote", "before")])
+    for spec, says in (
+        (
+            NodeSpec("step", "llm", {}, node_id="llm:step", attrs={"model": "m"}),
+            "a model call runs no code of yours",
+        ),
+        (
+            NodeSpec("remote", "tool", {}),
+            "reload applies to a tool that is a Python function in this process",
+        ),
+    ):
+        seen = len(hub.of_type("exec.paused"))
+        worker, out = _run(lambda spec=spec: engine.execute(spec, lambda: "real"))
+        paused = hub.next_paused(after=seen)
+        assert paused["reloadable"] is False and paused["notReloadable"].startswith(says)
+        hub.resolve(paused["gateId"], "continue", reload=True)
+        again = hub.next_paused(after=seen + 1)
+        assert again["refused"] == f"reload does not apply here: {paused['notReloadable']}"
+        hub.resolve(again["gateId"], "continue")
+        worker.join(5)
+        assert out == ["real"]
+
+
 def test_a_closure_is_not_reloadable(hub: FakeHub, client: graphmind.Client) -> None:
     @client.tool
     def local(x: int) -> int:
@@ -159,9 +221,13 @@ def test_a_closure_is_not_reloadable(hub: FakeHub, client: graphmind.Client) -> 
     worker, out = _run(lambda: local(1))
     paused = hub.next_paused()
     assert paused["reloadable"] is False
+    assert paused["notReloadable"].endswith(
+        "local is defined inside a function (a closure): only what a module defines at its top level reloads"
+    )
     hub.resolve(paused["gateId"], "continue", reload=True)
     again = hub.next_paused(after=1)
-    assert again["refused"].startswith("reload applies only to gated callables")
+    assert again["refused"].startswith("reload does not apply here: ")
+    assert again["refused"].endswith("(a closure): only what a module defines at its top level reloads")
     hub.resolve(again["gateId"], "continue")
     worker.join(5)
     assert out == [1]

@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
-from graphmind.redaction import PLACEHOLDER, SECRET_KEYS, is_secret_key, strip_secret_keys
+from graphmind.redaction import (
+    PLACEHOLDER,
+    SECRET_KEY_SUFFIXES,
+    SECRET_KEYS,
+    is_secret_key,
+    strip_secret_keys,
+)
 
 
 @pytest.mark.parametrize(
@@ -67,3 +76,23 @@ def test_nested_values_are_replaced_and_counted_and_the_input_is_not_changed():
 def test_scalars_pass_through():
     assert strip_secret_keys("api_key") == ("api_key", 0)
     assert strip_secret_keys(3) == (3, 0)
+
+
+def _documented(rule: str) -> list[str]:
+    """The keys docs/export.md ("Secrets") lists in its table row `rule`: the promise to users."""
+    doc = Path(__file__).resolve().parents[3] / "docs" / "export.md"
+    for line in doc.read_text(encoding="utf-8").splitlines():
+        if line.startswith(f"| {rule} |"):
+            return re.findall(r"`([^`]+)`", line.split("|")[2].split("(so ")[0])  # not the examples
+    raise AssertionError(f"docs/export.md has no '| {rule} |' row")
+
+
+def test_every_documented_secret_name_and_suffix_is_redacted_and_the_lists_agree() -> None:
+    # Built from the documentation, not from SECRET_KEYS itself: a name dropped from the code fails.
+    names, suffixes = _documented("these names"), _documented("names ending with")
+    assert len(names) >= 28 and len(suffixes) >= 9
+    missed = [k for k in names if not is_secret_key(k)]
+    missed += [f"my_{k}" for k in suffixes if not is_secret_key(f"my_{k}")]
+    assert missed == [], f"documented as redacted, not redacted: {missed}"
+    assert sorted(SECRET_KEYS) == sorted(names)  # the table is the whole list
+    assert sorted(SECRET_KEY_SUFFIXES) == sorted(suffixes)

@@ -4,12 +4,16 @@ matrix's (test_gate_matrix.py, `before_edit`, `error_retry_edit`, on FakeHub and
 
 from __future__ import annotations
 
+import importlib
+import sys
+from pathlib import Path
 from typing import Any
 
+import pytest
 from langchain_core.tools import tool
 
 import graphmind
-from graphmind.testing import FakeHub
+from graphmind.testing import Answer, FakeHub
 from graphmind_langchain import GraphmindCallbackHandler, gate_tools
 
 
@@ -58,3 +62,42 @@ def test_an_argument_the_tool_does_not_take_re_holds_with_the_reason(
     again = hub.of_type("exec.paused")[1]
     assert "unknown argument 'colour' (search takes query, limit)" in again["refused"]
     assert calls == [("cats", 3)]
+
+
+BROKEN = '''
+from langchain_core.tools import tool
+
+@tool
+def search(query: str) -> str:
+    """Search the web."""
+    raise RuntimeError("the old code")
+'''
+
+
+def test_reload_and_retry_at_a_tools_error_gate_runs_the_new_code(
+    hub: FakeHub, client: graphmind.Client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The adapter reports the `@tool` function (`NodeSpec.function`); core puts the new code into it."""
+    name = f"gm_langchain_reload_{id(tmp_path)}"
+    path = tmp_path / f"{name}.py"
+    path.write_text(BROKEN)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        search = gate_tools(importlib.import_module(name).search, session=client)
+        hub.set_debug(pause_on_error="on")
+        held: list[dict[str, Any]] = []
+
+        def answer(paused: dict[str, Any]) -> Answer:
+            held.append(paused)
+            if len(held) > 1:  # the reload was refused (the gate held again): let the error through
+                return ("continue", None)
+            path.write_text(
+                BROKEN.replace('raise RuntimeError("the old code")', 'return f"new code: {query}"')
+            )
+            return ("retry", None, {"reload": True})
+
+        hub.auto_answer(answer)
+        assert search.invoke({"query": "cats"}) == "new code: cats"
+        assert [(p["gate"], p["reloadable"]) for p in held] == [("error", True)]
+    finally:
+        sys.modules.pop(name, None)

@@ -6,7 +6,8 @@ from __future__ import annotations
 EXTRAS = {
     "editable": False,
     "notEditable": "input hidden by GRAPHMIND_HIDE_INPUTS",
-    "reloadable": True,
+    "reloadable": False,
+    "notReloadable": "a model call runs no code of yours to reload (edit its input or inject a reply)",
     "attempt": 2,
     "refused": "the value does not match the tool's outputSchema",
     "injectSkeleton": {"temperature": 0},

@@ -35,7 +35,12 @@ def test_the_fields_go_out_only_with_the_answers_that_take_them() -> None:
     assert edit_fields(error, {"action": "retry", "input": [1]}) == {"input": [1]}
     with pytest.raises(EditRefused, match="not continue at the error gate"):
         edit_fields(error, {"action": "continue", "input": [1]})
-    with pytest.raises(EditRefused, match="reload does not apply"):
+    with pytest.raises(EditRefused, match="reload does not apply here: this app's GraphMind is too old"):
         edit_fields(error, {"action": "retry", "reload": True})
+    tool = _gate(gate="error", reloadable=False, notReloadable="a closure", actions=["retry", "abort"])
+    assert tool.to_api()["notReloadable"] == "a closure"
+    with pytest.raises(EditRefused, match=r"^reload does not apply here: a closure$"):
+        edit_fields(tool, {"action": "retry", "reload": True})
+    assert _gate(reloadable=True, notReloadable="stale").to_api()["notReloadable"] is None
     loop = _gate(reason="loop", editable=True, actions=["continue", "retry", "inject", "abort"])
     assert edit_fields(loop, {"action": "retry", "input": {"a": 1}}) == {"input": {"a": 1}}

@@ -219,3 +219,25 @@ def test_a_text_frame_that_is_not_utf8_is_one_log_line_without_a_traceback(thub,
     records = [r for r in caplog.records if "UTF-8" in r.getMessage()]
     assert len(records) == 1 and records[0].exc_info is None, [r.getMessage() for r in caplog.records]
     assert thub.api("GET", "/api/health")[0] == 200
+
+
+@pytest.mark.parametrize("resent", [3, 2])
+def test_the_writer_takes_a_resent_event_for_a_duplicate_itself_not_by_the_unique_index(
+    tmp_path, capsys, resent
+):
+    """An app resends its last event (3) or an earlier one (2) after a reconnect: the writer's own
+    check skips it. Were it taken for new, the database's unique index would refuse it, the batch
+    would fail, the hub would print a false "could not store" and redo the batch item by item."""
+    from graphmind_server.store.items import EventItem
+    from graphmind_server.store.schema import open_database
+    from graphmind_server.store.writer import Writer
+
+    def item(seq: int) -> EventItem:
+        ev = {"type": "node.started", "seq": seq, "runId": "r", "nodeId": "tool:t", "instanceId": f"i{seq}"}
+        return EventItem("c", "app", ev, json.dumps(ev), 1.0)
+
+    writer = Writer(open_database(tmp_path / "w.db"), lambda _: None)
+    assert writer.write_now([item(1), item(2), item(3)]) == 3
+    assert writer.write_now([item(resent), item(4)]) == 1  # one transaction: raises if it failed
+    assert writer._failures == 0 and "could not store" not in capsys.readouterr().err
+    assert [r[0] for r in writer.conn.execute("SELECT seq FROM events ORDER BY seq")] == [1, 2, 3, 4]

@@ -23,6 +23,7 @@ return short-circuits the call (plugin_manager.py:301-315), so "continue" always
 from __future__ import annotations
 
 import asyncio
+import inspect
 from typing import Any
 
 from google.adk.agents.base_agent import BaseAgent
@@ -260,6 +261,7 @@ class GraphmindPlugin(BasePlugin):
             node_input, owned = owned_copy(tool_args)
             if not owned:
                 node_input = plain(tool_args)  # the JSON round trip (_describe.plain_owned)
+            func = getattr(tool, "func", None)  # a FunctionTool's (google/adk/tools/function_tool.py:186)
             spec = NodeSpec(
                 tool.name,
                 "tool",
@@ -267,6 +269,8 @@ class GraphmindPlugin(BasePlugin):
                 instance_id=call_id,
                 owned=owned,
                 edit=tool_edit(tool_args, rerun),
+                # reload: core puts the new code into this function, which the tool calls
+                function=func if inspect.isfunction(func) or inspect.ismethod(func) else None,
             )
             ex = await (self._engine or engine_for(None)).astart_node(  # `_client()` inlined
                 spec, run=inv.run, parent_instance_id=inv.parent_of(tool_context.agent_name)

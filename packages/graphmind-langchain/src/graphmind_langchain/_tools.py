@@ -62,11 +62,23 @@ def _converter(tool: Any) -> Callable[[Any], Any]:
     return to_pair
 
 
+def tool_function(tool: Any, orig: Callable[..., Any], coroutine: bool) -> Callable[..., Any] | None:
+    """The Python function a tool runs, for reload (`NodeSpec.function`: core puts the new code into
+    it): a `Tool` / `StructuredTool`'s `coroutine` or `func` (langchain_core/tools/structured.py:103),
+    else the `_run` / `_arun` of the app's own `BaseTool` subclass; None for LangChain's own tools."""
+    fn = (getattr(tool, "coroutine", None) if coroutine else None) or getattr(tool, "func", None)
+    if inspect.isfunction(fn) or inspect.ismethod(fn):
+        return fn
+    owner = str(getattr(getattr(orig, "__func__", None), "__module__", ""))
+    return orig if inspect.ismethod(orig) and not owner.startswith("langchain") else None
+
+
 def gated_run(
     engine_of: Callable[[], Engine], tool: Any, orig: Callable[..., Any], token: str
 ) -> Callable[..., Any]:
     sig, takes_rm = signature_with_run_manager(orig)
     convert = _converter(tool)
+    function = tool_function(tool, orig, coroutine=False)
 
     @functools.wraps(orig)
     def _run(*args: Any, **kwargs: Any) -> Any:
@@ -90,9 +102,9 @@ def gated_run(
 
         offer = registry.claim(getattr(run_manager, "run_id", None), token)
         if offer is not None:
-            offer.ex.spec.edit = edit
+            offer.ex.spec.edit, offer.ex.spec.function = edit, function
             return offer.ex.run_sync(calling(args, kwargs), tool_output_json, convert)
-        spec = NodeSpec(tool.name, "tool", _described(args, kwargs), edit=edit)
+        spec = NodeSpec(tool.name, "tool", _described(args, kwargs), edit=edit, function=function)
         return client.execute(
             spec, calling(args, kwargs), describe_output=tool_output_json, from_injected=convert
         )
@@ -107,6 +119,7 @@ def gated_arun(
 ) -> Callable[..., Any]:
     sig, takes_rm = signature_with_run_manager(orig)
     convert = _converter(tool)
+    function = tool_function(tool, orig, coroutine=True)
 
     @functools.wraps(orig)
     async def _arun(*args: Any, **kwargs: Any) -> Any:
@@ -132,9 +145,9 @@ def gated_arun(
 
         offer = registry.claim(getattr(run_manager, "run_id", None), token)
         if offer is not None:
-            offer.ex.spec.edit = edit
+            offer.ex.spec.edit, offer.ex.spec.function = edit, function
             return await offer.ex.run_async(calling(args, kwargs), tool_output_json, convert)
-        spec = NodeSpec(tool.name, "tool", _described(args, kwargs), edit=edit)
+        spec = NodeSpec(tool.name, "tool", _described(args, kwargs), edit=edit, function=function)
         return await client.aexecute(
             spec, calling(args, kwargs), describe_output=tool_output_json, from_injected=convert
         )

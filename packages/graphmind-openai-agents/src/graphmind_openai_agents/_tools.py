@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextvars
 import copy
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -52,6 +53,20 @@ def _describe_result(result: Any) -> Any:
     return _describe.tool_output(getattr(result, "output", result))
 
 
+def tool_function(function_tool: Any) -> Callable[..., Any] | None:
+    """The Python function a function tool runs, for reload (`NodeSpec.function`): the one
+    `@function_tool` was given, which its invoker keeps (`_get_wrapped_callable`,
+    agents/tool.py:671, set at :2868 in `function_tool`), else an `on_invoke_tool` that is itself a
+    function (a `FunctionTool` built by hand). None: `agent.as_tool()` and the like (the gate says
+    reload is not offered, and why)."""
+    invoker = getattr(function_tool, "on_invoke_tool", None)
+    getter = getattr(invoker, "_get_wrapped_callable", None)
+    found = getter() if callable(getter) else None
+    if inspect.isfunction(found) or inspect.ismethod(found):
+        return found
+    return invoker if inspect.isfunction(invoker) or inspect.ismethod(invoker) else None
+
+
 def wrap_invoke(original: Callable[..., Any], state: Patches) -> Callable[..., Any]:
     async def invoke(*, function_tool: Any, context: Any, arguments: str, **kwargs: Any) -> Any:
         engine = state.engine()  # per call: graphmind.configure() may replace the default client
@@ -71,6 +86,7 @@ def wrap_invoke(original: Callable[..., Any], state: Patches) -> Callable[..., A
             node_input,
             attrs={"framework": "openai-agents", "callId": call_id},
             owned=owned and json_scalar(call_id),
+            function=tool_function(function_tool),
         )
         raw = isinstance(function_tool.on_invoke_tool, _FailureHandlingFunctionToolInvoker)
         failure = _Failure()

@@ -72,7 +72,7 @@ def _tool(ctx: RunContext[Any], name: str) -> Any:
 
 
 def _tool_function(ctx: RunContext[Any], name: str) -> Callable[..., Any] | None:
-    """The Python function behind a function tool (for its return annotation), or None."""
+    """The Python function behind a function tool (for its return annotation, and to reload), or None."""
     tool = _tool(ctx, name)
     toolset = getattr(tool, "toolset", None)
     original = getattr(tool, "original_name", None) or name
@@ -162,6 +162,7 @@ class GraphmindCapability(AbstractCapability[Any]):
                 instance_id=call.tool_call_id or None,
                 attrs={"framework": "pydantic-ai"},
                 edit=edit,
+                function=_tool_function(ctx, tool_def.name),  # reload: core puts new code into it
             ),
         )
         if spec is None:

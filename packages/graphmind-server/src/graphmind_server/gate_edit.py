@@ -59,12 +59,9 @@ def edit_fields(gate: Gate, body: dict[str, Any]) -> dict[str, Any]:
             )
         fields["input"] = body["input"]
     if reload:
-        if api["notReloadable"]:
+        if api.get("reloadRefused"):  # the app offers it, the hub refuses it (no token, no opt-in)
             raise EditRefused(403, f"reload refused: {api['notReloadable']}")
         if not api["reloadable"]:
-            raise EditRefused(
-                422,
-                "reload does not apply here: only a gated callable's code reloads (gm.tool, wrap, wrap_tools, wrap_method)",
-            )
+            raise EditRefused(422, f"reload does not apply here: {api['notReloadable']}")
         fields["reload"] = True
     return fields

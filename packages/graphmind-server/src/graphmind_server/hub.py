@@ -31,6 +31,7 @@ OTHER_ACTIONS = list(proto.GATE_ACTIONS[proto.AFTER])
 GATE_CONFIRM_S = 5.0
 DEBUG_ACK_S = 2.0
 OLD_APP_NOT_EDITABLE = "this app's GraphMind is too old to take an edited input"
+OLD_APP_NOT_RELOADABLE = "this app's GraphMind is too old to say why (it reloads gm.tool functions only)"
 RESUMED_MEMORY = 1000  # app gate ids remembered per client, so a replayed exec.paused is not held again
 # Reload runs the module's top level again inside the app: code execution. Without a token every
 # local user may answer gates, so the hub offers it only with a token or when the app opted in
@@ -131,8 +132,15 @@ class Gate:
             "notEditable": ev.get("notEditable")
             if ev.get("editable") is True or isinstance(ev.get("notEditable"), str)
             else OLD_APP_NOT_EDITABLE,
+            # The app says whether its code can be reloaded (and why not); the hub may still refuse
+            # reload (no token, no opt-in): then the card says the hub refused it.
             "reloadable": ev.get("reloadable") is True and self.reload_refused is None,
-            "notReloadable": self.reload_refused,
+            "reloadRefused": ev.get("reloadable") is True and self.reload_refused is not None,
+            "notReloadable": self.reload_refused
+            if ev.get("reloadable") is True
+            else ev.get("notReloadable")
+            if isinstance(ev.get("notReloadable"), str)
+            else OLD_APP_NOT_RELOADABLE,
             "attempt": ev.get("attempt") if isinstance(ev.get("attempt"), int) else 1,
             "refused": ev.get("refused"),
             "injectSkeleton": ev.get("injectSkeleton"),

@@ -5,21 +5,15 @@ call's arguments again (docs/protocol.md, "Editing a held call"; the engine deci
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
-import linecache
-import sys
-import types
 from collections.abc import Callable
 from typing import Any
 
-WRAPPED_ATTR = "__graphmind_wrapped__"
+from .._node.code_reload import WRAPPED_ATTR, reload_callable, reload_problem
+
+__all__ = ["WRAPPED_ATTR", "ArgDescriber", "CallTarget", "reload_problem"]
+
 _EMPTY = inspect.Parameter.empty
-_MISSING, _GONE = object(), object()
-
-
-class ReloadError(Exception):
-    """The callable's code cannot be re-imported; the message says why (the gate's `refused`)."""
 
 
 class ArgDescriber:
@@ -126,69 +120,3 @@ class CallTarget:
         """Re-imports the function's module from its source file and takes the new definition."""
         self.fn = reload_callable(self.fn)
         self.describe = ArgDescriber(self.fn)
-
-
-def reload_problem(fn: Any) -> str | None:
-    """Why `fn` cannot be reloaded, or None (asked once, at wrap time: `exec.paused.reloadable`)."""
-    func = fn.__func__ if inspect.ismethod(fn) else fn
-    module_name = getattr(func, "__module__", None)
-    qualname = getattr(func, "__qualname__", None)
-    if not isinstance(module_name, str) or not isinstance(qualname, str):
-        return f"{fn!r} has no module and qualified name to reload it from"
-    if "<locals>" in qualname:
-        return f"{qualname} is defined inside a function (a closure): only what a module defines at its top level reloads"
-    if module_name == "__main__":
-        return (
-            f"{qualname} is defined in the script that was run (__main__): reloading it would run the "
-            "script again; move it into a module of its own"
-        )
-    path = getattr(sys.modules.get(module_name), "__file__", None)
-    if not isinstance(path, str) or not path.endswith(".py"):
-        return f"module {module_name} has no Python source file to reload from"
-    return None
-
-
-def reload_callable(fn: Any) -> Any:
-    """`fn`'s new definition: its module's source file compiled and run again in the same module
-    object, then the same qualified name looked up. What it cannot do (docs/protocol.md): a
-    function defined inside another (a closure), the script that was run (`__main__`: running it
-    again would run the program), objects already built keep their old class (a bound method is
-    bound to the same object again)."""
-    problem = reload_problem(fn)
-    if problem is not None:
-        raise ReloadError(problem)
-    bound = getattr(fn, "__self__", None) if inspect.ismethod(fn) else None
-    func = fn.__func__ if bound is not None else fn
-    module_name, qualname = func.__module__, func.__qualname__
-    module = sys.modules[module_name]
-    path = module.__file__
-    assert path is not None
-    with open(path, "rb") as file:  # the source itself, never a cached .pyc of the same second
-        source = importlib.util.decode_source(file.read())
-    code = compile(source, path, "exec", dont_inherit=True)  # a SyntaxError leaves the module as it was
-    # Run in the module's own namespace (its functions keep it as their globals), the old top-level
-    # name taken out first, so a source that no longer defines it is seen (and the old one put back).
-    namespace = module.__dict__
-    top = qualname.split(".", 1)[0]
-    old = namespace.pop(top, _MISSING)
-    try:
-        exec(code, namespace)
-    finally:
-        if top not in namespace and old is not _MISSING:
-            namespace[top] = old
-            old = _GONE
-    linecache.checkcache(path)  # tracebacks show the new lines
-    target: Any = module
-    try:
-        if old is _GONE:
-            raise AttributeError(top)
-        for part in qualname.split("."):
-            target = getattr(target, part)
-    except AttributeError:
-        raise ReloadError(f"module {module_name} no longer defines {qualname}") from None
-    target = getattr(target, WRAPPED_ATTR, target)  # a module-level @gm.tool is rebuilt: its function
-    if bound is not None and not inspect.ismethod(target):
-        target = types.MethodType(target, bound)
-    if not callable(target):
-        raise ReloadError(f"{module_name}.{qualname} is no longer callable")
-    return target

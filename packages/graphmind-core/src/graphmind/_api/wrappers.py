@@ -101,6 +101,7 @@ def gate_callable(
 
     # Reload is offered where it can work: a function a module defines at its top level.
     reload = target.reload if reload_problem(fn) is None else None
+    unreloadable = fn if reload is None else None  # the gate says why (notReloadable)
     edit, schema = target.edit, _output_schema(fn)
 
     def spec_for(args: tuple[Any, ...], kwargs: dict[str, Any]) -> NodeSpec:
@@ -121,6 +122,7 @@ def gate_callable(
             input_chars=chars,
             edit=edit,
             reload=reload,
+            function=unreloadable,
             output_schema=schema,
         )
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from .. import protocol as proto
 from .._base.clock import round_ms
+from .code_reload import reload_in_place, reload_problem
 from .skeleton import skeleton
 
 if TYPE_CHECKING:
@@ -42,7 +43,12 @@ UNSET: Any = object()  # a node's original_input before any edit
 HIDDEN_INPUTS = "input hidden by GRAPHMIND_HIDE_INPUTS"
 HIDDEN_TOOL_ARGS = "input hidden by GRAPHMIND_HIDE_TOOL_ARGS"
 ALLOW_RELOAD_ENV = "GRAPHMIND_ALLOW_RELOAD"
-NO_RELOAD = "reload applies only to gated callables (gm.tool, wrap, wrap_tools, wrap_method)"
+# Why reload is not offered, where no Python function of the app's is known (a gate's `notReloadable`).
+NO_RELOAD_MODEL = "a model call runs no code of yours to reload (edit its input or inject a reply)"
+NO_RELOAD = (
+    "reload applies to a tool that is a Python function in this process; this one is not, "
+    "or its adapter cannot find the function (an MCP server's tool, a provider-run tool)"
+)
 LAST_OUTPUTS_MAX = 512  # node ids whose last output a client keeps for the inject box
 
 
@@ -76,6 +82,15 @@ def not_editable(node: EditedNode) -> str | None:
     return None
 
 
+def not_reloadable(spec: NodeSpec) -> str | None:
+    """Why reload is not offered for this node's code, or None (asked when a gate holds)."""
+    if spec.reload is not None:
+        return None
+    if spec.function is not None:
+        return reload_problem(spec.function)
+    return NO_RELOAD_MODEL if spec.kind == "llm" else NO_RELOAD
+
+
 def _outputs_hidden(node: EditedNode) -> bool:
     switches = node.host.redaction
     return switches is not None and (
@@ -90,11 +105,16 @@ def paused_fields(node: EditedNode, gate: str, payload: dict[str, Any], actions:
     fields: dict[str, Any] = {"editable": reason is None}
     if reason is not None:
         fields["notEditable"] = reason
-    fields["reloadable"] = takes and node.spec.reload is not None
-    if fields["reloadable"] and os.environ.get(ALLOW_RELOAD_ENV, "").strip() == "1":
+    why_not = (
+        not_reloadable(node.spec) if takes else f"a {gate} gate here takes no {proto.EDIT_ACTIONS[gate]}"
+    )
+    fields["reloadable"] = why_not is None
+    if why_not is None and os.environ.get(ALLOW_RELOAD_ENV, "").strip() == "1":
         # A hub without a token refuses reload unless the app says it accepts it from any local
         # user (docs/security.md); read here, at a hold, so a test or a shell can set it late.
         fields["reloadOptIn"] = True
+    if why_not is not None:
+        fields["notReloadable"] = why_not
     fields["attempt"] = node.attempt
     if node.refused is not None:
         fields["refused"], node.refused = node.refused, None
@@ -138,10 +158,14 @@ def decide_edit(node: EditedNode, answer: GateAnswer) -> GateAnswer:
                 f"the edited input still contains {proto.REDACTED!r} (a hidden value); replace it with real data"
             )
     if answer.reload:
-        if spec.reload is None:
-            raise EditRefused(NO_RELOAD)
+        why_not = not_reloadable(spec)
+        if why_not is not None:
+            raise EditRefused(f"reload does not apply here: {why_not}")
         try:
-            spec.reload()
+            if spec.reload is not None:
+                spec.reload()  # a gated callable's own (it calls the new definition from now on)
+            else:
+                reload_in_place(spec.function)
         except Exception as exc:
             raise EditRefused(f"reload failed: {type(exc).__name__}: {exc}") from exc
     if spec.edit is None:

@@ -49,6 +49,11 @@ class NodeSpec:
     # over the execution leaves no reference cycle (the call's request and reply freed at once).
     edit: Callable[[Any], Callable[[], Any]] | None = None
     reload: Callable[[], None] | None = None
+    # The Python function the call runs, where the adapter finds it (a framework's function tool:
+    # the function it was made from): core offers reload for it, and does it (_node/code_reload.py:
+    # the module run again, the new code put into this very function object, which the framework
+    # holds). None: the gate says why reload is not offered (`exec.paused.notReloadable`).
+    function: Callable[..., Any] | None = None
     output_schema: Any = None
     # A replay's recorded error ({"name", "message", ...}) as the framework's own exception, or None
     # when the adapter cannot rebuild it (core then raises graphmind.ReplayedError; docs/replay.md).

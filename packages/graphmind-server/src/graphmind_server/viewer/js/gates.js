@@ -159,8 +159,10 @@ export class GatesView {
     const notEditable = canEdit && g.editable !== true
       ? h("p", { class: "muted small gate-not-editable" }, `Input not editable: ${g.notEditable || "the app cannot rebuild this call from JSON"}`)
       : null;
-    const notReloadable = g.notReloadable && actions.includes(editAction)
-      ? h("p", { class: "muted small gate-not-reloadable" }, `Reload refused: ${g.notReloadable}`)
+    // Why "Reload code" is missing: the hub refused it (no token), or the app has no code of its own to
+    // reload for this tool (a model step has none: no line there).
+    const notReloadable = (g.reloadRefused || g.kind === "tool") && g.reloadable !== true && g.notReloadable && actions.includes(editAction)
+      ? h("p", { class: "muted small gate-not-reloadable" }, `Reload ${g.reloadRefused ? "refused" : "not offered"}: ${g.notReloadable}`)
       : null;
 
     const setBusy = (busy) => {
