@@ -346,7 +346,9 @@ def run(
         env["GRAPHMIND_DISABLED"] = "1"
     else:
         # gm_suite_report: what GraphMind did, and the loop streaks it warned about, per test.
-        args[3:3] = ["-p", suite["plugin"], "-p", "gm_suite_report"]
+        # (first: the suite's plugin imports it, and pytest cannot load as a plugin a module
+        # imported already; under a suite's `filterwarnings = error` that warning stops pytest)
+        args[3:3] = ["-p", "gm_suite_report", "-p", suite["plugin"]]
         env["GRAPHMIND_URL"] = hub_url or f"ws://127.0.0.1:{closed_port()}/ingest"
         env["GRAPHMIND_ON_LOOP"] = ON_LOOP
         env["GRAPHMIND_SUITE_REPORT"] = str(work / f"{name}-{label}")
