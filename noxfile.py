@@ -204,7 +204,7 @@ def phoenix(session: nox.Session) -> None:
 
 
 # One row per adapter: the framework's distribution, its workspace adapter, what its own suite needs
-# (from the suite's dev/test dependency groups; run_suite.py says which tests run and how).
+# (from the suite's dev/test dependency groups; suite_table.py says which tests run and how).
 SUITES = {
     "openai": (
         "openai",
@@ -309,7 +309,7 @@ SUITES = {
             "aiohttp",
         ],
     ),
-    # The Agents SDK's `dev` group, the parts its runner tests import (run_suite.py names the selection).
+    # The Agents SDK's `dev` group, the parts its runner tests import (suite_table.py names the selection).
     "openai-agents": (
         "openai-agents",
         "graphmind-openai-agents",
@@ -360,7 +360,7 @@ SUITES = {
             "a2a-sdk",
         ],
     ),
-    # pydantic-ai's root `dev` group, the parts the selected tests import (run_suite.py names them).
+    # pydantic-ai's root `dev` group, the parts the selected tests import (suite_table.py names them).
     "pydantic_ai": (
         "pydantic-ai-slim",
         "graphmind-pydantic-ai",
@@ -454,7 +454,8 @@ def _suite_source(session: nox.Session, distribution: str, version: str) -> path
 def suite(session: nox.Session, framework: str) -> None:
     """On demand (slow, not in the default run): the framework's own offline test suite, from its source
     package at the version in uv.lock, run bare, then with every client instrumented detached and
-    attached to a real hub (scripts/suites/run_suite.py); fails if a test that passes bare does not."""
+    attached to a real hub (scripts/suites/run_suite.py); fails, in one line, if a test that passes bare
+    does not, never ran (a crashed worker), or if any gate held attached (scripts/suites/judge.py)."""
     distribution, adapter, deps = SUITES[framework]
     version = _locked_version(distribution)
     # Copies, not uv's default hard links into its cache: nltk (llama-index-core's text splitters)

@@ -237,3 +237,52 @@ def test_a_planted_worker_crash_fails_the_run_naming_the_crash_and_the_missing_t
         r"^    (tests\.test_a::test_n\[\d\]): missing; MISSING: it never ran in this run$", out, re.M
     )
     assert never_ran and f"{len(set(never_ran))} tests passing bare never ran" in verdict
+
+
+LOOPING_TESTS = """\
+import graphmind
+
+
+def lookup(city):
+    return "sunny"
+
+
+def test_retries_the_same_call():
+    client = graphmind.get_client()
+    gated = client.wrap(lookup, name="lookup")
+    with client.run("retries"):
+        assert [gated(city="Lisbon") for _ in range(4)] == ["sunny"] * 4
+
+
+def test_other():
+    assert True
+"""
+
+
+@pytest.mark.timeout(300)  # three pytest sessions, and a hub
+def test_an_attached_suite_repeating_a_call_passes_and_lists_what_would_have_held(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "suite"
+    (src / "tests").mkdir(parents=True)
+    (src / "tests" / "test_loop.py").write_text(LOOPING_TESTS)
+    (src / "gm_suite_planted.py").write_text(PLANTED_PLUGIN)
+    (src / "pytest.ini").write_text("[pytest]\n")
+    suite = {
+        "plugin": "gm_suite_planted",
+        "env": {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
+        "args": ["tests", "-p", "pytest_timeout", "-p", "no:cacheprovider", "-q", "--timeout=60"],
+    }
+    monkeypatch.setitem(run_suite.SUITES, "looping", suite)
+    monkeypatch.setitem(run_suite.EXPECTED_DIFFERENT, "looping", set())
+    monkeypatch.setenv("PYTHONPATH", str(src))
+
+    code = run_suite.main(["looping", str(src)])
+
+    out = capfd.readouterr().out
+    assert out.splitlines()[-1].startswith("[suite looping] PASS: ")
+    assert code == 0
+    assert "HELD" not in out  # GRAPHMIND_ON_LOOP=warn: the fourth call ran at once, nobody answered
+    listed = "      tests/test_loop.py::test_retries_the_same_call: tool:lookup"
+    assert out.count(listed) == 2  # detached and attached each list it
+    assert "loop streaks warned, not held (GRAPHMIND_ON_LOOP=warn): 1 in 1 tests" in out

@@ -99,14 +99,40 @@ class Settled:
 
 def describe_error(exc: BaseException) -> dict[str, Any]:
     """An exception as the wire's Error object; never raises."""
-    import traceback
-
     try:
         message = str(exc)
     except Exception as inner:  # a __str__ that raises
         message = f"<unprintable {type(exc).__name__}: {inner!r}>"
     try:
-        stack = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-8000:]
+        stack = format_stack(exc)[-8000:]
     except Exception:
         stack = ""
     return {"name": type(exc).__name__, "message": message, "stack": stack}
+
+
+def format_stack(exc: BaseException) -> str:
+    """`traceback.format_exception`'s text (chained and grouped exceptions included) without the
+    `^^^` markers under each line. On CPython 3.11 placing them runs `ast.parse` on the line
+    (`traceback._extract_caret_anchors_from_line_segment`), and until 3.11.8 / 3.12.2 `ast.parse`
+    kept its recursion depth in per-interpreter state (gh-106905): a parse here, while another
+    thread parses (pytest formatting a failure) and a garbage collection hands the GIL over, makes
+    the other parse fail with "SystemError: AST constructor recursion depth mismatch"
+    (docs/dev/ast-race.md). A frame without column positions gets no markers, and no parse."""
+    import traceback
+
+    report = traceback.TracebackException(type(exc), exc, exc.__traceback__)
+    pending, seen = [report], set()
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        for frame in current.stack:
+            if hasattr(frame, "colno"):  # Python 3.11+ (3.10's frames have no columns, no markers)
+                frame.colno = frame.end_colno = None  # type: ignore[attr-defined]  # (3.10 stubs)
+        pending.extend(
+            e
+            for e in (current.__cause__, current.__context__, *(getattr(current, "exceptions", None) or ()))
+            if e
+        )
+    return "".join(report.format())

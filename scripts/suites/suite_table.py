@@ -1,0 +1,200 @@
+"""Which tests of each framework run_suite.py runs, and how (one row per suite), and the tests that
+differ instrumented by design.
+
+A row: `plugin` (the `-p` pytest plugin that instruments the framework in the instrumented runs),
+`args` (pytest's arguments; the first is the suite's root, replaced by `paths` when given, and by
+the test paths named on the command line), `paths` (a selection; globs expanded in the source
+dir), `env` (set in all three runs alike).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+SUITES: dict[str, dict[str, Any]] = {
+    "openai": {
+        "plugin": "gm_suite_openai",
+        # tests/api_resources talk to the SDK's Prism mock server (TEST_API_BASE_URL, port 4010).
+        "args": [
+            "tests",
+            "--ignore=tests/api_resources",
+            "-p",
+            "no:cacheprovider",
+            "-n",
+            "2",
+            "-q",
+            "-o",
+            "addopts=",
+            "--timeout=120",
+        ],
+    },
+    "anthropic": {
+        "plugin": "gm_suite_anthropic",
+        # Like openai's: tests/api_resources need the Prism mock server; its addopts loads a needed plugin.
+        "args": [
+            "tests",
+            "--ignore=tests/api_resources",
+            "-p",
+            "no:cacheprovider",
+            "-n",
+            "2",
+            "-q",
+            "-o",
+            "addopts=-p tests._alias_httpx",
+            "--timeout=120",
+        ],
+    },
+    "langchain": {
+        "plugin": "gm_suite_langchain",
+        # The Makefile's --disable-socket would also stop GraphMind's own connection to the hub.
+        "args": ["tests/unit_tests", "-p", "no:cacheprovider", "-n", "2", "-q", "--timeout=120"],
+    },
+    "mcp": {
+        "plugin": "gm_suite_mcp",
+        # The whole suite: every test is offline (in-memory transports, loopback servers). Its
+        # addopts without --color (a file, not a terminal); -p anyio / -p examples load its plugins.
+        "args": [
+            "tests",
+            "-p",
+            "no:cacheprovider",
+            "-n",
+            "2",
+            "-q",
+            "-o",
+            "addopts=--capture=fd -p anyio -p examples",
+            "--timeout=120",
+        ],
+    },
+    "llamaindex": {
+        "plugin": "gm_suite_llamaindex",
+        # The whole of llama-index-core's tests/ (`make test`), all offline (MockLLM, MockEmbedding,
+        # in-memory stores); `integration`-marked ones are skipped by its conftest unless --integration.
+        # A test module that cannot be imported against the installed release (tests from another
+        # version, docs/compatibility.md) fails bare and is not compared, instead of stopping the run.
+        "args": [
+            "tests",
+            "-p",
+            "no:cacheprovider",
+            "-n",
+            "2",
+            "-q",
+            "--timeout=120",
+            "--continue-on-collection-errors",
+        ],
+    },
+    "openai-agents": {
+        "plugin": "gm_suite_openai_agents",
+        # A selection (the "paths" below replace "tests"): the runner, streamed and sync runs,
+        # agents as tools, function tools, guardrails, handoffs, hooks, cancellation, max turns,
+        # tool-use behaviour, step execution and the SDK's own tracing of runs. The SDK's fake models
+        # (tests/fake_model.py) are the models gated. The rest of tests/ covers realtime, voice,
+        # sandboxes, memory backends and MCP servers, none of which this adapter hooks.
+        "paths": [
+            "tests/test_agent_runner.py",
+            "tests/test_agent_runner_streamed.py",
+            "tests/test_agent_runner_sync.py",
+            "tests/test_agent_as_tool.py",
+            "tests/test_function_tool.py",
+            "tests/test_function_tool_decorator.py",
+            "tests/test_guardrails.py",
+            "tests/test_tool_guardrails.py",
+            "tests/test_handoff_tool.py",
+            "tests/test_global_hooks.py",
+            "tests/test_agent_hooks.py",
+            "tests/test_run_hooks.py",
+            "tests/test_cancel_streaming.py",
+            "tests/test_max_turns.py",
+            "tests/test_tool_use_behavior.py",
+            "tests/test_run_step_execution.py",
+            "tests/test_agent_tracing.py",
+        ],
+        "args": ["tests", "-p", "no:cacheprovider", "-n", "2", "-q", "--timeout=120"],
+    },
+    "litellm": {
+        "plugin": "gm_suite_litellm",
+        # In every run, as litellm's CI sets it: else each process fetches the model cost map at
+        # import (no network here: three attempts and their back-off sleeps, about 7 s).
+        "env": {"LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+        # A selection of tests/test_litellm (the offline unit tests, `make test-unit`; the rest of
+        # tests/ calls real providers): the tests that go through the functions the adapter gates
+        # (`completion` / `acompletion` with mocked clients or `mock_response`, the router, the
+        # responses API, the bridge between them) and the OpenAI and Anthropic provider tests.
+        # Globs are expanded in the source dir. Not the proxy's (a server with its own database),
+        # the other providers' (thousands of request-shape tests that never reach
+        # `litellm.completion`), nor the import-time tests that start a Python process per test
+        # (test_eager_tiktoken_load.py, test_lazy_imports.py: 30 minutes a run on 2 cores).
+        "paths": [
+            "tests/test_litellm/test_main.py",
+            "tests/test_litellm/test_router*.py",
+            "tests/test_litellm/test_responses_api_bridge_non_stream.py",
+            "tests/test_litellm/test_acompletion_session_reuse_e2e.py",
+            "tests/test_litellm/test_shared_session_integration.py",
+            "tests/test_litellm/test_exception_*.py",
+            "tests/test_litellm/test_nested_drop_params.py",
+            "tests/test_litellm/responses",
+            "tests/test_litellm/llms/openai",
+            "tests/test_litellm/llms/anthropic",
+        ],
+        "args": [
+            "tests/test_litellm",
+            "-p",
+            "no:cacheprovider",
+            "-n",
+            "2",
+            "-q",
+            "--timeout=120",
+            "--continue-on-collection-errors",
+        ],
+    },
+    "google_adk": {
+        "plugin": "gm_suite_google_adk",
+        # tests/unittests: offline (mock models, in-memory services); tests/integration call Gemini.
+        "args": ["tests/unittests", "-p", "no:cacheprovider", "-n", "2", "-q", "--timeout=120"],
+    },
+    "pydantic_ai": {
+        "plugin": "gm_suite_pydantic_ai",
+        # Its blocking-call detector off, as its CI runs every lane but one (its conftest's
+        # `blockbuster` fixture); in all three runs alike.
+        "env": {"BLOCKBUSTER_ENABLED": "false"},
+        # A selection (docs/compatibility.md; the "paths" below replace "tests"): agents over
+        # FunctionModel / TestModel with tools, deferred tools, streams, history processors,
+        # concurrency limits, cancellation, nested sync runs, capabilities' event streams and
+        # teardown, output schemas. Its warning filters as its pyproject.toml sets them.
+        "paths": [
+            "tests/test_tools.py",
+            "tests/test_streaming.py",
+            "tests/test_history_processor.py",
+            "tests/test_concurrency.py",
+            "tests/test_run_cancellation.py",
+            "tests/test_nested_sync_agent.py",
+            "tests/test_capability_process_event_stream.py",
+            "tests/test_capability_stream_teardown.py",
+            "tests/test_agent_output_schemas.py",
+        ],
+        # 60 s, not 120: its tests take milliseconds.
+        "args": ["tests", "-p", "no:cacheprovider", "-n", "2", "-q", "--timeout=60"],
+    },
+}
+
+# Tests that differ instrumented by design, each named with why in docs/compatibility.md. Loop
+# holds are not among them: the instrumented runs warn instead (ON_LOOP), and the tests whose
+# calls would have been held are listed from the warnings.
+EXPECTED_DIFFERENT: dict[str, set[str]] = {
+    "mcp": set(),
+    "llamaindex": set(),
+    "litellm": set(),
+    "openai-agents": set(),
+    "openai": set(),
+    "anthropic": set(),
+    "google_adk": set(),
+    "langchain": {
+        # `trace_as_chain_group`'s manager is configured, so it holds the hook's handler too: `len == 1` fails.
+        "tests.unit_tests.runnables.test_config::test_merge_config_callbacks",
+    },
+    "pydantic_ai": {
+        # It replaces the agent's private root capability with its own and asserts that capability's
+        # `wrap_run_event_stream` is what the run calls; a run capability (ours, or any other given
+        # to `agent.iter(capabilities=...)`, bare) combines with it and is dispatched leaf by leaf.
+        "tests.test_capability_stream_teardown::test_agent_stream_closes_custom_async_iterator",
+    },
+}
