@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-import sys
 from typing import TYPE_CHECKING, Any
+
+from ..logline import say
 
 if TYPE_CHECKING:
     from .writer import Writer
@@ -102,11 +103,9 @@ def index_idle(writer: Writer) -> bool:
             writer.conn.execute("ROLLBACK")
         writer.indexed = before
         writer.index_failed = True
-        print(
+        say(
             f"graphmind: could not update the search index ({type(exc).__name__}: {exc}); the events are "
-            "stored, a search tries again",
-            file=sys.stderr,
-            flush=True,
+            "stored, a search tries again"
         )
         return False
     return True
