@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-import sys
 from typing import TYPE_CHECKING, Any
 
+from ..logline import say
 from .usage import started_model
 
 if TYPE_CHECKING:
@@ -104,11 +104,9 @@ def index_idle(writer: Writer) -> bool:
             writer.conn.execute("ROLLBACK")
         writer.indexed = before
         writer.index_failed = True
-        print(
+        say(
             f"graphmind: could not update the search index ({type(exc).__name__}: {exc}); the events are "
-            "stored, a search tries again",
-            file=sys.stderr,
-            flush=True,
+            "stored, a search tries again"
         )
         return False
     return True

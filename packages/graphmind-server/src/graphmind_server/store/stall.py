@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import sys
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+from ..logline import say
 
 RETRY_MIN_S = 0.05
 RETRY_MAX_S = 1.0
@@ -138,4 +139,4 @@ def _identity(path: Path) -> tuple[int, int] | None:
 
 
 def _log(message: str) -> None:
-    print(f"graphmind: {message}", file=sys.stderr, flush=True)
+    say(f"graphmind: {message}")  # never blocks nor raises: the disk that is full may hold the log

@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
+from .. import logline
 from . import reads, retention
 from .items import Committed, EventItem, Op
 from .lock import DbLock
@@ -22,6 +23,7 @@ from .writer import Writer
 T = TypeVar("T")
 
 READ_THREADS = 4
+LOG_FLUSH_S = 1.0
 
 
 class Store:
@@ -111,6 +113,7 @@ class Store:
             self._read_conns.clear()
         self._wconn.close()
         self._lock.release()
+        logline.flush(LOG_FLUSH_S)  # the writer's last lines (a stream that takes none costs this bound)
 
     @property
     def backlog(self) -> int:

@@ -11,13 +11,13 @@ from __future__ import annotations
 import contextlib
 import queue
 import sqlite3
-import sys
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..logline import say
 from . import derive, search
 from .derive import NODE_COLUMNS, NodeRow, RunRow
 from .items import Committed, EventItem
@@ -241,11 +241,9 @@ class Writer:
             what = (
                 f"an event from client {item.client_id}" if isinstance(item, EventItem) else "a hub operation"
             )
-            print(
+            say(
                 f"graphmind: could not store {what} ({type(exc).__name__}: {exc}); "
-                f"{self._failures} item(s) dropped so far",
-                file=sys.stderr,
-                flush=True,
+                f"{self._failures} item(s) dropped so far"
             )
 
     # -- events -------------------------------------------------------------------------------

@@ -40,8 +40,12 @@ class HubProcess:
         port: int = 0,
         start_timeout: float = 15.0,
         python: str = sys.executable,
+        stderr_path: str | os.PathLike[str] | None = None,
     ) -> None:
+        """`stderr_path`: the hub's stderr goes to this file (appended), as with `2>> FILE`, instead
+        of a pipe this object reads; `stderr` reads the file."""
         self.db = Path(db)
+        self.stderr_path = None if stderr_path is None else Path(stderr_path)
         self.args = list(args)
         self.env = dict(env or {})
         self.start_timeout = start_timeout
@@ -71,16 +75,30 @@ class HubProcess:
         ]
         self._stderr = []
         self.stdout_lines = []
-        self.proc = subprocess.Popen(
-            cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
-        )
+        if self.stderr_path is not None:
+            with open(self.stderr_path, "ab") as log:  # the child keeps its own descriptor
+                self.proc = subprocess.Popen(
+                    cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log, text=True, env=env
+                )
+        else:
+            self.proc = subprocess.Popen(
+                cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=env,
+            )
         lines: queue.Queue[str | None] = queue.Queue()
         self._pumps = [
             threading.Thread(
                 target=self._pump, args=(self.proc.stdout, lines, self.stdout_lines), daemon=True
             ),
-            threading.Thread(target=self._pump, args=(self.proc.stderr, None, self._stderr), daemon=True),
         ]
+        if self.proc.stderr is not None:
+            self._pumps.append(
+                threading.Thread(target=self._pump, args=(self.proc.stderr, None, self._stderr), daemon=True)
+            )
         for pump in self._pumps:
             pump.start()
         try:
@@ -104,6 +122,11 @@ class HubProcess:
 
     @property
     def stderr(self) -> str:
+        if self.stderr_path is not None:
+            try:
+                return self.stderr_path.read_text(errors="replace")
+            except OSError:
+                return ""
         return "".join(self._stderr)
 
     @property
@@ -139,7 +162,8 @@ class HubProcess:
         reading after 5 s (a grandchild holding it open) stays open: closing a buffered file that
         another thread is reading waits for that read."""
         assert self.proc is not None
-        for pump, stream in zip(self._pumps, (self.proc.stdout, self.proc.stderr), strict=True):
+        streams = [self.proc.stdout] + ([self.proc.stderr] if self.proc.stderr is not None else [])
+        for pump, stream in zip(self._pumps, streams, strict=True):
             pump.join(5)
             if stream is not None and not pump.is_alive():
                 stream.close()
