@@ -47,6 +47,15 @@ SLICE = {
     "test_fork.py::test_100_forks_under_4_calling_threads_never_hang_without_a_hub",
     "test_fork_exit.py::test_every_event_of_a_multiprocessing_child_is_stored_and_its_run_finished",
     "test_fork_exit.py::test_an_os_exit_child_without_dispose_leaves_its_run_abandoned_with_the_reason",
+    # The weaknesses, each in a few seconds (the memory and size figures: nox -s faults).
+    "test_exit_unconfirmed.py",
+    "test_otlp_limits.py::test_a_body_with_too_many_spans_or_inflating_too_far_is_a_413_one_liner",
+    "test_otlp_limits.py::test_a_retried_request_is_stored_once_across_a_restart",
+    "test_refused_upgrades.py",
+    "test_exit_silent_listener.py::test_dispose_gives_up_on_a_listener_that_never_answers_the_handshake",
+    "test_wal_deleted.py::test_a_deleted_wal_is_said_by_health_recovered_and_loses_nothing",
+    "test_cassette_limits.py",
+    "test_mcp_proxy_lines.py",
 }
 
 

@@ -33,12 +33,13 @@ from ._call import ToolCall, call_tool_node
 from ._label import command_label
 from ._result import describe_result
 from ._schemas import OutputSchemas
-from ._wire import Lines, decode, encode, host_stdio, spawn
+from ._wire import LIMIT, Lines, TooLong, decode, encode, host_stdio, read_line, spawn
 
 DRAIN_SECONDS = 2.0  # how long the calls in flight get to answer the host once the server is gone
 STOP_SECONDS = 5.0  # how long a server gets to exit after the host left (then SIGTERM, then SIGKILL)
 ABORTED_TEXT = "The call was aborted from the GraphMind debugger; the server was not asked for a result."
 ID_PREFIX = "graphmind-mcp-proxy-"  # the ids of the proxy's own requests to the server
+INTERNAL_ERROR = -32603  # JSON-RPC's code for an error of the receiver (here: the proxy's bound)
 
 
 class JsonRpcError(Exception):
@@ -160,7 +161,10 @@ class Proxy:
 
     # ---- host -> server --------------------------------------------------------------------------
     async def _pump_host(self, reader: asyncio.StreamReader) -> None:
-        while line := await reader.readline():
+        while line := await read_line(reader):
+            if isinstance(line, TooLong):
+                await self._too_long(line, "the host", f"the MCP server `{self.label}` was not sent it")
+                continue
             message = decode(line)
             if message is not None:
                 method, request_id = message.get("method"), message.get("id")
@@ -191,7 +195,10 @@ class Proxy:
 
     # ---- server -> host --------------------------------------------------------------------------
     async def _pump_server(self, reader: asyncio.StreamReader) -> None:
-        while line := await reader.readline():
+        while line := await read_line(reader):
+            if isinstance(line, TooLong):
+                await self._too_long(line, f"the MCP server `{self.label}`", "the host was not sent it")
+                continue
             message = decode(line)
             if message is not None and "method" not in message:  # an answer
                 request_id = message.get("id")
@@ -206,6 +213,25 @@ class Proxy:
                 elif request_id is not None and request_id == self.host_init:
                     self._initialized(message.get("result"))
             await self.host.send(line)
+
+    async def _too_long(self, line: TooLong, source: str, dropped: str) -> None:
+        """A message over the line bound (docs/mcp.md): dropped with one line on stderr, and the
+        request it answers (or makes) gets a JSON-RPC error instead, so nobody waits for it."""
+        what = f"a {line.size / 2**20:.0f} MiB message from {source}, over the {LIMIT // 2**20} MiB a line may hold"
+        rid = line.request_id
+        error = _error_reply(rid, INTERNAL_ERROR, f"graphmind mcp-proxy dropped {what}")
+        if isinstance(rid, str) and rid.startswith(ID_PREFIX):
+            future = self.pending.pop(rid, None)
+            if future is not None and not future.done():
+                future.set_result(error)  # the tool call it answered fails with this error
+            answered = f"the tool call it answered ({rid}) fails with that error"
+        elif rid is not None:
+            self.host_lists.discard(rid)
+            await self.host.send(encode(error))
+            answered = f"the host got a JSON-RPC error for its request {rid!r}"
+        else:
+            answered = "it answered no request"
+        _say(f"dropped {what}: {dropped}; {answered}. Return less from the tool (or a file path).")
 
     def _initialized(self, result: Any) -> None:
         if not isinstance(result, dict):

@@ -6,11 +6,60 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 LIMIT = 64 * 1024 * 1024  # one JSON-RPC message per line; a tool result can be large
+HEAD = 4096  # what is kept of a longer line: enough for its "id"
+# The message's own id, before its payload: `{"jsonrpc":"2.0","id":7,"result":…` (a key "id" inside
+# the result or params is not looked at).
+_ID = re.compile(rb'^\s*\{(?:(?!"(?:result|error|params)"\s*:).)*?"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)', re.S)
+
+
+@dataclass(slots=True)
+class TooLong:
+    """A line over LIMIT, skipped without being held whole: its size and its message's id."""
+
+    size: int
+    request_id: str | int | None
+
+
+async def read_line(reader: asyncio.StreamReader) -> bytes | TooLong:
+    """The next line (b"" at the end), or TooLong for one over LIMIT: read and dropped a buffer at
+    a time, never held whole. (StreamReader.readline raises ValueError there and leaves the rest of
+    the line to be read as more lines: the proxy used to end on it, with a traceback.)"""
+    try:
+        return await reader.readuntil(b"\n")
+    except asyncio.IncompleteReadError as exc:
+        return exc.partial  # the last line, without its newline (or b"" at the end)
+    except asyncio.LimitOverrunError as exc:
+        size = exc.consumed
+        head = await reader.readexactly(min(size, HEAD))
+        await reader.readexactly(size - len(head))  # dropped: no newline in it
+    while True:
+        try:
+            size += len(await reader.readuntil(b"\n"))
+            break
+        except asyncio.IncompleteReadError as exc:
+            size += len(exc.partial)
+            break
+        except asyncio.LimitOverrunError as exc:
+            size += len(await reader.readexactly(exc.consumed))
+    return TooLong(size, _request_id(head))
+
+
+def _request_id(head: bytes) -> str | int | None:
+    match = _ID.match(head)
+    if match is None:
+        return None
+    try:
+        value = json.loads(match.group(1))
+    except ValueError:
+        return None
+    return value if isinstance(value, str | int) else None
 
 
 def encode(message: dict[str, Any]) -> bytes:

@@ -241,6 +241,11 @@ def _prepare(settings: Settings, on_ready: Callable[[int], None]) -> tuple[_Serv
         # Refused at the frame's header (websockets checks the length before reading the payload),
         # closed 1009: never buffered (docs/protocol.md, "Frame sizes").
         ws_max_size=graphmind_protocol.INGEST_MAX_FRAME,
+        # No permessage-deflate: a compressed frame's header gives its compressed length, so the
+        # bound above could only be checked by inflating it (16 MiB each time, kept: four 60 MB
+        # frames from a client with compression on left the hub at 119 MB from 40). The SDK never
+        # compresses (loopback), and a browser's live feed works the same without it.
+        ws_per_message_deflate=False,
     )
     server = _Server(config, app.state.hub, lambda: on_ready(port), limiter, app.state.viewer_codes)
     server.token_file = server_token

@@ -214,10 +214,13 @@ class OtlpIngest:
         decoded = await loop.run_in_executor(self.parser, _decode, body, encoding, kind)
         del body
         ordered = decoded.spans
+        ends: list[tuple[str, dict[str, Any], str]] = []  # a run's end after all its request's spans
         for start in range(0, len(ordered), CHUNK_SPANS):
             chunk = ordered[start : start + CHUNK_SPANS]
             items = await loop.run_in_executor(self.parser, _map, chunk, decoded)
-            await self._store(items)
+            ends += [item for item in items if item[1]["type"] == "run.finished"]
+            await self._store([item for item in items if item[1]["type"] != "run.finished"])
+        await self._store(ends)
         return decoded
 
     # -- on the loop ---------------------------------------------------------------------------------

@@ -105,6 +105,7 @@ class Store:
         """Commit everything queued, stop the writer, close every connection. Blocks."""
         if self._writer is not None:
             self._writer.stop()
+            self._wconn = self._writer.conn  # a new one if the WAL was recovered (store/wal_watch.py)
             self._writer = None
         self._executor.shutdown(wait=True)
         with self._read_lock:
