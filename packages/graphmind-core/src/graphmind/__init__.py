@@ -111,6 +111,9 @@ T = TypeVar("T")
 _default: Client | None = None
 _default_lock = forksafe.lock()
 _default_session: DefaultSession | None = None
+# What builds the default client (`configure`, `get_client`): `Client`, or while a test marked for a
+# cassette runs, the pytest plugin's recorder (the code under test may call `configure` itself).
+_make: Callable[..., Client] | None = None
 
 
 def _session() -> DefaultSession:
@@ -129,7 +132,7 @@ def configure(app: str | None = None, **options: Any) -> Client:
     """Builds a client and makes it the process-wide default (the previous default is disposed).
     Functions decorated before (`@graphmind.tool`, `wrap`, ...) report to it from their next call."""
     global _default
-    client = _client_class()(app, **options)
+    client = (_make or _client_class())(app, **options)
     with _default_lock:
         previous, _default = _default, client
     if previous is not None:
@@ -144,7 +147,7 @@ def get_client() -> Client:
     if client is None:
         with _default_lock:
             if _default is None:
-                _default = _client_class()()
+                _default = (_make or _client_class())()
             client = _default
     return client
 

@@ -59,7 +59,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @dataclass
 class GraphmindCassette:
-    """What the fixture gives a test: the cassette, the mode, and the client (the default one)."""
+    """What the fixture gives a test: the cassette, the mode, and the client (the default one now)."""
 
     path: Path
     mode: str
@@ -67,6 +67,41 @@ class GraphmindCassette:
     replaying: bool
     client: Any = None
     events: list[dict[str, Any]] = field(default_factory=list)
+
+
+class _TestSession:
+    """The default session while one test runs: the first client, and every client the code under
+    test builds with `graphmind.configure(...)` (its options apply), replay and record into the
+    same cassette. Notes each call and run it sees, for the report (`_nothing_recorded`, `_run_links`)."""
+
+    def __init__(self, state: GraphmindCassette, replay: Any) -> None:
+        self.state = state
+        self.replay = replay  # the `replay=` option every client of the test gets (None: record only)
+        self.clients: list[Any] = []
+        self.calls = 0
+        self.runs: list[tuple[str, Any]] = []  # (run id, its client), in the order they started
+
+    def make(self, app: str | None = None, **options: Any) -> Any:
+        import graphmind
+
+        if self.replay is not None:
+            options["replay"] = self.replay
+        client = graphmind.Client(app, **options)
+        if self.replay is not None and client._replay is not None:
+            self.replay = client._replay  # the next client goes on matching where this one is
+        client._tap = lambda event: self._tap(client, event)
+        self.clients.append(client)
+        self.state.client = client
+        return client
+
+    def _tap(self, client: Any, event: dict[str, Any]) -> None:
+        if self.state.recording:
+            self.state.events.append(event)
+        kind = event.get("type")
+        if kind == "node.started":
+            self.calls += 1
+        elif kind == "run.started":
+            self.runs.append((str(event.get("runId")), client))
 
 
 def _mode(config: pytest.Config) -> str:
@@ -106,48 +141,81 @@ def graphmind_cassette(request: pytest.FixtureRequest) -> Iterator[GraphmindCass
     replaying = exists and mode in ("none", "once", "new_episodes")
     recording = mode in ("new_episodes", "all") or (mode == "once" and not exists)
     ignore = list(marker.kwargs.get("ignore_keys", ())) if marker is not None else []
-    options: dict[str, Any] = {}
+    replay = None
     if replaying:
         policy = "live" if mode == "new_episodes" else "fail"
-        options["replay"] = {"source": path, "on_divergence": policy, "ignore_keys": ignore}
+        replay = {"source": path, "on_divergence": policy, "ignore_keys": ignore}
     state = GraphmindCassette(path, mode, recording, replaying)
-    client = graphmind.Client(app=request.node.path.stem, **options)
-    if recording:
-        client._tap = state.events.append
-    state.client = client
-    previous = graphmind._default
-    graphmind._default = client  # the session adapters use when given none
-    request.node._graphmind_client = client
+    session = _TestSession(state, replay)
+    previous, previous_make = graphmind._default, graphmind._make
+    # A default the test module configured (at its import) keeps its options for the test.
+    inherited: dict[str, Any] = {}
+    app = request.node.path.stem
+    if previous is not None and previous.live and previous.options.raw:
+        inherited, app = dict(previous.options.raw), previous.app
+    client = session.make(app, **inherited)
+    with graphmind._default_lock:
+        graphmind._default = client  # the session adapters (and graphmind.tool / run / ...) use
+    graphmind._make = session.make  # `configure()` in the code under test: its options, our recording
+    request.node._graphmind_session = session
     try:
         yield state
     finally:
-        graphmind._default = previous
-        client.dispose()
+        graphmind._make = previous_make
+        with graphmind._default_lock:
+            graphmind._default = previous
+        for made in session.clients:
+            made.dispose()
         failed = getattr(request.node, "_graphmind_failed", False)
         if recording and state.events and not failed:
             from graphmind._replay.cassette import write_cassette
 
-            write_cassette(path, client.client_id, state.events)
+            write_cassette(path, session.clients[0].client_id, state.events)
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     report = yield
-    if call.when == "call" and report.failed:
+    session = getattr(item, "_graphmind_session", None)
+    if call.when != "call" or session is None:
+        return report
+    if report.passed and item.get_closest_marker(MARKER) is not None:
+        why = _nothing_recorded(session)
+        if why is not None:  # a passing test that checked nothing must not look like a regression test
+            report.outcome = "failed"
+            report.longrepr = why
+    if report.failed:
         item._graphmind_failed = True  # type: ignore[attr-defined]  # a failed recording is not written
-        client = getattr(item, "_graphmind_client", None)
-        link = _run_link(client)
-        if link:
-            report.sections.append(("graphmind", f"the run in the viewer: {link}"))
+        links = _run_links(session)
+        if links:
+            report.sections.append(
+                ("graphmind", "\n".join(f"the run in the viewer: {link}" for link in links))
+            )
     return report
 
 
-def _run_link(client: Any) -> str | None:
-    if client is None or not client.attached:
+def _nothing_recorded(session: _TestSession) -> str | None:
+    """One line when a marked test made no call through the default session (None otherwise)."""
+    if session.calls:
         return None
-    run = client._runs.implicit_run
-    url = str(client.options.url)
-    if run is None or not url.startswith(("ws://", "wss://")):
-        return None
-    base = url.replace("ws", "http", 1).rsplit("/ingest", 1)[0]
-    return f"{base}/#/run/{run.run_id}"
+    state = session.state
+    if state.recording:
+        done = f"recorded no call, so no cassette was written to {state.path}"
+    else:
+        done = f"replayed no call of {state.path}"
+    return (
+        f"graphmind: this test is marked for a cassette but {done}: no model or tool call reached "
+        "the default session (a client the test builds with graphmind.Client(...) or passes as "
+        "session= is not recorded: use graphmind.configure(...) instead)"
+    )
+
+
+def _run_links(session: _TestSession) -> list[str]:
+    """The viewer link of each run the test started on a client attached to a hub."""
+    links = []
+    for run_id, client in session.runs:
+        url = str(client.options.url)
+        if client.attached and url.startswith(("ws://", "wss://")):
+            base = url.replace("ws", "http", 1).rsplit("/ingest", 1)[0]
+            links.append(f"{base}/#/run/{run_id}")
+    return links

@@ -14,7 +14,11 @@ from .settings import resolve
 
 def build_replay(option: Any, environ: Mapping[str, str]) -> Replayer | None:
     """The client's Replayer (`replay=`, else GRAPHMIND_REPLAY), or None. Raises CassetteError (one
-    line) for a replay that cannot be set up: going live instead would make the calls it should not."""
+    line) for a replay that cannot be set up: going live instead would make the calls it should not.
+    A Replayer given as it is (the pytest plugin's, for a client `configure()` builds mid-test) goes
+    on matching where the test's earlier client left off."""
+    if isinstance(option, Replayer):
+        return option
     settings = resolve(option, environ)
     if settings is None:
         return None
