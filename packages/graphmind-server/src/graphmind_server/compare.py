@@ -18,6 +18,7 @@ from .export.source import iter_events
 from .jsondiff import canon as _canon
 from .jsondiff import report, without
 from .store import reads
+from .store.usage import answered_model, started_model
 
 MAX_EVENTS = 500_000  # per run; past this a compare would hold too much in the hub's memory
 COMPARED = ("input", "output", "error")
@@ -44,7 +45,7 @@ def steps(conn: sqlite3.Connection, run_id: str, agent_node: str | None) -> list
                 "instanceId": instance,
                 "input": ev.get("input"),
                 "status": "running",
-                "model": (ev.get("attrs") or {}).get("model") if isinstance(ev.get("attrs"), dict) else None,
+                "model": started_model(ev),  # the rule the run's cost is priced by (store/usage.py)
             }
             by_instance[instance] = step
             out.append(step)
@@ -55,6 +56,7 @@ def steps(conn: sqlite3.Connection, run_id: str, agent_node: str | None) -> list
         step = found
         if etype == "node.finished":
             step.update(status="injected" if ev.get("injected") else "ok", output=ev.get("output"))
+            step["model"] = step["model"] or answered_model(ev)
             step["durationMs"] = ev.get("durationMs")
             step["heldMs"] = ev.get("heldMs") or 0
             if isinstance(ev.get("usage"), dict):
