@@ -90,7 +90,7 @@ def _ended(hub: FakeHub, node_id: str) -> dict[str, Any]:
 
 
 def test_a_matching_run_makes_no_call_and_every_node_is_replayed(hub: FakeHub, recorded: Path) -> None:
-    client = _replaying(hub, str(recorded))
+    client = _replaying(hub, {"source": str(recorded), "on_divergence": "fail"})  # fail: never a hang
     try:
         tools = Tools(client)
         assert tools.agent(client) == "paid 100.0"
@@ -226,7 +226,13 @@ def test_a_recorded_error_replays_as_an_error(hub: FakeHub, tmp_path: Path) -> N
 
 def test_a_fork_gives_the_node_a_new_output_and_the_rest_runs_live(hub: FakeHub, recorded: Path) -> None:
     client = _replaying(
-        hub, {"source": recorded, "fork": "tool:book#1", "output": {"booking": "X", "price": 7}}
+        hub,
+        {
+            "source": recorded,
+            "fork": "tool:book#1",
+            "output": {"booking": "X", "price": 7},
+            "on_divergence": "fail",
+        },
     )
     try:
         tools = Tools(client)
@@ -242,7 +248,13 @@ def test_a_fork_with_an_edited_input_runs_that_call_live_with_it(hub: FakeHub, r
     # Through edit's one decision (issue 30): the tool receives the edited arguments, its node
     # records edited/originalInput, and everything after it runs live.
     client = _replaying(
-        hub, {"source": recorded, "fork": "tool:book#1", "input": {"flight": "flight to OPO"}}
+        hub,
+        {
+            "source": recorded,
+            "fork": "tool:book#1",
+            "input": {"flight": "flight to OPO"},
+            "on_divergence": "fail",
+        },
     )
     try:
         tools = Tools(client)
@@ -273,7 +285,7 @@ def test_a_fork_input_the_call_cannot_take_fails_that_node_in_one_line(hub: Fake
 
 def test_until_replays_up_to_the_node_and_runs_live_from_it(hub: FakeHub, recorded: Path) -> None:
     seq = Cassette.load(recorded).find("tool:book#1").seq
-    client = _replaying(hub, {"source": recorded, "until": str(seq)})
+    client = _replaying(hub, {"source": recorded, "until": str(seq), "on_divergence": "fail"})
     try:
         tools = Tools(client)
         tools.agent(client)

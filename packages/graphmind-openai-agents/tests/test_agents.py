@@ -313,7 +313,11 @@ async def test_a_recorded_run_replays_with_no_provider_request_and_no_tool_body(
     fakehub.events.clear()
     requests, calls = fake.request_count, list(tool.calls)
 
-    replaying = graphmind.Client(app="agents-replay", url=fakehub.url, replay=str(cassette))
+    # fail, not hold (the default when attached): a divergence fails this test in a second instead
+    # of holding the run until pytest's timeout
+    replaying = graphmind.Client(
+        app="agents-replay", url=fakehub.url, replay={"source": cassette, "on_divergence": "fail"}
+    )
     try:
         assert replaying.ready(5)
         assert instrument_openai_agents(session=replaying)

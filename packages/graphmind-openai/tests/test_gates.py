@@ -262,3 +262,39 @@ def test_the_breakpoints_option_holds_a_model_step_from_code(fakehub: FakeHub, f
         ]
     finally:
         gm.dispose()
+
+
+TEXT_AND_CALL = {
+    "content": "Let me look that up.",
+    "tool_calls": [{"id": "call_t1", "name": "search_flights", "arguments": {"to": "CAI"}}],
+}
+
+
+@pytest.mark.parametrize(
+    ("api", "stream"), [("chat", False), ("chat", True), ("responses", False), ("responses", True)]
+)
+def test_an_injected_reply_with_text_and_tool_calls_keeps_both(
+    provider: FakeProvider, gm: graphmind.Client, fakehub: FakeHub, api: str, stream: bool
+) -> None:
+    """Every other tool-call inject test sends `content: None`: the text that comes with the calls
+    must reach the app too (the message's content, the stream's text deltas, `output_text`)."""
+    fakehub.set_debug(breakpoints=[("llm:step", "before")])
+    fakehub.auto_answer("inject", TEXT_AND_CALL)
+    client = _client(provider, gm)
+    if api == "chat":
+        made = client.chat.completions.create(model=MODEL, messages=MESSAGES, stream=stream)
+        if stream:
+            chunks = [c for c in made if c.choices]
+            text = "".join(c.choices[0].delta.content or "" for c in chunks)
+            names = [
+                d.function.name for c in chunks for d in c.choices[0].delta.tool_calls or [] if d.function
+            ]
+        else:
+            message = made.choices[0].message
+            text, names = message.content, [c.function.name for c in message.tool_calls or []]
+    else:
+        made = client.responses.create(model=MODEL, input="trip", stream=stream)
+        reply = next(e.response for e in made if e.type == "response.completed") if stream else made
+        text, names = reply.output_text, [i.name for i in reply.output if i.type == "function_call"]
+    assert provider.request_count == 0
+    assert text == "Let me look that up." and [n for n in names if n] == ["search_flights"]

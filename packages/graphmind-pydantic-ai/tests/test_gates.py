@@ -267,7 +267,10 @@ async def test_a_recorded_agent_run_replays_with_no_model_call_and_no_tool_body(
     path = tmp_path / "run.jsonl"
     write_cassette(path, gm.client_id, [dict(e) for e in fakehub.events])
 
-    replaying = graphmind.Client(app="replay", url=fakehub.url, retry_interval=0.2, replay={"source": path})
+    # fail, not hold (the default when attached): a divergence fails in a second, not at pytest's timeout
+    replaying = graphmind.Client(
+        app="replay", url=fakehub.url, retry_interval=0.2, replay={"source": path, "on_divergence": "fail"}
+    )
     try:
         assert replaying.ready(5)
         search2, model2 = Search(), ScriptedModel([search_then_answer])

@@ -163,6 +163,10 @@ def test_a_model_step_is_priced_by_the_one_rule_for_where_its_model_is_named(thu
     assert runs["tool"]["costUsd"] is None and runs["tool"]["unpricedModels"] is True
     facets = thub.api("GET", "/api/runs?model=gpt-4o")[1]["runs"]
     assert [r["id"] for r in facets] == ["input"]
+    # compare's per-step cost reads the model by the same rule
+    step = thub.api("GET", "/api/compare?a=input&b=output")[1]["steps"][0]
+    assert (step["a"]["model"], step["b"]["model"]) == ("gpt-4o", "gpt-4.1")
+    assert step["a"]["costUsd"] > 0 and step["b"]["costUsd"] > 0
 
 
 def test_a_price_file_overrides_the_shipped_table(tmp_path: Path, monkeypatch: Any) -> None:

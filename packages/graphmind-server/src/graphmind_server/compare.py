@@ -19,6 +19,7 @@ from .jsondiff import canon as _canon
 from .jsondiff import report, without
 from .store import reads
 from .store import status as rule
+from .store.usage import answered_model, started_model
 
 MAX_EVENTS = 500_000  # per run; past this a compare would hold too much in the hub's memory
 COMPARED = ("input", "output", "error")
@@ -43,7 +44,6 @@ def steps(
         instance = str(ev.get("instanceId", ""))
         if etype == "node.started":
             kind, name = rule.split_node_id(node_id)
-            attrs = ev.get("attrs")
             step: dict[str, Any] = {
                 "nodeId": node_id,
                 "name": ev.get("name") or name,
@@ -51,7 +51,7 @@ def steps(
                 "instanceId": instance,
                 "input": ev.get("input"),
                 "status": rule.execution("running", ev),
-                "model": attrs.get("model") if isinstance(attrs, dict) else None,
+                "model": started_model(ev),  # the rule the run's cost is priced by (store/usage.py)
             }
             by_instance[instance] = step
             out.append(step)
@@ -63,6 +63,7 @@ def steps(
         step["status"] = rule.execution(step["status"], ev)
         if etype == "node.finished":
             step["output"] = ev.get("output")
+            step["model"] = step["model"] or answered_model(ev)
         elif etype == "node.error":
             step["error"] = ev.get("error")
         if etype in ("node.finished", "node.error"):
