@@ -3,7 +3,9 @@ agent would (issue 19). Every test prints its figure (`-s` shows them; docs/reli
 the last full-scale ones).
 
 The default `uv run pytest` runs only a small slice of this folder (SLICE below: the attacks, an
-injected disk-full, a frozen hub, the out-of-range numbers; ~15 s idle), so the default suite stays
+injected disk-full and a full disk holding the hub's log, a frozen hub, the out-of-range numbers,
+forks under calling threads, multiprocessing and os._exit children, a second hub through another
+name of the database, the hub's clientId namespace, the prune by the hub's clock; ~90 s idle), so the default suite stays
 under 15 minutes as adapters are added (issue 37). `uv run nox -s faults` runs the whole folder at
 full size; `GRAPHMIND_FAULTS=all uv run pytest` runs the whole folder at CI sizes (~2 minutes idle on
 2 cores, 15 loaded), and naming a file or test of this folder on the command line runs it whatever
@@ -37,6 +39,10 @@ SLICE = {
     "test_fork.py::test_100_forks_under_4_calling_threads_never_hang_without_a_hub",
     "test_fork_exit.py::test_every_event_of_a_multiprocessing_child_is_stored_and_its_run_finished",
     "test_fork_exit.py::test_an_os_exit_child_without_dispose_leaves_its_run_abandoned_with_the_reason",
+    "test_one_writer.py::test_a_second_hub_through_another_name_of_the_db_is_refused",
+    "test_disk_full.py::test_a_full_disk_that_also_holds_the_hubs_log_resumes_within_5_s_and_health_tells_the_truth",
+    "test_namespaces.py",
+    "test_prune.py",
 }
 
 
