@@ -158,8 +158,10 @@ def test_a_full_disk_that_also_holds_the_hubs_log_resumes_within_5_s_and_health_
                 run_id = result[0]
                 client.dispose()
                 run = wait_for(
-                    lambda: (r := hub.api("GET", f"/api/runs/{run_id}", timeout=5)[1])["status"] == "finished"
-                    and r,
+                    lambda: (
+                        (r := hub.api("GET", f"/api/runs/{run_id}", timeout=5)[1])["status"] == "finished"
+                        and r
+                    ),
                     timeout=30,
                     what=f"finished; the hub's log:\n{hub.stderr[-3000:]}",
                 )
