@@ -2,7 +2,7 @@
 so, keeps what it received; the app keeps its events in its ring; once space returns every event is
 stored or counted in the app's `stats()["dropped"]`, and the run ends `finished`.
 
-Two ways to fill the disk: a real 8 MB tmpfs holding the database (needs `mount`, i.e. root in a
+Two ways to fill the disk: a real 32 MB tmpfs holding the database (needs `mount`, i.e. root in a
 container that allows it; skipped otherwise), and an injected SQLITE_FULL (a page limit on the
 in-process hub's write connection: what a full disk raises), which runs everywhere."""
 
@@ -29,7 +29,9 @@ PAYLOAD = "p" * 1000
 
 
 @contextlib.contextmanager
-def _tmpfs(where: Path, size: str = "8m") -> Iterator[Path]:
+def _tmpfs(where: Path, size: str = "32m") -> Iterator[Path]:
+    """32 MB: once space returns, what the app kept meanwhile (its ring: up to 5,000 events of 1 KB)
+    must fit, or the disk is full again before the run's end arrives (8 MB did not, on a fast run)."""
     where.mkdir()
     done = subprocess.run(
         ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], capture_output=True
@@ -128,8 +130,7 @@ def test_a_full_disk_that_also_holds_the_hubs_log_resumes_within_5_s_and_health_
     cannot be written must never stop or kill the writer. Before: the hub did not store again 25 s
     after space returned, or `/api/runs` hung while health said "storing"; 347 of 9,006 events
     stored."""
-    # 32 MB: once space returns, what the app kept in its ring (up to 5,000 events of 1 KB) fits.
-    with _tmpfs(tmp_path / "fs", "32m") as fs:
+    with _tmpfs(tmp_path / "fs") as fs:
         ballast = fs / "ballast"
         with HubProcess(fs / "hub.db", stderr_path=fs / "hub.log") as hub:
             client = graphmind.Client(app="disk-full", url=hub.ingest_url)
@@ -158,8 +159,10 @@ def test_a_full_disk_that_also_holds_the_hubs_log_resumes_within_5_s_and_health_
                 run_id = result[0]
                 client.dispose()
                 run = wait_for(
-                    lambda: (r := hub.api("GET", f"/api/runs/{run_id}", timeout=5)[1])["status"] == "finished"
-                    and r,
+                    lambda: (
+                        (r := hub.api("GET", f"/api/runs/{run_id}", timeout=5)[1])["status"] == "finished"
+                        and r
+                    ),
                     timeout=30,
                     what=f"finished; the hub's log:\n{hub.stderr[-3000:]}",
                 )

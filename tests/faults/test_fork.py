@@ -178,9 +178,11 @@ def test_forks_under_4_calling_threads_never_hang_attached(hub: HubProcess) -> N
     assert outcome == {"ok": forks, "hung": 0, "failed": 0}
     # Every child's run reached the hub, finished, under the child's own clientId.
     runs = wait_for(
-        lambda: (r := hub.api("GET", "/api/runs?app=forking&limit=1000")[1]["runs"])
-        and len([x for x in r if x["name"] == "forked-child"]) == forks
-        and r,
+        lambda: (
+            (r := hub.api("GET", "/api/runs?app=forking&limit=1000")[1]["runs"])
+            and len([x for x in r if x["name"] == "forked-child"]) == forks
+            and r
+        ),
         20,
         "every child's run",
     )

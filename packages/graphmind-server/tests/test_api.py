@@ -29,9 +29,10 @@ def test_health(thub):
 
 def test_runs_are_listed_newest_first_with_filters_and_limit(thub):
     a, b = thub.app(app="alpha"), thub.app(app="beta")
-    a.run_started("r1", name="first")
-    b.run_started("r2", name="second")
-    a.run_started("r3", name="third")
+    # Newest first by when the hub received each run: each is stored before the next is sent.
+    for app, run_id, name in ((a, "r1", "first"), (b, "r2", "second"), (a, "r3", "third")):
+        app.run_started(run_id, name=name)
+        thub.wait_for(lambda r=run_id: thub.api("GET", f"/api/runs/{r}")[0] == 200, what=run_id)
     a.run_finished("r3", status="error", error={"name": "E", "message": "m", "stack": ""})
     thub.wait_for(lambda: len(thub.api("GET", "/api/runs")[1]["runs"]) == 3, what="3 runs")
     runs = thub.api("GET", "/api/runs")[1]["runs"]

@@ -71,3 +71,22 @@ def test_a_database_deleted_while_serving_is_not_storing_until_it_comes_back(thu
     app.run_finished("r1")
     wait_for(lambda: thub.api("GET", "/api/runs/r1")[1].get("status") == "finished", what="finished")
     assert thub.api("GET", "/api/runs/r1")[1]["eventCount"] == 3
+
+
+def test_a_writer_that_stops_says_so_in_health_instead_of_storing(thub, monkeypatch):
+    """Whatever ends the writer thread (a log line it could not write did, on a full disk), health
+    stops saying "storing": the reason names it, and a read answers instead of waiting for it."""
+    app = thub.app()
+    app.run_started("r1")
+    wait_for(lambda: thub.api("GET", "/api/runs/r1")[0] == 200, what="r1 stored")
+    writer = _store(thub)._writer
+
+    def broken(batch, consumed):
+        raise SystemExit("a bug in the writer")
+
+    monkeypatch.setattr(writer, "_commit", broken)
+    app.node_started("r1", "tool:t", "i1", input=1)
+    wait_for(lambda: thub.api("GET", "/api/health")[1]["storing"] is False, what="not storing")
+    reason = thub.api("GET", "/api/health")[1]["notStoring"]
+    assert reason.startswith("not storing: the hub's writer stopped (SystemExit: a bug in the writer)")
+    assert thub.api("GET", "/api/runs", timeout=5)[0] == 200

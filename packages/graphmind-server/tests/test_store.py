@@ -107,6 +107,15 @@ def _seed(hub, now):
     app.close()
 
 
+def _received_when_dated(db):
+    """As if the hub had received each run at the time its app dated it: the prune goes by the
+    hub's receive time (store/retention.py), which a test cannot set through the hub."""
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE runs SET received_at = started_at")
+    conn.commit()
+    conn.close()
+
+
 def _ids(hub):
     return sorted(r["id"] for r in hub.api("GET", "/api/runs?limit=1000")[1]["runs"])
 
@@ -116,6 +125,7 @@ def test_retention_keeps_the_newest_n_and_drops_old_runs_but_never_a_running_one
     hub = make_hub(db=tmp_path / "r.db", retention=False)
     _seed(hub, now)
     hub.stop()
+    _received_when_dated(tmp_path / "r.db")
     hub = make_hub(db=tmp_path / "r.db", keep_runs=3, keep_days=30)
     assert _ids(hub) == ["new0", "new1", "new2", "old-running"]
     assert hub.api("GET", "/api/runs/new4/events")[0] == 404
@@ -126,6 +136,7 @@ def test_retention_by_days_only(make_hub, tmp_path):
     hub = make_hub(db=tmp_path / "d.db", retention=False)
     _seed(hub, now)
     hub.stop()
+    _received_when_dated(tmp_path / "d.db")
     hub = make_hub(db=tmp_path / "d.db", keep_runs=200, keep_days=30)
     assert _ids(hub) == sorted([f"new{i}" for i in range(6)] + ["old-running"])
 
@@ -135,6 +146,7 @@ def test_retention_off_keeps_everything(make_hub, tmp_path):
     hub = make_hub(db=tmp_path / "o.db", retention=False)
     _seed(hub, now)
     hub.stop()
+    _received_when_dated(tmp_path / "o.db")
     hub = make_hub(db=tmp_path / "o.db", retention=False, keep_runs=1, keep_days=1)
     assert len(_ids(hub)) == 8
 

@@ -210,6 +210,7 @@ class Hub:
         timer = self._abandon.pop(client_id, None)
         if timer is not None:
             timer.cancel()
+        self._gone_how.pop(client_id, None)
         return conn
 
     async def mark_ready(self, conn: AppConnection, welcomed_version: int) -> None:

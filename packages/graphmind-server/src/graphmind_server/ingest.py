@@ -290,10 +290,7 @@ async def _frames(websocket: WebSocket, hub: Hub, conn: AppConnection) -> None:
     while True:
         message = await websocket.receive()
         if message["type"] == "websocket.disconnect":
-            # The code the app's close frame carried; with no close frame uvicorn reports 1005
-            # (or 1006): the app's process ended without closing (hub.py `abandon_reason`).
-            code = message.get("code")
-            conn.close_code = code if isinstance(code, int) else None
+            conn.close_code = message.get("code")  # 1005/1006: no close frame (hub.py abandon_reason)
             return
         if hub.control.answering:  # an answer to a gate goes first (control_first.py)
             await hub.control.wait(conn)

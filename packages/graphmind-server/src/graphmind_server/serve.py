@@ -206,7 +206,11 @@ def _prepare(settings: Settings, on_ready: Callable[[int], None]) -> tuple[_Serv
         raise
     try:
         if settings.retention:
-            store.prune(keep_runs=settings.keep_runs, keep_days=settings.keep_days, now_ms=time.time() * 1000)
+            pruned = store.prune(
+                keep_runs=settings.keep_runs, keep_days=settings.keep_days, now_ms=time.time() * 1000
+            )
+            if (line := pruned.summary()) is not None:
+                print(line, file=sys.stderr, flush=True)
         limiter = Limiter()
         app = build_app(replace(settings, port=port), store, trust=limiter.trust)
     except BaseException:

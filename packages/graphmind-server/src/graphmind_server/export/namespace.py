@@ -1,4 +1,5 @@
-"""The client namespace of imported runs: `import:<clientId>` in the database, `<clientId>` in a file.
+"""The client namespaces: imported runs (`import:<clientId>` in the database, `<clientId>` in a file),
+the hub's own clientIds (`otlp`), and live apps (everything else).
 
 The hub stores an event once per (clientId, seq). An imported file that reused a live app's
 clientId with higher seqs made the hub drop that app's next events as duplicates (1,002 of them in
@@ -11,7 +12,11 @@ import → record stays byte-equal, and a second import of a file stores nothing
 from __future__ import annotations
 
 IMPORTED = "import:"
-LIVE_ESCAPE = "app:"  # what ingest puts before a live app's clientId that starts with IMPORTED
+LIVE_ESCAPE = "app:"  # what ingest puts before a live app's clientId that is not its own to take
+# The hub's own clientIds (otlp/route.py CLIENT_ID: every run that came in over OTLP, with a hub-wide
+# seq). An app whose clientId was `otlp` shared those seqs: the hub took the OTLP spans for its
+# duplicates and dropped them, answering "10 accepted" with 0 stored.
+HUB_CLIENTS = ("otlp",)
 
 
 def imported_client(client_id: str) -> str:
@@ -23,5 +28,6 @@ def exported_client(client_id: str) -> str:
 
 
 def live_client(client_id: str) -> str:
-    """A live app's clientId, kept out of the import namespace."""
-    return LIVE_ESCAPE + client_id if client_id.startswith(IMPORTED) else client_id
+    """A live app's clientId, kept out of the import namespace and off the hub's own clientIds."""
+    taken = client_id.startswith(IMPORTED) or client_id in HUB_CLIENTS
+    return LIVE_ESCAPE + client_id if taken else client_id

@@ -300,7 +300,8 @@ def apply(run: RunRow, event: dict[str, Any], ts: float) -> None:
             row.execution_event(_str(event.get("instanceId"), run.id), event)
     elif kind == "run.finished":
         run.status = rule.run_final(event.get("status"))
-        run.ended_at = ts
+        # Never before its start: the app's clock may have jumped back meanwhile (an hour, once).
+        run.ended_at = max(ts, run.started_at)
         if run.agent_node and run.nodes and run.agent_node in run.nodes:
             row = node(run, run.agent_node)
             row.execution_event(row.latest or run.id, event)

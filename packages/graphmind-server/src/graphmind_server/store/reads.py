@@ -69,7 +69,9 @@ def list_runs(
             args.append(fts)
     clause = f"WHERE {' AND '.join(where)}" if where else ""
     rows = conn.execute(
-        f"SELECT {_RUN_API_COLUMNS} FROM runs {clause} ORDER BY started_at DESC, rowid DESC LIMIT ?",
+        # Newest first by the hub's clock (store/retention.py): a run dated 2200 by its app's clock
+        # does not sit on top for ever, and the list's order is the prune's.
+        f"SELECT {_RUN_API_COLUMNS} FROM runs {clause} ORDER BY received_at DESC, rowid DESC LIMIT ?",
         (*args, limit),
     ).fetchall()
     return [run_to_api(r) for r in rows]

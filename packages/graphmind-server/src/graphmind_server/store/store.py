@@ -68,7 +68,7 @@ class Store:
 
     # -- before start: synchronous, on the starting thread --------------------------------------
 
-    def prune(self, *, keep_runs: int, keep_days: int, now_ms: float) -> int:
+    def prune(self, *, keep_runs: int, keep_days: int, now_ms: float) -> retention.Pruned:
         return retention.prune(self._wconn, keep_runs=keep_runs, keep_days=keep_days, now_ms=now_ms)
 
     def read_now(self, fn: Callable[..., T], *args: Any) -> T:

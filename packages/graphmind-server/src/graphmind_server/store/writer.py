@@ -81,7 +81,8 @@ class Writer:
             " COALESCE((SELECT CAST(value AS INTEGER) FROM settings WHERE key = 'cursor'), 0))"
         ).fetchone()
         self.last_cursor: int = row[0] or 0
-        self._thread = threading.Thread(target=self._loop, name="graphmind-store-writer", daemon=True)
+        self._on_storing = on_storing
+        self._thread = threading.Thread(target=self._run, name="graphmind-store-writer", daemon=True)
         self._failures = 0
         # `graphmind import` writes the whole file in one outer transaction: each batch is then a
         # savepoint inside it, so a failure anywhere leaves the database as it was.
@@ -104,6 +105,17 @@ class Writer:
         self._thread.join()
 
     # -- the thread ---------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        """The thread. Should anything ever end it early, health says so: before, a writer killed
+        by a log line it could not write left `/api/health` saying "storing" while nothing was."""
+        try:
+            self._loop()
+        except BaseException as exc:
+            what = f"the hub's writer stopped ({type(exc).__name__}: {exc}); restart the hub"
+            say(f"graphmind: {what}: nothing more is stored until then")
+            if self._on_storing is not None:
+                self._on_storing(what)
 
     def _loop(self) -> None:
         while True:
