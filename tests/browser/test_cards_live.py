@@ -140,6 +140,8 @@ def test_reload_code_and_retry_from_the_card_runs_the_fixed_source(
     monkeypatch.delitem(sys.modules, "cards_reload_tool", raising=False)
     tool_module = importlib.import_module("cards_reload_tool")
     lookup = client.wrap(tool_module.lookup, name="lookup")
+    # This test hub has no token: the app opts in to reload from any local user (docs/security.md).
+    monkeypatch.setenv("GRAPHMIND_ALLOW_RELOAD", "1")
     set_debug(hub, pauseOnError="on")
 
     def body() -> Any:

@@ -13,8 +13,7 @@ import pytest
 from google.protobuf import json_format
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from graphmind_server.otlp import decode, spans
-from graphmind_server.otlp.route import OtlpIngest
+from graphmind_server.otlp import decode, route, spans
 
 TRACE = "0af7651916cd43dd8448eb211c80319c"
 
@@ -143,11 +142,9 @@ def test_values_heuristics_and_adapters() -> None:
 def test_an_oversized_value_becomes_the_protocols_truncated_marker() -> None:
     big = _attrs(openinference__span__kind="TOOL", tool__name="dump", output__value="x" * 600_000)
     body = _request(attributes=big, parent_span_id=base64.b64encode(b"\1" * 8).decode()).SerializeToString()
-    ingest = OtlpIngest(None, None, 0)  # type: ignore[arg-type]  # _parse touches no store
-    try:
-        decoded, items = ingest._parse(body, "", "application/x-protobuf")
-    finally:
-        ingest.close()
+    # the parser thread's two steps (otlp/route.py): decode the body, map a chunk of its spans
+    decoded = route._decode(body, "", "application/x-protobuf")
+    items = route._map(decoded.spans, decoded)
     finished = next(e for _, e, _ in items if e["type"] == "node.finished")
     assert finished["output"]["$graphmind"] == "truncated" and finished["output"]["bytes"] == 600_002
     assert len(decoded.spans) == 1

@@ -1,7 +1,8 @@
 """A hub with a token refuses every route without it (docs/security.md). The routes are read from
 the app the hub runs (its Starlette routes, the cockpit's and `/v1/traces` included), not from a
-hand-kept list, so a route added tomorrow is checked the day it lands; only the viewer's own files
-and the redeeming of a one-time viewer link are public."""
+hand-kept list, so a route added tomorrow is checked the day it lands; only the viewer's own files,
+the redeeming of a one-time viewer link and the hub's half of a command's mutual proof (it hands out
+nothing but a proof of the token, docs/security.md) are public."""
 
 from __future__ import annotations
 
@@ -14,10 +15,11 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
+from graphmind_server.http_proof import CHALLENGE_PATH
 from graphmind_server.viewer_codes import REDEEM_PATH
 
 TOKEN = "a-test-token-that-is-long-enough-0123456789"
-PUBLIC = {("GET", "/"), ("POST", REDEEM_PATH)}
+PUBLIC = {("GET", "/"), ("POST", REDEEM_PATH), ("POST", CHALLENGE_PATH)}
 
 
 def _concrete(path: str) -> str:
