@@ -39,6 +39,9 @@ const gatesView = new GatesView($("gates"), { onOpenNode: (runId, nodeId) => go(
 on("runs", () => {
   runsView.filters.runsChanged();
   schedule("runs", () => runsView.render());
+  // The open run's "Compare with…" lists the other runs: a run that arrives later joins it, even
+  // when the open run itself no longer changes (a finished run's header is not refreshed otherwise).
+  schedule("header", () => store.runId && runView.mounted && runView.renderHeader());
   if (store.runs.size && runView.el.querySelector(".connect-help")) runView.unmount("Pick a run on the left.");
   schedule("gates", () => gatesView.render()); // cards name their run
 });
