@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from graphmind_server.connections import Gate
 from graphmind_server.gate_edit import EditRefused, edit_fields
-from graphmind_server.hub import Gate
 
 
 def _gate(**event: Any) -> Gate:

@@ -7,7 +7,7 @@ from typing import Any
 
 from graphmind import protocol as proto
 
-from .hub import Gate
+from .connections import Gate
 
 
 class EditRefused(Exception):

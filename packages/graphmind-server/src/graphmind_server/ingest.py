@@ -14,9 +14,10 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from graphmind import protocol as proto
 
 from ._version import __version__
+from .connections import AppConnection
 from .control_first import ENTRIES_PER_LOOK
 from .export.namespace import live_client
-from .hub import AppConnection, Hub
+from .hub import Hub
 from .ingest_auth import challenge_for
 from .lossframe import take_dropped, take_stored_query
 from .store.derive import text as clean_text
