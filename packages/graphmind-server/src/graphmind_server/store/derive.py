@@ -123,7 +123,7 @@ class RunRow:
 
     @classmethod
     def from_db(cls, row: tuple[Any, ...]) -> RunRow:
-        """A row of the writer's run columns (store/writer.py `_RUN_COLUMNS`), its nodes not loaded."""
+        """A row of the writer's run columns (store/rows.py `_RUN_COLUMNS`), its nodes not loaded."""
         (run_id, app, name, status, started, ended, events, client, meta, implicit, agent, cursor) = row[:12]
         dropped, usage, held_ms, abandoned_reason, received_at = row[12:17]
         return cls(

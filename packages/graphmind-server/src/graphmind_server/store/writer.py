@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from ..logline import say
-from . import derive, search
-from .derive import NODE_COLUMNS, NodeRow, RunRow
+from . import derive, rows, search
+from .derive import RunRow
 from .items import Committed, EventItem
 from .stall import Stall, cannot_store
 from .wal_watch import WalWatch
@@ -27,22 +27,6 @@ from .wal_watch import WalWatch
 BATCH_MAX = 500
 BATCH_MAX_BYTES = 8 * 1024 * 1024  # a transaction also stops at this much event text (big events)
 RUN_CACHE_MAX = 2000
-
-_RUN_COLUMNS = (
-    "id, app, name, status, started_at, ended_at, event_count, client_id, meta, implicit, agent_node, cursor,"
-    " dropped, usage, held_ms, abandoned_reason, received_at"
-)
-_UPSERT_RUN = f"""INSERT INTO runs ({_RUN_COLUMNS}, node_count) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
-ON CONFLICT(id) DO UPDATE SET app=excluded.app, name=excluded.name, status=excluded.status,
-started_at=excluded.started_at, ended_at=excluded.ended_at, event_count=excluded.event_count,
-meta=excluded.meta, implicit=excluded.implicit, agent_node=excluded.agent_node, cursor=excluded.cursor,
-node_count=excluded.node_count, dropped=excluded.dropped, usage=excluded.usage, held_ms=excluded.held_ms,
-abandoned_reason=excluded.abandoned_reason, received_at=excluded.received_at"""
-_UPSERT_NODE = f"""INSERT INTO nodes (run_id, {NODE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)
-ON CONFLICT(run_id, node_id) DO UPDATE SET kind=excluded.kind, name=excluded.name,
-executions=excluded.executions, status=excluded.status, latest=excluded.latest,
-latest_status=excluded.latest_status, held=excluded.held"""
-
 
 _STOP = object()
 
@@ -318,15 +302,9 @@ class Writer:
         run = self.runs.get(run_id)
         if run is not None:
             return run
-        row = self.conn.execute(f"SELECT {_RUN_COLUMNS} FROM runs WHERE id = ?", (run_id,)).fetchone()
-        if row is None:
+        run = rows.load_run(self.conn, run_id)
+        if run is None:
             return None
-        run = RunRow.from_db(row)
-        for n in self.conn.execute(
-            f"SELECT {NODE_COLUMNS} FROM nodes WHERE run_id = ? ORDER BY position", (run_id,)
-        ):
-            assert run.nodes is not None
-            run.nodes[n[0]] = NodeRow.from_db(n)
         self.runs[run_id] = run
         return run
 
@@ -360,46 +338,8 @@ class Writer:
         self._out.deleted.append(run_id)
 
     def _write_runs(self) -> None:
-        if not self._touched:
-            return
-        run_rows = []
-        node_rows = []
-        facet_rows: list[tuple[str, str]] = []
-        for run in self._touched.values():
-            run_rows.append(
-                (
-                    run.id,
-                    run.app,
-                    run.name,
-                    run.status,
-                    run.started_at,
-                    run.ended_at,
-                    run.event_count,
-                    run.client_id,
-                    run.meta,
-                    int(run.implicit),
-                    run.agent_node,
-                    run.cursor,
-                    run.dropped,
-                    run.usage,
-                    run.held_ms,
-                    run.abandoned_reason,
-                    run.received_at,
-                    run.node_count,
-                )
-            )
-            facet_rows.extend((f, run.id) for f in run.new_facets)
-            run.new_facets.clear()
-            for node_id in run.dirty_nodes:
-                assert run.nodes is not None
-                node_rows.append(run.nodes[node_id].to_db(run.id))
-            run.dirty_nodes.clear()
-            run.new = False
-        self.conn.executemany(_UPSERT_RUN, run_rows)
-        if node_rows:
-            self.conn.executemany(_UPSERT_NODE, node_rows)
-        if facet_rows:
-            self.conn.executemany(search.FACET_SQL, facet_rows)
+        if self._touched:
+            rows.write_runs(self.conn, self._touched.values())
 
     def _trim_cache(self) -> None:
         if len(self.runs) > RUN_CACHE_MAX:
