@@ -22,8 +22,8 @@ from playwright.sync_api import expect
 import graphmind
 from conftest import CHROMIUM, CHROMIUM_ARGS
 from graphmind import protocol as proto
+from graphmind_server.access.viewer_codes import viewer_file
 from graphmind_server.testing import HubProcess, wait_for
-from graphmind_server.viewer_codes import viewer_file
 
 pytestmark = pytest.mark.browser
 

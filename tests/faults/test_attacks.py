@@ -20,8 +20,8 @@ from websockets.sync.client import connect
 
 import graphmind
 from graphmind import protocol as proto
+from graphmind_server.access.viewer_codes import viewer_file
 from graphmind_server.testing import HubProcess, wait_for
-from graphmind_server.viewer_codes import viewer_file
 
 from .conftest import figure
 

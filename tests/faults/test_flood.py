@@ -19,7 +19,7 @@ import pytest
 
 import graphmind
 from graphmind import protocol as proto
-from graphmind_server.limits import HANDSHAKE_TIMEOUT_S
+from graphmind_server.access.limits import HANDSHAKE_TIMEOUT_S
 from graphmind_server.testing import HubProcess, wait_for
 
 from .conftest import figure

@@ -155,7 +155,7 @@ def test_a_loose_database_of_another_user_gets_one_warning_line(
 def test_exports_and_the_telemetry_id_are_private_too(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from graphmind_server import telemetry
+    from graphmind_server.telemetry import reporter as telemetry
 
     home = tmp_path / "home"
     monkeypatch.setenv("GRAPHMIND_HOME", str(home))

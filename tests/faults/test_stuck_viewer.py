@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from graphmind_server.live import SEND_DEADLINE_S
+from graphmind_server.http.live import SEND_DEADLINE_S
 from graphmind_server.testing import FakeApp, HubProcess, wait_for
 
 from .conftest import figure, rss_mb, scaled

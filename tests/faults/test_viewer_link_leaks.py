@@ -27,10 +27,10 @@ from pathlib import Path
 import pytest
 
 from graphmind import protocol as proto
-from graphmind_server.http_proof import Sessions
+from graphmind_server.access.proof import Sessions
+from graphmind_server.access.viewer_codes import LINK_TTL_S, ViewerCodes
 from graphmind_server.mcp_server.hubapi import HubApi, HubUnreachable
 from graphmind_server.testing import HubProcess, wait_for
-from graphmind_server.viewer_codes import LINK_TTL_S, ViewerCodes
 
 from .conftest import figure
 

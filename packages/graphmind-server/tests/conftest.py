@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from graphmind_server.config import Settings
+from graphmind_server.hub.config import Settings
 from graphmind_server.serve import HubHandle, start_in_thread
 from graphmind_server.testing import FakeApp, api_call, wait_for
 

@@ -4,7 +4,7 @@ set to a value that would change something, leaves them as they are."""
 
 from __future__ import annotations
 
-from graphmind_server.config import settings_from
+from graphmind_server.hub.config import settings_from
 
 APP_VARIABLES = {
     "GRAPHMIND_URL": "ws://127.0.0.1:4848/ingest",

@@ -8,8 +8,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from graphmind_server import prices
 from graphmind_server.cli import main
+from graphmind_server.store import prices
 from graphmind_server.store.schema import MIGRATIONS, migrate
 
 

@@ -1,4 +1,4 @@
-"""The control path ahead of bulk ingest (issue 37; control_first.py): while an answer to a gate is
+"""The control path ahead of bulk ingest (issue 37; hub/control_first.py): while an answer to a gate is
 on its way, other apps' ingest and the store writer wait (bounded); the answered app never does."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import contextlib
 import json
 import threading
 
-from graphmind_server import control_first
-from graphmind_server.control_first import ControlFirst
+from graphmind_server.hub import control_first
+from graphmind_server.hub.control_first import ControlFirst
 
 
 async def test_other_connections_wait_while_an_answer_is_on_its_way_and_go_on_when_it_is_done() -> None:
@@ -88,7 +88,7 @@ def _cursor(db, type_: str, run_id: str) -> int:
 
 def test_another_apps_frame_sent_during_an_answer_is_stored_after_the_answer(thub, monkeypatch) -> None:
     """The hub, end to end: a bulk frame that arrives while an answer is on its way waits for the
-    app's exec.resumed (without control_first.py it is stored first: it was sent first)."""
+    app's exec.resumed (without hub/control_first.py it is stored first: it was sent first)."""
     monkeypatch.setattr(control_first, "MAX_WAIT_S", 30.0)  # the bound never decides here
     app, other = thub.app(client_id="held"), thub.app(client_id="busy")
     other.run_started("r2")

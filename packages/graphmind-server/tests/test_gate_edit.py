@@ -1,4 +1,4 @@
-"""The hub's checks of an answer's `input` / `reload` (gate_edit.py) on gates as apps describe them,
+"""The hub's checks of an answer's `input` / `reload` (hub/gate_edit.py) on gates as apps describe them,
 an app older than the edit fields included (it sends none: never editable)."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from graphmind_server.connections import Gate
-from graphmind_server.gate_edit import EditRefused, edit_fields
+from graphmind_server.hub.connections import Gate
+from graphmind_server.hub.gate_edit import EditRefused, edit_fields
 
 
 def _gate(**event: Any) -> Gate:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from graphmind import protocol as proto
-from graphmind_server.ingest import parse_frame
+from graphmind_server.ingest.route import parse_frame
 
 
 def _event(seq: int, run_id: str = "r1", **fields: Any) -> str:

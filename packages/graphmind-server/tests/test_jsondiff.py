@@ -1,8 +1,8 @@
-"""Where two JSON values differ (graphmind_server/jsondiff.py, `graphmind diff`'s detail lines)."""
+"""Where two JSON values differ (graphmind_server/compare/jsondiff.py, `graphmind diff`'s detail lines)."""
 
 from __future__ import annotations
 
-from graphmind_server.jsondiff import ABSENT, differences, parse_keys, report, window, without
+from graphmind_server.compare.jsondiff import ABSENT, differences, parse_keys, report, window, without
 
 
 def test_each_differing_leaf_is_named_by_its_path_and_a_missing_one_is_absent() -> None:

@@ -1,4 +1,4 @@
-"""The bounds on connections that have not shown the token (limits.py): per address, overall, the
+"""The bounds on connections that have not shown the token (access/limits.py): per address, overall, the
 oldest waiting one goes first, a trusted one never; the deadline; one line per interval."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from graphmind_server import limits
-from graphmind_server.limits import Limiter
+from graphmind_server.access import limits
+from graphmind_server.access.limits import Limiter
 
 
 class FakeTransport:

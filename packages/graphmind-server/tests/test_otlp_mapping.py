@@ -194,7 +194,7 @@ def test_any_attribute_values_map_to_events_that_encode() -> None:
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from graphmind_server.jsontext import dumps
+    from graphmind_server.base.jsontext import dumps
 
     scalar = st.one_of(
         st.text(max_size=20),

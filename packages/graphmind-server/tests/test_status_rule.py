@@ -165,7 +165,7 @@ def _nodes(run: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def test_compare_gives_each_node_the_status_the_viewer_shows(tmp_path: Path, case: dict[str, Any]) -> None:
     # `GET /api/compare` and `graphmind diff` fold the stored events with the same rule: a node's
     # status there is its latest execution's (held while one is held), as the API and viewer say.
-    from graphmind_server.compare import steps
+    from graphmind_server.compare.runs import steps
 
     conn, _ = _stored(tmp_path, case)
     run = reads.get_run(conn, case["runId"])

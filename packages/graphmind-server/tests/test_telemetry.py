@@ -14,8 +14,8 @@ from typing import ClassVar
 
 import pytest
 
-from graphmind_server import telemetry
 from graphmind_server.cli import main
+from graphmind_server.telemetry import reporter as telemetry
 
 # Each variable's values: None is "not set". Spellings the seeds name, plus the ones they say are ignored.
 TELEMETRY = (None, "0", "false", " FALSE ", "log", "LOG", "1", "true", "yes", "")

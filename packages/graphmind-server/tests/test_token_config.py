@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from graphmind_server.config import ConfigError, is_loopback, settings_from
+from graphmind_server.hub.config import ConfigError, is_loopback, settings_from
 
 
 def test_auto_makes_a_random_token_each_time() -> None:

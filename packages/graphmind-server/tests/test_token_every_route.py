@@ -15,8 +15,8 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
-from graphmind_server.http_proof import CHALLENGE_PATH
-from graphmind_server.viewer_codes import REDEEM_PATH
+from graphmind_server.access.proof import CHALLENGE_PATH
+from graphmind_server.access.viewer_codes import REDEEM_PATH
 
 TOKEN = "a-test-token-that-is-long-enough-0123456789"
 PUBLIC = {("GET", "/"), ("POST", REDEEM_PATH), ("POST", CHALLENGE_PATH)}

@@ -9,20 +9,20 @@ from typing import Any, NoReturn
 
 from ._version import __version__
 
-# (module, …): each module has add_parser(subparsers) that sets `func` (args -> exit code).
-COMMANDS = ["graphmind_server.serve", "graphmind_server.demo"]
+# Command name -> module; each module has add_parser(subparsers) that sets `func` (args -> exit code).
+COMMANDS = {"serve": "graphmind_server.serve", "demo": "graphmind_server.demo"}
 # Runs leave the hub (docs/export.md); `import_` is `graphmind import` (a keyword cannot name a module).
-COMMANDS += [
-    "graphmind_server.export.record",
-    "graphmind_server.export.import_",
-    "graphmind_server.mcp_server.mcp",
-]
-COMMANDS += ["graphmind_server.telemetry"]  # docs/telemetry.md
-COMMANDS += ["graphmind_server.viewer_url"]  # docs/security.md
-COMMANDS += ["graphmind_server.diff_command"]  # `graphmind diff A B` (compare.py)
-COMMANDS += ["graphmind_server.replay"]  # docs/replay.md
+COMMANDS |= {
+    "record": "graphmind_server.export.record",
+    "import": "graphmind_server.export.import_",
+    "mcp": "graphmind_server.mcp_server.mcp",
+}
+COMMANDS["telemetry"] = "graphmind_server.telemetry.reporter"  # docs/telemetry.md
+COMMANDS["viewer-url"] = "graphmind_server.access.viewer_url"  # docs/security.md
+COMMANDS["diff"] = "graphmind_server.compare.diff"  # `graphmind diff A B` (compare/runs.py)
+COMMANDS["replay"] = "graphmind_server.replay.command"  # docs/replay.md
 DEFAULT_COMMAND = "serve"
-COMMAND_NAMES = tuple(module.rsplit(".", 1)[1].rstrip("_").replace("_", "-") for module in COMMANDS)
+COMMAND_NAMES = tuple(COMMANDS)
 # Commands other packages add (graphmind-mcp's `mcp-proxy`): an entry point in this group names a
 # module with add_parser(subparsers), so this package never depends on theirs.
 PLUGIN_GROUP = "graphmind.commands"
@@ -42,8 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="graphmind", description="GraphMind: see and steer your agents while they run.")
     parser.add_argument("--version", action="version", version=f"graphmind {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
-        importlib.import_module(name).add_parser(subparsers)
+    for module in COMMANDS.values():
+        importlib.import_module(module).add_parser(subparsers)
     _add_plugins(subparsers)
     for command, sub in subparsers.choices.items():
         sub.command_used = command  # type: ignore[attr-defined]  # its own errors point at its own help
@@ -78,7 +78,7 @@ def with_default_command(argv: list[str]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .config import ConfigError
+    from .hub.config import ConfigError
     from .serve import ServeError
     from .store import StoreError
 
@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.command_used = args_list[0] if known else ""  # type: ignore[attr-defined]
     args = parser.parse_args(args_list)
     if args.command != "telemetry":  # the status command reports nothing itself
-        from .telemetry import report
+        from .telemetry.reporter import report
 
         report(args.command or DEFAULT_COMMAND)  # background, never raises (docs/telemetry.md)
     try:

@@ -20,14 +20,14 @@ import uvicorn
 
 from graphmind import protocol as graphmind_protocol
 
-from . import prices, tokenfile
-from .app import build_app
-from .config import DEFAULT_PORT, ConfigError, Settings, is_loopback, settings_from
-from .hub import Hub
-from .limits import ACCEPT_BATCH, LISTEN_QUEUE, Limiter, http_protocol_class, install_accept_handler
-from .store import Store, StoreError
-from .viewer_codes import ViewerCodes
-from .wsprotocol import protocol_class
+from .access import tokenfile
+from .access.limits import ACCEPT_BATCH, LISTEN_QUEUE, Limiter, http_protocol_class, install_accept_handler
+from .access.viewer_codes import ViewerCodes
+from .http.app import build_app
+from .http.wsprotocol import protocol_class
+from .hub.config import DEFAULT_PORT, ConfigError, Settings, is_loopback, settings_from
+from .hub.state import Hub
+from .store import Store, StoreError, prices
 
 LISTENING = "GraphMind hub listening on http://{host}:{port}"
 # Apps look for the hub on the default port; on any other the first app recorded nothing until its
@@ -35,7 +35,7 @@ LISTENING = "GraphMind hub listening on http://{host}:{port}"
 APPS_ATTACH_WITH = "Apps attach with: GRAPHMIND_URL=ws://{host}:{port}/ingest"
 # Never the token nor a code: stdout may be a world-readable log, and a link clicked in a terminal
 # lands on the browser's command line (/proc/<pid>/cmdline). The link names a page only this user
-# can read, which holds the one-time code (viewer_codes.py).
+# can read, which holds the one-time code (access/viewer_codes.py).
 VIEWER_WITH_TOKEN = "Open the viewer (a page only you can read; graphmind viewer-url prints it again): {url}"
 
 GRACEFUL_SHUTDOWN_S = 3
@@ -156,7 +156,7 @@ class _Server(uvicorn.Server):
         install_accept_handler(asyncio.get_running_loop(), self.limiter)
         await super().startup(sockets)
         # asyncio accepts up to `backlog` connections per wake-up and listen()s with the same number;
-        # uvicorn got ACCEPT_BATCH, so give the kernel its long queue back (limits.py).
+        # uvicorn got ACCEPT_BATCH, so give the kernel its long queue back (access/limits.py).
         for sock in sockets or []:
             with contextlib.suppress(OSError):
                 sock.listen(LISTEN_QUEUE)
@@ -167,7 +167,7 @@ class _Server(uvicorn.Server):
         # Answer held gates while the apps are still connected; uvicorn closes them next.
         await self.hub.release_all()
         await super().shutdown(sockets)
-        refusals = getattr(self.config.ws, "refusals", None)  # wsprotocol.py: refused upgrades
+        refusals = getattr(self.config.ws, "refusals", None)  # http/wsprotocol.py: refused upgrades
         if refusals is not None:
             refusals.flush()
 

@@ -16,10 +16,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import prices
 from .._version import __version__
 from ..otlp import names as n
 from ..otlp.names import OPENINFERENCE_KIND
+from ..store import prices
 from ..store import usage as tokens
 from ..store.derive import text as valid_utf8
 
@@ -101,7 +101,7 @@ def _io(span: _Span, which: str, value: Any) -> None:
 
 def _usage(span: _Span, usage: Any) -> None:
     """Tokens, and the cost: the one the framework reported (LiteLLM), else priced from the hub's
-    table (prices.py) as the viewer shows it."""
+    table (store/prices.py) as the viewer shows it."""
     if not isinstance(usage, dict):
         return
     for ours, theirs in USAGE_ATTRS:

@@ -18,7 +18,7 @@ from typing import IO, Any
 
 from graphmind.redaction import strip_secret_keys
 
-from ..files import open_private
+from ..base.files import open_private
 from . import otlp
 from .jsonl import HEADER, JsonDocument, encode, event_line, run_line
 from .otlp_http import OtlpTarget, check_protocol, parse_headers, traces_url
@@ -202,7 +202,7 @@ def _output(path: str | None) -> Iterator[IO[str]]:
         return
     tmp = Path(path + ".partial")
     try:
-        # 0600: an export holds the prompts too (files.py); the umask could leave it world-readable.
+        # 0600: an export holds the prompts too (base/files.py); the umask could leave it world-readable.
         with os.fdopen(open_private(tmp), "w", encoding="utf-8", newline="\n") as fh:
             yield fh
         tmp.replace(path)  # a failed export never leaves half a file under the name asked for

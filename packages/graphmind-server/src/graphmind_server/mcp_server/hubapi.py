@@ -7,7 +7,7 @@ from urllib.parse import quote
 
 from graphmind import protocol as proto
 
-from ..http_proof import NotOurHub, ProvenHub, Unreachable, token_source
+from ..access.proof import NotOurHub, ProvenHub, Unreachable, token_source
 
 
 class HubUnreachable(Exception):
@@ -20,7 +20,7 @@ class HubApi:
         # A hub started with a token wants it on every request; one without ignores it. Found like
         # every tool finds it (--token-file, GRAPHMIND_TOKEN, GRAPHMIND_TOKEN_FILE, the hub's token
         # file): protocol.find_token. TokenError (a named file unreadable) is the caller's one line.
-        # The token itself is never sent: the hub proves it knows it first (http_proof.py), so a
+        # The token itself is never sent: the hub proves it knows it first (access/proof.py), so a
         # listener squatting on the port gets nothing.
         token = proto.find_token(f"ws://127.0.0.1:{port}/ingest", token_file_path=token_file)
         self._hub = ProvenHub(port, token, token_source(port, token_file), timeout=timeout)

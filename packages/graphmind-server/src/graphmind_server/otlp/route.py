@@ -1,6 +1,6 @@
 """`POST /v1/traces`: OTLP/HTTP traces (protobuf or JSON, gzip or not) stored as observe-only runs.
 
-The Guard (security.py) has already checked the token and the Host; this route also refuses every
+The Guard (access/guard.py) has already checked the token and the Host; this route also refuses every
 browser `Origin` not listed in GRAPHMIND_ALLOWED_ORIGINS (the viewer never posts traces). Bounds:
 a body over MAX_BODY is a 413 (read and dropped up to DRAIN_MAX so the client reads the answer),
 a connection over RATE requests/s a 429, an unreadable body a 400 with the reason; the parse runs
@@ -24,8 +24,8 @@ from starlette.responses import Response
 # from other SDKs are cut the same way here, since no GraphMind client built them.
 from graphmind import protocol as proto
 
-from ..ingest import BACKLOG_LOW_BYTES
-from ..jsontext import JSON, dumps
+from ..base.jsontext import JSON, dumps
+from ..ingest.route import BACKLOG_LOW_BYTES
 from ..store import Store
 from . import decode, spans
 

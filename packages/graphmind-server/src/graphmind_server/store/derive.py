@@ -7,8 +7,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import prices
-from ..jsontext import finite, loads_finite
+from ..base.jsontext import finite, loads_finite
+from . import prices
 from . import status as rule
 from . import usage as tokens
 from .search import event_facets
@@ -107,7 +107,7 @@ class RunRow:
     dropped: str = "{}"  # JSON {reason: events}: events of this run that never reached the store
     usage: str = "{}"  # JSON: tokens and reported cost per model (store/usage.py)
     held_ms: float = 0.0  # time its gates were held (the exec.resumed heldMs summed)
-    abandoned_reason: str | None = None  # why the hub marked it abandoned (hub.py `abandon_reason`)
+    abandoned_reason: str | None = None  # why the hub marked it abandoned (hub/state.py `abandon_reason`)
     # When this hub first stored anything of it (the hub's clock, ms): what the runs list and the
     # start-up prune order by. The app's clock (startedAt) may be anywhere: a span dated 2200.
     received_at: float = 0.0

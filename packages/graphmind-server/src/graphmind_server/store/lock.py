@@ -32,7 +32,7 @@ import json
 import os
 from pathlib import Path
 
-from ..files import create_private
+from ..base.files import create_private
 from .schema import StoreError
 
 # Descriptors of a database another hub had locked: kept open for good (see above).

@@ -11,7 +11,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from ..files import FILE_MODE, create_private, database_files, private_dir, tighten
+from ..base.files import FILE_MODE, create_private, database_files, private_dir, tighten
 from . import search
 from .usage import backfill as usage_backfill
 

@@ -21,7 +21,7 @@ import contextlib
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
-from ..logline import say
+from .logline import say
 from .usage import started_model
 
 if TYPE_CHECKING:

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ..logline import say
+from .logline import say
 
 RETRY_MIN_S = 0.05
 RETRY_MAX_S = 1.0

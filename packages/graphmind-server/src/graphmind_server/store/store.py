@@ -12,8 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .. import logline
-from . import reads, retention
+from . import logline, reads, retention
 from .items import Committed, EventItem, Op
 from .lock import DbLock
 from .schema import StoreError, connect, open_database
@@ -84,7 +83,7 @@ class Store:
         before_transaction: Callable[[], None] | None = None,
     ) -> None:
         """`on_storing(reason)`: the writer cannot store (reason) or stores again (None), on the loop.
-        `before_transaction()`: called on the writer thread before each transaction (control_first.py)."""
+        `before_transaction()`: called on the writer thread before each transaction (hub/control_first.py)."""
         self._loop = loop
         self._on_commit = on_commit
         self._on_storing = on_storing

@@ -2,7 +2,7 @@
 
 A run keeps, per model, the tokens its nodes reported and the cost the framework reported
 (LiteLLM's `response_cost`, sent as `usage.costUsd`). The cost of tokens with no reported cost is
-computed when the run is read, from the price table (prices.py): so a new or overridden table
+computed when the run is read, from the price table (store/prices.py): so a new or overridden table
 prices every stored run, and a reported cost is never replaced by an estimate.
 """
 

@@ -17,10 +17,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..logline import say
 from . import derive, rows, search
 from .derive import RunRow
 from .items import Committed, EventItem
+from .logline import say
 from .stall import Stall, cannot_store
 from .wal_watch import WalWatch
 
@@ -46,7 +46,7 @@ class Writer:
         before_transaction: Callable[[], None] | None = None,
     ) -> None:
         self.conn = conn
-        self._before_transaction = before_transaction  # the hub's answer-first wait (control_first.py)
+        self._before_transaction = before_transaction  # the hub's answer-first wait (hub/control_first.py)
         self._notify = notify
         # The hub's writer watches its file (a db deleted or replaced under it) and says when it
         # cannot store (store/stall.py); `graphmind import` passes neither.

@@ -1,4 +1,4 @@
-"""`graphmind viewer-url`: where to open the viewer of a hub with a token (viewer_codes.py).
+"""`graphmind viewer-url`: where to open the viewer of a hub with a token (access/viewer_codes.py).
 
 The hub writes a page only its user can read (`$GRAPHMIND_HOME/viewer-<port>.html`) and prints its
 `file://` link; this command asks the hub to write it afresh and prints the link again. With
@@ -7,7 +7,7 @@ browser that cannot open the file (another machine through a tunnel, a sandboxed
 it into a running browser, since a link handed to a new browser process is on its command line
 where every user can read it (docs/security.md).
 
-The command proves the hub is the hub before it asks anything (http_proof.py): the token is
+The command proves the hub is the hub before it asks anything (access/proof.py): the token is
 never sent, so a listener squatting on the port learns nothing.
 """
 
@@ -19,7 +19,7 @@ from typing import Any
 
 from graphmind import protocol as proto
 
-from .http_proof import NotOurHub, ProvenHub, Unreachable, token_source
+from .proof import NotOurHub, ProvenHub, Unreachable, token_source
 
 
 def add_parser(subparsers: Any) -> None:

@@ -20,9 +20,9 @@ from starlette.websockets import WebSocket
 
 from graphmind import protocol as proto
 
-from .hub import Hub
-from .jsontext import dumps
-from .store import reads
+from ..base.jsontext import dumps
+from ..hub.state import Hub
+from ..store import reads
 from .wsprotocol import ABORT_EXTENSION  # set by serve.py's protocol: cuts the TCP connection now
 
 QUEUE_MAX = 20_000  # frames a viewer may fall behind before the hub closes it (it reconnects with ?after=)
@@ -98,7 +98,7 @@ async def live(websocket: WebSocket) -> None:
     hub: Hub = websocket.app.state.hub
     store = hub.store
     after_text = websocket.query_params.get("after")
-    # The viewer offers graphmind.v1 (and its token as a second subprotocol, security.py): a browser
+    # The viewer offers graphmind.v1 (and its token as a second subprotocol, access/guard.py): a browser
     # fails the connection unless the hub picks one of the subprotocols it offered.
     offered = websocket.scope.get("subprotocols") or []
     await websocket.accept(subprotocol=proto.LIVE_SUBPROTOCOL if proto.LIVE_SUBPROTOCOL in offered else None)

@@ -1,7 +1,7 @@
 """uvicorn's WebSocket protocol, plus a way to cut a connection that stopped reading.
 
 An asyncio transport whose peer never reads keeps its write buffer until TCP gives up, which on
-Linux is never; `close()` waits for that buffer to drain. The live feed (live.py) needs to free a
+Linux is never; `close()` waits for that buffer to drain. The live feed (http/live.py) needs to free a
 stuck viewer at a deadline, so each WebSocket scope gets `extensions["graphmind.abort"]`, which
 aborts the transport. At shutdown a connection that has not closed within SHUTDOWN_ABORT_S is cut
 too, so Ctrl-C never waits on a viewer that stopped reading.

@@ -11,16 +11,15 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from . import prices
+from ..base.jsontext import JSON
+from ..compare.jsondiff import parse_keys
+from ..compare.runs import CompareError, compare
+from ..export.record import Exporter, write_runs
+from ..export.source import select_runs
+from ..store import prices, reads
+from ..store.ops import IndexNow
+from ..store.search import search
 from .api import BadRequest, _hub, _int_param, error
-from .compare import CompareError, compare
-from .export.record import Exporter, write_runs
-from .export.source import select_runs
-from .jsondiff import parse_keys
-from .jsontext import JSON
-from .store import reads
-from .store.ops import IndexNow
-from .store.search import search
 
 EXPORT_FORMATS = {"jsonl": "application/x-ndjson", "otlp": "application/json", "json": "application/json"}
 _TRUE = ("1", "true", "yes", "on")

@@ -9,9 +9,9 @@ import json
 import sys
 from typing import Any
 
-from .compare import CompareError, compare, text_report
-from .export.source import ExportError, default_db, open_readonly
+from ..export.source import ExportError, default_db, open_readonly
 from .jsondiff import parse_keys
+from .runs import CompareError, compare, text_report
 
 
 def add_parser(subparsers: Any) -> None:

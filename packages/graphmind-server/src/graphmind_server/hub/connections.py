@@ -10,7 +10,7 @@ from typing import Any
 
 from graphmind import protocol as proto
 
-from .jsontext import dumps
+from ..base.jsontext import dumps
 
 BEFORE_ACTIONS = list(proto.GATE_ACTIONS[proto.BEFORE])
 OTHER_ACTIONS = list(proto.GATE_ACTIONS[proto.AFTER])

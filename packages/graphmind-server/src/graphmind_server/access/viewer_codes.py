@@ -39,8 +39,8 @@ from starlette.routing import Route
 
 from graphmind import protocol as proto
 
-from .files import write_private
-from .jsontext import JSON
+from ..base.files import write_private
+from ..base.jsontext import JSON
 
 MAX_OPEN = 16
 LINK_TTL_S = 30.0

@@ -26,9 +26,9 @@ from typing import Any, NoReturn
 from graphmind.redaction import strip_secret_keys
 from graphmind.replay import ENV, POLICIES, REPORT_ENV, VARIABLES, Cassette, CassetteError
 
-from .export.jsonl import HEADER, encode, event_line, run_line
-from .export.source import ExportError, default_db, iter_events, open_readonly, select_runs
-from .files import open_private
+from ..base.files import open_private
+from ..export.jsonl import HEADER, encode, event_line, run_line
+from ..export.source import ExportError, default_db, iter_events, open_readonly, select_runs
 
 
 def add_parser(subparsers: Any) -> None:

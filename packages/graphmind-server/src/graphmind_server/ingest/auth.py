@@ -1,6 +1,6 @@
 """The hub's half of the mutual proof on `/ingest` (docs/protocol.md, "Authentication").
 
-An app that knows the token sends a fresh nonce on its upgrade (`security.py` lets such an upgrade
+An app that knows the token sends a fresh nonce on its upgrade (`access/guard.py` lets such an upgrade
 through without the token and leaves the nonce in the scope). The hub answers the 101 with its own
 nonce and its proof, HMAC(token, hub label, both nonces), so the app can tell its hub from a
 squatter before it sends anything; the app's hello then carries the app's proof, which the hub
@@ -15,7 +15,7 @@ from typing import Any
 
 from graphmind import protocol as proto
 
-from .security import CHALLENGE_SCOPE_KEY
+from ..access.guard import CHALLENGE_SCOPE_KEY
 
 
 class Challenge:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from graphmind import protocol as proto
 
-from .files import write_private
+from ..base.files import write_private
 
 
 def write(port: int, token: str) -> Path:
@@ -31,7 +31,7 @@ def remove(path: Path, token: str) -> None:
 def remove_stale(port: int) -> None:
     """A hub without a token on `port`: a token file left for this port by a hub that did not stop
     cleanly (SIGKILL) would make apps expect a token here and refuse this hub as not theirs; its
-    viewer page (viewer_codes.py) would hold a code of a hub that is gone."""
+    viewer page (access/viewer_codes.py) would hold a code of a hub that is gone."""
     for path in (proto.token_file(port), proto.token_file(port).with_name(f"viewer-{port}.html")):
         with contextlib.suppress(OSError):
             path.unlink()

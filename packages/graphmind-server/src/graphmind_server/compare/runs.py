@@ -13,13 +13,12 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
-from . import prices
-from .export.source import iter_events
+from ..export.source import iter_events
+from ..store import prices, reads
+from ..store import status as rule
+from ..store.usage import answered_model, started_model
 from .jsondiff import canon as _canon
 from .jsondiff import report, without
-from .store import reads
-from .store import status as rule
-from .store.usage import answered_model, started_model
 
 MAX_EVENTS = 500_000  # per run; past this a compare would hold too much in the hub's memory
 COMPARED = ("input", "output", "error")
@@ -191,7 +190,7 @@ def _wall(run: dict[str, Any]) -> float | None:
 def text_report(result: dict[str, Any]) -> str:
     """`graphmind diff`'s output: one line per step (= equal, ~ changed, + added, - removed), and
     for a changed step where its fields differ: each differing path (`input.messages[39].content`)
-    with A's and B's value around the first differing character (jsondiff.py)."""
+    with A's and B's value around the first differing character (compare/jsondiff.py)."""
     ignore = frozenset(result.get("ignoredKeys") or ())
     marks = {"equal": "=", "changed": "~", "added": "+", "removed": "-"}
     a, b = result["a"], result["b"]

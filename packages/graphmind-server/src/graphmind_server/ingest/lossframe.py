@@ -13,9 +13,9 @@ from typing import Any
 
 from graphmind import protocol as proto
 
-from .store.derive import text as clean_text
-from .store.ops import MissingSeqs, RecordDropped
-from .store.store import Store
+from ..store.derive import text as clean_text
+from ..store.ops import MissingSeqs, RecordDropped
+from ..store.store import Store
 
 MAX_DROPPED_RUNS = 10_000  # runs in one `dropped` frame (an SDK keeps its newest 1,000)
 MAX_COUNT = 2**63 - 1

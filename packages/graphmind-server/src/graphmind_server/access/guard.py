@@ -5,12 +5,12 @@ WebSocket upgrades and to state-changing requests, and a DNS-rebinding page reac
 own name in Host. Apps and curl send no Origin and a loopback Host, so they pass. With a token
 (`graphmind serve --token`), every request for data or control must carry it explicitly:
 `Authorization: Bearer <token>` (curl, the viewer's fetches), `Authorization: Graphmind-Proof`
-after the mutual proof (`graphmind mcp`, `graphmind viewer-url`: http_proof.py), the subprotocol
+after the mutual proof (`graphmind mcp`, `graphmind viewer-url`: access/proof.py), the subprotocol
 `graphmind.token.<hex>` (the viewer's live feed: a browser's WebSocket cannot send headers), or,
-on `/ingest`, the mutual proof handshake (`ingest_auth.py`). Never a cookie: cookies ignore the
+on `/ingest`, the mutual proof handshake (`ingest/auth.py`). Never a cookie: cookies ignore the
 port, so one set here would go to every other server on 127.0.0.1. The viewer's own files (code,
 no data) are served without it, and so is the redeeming of a one-time viewer link
-(viewer_codes.py), so the page can load and get the token without any URL carrying it.
+(access/viewer_codes.py), so the page can load and get the token without any URL carrying it.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from graphmind import protocol as proto
 
-from .config import normalize_origin
-from .http_proof import CHALLENGE_PATH, SCHEME, Sessions
+from ..hub.config import normalize_origin
+from .proof import CHALLENGE_PATH, SCHEME, Sessions
 from .viewer_codes import REDEEM_PATH
 
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "[::1]"})
@@ -64,8 +64,8 @@ def _old_cookies(header: str) -> list[str]:
 
 def is_public(scope: Scope) -> bool:
     """The viewer's own files (code and styles, no data), the redeeming of a one-time viewer
-    link (viewer_codes.py; it needs the link's code) and the hub's half of a command's mutual proof
-    (http_proof.py; it hands out nothing but the hub's proof). Everything else under /api, /ingest is not."""
+    link (access/viewer_codes.py; it needs the link's code) and the hub's half of a command's mutual proof
+    (access/proof.py; it hands out nothing but the hub's proof). Everything else under /api, /ingest is not."""
     path = str(scope.get("path", ""))
     if scope["type"] != "http":
         return False
@@ -99,8 +99,8 @@ class Guard:
         sessions: Sessions | None = None,
     ) -> None:
         self.app = app
-        self.sessions = sessions  # the pairs a command's mutual proof opened (http_proof.py)
-        # Called with scope["client"] once a request on that connection proved itself (limits.py).
+        self.sessions = sessions  # the pairs a command's mutual proof opened (access/proof.py)
+        # Called with scope["client"] once a request on that connection proved itself (access/limits.py).
         self.trust = trust
         self.token = token.encode() if token else None
         self.allowed = allowed_origins  # None: "*", every check off

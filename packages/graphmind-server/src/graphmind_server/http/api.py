@@ -11,15 +11,15 @@ from starlette.routing import Route
 
 from graphmind import protocol as proto
 
-from ._version import __version__
-from .debugstate import DebugStateError
-from .gate_edit import EditRefused, contains_redacted, edit_fields
-from .hub import Hub
-from .jsontext import JSON
-from .otlp.route import CLIENT_ID as OTLP_CLIENT
-from .store import reads
-from .store.ops import DeleteRun
-from .store.status import RUN_STATUSES
+from .._version import __version__
+from ..base.jsontext import JSON
+from ..hub.debugstate import DebugStateError
+from ..hub.gate_edit import EditRefused, contains_redacted, edit_fields
+from ..hub.state import Hub
+from ..otlp.route import CLIENT_ID as OTLP_CLIENT
+from ..store import reads
+from ..store.ops import DeleteRun
+from ..store.status import RUN_STATUSES
 
 ACTIONS = proto.ACTIONS
 REDACTED = proto.REDACTED
@@ -127,7 +127,7 @@ async def list_runs(request: Request) -> Response:
     status = request.query_params.get("status")
     if status is not None and status not in RUN_STATUSES:
         return error(400, f"status must be one of {', '.join(RUN_STATUSES)} (got {status!r})")
-    from .api_cockpit import index_now, run_filter  # here: api_cockpit imports this module
+    from .cockpit import index_now, run_filter  # here: api_cockpit imports this module
 
     try:
         filters = run_filter(request)

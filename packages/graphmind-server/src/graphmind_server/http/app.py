@@ -16,20 +16,21 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route, WebSocketRoute
 
-from . import api, api_cockpit, http_proof, viewer_codes
-from .config import Settings
-from .debugstate import DebugState
-from .export.forwarder import OtlpForwarder
-from .export.otlp_http import OtlpTarget
-from .hub import Hub
-from .ingest import ingest
-from .jsontext import JSON
+from ..access import proof, viewer_codes
+from ..access.guard import Guard
+from ..base.jsontext import JSON
+from ..export.forwarder import OtlpForwarder
+from ..export.otlp_http import OtlpTarget
+from ..hub.config import Settings
+from ..hub.debugstate import DebugState
+from ..hub.state import Hub
+from ..ingest.route import ingest
+from ..otlp.route import OtlpIngest, max_seq
+from ..store import Store, reads
+from ..store.items import Committed
+from . import api, cockpit
 from .live import live
-from .otlp.route import OtlpIngest, max_seq
-from .security import Guard
 from .static import Viewer
-from .store import Store, reads
-from .store.items import Committed
 
 _log = logging.getLogger("graphmind.hub")
 
@@ -106,12 +107,12 @@ def build_app(settings: Settings, store: Store, trust: Callable[[Any], None] | N
             app.state.otlp_ingest.close()
             await asyncio.get_running_loop().run_in_executor(None, store.close)
 
-    sessions = http_proof.Sessions(settings.token)
+    sessions = proof.Sessions(settings.token)
     app = Starlette(
         routes=[
             *viewer_codes.routes,
-            *http_proof.routes,
-            *api_cockpit.routes,  # before api.routes: those end with the catch-all 404
+            *proof.routes,
+            *cockpit.routes,  # before api.routes: those end with the catch-all 404
             *api.routes,
             Route("/v1/traces", api.otlp_traces, methods=["POST"]),
             WebSocketRoute("/ingest", ingest),

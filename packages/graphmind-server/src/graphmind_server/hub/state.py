@@ -16,15 +16,15 @@ from typing import Any
 
 from graphmind import protocol as proto
 
+from ..base.jsontext import dumps
+from ..store import Store
+from ..store.items import Committed
+from ..store.ops import Abandon, SetSetting
 from .config import Settings
 from .connections import NO_TOKEN_NO_RELOAD, AppConnection, Gate
 from .control_first import ControlFirst
 from .debugstate import DebugState
-from .jsontext import dumps
 from .pausearm import ArmedPause
-from .store import Store
-from .store.items import Committed
-from .store.ops import Abandon, SetSetting
 
 GATE_CONFIRM_S = 5.0
 DEBUG_ACK_S = 2.0
@@ -240,7 +240,7 @@ class Hub:
             frame["value"] = value
         if edit:
             frame.update(edit)
-        with self.control.answer(gate.conn):  # other apps' bulk frames wait meanwhile (control_first.py)
+        with self.control.answer(gate.conn):  # other apps' bulk frames wait meanwhile (hub/control_first.py)
             if not await gate.conn.send(frame):
                 return "gone"
             try:

@@ -8,7 +8,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 
-BUNDLED_VIEWER = Path(__file__).parent / "viewer"
+BUNDLED_VIEWER = Path(__file__).parents[1] / "viewer"  # the package's viewer/ folder
 NOT_BUILT = (
     "<!doctype html><title>GraphMind</title><p>The GraphMind viewer is not built: "
     "its files are missing from {dir} (set GRAPHMIND_VIEWER_DIST to a viewer directory).</p>\n"

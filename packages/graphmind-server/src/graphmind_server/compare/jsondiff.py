@@ -1,8 +1,8 @@
-"""Where two JSON values differ, for `graphmind diff` (compare.py): the path of each differing leaf
+"""Where two JSON values differ, for `graphmind diff` (compare/runs.py): the path of each differing leaf
 (`input.messages[39].content`) and a window of both values around the first differing character,
 so a change deep in a long transcript prints as two lines that differ, not as two equal openings.
 
-Equality is compare.py's (canonical JSON: key order does not count). Ignored keys are dropped at
+Equality is compare/runs.py's (canonical JSON: key order does not count). Ignored keys are dropped at
 every depth before comparing, as `graphmind replay --ignore-keys` drops them."""
 
 from __future__ import annotations

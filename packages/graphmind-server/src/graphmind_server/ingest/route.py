@@ -13,14 +13,14 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from graphmind import protocol as proto
 
-from ._version import __version__
-from .connections import AppConnection
-from .control_first import ENTRIES_PER_LOOK
-from .export.namespace import live_client
-from .hub import Hub
-from .ingest_auth import challenge_for
+from .._version import __version__
+from ..export.namespace import live_client
+from ..hub.connections import AppConnection
+from ..hub.control_first import ENTRIES_PER_LOOK
+from ..hub.state import Hub
+from ..store.derive import text as clean_text
+from .auth import challenge_for
 from .lossframe import take_dropped, take_stored_query
-from .store.derive import text as clean_text
 
 EVENT_TYPES = proto.EVENT_TYPES
 HELLO_TIMEOUT_S = 5.0  # the upgrade and the hello together are also bounded by limits.HANDSHAKE_TIMEOUT_S
@@ -291,9 +291,9 @@ async def _frames(websocket: WebSocket, hub: Hub, conn: AppConnection) -> None:
     while True:
         message = await websocket.receive()
         if message["type"] == "websocket.disconnect":
-            conn.close_code = message.get("code")  # 1005/1006: no close frame (hub.py abandon_reason)
+            conn.close_code = message.get("code")  # 1005/1006: no close frame (hub/state.py abandon_reason)
             return
-        if hub.control.answering:  # an answer to a gate goes first (control_first.py)
+        if hub.control.answering:  # an answer to a gate goes first (hub/control_first.py)
             await hub.control.wait(conn)
         text = message.get("text")
         if text is None:

@@ -1,7 +1,7 @@
 """The mutual proof for the hub's HTTP API: what `graphmind viewer-url` and `graphmind mcp` use
 instead of sending the token (docs/security.md, "Commands: mutual proof").
 
-The same HMAC handshake as an app's `/ingest` upgrade (`ingest_auth.py`, core's
+The same HMAC handshake as an app's `/ingest` upgrade (`ingest/auth.py`, core's
 `_wire/hub_link.py`), over HTTP:
 
 1. the command posts `CHALLENGE_PATH` with a fresh nonce (`x-graphmind-auth`,
@@ -35,7 +35,7 @@ from starlette.routing import Route
 
 from graphmind import protocol as proto
 
-from .jsontext import JSON
+from ..base.jsontext import JSON
 
 CHALLENGE_PATH = "/api/auth/challenge"
 SCHEME = "graphmind-proof"  # the Authorization scheme (case-insensitive, like every scheme)

@@ -1,6 +1,6 @@
 """Connections that have not proved themselves cannot starve the hub (issue 28, docs/security.md).
 
-Every accepted connection is *pending* until a request on it shows the token (security.py calls
+Every accepted connection is *pending* until a request on it shows the token (access/guard.py calls
 `trust`; on `/ingest`, the proof handshake does), or, on a hub without a token, until its first
 request's headers are complete. A pending connection:
 
@@ -94,7 +94,7 @@ class Limiter:
         self.trusted.discard(key)
         self._forget(key)
 
-    # ---- from the app (security.py, ingest.py) ------------------------------------------------
+    # ---- from the app (access/guard.py, ingest/route.py) ------------------------------------------------
     def trust(self, client: Any) -> None:
         if not isinstance(client, (tuple, list)) or len(client) < 2:
             return

@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ._version import __version__
-from .files import write_private
+from .._version import __version__
+from ..base.files import write_private
 
 PREFIX = "[graphmind telemetry] "
 SEND_TIMEOUT_S = 2.0
@@ -89,7 +89,7 @@ def install_id(environ: Mapping[str, str] | None = None) -> str:
         pass
     new_id = uuid.uuid4().hex
     try:
-        write_private(path, new_id + "\n")  # 0600 in a 0700 directory (files.py)
+        write_private(path, new_id + "\n")  # 0600 in a 0700 directory (base/files.py)
     except OSError:
         pass  # a read-only home: the id lives for this process only
     return new_id

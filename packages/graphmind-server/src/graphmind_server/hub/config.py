@@ -210,8 +210,8 @@ def _otlp_settings(s: Settings, flags: Mapping[str, Any]) -> None:
     endpoint = flags.get("otlp_endpoint")
     if not isinstance(endpoint, str):
         return
-    from .export.otlp_http import check_protocol, parse_headers, traces_url
-    from .export.source import ExportError
+    from ..export.otlp_http import check_protocol, parse_headers, traces_url
+    from ..export.source import ExportError
 
     protocol = flags.get("otlp_protocol")
     try:

@@ -1,0 +1,1 @@
+"""Two stored runs side by side: `GET /api/compare` and `graphmind diff`."""

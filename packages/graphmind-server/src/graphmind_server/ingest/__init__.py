@@ -1,0 +1,1 @@
+"""`WS /ingest`: the apps' frames in (protocol v1), their proof, their loss frames."""

@@ -1,0 +1,1 @@
+"""`graphmind replay`: run a command with a recorded run replayed (docs/replay.md)."""

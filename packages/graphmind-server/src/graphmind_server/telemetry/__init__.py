@@ -1,0 +1,1 @@
+"""Telemetry: who decides, what the record holds, how it leaves (docs/telemetry.md)."""
