@@ -1,4 +1,4 @@
-"""The one patch this package makes, and `instrument_runner` / `uninstrument_runner`.
+"""The one patch this package makes (`instrument_runner` / `uninstrument_runner`, in __init__.py, apply it).
 
 ADK's plugin callbacks are the hook points (`GraphmindPlugin`, docs/google-adk.md has the table); a
 patch is needed for one thing only: `PluginManager._run_callbacks` wraps every exception a plugin
@@ -15,10 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from google.adk.plugins.plugin_manager import PluginManager
-from google.adk.runners import Runner
 
 import graphmind
-from graphmind.adapter import Hook, Patches, RunAborted, hook_moved, instrument_once, uninstrument_once
+from graphmind.adapter import Hook, Patches, RunAborted, hook_moved, instrument_once
 
 from ._version import SUPPORTED, __version__
 
@@ -80,28 +79,4 @@ def instrument_plugin_manager(
         return state
 
     result: PluginManager = instrument_once(manager, MARK, session, apply, _MOVED)
-    return result
-
-
-def instrument_runner(runner: Runner, *, session: graphmind.Client | None = None) -> Runner:
-    """Adds a `GraphmindPlugin` to an existing `Runner` (what `Runner(..., plugins=[GraphmindPlugin()])`
-    does for a runner you build): returns the very runner; twice is once; a disabled session changes
-    nothing. `uninstrument_runner(runner)` undoes it."""
-    from ._plugin import GraphmindPlugin
-
-    def apply(target: Runner) -> State:
-        manager = target.plugin_manager
-        state = State(session)
-        state.apply(manager, HOOKS, state)
-        state.set(manager, "plugins", [*manager.plugins, GraphmindPlugin(session)])
-        return state
-
-    result: Runner = instrument_once(runner, MARK, session, apply, _MOVED)
-    return result
-
-
-def uninstrument_runner(runner: Runner) -> Runner:
-    """Undoes `instrument_runner` (and the plugin manager's patch a registered `GraphmindPlugin` made)."""
-    uninstrument_once(runner.plugin_manager, MARK)
-    result: Runner = uninstrument_once(runner, MARK)
     return result

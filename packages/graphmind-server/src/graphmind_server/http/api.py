@@ -15,48 +15,22 @@ from .._version import __version__
 from ..base.jsontext import JSON
 from ..hub.debugstate import DebugStateError
 from ..hub.gate_edit import EditRefused, contains_redacted, edit_fields
-from ..hub.state import Hub
 from ..otlp.route import CLIENT_ID as OTLP_CLIENT
 from ..store import reads
 from ..store.ops import DeleteRun
 from ..store.status import RUN_STATUSES
+from .cockpit import index_now, run_filter
+from .request import BadRequest, TooLarge, error
+from .request import hub_of as _hub  # the short names this module's routes use
+from .request import int_param as _int_param
 
 ACTIONS = proto.ACTIONS
 REDACTED = proto.REDACTED
 
 
-def _hub(request: Request) -> Hub:
-    return request.app.state.hub
-
-
-def error(status: int, message: str) -> JSON:
-    return JSON({"error": message}, status_code=status)
-
-
-class BadRequest(Exception):
-    status = 400
-
-
-class TooLarge(BadRequest):
-    status = 413
-
-
 # Every hub -> app frame must fit the app's HUB_MAX_FRAME (an inject value travels in gate.resolve,
 # breakpoints in debug.state): a body over MAX_BODY is refused before it is read in full.
 MAX_BODY = proto.MAX_INJECT_BYTES
-
-
-def _int_param(request: Request, name: str, default: int, lo: int, hi: int) -> int:
-    text = request.query_params.get(name)
-    if text is None:
-        return default
-    try:
-        value = int(text)
-    except ValueError:
-        value = lo - 1
-    if not lo <= value <= hi:
-        raise BadRequest(f"{name} must be a whole number from {lo} to {hi} (got {text!r})")
-    return value
 
 
 async def _json_body(request: Request) -> Any:
@@ -127,8 +101,6 @@ async def list_runs(request: Request) -> Response:
     status = request.query_params.get("status")
     if status is not None and status not in RUN_STATUSES:
         return error(400, f"status must be one of {', '.join(RUN_STATUSES)} (got {status!r})")
-    from .cockpit import index_now, run_filter  # here: api_cockpit imports this module
-
     try:
         filters = run_filter(request)
     except BadRequest as exc:

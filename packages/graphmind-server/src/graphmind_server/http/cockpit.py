@@ -19,7 +19,7 @@ from ..export.source import select_runs
 from ..store import prices, reads
 from ..store.ops import IndexNow
 from ..store.search import search
-from .api import BadRequest, _hub, _int_param, error
+from .request import BadRequest, error, hub_of, int_param
 
 EXPORT_FORMATS = {"jsonl": "application/x-ndjson", "otlp": "application/json", "json": "application/json"}
 _TRUE = ("1", "true", "yes", "on")
@@ -75,11 +75,11 @@ async def index_now(hub: Any) -> None:
 
 
 async def search_route(request: Request) -> Response:
-    hub = _hub(request)
+    hub = hub_of(request)
     query = request.query_params.get("q", "")
     run_id = request.query_params.get("run") or None
     try:
-        limit = _int_param(request, "limit", 100, 1, 1000)
+        limit = int_param(request, "limit", 100, 1, 1000)
     except BadRequest as exc:
         return error(exc.status, str(exc))
     if not query.strip():
@@ -90,7 +90,7 @@ async def search_route(request: Request) -> Response:
 
 
 async def compare_route(request: Request) -> Response:
-    hub = _hub(request)
+    hub = hub_of(request)
     a, b = request.query_params.get("a"), request.query_params.get("b")
     if not a or not b:
         return error(400, "compare needs two runs: ?a=<run id>&b=<run id>")
@@ -116,7 +116,7 @@ def _export(conn: Any, run_id: str, fmt: str) -> str | None:
 
 async def export_route(request: Request) -> Response:
     """The `graphmind record` export of one run (secret-looking keys removed, as the CLI does)."""
-    hub = _hub(request)
+    hub = hub_of(request)
     run_id = request.path_params["run_id"]
     fmt = request.query_params.get("format", "jsonl")
     if fmt not in EXPORT_FORMATS:

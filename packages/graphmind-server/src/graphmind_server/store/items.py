@@ -1,13 +1,10 @@
-"""What the writer's queue carries (store/writer.py): an app event, a hub operation, and what one
-committed transaction hands back to the event loop."""
+"""What the writer's queue carries (store/writer.py): an app event (a hub operation is an `Op`,
+store/ops.py), and what one committed transaction hands back to the event loop."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from .writer import Writer
+from typing import Any
 
 
 @dataclass(slots=True)
@@ -19,13 +16,6 @@ class EventItem:
     ts: float
     # Stored once per run under this key, whatever its seq (OTLP: a retried request gets new seqs).
     once: str | None = None
-
-
-class Op:
-    """A hub operation run inside the writer's transaction; apply() returns its result."""
-
-    def apply(self, writer: Writer) -> Any:  # pragma: no cover - interface
-        raise NotImplementedError
 
 
 @dataclass

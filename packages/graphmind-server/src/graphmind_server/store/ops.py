@@ -6,8 +6,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import search
-from .items import Op
 from .writer import Writer
+
+
+class Op:
+    """A hub operation run inside the writer's transaction; apply() returns its result."""
+
+    def apply(self, writer: Writer) -> Any:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+class Look(Op):
+    """Nothing to write: the writer looks at its files before the (empty) transaction
+    (store/wal_watch.py)."""
+
+    def apply(self, writer: Writer) -> None:
+        return None
 
 
 @dataclass

@@ -18,14 +18,24 @@ that the run list filters on without reading events.
 from __future__ import annotations
 
 import contextlib
+import queue
 import sqlite3
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from .logline import say
 from .usage import started_model
 
-if TYPE_CHECKING:
-    from .writer import Writer
+
+class Writer(Protocol):
+    """What indexing reads and sets on the store's writer (store/writer.py), named here so this
+    module, which the writer imports, does not import it back."""
+
+    conn: sqlite3.Connection
+    queue: queue.SimpleQueue[Any]
+    last_cursor: int
+    indexed: int
+    index_failed: bool
+
 
 INDEXED_TYPES = ("run.started", "node.started", "node.finished", "node.error", "node.attempt")
 

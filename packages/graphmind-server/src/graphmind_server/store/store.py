@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from . import logline, reads, retention
-from .items import Committed, EventItem, Op
+from .items import Committed, EventItem
 from .lock import DbLock
+from .ops import Look, Op
 from .schema import StoreError, connect, open_database
-from .wal_watch import LOST, Look
+from .wal_watch import LOST
 from .writer import Writer
 
 T = TypeVar("T")

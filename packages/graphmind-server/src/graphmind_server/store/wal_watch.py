@@ -16,7 +16,6 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from .items import Op
 from .schema import connect
 
 LOST = "the database's WAL file was deleted or replaced; recovering"
@@ -61,10 +60,3 @@ class WalWatch:
             flush=True,
         )
         return fresh
-
-
-class Look(Op):
-    """Nothing to write: the writer looks at its files before the (empty) transaction."""
-
-    def apply(self, writer: object) -> None:
-        return None
