@@ -10,6 +10,7 @@ import sys
 from typing import Any
 
 from ..export.source import ExportError, default_db, open_readonly
+from ..store.readonly import snapshot
 from .jsondiff import parse_keys
 from .runs import CompareError, compare, text_report
 
@@ -40,8 +41,8 @@ def run_command(args: argparse.Namespace) -> int:
         print(f"graphmind diff: {exc}", file=sys.stderr)
         return 2
     try:
-        conn.execute("BEGIN")  # one snapshot of both runs
-        result = compare(conn, args.a, args.b, parse_keys(args.ignore_keys))
+        with snapshot(conn):  # one snapshot of both runs
+            result = compare(conn, args.a, args.b, parse_keys(args.ignore_keys))
     except CompareError as exc:
         print(f"graphmind diff: {exc}", file=sys.stderr)
         return 2

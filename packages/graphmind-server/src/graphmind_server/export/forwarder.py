@@ -154,16 +154,14 @@ class OtlpForwarder:
     @staticmethod
     def _request(conn: sqlite3.Connection, run_id: str) -> dict[str, Any]:
         from ..store import reads
+        from ..store.readonly import snapshot
 
-        conn.execute("BEGIN")
-        try:
+        with snapshot(conn):
             run = reads.get_run(conn, run_id)
             if run is None:
                 raise ExportError(f"run {run_id!r} was deleted before it could be forwarded")
             events = (strip_secret_keys(s.event)[0] for s in iter_events(conn, run_id))
             return otlp.request([otlp.resource_spans(strip_secret_keys(run)[0], events)])
-        finally:
-            conn.execute("COMMIT")
 
 
 def _log(message: str) -> None:

@@ -19,6 +19,7 @@ from typing import IO, Any
 from graphmind.redaction import strip_secret_keys
 
 from ..base.files import open_private
+from ..store.readonly import snapshot
 from . import otlp
 from .jsonl import HEADER, JsonDocument, encode, event_line, run_line
 from .otlp_http import OtlpTarget, check_protocol, parse_headers, traces_url
@@ -132,31 +133,32 @@ def _record(args: argparse.Namespace) -> int:
     conn = open_readonly(db)
     try:
         # One read transaction: the export is one consistent snapshot even while a hub writes.
-        conn.execute("BEGIN")
-        runs = select_runs(conn, args.run_ids, args.last, args.app)
-        ex = Exporter(args.keep_secrets, sum(event_count(conn, r["id"]) for r in runs))
-        if args.keep_secrets:
-            print(
-                "graphmind record: --keep-secrets: values under secret-looking keys (api_key, authorization, "
-                "token, password, …) are in this export; do not share it as is",
-                file=sys.stderr,
-                flush=True,
-            )
-        if target is not None:
-            for run in runs:
-                target.post(otlp.request([_otlp_run(conn, run, ex)]))
-            if args.out:
-                with _output(args.out) as out:
-                    out.write(
-                        encode(
-                            otlp.request([_otlp_run(conn, r, Exporter(args.keep_secrets, 0)) for r in runs])
+        with snapshot(conn):
+            runs = select_runs(conn, args.run_ids, args.last, args.app)
+            ex = Exporter(args.keep_secrets, sum(event_count(conn, r["id"]) for r in runs))
+            if args.keep_secrets:
+                print(
+                    "graphmind record: --keep-secrets: values under secret-looking keys (api_key, authorization, "
+                    "token, password, …) are in this export; do not share it as is",
+                    file=sys.stderr,
+                    flush=True,
+                )
+            if target is not None:
+                for run in runs:
+                    target.post(otlp.request([_otlp_run(conn, run, ex)]))
+                if args.out:
+                    with _output(args.out) as out:
+                        out.write(
+                            encode(
+                                otlp.request(
+                                    [_otlp_run(conn, r, Exporter(args.keep_secrets, 0)) for r in runs]
+                                )
+                            )
+                            + "\n"
                         )
-                        + "\n"
-                    )
-        else:
-            with _output(args.out) as out:
-                write_runs(conn, runs, args.format, out, ex)
-        conn.execute("COMMIT")
+            else:
+                with _output(args.out) as out:
+                    write_runs(conn, runs, args.format, out, ex)
     finally:
         conn.close()
     where = f" to {target.url}" if target is not None else (f" to {args.out}" if args.out else "")

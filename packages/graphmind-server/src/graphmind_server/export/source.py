@@ -9,9 +9,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
-from ..store import reads
+from ..store import readonly, reads
 from ..store.schema import SCHEMA_VERSION
 from .namespace import exported_client
 
@@ -29,27 +28,16 @@ def default_db(flag: str | None) -> Path:
 
 
 def open_readonly(path: Path) -> sqlite3.Connection:
-    """A read-only connection (`mode=ro`): it never writes, creates or migrates the file.
-
-    A reader of a WAL database sees the last committed transaction of a running hub; it never
-    blocks the hub's writer and the writer never blocks it.
-    """
+    """A read-only connection (store/readonly.py): it never writes, creates or migrates the file."""
     if not path.is_file():
         raise ExportError(f"no database at {path}; pass --db or set GRAPHMIND_DB to the hub's file")
     try:
-        conn = sqlite3.connect(
-            f"file:{quote(str(path.resolve()))}?mode=ro",
-            uri=True,
-            isolation_level=None,
-            check_same_thread=False,
-        )
-        conn.execute("PRAGMA busy_timeout = 10000")
-        row = conn.execute("SELECT version FROM schema_version").fetchone()
+        conn = readonly.connect(path)
+        version = readonly.schema_version(conn)
     except sqlite3.Error as exc:
         raise ExportError(
             f"cannot read the database {path} ({exc}); pass --db with a GraphMind hub's file"
         ) from None
-    version = row[0] if row else 0
     if version != SCHEMA_VERSION:
         conn.close()
         raise ExportError(
@@ -96,28 +84,19 @@ def _select_runs(
             if app is None or run["app"] == app:
                 runs.append(run)
         return runs
-    where, args = ("WHERE app = ?", [app]) if app is not None else ("", [])
-    limit = f"LIMIT {int(last)}" if last is not None else ""
-    rows = conn.execute(
-        f"SELECT id FROM runs {where} ORDER BY started_at DESC, id DESC {limit}", args
-    ).fetchall()
-    found = (reads.get_run(conn, r[0]) for r in reversed(rows))
+    found = (reads.get_run(conn, run_id) for run_id in reversed(reads.newest_run_ids(conn, last, app)))
     return [r for r in found if r is not None]
 
 
 def event_count(conn: sqlite3.Connection, run_id: str) -> int:
-    row = conn.execute("SELECT COUNT(*) FROM events WHERE run_id = ?", (run_id,)).fetchone()
-    return int(row[0])
+    return reads.event_count(conn, run_id)
 
 
 def iter_events(conn: sqlite3.Connection, run_id: str) -> Iterator[StoredEvent]:
     """A run's events in the order the hub stored them, read in chunks (a 1M-event run is fine)."""
     after = 0
     while True:
-        rows = conn.execute(
-            "SELECT cursor, client_id, body FROM events WHERE run_id = ? AND cursor > ? ORDER BY cursor LIMIT ?",
-            (run_id, after, EVENT_CHUNK),
-        ).fetchall()
+        rows = reads.event_rows(conn, run_id, after, EVENT_CHUNK)
         for cursor, client_id, body in rows:
             after = cursor
             try:

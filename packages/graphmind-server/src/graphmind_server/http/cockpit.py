@@ -18,6 +18,7 @@ from ..export.record import Exporter, write_runs
 from ..export.source import select_runs
 from ..store import prices, reads
 from ..store.ops import IndexNow
+from ..store.readonly import snapshot
 from ..store.search import search
 from .request import BadRequest, error, hub_of, int_param
 
@@ -106,11 +107,8 @@ def _export(conn: Any, run_id: str, fmt: str) -> str | None:
     if reads.run_owner(conn, run_id) is None:
         return None
     out = io.StringIO()
-    conn.execute("BEGIN")  # one snapshot, as `graphmind record` reads it
-    try:
+    with snapshot(conn):  # one snapshot, as `graphmind record` reads it
         write_runs(conn, select_runs(conn, [run_id], None, None), fmt, out, Exporter(False, 0))
-    finally:
-        conn.execute("COMMIT")
     return out.getvalue()
 
 

@@ -77,10 +77,7 @@ def get_run(conn: sqlite3.Connection, links: Links, run_id: str) -> str:
     # Edges of the graph: which node's execution started which (node.started's parentInstanceId).
     owner: dict[str, str] = {run_id: run["nodes"][0]["nodeId"]} if run["nodes"] else {}
     edges: dict[tuple[str, str], int] = {}
-    for (body,) in conn.execute(
-        "SELECT body FROM events WHERE run_id = ? AND type IN ('node.started', 'run.started') ORDER BY cursor",
-        (run_id,),
-    ):
+    for body in reads.started_events(conn, run_id):
         ev = json.loads(body)
         instance, node_id, parent = ev.get("instanceId"), ev.get("nodeId"), ev.get("parentInstanceId")
         if isinstance(instance, str) and isinstance(node_id, str):
@@ -110,12 +107,8 @@ def get_events(
         raise ToolInputError(f"after must be a seq >= 0 (got {after})")
     if reads.run_owner(conn, run_id) is None:
         raise ToolInputError(f"no run {run_id!r}; list_runs shows the recorded runs")
-    type_clause = f" AND type IN ({','.join('?' * len(types))})" if types else ""
     # Rows are read lazily: a page stops at its budget, usually long before `limit`.
-    rows = conn.execute(
-        f"SELECT seq, body FROM events WHERE run_id = ? AND seq > ?{type_clause} ORDER BY seq LIMIT ?",
-        (run_id, after, *(types or []), limit + 1),
-    )
+    rows = reads.events_by_seq(conn, run_id, after, types, limit + 1)
     events: list[tuple[int, str, bool]] = []  # (seq, JSON, cut to fit)
     used = _RESERVE + 3 * len(run_id) + len(links.base)
     more = False
@@ -185,12 +178,7 @@ def search_events(
         raise ToolInputError("text must not be empty")
     if not 1 <= limit <= 200:
         raise ToolInputError(f"limit must be from 1 to 200 (got {limit})")
-    pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-    where, args = ("AND run_id = ?", [run_id]) if run_id else ("", [])
-    rows = conn.execute(
-        f"SELECT run_id, seq, body FROM events WHERE body LIKE ? ESCAPE '\\' {where} ORDER BY cursor DESC LIMIT ?",
-        (pattern, *args, limit * 4),
-    ).fetchall()
+    rows = reads.events_containing(conn, text, run_id, limit * 4)
     hits: list[dict[str, Any]] = []
     needle = text.lower()
     for rid, seq, body in rows:
@@ -214,29 +202,21 @@ def search_events(
 
 
 def held_gates_from_db(conn: sqlite3.Connection, links: Links) -> list[dict[str, Any]]:
-    """Gates paused and not resumed in running runs, from the events (when no hub answers)."""
-    held: dict[tuple[str, str], dict[str, Any]] = {}
-    for rid, client_id, body in conn.execute(
-        "SELECT e.run_id, e.client_id, e.body FROM events e JOIN runs r ON r.id = e.run_id "
-        "WHERE r.status = 'running' AND e.type IN ('exec.paused', 'exec.resumed') ORDER BY e.cursor"
-    ):
-        ev = json.loads(body)
-        key = (client_id, str(ev.get("gateId")))
-        if ev.get("type") == "exec.paused":
-            held[key] = {
-                "gateId": None,
-                "appGateId": ev.get("gateId"),
-                "runId": rid,
-                "nodeId": ev.get("nodeId"),
-                "gate": ev.get("gate"),
-                "reason": ev.get("reason"),
-                "actions": ev.get("actions"),
-                "heldSince": ev.get("ts"),
-                "link": links.run(rid),
-            }
-        else:
-            held.pop(key, None)
-    return list(held.values())
+    """Gates held now in running runs, as the store keeps them (when no hub answers)."""
+    return [
+        {
+            "gateId": None,
+            "appGateId": ev.get("gateId"),
+            "runId": rid,
+            "nodeId": ev.get("nodeId"),
+            "gate": ev.get("gate"),
+            "reason": ev.get("reason"),
+            "actions": ev.get("actions"),
+            "heldSince": ev.get("ts"),
+            "link": links.run(rid),
+        }
+        for rid, ev in reads.held_gates(conn)
+    ]
 
 
 def _fit(answer: dict[str, Any], list_key: str, budget: int) -> str:

@@ -17,6 +17,7 @@ from mcp.types import ToolAnnotations
 from .._version import __version__
 from ..export.jsonl import encode
 from ..export.source import ExportError, open_readonly
+from ..store.readonly import snapshot
 from . import reads
 from .hubapi import HubApi, HubUnreachable
 from .reads import DEFAULT_BUDGET, Links, ToolInputError
@@ -71,8 +72,8 @@ def build_server(
         except ExportError as exc:
             raise ToolError(str(exc)) from None
         try:
-            c.execute("BEGIN")
-            yield c
+            with snapshot(c):
+                yield c
         finally:
             c.close()
 

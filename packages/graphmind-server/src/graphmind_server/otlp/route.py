@@ -26,7 +26,7 @@ from graphmind import protocol as proto
 
 from ..base.jsontext import JSON, dumps
 from ..ingest.route import BACKLOG_LOW_BYTES
-from ..store import Store
+from ..store import Store, reads
 from . import decode, spans
 
 CLIENT_ID = "otlp"  # the clientId of every run that came in over OTLP: observe-only
@@ -51,8 +51,7 @@ PAYLOAD_FIELDS = ("input", "output", "attrs", "meta")
 
 
 def max_seq(conn: Any) -> int:
-    row = conn.execute("SELECT MAX(seq) FROM events WHERE client_id = ?", (CLIENT_ID,)).fetchone()
-    return int(row[0] or 0)
+    return reads.max_seq(conn, CLIENT_ID)
 
 
 class _Refused(Exception):

@@ -29,6 +29,7 @@ from graphmind.replay import ENV, POLICIES, REPORT_ENV, VARIABLES, Cassette, Cas
 from ..base.files import open_private
 from ..export.jsonl import HEADER, encode, event_line, run_line
 from ..export.source import ExportError, default_db, iter_events, open_readonly, select_runs
+from ..store.readonly import snapshot
 
 
 def add_parser(subparsers: Any) -> None:
@@ -184,20 +185,19 @@ def _export_run(run_id: str, db_flag: str | None, out: Path) -> Path:
         )
     conn = open_readonly(db)
     try:
-        conn.execute("BEGIN")
-        try:
-            runs = select_runs(conn, [run_id], None, None)
-        except ExportError as exc:
-            raise _Refused(f"{exc}{here}") from None
-        with os.fdopen(open_private(out), "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(encode(HEADER) + "\n")
-            for run in runs:
-                fh.write(run_line(strip_secret_keys(run)[0]) + "\n")
-                for stored in iter_events(conn, run["id"]):
-                    fh.write(
-                        event_line(run["id"], stored.client_id, strip_secret_keys(stored.event)[0]) + "\n"
-                    )
-        conn.execute("COMMIT")
+        with snapshot(conn):
+            try:
+                runs = select_runs(conn, [run_id], None, None)
+            except ExportError as exc:
+                raise _Refused(f"{exc}{here}") from None
+            with os.fdopen(open_private(out), "w", encoding="utf-8", newline="\n") as fh:
+                fh.write(encode(HEADER) + "\n")
+                for run in runs:
+                    fh.write(run_line(strip_secret_keys(run)[0]) + "\n")
+                    for stored in iter_events(conn, run["id"]):
+                        fh.write(
+                            event_line(run["id"], stored.client_id, strip_secret_keys(stored.event)[0]) + "\n"
+                        )
     finally:
         conn.close()
     return out

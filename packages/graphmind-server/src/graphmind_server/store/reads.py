@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import sqlite3
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -137,3 +140,89 @@ def running_clients(conn: sqlite3.Connection) -> list[str]:
 def setting(conn: sqlite3.Connection, key: str) -> str | None:
     row = conn.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
     return row[0] if row else None
+
+
+def max_seq(conn: sqlite3.Connection, client_id: str) -> int:
+    """The highest seq stored for a client (0 for none)."""
+    row = conn.execute("SELECT MAX(seq) FROM events WHERE client_id = ?", (client_id,)).fetchone()
+    return int(row[0] or 0)
+
+
+def newest_run_ids(conn: sqlite3.Connection, last: int | None, app: str | None) -> list[str]:
+    """Run ids by start, newest first: every run, or the newest `last`, optionally of one app."""
+    where, args = ("WHERE app = ?", [app]) if app is not None else ("", [])
+    limit = f"LIMIT {int(last)}" if last is not None else ""
+    rows = conn.execute(f"SELECT id FROM runs {where} ORDER BY started_at DESC, id DESC {limit}", args)
+    return [r[0] for r in rows.fetchall()]
+
+
+def event_count(conn: sqlite3.Connection, run_id: str) -> int:
+    row = conn.execute("SELECT COUNT(*) FROM events WHERE run_id = ?", (run_id,)).fetchone()
+    return int(row[0])
+
+
+def event_rows(conn: sqlite3.Connection, run_id: str, after: int, limit: int) -> list[tuple[int, str, str]]:
+    """(cursor, clientId, body) of a run's events after a cursor, in the order the hub stored them."""
+    return conn.execute(
+        "SELECT cursor, client_id, body FROM events WHERE run_id = ? AND cursor > ? ORDER BY cursor LIMIT ?",
+        (run_id, after, limit),
+    ).fetchall()
+
+
+def started_events(conn: sqlite3.Connection, run_id: str) -> Iterator[str]:
+    """The bodies of a run's run.started and node.started events, in the order stored."""
+    for (body,) in conn.execute(
+        "SELECT body FROM events WHERE run_id = ? AND type IN ('node.started', 'run.started') ORDER BY cursor",
+        (run_id,),
+    ):
+        yield body
+
+
+def events_by_seq(
+    conn: sqlite3.Connection, run_id: str, after: int, types: list[str] | None, limit: int
+) -> sqlite3.Cursor:
+    """(seq, body) of a run's events after a seq, optionally of some types only; read lazily (close it)."""
+    type_clause = f" AND type IN ({','.join('?' * len(types))})" if types else ""
+    return conn.execute(
+        f"SELECT seq, body FROM events WHERE run_id = ? AND seq > ?{type_clause} ORDER BY seq LIMIT ?",
+        (run_id, after, *(types or []), limit),
+    )
+
+
+def events_containing(
+    conn: sqlite3.Connection, text: str, run_id: str | None, limit: int
+) -> list[tuple[str, int, str]]:
+    """(runId, seq, body) of the newest events whose stored JSON contains `text` (any case), optionally
+    of one run."""
+    pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    where, args = ("AND run_id = ?", [run_id]) if run_id else ("", [])
+    return conn.execute(
+        f"SELECT run_id, seq, body FROM events WHERE body LIKE ? ESCAPE '\\' {where} ORDER BY cursor DESC LIMIT ?",
+        (pattern, *args, limit),
+    ).fetchall()
+
+
+def held_gates(conn: sqlite3.Connection) -> list[tuple[str, dict[str, Any]]]:
+    """The gates held now in running runs, as the store keeps them (each node's held executions),
+    each with the exec.paused event that holds it: (runId, event), in the order they were held."""
+    found: list[tuple[int, str, dict[str, Any]]] = []
+    held_rows = conn.execute(
+        "SELECT n.run_id, n.held FROM nodes n JOIN runs r ON r.id = n.run_id"
+        " WHERE r.status = 'running' AND n.held != '[]'"
+    ).fetchall()
+    by_run: dict[str, set[str]] = {}
+    for run_id, held in held_rows:
+        with contextlib.suppress(ValueError, TypeError):
+            by_run.setdefault(run_id, set()).update(h for h in json.loads(held) if isinstance(h, str))
+    for run_id, instances in by_run.items():
+        latest: dict[str, tuple[int, dict[str, Any]]] = {}
+        for cursor, body in conn.execute(
+            "SELECT cursor, body FROM events WHERE run_id = ? AND type = 'exec.paused' ORDER BY cursor",
+            (run_id,),
+        ):
+            event = json.loads(body)
+            instance = event.get("instanceId")  # one without is kept under "" (store/derive.py)
+            if (instance if isinstance(instance, str) else "") in instances:
+                latest[instance if isinstance(instance, str) else ""] = (cursor, event)
+        found += [(cursor, run_id, event) for cursor, event in latest.values()]
+    return [(run_id, event) for _, run_id, event in sorted(found, key=lambda f: f[0])]
