@@ -8,7 +8,7 @@ import pytest
 from openai import OpenAI
 from openai_shapes import MESSAGES, MODEL, RESPONSES_TOOLS, TEXT, TOOL_CALL, TOOLS
 
-from graphmind_openai._describe import CHAT, RESPONSES, describe_model, describe_reply, describe_request
+from graphmind_openai._apis import CHAT, RESPONSES
 from graphmind_openai.testing import FakeOpenAI
 
 
@@ -19,9 +19,9 @@ def test_typed_and_json_descriptions_agree(fake: FakeOpenAI, reply: Any) -> None
     chat = client.chat.completions.create(model=MODEL, messages=MESSAGES, tools=TOOLS)
     resp = client.responses.create(model=MODEL, input="hi", tools=RESPONSES_TOOLS)
     for api, obj in ((CHAT, chat), (RESPONSES, resp)):
-        typed = describe_model(api, obj)
+        typed = api.describe_result(obj)
         assert typed is not None
-        assert typed == describe_reply(api, obj.model_dump(mode="json"))
+        assert typed == api.describe_body(obj.model_dump(mode="json"))
         assert typed[1] is not None and typed[1]["totalTokens"] > 0
 
 
@@ -47,7 +47,7 @@ def test_request_messages_are_trimmed_to_what_a_person_reads() -> None:
         ],
         "tools": TOOLS,
     }
-    node_input, key, length = describe_request(CHAT, body)
+    node_input, key, length = CHAT.describe_request(body)
     assert node_input["messages"] == [
         {"role": "user", "content": "What is this?\n[image_url]"},
         {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "name": "f", "arguments": "{}"}]},

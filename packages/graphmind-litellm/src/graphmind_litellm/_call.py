@@ -25,7 +25,17 @@ from typing import Any
 from litellm import ModelResponse, stream_chunk_builder
 from litellm.litellm_core_utils.streaming_handler import CustomStreamWrapper
 
-from graphmind.adapter import Engine, NodeExecution, NodeSpec, Owned, Settled, edited_request, json_scalar
+from graphmind.adapter import (
+    AsyncDriver,
+    Engine,
+    NodeExecution,
+    NodeSpec,
+    Owned,
+    Settled,
+    SyncDriver,
+    edited_request,
+    json_scalar,
+)
 
 from ._apis import Api
 from ._describe import request_of
@@ -77,23 +87,16 @@ def node_spec(engine: Engine, api: Api, request: Mapping[str, Any], hook: str) -
     )
 
 
-class _Node:
-    """What the sync and async paths share: the call, its request, and how results are described."""
+class Call:
+    """What the sync and async drivers share: the call, its request, and how results are described
+    (the drivers are graphmind.adapter's `SyncDriver` / `AsyncDriver`, as the Stainless layer's)."""
 
-    __slots__ = ("api", "args", "ex", "kwargs", "original", "request")
+    __slots__ = ("api", "args", "kwargs", "request")
 
     def __init__(
-        self,
-        original: Callable[..., Any],
-        api: Api,
-        ex: NodeExecution,
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
-        request: dict[str, Any],
+        self, api: Api, args: tuple[Any, ...], kwargs: dict[str, Any], request: dict[str, Any]
     ) -> None:
-        self.original = original
         self.api = api
-        self.ex = ex
         self.args = args
         self.kwargs = kwargs
         self.request = request
@@ -106,8 +109,9 @@ class _Node:
         request = edited_request(value, self.request, self.api.describe_request, edit_message=edit_message)
         return (), request
 
-    def use(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        self.args, self.kwargs, self.request = args, kwargs, kwargs
+    def use(self, edited: tuple[tuple[Any, ...], dict[str, Any]]) -> None:
+        self.args, self.kwargs = edited
+        self.request = self.kwargs
 
     def teed(self, result: Any) -> bool:
         return self.api.tees_streams and isinstance(result, CustomStreamWrapper)
@@ -141,24 +145,28 @@ class _Node:
         return Settled(result, described[0], described[1], owned=type(described) is Owned)
 
 
-class _SyncNode(_Node):
-    __slots__ = ()
+class _SyncNode(SyncDriver):
+    __slots__ = ("call",)
+
+    def __init__(self, original: Callable[..., Any], ex: NodeExecution, call: Call) -> None:
+        self.original = original
+        self.ex = ex
+        self.call = call
 
     def body(self) -> Any:
-        return self.original(*self.args, **self.kwargs)
+        call = self.call
+        return self.original(*call.args, **call.kwargs)
 
-    def edit(self, value: Any) -> Callable[[], Any]:
-        args, kwargs = self.edited(value)
+    def edited(self, value: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        return self.call.edited(value)
 
-        def edited() -> Any:
-            self.use(args, kwargs)
-            return self.body()
-
-        return edited
+    def use(self, edited: tuple[tuple[Any, ...], dict[str, Any]]) -> None:
+        self.call.use(edited)
 
     def settle(self, result: Any) -> Settled:
-        if not self.teed(result):
-            return self.plain(result)
+        call = self.call
+        if not call.teed(result):
+            return call.plain(result)
         if not self.ex.wants_hold("after"):
             return Settled(tee(result, self.ex), finishes_later=True)
         recorder = StreamRecorder(self.ex)  # tokens still reach the hub while the stream is read whole
@@ -166,34 +174,39 @@ class _SyncNode(_Node):
         for chunk in result:
             recorder.feed(chunk)
             chunks.append(chunk)
-        kwargs, output, usage = self.buffered(chunks, recorder)
-        return Settled(self.original(*self.args, **kwargs), output, usage)
+        kwargs, output, usage = call.buffered(chunks, recorder)
+        return Settled(self.original(*call.args, **kwargs), output, usage)
 
     def from_injected(self, value: Any) -> Settled:
-        kwargs, mock = self.mocked(value)
-        result = self.original(*self.args, **kwargs)
-        output, usage = self.described(mock, result)
+        call = self.call
+        kwargs, mock = call.mocked(value)
+        result = self.original(*call.args, **kwargs)
+        output, usage = call.described(mock, result)
         return Settled(result, output, usage)
 
 
-class _AsyncNode(_Node):
-    __slots__ = ()
+class _AsyncNode(AsyncDriver):
+    __slots__ = ("call",)
+
+    def __init__(self, original: Callable[..., Awaitable[Any]], ex: NodeExecution, call: Call) -> None:
+        self.original = original
+        self.ex = ex
+        self.call = call
 
     async def body(self) -> Any:
-        return await self.original(*self.args, **self.kwargs)
+        call = self.call
+        return await self.original(*call.args, **call.kwargs)
 
-    def edit(self, value: Any) -> Callable[[], Awaitable[Any]]:
-        args, kwargs = self.edited(value)
+    def edited(self, value: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        return self.call.edited(value)
 
-        async def edited() -> Any:
-            self.use(args, kwargs)
-            return await self.body()
-
-        return edited
+    def use(self, edited: tuple[tuple[Any, ...], dict[str, Any]]) -> None:
+        self.call.use(edited)
 
     async def settle(self, result: Any) -> Settled:
-        if not self.teed(result):
-            return self.plain(result)
+        call = self.call
+        if not call.teed(result):
+            return call.plain(result)
         if not self.ex.wants_hold("after"):
             return Settled(tee(result, self.ex), finishes_later=True)
         recorder = StreamRecorder(self.ex)
@@ -201,17 +214,18 @@ class _AsyncNode(_Node):
         async for chunk in result:
             recorder.feed(chunk)
             chunks.append(chunk)
-        kwargs, output, usage = self.buffered(chunks, recorder)
-        return Settled(await self.original(*self.args, **kwargs), output, usage)
+        kwargs, output, usage = call.buffered(chunks, recorder)
+        return Settled(await self.original(*call.args, **kwargs), output, usage)
 
     def from_injected(self, value: Any) -> Awaitable[Settled]:
         """Checks the shape now (a bad one raises: the gate holds again); the engine awaits the answer."""
-        kwargs, mock = self.mocked(value)
+        kwargs, mock = self.call.mocked(value)
         return self._answered(kwargs, mock)
 
     async def _answered(self, kwargs: dict[str, Any], mock: Any) -> Settled:
-        result = await self.original(*self.args, **kwargs)
-        output, usage = self.described(mock, result)
+        call = self.call
+        result = await self.original(*call.args, **kwargs)
+        output, usage = call.described(mock, result)
         return Settled(result, output, usage)
 
 
@@ -229,9 +243,7 @@ def run_sync(
         if spec is None:
             return original(*args, **kwargs)
         ex = engine.start_node(spec)
-        node = _SyncNode(original, api, ex, args, kwargs, request)
-        ex.spec.edit = node.edit
-        return ex.run_sync(node.body, from_injected=node.from_injected, settle=node.settle)
+        return _SyncNode(original, ex, Call(api, args, kwargs, request)).run()
     finally:
         OWNED.reset(token)
 
@@ -250,8 +262,6 @@ async def run_async(
         if spec is None:
             return await original(*args, **kwargs)
         ex = await engine.astart_node(spec)
-        node = _AsyncNode(original, api, ex, args, kwargs, request)
-        ex.spec.edit = node.edit
-        return await ex.run_async(node.body, from_injected=node.from_injected, settle=node.settle)
+        return await _AsyncNode(original, ex, Call(api, args, kwargs, request)).run()
     finally:
         OWNED.reset(token)

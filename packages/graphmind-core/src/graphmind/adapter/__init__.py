@@ -28,6 +28,7 @@ from .._node.stream_loop import Items
 from .._runs.run import RunContext
 from .._runs.steps import StepIdentity
 from .._wire.hub_link import preload
+from ._driver import AsyncDriver, SyncDriver
 from ._edit import edited_request, request_message
 from ._hooks import Hook, Patches, hook_moved, instrument_once, items_of, resolve, uninstrument_once
 from ._owner import model_call_owner, owned_model_call
@@ -40,6 +41,7 @@ from ._session import enabled_for, engine_for
 preload()
 
 __all__ = [
+    "AsyncDriver",
     "Engine",
     "GateAnswer",
     "Hook",
@@ -55,6 +57,7 @@ __all__ = [
     "RunContext",
     "Settled",
     "StepIdentity",
+    "SyncDriver",
     "ToolCallReply",
     "describe_error",
     "edited_request",

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from .. import Owned, Settled
+from .. import AsyncDriver, Owned, Settled, SyncDriver
 from ._call import Call
 from ._exchange import Exchange, Reply, recorded_reply
 
@@ -58,10 +58,10 @@ def _describe_read(call: Call, ex: NodeExecution, result: Any, response: Any) ->
     return Settled(result, described[0], described[1], owned=type(described) is Owned)
 
 
-class _SyncNode:
-    """The body, `settle` and `from_injected` of one sync call, for `NodeExecution.run_sync`."""
+class _SyncNode(SyncDriver):
+    """The body, `settle`, edit and `from_injected` of one sync call (graphmind.adapter's driver)."""
 
-    __slots__ = ("call", "ex", "exchange", "original")
+    __slots__ = ("call", "exchange")
 
     def __init__(self, original: Callable[..., Any], call: Call, ex: NodeExecution) -> None:
         self.original = original
@@ -93,15 +93,12 @@ class _SyncNode:
             return Settled(_replay_sync(self.original, call, recorded_reply(response)), output, usage)
         return _describe_read(call, ex, result, response)
 
-    def edit(self, value: Any) -> Callable[[], Any]:
-        """The body of an edited request (`NodeSpec.edit`): the same `_post`, the edited body."""
-        kwargs = self.call.edited(value)
+    def edited(self, value: Any) -> dict[str, Any]:
+        """An edited request: the same `_post`, the edited body."""
+        return self.call.edited(value)
 
-        def edited() -> Any:
-            self.call.use(kwargs)
-            return self.body()
-
-        return edited
+    def use(self, edited: dict[str, Any]) -> None:
+        self.call.use(edited)
 
     def from_injected(self, value: Any) -> Settled:
         reply = self.call.convert(value)
@@ -116,9 +113,7 @@ def run_sync(original: Callable[..., Any], call: Call) -> Any:
     ex = call.engine.start_node(spec)
     if not call.api.gated:
         return _observe_sync(original, call, ex)
-    node = _SyncNode(original, call, ex)
-    ex.spec.edit = node.edit
-    return ex.run_sync(node.body, from_injected=node.from_injected, settle=node.settle)
+    return _SyncNode(original, call, ex).run()
 
 
 def _observe_sync(original: Callable[..., Any], call: Call, ex: NodeExecution) -> Any:
@@ -153,10 +148,10 @@ async def _replay_async(original: Callable[..., Awaitable[Any]], call: Call, rep
         var.reset(token)
 
 
-class _AsyncNode:
+class _AsyncNode(AsyncDriver):
     """The same for `NodeExecution.run_async`."""
 
-    __slots__ = ("call", "ex", "exchange", "original")
+    __slots__ = ("call", "exchange")
 
     def __init__(self, original: Callable[..., Awaitable[Any]], call: Call, ex: NodeExecution) -> None:
         self.original = original
@@ -187,14 +182,11 @@ class _AsyncNode:
             return Settled(await _replay_async(self.original, call, recorded_reply(response)), output, usage)
         return _describe_read(call, ex, result, response)
 
-    def edit(self, value: Any) -> Callable[[], Awaitable[Any]]:
-        kwargs = self.call.edited(value)
+    def edited(self, value: Any) -> dict[str, Any]:
+        return self.call.edited(value)
 
-        async def edited() -> Any:
-            self.call.use(kwargs)
-            return await self.body()
-
-        return edited
+    def use(self, edited: dict[str, Any]) -> None:
+        self.call.use(edited)
 
     def from_injected(self, value: Any) -> Awaitable[Settled]:
         """Checks the shape now (a bad one raises: the gate holds again); the engine awaits the replay."""
@@ -212,9 +204,7 @@ async def run_async(original: Callable[..., Awaitable[Any]], call: Call) -> Any:
     ex = await call.engine.astart_node(spec)  # a wait_for_attach wait awaits, never blocks the loop
     if not call.api.gated:
         return await _observe_async(original, call, ex)
-    node = _AsyncNode(original, call, ex)
-    ex.spec.edit = node.edit
-    return await ex.run_async(node.body, from_injected=node.from_injected, settle=node.settle)
+    return await _AsyncNode(original, call, ex).run()
 
 
 async def _observe_async(original: Callable[..., Awaitable[Any]], call: Call, ex: NodeExecution) -> Any:
