@@ -41,7 +41,7 @@ from ._describe import (
 )
 from ._dual import dual
 from ._inline import InlineExceptTextLlmStart
-from ._links import Link, name_of, root_line, run_name
+from ._links import Link, agent_path, name_of, root_line, run_name, scoped
 from ._nodes import llm_spec, llm_step, model_name, retriever_spec, tool_spec
 from ._tokens import emit
 
@@ -81,6 +81,12 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
             return None, None
         return link.run, link.ex.instance_id if link.ex is not None else link.parent
 
+    def _agents(self, kwargs: dict[str, Any]) -> tuple[str, ...]:
+        """The agents the call runs in (a LangGraph graph's root and subgraphs: `agent_path`)."""
+        parent_run_id = kwargs.get("parent_run_id")
+        link = self._links.get(parent_run_id) if parent_run_id is not None else None
+        return agent_path(link.graph if link is not None else None, kwargs.get("metadata"))
+
     @staticmethod
     def _fail_open(client: Engine, where: str, exc: Exception) -> None:
         client.warn(
@@ -110,16 +116,17 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
                 if link.run is not None and link.run.aborted:
                     raise RunAborted(link.run.run_id)
                 self._links[run_id] = Link(
-                    link.run, link.ex.instance_id if link.ex is not None else link.parent
+                    link.run, link.ex.instance_id if link.ex is not None else link.parent, graph=link.graph
                 )
                 return
             run = client.current_run()
+            name = run_name(serialized, kwargs)
             if run is not None:  # inside `with graphmind.run(...)`: the run is the user's
                 if run.aborted:
                     raise RunAborted(run.run_id)
-                self._links[run_id] = Link(run, None)
+                self._links[run_id] = Link(run, None, graph=name)
                 return
-            self._links[run_id] = Link(client.begin_run(run_name(serialized, kwargs)), None, owns_run=True)
+            self._links[run_id] = Link(client.begin_run(name), None, owns_run=True, graph=name)
         except RunAborted:
             raise
         except Exception as exc:
@@ -158,14 +165,15 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
         metadata = kwargs.get("metadata")
         token = metadata.get(registry.MARK) if metadata else None
         params = kwargs.get("invocation_params") or {}
-        step = llm_step(client, run, messages)
         name = model_name(None, params, metadata) or name_of(serialized, kwargs, "model")
-        ex = client.start_node(
-            llm_spec(step, messages, name, token is not None, prompts),
-            run=run,
-            parent_instance_id=parent,
-            line=root_line(run, run_id),
-        )
+        with scoped(self._agents(kwargs)):
+            step = llm_step(client, run, messages)
+            ex = client.start_node(
+                llm_spec(step, messages, name, token is not None, prompts),
+                run=run,
+                parent_instance_id=parent,
+                line=root_line(run, run_id),
+            )
         if step.first_step:
             roster = tool_roster(params.get("tools"))
             if roster:
@@ -191,12 +199,13 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
         name = name_of(serialized, kwargs, "tool")
         instance = kwargs.get("tool_call_id") or run_id.hex
         described = inputs if inputs is not None else input_str
-        ex = client.start_node(
-            tool_spec(name, described, instance, token is not None),
-            run=run,
-            parent_instance_id=parent,
-            line=root_line(run, run_id),
-        )
+        with scoped(self._agents(kwargs)):
+            ex = client.start_node(
+                tool_spec(name, described, instance, token is not None),
+                run=run,
+                parent_instance_id=parent,
+                line=root_line(run, run_id),
+            )
         self._links[run_id] = Link(ex.run, None, ex)
         if token is not None:
             registry.offer(run_id, ex, token)
@@ -208,7 +217,8 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
     ) -> NodeExecution:
         run, parent = self._context(kwargs.get("parent_run_id"))
         spec = retriever_spec(name_of(serialized, kwargs, "retriever"), query, run_id.hex)
-        ex = client.start_node(spec, run=run, parent_instance_id=parent, line=root_line(run, run_id))
+        with scoped(self._agents(kwargs)):
+            ex = client.start_node(spec, run=run, parent_instance_id=parent, line=root_line(run, run_id))
         self._links[run_id] = Link(ex.run, None, ex)
         return ex
 
