@@ -26,7 +26,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.outputs import ChatGenerationChunk
 
 import graphmind
-from graphmind.adapter import Engine, NodeExecution, RunAborted, RunContext, engine_for
+from graphmind.adapter import Engine, NodeExecution, NodeSpec, RunAborted, RunContext, engine_for
 
 from . import _registry as registry
 from ._describe import (
@@ -41,8 +41,9 @@ from ._describe import (
 )
 from ._dual import dual
 from ._inline import InlineExceptTextLlmStart
-from ._links import Link, agent_path, name_of, root_line, run_name, scoped
-from ._nodes import llm_spec, llm_step, model_name, retriever_spec, tool_spec
+from ._links import Link, name_of, root_line, run_name
+from ._team import Routes, agent_path, scoped
+from ._nodes import OBSERVE_ONLY_ACTIONS, llm_spec, llm_step, model_name, retriever_spec, tool_spec
 from ._tokens import emit
 
 
@@ -71,6 +72,7 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
         # A given session's engine never changes; without one, the default client is looked up per call.
         self._engine: Engine | None = engine_for(session) if session is not None else None
         self._links: dict[UUID, Link] = {}
+        self._routes = Routes()  # LangGraph Commands waiting for their target agent (_team.py)
 
     def _client(self) -> Engine:
         return self._engine or engine_for(None)
@@ -85,7 +87,7 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
         """The agents the call runs in (a LangGraph graph's root and subgraphs: `agent_path`)."""
         parent_run_id = kwargs.get("parent_run_id")
         link = self._links.get(parent_run_id) if parent_run_id is not None else None
-        return agent_path(link.graph if link is not None else None, kwargs.get("metadata"))
+        return agent_path(link.graph, kwargs.get("metadata")) if link is not None else ()
 
     @staticmethod
     def _fail_open(client: Engine, where: str, exc: Exception) -> None:
@@ -115,25 +117,50 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
             if link is not None:
                 if link.run is not None and link.run.aborted:
                     raise RunAborted(link.run.run_id)
-                self._links[run_id] = Link(
+                child = self._links[run_id] = Link(
                     link.run, link.ex.instance_id if link.ex is not None else link.parent, graph=link.graph
                 )
+                if metadata and link.graph is not None and "langgraph_checkpoint_ns" in metadata:
+                    self._graph_node(client, child, metadata, inputs)
                 return
             run = client.current_run()
             name = run_name(serialized, kwargs)
             if run is not None:  # inside `with graphmind.run(...)`: the run is the user's
                 if run.aborted:
                     raise RunAborted(run.run_id)
-                self._links[run_id] = Link(run, None, graph=name)
+                self._links[run_id] = Link(run, None, graph=name, root=True)
                 return
-            self._links[run_id] = Link(client.begin_run(name), None, owns_run=True, graph=name)
+            self._links[run_id] = Link(client.begin_run(name), None, owns_run=True, graph=name, root=True)
         except RunAborted:
             raise
         except Exception as exc:
             self._fail_open(client, "on_chain_start", exc)
 
-    def _end_chain(self, run_id: UUID, error: BaseException | None) -> None:
+    def _graph_node(self, client: Engine, link: Link, metadata: dict[str, Any], inputs: Any) -> None:
+        """A chain inside a LangGraph graph: its agent path, and the handoff node when it is the
+        first call inside an agent a `Command(goto=...)` routed to (_team.py; observed only)."""
+        link.ns = metadata["langgraph_checkpoint_ns"]
+        link.agents = path = agent_path(link.graph, metadata)
+        run = link.run
+        handed = self._routes.entered(run.run_id, metadata, path, inputs) if run is not None else None
+        if handed is None:
+            return
+        source, target, value = handed
+        spec = NodeSpec(
+            f"{source[-1]}->{target}", "handoff", value, attrs={"from": source[-1], "to": target}
+        )
+        spec.actions = OBSERVE_ONLY_ACTIONS
+        with scoped(source):
+            ex = client.start_node(spec, run=run, parent_instance_id=link.parent)
+        ex.finish(value)
+
+    def _end_chain(self, run_id: UUID, error: BaseException | None, outputs: Any = None) -> None:
         link = self._links.pop(run_id, None)
+        if link is not None and link.run is not None:
+            if link.ns is not None and outputs is not None:
+                self._routes.ended(link.run.run_id, link.ns, link.agents, outputs)
+            elif link.root:
+                self._routes.forget(link.run.run_id)
         if link is not None and link.owns_run and link.run is not None:
             client = self._client()
             try:
@@ -144,7 +171,7 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
     def on_chain_end(
         self, outputs: Any, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any
     ) -> None:
-        self._end_chain(run_id, None)
+        self._end_chain(run_id, None, outputs)
 
     def on_chain_error(
         self, error: BaseException, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any
