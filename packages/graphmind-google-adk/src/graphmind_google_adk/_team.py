@@ -136,5 +136,12 @@ async def gate_transfer(
         answer: types.Content = decided.output
         return answer
     if decided.edited:
-        inv.handed[transfer.target] = handed_contents(decided.input)
+        try:
+            inv.handed[transfer.target] = handed_contents(decided.input)
+        except ValueError as exc:  # the edit is not a conversation: the target gets ADK's own
+            engine.warn(
+                f"[graphmind] the edited input of the transfer to {transfer.target!r} was not used ({exc}); "
+                'edit it as {"messages": [{"role", "content"}, ...]}',
+                key="adk-handoff-edit",
+            )
     return None

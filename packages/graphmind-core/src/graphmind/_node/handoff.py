@@ -20,6 +20,7 @@ from .._runs.agents import HANDOFF_KIND, agent_scope, checked_name, handoff_node
 from .spec import NodeSpec
 
 if TYPE_CHECKING:
+    from .._runs.run import RunContext
     from .engine import Engine, NodeExecution
 
 
@@ -82,13 +83,17 @@ def handoff(
     call: Callable[[Any], Any] | None = None,
     from_injected: Callable[[Any], Any] = _identity,
     attrs: dict[str, Any] | None = None,
+    run: RunContext | None = None,
+    parent_instance_id: str | None = None,
 ) -> Handoff:
     """Runs the handoff from `source` to `target` through the gate engine, from sync code.
 
     `handed`: the handed-over input as JSON (what the gate shows and a person may edit). `call`:
     runs the target with the (possibly edited) input and returns its result, or None when the
     adapter runs the target itself once this returns. `from_injected`: an injected JSON value as the
-    framework's own type. Raises RunAborted at an abort. Disabled or disposed: passes straight on."""
+    framework's own type. `run` / `parent_instance_id`: as `Engine.start_node`'s, for a framework that
+    reports them itself (callbacks: Google ADK's plugin). Raises RunAborted at an abort. Disabled or
+    disposed: passes straight on."""
     if not engine.live:
         return Handoff(handed, False, call(handed) if call is not None else handed)
     current = [handed]
@@ -103,7 +108,7 @@ def handoff(
     spec = _spec(source, target, handed, attrs)
     spec.edit = lambda edited: lambda: body(edited)
     with agent_scope(source):  # the handoff is the source agent's act
-        node = engine.start_node(spec)
+        node = engine.start_node(spec, run=run, parent_instance_id=parent_instance_id)
     result = node.run_sync(lambda: body(handed), _output, from_injected)
     return _decided(node, result, current, handed)
 
@@ -117,6 +122,8 @@ async def ahandoff(
     call: Callable[[Any], Awaitable[Any]] | None = None,
     from_injected: Callable[[Any], Any] = _identity,
     attrs: dict[str, Any] | None = None,
+    run: RunContext | None = None,
+    parent_instance_id: str | None = None,
 ) -> Handoff:
     """`handoff` from async code: a hold awaits; `call` is a coroutine function."""
     if not engine.live:
@@ -133,6 +140,6 @@ async def ahandoff(
     spec = _spec(source, target, handed, attrs)
     spec.edit = lambda edited: lambda: body(edited)
     with agent_scope(source):
-        node = await engine.astart_node(spec)
+        node = await engine.astart_node(spec, run=run, parent_instance_id=parent_instance_id)
     result = await node.run_async(lambda: body(handed), _output, from_injected)
     return _decided(node, result, current, handed)
