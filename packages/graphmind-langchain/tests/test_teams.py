@@ -17,6 +17,7 @@ from langchain_core.tools import tool
 
 import graphmind
 from graphmind import protocol as proto
+from graphmind.testing.team import TEAM_CASES, TeamSubject, run_team_case
 from graphmind_langchain import GraphmindCallbackHandler
 from graphmind_server.testing import HubProcess, KitHub
 
@@ -50,6 +51,8 @@ class Team:
 
     def __init__(self) -> None:
         self.calls: list[str] = []
+        self.handler: GraphmindCallbackHandler | None = None
+        self.models: dict[str, Any] = {}
         calls = self.calls
 
         @tool
@@ -72,6 +75,7 @@ class Team:
                 ]
             )
             tools = [lookup_invoice] if tool_name == "lookup_invoice" else [reset_password]
+            self.models[name] = model
             return create_agent(model, tools, name=name)
 
         self.supervisor_model = ToolCallingFakeModel(
@@ -90,6 +94,10 @@ class Team:
         graph.add_edge("billing", "supervisor")
         graph.add_edge("support", "supervisor")
         self.app = graph.compile(name="helpdesk")
+
+    @property
+    def billing_calls(self) -> int:
+        return int(self.models["billing"].i)  # FakeMessagesListChatModel's index of the next reply
 
     def run(self, client: graphmind.Client) -> Any:
         config = {"callbacks": [GraphmindCallbackHandler(session=client)]}
@@ -146,3 +154,39 @@ def test_a_single_agent_graph_keeps_llm_step(live: tuple[KitHub, graphmind.Clien
     )
     kit.wait_for(lambda: bool(kit.of_type(proto.RUN_FINISHED)), what="the run's end")
     assert [e["nodeId"] for e in kit.of_type(proto.NODE_STARTED) if e["kind"] == "llm"] == ["llm:step"]
+
+
+class SupervisorTeam(TeamSubject):
+    """The kit's two-agent cases: the graph's root (`helpdesk`, whose supervisor node makes the
+    root's model step) routes to the `billing` worker agent. The routing is observed, so the kit's
+    handoff cases (edit, inject) do not apply (`handoff = False`)."""
+
+    root, other = "helpdesk", "billing"
+    handoff = False
+
+    def __init__(self) -> None:
+        self.team = Team()
+
+    def make(self) -> Team:
+        self.team = Team()
+        return self.team
+
+    def instrument(self, thing: Team, session: graphmind.Client) -> Team:
+        thing.handler = GraphmindCallbackHandler(session=session)
+        return thing
+
+    def undo(self, thing: Team) -> None:
+        thing.handler = None
+
+    async def acall_team(self, thing: Team) -> Any:
+        config = {"callbacks": [thing.handler]} if thing.handler is not None else {}
+        return await thing.app.ainvoke({"messages": [HumanMessage("my invoice and my password")]}, config)
+
+    @property
+    def other_model_calls(self) -> int:
+        return self.team.billing_calls
+
+
+@pytest.mark.parametrize("case", TEAM_CASES)
+async def test_team(case: str, kit_hub: Any) -> None:
+    await run_team_case(case, SupervisorTeam(), hub=kit_hub)

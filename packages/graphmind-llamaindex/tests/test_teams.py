@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
 from li_fixtures import of
 from llama_index.core.agent.workflow import AgentWorkflow, FunctionAgent
 from llama_index.core.tools import FunctionTool
@@ -14,7 +15,8 @@ from llama_index.core.tools import FunctionTool
 import graphmind
 from graphmind import protocol as proto
 from graphmind.testing import FakeHub
-from graphmind_llamaindex import instrument_llamaindex
+from graphmind.testing.team import TEAM_CASES, TeamSubject, run_team_case
+from graphmind_llamaindex import gate_llm, instrument_llamaindex, ungate_llm, uninstrument_llamaindex
 from graphmind_llamaindex.testing import ScriptedFunctionCallingLLM, tool_call
 
 
@@ -77,3 +79,44 @@ def test_a_single_function_agent_keeps_llm_step(hub: FakeHub, client: graphmind.
     steps = [e for e in of(hub, proto.NODE_STARTED) if e["kind"] == "llm"]
     assert [e["nodeId"] for e in steps] == ["llm:step"]
     assert not [e for e in of(hub, proto.NODE_STARTED) if e["nodeId"].startswith("handoff:")]
+
+
+class WorkflowTeam(TeamSubject):
+    """The kit's two-agent cases: `triage` hands off to `billing` inside one AgentWorkflow, both
+    LLMs gated (`gate_llm`: the dispatcher's handler alone cannot hold). The handoff is observed,
+    so the kit's handoff cases (edit, inject) do not apply (`handoff = False`)."""
+
+    root, other = "triage", "billing"
+    handoff = False
+
+    def __init__(self) -> None:
+        self.billing: ScriptedFunctionCallingLLM | None = None
+        self.llms: list[ScriptedFunctionCallingLLM] = []
+
+    def make(self) -> AgentWorkflow:
+        workflow, triage, self.billing = team()
+        self.llms = [triage, self.billing]
+        return workflow
+
+    def instrument(self, thing: AgentWorkflow, session: graphmind.Client) -> AgentWorkflow:
+        instrument_llamaindex(session=session)
+        for llm in self.llms:
+            gate_llm(llm, session=session)
+        return thing
+
+    def undo(self, thing: AgentWorkflow) -> None:
+        for llm in self.llms:
+            ungate_llm(llm)
+        uninstrument_llamaindex()
+
+    async def acall_team(self, thing: AgentWorkflow) -> Any:
+        return await thing.run(user_msg="what about invoice 42?")
+
+    @property
+    def other_model_calls(self) -> int:
+        return len(self.billing.calls) if self.billing is not None else 0
+
+
+@pytest.mark.parametrize("case", TEAM_CASES)
+async def test_team(case: str, kit_hub: Any) -> None:
+    await run_team_case(case, WorkflowTeam(), hub=kit_hub)
