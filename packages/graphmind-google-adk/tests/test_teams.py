@@ -55,14 +55,19 @@ class Team:
     def __init__(self, billing_tool: bool = False) -> None:
         self.tools = Counter()
         self.triage = ScriptedLlm(script=triage_script)
-        self.billing = ScriptedLlm(script=self._billing_script if billing_tool else reply_script("paid in full"))
+        self.billing = ScriptedLlm(
+            script=self._billing_script if billing_tool else reply_script("paid in full")
+        )
         self.support = ScriptedLlm(script=reply_script("support here"))
         billing_tools = [self.tools.add] if billing_tool else []
         self.root = LlmAgent(
             name="triage",
             model=self.triage,
             instruction="Route the question.",
-            sub_agents=[agent(self.billing, billing_tools, name="billing"), agent(self.support, name="support")],
+            sub_agents=[
+                agent(self.billing, billing_tools, name="billing"),
+                agent(self.support, name="support"),
+            ],
         )
 
     @staticmethod
@@ -86,7 +91,9 @@ def wait_run_end(kit: KitHub) -> dict[str, Any]:
     return kit.of_type(proto.RUN_FINISHED)[0]
 
 
-async def test_two_agents_their_own_model_steps_and_one_handoff_node(hub: tuple[KitHub, graphmind.Client]) -> None:
+async def test_two_agents_their_own_model_steps_and_one_handoff_node(
+    hub: tuple[KitHub, graphmind.Client],
+) -> None:
     kit, client = hub
     team = Team(billing_tool=True)
     events = await collect(instrument_runner(runner(team.root), session=client))
@@ -111,7 +118,9 @@ async def test_two_agents_their_own_model_steps_and_one_handoff_node(hub: tuple[
     assert "support" not in {e.get("agent") for e in nodes} and team.support.calls == 0
 
 
-async def test_a_breakpoint_on_the_sub_agents_step_holds_only_it(hub: tuple[KitHub, graphmind.Client]) -> None:
+async def test_a_breakpoint_on_the_sub_agents_step_holds_only_it(
+    hub: tuple[KitHub, graphmind.Client],
+) -> None:
     kit, client = hub
     team = Team()
     held: list[dict[str, Any]] = []
@@ -165,7 +174,9 @@ async def test_an_inject_at_the_handoff_answers_as_the_sub_agent_without_running
     kit, client = hub
     team = Team()
     kit.auto_answer(
-        lambda frame: (proto.INJECT, "answered by hand") if frame["nodeId"] == HANDOFF else (proto.CONTINUE, None)
+        lambda frame: (
+            (proto.INJECT, "answered by hand") if frame["nodeId"] == HANDOFF else (proto.CONTINUE, None)
+        )
     )
     kit.set_debug(breakpoints=[(HANDOFF, proto.BEFORE)])
     events = await collect(instrument_runner(runner(team.root), session=client))
@@ -178,7 +189,9 @@ async def test_an_inject_at_the_handoff_answers_as_the_sub_agent_without_running
     assert finished["output"] is not None
 
 
-async def test_an_agent_tool_runs_in_the_callers_run_as_its_own_agent(hub: tuple[KitHub, graphmind.Client]) -> None:
+async def test_an_agent_tool_runs_in_the_callers_run_as_its_own_agent(
+    hub: tuple[KitHub, graphmind.Client],
+) -> None:
     kit, client = hub
     helper_model = ScriptedLlm(script=reply_script("helped"))
 
@@ -208,7 +221,9 @@ async def test_workflow_agents_report_the_agent_of_each_step(hub: tuple[KitHub, 
     first = agent(ScriptedLlm(script=reply_script("one")), name="first")
     second = agent(ScriptedLlm(script=reply_script("two")), name="second")
     events = await collect(
-        instrument_runner(runner(SequentialAgent(name="pipeline", sub_agents=[first, second])), session=client)
+        instrument_runner(
+            runner(SequentialAgent(name="pipeline", sub_agents=[first, second])), session=client
+        )
     )
     assert final_text(events) == "two"
     wait_run_end(kit)
@@ -224,4 +239,3 @@ def test_a_single_agent_keeps_llm_step(fakehub: Any, gm: graphmind.Client) -> No
     fakehub.wait_for(lambda: bool(fakehub.of_type(proto.RUN_FINISHED)), what="the run's end")
     ids = [e["nodeId"] for e in fakehub.of_type(proto.NODE_STARTED)]
     assert ids == ["agent:assistant", "llm:step"]
-

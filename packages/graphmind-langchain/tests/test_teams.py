@@ -125,7 +125,9 @@ def test_the_workers_are_told_apart(live: tuple[KitHub, graphmind.Client]) -> No
     assert handoffs == ["handoff:helpdesk->billing", "handoff:helpdesk->support"]
 
 
-def test_a_breakpoint_on_one_workers_step_holds_only_that_worker(live: tuple[KitHub, graphmind.Client]) -> None:
+def test_a_breakpoint_on_one_workers_step_holds_only_that_worker(
+    live: tuple[KitHub, graphmind.Client],
+) -> None:
     kit, client = live
     held: list[dict[str, Any]] = []
 

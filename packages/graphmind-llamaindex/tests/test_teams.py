@@ -36,7 +36,10 @@ def team() -> tuple[AgentWorkflow, ScriptedFunctionCallingLLM, ScriptedFunctionC
         name="triage", description="routes questions", llm=triage_llm, tools=[], can_handoff_to=["billing"]
     )
     billing = FunctionAgent(
-        name="billing", description="answers invoices", llm=billing_llm, tools=[FunctionTool.from_defaults(lookup)]
+        name="billing",
+        description="answers invoices",
+        llm=billing_llm,
+        tools=[FunctionTool.from_defaults(lookup)],
     )
     return AgentWorkflow(agents=[triage, billing], root_agent="triage"), triage_llm, billing_llm
 
@@ -62,7 +65,11 @@ def test_an_agent_workflow_reports_its_agents_and_the_handoff(hub: FakeHub, clie
     assert handoff["input"]["to"] == "billing" and handoff["input"]["reason"] == "an invoice"
     (tool,) = [e for e in nodes if e["nodeId"] == "tool:lookup"]
     assert tool["agent"] == "billing"
-    ended = [e for e in hub.events if e.get("nodeId") == "handoff:triage->billing" and e["type"] != proto.NODE_STARTED]
+    ended = [
+        e
+        for e in hub.events
+        if e.get("nodeId") == "handoff:triage->billing" and e["type"] != proto.NODE_STARTED
+    ]
     assert [e["type"] for e in ended] == [proto.NODE_FINISHED]
 
 

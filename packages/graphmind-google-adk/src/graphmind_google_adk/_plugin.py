@@ -35,10 +35,9 @@ from google.adk.plugins.base_plugin import BasePlugin
 from google.adk.tools.agent_tool import AgentTool
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
-
-import graphmind
 from google.genai import types
 
+import graphmind
 from graphmind.adapter import Engine, NodeSpec, Owned, RunAborted, engine_for, owned_copy
 
 from . import _gates as gates
@@ -229,11 +228,11 @@ class GraphmindPlugin(BasePlugin):
             with scoped(inv.path(name)):
                 step = inv.run.steps.next_step(key, length)
                 spec = NodeSpec(
-                "step",
-                "llm",
-                node_input,
-                node_id="llm:step",
-                instance_id=step.instance_id,
+                    "step",
+                    "llm",
+                    node_input,
+                    node_id="llm:step",
+                    instance_id=step.instance_id,
                     attrs={"agent": name, "model": llm_request.model},  # owned with the input (request_input)
                     tool_calls_in_output=True,
                     owned=type(described) is Owned,

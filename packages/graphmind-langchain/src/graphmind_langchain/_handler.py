@@ -42,8 +42,8 @@ from ._describe import (
 from ._dual import dual
 from ._inline import InlineExceptTextLlmStart
 from ._links import Link, name_of, root_line, run_name
-from ._team import Routes, agent_path, scoped
 from ._nodes import OBSERVE_ONLY_ACTIONS, llm_spec, llm_step, model_name, retriever_spec, tool_spec
+from ._team import Routes, agent_path, scoped
 from ._tokens import emit
 
 
@@ -146,9 +146,7 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
         if handed is None:
             return
         source, target, value = handed
-        spec = NodeSpec(
-            f"{source[-1]}->{target}", "handoff", value, attrs={"from": source[-1], "to": target}
-        )
+        spec = NodeSpec(f"{source[-1]}->{target}", "handoff", value, attrs={"from": source[-1], "to": target})
         spec.actions = OBSERVE_ONLY_ACTIONS
         with scoped(source):
             ex = client.start_node(spec, run=run, parent_instance_id=link.parent)

@@ -58,4 +58,3 @@ def root_line(run: RunContext | None, run_id: UUID) -> UUID | None:
     own for the loop streak: LangChain makes each top-level `invoke` a separate run, so identical
     top-level calls (parametrized tests on one thread, requests of a thread pool) are not a loop."""
     return run_id if run is None else None
-

@@ -223,7 +223,10 @@ class Observer:
                     team.tool_called(spec.name, kwargs)
             else:
                 spec = NodeSpec(
-                    role.name(instance, method_of(id_)), role.kind, role.describe_input(bound), actions=OBSERVED
+                    role.name(instance, method_of(id_)),
+                    role.kind,
+                    role.describe_input(bound),
+                    actions=OBSERVED,
                 )
             ex = engine.start_node(spec, run=run, parent_instance_id=parent_node)
         started: float | None
@@ -255,7 +258,9 @@ class Observer:
         if handed is None:
             return
         source, target, value = handed
-        spec = NodeSpec(f"{source}->{target}", "handoff", value, attrs={"from": source, "to": target}, actions=OBSERVED)
+        spec = NodeSpec(
+            f"{source}->{target}", "handoff", value, attrs={"from": source, "to": target}, actions=OBSERVED
+        )
         with scoped(team.path(source)):
             ex = engine.start_node(spec, run=run, parent_instance_id=parent_node)
         ex.finish(value)

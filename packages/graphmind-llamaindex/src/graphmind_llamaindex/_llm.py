@@ -21,11 +21,11 @@ from llama_index.core.base.llms.types import ChatResponse, ToolCallBlock
 from graphmind.adapter import Engine, NodeExecution
 
 from . import _links as links
-from ._team import scoped
 from ._describe import chat_response_json, chunks_output, tool_calls_of, tool_roster, usage_of
 from ._edit import edited_messages
 from ._inject import reply_converter, stream_converter
 from ._nodes import llm_node
+from ._team import scoped
 
 
 def remember_reply(llm: Any, key: str, response: Any) -> None:

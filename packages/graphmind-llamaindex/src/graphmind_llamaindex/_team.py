@@ -30,7 +30,9 @@ from graphmind.adapter import agent_scope
 from ._describe import messages_input
 
 AgentPath = tuple[str, ...]
-HANDOFF_TOOL = "handoff"  # the tool AgentWorkflow gives an agent that can hand off (multi_agent_workflow.py:244)
+HANDOFF_TOOL = (
+    "handoff"  # the tool AgentWorkflow gives an agent that can hand off (multi_agent_workflow.py:244)
+)
 
 
 @contextmanager

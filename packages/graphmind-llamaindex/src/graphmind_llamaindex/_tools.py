@@ -17,11 +17,11 @@ from typing import Any
 from graphmind.adapter import Engine, NodeSpec, RunContext
 
 from . import _links as links
-from ._team import scoped
 from ._describe import tool_output_json
 from ._edit import edited_tool_kwargs
 from ._inject import tool_output_converter
 from ._nodes import tool_spec
+from ._team import scoped
 
 
 def _context(engine: Engine) -> tuple[RunContext | None, str | None]:
