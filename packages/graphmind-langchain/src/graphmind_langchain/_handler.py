@@ -26,7 +26,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.outputs import ChatGenerationChunk
 
 import graphmind
-from graphmind.adapter import Engine, NodeExecution, NodeSpec, RunAborted, RunContext, engine_for
+from graphmind.adapter import Engine, NodeExecution, RunAborted, RunContext, engine_for
 
 from . import _registry as registry
 from ._describe import (
@@ -42,8 +42,8 @@ from ._describe import (
 from ._dual import dual
 from ._inline import InlineExceptTextLlmStart
 from ._links import Link, name_of, root_line, run_name
-from ._nodes import OBSERVE_ONLY_ACTIONS, llm_spec, llm_step, model_name, retriever_spec, tool_spec
-from ._team import Routes, agent_path, scoped
+from ._nodes import llm_spec, llm_step, model_name, retriever_spec, tool_spec
+from ._team import Routes, agent_path, graph_node, scoped
 from ._tokens import emit
 
 
@@ -77,17 +77,15 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
     def _client(self) -> Engine:
         return self._engine or engine_for(None)
 
-    def _context(self, parent_run_id: UUID | None) -> tuple[RunContext | None, str | None]:
-        link = self._links.get(parent_run_id) if parent_run_id is not None else None
-        if link is None:
-            return None, None
-        return link.run, link.ex.instance_id if link.ex is not None else link.parent
-
-    def _agents(self, kwargs: dict[str, Any]) -> tuple[str, ...]:
-        """The agents the call runs in (a LangGraph graph's root and subgraphs: `agent_path`)."""
+    def _context(self, kwargs: dict[str, Any]) -> tuple[RunContext | None, str | None, tuple[str, ...]]:
+        """(run, parent node, agent path) of a call: its parent run's, and the agents a LangGraph
+        graph's metadata names (_team.py)."""
         parent_run_id = kwargs.get("parent_run_id")
         link = self._links.get(parent_run_id) if parent_run_id is not None else None
-        return agent_path(link.graph, kwargs.get("metadata")) if link is not None else ()
+        if link is None:
+            return None, None, ()
+        parent = link.ex.instance_id if link.ex is not None else link.parent
+        return link.run, parent, agent_path(link.graph, kwargs.get("metadata"))
 
     @staticmethod
     def _fail_open(client: Engine, where: str, exc: Exception) -> None:
@@ -121,7 +119,7 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
                     link.run, link.ex.instance_id if link.ex is not None else link.parent, graph=link.graph
                 )
                 if metadata and link.graph is not None and "langgraph_checkpoint_ns" in metadata:
-                    self._graph_node(client, child, metadata, inputs)
+                    graph_node(client, self._routes, child, metadata, inputs)
                 return
             run = client.current_run()
             name = run_name(serialized, kwargs)
@@ -136,29 +134,10 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
         except Exception as exc:
             self._fail_open(client, "on_chain_start", exc)
 
-    def _graph_node(self, client: Engine, link: Link, metadata: dict[str, Any], inputs: Any) -> None:
-        """A chain inside a LangGraph graph: its agent path, and the handoff node when it is the
-        first call inside an agent a `Command(goto=...)` routed to (_team.py; observed only)."""
-        link.ns = metadata["langgraph_checkpoint_ns"]
-        link.agents = path = agent_path(link.graph, metadata)
-        run = link.run
-        handed = self._routes.entered(run.run_id, metadata, path, inputs) if run is not None else None
-        if handed is None:
-            return
-        source, target, value = handed
-        spec = NodeSpec(f"{source[-1]}->{target}", "handoff", value, attrs={"from": source[-1], "to": target})
-        spec.actions = OBSERVE_ONLY_ACTIONS
-        with scoped(source):
-            ex = client.start_node(spec, run=run, parent_instance_id=link.parent)
-        ex.finish(value)
-
     def _end_chain(self, run_id: UUID, error: BaseException | None, outputs: Any = None) -> None:
         link = self._links.pop(run_id, None)
-        if link is not None and link.run is not None:
-            if link.ns is not None and outputs is not None:
-                self._routes.ended(link.run.run_id, link.ns, link.agents, outputs)
-            elif link.root:
-                self._routes.forget(link.run.run_id)
+        if link is not None:
+            self._routes.chain_ended(link, outputs)
         if link is not None and link.owns_run and link.run is not None:
             client = self._client()
             try:
@@ -186,12 +165,12 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
         kwargs: dict[str, Any],
         prompts: bool,
     ) -> NodeExecution | None:
-        run, parent = self._context(kwargs.get("parent_run_id"))
+        run, parent, agents = self._context(kwargs)
         metadata = kwargs.get("metadata")
         token = metadata.get(registry.MARK) if metadata else None
         params = kwargs.get("invocation_params") or {}
         name = model_name(None, params, metadata) or name_of(serialized, kwargs, "model")
-        with scoped(self._agents(kwargs)):
+        with scoped(agents):
             step = llm_step(client, run, messages)
             ex = client.start_node(
                 llm_spec(step, messages, name, token is not None, prompts),
@@ -217,14 +196,14 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
         run_id: UUID,
         kwargs: dict[str, Any],
     ) -> NodeExecution | None:
-        run, parent = self._context(kwargs.get("parent_run_id"))
+        run, parent, agents = self._context(kwargs)
         metadata = kwargs.get("metadata")
         inputs = kwargs.get("inputs")
         token = metadata.get(registry.MARK) if metadata else None
         name = name_of(serialized, kwargs, "tool")
         instance = kwargs.get("tool_call_id") or run_id.hex
         described = inputs if inputs is not None else input_str
-        with scoped(self._agents(kwargs)):
+        with scoped(agents):
             ex = client.start_node(
                 tool_spec(name, described, instance, token is not None),
                 run=run,
@@ -240,9 +219,9 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
     def _open_retriever(
         self, client: Engine, serialized: Any, query: str, run_id: UUID, kwargs: dict[str, Any]
     ) -> NodeExecution:
-        run, parent = self._context(kwargs.get("parent_run_id"))
+        run, parent, agents = self._context(kwargs)
         spec = retriever_spec(name_of(serialized, kwargs, "retriever"), query, run_id.hex)
-        with scoped(self._agents(kwargs)):
+        with scoped(agents):
             ex = client.start_node(spec, run=run, parent_instance_id=parent, line=root_line(run, run_id))
         self._links[run_id] = Link(ex.run, None, ex)
         return ex

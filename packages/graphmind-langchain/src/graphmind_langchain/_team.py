@@ -23,9 +23,11 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
-from graphmind.adapter import agent_scope
+from graphmind.adapter import Engine, NodeSpec, agent_scope
 
 from ._describe import messages_input_owned
+from ._links import Link
+from ._nodes import OBSERVE_ONLY_ACTIONS
 
 AgentPath = tuple[str, ...]
 _PARENT = "__parent__"  # langgraph.types.Command.PARENT
@@ -83,12 +85,19 @@ class Routes:
     def __init__(self) -> None:
         self._pending: dict[tuple[str, str, str], AgentPath] = {}  # (run, graph ns, node) -> source path
 
-    def ended(self, run_id: str, ns: str | None, source: AgentPath, outputs: Any) -> None:
-        """A node ended: remember where its Commands route to."""
-        if ns is None or not source:
+    def chain_ended(self, link: Link, outputs: Any) -> None:
+        """A chain ended: a graph node's Commands route somewhere; the root's run forgets its routes."""
+        run = link.run
+        if run is None:
             return
-        for graph, node in _targets(outputs):
-            self._pending[(run_id, _prefix(ns, 1 if graph == _PARENT else 0), node)] = source
+        if link.ns is not None and link.agents and outputs is not None:
+            for graph, node in _targets(outputs):
+                self._pending[(run.run_id, _prefix(link.ns, 1 if graph == _PARENT else 0), node)] = (
+                    link.agents
+                )
+        elif link.root and self._pending:
+            for key in [k for k in self._pending if k[0] == run.run_id]:
+                del self._pending[key]
 
     def entered(
         self, run_id: str, metadata: dict[str, Any] | None, path: AgentPath, inputs: Any
@@ -111,6 +120,24 @@ class Routes:
                 return source, target, {"from": source[-1], "to": target, "messages": handed}
         return None
 
-    def forget(self, run_id: str) -> None:
-        for key in [k for k in self._pending if k[0] == run_id]:
-            del self._pending[key]
+
+def graph_node(client: Engine, routes: Routes, link: Link, metadata: dict[str, Any], inputs: Any) -> None:
+    """A chain inside a LangGraph graph: its agent path, and the handoff node when it is the first
+    call inside an agent a `Command(goto=...)` routed to (observed: started and finished at once)."""
+    link.ns = metadata["langgraph_checkpoint_ns"]
+    link.agents = path = agent_path(link.graph, metadata)
+    run = link.run
+    handed = routes.entered(run.run_id, metadata, path, inputs) if run is not None else None
+    if handed is None:
+        return
+    source, target, value = handed
+    spec = NodeSpec(
+        f"{source[-1]}->{target}",
+        "handoff",
+        value,
+        attrs={"from": source[-1], "to": target},
+        actions=OBSERVE_ONLY_ACTIONS,
+    )
+    with scoped(source):
+        ex = client.start_node(spec, run=run, parent_instance_id=link.parent)
+    ex.finish(value)
