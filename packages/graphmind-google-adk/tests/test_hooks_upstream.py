@@ -112,5 +112,7 @@ def test_a_transfer_is_an_action_the_target_agents_start_reads() -> None:
     assert_in_source(BaseAgent._handle_agent_callbacks, "author=self.name", "ctx.end_invocation = True")
     # an AgentTool's nested Runner inherits the caller's plugins: its invocation joins the caller's run
     assert_in_source(
-        agent_tool.AgentTool.run_async, "tool_context._invocation_context.plugin_manager.plugins", "plugins=plugins"
+        agent_tool.AgentTool.run_async,
+        "tool_context._invocation_context.plugin_manager.plugins",
+        "plugins=plugins",
     )

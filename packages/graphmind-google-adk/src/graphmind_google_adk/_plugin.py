@@ -6,17 +6,17 @@ return short-circuits the call (plugin_manager.py:301-315), so "continue" always
 
 | callback (base_plugin.py)            | called from                                       | node / gate                         |
 |--------------------------------------|---------------------------------------------------|-------------------------------------|
-| before_run_callback :136             | runners.py:1589                                   | the invocation is the run           |
+| before_run_callback :136             | runners.py:1589                                   | the invocation is the run (an AgentTool's joins the caller's) |
 | after_run_callback :174              | runners.py:1657                                   | run finished (open nodes cut short) |
 | on_run_error_callback :403           | utils/_runner_utils.py:103                        | run error                           |
-| before_agent_callback :198           | agents/base_agent.py:659                          | `agent:<name>`, nested by parent    |
+| before_agent_callback :198           | agents/base_agent.py:659                          | `agent:<name>`, nested by parent; after a transfer, its handoff gate (_team.py) |
 | after_agent_callback :217            | agents/base_agent.py:679                          | agent finished                      |
 | on_agent_error_callback :383         | agents/base_agent.py:702                          | agent error                         |
 | before_model_callback :233           | flows/llm_flows/core/_finalizer.py:173            | `llm:step` before gate (inject = an `LlmResponse`) |
 | after_model_callback :253            | _finalizer.py:295, per response (partials stream) | after gate (retry re-runs the model, inject) |
 | on_model_error_callback :272         | _finalizer.py:366                                 | error gate (retry, inject; continue: ADK raises its own error) |
 | before_tool_callback :297            | flows/llm_flows/tools/_caller.py:508, workflow/_tool_node.py:195 | `tool:<name>` before gate (inject = the result dict) |
-| after_tool_callback :321             | _caller.py:601, _tool_node.py:237                 | after gate (retry re-runs the tool, inject) |
+| after_tool_callback :321             | _caller.py:601, _tool_node.py:237                 | after gate (retry re-runs the tool, inject); a transfer's target recorded |
 | on_tool_error_callback :348          | tools/_error_handler.py:113, _tool_node.py:231    | error gate                          |
 """
 

@@ -5,7 +5,8 @@ Hook points (langchain-core >=0.3, <2; read in 1.8.3):
 | callback                                  | node                        | gate                    |
 |-------------------------------------------|-----------------------------|-------------------------|
 | on_chain_start / _end / _error            | root chain: the run; others | none (structure only)   |
-|                                           | pass their parent through   |                         |
+|                                           | pass their parent through;  |                         |
+|                                           | LangGraph agents (_team.py) |                         |
 | on_chat_model_start, on_llm_start         | `llm:step`                  | before (dual sync/async)|
 | on_llm_new_token                          | node.token                  |                         |
 | on_llm_end / _error                       | finished (usage) / error    |                         |
