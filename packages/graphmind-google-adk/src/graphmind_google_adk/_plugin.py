@@ -226,7 +226,7 @@ class GraphmindPlugin(BasePlugin):
             described = request_input(llm_request, name)
             node_input, key, length = described
             with scoped(inv.path(name)):
-                step = inv.run.steps.next_step(key, length)
+                step = engine.next_llm_step(key, length, run=inv.run)  # each agent's steps: their own
                 spec = NodeSpec(
                     "step",
                     "llm",

@@ -326,11 +326,15 @@ class Engine:
         """The run the calling code is inside, if any."""
         return self._runs.current.get()
 
-    def next_llm_step(self, first_message_key: str, prompt_length: int) -> StepIdentity:
+    def next_llm_step(
+        self, first_message_key: str, prompt_length: int, *, run: RunContext | None = None
+    ) -> StepIdentity:
         """The `llm:step` identity of a model call in the current run (docs/protocol.md, "Model step identity").
 
-        `first_message_key`: a stable text for the prompt's first message; `prompt_length`: its message count."""
-        run = self._runs.for_call()
+        `first_message_key`: a stable text for the prompt's first message; `prompt_length`: its message count.
+        `run`: as `start_node`'s, for a framework that reports its run itself (callbacks)."""
+        if run is None:
+            run = self._runs.for_call()
         path = AGENT_PATH.get()
         if not path or path[-1] == (run.root_agent or path[0]):
             return run.steps.next_step(first_message_key, prompt_length)
