@@ -122,3 +122,39 @@ async def test_the_team_run_draws_two_agents_and_the_billing_tool(
         ("tool:refund", "billing"),
         ("llm:step@billing", "billing"),
     ]
+
+
+async def test_a_replay_of_the_team_matches_each_agents_steps(
+    fakehub: FakeHub, gm: graphmind.Client, tmp_path: Any
+) -> None:
+    from graphmind.testing import write_cassette
+
+    team = Team()
+    thing = team.instrument(team.make(), gm)
+    try:
+        await team.acall_team(thing)
+    finally:
+        team.undo(thing)
+    fakehub.wait_for(lambda: len(fakehub.of_type("run.finished")) == 1, what="the run's end")
+    write_cassette(tmp_path / "team.jsonl", gm.client_id, list(fakehub.events))
+
+    with FakeHub() as again:
+        replaying = graphmind.Client(app="team", url=again.url, replay={"source": tmp_path / "team.jsonl"})
+        assert replaying.ready(5)
+        twin = Team()
+        thing = twin.instrument(twin.make(), replaying)
+        try:
+            result = await twin.acall_team(thing)
+            assert result.final_output == REFUNDED
+            assert twin.fake.requests == [] and twin.refunds == [], "a replay sends no request, runs no tool"
+        finally:
+            twin.undo(thing)
+            replaying.dispose()
+        ended = [(e["nodeId"], e.get("replayed")) for e in again.of_type("node.finished")]
+    assert ended == [
+        ("llm:step", True),
+        ("handoff:triage->billing", None),  # runs live: the target's own calls replay
+        ("llm:step@billing", True),
+        ("tool:refund", True),
+        ("llm:step@billing", True),
+    ]
