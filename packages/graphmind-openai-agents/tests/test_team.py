@@ -20,7 +20,7 @@ from graphmind_openai_agents import instrument_openai_agents, uninstrument_opena
 TRIAGE = "Route the customer to the right agent."
 BILLING = "You handle billing questions."
 ASK = "I was charged twice for order 7"
-REFUNDED = "Refund of order 7 sent."
+REFUNDED = "order 7 refunded"  # billing stops at its tool's result: one model step
 
 
 def _messages(body: dict[str, Any]) -> list[dict[str, Any]]:
@@ -33,11 +33,9 @@ def _agent_of(body: dict[str, Any]) -> str:
 
 
 def script(body: dict[str, Any]) -> Any:
-    """The fake provider's reply: triage hands off; billing calls `refund`, then answers."""
+    """The fake provider's reply: triage hands off; billing calls `refund` (whose result ends the run)."""
     if _agent_of(body) == "triage":
         return FakeOpenAI.tool_call("transfer_to_billing", {})
-    if any(m.get("role") == "tool" and "refunded" in str(m.get("content")) for m in _messages(body)):
-        return REFUNDED
     return FakeOpenAI.tool_call("refund", {"order": "7"})
 
 
@@ -58,7 +56,13 @@ class Team(TeamSubject):
             self.refunds.append(order)
             return f"order {order} refunded"
 
-        billing = Agent(name="billing", instructions=BILLING, tools=[refund], model=model)
+        billing = Agent(
+            name="billing",
+            instructions=BILLING,
+            tools=[refund],
+            model=model,
+            tool_use_behavior="stop_on_first_tool",  # one billing step: a breakpoint on it holds once
+        )
         return Agent(name="triage", instructions=TRIAGE, handoffs=[billing], model=model)
 
     def instrument(self, thing: Any, session: graphmind.Client) -> Any:
@@ -120,7 +124,6 @@ async def test_the_team_run_draws_two_agents_and_the_billing_tool(
         ("handoff:triage->billing", "triage"),
         ("llm:step@billing", "billing"),
         ("tool:refund", "billing"),
-        ("llm:step@billing", "billing"),
     ]
 
 
@@ -156,5 +159,38 @@ async def test_a_replay_of_the_team_matches_each_agents_steps(
         ("handoff:triage->billing", None),  # runs live: the target's own calls replay
         ("llm:step@billing", True),
         ("tool:refund", True),
-        ("llm:step@billing", True),
+    ]
+
+
+async def test_a_breakpoint_on_the_billing_step_holds_once_and_never_triages(
+    fakehub: FakeHub, gm: graphmind.Client
+) -> None:
+    fakehub.set_debug(breakpoints=[("llm:step@billing", "before")])
+    fakehub.auto_answer("continue")
+    team = Team()
+    thing = team.instrument(team.make(), gm)
+    try:
+        assert (await team.acall_team(thing)).final_output == REFUNDED
+    finally:
+        team.undo(thing)
+    assert [p["nodeId"] for p in fakehub.of_type("exec.paused")] == ["llm:step@billing"]
+
+
+async def test_a_streamed_team_run_reports_its_agents(fakehub: FakeHub, gm: graphmind.Client) -> None:
+    team = Team()
+    thing = team.instrument(team.make(), gm)
+    try:
+        result = Runner.run_streamed(thing, ASK)
+        async for _event in result.stream_events():
+            pass
+        assert result.final_output == REFUNDED
+    finally:
+        team.undo(thing)
+    fakehub.wait_for(lambda: len(fakehub.of_type("run.finished")) == 1, what="the run's end")
+    started = [(e["nodeId"], e.get("agentPath")) for e in fakehub.of_type("node.started")]
+    assert started == [
+        ("llm:step", ["triage"]),
+        ("handoff:triage->billing", ["triage"]),
+        ("llm:step@billing", ["triage", "billing"]),
+        ("tool:refund", ["triage", "billing"]),
     ]
