@@ -207,8 +207,12 @@ class Observer:
                 workflow_started=time.monotonic(),
                 team=Team.of(instance),
             )
-        team = Team.of(instance) if role.job == "agent" else (parent.team if parent is not None else None)
         agents = parent.agents if parent is not None else ()
+        team = (
+            Team.of(instance, agents)
+            if role.job == "agent"
+            else (parent.team if parent is not None else None)
+        )
         if team is not None and role.kind == "chain":  # a workflow step: the agent it runs for
             agents = team.step(bound.arguments.get("ev"), agents)
             self._handoff(engine, team, bound.arguments.get("ev"), run, parent_node)

@@ -51,24 +51,25 @@ def scoped(path: AgentPath) -> Iterator[None]:
 class Team:
     """The agents of one workflow run: the root, the agent of the latest step, a handoff under way."""
 
-    __slots__ = ("current", "pending", "root")
+    __slots__ = ("base", "current", "pending", "root")
 
-    def __init__(self, root: str) -> None:
+    def __init__(self, root: str, base: AgentPath = ()) -> None:
         self.root = root
+        self.base = base  # the agents the workflow itself runs in (an agent run from another's tool)
         self.current: str | None = None
         self.pending: tuple[str, str, Any] | None = None  # (from, to, reason) of a handoff tool call
 
     @staticmethod
-    def of(workflow: Any) -> Team | None:
+    def of(workflow: Any, base: AgentPath = ()) -> Team | None:
         root = getattr(workflow, "root_agent", None)
         if isinstance(root, str) and root:  # an AgentWorkflow
-            return Team(root)
+            return Team(root, base)
         if isinstance(workflow, BaseWorkflowAgent) and workflow.name:  # a lone FunctionAgent, ReActAgent, ...
-            return Team(workflow.name)
+            return Team(workflow.name, base)
         return None
 
     def path(self, name: str) -> AgentPath:
-        return (self.root,) if name == self.root else (self.root, name)
+        return (*self.base, self.root) if name == self.root else (*self.base, self.root, name)
 
     def step(self, ev: Any, outer: AgentPath) -> AgentPath:
         """The agent path of a workflow step handling `ev`."""
