@@ -176,8 +176,11 @@ async def test_sub_agents_and_workflow_agents_appear_nested(kit_hub: Any) -> Non
         assert parent("agent:poet") == parent("agent:critic") == {"agent:fanout"}
         assert parent("agent:looped") == {"agent:loop"} and len(by_id["agent:looped"]) == 2
         assert parent("tool:add") == {"agent:adder"}
-        steps = {nodes[e["parentInstanceId"]]["name"] for e in by_id["llm:step"]}
+        llm = [e for e in nodes.values() if e["kind"] == "llm"]
+        steps = {nodes[e["parentInstanceId"]]["name"] for e in llm}
         assert steps == {"adder", "poet", "critic", "looped"}
+        # each sub-agent's model steps are its own logical node (the root, `pipeline`, has none)
+        assert {e["nodeId"] for e in llm} == {f"llm:step@{name}" for name in steps}
         assert len({e["runId"] for e in nodes.values()}) == 1  # the invocation is one run
 
 

@@ -96,3 +96,23 @@ def test_adk_web_extra_plugins_instantiates_the_class_with_a_name_keyword() -> N
     assert_in_source(ApiServer._instantiate_extra_plugins, "plugin_obj(name=qualified_name)")
     plugin = GraphmindPlugin(name="graphmind_google_adk.GraphmindPlugin")
     assert isinstance(plugin, BasePlugin) and plugin.name == "graphmind_google_adk.GraphmindPlugin"
+
+
+def test_a_transfer_is_an_action_the_target_agents_start_reads() -> None:
+    # _team.py: transfer_to_agent only sets the action (and its reason); the plugin reads it after the tool
+    from google.adk.tools import agent_tool, transfer_to_agent_tool
+
+    assert_in_source(
+        transfer_to_agent_tool.transfer_to_agent,
+        "tool_context.actions.transfer_to_agent = agent_name",
+        "tool_context.actions.transfer_reason = transfer_reason or None",
+    )
+    # a plugin's Content from before_agent_callback is the agent's answer and ends the invocation
+    assert_in_source(BaseAgent._handle_before_agent_callback, "end_invocation_on_content=True")
+    assert_in_source(BaseAgent._handle_agent_callbacks, "author=self.name", "ctx.end_invocation = True")
+    # an AgentTool's nested Runner inherits the caller's plugins: its invocation joins the caller's run
+    assert_in_source(
+        agent_tool.AgentTool.run_async,
+        "tool_context._invocation_context.plugin_manager.plugins",
+        "plugins=plugins",
+    )

@@ -39,3 +39,19 @@ def test_chat_models_generate_and_stream_through_the_hooked_methods() -> None:
     )
     # routing reads the class's _stream, so patching the instance never changes whether LangChain streams
     assert_in_source(BaseChatModel._should_stream, "type(self)._stream")
+
+
+def test_langgraph_still_names_where_a_call_runs() -> None:
+    # _team.py: the agent path is read from `langgraph_checkpoint_ns`; create_agent names its subgraph
+    import warnings
+
+    from langchain.agents import factory
+    from langgraph.pregel import _algo
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from langgraph.types import Command
+
+    assert_in_source(_algo.prepare_single_task, '"langgraph_checkpoint_ns": task_checkpoint_ns')
+    assert_in_source(factory, 'config["metadata"]["lc_agent_name"] = name')
+    assert Command.PARENT == "__parent__" and {"goto", "graph"} <= set(Command.__dataclass_fields__)

@@ -94,3 +94,17 @@ def test_every_role_row_names_methods_that_exist() -> None:
         owner = concrete.get(base.__name__, base)
         for method in methods or ():
             assert callable(getattr(owner, method, None)), f"{owner.__name__}.{method} is gone"
+
+
+def test_an_agent_workflow_still_names_the_agent_of_each_step() -> None:
+    # _team.py: the agent of a step is its event's current_agent_name; a handoff is the `handoff` tool
+    from llama_index.core.agent.workflow import AgentInput, AgentOutput, AgentSetup, multi_agent_workflow
+
+    for event in (AgentInput, AgentSetup, AgentOutput):
+        assert "current_agent_name" in event.model_fields, event
+    assert_in_source(multi_agent_workflow.handoff, 'await ctx.store.set("next_agent", to_agent)')
+    assert_in_source(multi_agent_workflow.AgentWorkflow, "self.root_agent = root_agent")
+    assert_in_source(
+        multi_agent_workflow.AgentWorkflow.aggregate_tool_results,
+        'await ctx.store.set("current_agent_name", next_agent_name)',
+    )

@@ -108,6 +108,14 @@ def _messages(content: types.Content, out: list[dict[str, Any]]) -> bool:
     return owned
 
 
+def transcript(contents: list[types.Content]) -> list[dict[str, Any]]:
+    """Contents (a session's events, a request's) as transcript messages."""
+    out: list[dict[str, Any]] = []
+    for content in contents:
+        _messages(content, out)
+    return out
+
+
 def _system(config: types.GenerateContentConfig | None) -> str | None:
     instruction = config.system_instruction if config is not None else None
     if instruction is None:

@@ -6,17 +6,17 @@ return short-circuits the call (plugin_manager.py:301-315), so "continue" always
 
 | callback (base_plugin.py)            | called from                                       | node / gate                         |
 |--------------------------------------|---------------------------------------------------|-------------------------------------|
-| before_run_callback :136             | runners.py:1589                                   | the invocation is the run           |
+| before_run_callback :136             | runners.py:1589                                   | the invocation is the run (an AgentTool's joins the caller's) |
 | after_run_callback :174              | runners.py:1657                                   | run finished (open nodes cut short) |
 | on_run_error_callback :403           | utils/_runner_utils.py:103                        | run error                           |
-| before_agent_callback :198           | agents/base_agent.py:659                          | `agent:<name>`, nested by parent    |
+| before_agent_callback :198           | agents/base_agent.py:659                          | `agent:<name>`, nested by parent; after a transfer, its handoff gate (_team.py) |
 | after_agent_callback :217            | agents/base_agent.py:679                          | agent finished                      |
 | on_agent_error_callback :383         | agents/base_agent.py:702                          | agent error                         |
 | before_model_callback :233           | flows/llm_flows/core/_finalizer.py:173            | `llm:step` before gate (inject = an `LlmResponse`) |
 | after_model_callback :253            | _finalizer.py:295, per response (partials stream) | after gate (retry re-runs the model, inject) |
 | on_model_error_callback :272         | _finalizer.py:366                                 | error gate (retry, inject; continue: ADK raises its own error) |
 | before_tool_callback :297            | flows/llm_flows/tools/_caller.py:508, workflow/_tool_node.py:195 | `tool:<name>` before gate (inject = the result dict) |
-| after_tool_callback :321             | _caller.py:601, _tool_node.py:237                 | after gate (retry re-runs the tool, inject) |
+| after_tool_callback :321             | _caller.py:601, _tool_node.py:237                 | after gate (retry re-runs the tool, inject); a transfer's target recorded |
 | on_tool_error_callback :348          | tools/_error_handler.py:113, _tool_node.py:231    | error gate                          |
 """
 
@@ -32,8 +32,10 @@ from google.adk.agents.invocation_context import InvocationContext
 from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.adk.plugins.base_plugin import BasePlugin
+from google.adk.tools.agent_tool import AgentTool
 from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.tool_context import ToolContext
+from google.genai import types
 
 import graphmind
 from graphmind.adapter import Engine, NodeSpec, Owned, RunAborted, engine_for, owned_copy
@@ -52,6 +54,7 @@ from ._describe import (
 from ._edit import lossless, model_edit, tool_edit
 from ._hooks import instrument_plugin_manager
 from ._invocations import Invocation
+from ._team import Transfer, apply_handed, gate_transfer, path_of, scoped
 
 
 def _model_result(response: LlmResponse) -> tuple[Any, dict[str, Any] | None]:
@@ -96,6 +99,13 @@ class GraphmindPlugin(BasePlugin):
         try:
             # From here on an abort leaves ADK's callbacks as RunAborted itself (_hooks.py).
             instrument_plugin_manager(invocation_context.plugin_manager, session=self._session)
+            outer = self._agent_tool_call(invocation_context.agent)
+            if outer is not None:  # an AgentTool's nested runner: its agent joins the caller's run
+                caller, parent, base = outer
+                self._invocations[invocation_context.invocation_id] = Invocation(
+                    caller.run, False, root=invocation_context.agent, base=base, parent=parent
+                )
+                return None
             run = engine.current_run()
             owns = run is None
             if run is None:
@@ -108,9 +118,19 @@ class GraphmindPlugin(BasePlugin):
                         "invocationId": invocation_context.invocation_id,
                     },
                 )
-            self._invocations[invocation_context.invocation_id] = Invocation(run, owns)
+            self._invocations[invocation_context.invocation_id] = Invocation(
+                run, owns, root=invocation_context.agent
+            )
         except Exception as exc:
             self._fail_open("before_run_callback", exc)
+        return None
+
+    def _agent_tool_call(self, agent: Any) -> tuple[Invocation, str, tuple[str, ...]] | None:
+        """The open `AgentTool` call that runs `agent` (its invocation, tool node, caller's path)."""
+        for inv in self._invocations.values():
+            for tool_agent, node, base in inv.agent_tools.values():
+                if tool_agent is agent:
+                    return inv, node, base
         return None
 
     def _end(self, invocation_context: InvocationContext, error: BaseException | None) -> None:
@@ -137,17 +157,29 @@ class GraphmindPlugin(BasePlugin):
         return self._invocations.get(invocation_id)
 
     # ---- agents: the nesting (workflow agents and sub-agents) ---------------------------------
-    async def before_agent_callback(self, *, agent: BaseAgent, callback_context: CallbackContext) -> None:
+    async def before_agent_callback(
+        self, *, agent: BaseAgent, callback_context: CallbackContext
+    ) -> types.Content | None:
         inv = self._invocation(callback_context.invocation_id)
         if inv is None:
             return None
         parent = agent.parent_agent
         try:
+            path = inv.paths[agent.name] = path_of(agent, inv.root, inv.base)
+            transfer = inv.transfers.pop(agent.name, None)
+            if transfer is not None:  # the agent starts because another transferred to it
+                answer = await gate_transfer(
+                    self._client(), transfer, list(callback_context.session.events), inv
+                )
+                if answer is not None:
+                    return answer  # answered as this agent: ADK yields it and the agent never runs
             kind = type(agent).__name__  # a class name: an exact str, no lone surrogate
             spec = NodeSpec(agent.name, "agent", {"agent": kind}, owned=True)
-            ex = (self._engine or engine_for(None)).start_node(  # `_client()` inlined (per agent)
-                spec, run=inv.run, parent_instance_id=inv.parent_of(parent.name) if parent else None
-            )
+            parent_node = inv.parent_of(parent.name) if parent else None
+            with scoped(path):
+                ex = (self._engine or engine_for(None)).start_node(  # `_client()` inlined (per agent)
+                    spec, run=inv.run, parent_instance_id=parent_node or inv.parent
+                )
         except RunAborted:
             raise
         except Exception as exc:
@@ -183,6 +215,9 @@ class GraphmindPlugin(BasePlugin):
         engine = self._engine or engine_for(None)  # `_client()` inlined (per model call)
         name = callback_context.agent_name
         agent = inv.agent_objects.get(name)
+        handed = inv.handed.pop(name, None)
+        if handed is not None:  # the conversation a person edited at the transfer to this agent
+            apply_handed(llm_request, handed)
 
         async def rerun() -> LlmResponse:
             return await _call_model(agent, llm_request)
@@ -190,19 +225,20 @@ class GraphmindPlugin(BasePlugin):
         try:
             described = request_input(llm_request, name)
             node_input, key, length = described
-            step = inv.run.steps.next_step(key, length)
-            spec = NodeSpec(
-                "step",
-                "llm",
-                node_input,
-                node_id="llm:step",
-                instance_id=step.instance_id,
-                attrs={"agent": name, "model": llm_request.model},  # owned with the input (request_input)
-                tool_calls_in_output=True,
-                owned=type(described) is Owned,
-                edit=model_edit(llm_request, rerun) if lossless(llm_request) else None,
-            )
-            ex = await engine.astart_node(spec, run=inv.run, parent_instance_id=inv.parent_of(name))
+            with scoped(inv.path(name)):
+                step = engine.next_llm_step(key, length, run=inv.run)  # each agent's steps: their own
+                spec = NodeSpec(
+                    "step",
+                    "llm",
+                    node_input,
+                    node_id="llm:step",
+                    instance_id=step.instance_id,
+                    attrs={"agent": name, "model": llm_request.model},  # owned with the input (request_input)
+                    tool_calls_in_output=True,
+                    owned=type(described) is Owned,
+                    edit=model_edit(llm_request, rerun) if lossless(llm_request) else None,
+                )
+                ex = await engine.astart_node(spec, run=inv.run, parent_instance_id=inv.parent_of(name))
             if step.first_step and node_input.get("tools"):
                 roster = [{"nodeId": f"tool:{t}", "kind": "tool", "name": t} for t in node_input["tools"]]
                 engine.hint(roster, ex.parent_instance_id, run=ex.run)
@@ -272,16 +308,22 @@ class GraphmindPlugin(BasePlugin):
                 # reload: core puts the new code into this function, which the tool calls
                 function=func if inspect.isfunction(func) or inspect.ismethod(func) else None,
             )
-            ex = await (self._engine or engine_for(None)).astart_node(  # `_client()` inlined
-                spec, run=inv.run, parent_instance_id=inv.parent_of(tool_context.agent_name)
-            )
+            agent = tool_context.agent_name
+            with scoped(inv.path(agent)):
+                ex = await (self._engine or engine_for(None)).astart_node(  # `_client()` inlined
+                    spec, run=inv.run, parent_instance_id=inv.parent_of(agent)
+                )
         except RunAborted:
             raise
         except Exception as exc:
             self._fail_open("before_tool_callback", exc)
             return None
+        if isinstance(tool, AgentTool) and call_id is not None:  # its nested invocation joins this run
+            inv.agent_tools[call_id] = (tool.agent, ex.instance_id, inv.path(agent))
         call = gates.Call(ex, _tool_result, to_tool_result, rerun)
         injected: dict[str, Any] | None = await _opened(call, inv.tools, ex.instance_id)
+        if injected is not None and call_id is not None:
+            inv.agent_tools.pop(call_id, None)
         return injected
 
     def _tool_call(self, tool_context: ToolContext) -> gates.Call | None:
@@ -289,6 +331,11 @@ class GraphmindPlugin(BasePlugin):
         call_id = tool_context.function_call_id
         if inv is None or call_id is None:
             return None
+        inv.agent_tools.pop(call_id, None)
+        actions = tool_context.actions
+        target = actions.transfer_to_agent
+        if isinstance(target, str) and target:  # transfer_to_agent ran: the target's start is a handoff
+            inv.transfers[target] = Transfer(tool_context.agent_name, target, actions.transfer_reason)
         return inv.tools.pop(call_id, None)
 
     async def after_tool_callback(

@@ -5,7 +5,8 @@ Hook points (langchain-core >=0.3, <2; read in 1.8.3):
 | callback                                  | node                        | gate                    |
 |-------------------------------------------|-----------------------------|-------------------------|
 | on_chain_start / _end / _error            | root chain: the run; others | none (structure only)   |
-|                                           | pass their parent through   |                         |
+|                                           | pass their parent through;  |                         |
+|                                           | LangGraph agents (_team.py) |                         |
 | on_chat_model_start, on_llm_start         | `llm:step`                  | before (dual sync/async)|
 | on_llm_new_token                          | node.token                  |                         |
 | on_llm_end / _error                       | finished (usage) / error    |                         |
@@ -43,6 +44,7 @@ from ._dual import dual
 from ._inline import InlineExceptTextLlmStart
 from ._links import Link, name_of, root_line, run_name
 from ._nodes import llm_spec, llm_step, model_name, retriever_spec, tool_spec
+from ._team import Routes, agent_path, graph_node, scoped
 from ._tokens import emit
 
 
@@ -71,15 +73,20 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
         # A given session's engine never changes; without one, the default client is looked up per call.
         self._engine: Engine | None = engine_for(session) if session is not None else None
         self._links: dict[UUID, Link] = {}
+        self._routes = Routes()  # LangGraph Commands waiting for their target agent (_team.py)
 
     def _client(self) -> Engine:
         return self._engine or engine_for(None)
 
-    def _context(self, parent_run_id: UUID | None) -> tuple[RunContext | None, str | None]:
+    def _context(self, kwargs: dict[str, Any]) -> tuple[RunContext | None, str | None, tuple[str, ...]]:
+        """(run, parent node, agent path) of a call: its parent run's, and the agents a LangGraph
+        graph's metadata names (_team.py)."""
+        parent_run_id = kwargs.get("parent_run_id")
         link = self._links.get(parent_run_id) if parent_run_id is not None else None
         if link is None:
-            return None, None
-        return link.run, link.ex.instance_id if link.ex is not None else link.parent
+            return None, None, ()
+        parent = link.ex.instance_id if link.ex is not None else link.parent
+        return link.run, parent, agent_path(link.graph, kwargs.get("metadata"))
 
     @staticmethod
     def _fail_open(client: Engine, where: str, exc: Exception) -> None:
@@ -109,24 +116,29 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
             if link is not None:
                 if link.run is not None and link.run.aborted:
                     raise RunAborted(link.run.run_id)
-                self._links[run_id] = Link(
-                    link.run, link.ex.instance_id if link.ex is not None else link.parent
+                child = self._links[run_id] = Link(
+                    link.run, link.ex.instance_id if link.ex is not None else link.parent, graph=link.graph
                 )
+                if metadata and link.graph is not None and "langgraph_checkpoint_ns" in metadata:
+                    graph_node(client, self._routes, child, metadata, inputs)
                 return
             run = client.current_run()
+            name = run_name(serialized, kwargs)
             if run is not None:  # inside `with graphmind.run(...)`: the run is the user's
                 if run.aborted:
                     raise RunAborted(run.run_id)
-                self._links[run_id] = Link(run, None)
+                self._links[run_id] = Link(run, None, graph=name, root=True)
                 return
-            self._links[run_id] = Link(client.begin_run(run_name(serialized, kwargs)), None, owns_run=True)
+            self._links[run_id] = Link(client.begin_run(name), None, owns_run=True, graph=name, root=True)
         except RunAborted:
             raise
         except Exception as exc:
             self._fail_open(client, "on_chain_start", exc)
 
-    def _end_chain(self, run_id: UUID, error: BaseException | None) -> None:
+    def _end_chain(self, run_id: UUID, error: BaseException | None, outputs: Any = None) -> None:
         link = self._links.pop(run_id, None)
+        if link is not None:
+            self._routes.chain_ended(link, outputs)
         if link is not None and link.owns_run and link.run is not None:
             client = self._client()
             try:
@@ -137,7 +149,7 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
     def on_chain_end(
         self, outputs: Any, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any
     ) -> None:
-        self._end_chain(run_id, None)
+        self._end_chain(run_id, None, outputs)
 
     def on_chain_error(
         self, error: BaseException, *, run_id: UUID, parent_run_id: UUID | None = None, **kwargs: Any
@@ -154,18 +166,19 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
         kwargs: dict[str, Any],
         prompts: bool,
     ) -> NodeExecution | None:
-        run, parent = self._context(kwargs.get("parent_run_id"))
+        run, parent, agents = self._context(kwargs)
         metadata = kwargs.get("metadata")
         token = metadata.get(registry.MARK) if metadata else None
         params = kwargs.get("invocation_params") or {}
-        step = llm_step(client, run, messages)
         name = model_name(None, params, metadata) or name_of(serialized, kwargs, "model")
-        ex = client.start_node(
-            llm_spec(step, messages, name, token is not None, prompts),
-            run=run,
-            parent_instance_id=parent,
-            line=root_line(run, run_id),
-        )
+        with scoped(agents):
+            step = llm_step(client, run, messages)
+            ex = client.start_node(
+                llm_spec(step, messages, name, token is not None, prompts),
+                run=run,
+                parent_instance_id=parent,
+                line=root_line(run, run_id),
+            )
         if step.first_step:
             roster = tool_roster(params.get("tools"))
             if roster:
@@ -184,19 +197,20 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
         run_id: UUID,
         kwargs: dict[str, Any],
     ) -> NodeExecution | None:
-        run, parent = self._context(kwargs.get("parent_run_id"))
+        run, parent, agents = self._context(kwargs)
         metadata = kwargs.get("metadata")
         inputs = kwargs.get("inputs")
         token = metadata.get(registry.MARK) if metadata else None
         name = name_of(serialized, kwargs, "tool")
         instance = kwargs.get("tool_call_id") or run_id.hex
         described = inputs if inputs is not None else input_str
-        ex = client.start_node(
-            tool_spec(name, described, instance, token is not None),
-            run=run,
-            parent_instance_id=parent,
-            line=root_line(run, run_id),
-        )
+        with scoped(agents):
+            ex = client.start_node(
+                tool_spec(name, described, instance, token is not None),
+                run=run,
+                parent_instance_id=parent,
+                line=root_line(run, run_id),
+            )
         self._links[run_id] = Link(ex.run, None, ex)
         if token is not None:
             registry.offer(run_id, ex, token)
@@ -206,9 +220,10 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
     def _open_retriever(
         self, client: Engine, serialized: Any, query: str, run_id: UUID, kwargs: dict[str, Any]
     ) -> NodeExecution:
-        run, parent = self._context(kwargs.get("parent_run_id"))
+        run, parent, agents = self._context(kwargs)
         spec = retriever_spec(name_of(serialized, kwargs, "retriever"), query, run_id.hex)
-        ex = client.start_node(spec, run=run, parent_instance_id=parent, line=root_line(run, run_id))
+        with scoped(agents):
+            ex = client.start_node(spec, run=run, parent_instance_id=parent, line=root_line(run, run_id))
         self._links[run_id] = Link(ex.run, None, ex)
         return ex
 

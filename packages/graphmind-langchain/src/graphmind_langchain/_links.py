@@ -11,7 +11,7 @@ from graphmind.adapter import NodeExecution, RunContext
 class Link:
     """What the handler remembers about one LangChain run id."""
 
-    __slots__ = ("ex", "owns_run", "parent", "run", "tool_ids")
+    __slots__ = ("agents", "ex", "graph", "ns", "owns_run", "parent", "root", "run", "tool_ids")
 
     def __init__(
         self,
@@ -19,11 +19,17 @@ class Link:
         parent: str | None,
         ex: NodeExecution | None = None,
         owns_run: bool = False,
+        graph: str | None = None,
+        root: bool = False,
     ) -> None:
         self.run = run
         self.parent = parent
         self.ex = ex
         self.owns_run = owns_run
+        self.graph = graph  # the root chain's name: a LangGraph run's root agent (_team.agent_path)
+        self.root = root  # the root chain: its end forgets the run's pending routes
+        self.ns: str | None = None  # a LangGraph node's `langgraph_checkpoint_ns` (_team.Routes)
+        self.agents: tuple[str, ...] = ()  # that node's agent path
         self.tool_ids: dict[int, tuple[str, str]] | None = None  # a streamed step's tool-call ids by index
 
 

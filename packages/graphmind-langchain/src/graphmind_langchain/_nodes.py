@@ -46,10 +46,8 @@ def model_name(
 
 
 def llm_step(client: Engine, run: RunContext | None, messages: Sequence[Any]) -> StepIdentity:
-    key, length = first_message_key(messages), len(messages)
-    if run is not None:
-        return run.steps.next_step(key, length)
-    return client.next_llm_step(key, length)
+    # core groups each agent's steps into invocations of their own (the caller's agent scope)
+    return client.next_llm_step(first_message_key(messages), len(messages), run=run)
 
 
 def llm_spec(

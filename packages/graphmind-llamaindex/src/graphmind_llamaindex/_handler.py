@@ -43,12 +43,25 @@ from ._describe import usage_of
 from ._llm import remember_reply
 from ._nodes import OBSERVED, llm_node, tool_spec
 from ._roles import Role, llm_messages, method_of, role_of, tool_call_args
+from ._team import AgentPath, Team, scoped
 
 
 class _Link:
     """What the handler knows of one open span: its run, the node its children hang under, its own node."""
 
-    __slots__ = ("ex", "last", "llm", "node", "owns_run", "role", "run", "workflow", "workflow_started")
+    __slots__ = (
+        "agents",
+        "ex",
+        "last",
+        "llm",
+        "node",
+        "owns_run",
+        "role",
+        "run",
+        "team",
+        "workflow",
+        "workflow_started",
+    )
 
     def __init__(
         self,
@@ -60,6 +73,8 @@ class _Link:
         llm: Any = None,
         workflow: Any = None,
         workflow_started: float | None = None,
+        team: Team | None = None,
+        agents: AgentPath = (),
     ) -> None:
         self.run = run
         self.node = node
@@ -69,7 +84,20 @@ class _Link:
         self.llm = llm
         self.workflow = workflow  # the workflow whose run this span is inside (its steps are plain functions)
         self.workflow_started = workflow_started  # when that run began (time.monotonic): its timeout's start
+        self.team = team  # the agents of that workflow run (_team.py)
+        self.agents = agents  # the agent path the span's calls belong to
         self.last: Any = None  # a streamed LLM call's latest chunk (the reply so far)
+
+    def child(self) -> _Link:
+        """A span no row matches: transparent, its children hang under this span's node."""
+        return _Link(
+            self.run,
+            self.node,
+            workflow=self.workflow,
+            workflow_started=self.workflow_started,
+            team=self.team,
+            agents=self.agents,
+        )
 
 
 def _step_owner(workflow: Any, method: str) -> Any:
@@ -91,6 +119,10 @@ class Observer:
     def context_of_span(self, span_id: str | None) -> tuple[RunContext | None, str | None]:
         link = self._spans.get(span_id) if span_id is not None else None
         return (link.run, link.node) if link is not None else (None, None)
+
+    def agents_of_span(self, span_id: str | None) -> AgentPath:
+        link = self._spans.get(span_id) if span_id is not None else None
+        return link.agents if link is not None else ()
 
     def timeout_of_span(self, span_id: str | None) -> KnownTimeout | None:
         """The timeout of the workflow this span runs in: it keeps running while a gate holds
@@ -139,12 +171,7 @@ class Observer:
         role = role_of(instance, method_of(id_)) if instance is not None else None
         if role is None:
             if parent is not None:
-                self._spans[id_] = _Link(
-                    parent.run,
-                    parent.node,
-                    workflow=parent.workflow,
-                    workflow_started=parent.workflow_started,
-                )
+                self._spans[id_] = parent.child()
             return
         engine = self.engine()
         if not engine.live:
@@ -155,12 +182,7 @@ class Observer:
             # No node in an aborted run, but the span keeps its run: a gated call inside it
             # finds the aborted run and raises (the dispatcher swallows whatever we raise here).
             if parent is not None:
-                self._spans[id_] = _Link(
-                    parent.run,
-                    parent.node,
-                    workflow=parent.workflow,
-                    workflow_started=parent.workflow_started,
-                )
+                self._spans[id_] = parent.child()
         except Exception as exc:
             self._fail_open("span_enter", exc)
 
@@ -177,18 +199,40 @@ class Observer:
         parent_node = parent.node if parent is not None else None
         if role.job == "agent" and run is None:  # a root agent or workflow is the run
             run = engine.begin_run(role.name(instance, "run"))
-            return _Link(run, None, owns_run=True, workflow=instance, workflow_started=time.monotonic())
-        if role.job == "llm":
-            messages, kwargs = llm_messages(bound)
-            spec, _ = llm_node(engine, run, instance, messages, kwargs, gated=False)
-        elif role.job == "tool":
-            args, kwargs = tool_call_args(bound)
-            spec = tool_spec(instance, args, kwargs, run, gated=False)
-        else:
-            spec = NodeSpec(
-                role.name(instance, method_of(id_)), role.kind, role.describe_input(bound), actions=OBSERVED
+            return _Link(
+                run,
+                None,
+                owns_run=True,
+                workflow=instance,
+                workflow_started=time.monotonic(),
+                team=Team.of(instance),
             )
-        ex = engine.start_node(spec, run=run, parent_instance_id=parent_node)
+        agents = parent.agents if parent is not None else ()
+        team = (
+            Team.of(instance, agents)
+            if role.job == "agent"
+            else (parent.team if parent is not None else None)
+        )
+        if team is not None and role.kind == "chain":  # a workflow step: the agent it runs for
+            agents = team.step(bound.arguments.get("ev"), agents)
+            self._handoff(engine, team, bound.arguments.get("ev"), run, parent_node)
+        with scoped(agents):
+            if role.job == "llm":
+                messages, kwargs = llm_messages(bound)
+                spec, _ = llm_node(engine, run, instance, messages, kwargs, gated=False)
+            elif role.job == "tool":
+                args, kwargs = tool_call_args(bound)
+                spec = tool_spec(instance, args, kwargs, run, gated=False)
+                if team is not None:
+                    team.tool_called(spec.name, kwargs)
+            else:
+                spec = NodeSpec(
+                    role.name(instance, method_of(id_)),
+                    role.kind,
+                    role.describe_input(bound),
+                    actions=OBSERVED,
+                )
+            ex = engine.start_node(spec, run=run, parent_instance_id=parent_node)
         started: float | None
         if role.job == "agent":
             workflow, started = instance, time.monotonic()
@@ -203,10 +247,27 @@ class Observer:
             llm=instance if role.job == "llm" else None,
             workflow=workflow,
             workflow_started=started,
+            team=team,
+            agents=agents,
         )
         if role.job == "llm":
             self._llms[id_] = link
         return link
+
+    def _handoff(
+        self, engine: Engine, team: Team, ev: Any, run: RunContext | None, parent_node: str | None
+    ) -> None:
+        """A step that starts the target of a `handoff` tool call: the handoff node (observed, _team.py)."""
+        handed = team.handed(ev)
+        if handed is None:
+            return
+        source, target, value = handed
+        spec = NodeSpec(
+            f"{source}->{target}", "handoff", value, attrs={"from": source, "to": target}, actions=OBSERVED
+        )
+        with scoped(team.path(source)):
+            ex = engine.start_node(spec, run=run, parent_instance_id=parent_node)
+        ex.finish(value)
 
     def span_exit(
         self, id_: str, bound_args: Any = None, instance: Any = None, result: Any = None, **kwargs: Any

@@ -44,6 +44,7 @@ def is_inside(obj: Any) -> bool:
 class SpanContext(Protocol):
     def context_of_span(self, span_id: str | None) -> tuple[RunContext | None, str | None]: ...
     def timeout_of_span(self, span_id: str | None) -> KnownTimeout | None: ...
+    def agents_of_span(self, span_id: str | None) -> tuple[str, ...]: ...
 
 
 _handler: list[SpanContext] = []  # the installed handler, if any (instrument_llamaindex)
@@ -60,6 +61,13 @@ def current_context() -> tuple[RunContext | None, str | None]:
     if not _handler:
         return None, None
     return _handler[0].context_of_span(active_span_id.get())
+
+
+def current_agents() -> tuple[str, ...]:
+    """The agent path of the code calling now (an AgentWorkflow's step, _team.py), or ()."""
+    if not _handler:
+        return ()
+    return _handler[0].agents_of_span(active_span_id.get())
 
 
 def current_timeout() -> KnownTimeout | None:

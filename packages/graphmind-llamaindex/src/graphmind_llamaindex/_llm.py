@@ -25,6 +25,7 @@ from ._describe import chat_response_json, chunks_output, tool_calls_of, tool_ro
 from ._edit import edited_messages
 from ._inject import reply_converter, stream_converter
 from ._nodes import llm_node
+from ._team import scoped
 
 
 def remember_reply(llm: Any, key: str, response: Any) -> None:
@@ -51,9 +52,10 @@ def _start(
     run, parent = links.current_context()
     if run is None:
         run = engine.current_run()
-    spec, step = llm_node(engine, run, llm, messages, kwargs, gated=True)
-    spec.hold_timeout = links.current_timeout()  # the workflow's timeout runs during a hold
-    ex = engine.start_node(spec, run=run, parent_instance_id=parent)
+    with scoped(links.current_agents()):
+        spec, step = llm_node(engine, run, llm, messages, kwargs, gated=True)
+        spec.hold_timeout = links.current_timeout()  # the workflow's timeout runs during a hold
+        ex = engine.start_node(spec, run=run, parent_instance_id=parent)
     if step.first_step:
         roster = tool_roster(kwargs.get("tools"))
         if roster:

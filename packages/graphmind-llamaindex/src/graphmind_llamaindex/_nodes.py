@@ -51,7 +51,7 @@ def llm_node(
     described = messages_input(messages, kwargs)
     shown = described["messages"]
     key = f"{shown[0]['role']}:{(shown[0]['content'] or '')[:2000]}" if shown else ""
-    step = run.steps.next_step(key, len(shown)) if run is not None else engine.next_llm_step(key, len(shown))
+    step = engine.next_llm_step(key, len(shown), run=run)  # per agent: the caller's agent scope
     spec = NodeSpec(
         name="step",
         kind="llm",

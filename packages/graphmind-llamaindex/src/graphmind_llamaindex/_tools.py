@@ -21,6 +21,7 @@ from ._describe import tool_output_json
 from ._edit import edited_tool_kwargs
 from ._inject import tool_output_converter
 from ._nodes import tool_spec
+from ._team import scoped
 
 
 def _context(engine: Engine) -> tuple[RunContext | None, str | None]:
@@ -43,7 +44,8 @@ def gated_call(engine_of: Callable[[], Engine], tool: Any, orig: Callable[..., A
         if not engine.live or links.is_inside(tool):
             return orig(*args, **kwargs)
         run, parent = _context(engine)
-        ex = engine.start_node(_spec(tool, args, kwargs, run), run=run, parent_instance_id=parent)
+        with scoped(links.current_agents()):
+            ex = engine.start_node(_spec(tool, args, kwargs, run), run=run, parent_instance_id=parent)
         mark = links.Inside(tool, ex)
 
         def calling(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Callable[[], Any]:
@@ -71,7 +73,8 @@ def gated_acall(engine_of: Callable[[], Engine], tool: Any, orig: Callable[..., 
         if not engine.live or links.is_inside(tool):
             return await orig(*args, **kwargs)
         run, parent = _context(engine)
-        ex = await engine.astart_node(_spec(tool, args, kwargs, run), run=run, parent_instance_id=parent)
+        with scoped(links.current_agents()):
+            ex = await engine.astart_node(_spec(tool, args, kwargs, run), run=run, parent_instance_id=parent)
         mark = links.Inside(tool, ex)
 
         def calling(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Callable[[], Awaitable[Any]]:

@@ -6,7 +6,7 @@ import { api, errorText } from "./api.js";
 import { h } from "./frame.js";
 import { store } from "./state.js";
 
-const KINDS = ["tool", "llm", "chain", "retriever", "agent", "custom"];
+const KINDS = ["tool", "llm", "chain", "retriever", "agent", "handoff", "custom"];
 
 export class DebugControls {
   constructor(el, { onDebug, onPause }) {
@@ -21,6 +21,10 @@ export class DebugControls {
       this.poe.append(h("option", { value: v }, label));
     }
     this.poe.addEventListener("change", () => this.put({ pauseOnError: this.poe.value }));
+    // Every handoff's before gate holds (docs/protocol.md, "Agents"): change what is handed over.
+    // A checkbox, not a button: "Pause" names one button only (scripts and screen readers).
+    this.poh = h("input", { type: "checkbox", id: "pause-on-handoff" });
+    this.poh.addEventListener("change", () => this.put({ pauseOnHandoff: this.poh.checked ? "on" : "off" }));
     this.pauseBtn = h("button", { type: "button", class: "toggle", "aria-pressed": "false",
       onclick: () => this.pause() }, "Pause");
     this.bpInfo = h("span", { class: "bp-info" });
@@ -28,6 +32,7 @@ export class DebugControls {
     this.msg = h("span", { class: "debug-msg", role: "status" });
     el.append(this.pauseBtn, this.step,
       h("label", { class: "poe", for: "pause-on-error" }, "Pause on error"), this.poe,
+      h("label", { class: "poh", title: "Hold every handoff between agents at its before gate" }, this.poh, " Pause on handoff"),
       this.bpInfo, this.clearBtn, this.msg);
   }
 
@@ -47,6 +52,7 @@ export class DebugControls {
     const v = String(d.pauseOnError ?? "on");
     if (![...this.poe.options].some((o) => o.value === v)) this.poe.append(h("option", { value: v }, `${v} only`));
     this.poe.value = v;
+    this.poh.checked = d.pauseOnHandoff === "on";
     const n = d.breakpoints.length;
     this.bpInfo.textContent = n ? `${n} breakpoint${n === 1 ? "" : "s"}` : "";
     this.clearBtn.hidden = n === 0;
