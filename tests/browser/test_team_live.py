@@ -56,3 +56,38 @@ def test_a_held_agent_lane_and_a_shared_tool(hub: Any, make_page: Any, shoot: An
         expect(billing).to_have_class("agroup state-ok")
     finally:
         gm.dispose()
+
+
+def test_pause_on_handoff_holds_the_handoff_and_an_inject_answers_for_the_target(
+    hub: Any, make_page: Any
+) -> None:
+    gm = attached_client(hub, "team-handoff")
+    billed: list[Any] = []
+    try:
+        page = make_page(hub.url)
+        page.set_viewport_size({"width": 1280, "height": 720})
+        page.goto(hub.url)
+        page.get_by_label("Pause on handoff").check()
+        page.wait_for_function("() => window.graphmindViewer.store.debug.pauseOnHandoff === 'on'")
+
+        def body() -> Any:
+            with gm.run("support"), agent_scope("triage"):
+                decided = handoff(
+                    engine_for(gm), "triage", "billing", {"task": "refund 7"}, call=billed.append
+                )
+                return decided.output
+
+        agent = AgentThread(body)
+        card = page.locator(".gate-card")
+        expect(card.locator(".gate-reason")).to_contain_text("Handoff: triage → billing")
+        card.get_by_role("button", name="Inject").click()
+        expect(card).to_have_attribute("data-inject-ready", "true")
+        page.get_by_label("Inject value (JSON)").fill('"refunded by a person"')
+        page.get_by_role("button", name="Send").click()
+        expect(card).to_have_count(0)
+        assert agent.wait_pumping(page, 10)
+        agent.join()
+        assert agent.error is None, agent.error
+        assert agent.result == "refunded by a person" and billed == []  # billing never ran
+    finally:
+        gm.dispose()

@@ -305,3 +305,13 @@ def test_the_client_option_breakpoints_selects_every_handoff(hub: FakeHub) -> No
         ]
     finally:
         client.dispose()
+
+
+def test_a_handoff_made_outside_the_sources_scope_still_runs_the_target_under_it(
+    hub: FakeHub, client: graphmind.Client
+) -> None:
+    with client.run("team"):
+        decided = handoff(
+            engine_for(client), "triage", "billing", "task", call=lambda _t: current_agent_path()
+        )
+    assert decided.output == ("triage", "billing")
