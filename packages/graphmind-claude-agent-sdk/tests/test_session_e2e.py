@@ -1,0 +1,98 @@
+"""A Claude agent session against the real hub and the loopback fake: CLI tools and in-process tools
+held, edited and injected; a model turn injected; a recorded session replayed."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from claude_agent_sdk import AssistantMessage, ResultMessage, TextBlock, create_sdk_mcp_server, query, tool
+from claude_helpers import options
+
+import graphmind
+from graphmind_anthropic.testing import FakeAnthropic
+from graphmind_claude_agent_sdk import instrument_claude_agent
+from graphmind_server.testing import HubProcess, in_thread, wait_for
+
+
+def _tool_results(request_body: dict[str, Any]) -> list[Any]:
+    out = []
+    for message in request_body["messages"]:
+        if isinstance(message.get("content"), list):
+            out += [b for b in message["content"] if b.get("type") == "tool_result"]
+    return out
+
+
+async def _session(gm: graphmind.Client, opts: Any, prompt: str = "go") -> list[Any]:
+    messages = []
+    async with gm.run("claude-session"):
+        async for message in query(prompt=prompt, options=instrument_claude_agent(opts, session=gm)):
+            messages.append(message)
+    return messages
+
+
+def _final(messages: list[Any]) -> str:
+    results = [m for m in messages if isinstance(m, ResultMessage)]
+    assert results, messages
+    return str(results[-1].result)
+
+
+def _breakpoint(hub: HubProcess, node_id: str, gate: str = "before") -> None:
+    assert hub.api("PUT", "/api/debug", {"breakpoints": [{"nodeId": node_id, "gate": gate}]})[0] == 200
+
+
+def _answer_when_held(hub: HubProcess, node_id: str, body: dict[str, Any]) -> Any:
+    def answer() -> None:
+        held = hub.held_gates(timeout=30)[0]
+        assert held["nodeId"] == node_id, held
+        assert hub.api("POST", f"/api/gates/{held['gateId']}", body)[0] == 200
+
+    return _Waiter(*in_thread(answer))
+
+
+class _Waiter:
+    def __init__(self, thread: Any, out: dict[str, Any]) -> None:
+        self.thread, self.out = thread, out
+
+    def join(self) -> None:
+        self.thread.join(30)
+        if "error" in self.out:
+            raise self.out["error"]
+
+
+def test_editing_a_bash_call_runs_the_edited_command(
+    hub: HubProcess, gm: graphmind.Client, fake: FakeAnthropic, tmp_path: Path
+) -> None:
+    fake.script([FakeAnthropic.tool_use("Bash", {"command": "echo hi", "description": "say hi"}), "done"])
+    _breakpoint(hub, "tool:Bash")
+    waiter = _answer_when_held(hub, "tool:Bash", {"action": "continue", "input": {"command": "echo edited"}})
+    messages = asyncio.run(_session(gm, options(fake, tmp_path, allowed_tools=["Bash"])))
+    waiter.join()
+    assert _final(messages) == "done"
+    results = _tool_results(fake.requests[-1].body)
+    assert len(results) == 1 and "edited" in str(results[0]["content"]), results
+
+
+def test_injecting_at_an_in_process_tool_skips_its_handler(
+    hub: HubProcess, gm: graphmind.Client, fake: FakeAnthropic, tmp_path: Path
+) -> None:
+    calls: list[dict[str, Any]] = []
+
+    @tool("add", "Add two numbers", {"a": float, "b": float})
+    async def add(args: dict[str, Any]) -> dict[str, Any]:
+        calls.append(args)
+        return {"content": [{"type": "text", "text": str(args["a"] + args["b"])}]}
+
+    server = create_sdk_mcp_server("calc", tools=[add])
+    fake.script([FakeAnthropic.tool_use("mcp__calc__add", {"a": 1, "b": 2}), "the sum is 42"])
+    _breakpoint(hub, "tool:mcp__calc__add")
+    waiter = _answer_when_held(hub, "tool:mcp__calc__add", {"action": "inject", "value": "42 (injected)"})
+    opts = options(fake, tmp_path, mcp_servers={"calc": server}, allowed_tools=["mcp__calc__add"])
+    messages = asyncio.run(_session(gm, opts))
+    waiter.join()
+    assert calls == []
+    results = _tool_results(fake.requests[-1].body)
+    assert "42 (injected)" in str(results[0]["content"]), results
+    assert _final(messages) == "the sum is 42"
