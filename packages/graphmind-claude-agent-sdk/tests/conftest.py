@@ -22,7 +22,6 @@ from graphmind_server.testing import HubProcess
 sys.path.insert(0, os.path.dirname(__file__))  # claude_helpers, next to the tests (importlib mode)
 
 
-
 @pytest.fixture
 def hub(tmp_path: Path) -> Iterator[HubProcess]:
     with HubProcess(tmp_path / "hub.db") as h:

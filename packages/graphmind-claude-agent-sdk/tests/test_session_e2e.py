@@ -7,13 +7,12 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-import pytest
-from claude_agent_sdk import AssistantMessage, ResultMessage, TextBlock, create_sdk_mcp_server, query, tool
+from claude_agent_sdk import ResultMessage, create_sdk_mcp_server, query, tool
 from claude_helpers import options
+from graphmind_claude_agent_sdk import instrument_claude_agent
 
 import graphmind
 from graphmind_anthropic.testing import FakeAnthropic
-from graphmind_claude_agent_sdk import instrument_claude_agent
 from graphmind_server.testing import HubProcess, in_thread, wait_for
 
 
@@ -96,3 +95,74 @@ def test_injecting_at_an_in_process_tool_skips_its_handler(
     results = _tool_results(fake.requests[-1].body)
     assert "42 (injected)" in str(results[0]["content"]), results
     assert _final(messages) == "the sum is 42"
+
+
+def test_injecting_a_model_turn_sends_no_request(
+    hub: HubProcess, gm: graphmind.Client, fake: FakeAnthropic, tmp_path: Path
+) -> None:
+    fake.script(["never sent"])
+    _breakpoint(hub, "llm:step")
+    waiter = _answer_when_held(hub, "llm:step", {"action": "inject", "value": "an injected answer"})
+    messages = asyncio.run(_session(gm, options(fake, tmp_path)))
+    waiter.join()
+    assert fake.request_count == 0
+    assert _final(messages) == "an injected answer"
+
+
+def _recorded_session(
+    hub: HubProcess, gm: graphmind.Client, fake: FakeAnthropic, opts: Any, tmp_path: Path
+) -> tuple[Path, str]:
+    from graphmind.testing import write_cassette
+
+    messages = asyncio.run(_session(gm, opts))
+    runs = hub.api("GET", "/api/runs")[1]["runs"]
+    run_id = runs[0]["id"]
+    wait_for(
+        lambda: hub.api("GET", f"/api/runs/{run_id}")[1].get("status") not in (None, "running"),
+        10,
+        "run ended",
+    )
+    events = hub.api("GET", f"/api/runs/{run_id}/events")[1]["events"]
+    cassette = tmp_path / "session.jsonl"
+    write_cassette(cassette, gm.client_id, events)
+    return cassette, _final(messages)
+
+
+def test_a_recorded_session_replays_with_no_request(
+    hub: HubProcess, gm: graphmind.Client, fake: FakeAnthropic, tmp_path: Path
+) -> None:
+    calls: list[dict[str, Any]] = []
+
+    @tool("add", "Add two numbers", {"a": float, "b": float})
+    async def add(args: dict[str, Any]) -> dict[str, Any]:
+        calls.append(args)
+        return {"content": [{"type": "text", "text": str(args["a"] + args["b"])}]}
+
+    fake.script(
+        [
+            FakeAnthropic.tool_use("mcp__calc__add", {"a": 1, "b": 2}),
+            FakeAnthropic.tool_use("Bash", {"command": "echo hi | tee -a ran.txt", "description": "say hi"}),
+            "the sum is 3",
+        ]
+    )
+    opts = options(
+        fake,
+        tmp_path,
+        mcp_servers={"calc": create_sdk_mcp_server("calc", tools=[add])},
+        allowed_tools=["mcp__calc__add", "Bash"],
+    )
+    cassette, answer = _recorded_session(hub, gm, fake, opts, tmp_path)
+    requests, ran = fake.request_count, len(calls)
+    replaying = graphmind.Client(
+        app="claude-agent-replay", url=hub.ingest_url, replay={"source": cassette, "on_divergence": "fail"}
+    )
+    try:
+        assert replaying.ready(5)
+        messages = asyncio.run(_session(replaying, opts))
+    finally:
+        replaying.dispose()
+    assert fake.request_count == requests, "a replay must not reach the provider"
+    assert len(calls) == ran == 1, "a replay must not run an in-process tool's handler"
+    ran_file = tmp_path / "work" / "ran.txt"
+    assert ran_file.read_text().splitlines() == ["hi"], "a replay must not run Bash again"
+    assert _final(messages) == answer

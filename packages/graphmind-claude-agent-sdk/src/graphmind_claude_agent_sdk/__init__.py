@@ -37,7 +37,7 @@ __all__ = [
     "uninstrument_claude_agent_sdk",
 ]
 
-O = TypeVar("O")
+Options = TypeVar("Options")
 _LOCK = threading.Lock()
 _PATCHES: dict[str, ProcessPatch] = {}
 
@@ -50,7 +50,7 @@ def _patch(name: str) -> ProcessPatch:
         return patch
 
 
-def instrument_claude_agent(options: O, *, session: graphmind.Client | None = None) -> O:
+def instrument_claude_agent(options: Options, *, session: graphmind.Client | None = None) -> Options:
     """A copy of `options` (a `ClaudeAgentOptions`) whose sessions GraphMind gates: its hooks and
     `can_use_tool` are kept, GraphMind's hooks are added, and the CLI's model turns go through the
     model gate. Idempotent (instrumented options come back as they are); with GraphMind disabled
@@ -61,7 +61,7 @@ def instrument_claude_agent(options: O, *, session: graphmind.Client | None = No
     if not enabled_for(session):
         return options
     _patch("bridge").instrument(session)
-    instrumented: O = _options.instrument(options, session)
+    instrumented: Options = _options.instrument(options, session)
     return instrumented
 
 
@@ -83,5 +83,3 @@ def uninstrument_claude_agent_sdk() -> None:
     for patch in patches:
         patch.uninstrument()
     _model_gate.shutdown()
-
-

@@ -49,6 +49,7 @@ class Reply:
 
 def _client(state: SessionState, headers: Mapping[str, str]) -> Any:
     import anthropic
+
     from graphmind_anthropic import instrument_anthropic
 
     api_key = headers.get("x-api-key")
@@ -87,10 +88,29 @@ def _sse(event: Any) -> bytes:
     return f"event: {kind}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
 
 
-def forward_messages(state: SessionState, body: dict[str, Any], headers: Mapping[str, str], query: str) -> Reply:
+def _put_injected_results(body: dict[str, Any], injected: Mapping[str, str]) -> None:
+    """The tool_result of each CLI tool answered by an inject or a replay: the injected text, as an
+    ordinary result (the CLI sent the denial it made of it, error-flagged)."""
+    for message in body.get("messages") or ():
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in content if isinstance(content, list) else ():
+            if (
+                isinstance(block, dict)
+                and block.get("type") == "tool_result"
+                and block.get("tool_use_id") in injected
+            ):
+                block["content"] = injected[block["tool_use_id"]]
+                block["is_error"] = False
+
+
+def forward_messages(
+    state: SessionState, body: dict[str, Any], headers: Mapping[str, str], query: str
+) -> Reply:
     """A Messages request through the instrumented client: the gates hold here (this thread)."""
     import anthropic
 
+    if state.injected_results:
+        _put_injected_results(body, state.injected_results)
     client = _client(state, headers)
     known = _params(client)
     kwargs = {k: v for k, v in body.items() if k in known}
@@ -106,7 +126,11 @@ def forward_messages(state: SessionState, body: dict[str, Any], headers: Mapping
         )
     except anthropic.APIStatusError as exc:
         response = exc.response
-        passed = {k: v for k, v in response.headers.items() if k.lower() in {"retry-after", "request-id", "x-should-retry"}}
+        passed = {
+            k: v
+            for k, v in response.headers.items()
+            if k.lower() in {"retry-after", "request-id", "x-should-retry"}
+        }
         return Reply(exc.status_code, {"content-type": "application/json", **passed}, response.content)
     except anthropic.APIConnectionError as exc:
         return Reply.error(502, "api_error", f"GraphMind model gate could not reach {state.upstream}: {exc}")

@@ -32,9 +32,15 @@ RUN_HOOKS: tuple[Hook[Patches], ...] = (
         SUPPORTED,
         "claude_agent_sdk/_internal/client.py:34 InternalClient.process_query (query.py:129 query)",
     ),
-    Hook("", "connect", _runs.wrap_connect, SUPPORTED, "claude_agent_sdk/client.py:93 ClaudeSDKClient.connect"),
     Hook(
-        "", "disconnect", _runs.wrap_disconnect, SUPPORTED, "claude_agent_sdk/client.py:607 ClaudeSDKClient.disconnect"
+        "", "connect", _runs.wrap_connect, SUPPORTED, "claude_agent_sdk/client.py:93 ClaudeSDKClient.connect"
+    ),
+    Hook(
+        "",
+        "disconnect",
+        _runs.wrap_disconnect,
+        SUPPORTED,
+        "claude_agent_sdk/client.py:607 ClaudeSDKClient.disconnect",
     ),
 )
 
@@ -42,7 +48,11 @@ RUN_HOOKS: tuple[Hook[Patches], ...] = (
 # with what each is for: (event, upstream input type, use).
 CLI_HOOKS: tuple[tuple[str, str, str], ...] = (
     ("UserPromptSubmit", "types.py:BaseHookInput", "the session's context, for the model gate's turns"),
-    ("PreToolUse", "types.py:399 PreToolUseHookInput", "a CLI tool's node and before gate (updatedInput, deny)"),
+    (
+        "PreToolUse",
+        "types.py:399 PreToolUseHookInput",
+        "a CLI tool's node and before gate (updatedInput, deny)",
+    ),
     ("PostToolUse", "types.py:407 PostToolUseHookInput", "the after gate (updatedToolOutput)"),
     ("PostToolUseFailure", "types.py:410 PostToolUseFailureHookInput", "the error gate"),
     ("SubagentStart", "types.py SubagentStartHookInput", "the subagents of the session"),

@@ -14,7 +14,10 @@ from typing import Any
 def tool_result(value: Any) -> dict[str, Any]:
     """A `tools/call` result for an injected value."""
     if isinstance(value, dict) and isinstance(value.get("content"), list):
-        result = {"content": value["content"], "isError": bool(value.get("isError", value.get("is_error", False)))}
+        result = {
+            "content": value["content"],
+            "isError": bool(value.get("isError", value.get("is_error", False))),
+        }
         return result
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     return {"content": [{"type": "text", "text": text}], "isError": False}

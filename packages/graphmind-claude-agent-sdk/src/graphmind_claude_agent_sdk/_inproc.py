@@ -72,7 +72,9 @@ def wrap_handle(original: Callable[..., Awaitable[Any]], state: Patches) -> Call
     return handle
 
 
-async def _gated(original: Callable[..., Awaitable[Any]], bridge: Any, message: dict[str, Any], engine: Any) -> Any:
+async def _gated(
+    original: Callable[..., Awaitable[Any]], bridge: Any, message: dict[str, Any], engine: Any
+) -> Any:
     params = message["params"]
     name = f"mcp__{bridge.name}__{params.get('name')}"
     meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
@@ -110,7 +112,9 @@ async def _gated(original: Callable[..., Awaitable[Any]], bridge: Any, message: 
         attrs={"framework": "claude-agent-sdk", "runsIn": "python", "server": bridge.name},
     )
     try:
-        return await engine.aexecute(spec, body_for(message), describe_output=describe, from_injected=from_injected)
+        return await engine.aexecute(
+            spec, body_for(message), describe_output=describe, from_injected=from_injected
+        )
     except InProcessToolError as exc:  # continue at the error gate: the SDK's own error result
         return exc.response
     except RunAborted:

@@ -67,6 +67,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             reply = Reply.error(400, "invalid_request_error", "Run aborted from the GraphMind debugger")
         except ValueError as exc:
             reply = Reply.error(400, "invalid_request_error", f"GraphMind model gate: {exc}")
+        except Exception as exc:  # a replay's divergence under "fail", a recorded error: one line to the CLI
+            reply = Reply.error(400, "invalid_request_error", f"GraphMind: {type(exc).__name__}: {exc}")
         self._send(reply)
 
     def _send(self, reply: Reply) -> None:
@@ -114,7 +116,9 @@ def register(state: SessionState) -> str:
     with _LOCK:
         if _SERVER is None:
             server = _Server()
-            threading.Thread(target=server.serve_forever, name="graphmind-claude-model-gate", daemon=True).start()
+            threading.Thread(
+                target=server.serve_forever, name="graphmind-claude-model-gate", daemon=True
+            ).start()
             _SERVER = server
         _SERVER.sessions[state.key] = state
         host, port = _SERVER.server_address[:2]

@@ -74,7 +74,9 @@ def instrument(options: Any, session: graphmind.Client | None) -> Any:
     upstream = env.get("ANTHROPIC_BASE_URL") or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_UPSTREAM
     servers = options.mcp_servers if isinstance(options.mcp_servers, dict) else {}
     sdk_servers = {
-        name: config for name, config in servers.items() if isinstance(config, dict) and config.get("type") == "sdk"
+        name: config
+        for name, config in servers.items()
+        if isinstance(config, dict) and config.get("type") == "sdk"
     }
     state = SessionState(session=session, upstream=upstream, sdk_servers=frozenset(sdk_servers))
     for config in sdk_servers.values():
@@ -85,7 +87,9 @@ def instrument(options: Any, session: graphmind.Client | None) -> Any:
         env["API_TIMEOUT_MS"] = API_TIMEOUT_MS
     hooks: dict[Any, list[Any]] = {event: list(matchers) for event, matchers in (options.hooks or {}).items()}
     for event, callback in _hooks(state).items():
-        hooks.setdefault(event, []).append(HookMatcher(matcher=None, hooks=[callback], timeout=HOOK_TIMEOUT_S))
+        hooks.setdefault(event, []).append(
+            HookMatcher(matcher=None, hooks=[callback], timeout=HOOK_TIMEOUT_S)
+        )
     instrumented = dataclasses.replace(options, env=env, hooks=hooks)
     object.__setattr__(instrumented, MARK, state)
     return instrumented

@@ -36,7 +36,9 @@ def _prompt_meta(prompt: Any) -> dict[str, Any]:
 
 
 def wrap_process_query(original: Callable[..., AsyncIterator[Any]], state: Patches) -> Callable[..., Any]:
-    async def process_query(self: Any, prompt: Any, options: Any, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+    async def process_query(
+        self: Any, prompt: Any, options: Any, *args: Any, **kwargs: Any
+    ) -> AsyncIterator[Any]:
         if not state.engine().live:
             async for message in original(self, prompt, options, *args, **kwargs):
                 yield message

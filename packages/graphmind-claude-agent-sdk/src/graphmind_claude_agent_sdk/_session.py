@@ -35,6 +35,9 @@ class SessionState:
     open_tools: dict[str, NodeExecution] = field(default_factory=dict)
     # agent_id -> agent_type of the subagents started in this session (SubagentStart).
     subagents: dict[str, str] = field(default_factory=dict)
+    # tool_use_id -> the text an inject (or a replay) answered a CLI tool with: the model gate puts it
+    # into the tool_result the CLI sends (the CLI itself sends the denial it made of it).
+    injected_results: dict[str, str] = field(default_factory=dict)
     # (upstream, api key, bearer token) -> the instrumented Anthropic client the model gate uses.
     clients: dict[tuple[str, str | None, str | None], Any] = field(default_factory=dict)
 

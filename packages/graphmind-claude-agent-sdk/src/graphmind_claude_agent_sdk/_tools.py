@@ -7,9 +7,10 @@ What a gate's answer can do is what the CLI's hook protocol lets a hook do
 
 - before, continue: `{}` (the user's permission settings decide as without GraphMind); with an edited
   input: `updatedInput` (the CLI runs the edited call).
-- before, inject: the call is denied and the injected value is the denial's reason: the CLI never runs
-  the tool and the model reads the injected text as the tool's result (an error-flagged one: this is
-  the only way the protocol lets a hook answer for a built-in tool; docs/claude-agent-sdk.md).
+- before, inject: the call is denied with the injected text as the denial's reason, so the CLI never
+  runs the tool; the model gate then puts that text into the tool_result the CLI sends as an
+  ordinary (not error-flagged) result, so the model reads exactly the injected value
+  (`model_text`; docs/claude-agent-sdk.md).
 - after, inject: `updatedToolOutput` replaces the result the model sees (for built-in tools the CLI
   keeps its own result when the value does not match the tool's output shape).
 - retry is not offered for these tools: the CLI ran the call; Python cannot run it again.
@@ -54,8 +55,19 @@ class _EditedInput:
         raise RuntimeError("a CLI tool runs in the CLI")
 
 
-def _injected_text(raw: Any) -> str:
-    return raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
+def model_text(raw: Any) -> str:
+    """What the model reads for an injected (or replayed) CLI tool result: a string as it is; a Bash
+    result (`{"stdout", "stderr", ...}`, the shape its node records) as the CLI shows it to the model
+    (stdout, then stderr); an object with a text `content` as that text; anything else as JSON."""
+    if isinstance(raw, str):
+        return raw
+    if isinstance(raw, dict):
+        if isinstance(raw.get("stdout"), str):
+            stderr = raw.get("stderr")
+            return str(raw["stdout"]) + (f"\n{stderr}" if isinstance(stderr, str) and stderr else "")
+        if isinstance(raw.get("content"), str):
+            return str(raw["content"])
+    return json.dumps(raw, ensure_ascii=False)
 
 
 def _abort() -> dict[str, Any]:
@@ -101,11 +113,14 @@ async def _before(state: SessionState, ex: NodeExecution, tool_use_id: str | Non
         return _abort()
     if answer.injects:
         ex.finish(answer.raw)
+        text = model_text(answer.raw)
+        if tool_use_id:
+            state.injected_results[tool_use_id] = text
         return {
             "hookSpecificOutput": {
                 "hookEventName": "PreToolUse",
                 "permissionDecision": "deny",
-                "permissionDecisionReason": _injected_text(answer.raw),
+                "permissionDecisionReason": text,
             }
         }
     _keep(state, ex, tool_use_id)
@@ -139,7 +154,9 @@ async def post_tool_use(state: SessionState, data: dict[str, Any], tool_use_id: 
     return {}
 
 
-async def post_tool_use_failure(state: SessionState, data: dict[str, Any], tool_use_id: str | None) -> dict[str, Any]:
+async def post_tool_use_failure(
+    state: SessionState, data: dict[str, Any], tool_use_id: str | None
+) -> dict[str, Any]:
     """PostToolUseFailure: the error gate (continue or abort: the CLI already told the model)."""
     ex = state.open_tools.pop(tool_use_id or "", None)
     if ex is None:

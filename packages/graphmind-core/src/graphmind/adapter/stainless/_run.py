@@ -104,7 +104,7 @@ class _SyncNode:
         return edited
 
     def from_injected(self, value: Any) -> Settled:
-        reply = self.call.convert(value)
+        reply = self.call.convert(value, self.ex.replay_usage if self.ex.replayed else None)
         output, usage = reply.described
         return Settled(_replay_sync(self.original, self.call, reply), output, usage)
 
@@ -198,7 +198,7 @@ class _AsyncNode:
 
     def from_injected(self, value: Any) -> Awaitable[Settled]:
         """Checks the shape now (a bad one raises: the gate holds again); the engine awaits the replay."""
-        return self._replayed(self.call.convert(value))
+        return self._replayed(self.call.convert(value, self.ex.replay_usage if self.ex.replayed else None))
 
     async def _replayed(self, reply: Reply) -> Settled:
         output, usage = reply.described
