@@ -87,9 +87,8 @@ def instrument(options: Any, session: graphmind.Client | None) -> Any:
         env["API_TIMEOUT_MS"] = API_TIMEOUT_MS
     hooks: dict[Any, list[Any]] = {event: list(matchers) for event, matchers in (options.hooks or {}).items()}
     for event, callback in _hooks(state).items():
-        hooks.setdefault(event, []).append(
-            HookMatcher(matcher=None, hooks=[callback], timeout=HOOK_TIMEOUT_S)
-        )
+        callbacks: list[Any] = [callback]  # the SDK types each callback by its event's input TypedDict
+        hooks.setdefault(event, []).append(HookMatcher(matcher=None, hooks=callbacks, timeout=HOOK_TIMEOUT_S))
     instrumented = dataclasses.replace(options, env=env, hooks=hooks)
     object.__setattr__(instrumented, MARK, state)
     return instrumented
