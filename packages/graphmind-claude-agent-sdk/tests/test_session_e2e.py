@@ -7,9 +7,14 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
 from claude_agent_sdk import ResultMessage, create_sdk_mcp_server, query, tool
 from claude_helpers import options
-from graphmind_claude_agent_sdk import instrument_claude_agent
+from graphmind_claude_agent_sdk import (
+    instrument_claude_agent,
+    instrument_claude_agent_sdk,
+    uninstrument_claude_agent_sdk,
+)
 
 import graphmind
 from graphmind_anthropic.testing import FakeAnthropic
@@ -166,3 +171,83 @@ def test_a_recorded_session_replays_with_no_request(
     ran_file = tmp_path / "work" / "ran.txt"
     assert ran_file.read_text().splitlines() == ["hi"], "a replay must not run Bash again"
     assert _final(messages) == answer
+
+
+def test_a_bash_call_held_past_the_cli_hook_timeout_goes_on_when_answered(
+    hub: HubProcess, gm: graphmind.Client, fake: FakeAnthropic, tmp_path: Path
+) -> None:
+    """The CLI gives up on a hook after 60 s unless its matcher says otherwise: GraphMind's does."""
+    import time
+
+    fake.script([FakeAnthropic.tool_use("Bash", {"command": "echo late", "description": "late"}), "done"])
+    _breakpoint(hub, "tool:Bash")
+
+    def answer() -> None:
+        held = hub.held_gates(timeout=30)[0]
+        time.sleep(62)
+        assert hub.api("POST", f"/api/gates/{held['gateId']}", {"action": "continue"})[0] == 200
+
+    waiter = _Waiter(*in_thread(answer))
+    started = time.monotonic()
+    messages = asyncio.run(_session(gm, options(fake, tmp_path, allowed_tools=["Bash"])))
+    waiter.join()
+    assert time.monotonic() - started > 60
+    assert _final(messages) == "done"
+    results = _tool_results(fake.requests[-1].body)
+    assert results and "late" in str(results[0]["content"]) and not results[0].get("is_error"), results
+
+
+def test_injecting_after_a_bash_call_replaces_what_the_model_reads(
+    hub: HubProcess, gm: graphmind.Client, fake: FakeAnthropic, tmp_path: Path
+) -> None:
+    fake.script([FakeAnthropic.tool_use("Bash", {"command": "echo real", "description": "real"}), "done"])
+    _breakpoint(hub, "tool:Bash", "after")
+    injected = {"stdout": "replaced", "stderr": "", "interrupted": False, "isImage": False}
+    waiter = _answer_when_held(hub, "tool:Bash", {"action": "inject", "value": injected})
+    messages = asyncio.run(_session(gm, options(fake, tmp_path, allowed_tools=["Bash"])))
+    waiter.join()
+    assert _final(messages) == "done"
+    results = _tool_results(fake.requests[-1].body)
+    assert "replaced" in str(results[0]["content"]) and "real" not in str(results[0]["content"]), results
+
+
+def test_injecting_before_a_bash_call_never_runs_it(
+    hub: HubProcess, gm: graphmind.Client, fake: FakeAnthropic, tmp_path: Path
+) -> None:
+    fake.script(
+        [FakeAnthropic.tool_use("Bash", {"command": "echo ran > ran.txt", "description": "x"}), "done"]
+    )
+    _breakpoint(hub, "tool:Bash")
+    waiter = _answer_when_held(hub, "tool:Bash", {"action": "inject", "value": "pretend output"})
+    messages = asyncio.run(_session(gm, options(fake, tmp_path, allowed_tools=["Bash"])))
+    waiter.join()
+    assert _final(messages) == "done"
+    assert not (tmp_path / "work" / "ran.txt").exists()
+    result = _tool_results(fake.requests[-1].body)[0]
+    assert result["content"] == "pretend output" and result.get("is_error") is False, result
+
+
+def test_abort_at_a_tool_ends_the_session_and_the_run(
+    hub: HubProcess, gm: graphmind.Client, fake: FakeAnthropic, tmp_path: Path
+) -> None:
+    fake.script(
+        [FakeAnthropic.tool_use("Bash", {"command": "echo ran > ran.txt", "description": "x"}), "never"]
+    )
+    _breakpoint(hub, "tool:Bash")
+    waiter = _answer_when_held(hub, "tool:Bash", {"action": "abort"})
+
+    async def session() -> None:  # the process-wide form: the session is the run, an abort raises
+        async for _ in query(prompt="go", options=options(fake, tmp_path, allowed_tools=["Bash"])):
+            pass
+
+    instrument_claude_agent_sdk(session=gm)
+    try:
+        with pytest.raises(graphmind.RunAborted):
+            asyncio.run(session())
+    finally:
+        uninstrument_claude_agent_sdk()
+    waiter.join()
+    run = hub.api("GET", "/api/runs")[1]["runs"][0]
+    assert run["name"] == "claude-agent" and run["meta"].get("framework") == "claude-agent-sdk", run
+    assert not (tmp_path / "work" / "ran.txt").exists()
+    assert fake.request_count == 1

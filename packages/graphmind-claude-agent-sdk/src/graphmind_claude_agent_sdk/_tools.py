@@ -70,8 +70,16 @@ def model_text(raw: Any) -> str:
     return json.dumps(raw, ensure_ascii=False)
 
 
-def _abort() -> dict[str, Any]:
-    return {"continue_": False, "stopReason": _ABORT_REASON, "suppressOutput": True}
+def _abort(event: str = "PreToolUse") -> dict[str, Any]:
+    """Stops the session (`continue: false`); before a call, also denies it: the call never runs."""
+    output: dict[str, Any] = {"continue_": False, "stopReason": _ABORT_REASON, "suppressOutput": True}
+    if event == "PreToolUse":
+        output["hookSpecificOutput"] = {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": _ABORT_REASON,
+        }
+    return output
 
 
 def _spec(name: str, tool_input: Any, tool_use_id: str | None) -> NodeSpec:
@@ -144,7 +152,7 @@ async def post_tool_use(state: SessionState, data: dict[str, Any], tool_use_id: 
             answer = await ex.aafter(output)
         except RunAborted:
             ex.fail(RunAborted(ex.run.run_id))
-            return _abort()
+            return _abort("PostToolUse")
         if answer.injects:
             ex.finish(answer.raw)
             return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedToolOutput": answer.raw}}
@@ -167,6 +175,6 @@ async def post_tool_use_failure(
             await ex.aerror(error)
         except RunAborted:
             ex.fail(RunAborted(ex.run.run_id))
-            return _abort()
+            return _abort("PostToolUseFailure")
     ex.fail(error)
     return {}
