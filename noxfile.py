@@ -34,7 +34,10 @@ PACKAGES = [
     "graphmind-google-adk",
     "graphmind-openai-agents",
     "graphmind-pydantic-ai",
+    "graphmind-claude-agent-sdk",
 ]
+# The workspace wheels a package's wheel needs beside graphmind-core (its smoke installs them too).
+WHEEL_DEPS = {"graphmind-claude-agent-sdk": ["graphmind-anthropic"]}
 # One row per adapter: its package, the framework distribution, the versions to test, its tests.
 MATRIX = {
     "openai": ("graphmind-openai", "openai", ["3", "2"], ["packages/graphmind-openai/tests"]),
@@ -76,12 +79,20 @@ MATRIX = {
         ["2.68", "2.62"],
         ["packages/graphmind-pydantic-ai/tests"],
     ),
+    # The newest 0.2 release and the range's floor (each wheel bundles its own CLI).
+    "claude_agent_sdk": (
+        "graphmind-claude-agent-sdk",
+        "claude-agent-sdk",
+        ["0.2.190"],
+        ["packages/graphmind-claude-agent-sdk/tests"],
+    ),
 }
 # Workspace packages a row's tests use beyond its own (graphmind-litellm's tests use FakeOpenAI).
 TEST_PACKAGES = {
     "litellm": ["graphmind-openai"],
     "openai_agents": ["graphmind-openai"],
     "pydantic_ai": ["graphmind-openai"],
+    "claude_agent_sdk": ["graphmind-anthropic"],
 }
 TEST_DEPS = ["pytest>=8", "pytest-asyncio>=0.24", "pytest-timeout>=2.3", "httpx>=0.27", "respx>=0.22"]
 
@@ -190,7 +201,8 @@ def wheels(session: nox.Session) -> None:
         venv = ROOT / ".nox" / f"smoke-{package}"
         session.run("uv", "venv", "--quiet", "--clear", str(venv), external=True)
         python = str(venv / "bin" / "python")
-        session.run("uv", "pip", "install", "--quiet", "--python", python, core, wheel, external=True)
+        deps = [glob.glob(str(dist / f"{dep.replace('-', '_')}-*.whl"))[0] for dep in WHEEL_DEPS.get(package, [])]
+        session.run("uv", "pip", "install", "--quiet", "--python", python, core, *deps, wheel, external=True)
         session.run(python, str(ROOT / "scripts" / "smoke" / f"smoke_{module}.py"), external=True)
 
 
