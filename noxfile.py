@@ -393,6 +393,12 @@ SUITES = {
             "blockbuster>=1.5.26,<1.6",
         ],
     ),
+    # claude-agent-sdk's `dev` extra, the parts its tests import.
+    "claude_agent_sdk": (
+        "claude-agent-sdk",
+        "graphmind-claude-agent-sdk",
+        ["anyio[trio]", "pytest", "pytest-asyncio", "pytest-timeout", "pytest-xdist"],
+    ),
 }
 # The source package's own directory that holds its tests, installed into the session first.
 SUITE_LOCAL_PACKAGES = {"mcp": ["examples"]}
@@ -475,7 +481,7 @@ def suite(session: nox.Session, framework: str) -> None:
     # multiply-linked file"), so with links the tests that load its stopwords or punkt pass or
     # fail by which test loaded them first in the worker, and the three runs differ by xdist's split.
     session.env["UV_LINK_MODE"] = "copy"
-    _install_workspace(session, "graphmind-core", "graphmind-server", adapter)
+    _install_workspace(session, "graphmind-core", "graphmind-server", *WHEEL_DEPS.get(adapter, []), adapter)
     session.install("pip", *deps, f"{distribution}=={version}")
     src = _suite_source(session, distribution, version)
     for local in SUITE_LOCAL_PACKAGES.get(framework, []):

@@ -24,6 +24,7 @@ import graphmind
 from graphmind.adapter import ProcessPatch, enabled_for
 
 from . import _hooks, _model_gate, _options
+from ._runs import SessionRuns
 from ._tools import READ_TOOLS, WRITE_TOOLS
 from ._version import SUPPORTED, __version__
 
@@ -34,6 +35,7 @@ __all__ = [
     "__version__",
     "instrument_claude_agent",
     "instrument_claude_agent_sdk",
+    "uninstrument_claude_agent",
     "uninstrument_claude_agent_sdk",
 ]
 
@@ -42,11 +44,12 @@ _LOCK = threading.Lock()
 _PATCHES: dict[str, ProcessPatch] = {}
 
 
-def _patch(name: str) -> ProcessPatch:
+def _patch() -> ProcessPatch:
+    """The one process-wide patch (created at the first instrument call: it imports the SDK)."""
     with _LOCK:
-        patch = _PATCHES.get(name)
+        patch = _PATCHES.get("sdk")
         if patch is None:
-            patch = _PATCHES[name] = _hooks.bridge_patch() if name == "bridge" else _hooks.run_patch()
+            patch = _PATCHES["sdk"] = _hooks.process_patch()
         return patch
 
 
@@ -60,9 +63,16 @@ def instrument_claude_agent(options: Options, *, session: graphmind.Client | Non
     `async with graphmind.run("name")`); `instrument_claude_agent_sdk()` opens one per session."""
     if not enabled_for(session):
         return options
-    _patch("bridge").instrument(session)
+    _patch().instrument(session)
     instrumented: Options = _options.instrument(options, session)
     return instrumented
+
+
+def uninstrument_claude_agent(options: Options) -> Options:
+    """The options `instrument_claude_agent` was given (options it did not make come back as they are)."""
+    state = _options.state_of(options)
+    original: Options = options if state is None else state.original
+    return original
 
 
 def instrument_claude_agent_sdk(*, session: graphmind.Client | None = None) -> bool:
@@ -70,13 +80,15 @@ def instrument_claude_agent_sdk(*, session: graphmind.Client | None = None) -> b
     Idempotent; False when nothing is patched (GraphMind disabled)."""
     if not enabled_for(session):
         return False
-    _patch("bridge").instrument(session)
-    return _patch("run").instrument(session)
+    patched = _patch().instrument(session)
+    SessionRuns.on = patched
+    return patched
 
 
 def uninstrument_claude_agent_sdk() -> None:
     """Undoes `instrument_claude_agent_sdk()` and stops the model gate (options instrumented before
     keep pointing at it: instrument new ones)."""
+    SessionRuns.on = False
     with _LOCK:
         patches = list(_PATCHES.values())
         _PATCHES.clear()

@@ -59,19 +59,12 @@ CLI_HOOKS: tuple[tuple[str, str, str], ...] = (
 )
 
 
-def _bridge() -> object:
-    from claude_agent_sdk._internal.sdk_mcp_bridge import SdkMcpBridge
-
-    return SdkMcpBridge
-
-
-def bridge_patch() -> ProcessPatch:
-    return ProcessPatch((_bridge(), row) for row in BRIDGE_HOOKS)
-
-
-def run_patch() -> ProcessPatch:
+def process_patch() -> ProcessPatch:
+    """Every row on its class. The rows act on instrumented options only, or on every session once
+    `instrument_claude_agent_sdk()` turned the process-wide form on (`_runs.SessionRuns`)."""
     from claude_agent_sdk import ClaudeSDKClient
     from claude_agent_sdk._internal.client import InternalClient
+    from claude_agent_sdk._internal.sdk_mcp_bridge import SdkMcpBridge
 
-    targets = (InternalClient, ClaudeSDKClient, ClaudeSDKClient)
-    return ProcessPatch(zip(targets, RUN_HOOKS, strict=True))
+    targets = (SdkMcpBridge, InternalClient, ClaudeSDKClient, ClaudeSDKClient)
+    return ProcessPatch(zip(targets, (*BRIDGE_HOOKS, *RUN_HOOKS), strict=True))

@@ -78,7 +78,9 @@ def instrument(options: Any, session: graphmind.Client | None) -> Any:
         for name, config in servers.items()
         if isinstance(config, dict) and config.get("type") == "sdk"
     }
-    state = SessionState(session=session, upstream=upstream, sdk_servers=frozenset(sdk_servers))
+    state = SessionState(
+        session=session, upstream=upstream, sdk_servers=frozenset(sdk_servers), original=options
+    )
     for config in sdk_servers.values():
         if config.get("instance") is not None:
             _inproc.register(config["instance"], state)

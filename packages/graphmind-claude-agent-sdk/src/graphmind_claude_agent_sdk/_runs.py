@@ -15,9 +15,10 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import graphmind
-from graphmind.adapter import Patches, RunAborted
+from graphmind.adapter import Patches, RunAborted, RunContext
 
 from ._options import instrument as instrument_options
+from ._options import state_of
 
 _FRAMEWORK = {"framework": "claude-agent-sdk"}
 
@@ -35,24 +36,37 @@ def _prompt_meta(prompt: Any) -> dict[str, Any]:
     return {**_FRAMEWORK, "input": prompt} if isinstance(prompt, str) else dict(_FRAMEWORK)
 
 
+class SessionRuns:
+    """Whether the process-wide form is on (`instrument_claude_agent_sdk()`): every session's options
+    instrumented and each session one run. Off, only options instrumented by hand are gated."""
+
+    on = False
+
+
+def _raise_if_aborted(run: RunContext | None) -> None:
+    if run is not None and run.aborted:  # the session stopped at an abort: the app learns it as elsewhere
+        raise RunAborted(run.run_id)
+
+
 def wrap_process_query(original: Callable[..., AsyncIterator[Any]], state: Patches) -> Callable[..., Any]:
     async def process_query(
         self: Any, prompt: Any, options: Any, *args: Any, **kwargs: Any
     ) -> AsyncIterator[Any]:
-        if not state.engine().live:
+        engine = state.engine()
+        if not engine.live or (state_of(options) is None and not SessionRuns.on):
             async for message in original(self, prompt, options, *args, **kwargs):
                 yield message
             return
         options = instrument_options(options, state.session)
-        if not _opens_run(state):
+        if not (SessionRuns.on and _opens_run(state)):
             async for message in original(self, prompt, options, *args, **kwargs):
                 yield message
+            _raise_if_aborted(engine.current_run())
             return
         async with _client(state).run("claude-agent", _prompt_meta(prompt)) as run:
             async for message in original(self, prompt, options, *args, **kwargs):
                 yield message
-            if run.aborted:  # the session stopped at an abort: the app learns it as elsewhere
-                raise RunAborted(run.run_id)
+            _raise_if_aborted(run)
 
     process_query.__wrapped__ = original  # type: ignore[attr-defined]
     return process_query
@@ -63,9 +77,9 @@ _SCOPE = "_graphmind_run_scope"
 
 def wrap_connect(original: Callable[..., Any], state: Patches) -> Callable[..., Any]:
     async def connect(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if state.engine().live:
+        if state.engine().live and (SessionRuns.on or state_of(self.options) is not None):
             self.options = instrument_options(self.options, state.session)
-            if _opens_run(state) and getattr(self, _SCOPE, None) is None:
+            if SessionRuns.on and _opens_run(state) and getattr(self, _SCOPE, None) is None:
                 scope = _client(state).run("claude-agent", dict(_FRAMEWORK))
                 await scope.__aenter__()
                 setattr(self, _SCOPE, scope)

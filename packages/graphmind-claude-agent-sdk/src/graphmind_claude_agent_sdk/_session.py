@@ -28,6 +28,7 @@ class SessionState:
     session: graphmind.Client | None
     upstream: str  # the Anthropic base URL the CLI would have used (the model gate forwards there)
     sdk_servers: frozenset[str]  # names of the in-process MCP servers (their tools are gated in Python)
+    original: Any = None  # the options as the user made them (`uninstrument_claude_agent`)
     key: str = field(default_factory=lambda: secrets.token_urlsafe(18))
     # The context the model gate runs a turn in: the run the session's callbacks run in.
     context: contextvars.Context | None = None
