@@ -139,6 +139,7 @@ def _matrix_session(name: str) -> None:
             "addopts=--import-mode=importlib -q",
             *paths,
             *session.posargs,
+            env={"GRAPHMIND_KIT_FULL": "1"},  # a kit too slow for the default run takes every case here
         )
 
 

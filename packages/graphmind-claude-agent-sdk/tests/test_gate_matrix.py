@@ -5,15 +5,23 @@ Each call is one whole session of the bundled CLI against the loopback fake: the
 quotes the tool result it read. What the app gets is that final text; a tool result the model read
 as an error is raised as `ToolFailed` (the SDK itself never raises a tool's failure to the app).
 
-Not run here, and why (docs/claude-agent-sdk.md): the stream cases (the subject is a tool: the model
-turn's stream is graphmind-anthropic's, tested there). The SDK is async only: a sync call runs the
-session on a loop of its own in a worker thread, as a sync app would.
+Not run, and why (docs/claude-agent-sdk.md): the stream cases (the subject is a tool: the model
+turn's stream is graphmind-anthropic's, tested there), and twenty sessions held at once (twenty CLI
+processes of ~200 MB each start together: on a 2-core test machine the SDK's own 60 s start-up
+timeout fires before they are all up; holds on one event loop are shown by the other adapters' kits
+and by two sessions here). The SDK is async only: a sync call runs the session on a loop of its own
+in a worker thread, as a sync app would.
+
+Each case starts the CLI once or twice (about a second each, several under load): the default run
+takes the cases in `DEFAULT` (one per gate and answer, both forms of call), the nox matrix cell
+(`GRAPHMIND_KIT_FULL=1`) takes every case.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
+import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,17 +30,27 @@ from typing import Any
 import pytest
 from claude_agent_sdk import ResultMessage, create_sdk_mcp_server, query, tool
 from claude_helpers import options
+from graphmind_claude_agent_sdk import InProcessToolError, instrument_claude_agent, uninstrument_claude_agent
 
 import graphmind
 from graphmind.testing.gate_matrix import CASES, GateSubject, run_case
 from graphmind_anthropic.testing import FakeAnthropic
-from graphmind_claude_agent_sdk import instrument_claude_agent, uninstrument_claude_agent
 
-SKIPPED = {c for c in CASES if "stream" in c}
-
-
-class ToolFailed(Exception):
-    """The model read the tool's result as an error."""
+SKIPPED = {c for c in CASES if "stream" in c} | {"twenty_async_holds"}
+DEFAULT = {
+    "before_inject",
+    "after_inject_async",
+    "after_retry_async",
+    "error_retry_async",
+    "error_continue_async",
+    "abort_async",
+    "undo",
+    "disabled",
+    "replay_match_async",
+    "replay_divergence_fail_async",
+    "before_edit_async",
+}
+FULL = os.environ.get("GRAPHMIND_KIT_FULL") == "1"
 
 
 class ToolDown(Exception):
@@ -52,7 +70,7 @@ def _reply(body: dict[str, Any]) -> Any:
 
 class ToolSubject(GateSubject):
     node_id = "tool:mcp__calc__add"
-    error_type = ToolFailed
+    error_type = InProcessToolError
     injected = "42 from the debugger"
 
     def __init__(self, fake: FakeAnthropic, tmp: Path) -> None:
@@ -89,8 +107,8 @@ class ToolSubject(GateSubject):
         async for message in query(prompt="add 1 and 2", options=thing):
             if isinstance(message, ResultMessage):
                 final = str(message.result)
-        if final.startswith("error: "):
-            raise ToolFailed(final)
+        if final.startswith("error: "):  # what the model read: the node's own error, as the app's
+            raise InProcessToolError(final, {})
         return final
 
     def call(self, thing: Any) -> str:
@@ -136,5 +154,7 @@ def fake() -> Iterator[FakeAnthropic]:
 @pytest.mark.parametrize("case", CASES)
 async def test_gate_matrix(case: str, fake: FakeAnthropic, tmp_path: Path) -> None:
     if case in SKIPPED:
-        pytest.skip("a stream case: the subject is a tool (model streams are graphmind-anthropic's)")
+        pytest.skip("not for this subject: see the module's docstring")
+    if not FULL and case not in DEFAULT:
+        pytest.skip("the whole kit runs in the nox matrix cell (GRAPHMIND_KIT_FULL=1)")
     await run_case(case, ToolSubject(fake, tmp_path))

@@ -23,7 +23,8 @@ from typing import TypeVar
 import graphmind
 from graphmind.adapter import ProcessPatch, enabled_for
 
-from . import _hooks, _model_gate, _options
+from . import _hooks, _inproc, _model_gate, _options
+from ._inproc import InProcessToolError
 from ._runs import SessionRuns
 from ._tools import READ_TOOLS, WRITE_TOOLS
 from ._version import SUPPORTED, __version__
@@ -32,6 +33,7 @@ __all__ = [
     "READ_TOOLS",
     "SUPPORTED",
     "WRITE_TOOLS",
+    "InProcessToolError",
     "__version__",
     "instrument_claude_agent",
     "instrument_claude_agent_sdk",
@@ -71,7 +73,10 @@ def instrument_claude_agent(options: Options, *, session: graphmind.Client | Non
 def uninstrument_claude_agent(options: Options) -> Options:
     """The options `instrument_claude_agent` was given (options it did not make come back as they are)."""
     state = _options.state_of(options)
-    original: Options = options if state is None else state.original
+    if state is None:
+        return options
+    _inproc.unregister(state)
+    original: Options = state.original
     return original
 
 

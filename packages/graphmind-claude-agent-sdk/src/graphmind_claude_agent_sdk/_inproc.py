@@ -21,6 +21,7 @@ import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from graphmind import ReplayDivergence
 from graphmind.adapter import NodeSpec, Patches, RunAborted, engine_for
 
 from ._describe import mcp_result_output
@@ -36,6 +37,12 @@ def register(server: Any, state: SessionState) -> None:
         _SERVERS[server] = state
     except TypeError:  # a server type that refuses weak references: not gated (never breaks the app)
         pass
+
+
+def unregister(state: SessionState) -> None:
+    """The servers of `state`'s options are no longer gated (`uninstrument_claude_agent`)."""
+    for server in [s for s, owner in _SERVERS.items() if owner is state]:
+        _SERVERS.pop(server, None)
 
 
 class InProcessToolError(Exception):
@@ -66,14 +73,18 @@ def wrap_handle(original: Callable[..., Awaitable[Any]], state: Patches) -> Call
         engine = engine_for(session.session if session.session is not None else state.session)
         if not engine.live:
             return await original(self, message)
-        return await _gated(original, self, message, engine)
+        return await _gated(original, self, message, engine, session)
 
     handle.__wrapped__ = original  # type: ignore[attr-defined]
     return handle
 
 
 async def _gated(
-    original: Callable[..., Awaitable[Any]], bridge: Any, message: dict[str, Any], engine: Any
+    original: Callable[..., Awaitable[Any]],
+    bridge: Any,
+    message: dict[str, Any],
+    engine: Any,
+    session: SessionState,
 ) -> Any:
     params = message["params"]
     name = f"mcp__{bridge.name}__{params.get('name')}"
@@ -100,6 +111,14 @@ async def _gated(
     def describe(response: Any) -> Any:
         return mcp_result_output(response.get("result") if isinstance(response, dict) else response)
 
+    def replay_error(error: dict[str, Any]) -> BaseException | None:
+        """A recorded failure as the very result the SDK made of it (the model reads the same text)."""
+        if error.get("name") != InProcessToolError.__name__:
+            return None
+        text = str(error.get("message") or "")
+        result = {"content": [{"type": "text", "text": text}], "isError": True}
+        return InProcessToolError(text, {"jsonrpc": "2.0", "id": message.get("id"), "result": result})
+
     def from_injected(value: Any) -> dict[str, Any]:
         return {"jsonrpc": "2.0", "id": message.get("id"), "result": tool_result(value)}
 
@@ -110,6 +129,7 @@ async def _gated(
         instance_id=tool_use_id if isinstance(tool_use_id, str) else None,
         edit=edit,
         attrs={"framework": "claude-agent-sdk", "runsIn": "python", "server": bridge.name},
+        replay_error=replay_error,
     )
     try:
         return await engine.aexecute(
@@ -117,5 +137,6 @@ async def _gated(
         )
     except InProcessToolError as exc:  # continue at the error gate: the SDK's own error result
         return exc.response
-    except RunAborted:
+    except (RunAborted, ReplayDivergence) as exc:  # the SDK would make a tool error of it: raised at the end
+        session.note_fatal(exc)
         raise

@@ -23,6 +23,7 @@ import weakref
 from typing import Any
 from urllib.parse import urlsplit
 
+from graphmind import ReplayDivergence
 from graphmind.adapter import RunAborted
 
 from ._forward import Reply, forward_messages, forward_raw
@@ -63,8 +64,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 reply = state.run_in_context(lambda: forward_messages(state, body, headers, parts.query))
             else:
                 reply = forward_raw(state, method, rest, parts.query, headers, raw)
-        except RunAborted:
+        except RunAborted as exc:
+            state.note_fatal(exc)
             reply = Reply.error(400, "invalid_request_error", "Run aborted from the GraphMind debugger")
+        except ReplayDivergence as exc:
+            state.note_fatal(exc)
+            reply = Reply.error(400, "invalid_request_error", f"GraphMind: {exc}")
         except ValueError as exc:
             reply = Reply.error(400, "invalid_request_error", f"GraphMind model gate: {exc}")
         except Exception as exc:  # a replay's divergence under "fail", a recorded error: one line to the CLI

@@ -43,9 +43,35 @@ class SessionRuns:
     on = False
 
 
-def _raise_if_aborted(run: RunContext | None) -> None:
-    if run is not None and run.aborted:  # the session stopped at an abort: the app learns it as elsewhere
+def _raise_if_aborted(run: RunContext | None, options: Any) -> None:
+    """The session stopped on GraphMind's side (an abort, a replay's divergence under "fail"): the app
+    learns it as from any adapter, whatever the SDK made of it on the way."""
+    session = state_of(options)
+    fatal = session.fatal if session is not None else None
+    if session is not None and fatal is not None:
+        session.fatal = None
+        raise fatal
+    if run is not None and run.aborted:
         raise RunAborted(run.run_id)
+
+
+async def _messages(
+    original: Callable[..., AsyncIterator[Any]], run: RunContext | None, call: tuple[Any, ...], kwargs: Any
+) -> AsyncIterator[Any]:
+    options = call[2]
+    session = state_of(options)
+    if session is not None:
+        session.fatal = None
+    try:
+        async for message in original(*call, **kwargs):
+            yield message
+    except Exception as exc:
+        try:
+            _raise_if_aborted(run, options)
+        except BaseException as fatal:
+            raise fatal from exc
+        raise
+    _raise_if_aborted(run, options)
 
 
 def wrap_process_query(original: Callable[..., AsyncIterator[Any]], state: Patches) -> Callable[..., Any]:
@@ -57,16 +83,14 @@ def wrap_process_query(original: Callable[..., AsyncIterator[Any]], state: Patch
             async for message in original(self, prompt, options, *args, **kwargs):
                 yield message
             return
-        options = instrument_options(options, state.session)
+        call = (self, prompt, instrument_options(options, state.session), *args)
         if not (SessionRuns.on and _opens_run(state)):
-            async for message in original(self, prompt, options, *args, **kwargs):
+            async for message in _messages(original, engine.current_run(), call, kwargs):
                 yield message
-            _raise_if_aborted(engine.current_run())
             return
         async with _client(state).run("claude-agent", _prompt_meta(prompt)) as run:
-            async for message in original(self, prompt, options, *args, **kwargs):
+            async for message in _messages(original, run, call, kwargs):
                 yield message
-            _raise_if_aborted(run)
 
     process_query.__wrapped__ = original  # type: ignore[attr-defined]
     return process_query

@@ -39,6 +39,10 @@ class SessionState:
     # tool_use_id -> the text an inject (or a replay) answered a CLI tool with: the model gate puts it
     # into the tool_result the CLI sends (the CLI itself sends the denial it made of it).
     injected_results: dict[str, str] = field(default_factory=dict)
+    # What ended the session on GraphMind's side (an abort, a replay's divergence under "fail"): the
+    # SDK turns a hook's or an in-process tool's exception into a message for the model, so the
+    # patched query raises this one to the app instead (`_runs.py`).
+    fatal: BaseException | None = None
     # (upstream, api key, bearer token) -> the instrumented Anthropic client the model gate uses.
     clients: dict[tuple[str, str | None, str | None], Any] = field(default_factory=dict)
 
@@ -50,6 +54,10 @@ class SessionState:
     def in_process(self, tool_name: str) -> bool:
         """A tool of an in-process MCP server (`mcp__<server>__<tool>`): gated where its handler runs."""
         return any(tool_name.startswith(f"mcp__{name}__") for name in self.sdk_servers)
+
+    def note_fatal(self, exc: BaseException) -> None:
+        if self.fatal is None:
+            self.fatal = exc
 
     def run_in_context(self, fn: Any) -> Any:
         context = self.context

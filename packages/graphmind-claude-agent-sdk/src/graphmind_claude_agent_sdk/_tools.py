@@ -105,7 +105,8 @@ async def pre_tool_use(state: SessionState, data: dict[str, Any], tool_use_id: s
     tool_input = data.get("tool_input")
     try:
         ex = await engine.astart_node(_spec(name, tool_input, tool_use_id))
-    except RunAborted:
+    except RunAborted as exc:
+        state.note_fatal(exc)
         return _abort()
     return await _before(state, ex, tool_use_id)
 
@@ -116,8 +117,9 @@ async def _before(state: SessionState, ex: NodeExecution, tool_use_id: str | Non
         return {}
     try:
         answer = await ex.abefore()
-    except RunAborted:
-        ex.fail(RunAborted(ex.run.run_id))
+    except RunAborted as exc:
+        state.note_fatal(exc)
+        ex.fail(exc)
         return _abort()
     if answer.injects:
         ex.finish(answer.raw)
@@ -150,8 +152,9 @@ async def post_tool_use(state: SessionState, data: dict[str, Any], tool_use_id: 
     if ex.gate_needed(proto.AFTER):
         try:
             answer = await ex.aafter(output)
-        except RunAborted:
-            ex.fail(RunAborted(ex.run.run_id))
+        except RunAborted as exc:
+            state.note_fatal(exc)
+            ex.fail(exc)
             return _abort("PostToolUse")
         if answer.injects:
             ex.finish(answer.raw)
@@ -173,8 +176,9 @@ async def post_tool_use_failure(
     if ex.gate_needed(proto.ERROR_GATE):
         try:
             await ex.aerror(error)
-        except RunAborted:
-            ex.fail(RunAborted(ex.run.run_id))
+        except RunAborted as exc:
+            state.note_fatal(exc)
+            ex.fail(exc)
             return _abort("PostToolUseFailure")
     ex.fail(error)
     return {}
