@@ -202,7 +202,9 @@ def wheels(session: nox.Session) -> None:
         venv = ROOT / ".nox" / f"smoke-{package}"
         session.run("uv", "venv", "--quiet", "--clear", str(venv), external=True)
         python = str(venv / "bin" / "python")
-        deps = [glob.glob(str(dist / f"{dep.replace('-', '_')}-*.whl"))[0] for dep in WHEEL_DEPS.get(package, [])]
+        deps = [
+            glob.glob(str(dist / f"{dep.replace('-', '_')}-*.whl"))[0] for dep in WHEEL_DEPS.get(package, [])
+        ]
         session.run("uv", "pip", "install", "--quiet", "--python", python, core, *deps, wheel, external=True)
         session.run(python, str(ROOT / "scripts" / "smoke" / f"smoke_{module}.py"), external=True)
 

@@ -30,11 +30,11 @@ from typing import Any
 import pytest
 from claude_agent_sdk import ResultMessage, create_sdk_mcp_server, query, tool
 from claude_helpers import options
-from graphmind_claude_agent_sdk import InProcessToolError, instrument_claude_agent, uninstrument_claude_agent
 
 import graphmind
 from graphmind.testing.gate_matrix import CASES, GateSubject, run_case
 from graphmind_anthropic.testing import FakeAnthropic
+from graphmind_claude_agent_sdk import InProcessToolError, instrument_claude_agent, uninstrument_claude_agent
 
 SKIPPED = {c for c in CASES if "stream" in c} | {"twenty_async_holds"}
 DEFAULT = {

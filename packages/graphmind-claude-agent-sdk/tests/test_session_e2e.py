@@ -10,14 +10,14 @@ from typing import Any
 import pytest
 from claude_agent_sdk import ResultMessage, create_sdk_mcp_server, query, tool
 from claude_helpers import options
+
+import graphmind
+from graphmind_anthropic.testing import FakeAnthropic
 from graphmind_claude_agent_sdk import (
     instrument_claude_agent,
     instrument_claude_agent_sdk,
     uninstrument_claude_agent_sdk,
 )
-
-import graphmind
-from graphmind_anthropic.testing import FakeAnthropic
 from graphmind_server.testing import HubProcess, in_thread, wait_for
 
 
