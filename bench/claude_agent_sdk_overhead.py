@@ -22,7 +22,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _harness import (  # noqa: E402
+from _harness import (
     AttachedHub,
     interleaved_rounds,
     noop,
@@ -31,11 +31,11 @@ from _harness import (  # noqa: E402
     print_ratio_table,
     summarise,
 )
-from claude_agent_sdk import ClaudeAgentOptions, create_sdk_mcp_server, query, tool  # noqa: E402
+from claude_agent_sdk import ClaudeAgentOptions, create_sdk_mcp_server, query, tool
 
-import graphmind  # noqa: E402
-from graphmind_anthropic.testing import FakeAnthropic  # noqa: E402
-from graphmind_claude_agent_sdk import instrument_claude_agent_sdk, uninstrument_claude_agent_sdk  # noqa: E402
+import graphmind
+from graphmind_anthropic.testing import FakeAnthropic
+from graphmind_claude_agent_sdk import instrument_claude_agent_sdk, uninstrument_claude_agent_sdk
 
 
 @tool("add", "Add two numbers", {"a": float, "b": float})
