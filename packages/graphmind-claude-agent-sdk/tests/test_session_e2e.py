@@ -185,7 +185,9 @@ def test_a_bash_call_held_past_the_cli_hook_timeout_goes_on_when_answered(
     def answer() -> None:
         held = hub.held_gates(timeout=30)[0]
         time.sleep(62)
-        assert hub.api("POST", f"/api/gates/{held['gateId']}", {"action": "continue"})[0] == 200
+        # An edit, so a CLI that had given up on the hook at 60 s (and run the call as it was) shows.
+        body = {"action": "continue", "input": {"command": "echo edited-late"}}
+        assert hub.api("POST", f"/api/gates/{held['gateId']}", body)[0] == 200
 
     waiter = _Waiter(*in_thread(answer))
     started = time.monotonic()
@@ -194,7 +196,7 @@ def test_a_bash_call_held_past_the_cli_hook_timeout_goes_on_when_answered(
     assert time.monotonic() - started > 60
     assert _final(messages) == "done"
     results = _tool_results(fake.requests[-1].body)
-    assert results and "late" in str(results[0]["content"]) and not results[0].get("is_error"), results
+    assert results and "edited-late" in str(results[0]["content"]), results
 
 
 def test_injecting_after_a_bash_call_replaces_what_the_model_reads(
