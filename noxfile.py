@@ -34,7 +34,10 @@ PACKAGES = [
     "graphmind-google-adk",
     "graphmind-openai-agents",
     "graphmind-pydantic-ai",
+    "graphmind-claude-agent-sdk",
 ]
+# The workspace wheels a package's wheel needs beside graphmind-core (its smoke installs them too).
+WHEEL_DEPS = {"graphmind-claude-agent-sdk": ["graphmind-anthropic"]}
 # One row per adapter: its package, the framework distribution, the versions to test, its tests.
 MATRIX = {
     "openai": ("graphmind-openai", "openai", ["3", "2"], ["packages/graphmind-openai/tests"]),
@@ -76,12 +79,20 @@ MATRIX = {
         ["2.68", "2.62"],
         ["packages/graphmind-pydantic-ai/tests"],
     ),
+    # The newest 0.2 release and the range's floor (each wheel bundles its own CLI).
+    "claude_agent_sdk": (
+        "graphmind-claude-agent-sdk",
+        "claude-agent-sdk",
+        ["0.2.190"],
+        ["packages/graphmind-claude-agent-sdk/tests"],
+    ),
 }
 # Workspace packages a row's tests use beyond its own (graphmind-litellm's tests use FakeOpenAI).
 TEST_PACKAGES = {
     "litellm": ["graphmind-openai"],
     "openai_agents": ["graphmind-openai"],
     "pydantic_ai": ["graphmind-openai"],
+    "claude_agent_sdk": ["graphmind-anthropic"],
 }
 TEST_DEPS = ["pytest>=8", "pytest-asyncio>=0.24", "pytest-timeout>=2.3", "httpx>=0.27", "respx>=0.22"]
 
@@ -128,6 +139,7 @@ def _matrix_session(name: str) -> None:
             "addopts=--import-mode=importlib -q",
             *paths,
             *session.posargs,
+            env={"GRAPHMIND_KIT_FULL": "1"},  # a kit too slow for the default run takes every case here
         )
 
 
@@ -190,7 +202,10 @@ def wheels(session: nox.Session) -> None:
         venv = ROOT / ".nox" / f"smoke-{package}"
         session.run("uv", "venv", "--quiet", "--clear", str(venv), external=True)
         python = str(venv / "bin" / "python")
-        session.run("uv", "pip", "install", "--quiet", "--python", python, core, wheel, external=True)
+        deps = [
+            glob.glob(str(dist / f"{dep.replace('-', '_')}-*.whl"))[0] for dep in WHEEL_DEPS.get(package, [])
+        ]
+        session.run("uv", "pip", "install", "--quiet", "--python", python, core, *deps, wheel, external=True)
         session.run(python, str(ROOT / "scripts" / "smoke" / f"smoke_{module}.py"), external=True)
 
 
@@ -381,6 +396,12 @@ SUITES = {
             "blockbuster>=1.5.26,<1.6",
         ],
     ),
+    # claude-agent-sdk's `dev` extra, the parts its tests import.
+    "claude_agent_sdk": (
+        "claude-agent-sdk",
+        "graphmind-claude-agent-sdk",
+        ["anyio[trio]", "pytest", "pytest-asyncio", "pytest-timeout", "pytest-xdist"],
+    ),
 }
 # The source package's own directory that holds its tests, installed into the session first.
 SUITE_LOCAL_PACKAGES = {"mcp": ["examples"]}
@@ -463,7 +484,7 @@ def suite(session: nox.Session, framework: str) -> None:
     # multiply-linked file"), so with links the tests that load its stopwords or punkt pass or
     # fail by which test loaded them first in the worker, and the three runs differ by xdist's split.
     session.env["UV_LINK_MODE"] = "copy"
-    _install_workspace(session, "graphmind-core", "graphmind-server", adapter)
+    _install_workspace(session, "graphmind-core", "graphmind-server", *WHEEL_DEPS.get(adapter, []), adapter)
     session.install("pip", *deps, f"{distribution}=={version}")
     src = _suite_source(session, distribution, version)
     for local in SUITE_LOCAL_PACKAGES.get(framework, []):

@@ -174,6 +174,29 @@ SUITES: dict[str, dict[str, Any]] = {
         # 60 s, not 120: its tests take milliseconds.
         "args": ["tests", "-p", "no:cacheprovider", "-n", "2", "-q", "--timeout=60"],
     },
+    "claude_agent_sdk": {
+        "plugin": "gm_suite_claude_agent_sdk",
+        # Its whole offline suite: mock transports, and the bundled CLI where a test starts it. Left
+        # out: the session-store examples that need Postgres, Redis or S3, and the changelog check
+        # (the source distribution ships no CHANGELOG.md).
+        "args": [
+            "tests",
+            "--ignore=tests/test_example_postgres_session_store.py",
+            "--ignore=tests/test_example_redis_session_store.py",
+            "--ignore=tests/test_example_redis_session_store_live.py",
+            "--ignore=tests/test_example_s3_session_store.py",
+            "--ignore=tests/test_example_s3_session_store_live.py",
+            "--deselect=tests/test_changelog.py",
+            "-p",
+            "no:cacheprovider",
+            "-n",
+            "2",
+            "-q",
+            "-o",
+            "addopts=--import-mode=importlib -p anyio",
+            "--timeout=120",
+        ],
+    },
 }
 
 # Tests that differ instrumented by design, each named with why in docs/compatibility.md. Loop
@@ -187,6 +210,7 @@ EXPECTED_DIFFERENT: dict[str, set[str]] = {
     "openai": set(),
     "anthropic": set(),
     "google_adk": set(),
+    "claude_agent_sdk": set(),
     "langchain": {
         # `trace_as_chain_group`'s manager is configured, so it holds the hook's handler too: `len == 1` fails.
         "tests.unit_tests.runnables.test_config::test_merge_config_callbacks",

@@ -14,7 +14,7 @@ from typing import Any
 
 from graphmind.adapter.stainless import Api
 
-from ._describe import describe_message, describe_reply, describe_request
+from ._describe import describe_message, describe_reply, describe_request, usage_body
 from ._inject import message_body, message_sse
 from ._stream import MessageReader
 
@@ -57,6 +57,7 @@ def _messages(name: str, message_type: Any) -> Api:
         to_body=lambda value, request: message_body(value, request, message_type()),
         to_sse=message_sse,
         reader=MessageReader,
+        usage_body=usage_body,
     )
 
 

@@ -202,6 +202,23 @@ def usage_of(usage: Any) -> dict[str, Any] | None:
     return result
 
 
+def usage_body(usage: Mapping[str, Any]) -> dict[str, Any]:
+    """The wire's usage (`usage_of`'s shape) back as Anthropic's `usage` field: a replayed reply
+    reports the tokens the recorded one did (`input_tokens` without the cache's share, as the API does)."""
+    read = usage.get("cacheReadTokens")
+    created = usage.get("cacheCreationTokens")
+    prompt = usage.get("inputTokens")
+    body: dict[str, Any] = {
+        "input_tokens": max(0, int(prompt or 0) - int(read or 0) - int(created or 0)),
+        "output_tokens": int(usage.get("outputTokens") or 0),
+    }
+    if read is not None:
+        body["cache_read_input_tokens"] = int(read)
+    if created is not None:
+        body["cache_creation_input_tokens"] = int(created)
+    return body
+
+
 def _owned_reply(out: dict[str, Any], usage: dict[str, Any] | None) -> tuple[Any, dict[str, Any] | None]:
     """(output, usage), `Owned` when `out` (built by `_reply`: its only list is the `tool_calls` it
     built) passes core's `plain_message` and `usage` (built by `usage_of`) is flat and plain."""

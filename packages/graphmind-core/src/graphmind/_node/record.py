@@ -61,6 +61,7 @@ class NodeRecord(TokenBuffer):
         self.started_at = host.clock()
         self.held_ms = 0.0
         self.injected = self.replayed = False  # replayed: the ending came from a recording (docs/replay.md)
+        self.replay_usage: dict[str, Any] | None = None  # a replayed model step's recorded usage
         self.ended = False
         self.loop_hit: Any = None
         self.hold_why: str | None = None  # a hold_if verdict: None = not asked yet, "" = no hold

@@ -41,6 +41,9 @@ class Recorded:
     error: dict[str, Any] | None = None
     ended: bool = False
     container: bool = False  # other recorded nodes ran inside it: it runs live, its children replay
+    # The recorded `usage` (a model step's tokens): a replayed reply reports it to the app as the
+    # provider did (an agent loop that budgets by tokens makes the same requests again).
+    usage: dict[str, Any] | None = None
 
     @property
     def selector(self) -> str:
@@ -135,6 +138,8 @@ class Cassette:
                 rec.ended = True
                 if kind == proto.NODE_FINISHED:
                     rec.output = event.get("output")
+                    usage = event.get("usage")
+                    rec.usage = usage if isinstance(usage, dict) else None
                 else:
                     error = event.get("error")
                     rec.error = error if isinstance(error, dict) else {"name": "Error", "message": str(error)}

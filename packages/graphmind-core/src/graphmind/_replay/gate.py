@@ -115,6 +115,7 @@ def _matched(
     if decision.kind != REPLAY:
         return None
     node.replayed = True
+    node.replay_usage = rec.usage
     replay.replayed += 1
     if rec.error is not None:
         raise _recorded_error(node, rec.error)

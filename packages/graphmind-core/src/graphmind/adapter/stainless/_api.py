@@ -69,6 +69,9 @@ class Api:
     edit_message: Callable[[Any], Any] = _plain_message
     messages_field: str = "messages"
     gated: bool = True  # False: observed only (node.started / node.finished, no gate ever holds)
+    # A replayed step's recorded usage (the wire's `inputTokens`...) -> the provider's `usage` field of
+    # the reply body, so the app reads the tokens the provider reported (None: the body keeps zeros).
+    usage_body: Callable[[Mapping[str, Any]], dict[str, Any]] | None = None
 
 
 def sse(events: list[tuple[str | None, Any]]) -> bytes:

@@ -100,11 +100,17 @@ class Call:
         self.kwargs = kwargs
         self.body = kwargs["body"]
 
-    def convert(self, value: Any) -> Reply:
-        """An injected JSON value -> the synthetic reply (raises on a bad shape: the gate holds again)."""
-        body = self.api.to_body(value, self.body)
-        reply = reply_for(self.api, body, self.stream)
-        reply.described = self.api.describe_body(body)
+    def convert(self, value: Any, usage: Mapping[str, Any] | None = None) -> Reply:
+        """An injected JSON value -> the synthetic reply (raises on a bad shape: the gate holds again).
+        `usage`: a replayed step's recorded usage, put into the reply the app reads (the node itself
+        records the replayed step as before: no tokens spent)."""
+        api = self.api
+        body = api.to_body(value, self.body)
+        described = api.describe_body(body)
+        if usage and api.usage_body is not None:
+            body["usage"] = api.usage_body(usage)
+        reply = reply_for(api, body, self.stream)
+        reply.described = described
         return reply
 
     def tee(self, ex: NodeExecution, result: Any, response: Any, is_async: bool) -> None:

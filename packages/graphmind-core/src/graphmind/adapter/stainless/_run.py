@@ -101,7 +101,7 @@ class _SyncNode(SyncDriver):
         self.call.use(edited)
 
     def from_injected(self, value: Any) -> Settled:
-        reply = self.call.convert(value)
+        reply = self.call.convert(value, self.ex.replay_usage if self.ex.replayed else None)
         output, usage = reply.described
         return Settled(_replay_sync(self.original, self.call, reply), output, usage)
 
@@ -190,7 +190,7 @@ class _AsyncNode(AsyncDriver):
 
     def from_injected(self, value: Any) -> Awaitable[Settled]:
         """Checks the shape now (a bad one raises: the gate holds again); the engine awaits the replay."""
-        return self._replayed(self.call.convert(value))
+        return self._replayed(self.call.convert(value, self.ex.replay_usage if self.ex.replayed else None))
 
     async def _replayed(self, reply: Reply) -> Settled:
         output, usage = reply.described
