@@ -16,7 +16,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import prices
+from . import prices
 from . import usage as tokens
 from .status import execution, node
 
