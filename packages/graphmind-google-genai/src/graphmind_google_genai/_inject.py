@@ -35,11 +35,11 @@ def _usage_metadata(usage: Any) -> dict[str, Any] | None:
     return {k: v for k, v in meta.items() if isinstance(v, int)} or None
 
 
-def body(value: Any, *, ids: bool = True) -> dict[str, Any]:
+def body(value: Any) -> dict[str, Any]:
     """An injected value as the Gemini REST body of one reply (raises ValueError on a bad shape).
 
-    `ids`: a function call without an id gets one (`parse_model_reply`'s), so the tool node AFC
-    runs next takes it; the fake passes False and answers as Gemini does, without."""
+    A function call keeps the id it was given and gets none otherwise, as Gemini answers: a
+    recorded reply without ids replays into the very request the recording sent next."""
     if isinstance(value, Mapping) and "candidates" in value:
         whole = json.loads(json.dumps(value))  # a fresh copy of a whole body
         types.GenerateContentResponse.model_validate(whole)  # refused here (the gate holds again)
@@ -51,7 +51,7 @@ def body(value: Any, *, ids: bool = True) -> dict[str, Any]:
     given = value.get("tool_calls") if isinstance(value, Mapping) else None
     for i, call in enumerate(parsed.tool_calls):
         function_call: dict[str, Any] = {"name": call.name, "args": dict(call.arguments)}
-        if ids or (isinstance(given, list) and isinstance(given[i], Mapping) and given[i].get("id")):
+        if isinstance(given, list) and isinstance(given[i], Mapping) and given[i].get("id"):
             function_call["id"] = call.id
         parts.append({"functionCall": function_call})
     extra = value if isinstance(value, Mapping) else {}

@@ -108,7 +108,7 @@ class FakeGemini(LoopbackFake):
 
     def render(self, model: str, request: Mapping[str, Any], reply: Any) -> dict[str, Any]:
         """The REST body of one scripted reply (deterministic)."""
-        rendered = body(reply, ids=False)
+        rendered = body(reply)
         rendered.setdefault("modelVersion", model)
         if "usageMetadata" not in rendered:
             prompt = sum(len(json.dumps(c).split()) for c in request.get("contents") or [])
