@@ -33,7 +33,9 @@ from ._version import SUPPORTED, __version__
 
 T = TypeVar("T")
 MARK = "_graphmind_google_genai"
-TOOLS_KEY = "_graphmind_google_genai_tools"  # the shared tool patch's count on `_extra_utils`
+# The shared tool patches' counts on `_extra_utils` (one key per patched attribute).
+INVOKE_KEY = "_graphmind_google_genai_invoke"
+AINVOKE_KEY = "_graphmind_google_genai_ainvoke"
 
 SYNC_HOOKS = (
     Hook(
@@ -112,7 +114,7 @@ TOOL_HOOKS = (
         SUPPORTED,
         "_extra_utils.py:335 invoke_function_from_dict_args: get_function_response_parts calls it by "
         "its module name (:387), and get_function_response_parts_async for a sync function in a thread (:443)",
-        shared=TOOLS_KEY,
+        shared=INVOKE_KEY,
     ),
     Hook(
         "",
@@ -120,7 +122,7 @@ TOOL_HOOKS = (
         wrap_ainvoke,
         SUPPORTED,
         "_extra_utils.py:349 invoke_function_from_dict_args_async: an async function's call (:438)",
-        shared=TOOLS_KEY,
+        shared=AINVOKE_KEY,
     ),
 )
 
