@@ -17,7 +17,7 @@ from google import genai
 from google.genai import types
 
 import graphmind
-from graphmind_google_genai import instrument_google_genai
+from graphmind_google_genai import instrument_google_genai, uninstrument_google_genai
 from graphmind_google_genai.testing import FakeGemini
 from graphmind_server.testing import HubProcess, in_thread, wait_for
 
@@ -42,6 +42,7 @@ def gm(hub: HubProcess) -> Iterator[graphmind.Client]:
 def client(fake: FakeGemini, gm: graphmind.Client) -> Iterator[genai.Client]:
     c = instrument_google_genai(genai.Client(api_key="k", http_options=fake.http_options()), session=gm)
     yield c
+    uninstrument_google_genai(c)
     c.close()
 
 
@@ -166,6 +167,7 @@ def test_a_stream_is_teed_live_and_its_recording_replays_chunk_by_chunk_with_no_
         assert replaying.ready(5)
         again = instrument_google_genai(genai.Client(api_key="k", http_options=fake.http_options()), session=replaying)
         replayed = list(again.models.generate_content_stream(model=MODEL, contents="Plan"))
+        uninstrument_google_genai(again)
     finally:
         replaying.dispose()
     assert fake.request_count == sent  # 0 requests
@@ -228,6 +230,7 @@ def test_a_recorded_afc_run_replays_with_no_request_and_no_tool_body(
         assert replaying.ready(5)
         again = instrument_google_genai(genai.Client(api_key="k", http_options=fake.http_options()), session=replaying)
         replayed = again.models.generate_content(model=MODEL, contents="Fly", config=tools.config())
+        uninstrument_google_genai(again)
     finally:
         replaying.dispose()
     assert replayed.text == "The 09:40 flight."

@@ -19,6 +19,21 @@ from graphmind_google_genai.testing import FakeGemini
 MODEL = "gemini-2.5-flash"
 ORIGINAL_INVOKE = _extra_utils.invoke_function_from_dict_args
 ORIGINAL_AINVOKE = _extra_utils.invoke_function_from_dict_args_async
+INSTRUMENTED: list[Any] = []
+
+
+@pytest.fixture(autouse=True)
+def undo_every_client() -> Any:
+    """Each test starts and ends with the SDK's module bare (the tool patch is process-wide)."""
+    assert _extra_utils.invoke_function_from_dict_args is ORIGINAL_INVOKE
+    yield
+    while INSTRUMENTED:
+        uninstrument_google_genai(INSTRUMENTED.pop())
+
+
+def instrument(client: Any, gm: graphmind.Client) -> Any:
+    INSTRUMENTED.append(client)
+    return instrument_google_genai(client, session=gm)
 
 
 def _client(fake: FakeGemini) -> genai.Client:
@@ -67,7 +82,7 @@ def test_instrumenting_twice_is_once_and_undo_restores_the_very_objects(
 
 
 def test_the_tool_patch_is_shared_and_leaves_with_the_last_client(fake: FakeGemini, gm: graphmind.Client) -> None:
-    one, two = instrument_google_genai(_client(fake), session=gm), instrument_google_genai(_client(fake), session=gm)
+    one, two = instrument(_client(fake), gm), instrument(_client(fake), gm)
     patched = (_extra_utils.invoke_function_from_dict_args, _extra_utils.invoke_function_from_dict_args_async)
     assert patched[0] is not ORIGINAL_INVOKE and patched[1] is not ORIGINAL_AINVOKE  # each patched
     uninstrument_google_genai(one)
@@ -96,7 +111,7 @@ def test_afc_of_an_uninstrumented_client_is_left_alone(
         calls.append(q)
         return q.upper()
 
-    instrument_google_genai(_client(fake), session=gm)  # the tool patch is in place
+    instrument(_client(fake), gm)  # the tool patch is in place
     bare = _client(fake)
     fake.script([FakeGemini.function_call("lookup", {"q": "x"}), "done"])
     result = bare.models.generate_content(model=MODEL, contents="go", config=types.GenerateContentConfig(tools=[lookup]))
@@ -122,7 +137,7 @@ async def test_async_afc_gates_async_and_threaded_sync_tools(
         return f"sunny in {city}"
 
     tool = aweather if tool_kind == "async" else weather
-    client = instrument_google_genai(_client(fake), session=gm)
+    client = instrument(_client(fake), gm)
     fakehub.set_debug(breakpoints=[(f"tool:{tool.__name__}", "before")])
     fakehub.auto_answer("inject", "injected weather")
     fake.script([FakeGemini.function_call(tool.__name__, {"city": "Cairo"}), "It is nice."])
@@ -137,7 +152,7 @@ async def test_async_afc_gates_async_and_threaded_sync_tools(
 
 
 def test_a_chat_and_an_async_client_alone(fake: FakeGemini, gm: graphmind.Client, fakehub: FakeHub) -> None:
-    client = instrument_google_genai(_client(fake), session=gm)
+    client = instrument(_client(fake), gm)
     chat = client.chats.create(model=MODEL)
     fake.script(["Hello.", "Again."])
     assert chat.send_message("hi").text == "Hello."
@@ -161,7 +176,7 @@ def test_edited_tool_arguments_reach_the_function(fake: FakeGemini, gm: graphmin
         seen.append((nights, city))
         return "booked"
 
-    client = instrument_google_genai(_client(fake), session=gm)
+    client = instrument(_client(fake), gm)
     fakehub.set_debug(breakpoints=[("tool:book", "before")])
     fakehub.auto_answer(lambda _paused: ("continue", None, {"input": {"nights": 3.0, "city": "Luxor"}}))
     fake.script([FakeGemini.function_call("book", {"nights": 1, "city": "Cairo"}), "ok"])
