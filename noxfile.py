@@ -34,6 +34,7 @@ PACKAGES = [
     "graphmind-google-adk",
     "graphmind-openai-agents",
     "graphmind-pydantic-ai",
+    "graphmind-google-genai",
 ]
 # One row per adapter: its package, the framework distribution, the versions to test, its tests.
 MATRIX = {
@@ -75,6 +76,13 @@ MATRIX = {
         "pydantic-ai-slim",
         ["2.68", "2.62"],
         ["packages/graphmind-pydantic-ai/tests"],
+    ),
+    # The newest line and 2.34, the range's floor (the workspace's, pulled by google-adk; needs Python 3.11).
+    "google_genai": (
+        "graphmind-google-genai",
+        "google-genai",
+        ["3.6", "2.34"],
+        ["packages/graphmind-google-genai/tests"],
     ),
 }
 # Workspace packages a row's tests use beyond its own (graphmind-litellm's tests use FakeOpenAI).
