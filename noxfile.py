@@ -389,6 +389,12 @@ SUITES = {
             "blockbuster>=1.5.26,<1.6",
         ],
     ),
+    # google-genai's tests ship in its wheel; what its AFC tests import beyond the SDK.
+    "google_genai": (
+        "google-genai",
+        "graphmind-google-genai",
+        ["pytest", "pytest-asyncio", "pytest-mock", "pytest-timeout", "pytest-xdist"],
+    ),
 }
 # The source package's own directory that holds its tests, installed into the session first.
 SUITE_LOCAL_PACKAGES = {"mcp": ["examples"]}
@@ -400,6 +406,9 @@ SUITE_LOCAL_PACKAGES = {"mcp": ["examples"]}
 # scripts/suites/tests_dir.py writes such a directory from a local git copy of the repository.
 # google-adk's sdist ships the package only too.
 TESTS_ELSEWHERE = {"llama-index-core", "litellm", "google-adk", "pydantic-ai-slim"}
+# Frameworks whose wheel ships their tests inside the package (google/genai/tests): they run from the
+# session's own site-packages, where a pytest.ini makes it the rootdir (and not this repository).
+TESTS_IN_WHEEL = {"google-genai"}
 TESTS_FROM_ENV = "GRAPHMIND_SUITE_TESTS"
 
 
@@ -418,6 +427,13 @@ def _suite_source(session: nox.Session, distribution: str, version: str) -> path
 
     src_root = ROOT / ".nox" / "suite-src"
     stem = f"{distribution.replace('-', '_')}-{version}"
+    if distribution in TESTS_IN_WHEEL:
+        site = session.run(
+            "python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])", silent=True
+        )
+        src = pathlib.Path(str(site).strip())
+        (src / "pytest.ini").write_text("[pytest]\n")
+        return src
     if distribution in TESTS_ELSEWHERE:
         tests = pathlib.Path(os.environ.get(TESTS_FROM_ENV, "")) / "tests"
         if not os.environ.get(TESTS_FROM_ENV) or not tests.is_dir():

@@ -25,12 +25,17 @@ with FakeGemini(chunks=3) as fake:
     invoke = _extra_utils.invoke_function_from_dict_args
     assert instrument_google_genai(client, session=session) is client
     assert instrument_google_genai(client, session=session) is client  # twice is harmless
-    fake.script(["hello there", "one two three", FakeGemini.function_call("search", {"q": "cats"}), "saw cats"])
+    fake.script(
+        ["hello there", "one two three", FakeGemini.function_call("search", {"q": "cats"}), "saw cats"]
+    )
     assert client.models.generate_content(model="gemini-2.5-flash", contents="hi").text == "hello there"
     chunks = list(client.models.generate_content_stream(model="gemini-2.5-flash", contents="hi"))
     assert "".join(c.text or "" for c in chunks) == "one two three" and len(chunks) == 3
     config = types.GenerateContentConfig(tools=[search])
-    assert client.models.generate_content(model="gemini-2.5-flash", contents="go", config=config).text == "saw cats"
+    assert (
+        client.models.generate_content(model="gemini-2.5-flash", contents="go", config=config).text
+        == "saw cats"
+    )
     assert calls == ["cats"]
     events = session.stats()["events"]
     assert events >= 10, session.stats()  # four steps and the tool: started and finished

@@ -174,6 +174,31 @@ SUITES: dict[str, dict[str, Any]] = {
         # 60 s, not 120: its tests take milliseconds.
         "args": ["tests", "-p", "no:cacheprovider", "-n", "2", "-q", "--timeout=60"],
     },
+    "google_genai": {
+        "plugin": "gm_suite_google_genai",
+        # The SDK's tests ship in its wheel (google/genai/tests) and run from the session's
+        # site-packages (noxfile.py, TESTS_IN_WHEEL). Its conftest records against the real API
+        # when no replay file exists (`--mode auto`): `--mode replay` keeps every run offline (a test
+        # with no replay file fails bare and is not compared). The AFC tests: models over a mocked
+        # API client, the function map, argument conversion, the AFC loops (sync, async, streams).
+        "env": {"GOOGLE_GENAI_REPLAYS_DIRECTORY": ".", "GOOGLE_API_KEY": "test-key"},
+        "paths": ["google/genai/tests/afc"],
+        "args": [
+            "google/genai/tests",
+            "-p",
+            "no:cacheprovider",
+            "-n",
+            "2",
+            "-q",
+            "-o",
+            "addopts=",
+            "-o",
+            "consider_namespace_packages=true",
+            "--mode",
+            "replay",
+            "--timeout=60",
+        ],
+    },
 }
 
 # Tests that differ instrumented by design, each named with why in docs/compatibility.md. Loop
@@ -191,6 +216,7 @@ EXPECTED_DIFFERENT: dict[str, set[str]] = {
         # `trace_as_chain_group`'s manager is configured, so it holds the hook's handler too: `len == 1` fails.
         "tests.unit_tests.runnables.test_config::test_merge_config_callbacks",
     },
+    "google_genai": set(),
     "pydantic_ai": {
         # It replaces the agent's private root capability with its own and asserts that capability's
         # `wrap_run_event_stream` is what the run calls; a run capability (ours, or any other given

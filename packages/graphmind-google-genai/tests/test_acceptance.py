@@ -88,7 +88,9 @@ def _answer(hub: HubProcess, node: str, gate: str, action: str, value: Any = Non
 
 
 def _run_events(hub: HubProcess, gm: graphmind.Client, run: list[str]) -> list[dict[str, Any]]:
-    wait_for(lambda: hub.api("GET", f"/api/runs/{run[0]}")[1].get("status") == "finished", 10, "the run's end")
+    wait_for(
+        lambda: hub.api("GET", f"/api/runs/{run[0]}")[1].get("status") == "finished", 10, "the run's end"
+    )
     return hub.api("GET", f"/api/runs/{run[0]}/events")[1]["events"]  # type: ignore[no-any-return]
 
 
@@ -122,7 +124,11 @@ def test_an_injected_function_call_makes_afc_call_that_function_next(
     _debug(hub, ("llm:step", "before"))
     run: list[str] = []
     call = _in_run(
-        gm, run, lambda: client.models.generate_content(model=MODEL, contents="Book me a hotel", config=tools.config())
+        gm,
+        run,
+        lambda: client.models.generate_content(
+            model=MODEL, contents="Book me a hotel", config=tools.config()
+        ),
     )
     t, out = in_thread(call)
     injected = {
@@ -136,7 +142,11 @@ def test_an_injected_function_call_makes_afc_call_that_function_next(
     assert tools.calls == ["book_hotel:Cairo"]
     assert fake.request_count == 1
     sent = fake.requests[0].body["contents"]
-    assert sent[1]["parts"][0]["functionCall"] == {"id": "call_hotel1", "name": "book_hotel", "args": {"city": "Cairo"}}
+    assert sent[1]["parts"][0]["functionCall"] == {
+        "id": "call_hotel1",
+        "name": "book_hotel",
+        "args": {"city": "Cairo"},
+    }
     assert sent[2]["parts"][0]["functionResponse"]["response"] == {"result": "Nile Hotel, Cairo"}
     events = _run_events(hub, gm, run)
     tool = next(e for e in events if e["type"] == "node.started" and e["nodeId"] == "tool:book_hotel")
@@ -150,7 +160,9 @@ def test_a_stream_is_teed_live_and_its_recording_replays_chunk_by_chunk_with_no_
     fake.script([reply])
     fake.chunk_delay = 0.08  # chunks far enough apart to reach the hub in frames of their own
     run: list[str] = []
-    chunks = _in_run(gm, run, lambda: list(client.models.generate_content_stream(model=MODEL, contents="Plan")))()
+    chunks = _in_run(
+        gm, run, lambda: list(client.models.generate_content_stream(model=MODEL, contents="Plan"))
+    )()
     assert len(chunks) == fake.chunks and all(type(c) is types.GenerateContentResponse for c in chunks)
     assert "".join(c.text or "" for c in chunks) == reply
     events = _run_events(hub, gm, run)
@@ -162,10 +174,14 @@ def test_a_stream_is_teed_live_and_its_recording_replays_chunk_by_chunk_with_no_
 
     cassette = _record(hub, run[0], tmp_path)
     sent = fake.request_count
-    replaying = graphmind.Client(app="google-genai-replay", url=hub.ingest_url, replay={"source": cassette, "on_divergence": "fail"})
+    replaying = graphmind.Client(
+        app="google-genai-replay", url=hub.ingest_url, replay={"source": cassette, "on_divergence": "fail"}
+    )
     try:
         assert replaying.ready(5)
-        again = instrument_google_genai(genai.Client(api_key="k", http_options=fake.http_options()), session=replaying)
+        again = instrument_google_genai(
+            genai.Client(api_key="k", http_options=fake.http_options()), session=replaying
+        )
         replayed = list(again.models.generate_content_stream(model=MODEL, contents="Plan"))
         uninstrument_google_genai(again)
     finally:
@@ -189,7 +205,9 @@ def test_afc_with_two_tools_gates_each_inject_skips_a_body_and_retry_reruns_a_fa
     )
     _debug(hub, ("tool:book_hotel", "before"))  # pause-on-error holds search_flights' failure
     run: list[str] = []
-    call = _in_run(gm, run, lambda: client.models.generate_content(model=MODEL, contents="Trip", config=tools.config()))
+    call = _in_run(
+        gm, run, lambda: client.models.generate_content(model=MODEL, contents="Trip", config=tools.config())
+    )
     t, out = in_thread(call)
     _answer(hub, "tool:search_flights", "error", "retry")  # the body runs again and succeeds
     _answer(hub, "tool:book_hotel", "before", "inject", "Injected: Hotel Luxor")  # its body never runs
@@ -200,7 +218,9 @@ def test_afc_with_two_tools_gates_each_inject_skips_a_body_and_retry_reruns_a_fa
     last = fake.requests[-1].body["contents"]
     assert last[-1]["parts"][0]["functionResponse"]["response"] == {"result": "Injected: Hotel Luxor"}
     events = _run_events(hub, gm, run)
-    ends = {e["nodeId"]: e for e in events if e["type"] == "node.finished" and e["nodeId"].startswith("tool:")}
+    ends = {
+        e["nodeId"]: e for e in events if e["type"] == "node.finished" and e["nodeId"].startswith("tool:")
+    }
     assert ends["tool:book_hotel"].get("injected") is True
     assert ends["tool:search_flights"]["output"] == "CAI: 09:40"
     assert [e["nodeId"] for e in events if e["type"] == "node.started"] == [
@@ -225,10 +245,14 @@ def test_a_recorded_afc_run_replays_with_no_request_and_no_tool_body(
     _run_events(hub, gm, run)
     cassette = _record(hub, run[0], tmp_path)
     sent = fake.request_count
-    replaying = graphmind.Client(app="google-genai-replay", url=hub.ingest_url, replay={"source": cassette, "on_divergence": "fail"})
+    replaying = graphmind.Client(
+        app="google-genai-replay", url=hub.ingest_url, replay={"source": cassette, "on_divergence": "fail"}
+    )
     try:
         assert replaying.ready(5)
-        again = instrument_google_genai(genai.Client(api_key="k", http_options=fake.http_options()), session=replaying)
+        again = instrument_google_genai(
+            genai.Client(api_key="k", http_options=fake.http_options()), session=replaying
+        )
         replayed = again.models.generate_content(model=MODEL, contents="Fly", config=tools.config())
         uninstrument_google_genai(again)
     finally:

@@ -14,8 +14,14 @@ from graphmind_server import prices
 def test_a_request_with_system_history_function_calls_and_settings_reads_as_messages() -> None:
     contents = [
         types.Content(role="user", parts=[types.Part(text="Fly me to Cairo")]),
-        types.Content(role="model", parts=[types.Part(function_call=types.FunctionCall(name="search", args={"to": "CAI"}))]),
-        types.Content(role="user", parts=[types.Part.from_function_response(name="search", response={"result": "09:40"})]),
+        types.Content(
+            role="model",
+            parts=[types.Part(function_call=types.FunctionCall(name="search", args={"to": "CAI"}))],
+        ),
+        types.Content(
+            role="user",
+            parts=[types.Part.from_function_response(name="search", response={"result": "09:40"})],
+        ),
     ]
     config = types.GenerateContentConfig(system_instruction="You plan trips.", temperature=0.5)
     node_input, key, length = _describe.request("gemini-2.5-flash", contents, config)
@@ -24,7 +30,11 @@ def test_a_request_with_system_history_function_calls_and_settings_reads_as_mess
         "messages": [
             {"role": "system", "content": "You plan trips."},
             {"role": "user", "content": "Fly me to Cairo"},
-            {"role": "assistant", "content": None, "tool_calls": [{"name": "search", "arguments": {"to": "CAI"}}]},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"name": "search", "arguments": {"to": "CAI"}}],
+            },
             {"role": "tool", "name": "search", "content": {"result": "09:40"}},
         ],
         "config": {"temperature": 0.5},
@@ -41,8 +51,25 @@ def test_a_request_with_system_history_function_calls_and_settings_reads_as_mess
 def test_a_reply_and_its_usage_thinking_tokens_counted_as_output() -> None:
     response = types.GenerateContentResponse.model_validate(
         {
-            "candidates": [{"content": {"role": "model", "parts": [{"text": "Hi"}, {"functionCall": {"name": "f", "args": {"a": 1}, "id": "c1"}}]}, "finishReason": "STOP"}],
-            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 3, "thoughtsTokenCount": 4, "totalTokenCount": 17, "cachedContentTokenCount": 6},
+            "candidates": [
+                {
+                    "content": {
+                        "role": "model",
+                        "parts": [
+                            {"text": "Hi"},
+                            {"functionCall": {"name": "f", "args": {"a": 1}, "id": "c1"}},
+                        ],
+                    },
+                    "finishReason": "STOP",
+                }
+            ],
+            "usageMetadata": {
+                "promptTokenCount": 10,
+                "candidatesTokenCount": 3,
+                "thoughtsTokenCount": 4,
+                "totalTokenCount": 17,
+                "cachedContentTokenCount": 6,
+            },
             "modelVersion": "gemini-2.5-pro",
         }
     )
@@ -53,7 +80,12 @@ def test_a_reply_and_its_usage_thinking_tokens_counted_as_output() -> None:
         "finish_reason": "STOP",
         "model": "gemini-2.5-pro",
     }
-    assert _describe.reply_usage(response) == {"inputTokens": 10, "outputTokens": 7, "totalTokens": 17, "cacheReadTokens": 6}
+    assert _describe.reply_usage(response) == {
+        "inputTokens": 10,
+        "outputTokens": 7,
+        "totalTokens": 17,
+        "cacheReadTokens": 6,
+    }
 
 
 def test_inject_takes_the_reply_shape_or_a_whole_body_and_refuses_anything_else() -> None:
@@ -68,7 +100,9 @@ def test_inject_takes_the_reply_shape_or_a_whole_body_and_refuses_anything_else(
 
 
 def test_a_recorded_output_replays_into_the_same_response_and_chunks() -> None:
-    original = _inject.response({"content": "One two three.", "tool_calls": [{"id": "c9", "name": "f", "arguments": {}}]})
+    original = _inject.response(
+        {"content": "One two three.", "tool_calls": [{"id": "c9", "name": "f", "arguments": {}}]}
+    )
     recorded = {**_describe.reply(original), "usage": {"inputTokens": 1, "outputTokens": 2, "totalTokens": 3}}
     again = _inject.response(recorded)
     assert _describe.reply(again) == _describe.reply(original)
@@ -78,7 +112,8 @@ def test_a_recorded_output_replays_into_the_same_response_and_chunks() -> None:
 
 
 @pytest.mark.parametrize(
-    "model", ["gemini-2.5-flash", "models/gemini-2.5-flash-001", "gemini-3-pro-preview", "gemini-2.0-flash-lite"]
+    "model",
+    ["gemini-2.5-flash", "models/gemini-2.5-flash-001", "gemini-3-pro-preview", "gemini-2.0-flash-lite"],
 )
 def test_the_hub_prices_the_gemini_models_the_adapter_reports(model: str) -> None:
     assert prices.price(model) is not None

@@ -31,7 +31,10 @@ class GenerateSubject(GateSubject):
     def __init__(self, fake: FakeGemini) -> None:
         self.fake = fake
         # The one model-reply shape (docs/protocol.md): a function call with object arguments, no id.
-        self.injected = {"content": None, "tool_calls": [{"name": "search_flights", "arguments": {"to": "CAI"}}]}
+        self.injected = {
+            "content": None,
+            "tool_calls": [{"name": "search_flights", "arguments": {"to": "CAI"}}],
+        }
         self.made: list[genai.Client] = []
 
     @property

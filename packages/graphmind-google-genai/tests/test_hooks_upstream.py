@@ -30,24 +30,40 @@ def test_each_request_goes_through_the_per_request_methods() -> None:
     assert_in_source(Models._generate_content, "self._api_client.request(", hook=GENERATE)
     assert_in_source(Models._generate_content_stream, "self._api_client.request_streamed(", hook=STREAM)
     assert_in_source(AsyncModels._generate_content, "self._api_client.async_request(", hook=AGENERATE)
-    assert_in_source(AsyncModels._generate_content_stream, "self._api_client.async_request_streamed(", hook=ASTREAM)
+    assert_in_source(
+        AsyncModels._generate_content_stream, "self._api_client.async_request_streamed(", hook=ASTREAM
+    )
     # every round and hop looks the method up on the instance (where the hook is)
     assert_in_source(Models._generate_content_with_continuation, "self._generate_content(", hook=GENERATE)
-    assert_in_source(Models._generate_content_stream_with_continuation, "self._generate_content_stream(", hook=STREAM)
-    assert_in_source(AsyncModels._generate_content_with_continuation, "await self._generate_content(", hook=AGENERATE)
     assert_in_source(
-        AsyncModels._generate_content_stream_with_continuation, "await self._generate_content_stream(", hook=ASTREAM
+        Models._generate_content_stream_with_continuation, "self._generate_content_stream(", hook=STREAM
+    )
+    assert_in_source(
+        AsyncModels._generate_content_with_continuation, "await self._generate_content(", hook=AGENERATE
+    )
+    assert_in_source(
+        AsyncModels._generate_content_stream_with_continuation,
+        "await self._generate_content_stream(",
+        hook=ASTREAM,
     )
 
 
 def test_afc_calls_the_tools_inside_the_public_methods_through_the_module_names() -> None:
     assert_in_source(Models.generate_content, "_extra_utils.get_function_response_parts(", hook=SCOPE)
-    assert_in_source(Models.generate_content_stream, "_extra_utils.get_function_response_parts(", hook=STREAM_SCOPE)
-    assert_in_source(AsyncModels.generate_content, "_extra_utils.get_function_response_parts_async(", hook=ASCOPE)
     assert_in_source(
-        AsyncModels.generate_content_stream, "_extra_utils.get_function_response_parts_async(", hook=ASTREAM_SCOPE
+        Models.generate_content_stream, "_extra_utils.get_function_response_parts(", hook=STREAM_SCOPE
     )
-    assert_in_source(_extra_utils.get_function_response_parts, "invoke_function_from_dict_args(args, func)", hook=INVOKE)
+    assert_in_source(
+        AsyncModels.generate_content, "_extra_utils.get_function_response_parts_async(", hook=ASCOPE
+    )
+    assert_in_source(
+        AsyncModels.generate_content_stream,
+        "_extra_utils.get_function_response_parts_async(",
+        hook=ASTREAM_SCOPE,
+    )
+    assert_in_source(
+        _extra_utils.get_function_response_parts, "invoke_function_from_dict_args(args, func)", hook=INVOKE
+    )
     assert_in_source(
         _extra_utils.get_function_response_parts_async,
         "await invoke_function_from_dict_args_async(args, func)",
@@ -55,7 +71,9 @@ def test_afc_calls_the_tools_inside_the_public_methods_through_the_module_names(
         hook=AINVOKE,
     )
     # the tool's own call, with the arguments converted for the function handed in
-    assert_in_source(_extra_utils.invoke_function_from_dict_args, "convert_argument_from_function(", hook=INVOKE)
+    assert_in_source(
+        _extra_utils.invoke_function_from_dict_args, "convert_argument_from_function(", hook=INVOKE
+    )
     assert list(inspect.signature(_extra_utils.invoke_function_from_dict_args).parameters) == [
         "args",
         "function_to_invoke",

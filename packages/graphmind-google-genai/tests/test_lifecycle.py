@@ -67,7 +67,11 @@ def test_instrumenting_twice_is_once_and_undo_restores_the_very_objects(
     bare = _hooked(client)
     assert instrument_google_genai(client, session=gm) is client
     hooked = _hooked(client)
-    assert hooked != bare and "_generate_content" in hooked["models"] and "_generate_content" in hooked["aio.models"]
+    assert (
+        hooked != bare
+        and "_generate_content" in hooked["models"]
+        and "_generate_content" in hooked["aio.models"]
+    )
     assert instrument_google_genai(client, session=gm) is client
     assert _hooked(client) == hooked
     client.models.generate_content(model=MODEL, contents="hi")
@@ -81,12 +85,17 @@ def test_instrumenting_twice_is_once_and_undo_restores_the_very_objects(
     client.close()
 
 
-def test_the_tool_patch_is_shared_and_leaves_with_the_last_client(fake: FakeGemini, gm: graphmind.Client) -> None:
+def test_the_tool_patch_is_shared_and_leaves_with_the_last_client(
+    fake: FakeGemini, gm: graphmind.Client
+) -> None:
     one, two = instrument(_client(fake), gm), instrument(_client(fake), gm)
     patched = (_extra_utils.invoke_function_from_dict_args, _extra_utils.invoke_function_from_dict_args_async)
     assert patched[0] is not ORIGINAL_INVOKE and patched[1] is not ORIGINAL_AINVOKE  # each patched
     uninstrument_google_genai(one)
-    assert (_extra_utils.invoke_function_from_dict_args, _extra_utils.invoke_function_from_dict_args_async) == patched
+    assert (
+        _extra_utils.invoke_function_from_dict_args,
+        _extra_utils.invoke_function_from_dict_args_async,
+    ) == patched
     uninstrument_google_genai(two)
     assert _extra_utils.invoke_function_from_dict_args is ORIGINAL_INVOKE
     assert _extra_utils.invoke_function_from_dict_args_async is ORIGINAL_AINVOKE
@@ -114,7 +123,9 @@ def test_afc_of_an_uninstrumented_client_is_left_alone(
     instrument(_client(fake), gm)  # the tool patch is in place
     bare = _client(fake)
     fake.script([FakeGemini.function_call("lookup", {"q": "x"}), "done"])
-    result = bare.models.generate_content(model=MODEL, contents="go", config=types.GenerateContentConfig(tools=[lookup]))
+    result = bare.models.generate_content(
+        model=MODEL, contents="go", config=types.GenerateContentConfig(tools=[lookup])
+    )
     assert result.text == "done" and calls == ["x"]
     _settle(gm, fakehub)
     assert _started(fakehub) == []
@@ -166,9 +177,15 @@ def test_a_chat_and_an_async_client_alone(fake: FakeGemini, gm: graphmind.Client
     assert instrument_google_genai(aio, session=gm) is aio and "_generate_content" in vars(aio.models)
     uninstrument_google_genai(aio)
     assert "_generate_content" not in vars(aio.models)
+    models = genai.Client(api_key="k", http_options=fake.http_options()).models  # one Models alone
+    assert instrument_google_genai(models, session=gm) is models and "_generate_content" in vars(models)
+    uninstrument_google_genai(models)
+    assert "_generate_content" not in vars(models)
 
 
-def test_edited_tool_arguments_reach_the_function(fake: FakeGemini, gm: graphmind.Client, fakehub: FakeHub) -> None:
+def test_edited_tool_arguments_reach_the_function(
+    fake: FakeGemini, gm: graphmind.Client, fakehub: FakeHub
+) -> None:
     seen: list[Any] = []
 
     def book(nights: int, city: str) -> str:
@@ -180,5 +197,7 @@ def test_edited_tool_arguments_reach_the_function(fake: FakeGemini, gm: graphmin
     fakehub.set_debug(breakpoints=[("tool:book", "before")])
     fakehub.auto_answer(lambda _paused: ("continue", None, {"input": {"nights": 3.0, "city": "Luxor"}}))
     fake.script([FakeGemini.function_call("book", {"nights": 1, "city": "Cairo"}), "ok"])
-    client.models.generate_content(model=MODEL, contents="book", config=types.GenerateContentConfig(tools=[book]))
+    client.models.generate_content(
+        model=MODEL, contents="book", config=types.GenerateContentConfig(tools=[book])
+    )
     assert seen == [(3, "Luxor")]  # converted as the SDK converts the model's (3.0 -> 3)

@@ -27,7 +27,7 @@ C = TypeVar("C")
 
 def instrument_google_genai(client: C, *, session: graphmind.Client | None = None) -> C:
     """Gates every model request and automatic function call of `client` (a `genai.Client`, its
-    `aio` included, or an `AsyncClient` alone), in place; returns the client.
+    `aio` included, an `AsyncClient` alone, or one `Models` / `AsyncModels`), in place; returns it.
 
     `session`: the GraphMind client to report to (default: `graphmind.get_client()` at each call).
     Twice is once; a disabled session (`GRAPHMIND_DISABLED=1`) changes nothing at all.

@@ -104,7 +104,7 @@ def message(content: types.Content) -> list[dict[str, Any]]:
 def _system(config: types.GenerateContentConfig | None) -> str | None:
     if config is None or config.system_instruction is None:
         return None
-    contents = _transformers.t_contents(config.system_instruction)  # type: ignore[arg-type]
+    contents = _transformers.t_contents(config.system_instruction)
     return "\n".join(_text(c.parts or []) for c in contents) or None
 
 
@@ -128,7 +128,9 @@ def request(model: str, contents: Any, config: Any) -> tuple[dict[str, Any], str
     for content in _transformers.t_contents(contents):
         messages += message(content)
     node_input: dict[str, Any] = {"model": str(model), "messages": messages}
-    settings = {k: plain(getattr(cfg, k)) for k in CONFIG_FIELDS if cfg is not None and getattr(cfg, k) is not None}
+    settings = {
+        k: plain(getattr(cfg, k)) for k in CONFIG_FIELDS if cfg is not None and getattr(cfg, k) is not None
+    }
     if settings:
         node_input["config"] = settings
     names = tool_names(cfg)
@@ -163,9 +165,7 @@ def _finish(reason: Any) -> str | None:
     return str(getattr(reason, "value", reason))
 
 
-def _reply_of(
-    parts: list[types.Part], finish_reason: Any, model: str | None
-) -> dict[str, Any]:
+def _reply_of(parts: list[types.Part], finish_reason: Any, model: str | None) -> dict[str, Any]:
     out: dict[str, Any] = {
         "role": "assistant",
         "content": _text(parts) or None,

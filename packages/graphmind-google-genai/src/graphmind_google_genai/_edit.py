@@ -70,7 +70,9 @@ def request(value: Any, model: str, config: Any) -> tuple[str, list[types.Conten
         raise ValueError('"config" is an object of sampling settings')
     unknown = set(settings) - set(_describe.CONFIG_FIELDS)
     if unknown:
-        raise ValueError(f"config: only {', '.join(_describe.CONFIG_FIELDS)} can be edited, not {sorted(unknown)}")
+        raise ValueError(
+            f"config: only {', '.join(_describe.CONFIG_FIELDS)} can be edited, not {sorted(unknown)}"
+        )
     update.update(settings)
     cfg = _describe.as_config(config)
     if system or (cfg is not None and cfg.system_instruction is not None):

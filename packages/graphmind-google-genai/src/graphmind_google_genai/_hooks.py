@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 from google.genai import _extra_utils
 from google.genai.client import AsyncClient
+from google.genai.models import AsyncModels, Models
 
 import graphmind
 from graphmind.adapter import Hook, Patches, hook_moved, instrument_once, uninstrument_once
@@ -128,7 +129,12 @@ TOOL_HOOKS = (
 
 
 def _hooks_for(client: Any) -> tuple[Hook[Patches], ...]:
-    if isinstance(client, AsyncClient):  # `client.aio` alone: its rows start at its own `models`
+    """The rows for what was given: a Client (both), `client.aio` alone (its own `models`), or one
+    `Models` / `AsyncModels` instance (the rows on it)."""
+    if isinstance(client, Models | AsyncModels):
+        rows = SYNC_HOOKS if isinstance(client, Models) else ASYNC_HOOKS
+        return tuple(dataclasses.replace(h, target="") for h in rows)
+    if isinstance(client, AsyncClient):
         return tuple(dataclasses.replace(h, target="models") for h in ASYNC_HOOKS)
     return SYNC_HOOKS + ASYNC_HOOKS
 
@@ -145,7 +151,11 @@ def instrument(client: T, session: graphmind.Client | None) -> T:
         return state
 
     return instrument_once(
-        client, MARK, session, apply, hook_moved("google-genai", "graphmind-google-genai", __version__, SUPPORTED)
+        client,
+        MARK,
+        session,
+        apply,
+        hook_moved("google-genai", "graphmind-google-genai", __version__, SUPPORTED),
     )
 
 

@@ -116,6 +116,4 @@ def chunks(value: Any) -> Items:
 
 def sse(whole: Mapping[str, Any], pieces: int) -> bytes:
     """The server-sent events `:streamGenerateContent?alt=sse` answers with (the fake's stream)."""
-    return b"".join(
-        b"data: " + json.dumps(b).encode() + b"\n\n" for b in chunk_bodies(whole, pieces)
-    )
+    return b"".join(b"data: " + json.dumps(b).encode() + b"\n\n" for b in chunk_bodies(whole, pieces))

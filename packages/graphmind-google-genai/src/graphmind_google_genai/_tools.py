@@ -21,12 +21,16 @@ from graphmind.adapter import NodeSpec, Patches
 
 from . import _describe, _edit
 
-_SCOPE: contextvars.ContextVar[Patches | None] = contextvars.ContextVar("graphmind_google_genai", default=None)
+_SCOPE: contextvars.ContextVar[Patches | None] = contextvars.ContextVar(
+    "graphmind_google_genai", default=None
+)
 
 
 def _spec(function: Callable[..., Any], args: Any) -> NodeSpec:
     name = str(getattr(function, "__name__", "tool"))
-    return NodeSpec(name, "tool", _describe.tool_input(args), edit=lambda value: _edit.tool_call(value, function))
+    return NodeSpec(
+        name, "tool", _describe.tool_input(args), edit=lambda value: _edit.tool_call(value, function)
+    )
 
 
 def wrap_invoke(original: Callable[..., Any], _state: Patches) -> Callable[..., Any]:

@@ -123,4 +123,6 @@ class FakeGemini(LoopbackFake):
 
 
 def _error(http: LoopbackHTTP, status: int, message: str) -> None:
-    http.json(status, {"error": {"code": status, "message": message, "status": _STATUS.get(status, "UNKNOWN")}})
+    http.json(
+        status, {"error": {"code": status, "message": message, "status": _STATUS.get(status, "UNKNOWN")}}
+    )
