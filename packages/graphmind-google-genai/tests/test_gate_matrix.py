@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from google import genai
-from google.genai import errors, types
+from google.genai import _extra_utils, errors, types
 
 import graphmind
 from graphmind.testing.gate_matrix import CASES, GateSubject, run_case
@@ -98,16 +98,19 @@ class GenerateSubject(GateSubject):
 
     async def close(self) -> None:
         for client in self.made:
+            uninstrument_google_genai(client)  # the tool patch is process-wide: leave the SDK bare
             client.close()
             await client.aio.aclose()
 
 
 @pytest.fixture
 async def subject() -> AsyncIterator[GenerateSubject]:
+    bare = _extra_utils.invoke_function_from_dict_args
     with FakeGemini(chunks=4, default_reply=REPLY) as fake:
         s = GenerateSubject(fake)
         yield s
         await s.close()
+    assert _extra_utils.invoke_function_from_dict_args is bare  # every client undone
 
 
 @pytest.mark.parametrize("case", CASES)
