@@ -393,7 +393,7 @@ SUITES = {
     "google_genai": (
         "google-genai",
         "graphmind-google-genai",
-        ["pytest", "pytest-asyncio", "pytest-mock", "pytest-timeout", "pytest-xdist"],
+        ["pytest", "pytest-asyncio", "pytest-mock", "pytest-timeout", "pytest-xdist", "mcp"],
     ),
 }
 # The source package's own directory that holds its tests, installed into the session first.

@@ -114,14 +114,16 @@ def wrap_stream(original: Callable[..., Any], state: Patches) -> Callable[..., A
             return
         ex = engine.start_node(node)
         yield from ex.stream_sync(
-            lambda: original(model=model, contents=contents, config=config),
+            # iter(): the SDK only iterates what this returns (`for chunk in ...`), so any iterable
+            # passes there (a test's mock returns a list); the node's loop takes items with next()
+            lambda: iter(original(model=model, contents=contents, config=config)),
             on_item=_tokens(ex),
             describe=_describe.chunks,
             from_injected=_inject.chunks,
         )
 
     def original_call(model: str, contents: Any, config: Any) -> Any:
-        return original(model=model, contents=contents, config=config)
+        return iter(original(model=model, contents=contents, config=config))
 
     return _generate_content_stream
 

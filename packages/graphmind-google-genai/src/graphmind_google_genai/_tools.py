@@ -115,7 +115,7 @@ def wrap_stream_scope(original: Callable[..., Any], state: Patches) -> Callable[
     """`Models.generate_content_stream` (a generator): the scope is set while each step runs."""
 
     def generate_content_stream(**kwargs: Any) -> Iterator[Any]:
-        stream = original(**kwargs)
+        stream = iter(original(**kwargs))  # the SDK's generator (or any iterable a test puts there)
         try:
             while True:
                 token = _SCOPE.set(state)
@@ -127,7 +127,9 @@ def wrap_stream_scope(original: Callable[..., Any], state: Patches) -> Callable[
                     _SCOPE.reset(token)
                 yield chunk
         finally:
-            stream.close()
+            close = getattr(stream, "close", None)
+            if close is not None:
+                close()
 
     return generate_content_stream
 
