@@ -201,3 +201,20 @@ def test_edited_tool_arguments_reach_the_function(
         model=MODEL, contents="book", config=types.GenerateContentConfig(tools=[book])
     )
     assert seen == [(3, "Luxor")]  # converted as the SDK converts the model's (3.0 -> 3)
+
+
+def test_a_stream_method_that_returns_a_list_streams(
+    fake: FakeGemini, gm: graphmind.Client, fakehub: FakeHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The SDK only iterates what `_generate_content_stream` returns; its own tests mock it with a list."""
+    from google.genai.models import Models
+
+    chunks = [
+        types.GenerateContentResponse.model_validate({"candidates": [{"content": {"parts": [{"text": t}]}}]})
+        for t in ("a", "b")
+    ]
+    monkeypatch.setattr(Models, "_generate_content_stream", lambda self, **kw: list(chunks))
+    client = instrument(_client(fake), gm)
+    assert [c.text for c in client.models.generate_content_stream(model=MODEL, contents="hi")] == ["a", "b"]
+    _settle(gm, fakehub)
+    assert _started(fakehub) == ["llm:step"]
