@@ -130,7 +130,10 @@ def main() -> None:
     shapes = {"plain": plain, "stream20": streamed, "afc": afc}
     detached = graphmind.Client(app="bench", url="ws://127.0.0.1:9/ingest", retry_interval=60)
     clients = {"bare": make_client(), "detached": instrument_google_genai(make_client(), session=detached)}
-    assert streamed(clients["detached"]) == streamed(clients["bare"]) > 10 and afc(clients["detached"]).text == TEXT
+    assert (
+        streamed(clients["detached"]) == streamed(clients["bare"]) > 10
+        and afc(clients["detached"]).text == TEXT
+    )
     oi = openinference_setup()
     if oi is not None:
         clients["openinference"] = make_client()

@@ -198,8 +198,16 @@ def reply_usage(response: types.GenerateContentResponse) -> dict[str, Any] | Non
 
 
 def chunk_text(chunk: types.GenerateContentResponse) -> str:
-    """The text a streamed chunk adds (not `chunk.text`, which warns on a function-call chunk)."""
-    parts, _ = _first_parts(chunk)
+    """The text a streamed chunk adds (not `chunk.text`, which warns on a function-call chunk).
+    Per chunk, so the usual one-part chunk is read without building lists."""
+    candidates = chunk.candidates
+    content = candidates[0].content if candidates else None
+    parts = content.parts if content is not None else None
+    if not parts:
+        return ""
+    if len(parts) == 1:
+        part = parts[0]
+        return part.text if part.text and not part.thought else ""
     return _text(parts)
 
 
