@@ -20,6 +20,7 @@ def _own_graphmind_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: p
     monkeypatch.delenv("GRAPHMIND_TOKEN_FILE", raising=False)
 
 
+@pytest.hookimpl(optionalhook=True)  # the nox matrix cells run without pytest-xdist
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """`-n auto` (pyproject.toml's addopts): the whole suite (`uv run pytest`, as CI runs it) on one
     worker per core, at least 2 (much of it waits on hubs, browsers and README subprocesses) and at

@@ -35,6 +35,7 @@ PACKAGES = [
     "graphmind-openai-agents",
     "graphmind-pydantic-ai",
     "graphmind-claude-agent-sdk",
+    "graphmind-google-genai",
 ]
 # The workspace wheels a package's wheel needs beside graphmind-core (its smoke installs them too).
 WHEEL_DEPS = {"graphmind-claude-agent-sdk": ["graphmind-anthropic"]}
@@ -85,6 +86,13 @@ MATRIX = {
         "claude-agent-sdk",
         ["0.2.190"],
         ["packages/graphmind-claude-agent-sdk/tests"],
+    ),
+    # The newest line and 2.34, the range's floor (the workspace's, pulled by google-adk; needs Python 3.11).
+    "google_genai": (
+        "graphmind-google-genai",
+        "google-genai",
+        ["3.6", "2.34"],
+        ["packages/graphmind-google-genai/tests"],
     ),
 }
 # Workspace packages a row's tests use beyond its own (graphmind-litellm's tests use FakeOpenAI).
@@ -402,6 +410,12 @@ SUITES = {
         "graphmind-claude-agent-sdk",
         ["anyio[trio]", "pytest", "pytest-asyncio", "pytest-timeout", "pytest-xdist"],
     ),
+    # google-genai's tests ship in its wheel; what its AFC tests import beyond the SDK.
+    "google_genai": (
+        "google-genai",
+        "graphmind-google-genai",
+        ["pytest", "pytest-asyncio", "pytest-mock", "pytest-timeout", "pytest-xdist", "mcp"],
+    ),
 }
 # The source package's own directory that holds its tests, installed into the session first.
 SUITE_LOCAL_PACKAGES = {"mcp": ["examples"]}
@@ -413,6 +427,9 @@ SUITE_LOCAL_PACKAGES = {"mcp": ["examples"]}
 # scripts/suites/tests_dir.py writes such a directory from a local git copy of the repository.
 # google-adk's sdist ships the package only too.
 TESTS_ELSEWHERE = {"llama-index-core", "litellm", "google-adk", "pydantic-ai-slim"}
+# Frameworks whose wheel ships their tests inside the package (google/genai/tests): they run from the
+# session's own site-packages, where a pytest.ini makes it the rootdir (and not this repository).
+TESTS_IN_WHEEL = {"google-genai"}
 TESTS_FROM_ENV = "GRAPHMIND_SUITE_TESTS"
 
 
@@ -431,6 +448,13 @@ def _suite_source(session: nox.Session, distribution: str, version: str) -> path
 
     src_root = ROOT / ".nox" / "suite-src"
     stem = f"{distribution.replace('-', '_')}-{version}"
+    if distribution in TESTS_IN_WHEEL:
+        site = session.run(
+            "python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])", silent=True
+        )
+        src = pathlib.Path(str(site).strip())
+        (src / "pytest.ini").write_text("[pytest]\n")
+        return src
     if distribution in TESTS_ELSEWHERE:
         tests = pathlib.Path(os.environ.get(TESTS_FROM_ENV, "")) / "tests"
         if not os.environ.get(TESTS_FROM_ENV) or not tests.is_dir():

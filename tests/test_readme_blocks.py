@@ -53,13 +53,14 @@ def docs_model_reply(body: dict[str, Any]) -> Any:
 
     The first request that offers tools gets a call of the first tool, with an example value for
     every required parameter of its JSON schema; a request that already carries a tool result, or
-    offers no tools, gets a plain answer. It reads OpenAI chat, OpenAI Responses and Anthropic
-    request bodies, and answers in core's reply shape, which every fake provider takes.
+    offers no tools, gets a plain answer. It reads OpenAI chat, OpenAI Responses, Anthropic and
+    Gemini request bodies, and answers in core's reply shape, which every fake provider takes.
     """
     tools = body.get("tools") or []
     if not tools or _has_tool_result(body):
         return "Done: everything you asked for is booked."
     first = tools[0]
+    first = (first.get("functionDeclarations") or [first])[0]  # Gemini: a tool holds its functions
     function = first.get("function") or first  # chat nests it; Responses and Anthropic do not
     schema = function.get("parameters") or function.get("input_schema") or {}
     properties = schema.get("properties") or {}
@@ -75,6 +76,9 @@ def _has_tool_result(body: dict[str, Any]) -> bool:
         *(body.get("messages") or []),
         *(body.get("input") if isinstance(body.get("input"), list) else []),
     ]
+    for content in body.get("contents") or []:  # Gemini: a function's result is a functionResponse part
+        if any(isinstance(p, dict) and "functionResponse" in p for p in content.get("parts") or []):
+            return True
     for item in items:
         if not isinstance(item, dict):
             continue
@@ -89,7 +93,7 @@ def _has_tool_result(body: dict[str, Any]) -> bool:
 
 
 def _example(schema: dict[str, Any]) -> Any:
-    kind = schema.get("type")
+    kind = str(schema.get("type") or "").lower()  # Gemini spells types in capitals
     return {"integer": 2, "number": 2.5, "boolean": True, "array": [], "object": {}}.get(kind, "CAI")
 
 
@@ -98,6 +102,7 @@ def _example(schema: dict[str, Any]) -> Any:
 FAKE_PROVIDERS = [
     ("graphmind_openai.testing", "FakeOpenAI", "OPENAI_BASE_URL", "OPENAI_API_KEY"),
     ("graphmind_anthropic.testing", "FakeAnthropic", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY"),
+    ("graphmind_google_genai.testing", "FakeGemini", "GOOGLE_GEMINI_BASE_URL", "GOOGLE_API_KEY"),
 ]
 
 

@@ -197,6 +197,31 @@ SUITES: dict[str, dict[str, Any]] = {
             "--timeout=120",
         ],
     },
+    "google_genai": {
+        "plugin": "gm_suite_google_genai",
+        # The SDK's tests ship in its wheel (google/genai/tests) and run from the session's
+        # site-packages (noxfile.py, TESTS_IN_WHEEL). Its conftest records against the real API
+        # when no replay file exists (`--mode auto`): `--mode replay` keeps every run offline (a test
+        # with no replay file fails bare and is not compared). The AFC tests: models over a mocked
+        # API client, the function map, argument conversion, the AFC loops (sync, async, streams).
+        "env": {"GOOGLE_GENAI_REPLAYS_DIRECTORY": ".", "GOOGLE_API_KEY": "test-key"},
+        "paths": ["google/genai/tests/afc"],
+        "args": [
+            "google/genai/tests",
+            "-p",
+            "no:cacheprovider",
+            "-n",
+            "2",
+            "-q",
+            "-o",
+            "addopts=",
+            "-o",
+            "consider_namespace_packages=true",
+            "--mode",
+            "replay",
+            "--timeout=60",
+        ],
+    },
 }
 
 # Tests that differ instrumented by design, each named with why in docs/compatibility.md. Loop
@@ -211,6 +236,7 @@ EXPECTED_DIFFERENT: dict[str, set[str]] = {
     "anthropic": set(),
     "google_adk": set(),
     "claude_agent_sdk": set(),
+    "google_genai": set(),
     "langchain": {
         # `trace_as_chain_group`'s manager is configured, so it holds the hook's handler too: `len == 1` fails.
         "tests.unit_tests.runnables.test_config::test_merge_config_callbacks",
