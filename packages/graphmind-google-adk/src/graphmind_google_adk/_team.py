@@ -25,18 +25,28 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from google.adk.events.event import Event
 from google.genai import types
 
-from graphmind.adapter import Engine, agent_scope, ahandoff, parse_model_reply
+from graphmind.adapter import Engine, RunContext, agent_scope, ahandoff, parse_model_reply
 
 from ._describe import transcript
 from ._edit import contents_of
 
-if TYPE_CHECKING:
-    from ._invocations import Invocation
+
+class Invocation(Protocol):
+    """What a transfer needs of its invocation (`_invocations.Invocation`; a Protocol here, so this
+    module does not import that one, which imports this one)."""
+
+    run: RunContext
+    parent: str | None
+    handed: dict[str, Any]
+
+    def path(self, agent: str) -> AgentPath: ...
+    def parent_of(self, agent: str) -> str | None: ...
+
 
 TRANSFER = "transfer_to_agent"  # the function ADK's TransferToAgentTool declares
 
