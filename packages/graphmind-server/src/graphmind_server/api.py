@@ -242,7 +242,9 @@ async def answer_gate(request: Request) -> Response:
         edit = edit_fields(gate, body)
     except EditRefused as exc:
         return error(exc.status, str(exc))
-    outcome = await hub.resolve_gate(gate, action, body.get("value"), action == proto.INJECT, edit)
+    # simulate may carry the value to simulate with (docs/protocol.md, "Effects and safe mode")
+    has_value = action == proto.INJECT or (action == proto.SIMULATE and "value" in body)
+    outcome = await hub.resolve_gate(gate, action, body.get("value"), has_value, edit)
     if outcome == "resumed":
         return JSON({"ok": True, "gateId": gate_id, "action": action})
     if outcome == "timeout":

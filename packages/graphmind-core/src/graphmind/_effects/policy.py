@@ -74,6 +74,11 @@ class Effects:
         self.stubs: dict[str, Any] = {}  # node id -> a value the hub asked to simulate with from now on
         self._seen: dict[tuple[str, str], Any] = {}  # (node id, canonical input) -> an output that ran
 
+    def set_own(self, mode: str) -> None:
+        """This app's own mode from now on (the kit's cases; `configure(safe=...)` builds a new client)."""
+        self.own = safe_mode(mode, "safe=")
+        self._on = self.own != OFF or (self.replay_safe is not None and self.replay_safe != OFF)
+
     def classify(self, spec: NodeSpec) -> Effect:
         declared = spec.effects
         if self.named and (isinstance(declared, Effect) or declared is None):
