@@ -95,7 +95,11 @@ async def effect_hold(c: Case) -> None:
     assert c.subject.real_calls == calls + 1, "answered continue, the write ran once"
     end = await _ending(c)
     # by: the hub's `answeredBy` (the FakeHub passes the kit's; a real hub names its API) or "hub"
-    assert end["effect"]["outcome"] == "held then ran" and end["effect"]["by"] in ("gate-matrix", "api", "hub")
+    assert end["effect"]["outcome"] == "held then ran" and end["effect"]["by"] in (
+        "gate-matrix",
+        "api",
+        "hub",
+    )
 
 
 @_case
