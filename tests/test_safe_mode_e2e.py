@@ -104,9 +104,16 @@ def test_simulate_never_runs_the_refund_and_the_run_finishes(agent: Agent) -> No
     assert code == 0, err
     assert out.strip() == ANSWER
     assert agent.ran() == ["lookup_order"], "issue_refund's body ran under GRAPHMIND_SAFE=simulate"
-    ended = wait_for(lambda: agent.events(type="node.finished", nodeId="tool:issue_refund"), 10, "the refund's end")
-    assert ended[0]["simulated"] is True and ended[0]["input"] if "input" in ended[0] else True
-    assert ended[0]["effect"] == {"class": "write", "source": "name rule", "outcome": "simulated", "by": "safe mode"}
+    ended = wait_for(
+        lambda: agent.events(type="node.finished", nodeId="tool:issue_refund"), 10, "the refund's end"
+    )
+    assert ended[0]["simulated"] is True
+    assert ended[0]["effect"] == {
+        "class": "write",
+        "source": "name rule",
+        "outcome": "simulated",
+        "by": "safe mode",
+    }
     started = agent.events(type="node.started", nodeId="tool:issue_refund")[0]
     assert started["input"] == {"order_id": "A1", "amount": 40}
 
@@ -127,7 +134,9 @@ def test_hold_holds_the_refund_until_run_for_real(agent: Agent) -> None:
     assert proc.returncode == 0, err
     assert out.strip() == ANSWER
     assert agent.ran() == ["lookup_order", "issue_refund"], "run for real: the body ran once"
-    ended = wait_for(lambda: agent.events(type="node.finished", nodeId="tool:issue_refund"), 10, "the refund's end")
+    ended = wait_for(
+        lambda: agent.events(type="node.finished", nodeId="tool:issue_refund"), 10, "the refund's end"
+    )
     assert ended[0]["effect"]["outcome"] == "held then ran"
 
 
@@ -150,7 +159,12 @@ def test_a_forked_run_holds_the_refund_of_its_live_tail_unless_told_to_simulate(
     ran = agent.ran()
     # forked at the first model step: it now asks for the refund at once, with a new amount
     fork = json.dumps(
-        {"content": None, "tool_calls": [{"id": "call_new", "name": "issue_refund", "arguments": {"order_id": "A1", "amount": 25}}]}
+        {
+            "content": None,
+            "tool_calls": [
+                {"id": "call_new", "name": "issue_refund", "arguments": {"order_id": "A1", "amount": 25}}
+            ],
+        }
     )
     proc = agent.start(str(cassette), "--fork", "llm:step#1", "--output", fork)
     try:
@@ -159,7 +173,10 @@ def test_a_forked_run_holds_the_refund_of_its_live_tail_unless_told_to_simulate(
             90,
             "the fork's refund held",
         )
-        assert gates[0]["nodeId"] == "tool:issue_refund" and gates[0]["input"] == {"order_id": "A1", "amount": 25}
+        assert gates[0]["nodeId"] == "tool:issue_refund" and gates[0]["input"] == {
+            "order_id": "A1",
+            "amount": 25,
+        }
         assert agent.ran() == ran, "the fork's live refund ran before anybody answered"
         agent.hub.api("POST", f"/api/gates/{gates[0]['gateId']}", {"action": "abort"})
         proc.communicate(timeout=120)
@@ -171,7 +188,9 @@ def test_a_forked_run_holds_the_refund_of_its_live_tail_unless_told_to_simulate(
     assert out.strip() == ANSWER
     assert agent.ran() == ran, "--safe simulate: the fork's refund did not run"
     simulated = wait_for(
-        lambda: [e for e in agent.events(type="node.finished", nodeId="tool:issue_refund") if e.get("simulated")],
+        lambda: [
+            e for e in agent.events(type="node.finished", nodeId="tool:issue_refund") if e.get("simulated")
+        ],
         10,
         "the simulated refund",
     )
@@ -185,14 +204,22 @@ async def test_mcp_proxy_holds_the_destructive_tool_and_runs_the_read_only_one(
     params = StdioServerParameters(
         command=GRAPHMIND,
         args=["mcp-proxy", "--", sys.executable, str(FIXTURES / "mcp" / "effects_server.py")],
-        env={"GRAPHMIND_URL": hub.ingest_url, "GRAPHMIND_SAFE": "hold", "TOOL_LOG": str(log), "PATH": os.environ["PATH"]},
+        env={
+            "GRAPHMIND_URL": hub.ingest_url,
+            "GRAPHMIND_SAFE": "hold",
+            "TOOL_LOG": str(log),
+            "PATH": os.environ["PATH"],
+        },
     )
 
     def ran() -> list[str]:
         return log.read_text().split() if log.exists() else []
 
     with (tmp_path / "proxy.stderr").open("w") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
             await session.initialize()
             peeked = await session.call_tool("peek", {"table": "orders"})
             assert not peeked.is_error and ran() == ["peek"], "the read-only tool runs"

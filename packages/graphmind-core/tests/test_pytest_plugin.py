@@ -276,7 +276,9 @@ def test_a_write_the_recording_did_not_have_fails_the_test_unless_marked_live(
     log = tmp_path / "tools.log"
     monkeypatch.setenv("TOOL_LOG", str(log))
     env.makepyfile(test_refunds=REFUND_TESTS)
-    env.runpytest("-p", "no:randomly", "--graphmind-record-mode=once", "test_refunds.py").assert_outcomes(passed=2)
+    env.runpytest("-p", "no:randomly", "--graphmind-record-mode=once", "test_refunds.py").assert_outcomes(
+        passed=2
+    )
     monkeypatch.setenv("REFUND", "1")
     for mode in ("none", "new_episodes"):
         result = env.runpytest("-p", "no:randomly", f"--graphmind-record-mode={mode}", "test_refunds.py")
