@@ -175,7 +175,7 @@ class NodeRecord(TokenBuffer, EffectState):
         if self.effect is not None:  # a tool: simulated, and a write's ledger line (_effects/state.py)
             event.update(self.effect_fields())
             if self.effect.effectful and not (self.simulated or self.injected or self.replayed):
-                host.effects.remember_output(self.node_id, spec.input, output)
+                host.effects.remember_output(self.node_id, spec.input, output, host.hub)
         if extra or self.replayed or self.original_input is not UNSET:
             payload = None  # keys the engine does not always write: the pipeline looks at each
             if extra:
