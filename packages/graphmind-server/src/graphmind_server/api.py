@@ -12,6 +12,7 @@ from starlette.routing import Route
 from graphmind import protocol as proto
 
 from ._version import __version__
+from .answered_by import door_of
 from .debugstate import DebugStateError
 from .gate_edit import EditRefused, contains_redacted, edit_fields
 from .hub import Hub
@@ -242,7 +243,9 @@ async def answer_gate(request: Request) -> Response:
         edit = edit_fields(gate, body)
     except EditRefused as exc:
         return error(exc.status, str(exc))
-    outcome = await hub.resolve_gate(gate, action, body.get("value"), action == proto.INJECT, edit)
+    outcome = await hub.resolve_gate(
+        gate, action, body.get("value"), action == proto.INJECT, edit, door_of(request)
+    )
     if outcome == "resumed":
         return JSON({"ok": True, "gateId": gate_id, "action": action})
     if outcome == "timeout":

@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route, WebSocketRoute
 
-from . import api, api_cockpit, http_proof, viewer_codes
+from . import api, api_cockpit, api_effects, http_proof, viewer_codes
 from .config import Settings
 from .debugstate import DebugState
 from .export.forwarder import OtlpForwarder
@@ -112,6 +112,7 @@ def build_app(settings: Settings, store: Store, trust: Callable[[Any], None] | N
             *viewer_codes.routes,
             *http_proof.routes,
             *api_cockpit.routes,  # before api.routes: those end with the catch-all 404
+            *api_effects.routes,
             *api.routes,
             Route("/v1/traces", api.otlp_traces, methods=["POST"]),
             WebSocketRoute("/ingest", ingest),

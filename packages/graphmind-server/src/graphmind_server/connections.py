@@ -57,6 +57,7 @@ class Gate:
     held_since: float
     waiter: asyncio.Future[str] | None = None
     reload_refused: str | None = None  # why the hub will not pass a reload the app offers
+    via: str | None = None  # the door the answer on its way came through (answered_by.py)
 
     @property
     def actions(self) -> list[str]:

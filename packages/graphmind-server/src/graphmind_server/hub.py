@@ -228,13 +228,20 @@ class Hub:
         )
 
     async def resolve_gate(
-        self, gate: Gate, action: str, value: Any, has_value: bool, edit: dict[str, Any] | None = None
+        self,
+        gate: Gate,
+        action: str,
+        value: Any,
+        has_value: bool,
+        edit: dict[str, Any] | None = None,
+        via: str = "api",
     ) -> str:
         """Send the answer and wait for the app: resumed, unknown, gone, busy or timeout. `edit`:
         the answer's `input` and `reload` fields, as checked by the API."""
         if gate.waiter is not None and not gate.waiter.done():
             return "busy"
         gate.waiter = asyncio.get_running_loop().create_future()
+        gate.via = via  # stamped on the app's exec.resumed (answered_by.py)
         frame: dict[str, Any] = {"type": proto.GATE_RESOLVE, "gateId": gate.app_id, "action": action}
         if has_value:
             frame["value"] = value

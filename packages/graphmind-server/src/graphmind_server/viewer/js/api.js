@@ -3,9 +3,9 @@
 
 import { authHeaders, tokenReady } from "./token.js";
 
-async function call(method, path, body) {
+async function call(method, path, body, headers = {}) {
   await tokenReady();
-  const init = { method, headers: authHeaders() };
+  const init = { method, headers: { ...authHeaders(), ...headers } };
   if (body !== undefined) {
     init.headers["content-type"] = "application/json";
     init.body = JSON.stringify(body);
@@ -69,7 +69,8 @@ export const api = {
     if (action === "inject") body.value = extra.value;
     if (extra.input !== undefined) body.input = extra.input;
     if (extra.reload) body.reload = true;
-    return call("POST", `/api/gates/${encodeURIComponent(gateId)}`, body);
+    // The hub records which door answered (the effects ledger says "by the viewer").
+    return call("POST", `/api/gates/${encodeURIComponent(gateId)}`, body, { "x-graphmind-via": "viewer" });
   },
   putDebug: (patch) => call("PUT", "/api/debug", patch),
   pause: (runId) => call("POST", "/api/pause", runId ? { runId } : {}),
