@@ -14,6 +14,7 @@ from graphmind import protocol as proto
 from ._version import __version__
 from .answered_by import door_of
 from .debugstate import DebugStateError
+from .effect_answer import has_value, simulate_fields
 from .gate_edit import EditRefused, contains_redacted, edit_fields
 from .hub import Hub
 from .jsontext import JSON
@@ -222,7 +223,7 @@ async def answer_gate(request: Request) -> Response:
             400,
             'the body must be {"action": '
             + " | ".join(f'"{a}"' for a in ACTIONS)
-            + ', "value"?: ..., "input"?: ..., "reload"?: true}',
+            + ', "value"?: ..., "input"?: ..., "reload"?: true, "remember"?: true}',
         )
     action = body["action"]
     if action == proto.INJECT and "value" not in body:
@@ -240,12 +241,10 @@ async def answer_gate(request: Request) -> Response:
             422, f"the inject value still contains {REDACTED!r} (a hidden value); replace it with real data"
         )
     try:
-        edit = edit_fields(gate, body)
+        edit = {**edit_fields(gate, body), **simulate_fields(body)}
     except EditRefused as exc:
         return error(exc.status, str(exc))
-    outcome = await hub.resolve_gate(
-        gate, action, body.get("value"), action == proto.INJECT, edit, door_of(request)
-    )
+    outcome = await hub.resolve_gate(gate, action, body.get("value"), has_value(body), edit, door_of(request))
     if outcome == "resumed":
         return JSON({"ok": True, "gateId": gate_id, "action": action})
     if outcome == "timeout":

@@ -35,7 +35,8 @@ _log = logging.getLogger("graphmind.hub")
 
 
 def initial_debug_state(store: Store, settings: Settings) -> DebugState:
-    """Breakpoints and mode survive a restart; pauseOnError comes from the flag/variable/default."""
+    """Breakpoints, mode and safe mode survive a restart; pauseOnError comes from the
+    flag/variable/default."""
     saved = store.read_now(reads.setting, "debug")
     state = DebugState.loads(saved) if saved else DebugState()
     state.pause_on_error = settings.pause_on_error

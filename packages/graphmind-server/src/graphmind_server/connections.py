@@ -57,7 +57,6 @@ class Gate:
     held_since: float
     waiter: asyncio.Future[str] | None = None
     reload_refused: str | None = None  # why the hub will not pass a reload the app offers
-    via: str | None = None  # the door the answer on its way came through (answered_by.py)
 
     @property
     def actions(self) -> list[str]:
@@ -109,5 +108,10 @@ class Gate:
             # reason "divergence" (docs/protocol.md, "exec.paused"): the recorded input and the replay
             "expected": ev.get("expected"),
             "replay": ev.get("replay"),
+            # reason "effect" (docs/protocol.md, "Effects and safe mode"): the call's effect class
+            # and its source, what `simulate` would return, how often a retried write already ran
+            "effect": ev.get("effect"),
+            "simulateWith": ev.get("simulateWith"),
+            "ranBefore": ev.get("ranBefore"),
             "heldSince": self.held_since,
         }

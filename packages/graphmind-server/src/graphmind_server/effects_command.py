@@ -63,7 +63,7 @@ def by_text(entry: dict[str, Any]) -> str:
 
 def outcome_text(entry: dict[str, Any]) -> str:
     outcome = str(entry["outcome"])
-    return "held, then ran" if outcome == "held-then-ran" else outcome
+    return outcome
 
 
 def _short(value: Any, width: int = INPUT_WIDTH) -> str:

@@ -241,8 +241,8 @@ class Hub:
         if gate.waiter is not None and not gate.waiter.done():
             return "busy"
         gate.waiter = asyncio.get_running_loop().create_future()
-        gate.via = via  # stamped on the app's exec.resumed (answered_by.py)
         frame: dict[str, Any] = {"type": proto.GATE_RESOLVE, "gateId": gate.app_id, "action": action}
+        frame[proto.ANSWERED_BY_FIELD] = via  # the app echoes it in exec.resumed (answered_by.py)
         if has_value:
             frame["value"] = value
         if edit:
@@ -266,9 +266,7 @@ class Hub:
 
     async def set_debug(self, update: dict[str, Any]) -> tuple[DebugState, list[str]]:
         """Apply a validated update, persist it, push it; returns the state and who has not acked."""
-        state = DebugState(
-            self.debug.version, self.debug.breakpoints, self.debug.mode, self.debug.pause_on_error
-        )
+        state = self.debug.copy()  # every field, safe mode's too (debugstate.py)
         state.apply_update(update)
         state.version = self.debug.version + 1
         self.debug = state

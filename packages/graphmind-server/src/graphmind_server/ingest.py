@@ -14,7 +14,6 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from graphmind import protocol as proto
 
 from ._version import __version__
-from .answered_by import stamp as stamp_answer
 from .connections import AppConnection
 from .control_first import ENTRIES_PER_LOOK
 from .export.namespace import live_client
@@ -361,8 +360,6 @@ def _take_event(hub: Hub, conn: AppConnection, frame: dict[str, Any], raw: str) 
         ts = time.time() * 1000.0
     elif type(ts) is int and not -MAX_TS <= ts <= MAX_TS:
         return f"'ts' is out of range (milliseconds since 1970, at most {MAX_TS})"
-    if kind == proto.EXEC_RESUMED:  # who answered, kept with the run (answered_by.py)
-        frame, raw = stamp_answer(conn, frame, raw)
     hub.store.put_event(conn.client_id, conn.app, frame, raw, float(ts))
     hub.on_event(conn, frame)
     return None

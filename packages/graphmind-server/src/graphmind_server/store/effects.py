@@ -14,14 +14,18 @@ import sqlite3
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from graphmind import protocol as proto
+
 from .status import ABORTED_ERROR, split_node_id
 
 # The effect classes a ledger lists (a `read` call and a model call never are: docs/effects.md).
-LISTED = ("write", "unknown")
-# What became of a call. `ran` and `held-then-ran` ran its body for real; the others did not (or
-# not yet: `held`, and `running` counts as ran, since its body may be running now).
-OUTCOMES = ("ran", "held-then-ran", "simulated", "injected", "replayed", "skipped", "held", "running")
-RAN = ("ran", "held-then-ran", "running")
+LISTED = (proto.WRITE, proto.UNKNOWN)
+# What became of a call: the app's own verdict on the ending (`effect.outcome`, protocol.py
+# EFFECT_OUTCOMES), or, for a call not ended yet, `held` / `running`. `ran` and `held then ran` ran
+# its body for real; so may `running` (its body may be running now), so it counts as ran too.
+HELD_THEN_RAN = "held then ran"
+OUTCOMES = (*proto.EFFECT_OUTCOMES, "held", "running")
+RAN = ("ran", HELD_THEN_RAN, "running")
 _TYPES = ("node.started", "exec.paused", "exec.resumed", "node.attempt", "node.finished", "node.error")
 _CHUNK = 2000
 
@@ -84,18 +88,25 @@ class _Call:
 
     def result(self) -> dict[str, Any]:
         outcome, ran = self._outcome()
+        end = self.ended or {}
+        verdict = end.get("effect") if isinstance(end.get("effect"), Mapping) else {}
+        if verdict.get("outcome") in proto.EFFECT_OUTCOMES:  # the app's own verdict wins
+            outcome = verdict["outcome"]
+            ran = outcome in RAN
         entry = dict(self.entry)
         entry["outcome"] = outcome
         # How many times its body ran for real (a retried call ran more than once).
         entry["runs"] = self.attempts + (1 if ran else 0)
         entry["heldReason"] = self.reason
         entry["answer"] = self.answer
-        entry["by"] = (
-            (self.answer or {}).get("by")
-            if self.answer
-            else ("safe mode" if outcome == "simulated" else None)
-        )
-        end = self.ended or {}
+        by = verdict.get("by") if isinstance(verdict.get("by"), str) else None
+        if by is None and self.answer:
+            by = self.answer.get("by")
+        if by is None and outcome == "simulated":
+            by = "safe mode"
+        entry["by"] = by
+        if isinstance(end.get("simulatedFrom"), str):
+            entry["simulatedFrom"] = end["simulatedFrom"]
         if end.get("type") == "node.finished" and outcome in ("simulated", "injected", "replayed"):
             entry["output"] = end.get("output")
         if end.get("type") == "node.error":
@@ -117,7 +128,7 @@ class _Call:
             return "injected", False
         if action == "abort" or _not_run(end, self.held_before, action):
             return "skipped", False
-        return ("held-then-ran" if self.held_before else "ran"), True
+        return (HELD_THEN_RAN if self.held_before else "ran"), True
 
 
 def _not_run(end: Mapping[str, Any], held_before: bool, action: Any) -> bool:
@@ -133,9 +144,10 @@ def _not_run(end: Mapping[str, Any], held_before: bool, action: Any) -> bool:
 
 
 def _answer(ev: Mapping[str, Any]) -> dict[str, Any]:
-    """The before gate's answer: its action and who gave it. `answeredBy` is the hub's stamp
-    (viewer, api, mcp: answered_by.py); else the app's `by` (timeout, disconnect, local, ...)."""
-    door = ev.get("answeredBy")
+    """The before gate's answer: its action and who gave it: `answeredBy` (the door the hub names
+    in its gate.resolve and the app echoes: viewer, api, mcp; answered_by.py), else the app's `by`
+    (timeout, disconnect, local, ...)."""
+    door = ev.get(proto.ANSWERED_BY_FIELD)
     by = ev.get("by")
     who = door if isinstance(door, str) else by if isinstance(by, str) else None
     out: dict[str, Any] = {"action": ev.get("action"), "by": who}
