@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._base import forksafe
+from ._effects.classify import NO_STUB as _NO_STUB
 from ._version import __version__
 
 if TYPE_CHECKING:
@@ -158,18 +159,44 @@ def run(name: str, meta: dict[str, Any] | None = None) -> RunScope:
     return _session().run(name, meta)
 
 
-def tool(name: Any = None, *, breakpoint: BreakpointArg = None, hold_if: Condition | None = None) -> Any:
-    return _session().tool(name, breakpoint=breakpoint, hold_if=hold_if)
+def tool(
+    name: Any = None,
+    *,
+    breakpoint: BreakpointArg = None,
+    hold_if: Condition | None = None,
+    effects: str | None = None,
+    effects_stub: Any = _NO_STUB,
+) -> Any:
+    return _session().tool(
+        name, breakpoint=breakpoint, hold_if=hold_if, effects=effects, effects_stub=effects_stub
+    )
 
 
 def wrap(
-    fn: F, name: str | None = None, *, breakpoint: BreakpointArg = None, hold_if: Condition | None = None
+    fn: F,
+    name: str | None = None,
+    *,
+    breakpoint: BreakpointArg = None,
+    hold_if: Condition | None = None,
+    effects: str | None = None,
+    effects_stub: Any = _NO_STUB,
 ) -> F:
-    return _session().wrap(fn, name, breakpoint=breakpoint, hold_if=hold_if)
+    return _session().wrap(
+        fn, name, breakpoint=breakpoint, hold_if=hold_if, effects=effects, effects_stub=effects_stub
+    )
 
 
-def wrap_tools(tools: T, *, breakpoint: BreakpointArg = None, hold_if: Condition | None = None) -> T:
-    return _session().wrap_tools(tools, breakpoint=breakpoint, hold_if=hold_if)
+def wrap_tools(
+    tools: T,
+    *,
+    breakpoint: BreakpointArg = None,
+    hold_if: Condition | None = None,
+    effects: str | None = None,
+    effects_stub: Any = _NO_STUB,
+) -> T:
+    return _session().wrap_tools(
+        tools, breakpoint=breakpoint, hold_if=hold_if, effects=effects, effects_stub=effects_stub
+    )
 
 
 def wrap_method(
@@ -179,8 +206,18 @@ def wrap_method(
     *,
     breakpoint: BreakpointArg = None,
     hold_if: Condition | None = None,
+    effects: str | None = None,
+    effects_stub: Any = _NO_STUB,
 ) -> Any:
-    return _session().wrap_method(obj, method_name, name, breakpoint=breakpoint, hold_if=hold_if)
+    return _session().wrap_method(
+        obj,
+        method_name,
+        name,
+        breakpoint=breakpoint,
+        hold_if=hold_if,
+        effects=effects,
+        effects_stub=effects_stub,
+    )
 
 
 def span(name: str, kind: str = "custom", input: Any = None) -> Span:

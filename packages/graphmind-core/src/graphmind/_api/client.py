@@ -27,6 +27,8 @@ from .. import protocol as proto
 from .._base.ids import random_hex
 from .._base.warn import Warner
 from .._config.options import Options
+from .._effects.classify import NO_STUB as _NO_STUB
+from .._effects.setup import build_effects
 from .._events.pipeline import EventPipeline
 from .._events.redaction import resolve_redaction_switches
 from .._hub.attach_wait import AttachWait, AttachWaitPolicy
@@ -100,6 +102,8 @@ class Client:
         attach_wait = AttachWait(policy, self.options.url, self.options.connect_timeout)
         breakpoints = client_breakpoints(self.options.raw.get("breakpoints"))
         self._hub = HubControl(self._warn, self._emit, self._runs.find, breakpoints)
+        self._effects = effects = build_effects(self.options.raw, env, replay)
+        self._hub.safe_applied = effects.applied
         flusher = TokenFlusher(self.options.token_flush_interval * 1000.0, self._warn, self._is_disposed)
         self._flusher = flusher
         self._attach_wait = attach_wait
@@ -121,6 +125,7 @@ class Client:
             hold_timeouts=HoldTimeouts(self._warn.always),
             redaction=self.redaction_switches,
             replay=replay,
+            effects=effects,
         )
         self._engine = Engine(
             enabled=self.enabled,
@@ -157,6 +162,7 @@ class Client:
             on_exit=self.dispose,
         )
         transport.dropped_elsewhere = lambda: self._pipeline.dropped
+        transport.hello_extra[proto.SAFE_FIELD] = self._effects.hello()
         return transport
 
     def _after_fork(self) -> None:
@@ -251,34 +257,76 @@ class Client:
         *,
         breakpoint: BreakpointArg = None,
         hold_if: Condition | None = None,
+        effects: str | None = None,
+        effects_stub: Any = _NO_STUB,
     ) -> F:
         """A gated version of `fn`, producing a `tool:<name>` node per call.
 
         `breakpoint`: hold at that gate (True or "before", "after", "error", or several) whenever a
         hub is attached; `hold_if`: a callable given the call's arguments as keyword arguments,
         returning a bool or a reason string, checked at the before gate (_hub/code_holds.py)."""
-        return _wrappers.wrap(self._engine, fn, name, breakpoint=breakpoint, hold_if=hold_if)
+        return _wrappers.wrap(
+            self._engine,
+            fn,
+            name,
+            breakpoint=breakpoint,
+            hold_if=hold_if,
+            effects=effects,
+            effects_stub=effects_stub,
+        )
 
     @overload
     def tool(self, name: F) -> F: ...
     @overload
     def tool(
-        self, name: str | None = None, *, breakpoint: BreakpointArg = None, hold_if: Condition | None = None
+        self,
+        name: str | None = None,
+        *,
+        breakpoint: BreakpointArg = None,
+        hold_if: Condition | None = None,
+        effects: str | None = None,
+        effects_stub: Any = _NO_STUB,
     ) -> Callable[[F], F]: ...
 
     def tool(
-        self, name: Any = None, *, breakpoint: BreakpointArg = None, hold_if: Condition | None = None
+        self,
+        name: Any = None,
+        *,
+        breakpoint: BreakpointArg = None,
+        hold_if: Condition | None = None,
+        effects: str | None = None,
+        effects_stub: Any = _NO_STUB,
     ) -> Any:
         """`@client.tool`, `@client.tool()`, `@client.tool("search")`, `@client.tool(name="search")`,
         `@client.tool(breakpoint="before")`, `@client.tool(hold_if=lambda amount, **_: amount > 100)`."""
-        return _wrappers.tool(self._engine, name, breakpoint=breakpoint, hold_if=hold_if)
+        return _wrappers.tool(
+            self._engine,
+            name,
+            breakpoint=breakpoint,
+            hold_if=hold_if,
+            effects=effects,
+            effects_stub=effects_stub,
+        )
 
     def wrap_tools(
-        self, tools: T, *, breakpoint: BreakpointArg = None, hold_if: Condition | None = None
+        self,
+        tools: T,
+        *,
+        breakpoint: BreakpointArg = None,
+        hold_if: Condition | None = None,
+        effects: str | None = None,
+        effects_stub: Any = _NO_STUB,
     ) -> T:
         """Wraps a `{name: callable}` dict (keys name the nodes), a list, or one callable; same shape back.
         `breakpoint` / `hold_if` apply to each tool."""
-        return _wrappers.wrap_tools(self._engine, tools, breakpoint=breakpoint, hold_if=hold_if)
+        return _wrappers.wrap_tools(
+            self._engine,
+            tools,
+            breakpoint=breakpoint,
+            hold_if=hold_if,
+            effects=effects,
+            effects_stub=effects_stub,
+        )
 
     def wrap_method(
         self,
@@ -288,10 +336,19 @@ class Client:
         *,
         breakpoint: BreakpointArg = None,
         hold_if: Condition | None = None,
+        effects: str | None = None,
+        effects_stub: Any = _NO_STUB,
     ) -> Any:
         """Gates one method of one object, in place (other instances are untouched). Returns `obj`."""
         return _wrappers.wrap_method(
-            self._engine, obj, method_name, name, breakpoint=breakpoint, hold_if=hold_if
+            self._engine,
+            obj,
+            method_name,
+            name,
+            breakpoint=breakpoint,
+            hold_if=hold_if,
+            effects=effects,
+            effects_stub=effects_stub,
         )
 
     def unwrap_method(self, obj: Any, method_name: str) -> Any:

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._config.options import disabled_for_good, is_enabled
+from .._effects.classify import NO_STUB as _NO_STUB
 from .._hub.code_holds import BreakpointArg, CodeHolds, Condition
 from . import wrappers as _wrappers
 from .run_scope import RunScope
@@ -85,24 +86,44 @@ class DefaultSession:
         *,
         breakpoint: BreakpointArg = None,
         hold_if: Condition | None = None,
+        effects: str | None = None,
+        effects_stub: Any = _NO_STUB,
     ) -> F:
         if not self._accepts(breakpoint, hold_if):
             return fn
-        return _wrappers.wrap(self, fn, name, breakpoint=breakpoint, hold_if=hold_if)
+        return _wrappers.wrap(
+            self, fn, name, breakpoint=breakpoint, hold_if=hold_if, effects=effects, effects_stub=effects_stub
+        )
 
     def tool(
-        self, name: Any = None, *, breakpoint: BreakpointArg = None, hold_if: Condition | None = None
+        self,
+        name: Any = None,
+        *,
+        breakpoint: BreakpointArg = None,
+        hold_if: Condition | None = None,
+        effects: str | None = None,
+        effects_stub: Any = _NO_STUB,
     ) -> Any:
         if not self._accepts(breakpoint, hold_if):
             return name if callable(name) else _as_given
-        return _wrappers.tool(self, name, breakpoint=breakpoint, hold_if=hold_if)
+        return _wrappers.tool(
+            self, name, breakpoint=breakpoint, hold_if=hold_if, effects=effects, effects_stub=effects_stub
+        )
 
     def wrap_tools(
-        self, tools: T, *, breakpoint: BreakpointArg = None, hold_if: Condition | None = None
+        self,
+        tools: T,
+        *,
+        breakpoint: BreakpointArg = None,
+        hold_if: Condition | None = None,
+        effects: str | None = None,
+        effects_stub: Any = _NO_STUB,
     ) -> T:
         if not self._accepts(breakpoint, hold_if):
             return tools
-        return _wrappers.wrap_tools(self, tools, breakpoint=breakpoint, hold_if=hold_if)
+        return _wrappers.wrap_tools(
+            self, tools, breakpoint=breakpoint, hold_if=hold_if, effects=effects, effects_stub=effects_stub
+        )
 
     def wrap_method(
         self,
@@ -112,10 +133,21 @@ class DefaultSession:
         *,
         breakpoint: BreakpointArg = None,
         hold_if: Condition | None = None,
+        effects: str | None = None,
+        effects_stub: Any = _NO_STUB,
     ) -> Any:
         if not self._accepts(breakpoint, hold_if):
             return obj
-        return _wrappers.wrap_method(self, obj, method_name, name, breakpoint=breakpoint, hold_if=hold_if)
+        return _wrappers.wrap_method(
+            self,
+            obj,
+            method_name,
+            name,
+            breakpoint=breakpoint,
+            hold_if=hold_if,
+            effects=effects,
+            effects_stub=effects_stub,
+        )
 
     def run(self, name: str, meta: dict[str, Any] | None = None) -> RunScope:
         return RunScope(self.parts, name, meta)

@@ -56,6 +56,8 @@ KNOWN_OPTIONS = frozenset(
         "token_flush_interval",
         "mask",
         "replay",
+        "safe",
+        "safe_unknown",
     }
 )
 

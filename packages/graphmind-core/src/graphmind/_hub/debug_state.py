@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..protocol import AFTER, BEFORE, ERROR_GATE, GATES, MODES
+from ..protocol import AFTER, BEFORE, ERROR_GATE, GATES, MODES, SAFE_FIELD, SAFE_MODES, SAFE_UNKNOWN_FIELD
 
 
 @dataclass(frozen=True)
@@ -14,6 +14,9 @@ class DebugState:
     breakpoints: frozenset[tuple[str, str]] = frozenset()
     mode: str = "run"
     pause_on_error: str = "on"
+    # The hub's safe mode and unknown switch (docs/protocol.md, "Effects and safe mode").
+    safe: str = "off"
+    safe_unknown: bool = False
 
     @classmethod
     def from_wire(cls, data: Any, previous: DebugState | None = None) -> DebugState:
@@ -33,11 +36,15 @@ class DebugState:
         raw_mode = data.get("mode")
         mode = raw_mode if isinstance(raw_mode, str) and raw_mode in MODES else base.mode
         poe = data.get("pauseOnError", base.pause_on_error)
+        safe = data.get(SAFE_FIELD, base.safe)
+        unknown = data.get(SAFE_UNKNOWN_FIELD, base.safe_unknown)
         return cls(
             version=version if isinstance(version, int) else base.version,
             breakpoints=breakpoints,
             mode=mode,
             pause_on_error=poe if isinstance(poe, str) else base.pause_on_error,
+            safe=safe if safe in SAFE_MODES else base.safe,
+            safe_unknown=unknown if isinstance(unknown, bool) else base.safe_unknown,
         )
 
     def reason_to_hold(self, node_id: str, kind: str, gate: str) -> str | None:

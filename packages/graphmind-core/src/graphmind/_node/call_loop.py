@@ -75,6 +75,7 @@ def call_flow(
     run = node.run
     if before and (
         node.host.replay is not None
+        or node.guarded  # safe mode answers at the before gate, attached or not (docs/effects.md)
         or ((run._aborted or (transport is not None and transport.attached)) and needed(proto.BEFORE))
     ):  # a replay answers at the before gate, attached or not (docs/replay.md)
         answer = yield (GATE, proto.BEFORE, {"input": node.spec.input})
@@ -140,7 +141,7 @@ class CallLoop(NodeRecord):
 
     def _detached(self) -> bool:
         """No gate can hold before the body: no hub attached, the run not aborted, no replay."""
-        return self.host.replay is None and not self.may_hold()
+        return self.host.replay is None and not self.may_hold() and not self.guarded
 
     def _ended_detached(
         self,
