@@ -12,7 +12,7 @@ import pytest
 
 from graphmind_server.cli import main
 from graphmind_server.store.effects import fold
-from graphmind_server.testing import FakeApp
+from graphmind_server.testing import FakeApp, in_thread
 
 WRITE = {"class": "write", "source": "name rule", "rule": "*refund*"}
 READ = {"class": "read", "source": "name rule", "rule": "lookup*"}
@@ -98,8 +98,13 @@ def test_a_held_write_answered_run_for_real_in_the_viewer_says_held_then_ran_by_
     assert "simulate" in gate["actions"]
     code, _, err = _effects_cli(thub.db, "r2", capsys=capsys)
     assert code == 0, err  # held: nothing ran yet
-    thub.api(
-        "POST", f"/api/gates/{gate['gateId']}", {"action": "continue"}, headers={"X-GraphMind-Via": "viewer"}
+    answering, answered = in_thread(
+        lambda: thub.api(
+            "POST",
+            f"/api/gates/{gate['gateId']}",
+            {"action": "continue"},
+            headers={"X-GraphMind-Via": "viewer"},
+        )
     )
     resolve = app.expect("gate.resolve")
     assert resolve["answeredBy"] == "viewer"
@@ -115,6 +120,8 @@ def test_a_held_write_answered_run_for_real_in_the_viewer_says_held_then_ran_by_
         by="hub",
         answeredBy=resolve["answeredBy"],
     )
+    answering.join(5)
+    assert answered["value"][0] == 200
     app.node_finished(
         "r2",
         "tool:issue_refund",
@@ -180,6 +187,14 @@ def test_the_ledger_follows_the_events_when_the_app_gives_no_verdict() -> None:
     assert outcome(write, paused, {**resumed, "action": "abort"}, aborted) == ("skipped", 0)
     assert outcome(write, {**finished, "replayed": True}) == ("replayed", 0)
     assert outcome(write, {**finished, "simulated": True}) == ("simulated", 0)
+    # Injected at the after gate: the body ran, whatever the value handed back.
+    after = {**paused, "gate": "after", "reason": "breakpoint"}
+    inject_after = {**resumed, "gate": "after", "action": "inject"}
+    verdict = {"class": "write", "source": "name rule", "outcome": "injected", "by": "api"}
+    assert outcome(write, after, inject_after, {**finished, "injected": True, "effect": verdict}) == (
+        "injected",
+        1,
+    )
     retried = {"type": "node.attempt", "nodeId": "tool:send_mail", "instanceId": "i"}
     assert outcome(write, retried, finished) == ("ran", 2)
     # A read, a model step and a node without a class are never listed.

@@ -92,7 +92,9 @@ class _Call:
         verdict = end.get("effect") if isinstance(end.get("effect"), Mapping) else {}
         if verdict.get("outcome") in proto.EFFECT_OUTCOMES:  # the app's own verdict wins
             outcome = verdict["outcome"]
-            ran = outcome in RAN
+            # ...but whether the body ran is the events' say for `injected`: a value injected at
+            # the after or error gate replaced what the body, which did run, returned.
+            ran = ran if outcome == "injected" else outcome in RAN
         entry = dict(self.entry)
         entry["outcome"] = outcome
         # How many times its body ran for real (a retried call ran more than once).
@@ -180,8 +182,9 @@ def summary(entries: list[dict[str, Any]]) -> dict[str, Any]:
     counts = {o: 0 for o in OUTCOMES}
     for e in entries:
         counts[e["outcome"]] = counts.get(e["outcome"], 0) + 1
-    writes_ran = sum(1 for e in entries if e["class"] == "write" and e["outcome"] in RAN)
-    unknown_ran = sum(1 for e in entries if e["class"] == "unknown" and e["outcome"] in RAN)
+    # A call ran when its body ran at least once (`runs`), or may be running now.
+    writes_ran = sum(1 for e in entries if e["class"] == proto.WRITE and e["runs"] > 0)
+    unknown_ran = sum(1 for e in entries if e["class"] == proto.UNKNOWN and e["runs"] > 0)
     return {"calls": len(entries), "writesRan": writes_ran, "unknownRan": unknown_ran, "outcomes": counts}
 
 
