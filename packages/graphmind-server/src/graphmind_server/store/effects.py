@@ -89,7 +89,8 @@ class _Call:
     def result(self) -> dict[str, Any]:
         outcome, ran = self._outcome()
         end = self.ended or {}
-        verdict = end.get("effect") if isinstance(end.get("effect"), Mapping) else {}
+        said = end.get("effect")
+        verdict: Mapping[str, Any] = said if isinstance(said, Mapping) else {}
         if verdict.get("outcome") in proto.EFFECT_OUTCOMES:  # the app's own verdict wins
             outcome = verdict["outcome"]
             # ...but whether the body ran is the events' say for `injected`: a value injected at
