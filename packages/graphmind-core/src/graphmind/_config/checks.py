@@ -130,6 +130,7 @@ CHECKS: dict[str, tuple[Callable[[Any], None], str]] = {
     "replay": (_any, ""),  # checked by _replay/settings.py: a replay that cannot be set up raises
     "safe": (_any, ""),  # checked by _effects/policy.py: a safe mode that is not one raises
     "safe_unknown": (_any, ""),
+    "effects": (_any, ""),  # checked by _effects/policy.py
     **{name: (_any, "") for name, _ in SWITCHES},  # checked below: unreadable means on
 }
 

@@ -58,6 +58,7 @@ KNOWN_OPTIONS = frozenset(
         "replay",
         "safe",
         "safe_unknown",
+        "effects",
     }
 )
 

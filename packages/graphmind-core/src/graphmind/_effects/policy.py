@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from .. import protocol as proto
 from .._base import forksafe
 from .._loop.fingerprint import canonical_text
-from .classify import Effect, NameRule, classify
+from .classify import Effect, NameRule, classify, explicit
 
 if TYPE_CHECKING:
     from .._hub.debug_state import DebugState
@@ -38,6 +38,17 @@ def safe_mode(value: Any, name: str, modes: tuple[str, ...] = proto.SAFE_MODES) 
     return str(word)
 
 
+def named_classes(value: Any) -> dict[str, Effect]:
+    """The `effects=` option: a mapping of tool names to "read" / "write"; ValueError otherwise."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ValueError(
+            f"graphmind: effects= takes a mapping of tool names to 'read' or 'write' (got {type(value).__name__})"
+        )
+    return {str(name): explicit(cls) for name, cls in value.items()}
+
+
 def _flag(value: Any) -> bool:
     if isinstance(value, str):
         return value.strip().lower() in ("1", "true", "yes", "on")
@@ -56,13 +67,18 @@ class Effects:
         self.own_unknown = _flag(unknown if unknown is not None else environ.get(SAFE_UNKNOWN_ENV, ""))
         self.replay_safe = replay_safe  # None: not replaying
         self.rule = NameRule(environ)
+        # `effects={"tool name": "read" | "write"}`: the explicit class of any adapter's tool, by name.
+        self.named = named_classes(options.get("effects"))
         self._on = self.own != OFF or (replay_safe is not None and replay_safe != OFF)
         self._lock = forksafe.lock()
         self.stubs: dict[str, Any] = {}  # node id -> a value the hub asked to simulate with from now on
         self._seen: dict[tuple[str, str], Any] = {}  # (node id, canonical input) -> an output that ran
 
     def classify(self, spec: NodeSpec) -> Effect:
-        return classify(self.rule, spec.name, spec.effects)
+        declared = spec.effects
+        if self.named and (isinstance(declared, Effect) or declared is None):
+            declared = self.named.get(spec.name, declared)  # code's word wins over the framework's
+        return classify(self.rule, spec.name, declared)
 
     def hello(self) -> dict[str, Any]:
         """`hello.safe`: what this app runs with when the hub says off."""

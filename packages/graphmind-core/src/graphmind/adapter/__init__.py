@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from .._api import client as _client  # noqa: F401  (loaded now: see preload() below)
 from .._base.errors import RunAborted
+from .._effects.classify import Effect
+from .._effects.classify import from_framework as framework_effect
 from .._events.jsonsafe import json_scalar, json_scalars, plain_message
 from .._events.owned import owned_copy
 from .._hub.gate import GateAnswer
@@ -40,6 +42,7 @@ from ._session import enabled_for, engine_for
 preload()
 
 __all__ = [
+    "Effect",
     "Engine",
     "GateAnswer",
     "Hook",
@@ -60,6 +63,7 @@ __all__ = [
     "edited_request",
     "enabled_for",
     "engine_for",
+    "framework_effect",
     "hook_moved",
     "instrument_once",
     "items_of",
