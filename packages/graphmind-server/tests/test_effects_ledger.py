@@ -316,3 +316,31 @@ def test_safe_mode_reaches_every_attached_app_and_survives_a_restart(thub: Any) 
     assert thub.api("GET", "/api/debug")[1]["safe"] == "hold"
     late = thub.app()
     assert late.welcome["debug"]["safe"] == "hold"
+
+
+def test_simulate_without_a_value_sends_what_an_earlier_run_recorded_for_the_same_input(thub: Any) -> None:
+    app = thub.app(auto_resume=True)
+    app.run_started("r0", "refund")
+    app.node_started("r0", "tool:issue_refund", "c0", {"amount": 20, "order_id": "A1"}, effect=WRITE)
+    app.node_finished("r0", "tool:issue_refund", "c0", {"refunded": 20, "id": "R-1"})
+    app.run_finished("r0")
+    app.run_started("r5", "refund")
+    for instance, order in (("same", "A1"), ("other", "B2")):
+        app.node_started("r5", "tool:issue_refund", instance, {"order_id": order, "amount": 20}, effect=WRITE)
+        app.hold(
+            "r5",
+            "tool:issue_refund",
+            instance,
+            reason="effect",
+            actions=["continue", "inject", "simulate", "abort"],
+            simulateWith="schema",
+            input={"order_id": order, "amount": 20},
+        )
+        [gate] = thub.wait_for(lambda: thub.gates(), what="the effect hold")
+        assert thub.api("POST", f"/api/gates/{gate['gateId']}", {"action": "simulate"})[0] == 200
+        resolve = app.expect("gate.resolve")
+        if order == "A1":  # the same input (keys in another order): r0's real output
+            assert resolve["value"] == {"refunded": 20, "id": "R-1"}
+        else:  # nothing recorded for B2: the app builds its own value
+            assert "value" not in resolve
+        thub.wait_for(lambda: not thub.gates(), what="the answer")

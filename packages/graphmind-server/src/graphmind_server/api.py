@@ -14,7 +14,7 @@ from graphmind import protocol as proto
 from ._version import __version__
 from .answered_by import door_of
 from .debugstate import DebugStateError
-from .effect_answer import has_value, simulate_fields
+from .effect_answer import has_value, simulate_fields, with_recorded_value
 from .gate_edit import EditRefused, contains_redacted, edit_fields
 from .hub import Hub
 from .jsontext import JSON
@@ -244,6 +244,7 @@ async def answer_gate(request: Request) -> Response:
         edit = {**edit_fields(gate, body), **simulate_fields(body)}
     except EditRefused as exc:
         return error(exc.status, str(exc))
+    body = await with_recorded_value(hub, gate, body)  # simulate: an earlier run's output, if any
     outcome = await hub.resolve_gate(gate, action, body.get("value"), has_value(body), edit, door_of(request))
     if outcome == "resumed":
         return JSON({"ok": True, "gateId": gate_id, "action": action})

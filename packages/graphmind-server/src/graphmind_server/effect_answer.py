@@ -10,6 +10,7 @@ from typing import Any
 from graphmind import protocol as proto
 
 from .gate_edit import EditRefused, contains_redacted
+from .store.recorded import recorded_output
 
 
 def simulate_fields(body: dict[str, Any]) -> dict[str, Any]:
@@ -35,3 +36,17 @@ def simulate_fields(body: dict[str, Any]) -> dict[str, Any]:
 def has_value(body: dict[str, Any]) -> bool:
     """Whether the answer sends a `value`: always with inject, when given with simulate."""
     return body["action"] == proto.INJECT or (body["action"] == proto.SIMULATE and "value" in body)
+
+
+async def with_recorded_value(hub: Any, gate: Any, body: dict[str, Any]) -> dict[str, Any]:
+    """A `simulate` without a value, at a call the app has no recorded output for: with the output
+    an earlier stored run recorded for the same node and input, when the hub has one (the app then
+    says `simulatedFrom: "hub"`). Otherwise the body as it came (the app builds its own value)."""
+    event = gate.event
+    if body["action"] != proto.SIMULATE or "value" in body or event.get("simulateWith") == "recorded":
+        return body
+    node_id = event.get("nodeId")
+    if not isinstance(node_id, str) or "input" not in event:
+        return body
+    found, output = await hub.store.read(recorded_output, node_id, event["input"], gate.run_id)
+    return {**body, "value": output} if found else body
