@@ -21,16 +21,18 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._base import forksafe
-from ._effects.classify import NO_STUB as _NO_STUB
 from ._version import __version__
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from ._api.client import Client
     from ._api.default import DefaultSession
     from ._api.run_scope import RunScope
     from ._api.span import Span
     from ._api.wrappers import unwrap
     from ._base.errors import RunAborted
+    from ._effects.classify import EffectArgs
     from ._hub.code_holds import BreakpointArg, Condition
     from ._replay.errors import ReplayDivergence, ReplayedError
     from ._runs.run import RunContext
@@ -164,12 +166,9 @@ def tool(
     *,
     breakpoint: BreakpointArg = None,
     hold_if: Condition | None = None,
-    effects: str | None = None,
-    effects_stub: Any = _NO_STUB,
+    **effect: Unpack[EffectArgs],
 ) -> Any:
-    return _session().tool(
-        name, breakpoint=breakpoint, hold_if=hold_if, effects=effects, effects_stub=effects_stub
-    )
+    return _session().tool(name, breakpoint=breakpoint, hold_if=hold_if, **effect)
 
 
 def wrap(
@@ -178,12 +177,9 @@ def wrap(
     *,
     breakpoint: BreakpointArg = None,
     hold_if: Condition | None = None,
-    effects: str | None = None,
-    effects_stub: Any = _NO_STUB,
+    **effect: Unpack[EffectArgs],
 ) -> F:
-    return _session().wrap(
-        fn, name, breakpoint=breakpoint, hold_if=hold_if, effects=effects, effects_stub=effects_stub
-    )
+    return _session().wrap(fn, name, breakpoint=breakpoint, hold_if=hold_if, **effect)
 
 
 def wrap_tools(
@@ -191,12 +187,9 @@ def wrap_tools(
     *,
     breakpoint: BreakpointArg = None,
     hold_if: Condition | None = None,
-    effects: str | None = None,
-    effects_stub: Any = _NO_STUB,
+    **effect: Unpack[EffectArgs],
 ) -> T:
-    return _session().wrap_tools(
-        tools, breakpoint=breakpoint, hold_if=hold_if, effects=effects, effects_stub=effects_stub
-    )
+    return _session().wrap_tools(tools, breakpoint=breakpoint, hold_if=hold_if, **effect)
 
 
 def wrap_method(
@@ -206,18 +199,9 @@ def wrap_method(
     *,
     breakpoint: BreakpointArg = None,
     hold_if: Condition | None = None,
-    effects: str | None = None,
-    effects_stub: Any = _NO_STUB,
+    **effect: Unpack[EffectArgs],
 ) -> Any:
-    return _session().wrap_method(
-        obj,
-        method_name,
-        name,
-        breakpoint=breakpoint,
-        hold_if=hold_if,
-        effects=effects,
-        effects_stub=effects_stub,
-    )
+    return _session().wrap_method(obj, method_name, name, breakpoint=breakpoint, hold_if=hold_if, **effect)
 
 
 def span(name: str, kind: str = "custom", input: Any = None) -> Span:

@@ -6,7 +6,7 @@ the hub's `graphmind replay` command does, and checks the cassette before that p
   seq names (`CassetteError` when none does).
 - `CassetteError`: a cassette or a replay setting that cannot be used (one line, for the user).
 - `ENV` (`GRAPHMIND_REPLAY`, the cassette's path) and `VARIABLES`, the variable of each other
-  setting (`on_divergence`, `ignore_keys`, `fork`, `output`, `input`, `until`); `POLICIES`, the
+  setting (`on_divergence`, `ignore_keys`, `fork`, `output`, `input`, `until`, `safe`); `POLICIES`, the
   values of `on_divergence`; `REPORT_ENV`, the file a replayed process writes its divergences to.
 - `write_cassette`, `ReplayDivergence`, `ReplayedError`: as `graphmind.testing` and `graphmind` name them.
 """

@@ -19,7 +19,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._config.options import disabled_for_good, is_enabled
-from .._effects.classify import NO_STUB as _NO_STUB
 from .._hub.code_holds import BreakpointArg, CodeHolds, Condition
 from . import wrappers as _wrappers
 from .run_scope import RunScope
@@ -28,6 +27,9 @@ from .span import Span
 if TYPE_CHECKING:
     from types import ModuleType
 
+    from typing_extensions import Unpack
+
+    from .._effects.classify import EffectArgs
     from .._node.engine import Engine
     from .._runs.events import Runs
 
@@ -86,14 +88,11 @@ class DefaultSession:
         *,
         breakpoint: BreakpointArg = None,
         hold_if: Condition | None = None,
-        effects: str | None = None,
-        effects_stub: Any = _NO_STUB,
+        **effect: Unpack[EffectArgs],
     ) -> F:
         if not self._accepts(breakpoint, hold_if):
             return fn
-        return _wrappers.wrap(
-            self, fn, name, breakpoint=breakpoint, hold_if=hold_if, effects=effects, effects_stub=effects_stub
-        )
+        return _wrappers.wrap(self, fn, name, breakpoint=breakpoint, hold_if=hold_if, **effect)
 
     def tool(
         self,
@@ -101,14 +100,11 @@ class DefaultSession:
         *,
         breakpoint: BreakpointArg = None,
         hold_if: Condition | None = None,
-        effects: str | None = None,
-        effects_stub: Any = _NO_STUB,
+        **effect: Unpack[EffectArgs],
     ) -> Any:
         if not self._accepts(breakpoint, hold_if):
             return name if callable(name) else _as_given
-        return _wrappers.tool(
-            self, name, breakpoint=breakpoint, hold_if=hold_if, effects=effects, effects_stub=effects_stub
-        )
+        return _wrappers.tool(self, name, breakpoint=breakpoint, hold_if=hold_if, **effect)
 
     def wrap_tools(
         self,
@@ -116,14 +112,11 @@ class DefaultSession:
         *,
         breakpoint: BreakpointArg = None,
         hold_if: Condition | None = None,
-        effects: str | None = None,
-        effects_stub: Any = _NO_STUB,
+        **effect: Unpack[EffectArgs],
     ) -> T:
         if not self._accepts(breakpoint, hold_if):
             return tools
-        return _wrappers.wrap_tools(
-            self, tools, breakpoint=breakpoint, hold_if=hold_if, effects=effects, effects_stub=effects_stub
-        )
+        return _wrappers.wrap_tools(self, tools, breakpoint=breakpoint, hold_if=hold_if, **effect)
 
     def wrap_method(
         self,
@@ -133,20 +126,12 @@ class DefaultSession:
         *,
         breakpoint: BreakpointArg = None,
         hold_if: Condition | None = None,
-        effects: str | None = None,
-        effects_stub: Any = _NO_STUB,
+        **effect: Unpack[EffectArgs],
     ) -> Any:
         if not self._accepts(breakpoint, hold_if):
             return obj
         return _wrappers.wrap_method(
-            self,
-            obj,
-            method_name,
-            name,
-            breakpoint=breakpoint,
-            hold_if=hold_if,
-            effects=effects,
-            effects_stub=effects_stub,
+            self, obj, method_name, name, breakpoint=breakpoint, hold_if=hold_if, **effect
         )
 
     def run(self, name: str, meta: dict[str, Any] | None = None) -> RunScope:

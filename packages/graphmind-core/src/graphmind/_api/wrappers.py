@@ -14,7 +14,7 @@ import sys
 import types
 import typing
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, TypeVar
 
 from .._base.names import readable_name
 from .._effects.classify import NO_STUB as _NO_STUB
@@ -35,6 +35,7 @@ ToolsT = TypeVar("ToolsT")
 __all__ = [
     "WRAPPED_ATTR",
     "EngineSource",
+    "ToolOptions",
     "gate_callable",
     "tool",
     "unwrap",
@@ -43,6 +44,15 @@ __all__ = [
     "wrap_method",
     "wrap_tools",
 ]
+
+
+class ToolOptions(TypedDict, total=False):
+    """The keyword options of `tool` / `wrap` / `wrap_tools` / `wrap_method` (a Client's methods)."""
+
+    breakpoint: BreakpointArg
+    hold_if: Condition | None
+    effects: str | None
+    effects_stub: Any
 
 
 class EngineSource(Protocol):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from .. import protocol as proto
 
@@ -31,6 +31,16 @@ DEFAULT_WRITE = (
 DEFAULT_READ = ("get_*", "list_*", "search*", "read_*", "lookup*", "fetch*")
 EXPLICIT, FRAMEWORK, NAME_RULE, DEFAULT = proto.EFFECT_SOURCES
 NO_STUB: Any = object()  # `effects_stub=` not given (None is a stub too)
+
+
+class EffectArgs(TypedDict, total=False):
+    """What `tool` / `wrap` / `wrap_tools` / `wrap_method` take about a tool's effect (docs/effects.md):
+    `effects` "read" or "write"; `effects_stub`, what simulate hands back when nothing better is known."""
+
+    effects: str | None
+    effects_stub: Any
+
+
 _CACHE_MAX = 1024  # tool names whose class a client keeps (the rule is pure: a name, the globs)
 
 

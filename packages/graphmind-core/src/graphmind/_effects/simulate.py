@@ -14,8 +14,10 @@ from .._node.skeleton import skeleton
 from .._replay.match import unreplayable
 
 if TYPE_CHECKING:
-    from .._node.record import NodeRecord
     from .policy import Effects
+
+# A node is a _node.record.NodeRecord (not imported: record.py imports this module).
+NodeRecord = Any
 
 RECORDED, HUB, SCHEMA, STUB, NONE = "recorded", "hub", "schema", "stub", "none"
 _NOTHING: Any = object()
