@@ -38,10 +38,14 @@ export function simulatedFromText(from) {
 /** The effect lines of a held card at an effect hold (or any hold of a call with a class). */
 export function effectLines(g) {
   const out = [];
-  if (g.effect && g.effect.class) {
-    out.push(h("p", { class: `gate-effect effect-${g.effect.class}` },
-      h("span", { class: `chip effect-chip effect-${g.effect.class}` }, g.effect.class),
-      ` ${effectText(g.effect).slice(g.effect.class.length + 3) || "effect class"}`));
+  // Only an effect hold carries the class; at any other hold of a tool it comes from the node's
+  // start, when its run is the one loaded.
+  const x = store.model && store.model.id === g.runId ? store.model.execs.get(`${g.nodeId}\u0000${g.instanceId ?? ""}`) : null;
+  const effect = g.effect && g.effect.class ? g.effect : x && x.effect;
+  if (effect && effect.class && effect.class !== "read") {
+    out.push(h("p", { class: `gate-effect effect-${cls(effect.class)}` },
+      h("span", { class: `chip effect-chip effect-${cls(effect.class)}` }, effect.class),
+      ` ${effectText(effect).slice(effect.class.length + 3) || "effect class"}`));
   }
   if (g.reason === "effect" && typeof g.ranBefore === "number" && g.ranBefore > 0) {
     out.push(h("p", { class: "gate-ran-before", role: "alert" },
