@@ -105,9 +105,22 @@ def test_the_safe_mode_switch_holds_the_next_write_of_an_attached_app(
         expect(card.get_by_role("button", name=name, exact=True)).to_be_visible()
     assert _fits(page, ".gates"), "the held effect card overflows its panel"
     shoot(page, "effect-held-card-1280x720")
-    card.get_by_role("button", name="Simulate", exact=True).click()
+    # Simulate like this from now on: this call and every later one return the value given.
+    card.get_by_role("button", name="Simulate like this from now on…").click()
+    expect(card).to_have_attribute("data-stub-ready", "true")
+    stub = '{"refunded": 0, "note": "simulated"}'
+    page.get_by_label("Simulated value (JSON)").fill(stub)
+    page.get_by_label("Simulated value (JSON)").press("Control+Enter")
     assert agent.wait_pumping(page)
-    assert agent.error is None and app.refunded == [20]  # simulated: the body never ran
+    assert agent.error is None and agent.result == {"refunded": 0, "note": "simulated"}
+    assert app.refunded == [20]  # simulated: the body never ran
+    # Simulate writes: no hold at all, the tool's stub comes back (the hub's switch, this app).
+    switch.select_option("simulate")
+    wait_for(lambda: client._hub.debug.safe == "simulate", 5, "the app to get simulate")
+    third = app.agent("simulated-by-the-switch", 40)
+    assert third.wait_pumping(page)
+    assert third.result == {"refunded": 0, "note": "simulated"} and app.refunded == [20]
+    expect(page.locator(".gate-card")).to_have_count(0)
     # The run's Effects tab: the simulated refund, by the viewer's answer.
     page.goto(f"{hub.url}/#/run/{app.runs[1]}")
     page.get_by_role("button", name="Effects", exact=True).click()
@@ -117,6 +130,11 @@ def test_the_safe_mode_switch_holds_the_next_write_of_an_attached_app(
     expect(row).to_have_count(1)
     expect(row.locator(".outcome-chip")).to_have_text("simulated")
     expect(row.locator(".effect-by")).to_have_text("the viewer")
+    ledger_json = hub.api("GET", f"/api/runs/{app.runs[1]}/effects")[1]["effects"][0]
+    assert (ledger_json["simulatedFrom"], ledger_json["output"]) == (
+        "hub",
+        {"refunded": 0, "note": "simulated"},
+    )
     expect(row.locator(".effect-input")).to_contain_text('"amount":30')
     shoot(page, "effects-ledger-1280x720")
     assert _fits(page, ".effects"), "the ledger overflows its tab"
@@ -132,3 +150,7 @@ def test_the_safe_mode_switch_holds_the_next_write_of_an_attached_app(
     page.get_by_role("button", name="Effects", exact=True).click()
     expect(page.locator(".effects-verdict")).to_contain_text("1 write ran")
     expect(page.locator(".effect-row .outcome-chip")).to_have_text("ran")
+    third_ledger = hub.api("GET", f"/api/runs/{app.runs[2]}/effects")[1]
+    assert [(e["outcome"], e["by"], e["simulatedFrom"]) for e in third_ledger["effects"]] == [
+        ("simulated", "safe mode", "stub")
+    ]
