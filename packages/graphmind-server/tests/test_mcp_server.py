@@ -197,7 +197,7 @@ async def test_with_allow_control_the_assistant_answers_a_held_gate_and_the_agen
             assert answered["ok"] is True
             thread.join(10)
             assert out == {"value": "sunny in Porto"} and calls == ["Porto"]  # the edited input
-            # The hub names the door the answer came through; the app echoes it (answered_by.py).
+            # The hub names the door the answer came through; the app echoes it (effects/answer.py).
             events = hub.api("GET", f"/api/runs/{gate['runId']}/events")[1]["events"]
             [resumed] = [e for e in events if e["type"] == "exec.resumed"]
             assert resumed["answeredBy"] == "mcp"

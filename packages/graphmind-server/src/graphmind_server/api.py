@@ -12,9 +12,8 @@ from starlette.routing import Route
 from graphmind import protocol as proto
 
 from ._version import __version__
-from .answered_by import door_of
 from .debugstate import DebugStateError
-from .effect_answer import has_value, simulate_fields, with_recorded_value
+from .effects.answer import door_of, has_value, simulate_fields, with_recorded_value
 from .gate_edit import EditRefused, contains_redacted, edit_fields
 from .hub import Hub
 from .jsontext import JSON

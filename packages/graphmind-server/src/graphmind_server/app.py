@@ -16,9 +16,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route, WebSocketRoute
 
-from . import api, api_cockpit, api_effects, http_proof, viewer_codes
+from . import api, api_cockpit, http_proof, viewer_codes
 from .config import Settings
 from .debugstate import DebugState
+from .effects import api as api_effects
 from .export.forwarder import OtlpForwarder
 from .export.otlp_http import OtlpTarget
 from .hub import Hub

@@ -14,8 +14,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from . import prices
-from .effects_diff import compare_effects
-from .effects_diff import text_lines as effect_lines
+from .effects.diff import compare_effects
+from .effects.diff import text_lines as effect_lines
 from .export.source import iter_events
 from .jsondiff import canon as _canon
 from .jsondiff import report, without
@@ -170,7 +170,7 @@ def compare(conn: sqlite3.Connection, a: str, b: str, ignore_keys: Iterable[str]
     rows = align(steps_a, steps_b, ignore)
     counts = {k: sum(1 for r in rows if r["status"] == k) for k in ("equal", "changed", "added", "removed")}
     ua, ub = run_a["usage"], run_b["usage"]
-    effects = compare_effects(conn, a, b)  # the two ledgers (effects_diff.py)
+    effects = compare_effects(conn, a, b)  # the two ledgers (effects/diff.py)
     return {
         "a": run_a,
         "b": run_b,

@@ -242,7 +242,7 @@ class Hub:
             return "busy"
         gate.waiter = asyncio.get_running_loop().create_future()
         frame: dict[str, Any] = {"type": proto.GATE_RESOLVE, "gateId": gate.app_id, "action": action}
-        frame[proto.ANSWERED_BY_FIELD] = via  # the app echoes it in exec.resumed (answered_by.py)
+        frame[proto.ANSWERED_BY_FIELD] = via  # the app echoes it in exec.resumed (effects/answer.py)
         if has_value:
             frame["value"] = value
         if edit:

@@ -56,7 +56,7 @@ class HubApi:
         if has_value:
             body["value"] = value
         body.update(edit or {})
-        # The hub records that this answer came from the MCP server (answered_by.py).
+        # The hub records that this answer came from the MCP server (effects/answer.py).
         return self.call(
             "POST", f"/api/gates/{quote(gate_id, safe='')}", body, headers={"X-GraphMind-Via": "mcp"}
         )

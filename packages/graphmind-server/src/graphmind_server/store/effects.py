@@ -148,7 +148,7 @@ def _not_run(end: Mapping[str, Any], held_before: bool, action: Any) -> bool:
 
 def _answer(ev: Mapping[str, Any]) -> dict[str, Any]:
     """The before gate's answer: its action and who gave it: `answeredBy` (the door the hub names
-    in its gate.resolve and the app echoes: viewer, api, mcp; answered_by.py), else the app's `by`
+    in its gate.resolve and the app echoes: viewer, api, mcp; effects/answer.py), else the app's `by`
     (timeout, disconnect, local, ...)."""
     door = ev.get(proto.ANSWERED_BY_FIELD)
     by = ev.get("by")

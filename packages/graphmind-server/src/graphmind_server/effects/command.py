@@ -12,8 +12,8 @@ import json
 import sys
 from typing import Any
 
-from .export.source import ExportError, default_db, open_readonly
-from .store.effects import run_ledger
+from ..export.source import ExportError, default_db, open_readonly
+from ..store.effects import run_ledger
 
 INPUT_WIDTH = 60
 _BY = {"viewer": "the viewer", "api": "an API client", "mcp": "the MCP server"}

@@ -6,9 +6,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from .api import _hub, error
-from .jsontext import JSON
-from .store.effects import run_ledger
+from ..api import _hub, error
+from ..jsontext import JSON
+from ..store.effects import run_ledger
 
 
 async def effects_route(request: Request) -> Response:

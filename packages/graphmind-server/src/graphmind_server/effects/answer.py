@@ -1,16 +1,35 @@
-"""The checks of a `simulate` answer before the hub sends it (docs/api.md, `POST /api/gates/{gateId}`;
-docs/protocol.md, "Effects and safe mode"): an optional `value` (what the call returns instead of
-running) and `remember: true` ("simulate like this from now on": the app keeps the value as that
-tool's stub for the rest of its process)."""
+"""An answer at an effect hold, before the hub sends it (docs/api.md, `POST /api/gates/{gateId}`;
+docs/protocol.md, "Effects and safe mode"): the checks of a `simulate` answer (an optional `value`,
+what the call returns instead of running, and `remember: true`, "simulate like this from now on":
+the app keeps the value as that tool's stub for the rest of its process), the recorded output the
+hub adds to one without a value, and who answered.
+
+Who answered: the app only knows that the hub answered; the hub knows which of its doors the
+answer came through. Each door says so in the `X-GraphMind-Via` header of its `POST
+/api/gates/{gateId}` (the viewer `viewer`, `graphmind mcp` `mcp`; anything else is `api`). The hub
+sends it in the `gate.resolve` (`answeredBy`), the app echoes it in its `exec.resumed` and in the
+ending's `effect.by`: so it stays with the run, exports included, and the effects ledger
+(store/effects.py) says by whose answer a call ran. It is a label, not a credential."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from starlette.requests import Request
+
 from graphmind import protocol as proto
 
-from .gate_edit import EditRefused, contains_redacted
-from .store.recorded import recorded_output
+from ..gate_edit import EditRefused, contains_redacted
+from ..store.recorded import recorded_output
+
+VIA_HEADER = "x-graphmind-via"
+DOORS = ("viewer", "mcp", "api")
+
+
+def door_of(request: Request) -> str:
+    """The door an answer came through: its `X-GraphMind-Via`, `api` when absent or unknown."""
+    via = request.headers.get(VIA_HEADER, "").strip().lower()
+    return via if via in DOORS else "api"
 
 
 def simulate_fields(body: dict[str, Any]) -> dict[str, Any]:

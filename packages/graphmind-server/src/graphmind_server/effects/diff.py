@@ -8,8 +8,8 @@ import difflib
 import sqlite3
 from typing import Any
 
-from .jsondiff import canon
-from .store.effects import ledger_entries, summary
+from ..jsondiff import canon
+from ..store.effects import ledger_entries, summary
 
 COMPARED = ("input", "class", "outcome")
 
