@@ -13,6 +13,7 @@ from graphmind import protocol as proto
 
 from ._version import __version__
 from .debugstate import DebugStateError
+from .effects.answer import door_of, has_value, simulate_fields, with_recorded_value
 from .gate_edit import EditRefused, contains_redacted, edit_fields
 from .hub import Hub
 from .jsontext import JSON
@@ -221,7 +222,7 @@ async def answer_gate(request: Request) -> Response:
             400,
             'the body must be {"action": '
             + " | ".join(f'"{a}"' for a in ACTIONS)
-            + ', "value"?: ..., "input"?: ..., "reload"?: true}',
+            + ', "value"?: ..., "input"?: ..., "reload"?: true, "remember"?: true}',
         )
     action = body["action"]
     if action == proto.INJECT and "value" not in body:
@@ -239,12 +240,11 @@ async def answer_gate(request: Request) -> Response:
             422, f"the inject value still contains {REDACTED!r} (a hidden value); replace it with real data"
         )
     try:
-        edit = edit_fields(gate, body)
+        edit = {**edit_fields(gate, body), **simulate_fields(body)}
     except EditRefused as exc:
         return error(exc.status, str(exc))
-    # simulate may carry the value to simulate with (docs/protocol.md, "Effects and safe mode")
-    has_value = action == proto.INJECT or (action == proto.SIMULATE and "value" in body)
-    outcome = await hub.resolve_gate(gate, action, body.get("value"), has_value, edit)
+    body = await with_recorded_value(hub, gate, body)  # simulate: an earlier run's output, if any
+    outcome = await hub.resolve_gate(gate, action, body.get("value"), has_value(body), edit, door_of(request))
     if outcome == "resumed":
         return JSON({"ok": True, "gateId": gate_id, "action": action})
     if outcome == "timeout":

@@ -21,6 +21,7 @@ COMMANDS += ["graphmind_server.telemetry"]  # docs/telemetry.md
 COMMANDS += ["graphmind_server.viewer_url"]  # docs/security.md
 COMMANDS += ["graphmind_server.diff_command"]  # `graphmind diff A B` (compare.py)
 COMMANDS += ["graphmind_server.replay"]  # docs/replay.md
+COMMANDS += ["graphmind_server.effects.command"]  # `graphmind effects RUN_ID` (docs/effects.md)
 DEFAULT_COMMAND = "serve"
 COMMAND_NAMES = tuple(module.rsplit(".", 1)[1].rstrip("_").replace("_", "-") for module in COMMANDS)
 # Commands other packages add (graphmind-mcp's `mcp-proxy`): an entry point in this group names a

@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from . import prices
+from .effects.diff import compare_effects
+from .effects.diff import text_lines as effect_lines
 from .export.source import iter_events
 from .jsondiff import canon as _canon
 from .jsondiff import report, without
@@ -168,10 +170,11 @@ def compare(conn: sqlite3.Connection, a: str, b: str, ignore_keys: Iterable[str]
     rows = align(steps_a, steps_b, ignore)
     counts = {k: sum(1 for r in rows if r["status"] == k) for k in ("equal", "changed", "added", "removed")}
     ua, ub = run_a["usage"], run_b["usage"]
+    effects = compare_effects(conn, a, b)  # the two ledgers (effects/diff.py)
     return {
         "a": run_a,
         "b": run_b,
-        "same": counts["equal"] == len(rows) and run_a["status"] == run_b["status"],
+        "same": counts["equal"] == len(rows) and run_a["status"] == run_b["status"] and effects["same"],
         "counts": counts,
         "deltas": {
             "tokens": _delta(ua["totalTokens"], ub["totalTokens"]),
@@ -179,6 +182,7 @@ def compare(conn: sqlite3.Connection, a: str, b: str, ignore_keys: Iterable[str]
             "durationMs": _delta(_wall(run_a), _wall(run_b)),
         },
         "steps": rows,
+        "effects": effects,
         "ignoredKeys": sorted(ignore),
     }
 
@@ -205,6 +209,7 @@ def text_report(result: dict[str, Any]) -> str:
         )
         for field in row["changed"]:
             lines += report(field, without(row["a"].get(field), ignore), without(row["b"].get(field), ignore))
+    lines += effect_lines(result["effects"]) if "effects" in result else []
     c = result["counts"]
     verdict = "the runs match" if result["same"] else "the runs differ"
     lines.append(

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from graphmind import protocol as proto
 
 PAUSE_ON_ERROR_VALUES = ("on", "off", *proto.NODE_KINDS)
+FIELDS = ("breakpoints", "mode", "pauseOnError", proto.SAFE_FIELD, proto.SAFE_UNKNOWN_FIELD)
 GATES = proto.GATES
 MODES = proto.MODES
 
@@ -24,6 +25,9 @@ class DebugState:
     breakpoints: list[dict[str, str]] = field(default_factory=list)
     mode: str = "run"
     pause_on_error: str = "on"
+    # Safe mode for every attached app (docs/effects.md): the hub can turn it on, never off.
+    safe: str = "off"
+    safe_unknown: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -31,6 +35,8 @@ class DebugState:
             "breakpoints": [dict(bp) for bp in self.breakpoints],
             "mode": self.mode,
             "pauseOnError": self.pause_on_error,
+            proto.SAFE_FIELD: self.safe,
+            proto.SAFE_UNKNOWN_FIELD: self.safe_unknown,
         }
 
     def dumps(self) -> str:
@@ -49,16 +55,16 @@ class DebugState:
         if isinstance(data.get("version"), int):
             state.version = data["version"]
         with contextlib.suppress(DebugStateError):
-            state.apply_update(
-                {k: v for k, v in data.items() if k in ("breakpoints", "mode", "pauseOnError")}
-            )
+            state.apply_update({k: v for k, v in data.items() if k in FIELDS})
         return state
 
     def apply_update(self, update: dict[str, Any]) -> None:
         """Validate every field first, then apply them all (a bad field changes nothing)."""
-        unknown = sorted(set(update) - {"breakpoints", "mode", "pauseOnError"})
+        unknown = sorted(set(update) - set(FIELDS))
         if unknown:
-            raise DebugStateError(f"unknown field {unknown[0]!r}: send breakpoints, mode or pauseOnError")
+            raise DebugStateError(
+                f"unknown field {unknown[0]!r}: send breakpoints, mode, pauseOnError, safe or safeUnknown"
+            )
         breakpoints = self.breakpoints
         if "breakpoints" in update:
             breakpoints = _breakpoints(update["breakpoints"])
@@ -74,7 +80,17 @@ class DebugState:
                 raise DebugStateError(
                     f"pauseOnError must be one of {', '.join(PAUSE_ON_ERROR_VALUES)} (got {pause!r})"
                 )
+        safe = update.get(proto.SAFE_FIELD, self.safe)
+        if safe not in proto.SAFE_MODES:
+            raise DebugStateError(f"safe must be one of {', '.join(proto.SAFE_MODES)} (got {safe!r})")
+        safe_unknown = update.get(proto.SAFE_UNKNOWN_FIELD, self.safe_unknown)
+        if not isinstance(safe_unknown, bool):
+            raise DebugStateError(f"safeUnknown must be true or false (got {safe_unknown!r})")
         self.breakpoints, self.mode, self.pause_on_error = breakpoints, mode, pause
+        self.safe, self.safe_unknown = safe, safe_unknown
+
+    def copy(self) -> DebugState:
+        return replace(self, breakpoints=list(self.breakpoints))
 
 
 def _breakpoints(value: Any) -> list[dict[str, str]]:

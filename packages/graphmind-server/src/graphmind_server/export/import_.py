@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..store import StoreError
+from ..store.effects import ledger_entries
 from ..store.items import EventItem
 from ..store.schema import open_database
 from ..store.writer import Writer
@@ -124,7 +125,21 @@ def _import_run(writer: Writer, conn: sqlite3.Connection, item: ImportedRun) -> 
         stored += writer.write_now(batch)
     _restore_run_row(conn, run)
     writer.runs.pop(run["id"], None)  # the row changed under the writer's cache
+    _check_effects(conn, run)
     return stored
+
+
+def _check_effects(conn: sqlite3.Connection, run: dict[str, Any]) -> None:
+    """The ledger is derived from the events (store/effects.py): the file's `effects` is read back
+    against it, and a file whose ledger says otherwise (edited by hand) is named, not trusted."""
+    effects = run.get("effects")
+    if isinstance(effects, list) and encode(ledger_entries(conn, run["id"])) != encode(effects):
+        print(
+            f"graphmind import: run {run['id']}: the file's effects ledger differs from what its events "
+            "say; the hub shows the one its events give (graphmind effects)",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def _restore_run_row(conn: sqlite3.Connection, run: dict[str, Any]) -> None:

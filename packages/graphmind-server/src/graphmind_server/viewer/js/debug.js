@@ -21,6 +21,15 @@ export class DebugControls {
       this.poe.append(h("option", { value: v }, label));
     }
     this.poe.addEventListener("change", () => this.put({ pauseOnError: this.poe.value }));
+    // Safe mode (docs/effects.md): every attached app holds or simulates its write calls, an app
+    // started later too; the hub keeps it across restarts. It can turn safety on, never off: an
+    // app's own GRAPHMIND_SAFE still applies under "off".
+    this.safe = h("select", { id: "safe-mode", title: "Safe mode: what every attached app does with a write call" });
+    for (const [v, label] of [["off", "off"], ["hold", "hold writes"], ["simulate", "simulate writes"]]) {
+      this.safe.append(h("option", { value: v }, label));
+    }
+    this.safe.addEventListener("change", () => this.put({ safe: this.safe.value }));
+    this.safeLabel = h("label", { class: "safe-label", for: "safe-mode" }, "Safe mode");
     this.pauseBtn = h("button", { type: "button", class: "toggle", "aria-pressed": "false",
       onclick: () => this.pause() }, "Pause");
     this.bpInfo = h("span", { class: "bp-info" });
@@ -28,6 +37,7 @@ export class DebugControls {
     this.msg = h("span", { class: "debug-msg", role: "status" });
     el.append(this.pauseBtn, this.step,
       h("label", { class: "poe", for: "pause-on-error" }, "Pause on error"), this.poe,
+      this.safeLabel, this.safe,
       this.bpInfo, this.clearBtn, this.msg);
   }
 
@@ -47,6 +57,10 @@ export class DebugControls {
     const v = String(d.pauseOnError ?? "on");
     if (![...this.poe.options].some((o) => o.value === v)) this.poe.append(h("option", { value: v }, `${v} only`));
     this.poe.value = v;
+    const safe = ["off", "hold", "simulate"].includes(d.safe) ? d.safe : "off";
+    this.safe.value = safe;
+    this.safe.classList.toggle("on", safe !== "off");
+    this.safeLabel.classList.toggle("on", safe !== "off");
     const n = d.breakpoints.length;
     this.bpInfo.textContent = n ? `${n} breakpoint${n === 1 ? "" : "s"}` : "";
     this.clearBtn.hidden = n === 0;

@@ -67,6 +67,10 @@ export function reasonText(gate) {
     }
     case "pause":
       return "Paused";
+    case "effect": {
+      const c = gate.effect && gate.effect.class ? gate.effect.class : "write";
+      return `Safe mode: a ${c} call, held before it runs`;
+    }
     case "divergence": {
       const why = gate.replay && typeof gate.replay.why === "string" && gate.replay.why ? `: ${gate.replay.why}` : "";
       return `Divergence from the recording${why}`;
