@@ -195,6 +195,12 @@ def test_a_forked_run_holds_the_refund_of_its_live_tail_unless_told_to_simulate(
         "the simulated refund",
     )
     assert simulated[0]["effect"]["outcome"] == "simulated"
+    status, ledger = agent.hub.api("GET", f"/api/runs/{simulated[0]['runId']}/effects")
+    assert status == 200, ledger
+    assert [(e["name"], e["outcome"], e["input"]) for e in ledger["effects"]] == [
+        ("issue_refund", "simulated", {"order_id": "A1", "amount": 25})
+    ]
+    assert ledger["summary"]["writesRan"] == 0
 
 
 async def test_mcp_proxy_holds_the_destructive_tool_and_runs_the_read_only_one(
