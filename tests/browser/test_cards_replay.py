@@ -132,6 +132,12 @@ def test_edit_input_at_a_divergence_runs_that_call_live_with_the_edit(
         assert json.loads(box.input_value()) == {"to": "OPO"}
         box.fill('{"to": "MAD"}')
         box.press("Control+Enter")
+        # Live from here, a replay holds each write (book, pay by the name rule) until a person
+        # says to run it for real (docs/effects.md, the replay's default `--safe hold`).
+        for name in ("book", "pay"):
+            held = page.locator(".gate-card.reason-effect", has_text=name)
+            held.get_by_role("button", name="Run it for real").click()
+            expect(held).to_have_count(0)
         assert agent.wait_pumping(page, 15), hub.api("GET", "/api/gates")
         agent.join()
     finally:
@@ -210,9 +216,23 @@ def test_fork_from_here_gives_a_command_that_runs_the_app_forked_at_that_node(
     )
 
     # The command as a person would paste it: search is forked, book runs live with the forked value.
-    forked = subprocess.run(["bash", "-c", command], env=env, capture_output=True, text=True, timeout=60)
-    assert forked.returncode == 0, forked.stderr
-    assert json.loads(forked.stdout) == "booked flight to NOWHERE"
+    # A fork's live tail holds a write (book, by the name rule) until it is answered: on the card.
+    forked = subprocess.Popen(
+        ["bash", "-c", command], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        held = page.locator(".gate-card.reason-effect", has_text="book")
+        held.get_by_role("button", name="Run it for real").click()
+        expect(held).to_have_count(0)
+        while forked.poll() is None:  # the page keeps serving its requests meanwhile (_apps.py)
+            page.wait_for_timeout(20)
+        out, err = forked.communicate(timeout=60)
+    finally:
+        if forked.poll() is None:
+            forked.kill()
+            forked.communicate()
+    assert forked.returncode == 0, err
+    assert json.loads(out) == "booked flight to NOWHERE"
     # The recording's header links to the new run as it arrives.
     back = page.locator(".run-head .replay-line")
     expect(back).to_contain_text("replayed by trip (")

@@ -145,6 +145,7 @@ def test_inject_at_a_before_gate_answers_once_the_app_resumed(thub):
         "gateId": paused["gateId"],
         "action": "inject",
         "value": {"a": 1},
+        "answeredBy": "api",  # no X-GraphMind-Via: an API client (effects/answer.py)
     }
     assert thub.gates() == []
     assert thub.api("POST", f"/api/gates/{gate['gateId']}", {"action": "continue"})[0] == 404

@@ -34,6 +34,8 @@ def test_welcome_carries_the_protocol_and_the_debug_state(thub):
         "mode": "run",
         "pauseOnError": "on",
         "pauseOnHandoff": "off",
+        "safe": "off",
+        "safeUnknown": False,
     }
 
 

@@ -16,7 +16,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 import graphmind
 from graphmind_server.testing import HubProcess, in_thread, wait_for
 
-READ_TOOLS = {"list_runs", "get_run", "get_events", "list_held_gates", "search_events"}
+READ_TOOLS = {"list_runs", "get_run", "get_events", "list_held_gates", "search_events", "get_effects"}
 CONTROL_TOOLS = {"answer_gate", "set_breakpoints"}
 
 
@@ -197,6 +197,13 @@ async def test_with_allow_control_the_assistant_answers_a_held_gate_and_the_agen
             assert answered["ok"] is True
             thread.join(10)
             assert out == {"value": "sunny in Porto"} and calls == ["Porto"]  # the edited input
+            # The hub names the door the answer came through; the app echoes it (effects/answer.py).
+            events = hub.api("GET", f"/api/runs/{gate['runId']}/events")[1]["events"]
+            [resumed] = [e for e in events if e["type"] == "exec.resumed"]
+            assert resumed["answeredBy"] == "mcp"
+            _, ledger = await call(session, "get_effects", run_id=gate["runId"])
+            assert ledger["runId"] == gate["runId"] and ledger["link"].endswith(gate["runId"])
+            assert ledger["effects"] == []  # lookup is a read by the name rule: never in the ledger
 
             _, cleared = await call(session, "set_breakpoints", breakpoints=[])
             assert cleared["breakpoints"] == []

@@ -24,12 +24,15 @@ from ._base import forksafe
 from ._version import __version__
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from ._api.client import Client
     from ._api.default import DefaultSession
     from ._api.run_scope import RunScope
     from ._api.span import Span
     from ._api.wrappers import unwrap
     from ._base.errors import RunAborted
+    from ._effects.classify import EffectArgs
     from ._hub.code_holds import BreakpointArg, Condition
     from ._replay.errors import ReplayDivergence, ReplayedError
     from ._runs.run import RunContext
@@ -158,18 +161,35 @@ def run(name: str, meta: dict[str, Any] | None = None) -> RunScope:
     return _session().run(name, meta)
 
 
-def tool(name: Any = None, *, breakpoint: BreakpointArg = None, hold_if: Condition | None = None) -> Any:
-    return _session().tool(name, breakpoint=breakpoint, hold_if=hold_if)
+def tool(
+    name: Any = None,
+    *,
+    breakpoint: BreakpointArg = None,
+    hold_if: Condition | None = None,
+    **effect: Unpack[EffectArgs],
+) -> Any:
+    return _session().tool(name, breakpoint=breakpoint, hold_if=hold_if, **effect)
 
 
 def wrap(
-    fn: F, name: str | None = None, *, breakpoint: BreakpointArg = None, hold_if: Condition | None = None
+    fn: F,
+    name: str | None = None,
+    *,
+    breakpoint: BreakpointArg = None,
+    hold_if: Condition | None = None,
+    **effect: Unpack[EffectArgs],
 ) -> F:
-    return _session().wrap(fn, name, breakpoint=breakpoint, hold_if=hold_if)
+    return _session().wrap(fn, name, breakpoint=breakpoint, hold_if=hold_if, **effect)
 
 
-def wrap_tools(tools: T, *, breakpoint: BreakpointArg = None, hold_if: Condition | None = None) -> T:
-    return _session().wrap_tools(tools, breakpoint=breakpoint, hold_if=hold_if)
+def wrap_tools(
+    tools: T,
+    *,
+    breakpoint: BreakpointArg = None,
+    hold_if: Condition | None = None,
+    **effect: Unpack[EffectArgs],
+) -> T:
+    return _session().wrap_tools(tools, breakpoint=breakpoint, hold_if=hold_if, **effect)
 
 
 def wrap_method(
@@ -179,8 +199,9 @@ def wrap_method(
     *,
     breakpoint: BreakpointArg = None,
     hold_if: Condition | None = None,
+    **effect: Unpack[EffectArgs],
 ) -> Any:
-    return _session().wrap_method(obj, method_name, name, breakpoint=breakpoint, hold_if=hold_if)
+    return _session().wrap_method(obj, method_name, name, breakpoint=breakpoint, hold_if=hold_if, **effect)
 
 
 def span(name: str, kind: str = "custom", input: Any = None) -> Span:

@@ -96,7 +96,9 @@ INJECT: Final = "inject"
 ABORT: Final = "abort"
 # At a replay divergence (reason "divergence"): use the recorded output anyway (docs/protocol.md, "Replay").
 RECORDED: Final = "recorded"
-ACTIONS: Final = (CONTINUE, RETRY, INJECT, ABORT, RECORDED)
+# At an effect hold (reason "effect"): do not run the call, hand back a simulated value (docs/effects.md).
+SIMULATE: Final = "simulate"
+ACTIONS: Final = (CONTINUE, RETRY, INJECT, ABORT, RECORDED, SIMULATE)
 GATE_ACTIONS: Final = {
     BEFORE: (CONTINUE, INJECT, ABORT),
     AFTER: (CONTINUE, RETRY, INJECT, ABORT),
@@ -116,7 +118,25 @@ DIVERGENCE_ACTIONS: Final = (CONTINUE, RECORDED, INJECT, ABORT)
 # breakpoint node id that selects every handoff.
 HANDOFF: Final = "handoff"
 ANY_HANDOFF: Final = "handoff:*"
-REASONS: Final = ("breakpoint", "step", "error", "loop", "pause", DIVERGENCE, HANDOFF)
+# Effects and safe mode (docs/protocol.md, "Effects and safe mode"; docs/effects.md): a tool node's
+# `node.started.effect` is {"class", "source"[, "rule" | "hint"]}; a write (or, with safeUnknown, an
+# unknown) call holds at its before gate with reason "effect" under safe mode "hold".
+EFFECT: Final = "effect"
+EFFECT_ACTIONS: Final = (CONTINUE, INJECT, SIMULATE, ABORT)
+READ: Final = "read"
+WRITE: Final = "write"
+UNKNOWN: Final = "unknown"
+EFFECT_CLASSES: Final = (READ, WRITE, UNKNOWN)
+EFFECT_SOURCES: Final = ("explicit", "framework", "name rule", "default")
+# A write / unknown node's ending says what became of it (`effect.outcome`), and by whose answer (`effect.by`).
+EFFECT_OUTCOMES: Final = ("ran", "held then ran", "simulated", "injected", "replayed", "skipped")
+# Where a simulated value came from (`node.finished.simulatedFrom`, `exec.paused.simulateWith`).
+SIMULATED_FROM: Final = ("recorded", "hub", "schema", "stub", "none")
+SAFE_MODES: Final = ("off", "hold", "simulate")
+SAFE_FIELD: Final = "safe"  # DebugState / debug.ack / hello: the safe mode
+SAFE_UNKNOWN_FIELD: Final = "safeUnknown"  # DebugState / debug.ack: unknown calls held / simulated too
+ANSWERED_BY_FIELD: Final = "answeredBy"  # gate.resolve -> exec.resumed: who answered (viewer, api, mcp)
+REASONS: Final = ("breakpoint", "step", "error", "loop", "pause", DIVERGENCE, HANDOFF, EFFECT)
 MODES: Final = ("run", "step")
 NODE_KINDS: Final = ("tool", "llm", "chain", "retriever", "agent", "custom", HANDOFF)
 

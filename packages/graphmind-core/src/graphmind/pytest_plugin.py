@@ -45,7 +45,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        f"{MARKER}(cassette=PATH, ignore_keys=[...]): replay (or record) this test's GraphMind calls "
+        f"{MARKER}(cassette=PATH, ignore_keys=[...], live=False): replay (or record) this test's GraphMind calls "
         "from a cassette (docs/testing.md)",
     )
 
@@ -141,10 +141,14 @@ def graphmind_cassette(request: pytest.FixtureRequest) -> Iterator[GraphmindCass
     replaying = exists and mode in ("none", "once", "new_episodes")
     recording = mode in ("new_episodes", "all") or (mode == "once" and not exists)
     ignore = list(marker.kwargs.get("ignore_keys", ())) if marker is not None else []
+    live = marker is not None and marker.kwargs.get("live") is True
     replay = None
     if replaying:
-        policy = "live" if mode == "new_episodes" else "fail"
-        replay = {"source": path, "on_divergence": policy, "ignore_keys": ignore}
+        # A write call the recording did not have fails the test, unless it is marked live=True
+        # (docs/effects.md): a replayed test never refunds, books or sends for real by surprise.
+        policy = "live" if mode == "new_episodes" or live else "fail"
+        safe = "off" if live else "fail"
+        replay = {"source": path, "on_divergence": policy, "ignore_keys": ignore, "safe": safe}
     state = GraphmindCassette(path, mode, recording, replaying)
     session = _TestSession(state, replay)
     previous, previous_make = graphmind._default, graphmind._make
@@ -179,6 +183,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     session = getattr(item, "_graphmind_session", None)
     if call.when != "call" or session is None:
         return report
+    unrecorded = [f for f in getattr(session.replay, "failures", ()) if type(f).__name__ == "UnrecordedWrite"]
+    if report.passed and unrecorded:  # a write the recording did not have, which the code under test caught
+        report.outcome = "failed"
+        report.longrepr = f"graphmind: {unrecorded[0]}"
     if report.passed and item.get_closest_marker(MARKER) is not None:
         why = _nothing_recorded(session)
         if why is not None:  # a passing test that checked nothing must not look like a regression test

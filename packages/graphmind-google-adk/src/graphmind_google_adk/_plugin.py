@@ -38,7 +38,7 @@ from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
 import graphmind
-from graphmind.adapter import Engine, NodeSpec, Owned, RunAborted, engine_for, owned_copy
+from graphmind.adapter import Engine, NodeSpec, Owned, RunAborted, engine_for, framework_effect, owned_copy
 
 from . import _gates as gates
 from ._describe import (
@@ -61,6 +61,14 @@ def _model_result(response: LlmResponse) -> tuple[Any, dict[str, Any] | None]:
     output, owned = response_described(response)
     usage = response_usage(response)
     return Owned((output, usage)) if owned and plain_usage(usage) else (output, usage)
+
+
+def _confirmation_effect(tool: Any) -> Any:
+    """A tool that asks for confirmation (`FunctionTool(require_confirmation=True)` or a function
+    deciding it, kept as `_require_confirmation`: google/adk/tools/function_tool.py:190, no public
+    reader) changes something: a write (docs/effects.md). Else None: core's name rule decides."""
+    needs = getattr(tool, "_require_confirmation", False)
+    return framework_effect("write", "require_confirmation") if needs is True or callable(needs) else None
 
 
 def _tool_result(result: Any) -> tuple[Any, dict[str, Any] | None]:
@@ -307,6 +315,7 @@ class GraphmindPlugin(BasePlugin):
                 edit=tool_edit(tool_args, rerun),
                 # reload: core puts the new code into this function, which the tool calls
                 function=func if inspect.isfunction(func) or inspect.ismethod(func) else None,
+                effects=_confirmation_effect(tool),
             )
             agent = tool_context.agent_name
             with scoped(inv.path(agent)):

@@ -44,7 +44,17 @@ class ToolResultError(Exception):
 class ToolCall:
     """The body, the description and the inject converter of one call, for `NodeExecution.run_async`."""
 
-    __slots__ = ("args", "arguments", "hidden", "kwargs", "name", "original", "output_schema", "validate")
+    __slots__ = (
+        "args",
+        "arguments",
+        "effect",
+        "hidden",
+        "kwargs",
+        "name",
+        "original",
+        "output_schema",
+        "validate",
+    )
 
     def __init__(
         self,
@@ -64,6 +74,7 @@ class ToolCall:
         self.kwargs = kwargs
         self.hidden = hidden
         self.output_schema: Any = None  # the tool's outputSchema where known: the inject box's skeleton
+        self.effect: Any = None  # its class from its annotations (_effects.py), where known
 
     async def body(self) -> Any:
         result = await self.original(self.name, self.arguments, *self.args, **self.kwargs)
@@ -102,6 +113,7 @@ def spec_for(call: ToolCall, server: str | None) -> NodeSpec:
         attrs={"mcp": server} if server else None,
         edit=call.edit,
         output_schema=call.output_schema,
+        effects=call.effect,
     )
 
 

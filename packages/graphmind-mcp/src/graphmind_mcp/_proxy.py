@@ -30,6 +30,7 @@ import graphmind
 from graphmind.adapter import Engine, RunAborted, RunContext, engine_for
 
 from ._call import ToolCall, call_tool_node
+from ._effects import effect_of
 from ._label import command_label
 from ._result import describe_result
 from ._schemas import OutputSchemas
@@ -287,6 +288,7 @@ class Proxy:
 
         call = ToolCall(send, self.schemas.validate, str(name), params.get("arguments"), (), {}, self.hidden)
         call.output_schema = self.schemas.known(str(name))
+        call.effect = effect_of(await self.schemas.annotations(str(name)))
         try:
             result = await call_tool_node(self.engine, call, self.server_name, aborted_run)
             reply: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "result": _wire(result)}

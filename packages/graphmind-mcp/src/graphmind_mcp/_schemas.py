@@ -16,6 +16,7 @@ class OutputSchemas:
     def __init__(self, list_tools: Callable[[str | None], Awaitable[dict[str, Any]]]) -> None:
         self._list_tools = list_tools  # one tools/list page from the server (the proxy's own request)
         self._schemas: dict[str, dict[str, Any] | None] = {}
+        self._annotations: dict[str, Any] = {}  # each tool's `annotations` (its effect class)
         self._validators: dict[str, Any] = {}
 
     def absorb(self, result: Any) -> None:
@@ -27,10 +28,21 @@ class OutputSchemas:
                 if self._schemas.get(tool["name"]) != schema:
                     self._validators.pop(tool["name"], None)
                 self._schemas[tool["name"]] = schema if isinstance(schema, dict) else None
+                self._annotations[tool["name"]] = tool.get("annotations")
 
     def known(self, name: str) -> dict[str, Any] | None:
         """The tool's outputSchema as last seen in a tools/list answer (None: none, or not seen yet)."""
         return self._schemas.get(name)
+
+    async def annotations(self, name: str) -> Any:
+        """The tool's annotations; a tool not seen in a tools/list answer yet is listed first, so a
+        destructive tool is known as one before its first call (docs/effects.md)."""
+        if name not in self._schemas:
+            try:
+                await self._refresh()
+            except Exception:  # a server that cannot list: the name rule decides
+                return None
+        return self._annotations.get(name)
 
     async def _refresh(self) -> None:
         cursor: str | None = None

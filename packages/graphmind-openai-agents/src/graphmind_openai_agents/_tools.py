@@ -27,7 +27,7 @@ from typing import Any
 
 from agents.tool import _FailureHandlingFunctionToolInvoker, _FunctionToolInvocationResult
 
-from graphmind.adapter import NodeSpec, Patches, json_scalar, owned_copy
+from graphmind.adapter import NodeSpec, Patches, framework_effect, json_scalar, owned_copy
 
 from . import _describe, _edit
 
@@ -67,6 +67,14 @@ def tool_function(function_tool: Any) -> Callable[..., Any] | None:
     return invoker if inspect.isfunction(invoker) or inspect.ismethod(invoker) else None
 
 
+def _approval_effect(function_tool: Any) -> Any:
+    """A tool that asks for approval (`needs_approval=True` or a function deciding it; agents/tool.py
+    FunctionTool.needs_approval, line 500) changes something: a write (docs/effects.md). Else None:
+    core's name rule decides."""
+    needs = getattr(function_tool, "needs_approval", False)
+    return framework_effect("write", "needs_approval") if needs is True or callable(needs) else None
+
+
 def wrap_invoke(original: Callable[..., Any], state: Patches) -> Callable[..., Any]:
     async def invoke(*, function_tool: Any, context: Any, arguments: str, **kwargs: Any) -> Any:
         engine = state.engine()  # per call: graphmind.configure() may replace the default client
@@ -87,6 +95,7 @@ def wrap_invoke(original: Callable[..., Any], state: Patches) -> Callable[..., A
             attrs={"framework": "openai-agents", "callId": call_id},
             owned=owned and json_scalar(call_id),
             function=tool_function(function_tool),
+            effects=_approval_effect(function_tool),
         )
         raw = isinstance(function_tool.on_invoke_tool, _FailureHandlingFunctionToolInvoker)
         failure = _Failure()

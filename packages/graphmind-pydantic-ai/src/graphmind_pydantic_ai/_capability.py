@@ -32,7 +32,7 @@ from pydantic_ai.run import AgentRunResult
 from pydantic_ai.tools import RunContext, ToolDefinition
 
 import graphmind
-from graphmind.adapter import Engine, NodeSpec, agent_scope, engine_for
+from graphmind.adapter import Engine, NodeSpec, agent_scope, engine_for, framework_effect
 
 from . import _describe, _inject
 from ._model import GatedModel, gated_model
@@ -170,6 +170,11 @@ class GraphmindCapability(AbstractCapability[Any]):
                 attrs={"framework": "pydantic-ai"},
                 edit=edit,
                 function=_tool_function(ctx, tool_def.name),  # reload: core puts new code into it
+                # an approval-required tool (`Tool(requires_approval=True)` -> kind "unapproved",
+                # pydantic_ai/tools.py:578) changes something: a write (docs/effects.md)
+                effects=framework_effect("write", "requires_approval")
+                if tool_def.kind == "unapproved"
+                else None,
             ),
         )
         if spec is None:

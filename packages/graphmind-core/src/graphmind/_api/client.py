@@ -21,17 +21,18 @@ import itertools
 import os
 from collections.abc import Callable, Iterator, Mapping
 from time import time_ns as _time_ns
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from .. import protocol as proto
 from .._base.ids import random_hex
 from .._base.warn import Warner
 from .._config.options import Options
+from .._effects.setup import build_effects
 from .._events.pipeline import EventPipeline
 from .._events.redaction import resolve_redaction_switches
 from .._hub.attach_wait import AttachWait, AttachWaitPolicy
 from .._hub.attach_wait import env_problem as attach_wait_env_problem
-from .._hub.code_holds import BreakpointArg, Condition, client_breakpoints
+from .._hub.code_holds import client_breakpoints
 from .._hub.control import HubControl
 from .._hub.debug_state import DebugState
 from .._loop.guard import LoopGuard, resolve_loop_guard_config
@@ -50,6 +51,11 @@ from . import fork as _fork
 from . import wrappers as _wrappers
 from .run_scope import RunScope
 from .span import Span
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from .wrappers import ToolOptions
 
 F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")
@@ -100,6 +106,8 @@ class Client:
         attach_wait = AttachWait(policy, self.options.url, self.options.connect_timeout)
         breakpoints = client_breakpoints(self.options.raw.get("breakpoints"))
         self._hub = HubControl(self._warn, self._emit, self._runs.find, breakpoints)
+        self._effects = effects = build_effects(self.options.raw, env, replay)
+        self._hub.safe_applied = effects.applied
         flusher = TokenFlusher(self.options.token_flush_interval * 1000.0, self._warn, self._is_disposed)
         self._flusher = flusher
         self._attach_wait = attach_wait
@@ -121,6 +129,7 @@ class Client:
             hold_timeouts=HoldTimeouts(self._warn.always),
             redaction=self.redaction_switches,
             replay=replay,
+            effects=effects,
         )
         self._engine = Engine(
             enabled=self.enabled,
@@ -157,6 +166,7 @@ class Client:
             on_exit=self.dispose,
         )
         transport.dropped_elsewhere = lambda: self._pipeline.dropped
+        transport.hello_extra[proto.SAFE_FIELD] = self._effects.hello()
         return transport
 
     def _after_fork(self) -> None:
@@ -244,55 +254,36 @@ class Client:
     def _parts(self) -> tuple[Engine, Runs]:
         return self._engine, self._runs
 
-    def wrap(
-        self,
-        fn: F,
-        name: str | None = None,
-        *,
-        breakpoint: BreakpointArg = None,
-        hold_if: Condition | None = None,
-    ) -> F:
+    def wrap(self, fn: F, name: str | None = None, **options: Unpack[ToolOptions]) -> F:
         """A gated version of `fn`, producing a `tool:<name>` node per call.
 
         `breakpoint`: hold at that gate (True or "before", "after", "error", or several) whenever a
         hub is attached; `hold_if`: a callable given the call's arguments as keyword arguments,
-        returning a bool or a reason string, checked at the before gate (_hub/code_holds.py)."""
-        return _wrappers.wrap(self._engine, fn, name, breakpoint=breakpoint, hold_if=hold_if)
+        returning a bool or a reason string, checked at the before gate (_hub/code_holds.py);
+        `effects` ("read" / "write") and `effects_stub`: docs/effects.md."""
+        return _wrappers.wrap(self._engine, fn, name, **options)
 
     @overload
     def tool(self, name: F) -> F: ...
     @overload
-    def tool(
-        self, name: str | None = None, *, breakpoint: BreakpointArg = None, hold_if: Condition | None = None
-    ) -> Callable[[F], F]: ...
+    def tool(self, name: str | None = None, **options: Unpack[ToolOptions]) -> Callable[[F], F]: ...
 
-    def tool(
-        self, name: Any = None, *, breakpoint: BreakpointArg = None, hold_if: Condition | None = None
-    ) -> Any:
+    def tool(self, name: Any = None, **options: Unpack[ToolOptions]) -> Any:
         """`@client.tool`, `@client.tool()`, `@client.tool("search")`, `@client.tool(name="search")`,
-        `@client.tool(breakpoint="before")`, `@client.tool(hold_if=lambda amount, **_: amount > 100)`."""
-        return _wrappers.tool(self._engine, name, breakpoint=breakpoint, hold_if=hold_if)
+        `@client.tool(breakpoint="before")`, `@client.tool(hold_if=lambda amount, **_: amount > 100)`,
+        `@client.tool(effects="write")`."""
+        return _wrappers.tool(self._engine, name, **options)
 
-    def wrap_tools(
-        self, tools: T, *, breakpoint: BreakpointArg = None, hold_if: Condition | None = None
-    ) -> T:
+    def wrap_tools(self, tools: T, **options: Unpack[ToolOptions]) -> T:
         """Wraps a `{name: callable}` dict (keys name the nodes), a list, or one callable; same shape back.
-        `breakpoint` / `hold_if` apply to each tool."""
-        return _wrappers.wrap_tools(self._engine, tools, breakpoint=breakpoint, hold_if=hold_if)
+        The options apply to each tool."""
+        return _wrappers.wrap_tools(self._engine, tools, **options)
 
     def wrap_method(
-        self,
-        obj: Any,
-        method_name: str,
-        name: str | None = None,
-        *,
-        breakpoint: BreakpointArg = None,
-        hold_if: Condition | None = None,
+        self, obj: Any, method_name: str, name: str | None = None, **options: Unpack[ToolOptions]
     ) -> Any:
         """Gates one method of one object, in place (other instances are untouched). Returns `obj`."""
-        return _wrappers.wrap_method(
-            self._engine, obj, method_name, name, breakpoint=breakpoint, hold_if=hold_if
-        )
+        return _wrappers.wrap_method(self._engine, obj, method_name, name, **options)
 
     def unwrap_method(self, obj: Any, method_name: str) -> Any:
         """Undoes `wrap_method`. Returns `obj`."""

@@ -27,6 +27,9 @@ from .span import Span
 if TYPE_CHECKING:
     from types import ModuleType
 
+    from typing_extensions import Unpack
+
+    from .._effects.classify import EffectArgs
     from .._node.engine import Engine
     from .._runs.events import Runs
 
@@ -85,24 +88,35 @@ class DefaultSession:
         *,
         breakpoint: BreakpointArg = None,
         hold_if: Condition | None = None,
+        **effect: Unpack[EffectArgs],
     ) -> F:
         if not self._accepts(breakpoint, hold_if):
             return fn
-        return _wrappers.wrap(self, fn, name, breakpoint=breakpoint, hold_if=hold_if)
+        return _wrappers.wrap(self, fn, name, breakpoint=breakpoint, hold_if=hold_if, **effect)
 
     def tool(
-        self, name: Any = None, *, breakpoint: BreakpointArg = None, hold_if: Condition | None = None
+        self,
+        name: Any = None,
+        *,
+        breakpoint: BreakpointArg = None,
+        hold_if: Condition | None = None,
+        **effect: Unpack[EffectArgs],
     ) -> Any:
         if not self._accepts(breakpoint, hold_if):
             return name if callable(name) else _as_given
-        return _wrappers.tool(self, name, breakpoint=breakpoint, hold_if=hold_if)
+        return _wrappers.tool(self, name, breakpoint=breakpoint, hold_if=hold_if, **effect)
 
     def wrap_tools(
-        self, tools: T, *, breakpoint: BreakpointArg = None, hold_if: Condition | None = None
+        self,
+        tools: T,
+        *,
+        breakpoint: BreakpointArg = None,
+        hold_if: Condition | None = None,
+        **effect: Unpack[EffectArgs],
     ) -> T:
         if not self._accepts(breakpoint, hold_if):
             return tools
-        return _wrappers.wrap_tools(self, tools, breakpoint=breakpoint, hold_if=hold_if)
+        return _wrappers.wrap_tools(self, tools, breakpoint=breakpoint, hold_if=hold_if, **effect)
 
     def wrap_method(
         self,
@@ -112,10 +126,13 @@ class DefaultSession:
         *,
         breakpoint: BreakpointArg = None,
         hold_if: Condition | None = None,
+        **effect: Unpack[EffectArgs],
     ) -> Any:
         if not self._accepts(breakpoint, hold_if):
             return obj
-        return _wrappers.wrap_method(self, obj, method_name, name, breakpoint=breakpoint, hold_if=hold_if)
+        return _wrappers.wrap_method(
+            self, obj, method_name, name, breakpoint=breakpoint, hold_if=hold_if, **effect
+        )
 
     def run(self, name: str, meta: dict[str, Any] | None = None) -> RunScope:
         return RunScope(self.parts, name, meta)

@@ -14,9 +14,11 @@ import sys
 import types
 import typing
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, TypeVar
 
 from .._base.names import readable_name
+from .._effects.classify import NO_STUB as _NO_STUB
+from .._effects.classify import explicit
 from .._events.jsonsafe import json_scalars
 from .._events.payload import flat_scalar_chars
 from .._hub.code_holds import BreakpointArg, CodeHolds, Condition
@@ -33,6 +35,7 @@ ToolsT = TypeVar("ToolsT")
 __all__ = [
     "WRAPPED_ATTR",
     "EngineSource",
+    "ToolOptions",
     "gate_callable",
     "tool",
     "unwrap",
@@ -41,6 +44,15 @@ __all__ = [
     "wrap_method",
     "wrap_tools",
 ]
+
+
+class ToolOptions(TypedDict, total=False):
+    """The keyword options of `tool` / `wrap` / `wrap_tools` / `wrap_method` (a Client's methods)."""
+
+    breakpoint: BreakpointArg
+    hold_if: Condition | None
+    effects: str | None
+    effects_stub: Any
 
 
 class EngineSource(Protocol):
@@ -82,7 +94,13 @@ def _output_schema(fn: Callable[..., Any]) -> Any:
 
 
 def gate_callable(
-    engine: EngineRef, fn: F, name: str, kind: str = "tool", holds: CodeHolds | None = None
+    engine: EngineRef,
+    fn: F,
+    name: str,
+    kind: str = "tool",
+    holds: CodeHolds | None = None,
+    effects: str | None = None,
+    effects_stub: tuple[Any] | None = None,
 ) -> F:
     """The one place a plain callable becomes a gated one. Its calls can be edited and reloaded
     (`CallTarget`): the wrapper reads the target's function at each call. `engine`: a client's, or
@@ -124,6 +142,8 @@ def gate_callable(
             reload=reload,
             function=unreloadable,
             output_schema=schema,
+            effects=effects,
+            effects_stub=effects_stub,
         )
 
     warned: list[bool] = []
@@ -187,6 +207,8 @@ def wrap(
     *,
     breakpoint: BreakpointArg = None,
     hold_if: Condition | None = None,
+    effects: str | None = None,
+    effects_stub: Any = _NO_STUB,
 ) -> F:
     """A gated version of `fn`, producing a `tool:<name>` node per call (holds: _hub/code_holds.py)."""
     # The seed: a disabled session is a no-op, so a bad value is an error only when enabled.
@@ -204,35 +226,65 @@ def wrap(
         if name is None
         else readable_name(name, fallback, "tool", lambda *a, **k: _engine_of(engine).warn(*a, **k))
     )
-    return gate_callable(engine, fn, named or fallback, holds=holds)
+    if effects is not None:
+        explicit(effects)  # a bad class raises here, at the decorator line
+    stub = None if effects_stub is _NO_STUB else (effects_stub,)
+    return gate_callable(engine, fn, named or fallback, holds=holds, effects=effects, effects_stub=stub)
 
 
 def tool(
-    engine: EngineRef, name: Any = None, *, breakpoint: BreakpointArg = None, hold_if: Condition | None = None
+    engine: EngineRef,
+    name: Any = None,
+    *,
+    breakpoint: BreakpointArg = None,
+    hold_if: Condition | None = None,
+    effects: str | None = None,
+    effects_stub: Any = _NO_STUB,
 ) -> Any:
     """`@tool`, `@tool()`, `@tool("search")`, `@tool(breakpoint=...)`: `wrap` as a decorator."""
     if callable(name):
-        return wrap(engine, name, breakpoint=breakpoint, hold_if=hold_if)
+        return wrap(
+            engine, name, breakpoint=breakpoint, hold_if=hold_if, effects=effects, effects_stub=effects_stub
+        )
     if (
         engine.enabled
     ):  # disabled: a no-op (the seed); enabled: wrong at the decorator line, not the first call
         CodeHolds.of(breakpoint, hold_if)
 
     def decorate(fn: F) -> F:
-        return wrap(engine, fn, name, breakpoint=breakpoint, hold_if=hold_if)
+        return wrap(
+            engine,
+            fn,
+            name,
+            breakpoint=breakpoint,
+            hold_if=hold_if,
+            effects=effects,
+            effects_stub=effects_stub,
+        )
 
     return decorate
 
 
 def wrap_tools(
-    engine: EngineRef, tools: ToolsT, *, breakpoint: BreakpointArg = None, hold_if: Condition | None = None
+    engine: EngineRef,
+    tools: ToolsT,
+    *,
+    breakpoint: BreakpointArg = None,
+    hold_if: Condition | None = None,
+    effects: str | None = None,
+    effects_stub: Any = _NO_STUB,
 ) -> ToolsT:
     """Wraps a `{name: callable}` dict (keys name the nodes), a list, or one callable; same shape back.
     `breakpoint` / `hold_if` apply to each tool."""
     if not engine.enabled:
         return tools
     CodeHolds.of(breakpoint, hold_if)
-    holds: dict[str, Any] = {"breakpoint": breakpoint, "hold_if": hold_if}
+    holds: dict[str, Any] = {
+        "breakpoint": breakpoint,
+        "hold_if": hold_if,
+        "effects": effects,
+        "effects_stub": effects_stub,
+    }
     if isinstance(tools, Mapping):
         return {key: wrap(engine, fn, key, **holds) for key, fn in tools.items()}  # type: ignore[return-value]
     if isinstance(tools, (list, tuple)):
@@ -250,6 +302,8 @@ def wrap_method(
     *,
     breakpoint: BreakpointArg = None,
     hold_if: Condition | None = None,
+    effects: str | None = None,
+    effects_stub: Any = _NO_STUB,
 ) -> Any:
     """Gates one method of one object, in place (other instances are untouched). Returns `obj`."""
     if not engine.enabled:
@@ -258,7 +312,15 @@ def wrap_method(
     current = getattr(obj, method_name)
     if hasattr(current, WRAPPED_ATTR):
         return obj
-    gated = wrap(engine, current, name or method_name, breakpoint=breakpoint, hold_if=hold_if)
+    gated = wrap(
+        engine,
+        current,
+        name or method_name,
+        breakpoint=breakpoint,
+        hold_if=hold_if,
+        effects=effects,
+        effects_stub=effects_stub,
+    )
     gated.__graphmind_own_attr__ = method_name in getattr(obj, "__dict__", {})
     try:
         setattr(obj, method_name, gated)

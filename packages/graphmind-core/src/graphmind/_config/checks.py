@@ -128,6 +128,9 @@ CHECKS: dict[str, tuple[Callable[[Any], None], str]] = {
     "breakpoints": (_breakpoints, "no breakpoints from code"),
     "mask": (_any, ""),  # checked in Options.resolve: an unreadable mask hides every value instead
     "replay": (_any, ""),  # checked by _replay/settings.py: a replay that cannot be set up raises
+    "safe": (_any, ""),  # checked by _effects/policy.py: a safe mode that is not one raises
+    "safe_unknown": (_any, ""),
+    "effects": (_any, ""),  # checked by _effects/policy.py
     **{name: (_any, "") for name, _ in SWITCHES},  # checked below: unreadable means on
 }
 

@@ -56,6 +56,9 @@ KNOWN_OPTIONS = frozenset(
         "token_flush_interval",
         "mask",
         "replay",
+        "safe",
+        "safe_unknown",
+        "effects",
     }
 )
 

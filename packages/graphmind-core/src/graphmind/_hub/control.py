@@ -66,6 +66,9 @@ class HubControl:
         self.transport: Transport | None = None
         self.hub_storing = True  # the hub's last `hub.storing` said it stores (docs/protocol.md)
         self._error_codes: set[str] = set()  # hub error codes with a warning key of their own
+        # The safe mode and unknown switch the app applies under a debug state (_effects/policy.py),
+        # said in `debug.ack`; set by the client.
+        self.safe_applied: Callable[[DebugState], tuple[str, bool]] | None = None
 
     # ---- the connection ------------------------------------------------------------------------
     @property
@@ -207,11 +210,17 @@ class HubControl:
                     input=frame.get("input"),
                     has_input="input" in frame,
                     reload=frame.get("reload") is True,
+                    answered_by=_answered_by(frame.get(proto.ANSWERED_BY_FIELD)),
+                    remember=frame.get("remember") is True,
                 )
             )
         elif kind == proto.DEBUG_STATE:
             self.debug = DebugState.from_wire(frame, self.debug)
-            transport.send_control({"type": proto.DEBUG_ACK, "version": self.debug.version})
+            ack: dict[str, Any] = {"type": proto.DEBUG_ACK, "version": self.debug.version}
+            if self.safe_applied is not None:  # the safe mode this app now applies (docs/protocol.md)
+                mode, unknown = self.safe_applied(self.debug)
+                ack[proto.SAFE_FIELD], ack[proto.SAFE_UNKNOWN_FIELD] = mode, unknown
+            transport.send_control(ack)
         elif kind == proto.PAUSE:
             run_id = frame.get("runId")
             if isinstance(run_id, str) and self._find_run(run_id) is None:
@@ -262,3 +271,11 @@ class HubControl:
     def pause_pending(self) -> bool:
         """A `pause` waits for the next gate (tests read it)."""
         return self._pause_any or bool(self._pause_runs)
+
+
+def _answered_by(value: Any) -> str | None:
+    """`gate.resolve.answeredBy`: a short string the hub sets (viewer, api, mcp), else None."""
+    # plain ASCII only: the engine's events carry it as a scalar of their own (no pipeline pass)
+    return (
+        value[:64] if isinstance(value, str) and value and value.isascii() and value.isprintable() else None
+    )

@@ -5,7 +5,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..protocol import AFTER, ANY_HANDOFF, BEFORE, ERROR_GATE, GATES, HANDOFF, MODES
+from ..protocol import (
+    AFTER,
+    ANY_HANDOFF,
+    BEFORE,
+    ERROR_GATE,
+    GATES,
+    HANDOFF,
+    MODES,
+    SAFE_FIELD,
+    SAFE_MODES,
+    SAFE_UNKNOWN_FIELD,
+)
 
 
 @dataclass(frozen=True)
@@ -15,6 +26,9 @@ class DebugState:
     mode: str = "run"
     pause_on_error: str = "on"
     pause_on_handoff: str = "off"  # "on": every handoff's before gate holds (docs/protocol.md, "Agents")
+    # The hub's safe mode and unknown switch (docs/protocol.md, "Effects and safe mode").
+    safe: str = "off"
+    safe_unknown: bool = False
 
     @classmethod
     def from_wire(cls, data: Any, previous: DebugState | None = None) -> DebugState:
@@ -35,12 +49,16 @@ class DebugState:
         mode = raw_mode if isinstance(raw_mode, str) and raw_mode in MODES else base.mode
         poe = data.get("pauseOnError", base.pause_on_error)
         poh = data.get("pauseOnHandoff", base.pause_on_handoff)
+        safe = data.get(SAFE_FIELD, base.safe)
+        unknown = data.get(SAFE_UNKNOWN_FIELD, base.safe_unknown)
         return cls(
             version=version if isinstance(version, int) else base.version,
             breakpoints=breakpoints,
             mode=mode,
             pause_on_error=poe if isinstance(poe, str) else base.pause_on_error,
             pause_on_handoff=poh if poh in ("on", "off") else base.pause_on_handoff,
+            safe=safe if safe in SAFE_MODES else base.safe,
+            safe_unknown=unknown if isinstance(unknown, bool) else base.safe_unknown,
         )
 
     def reason_to_hold(self, node_id: str, kind: str, gate: str) -> str | None:

@@ -40,6 +40,10 @@ class GateAnswer:
     # body's result, or run the body again. Neither: go on. Nothing else sets them.
     injects: bool = False
     retries: bool = False
+    # Who answered, as the hub says (`gate.resolve.answeredBy`: viewer, api, mcp), and, with simulate,
+    # "simulate like this from now on" (`remember`; docs/protocol.md, "Effects and safe mode").
+    answered_by: str | None = None
+    remember: bool = False
 
 
 def _is_asyncio_loop(waiter: Any) -> bool:

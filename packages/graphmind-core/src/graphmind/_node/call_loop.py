@@ -75,6 +75,7 @@ def call_flow(
     run = node.run
     if before and (
         node.host.replay is not None
+        or node.guarded  # safe mode answers at the before gate, attached or not (docs/effects.md)
         or ((run._aborted or (transport is not None and transport.attached)) and needed(proto.BEFORE))
     ):  # a replay answers at the before gate, attached or not (docs/replay.md)
         answer = yield (GATE, proto.BEFORE, {"input": node.spec.input})

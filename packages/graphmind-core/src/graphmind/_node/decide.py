@@ -36,6 +36,9 @@ class DecidedNode(EditedNode, Protocol):
     run: RunContext
     injected: bool
     loop_hit: Any
+    simulated: str | None
+    effect_skipped: bool
+    body_ran: bool
 
     def fail(self, exc: BaseException) -> None: ...
 
@@ -95,10 +98,12 @@ def decide(
 ) -> GateAnswer | None:
     """A person's (or a timeout's) answer at one of the node's gates; the gate is closed already."""
     action = answer.action
+    if gate != proto.BEFORE:
+        node.body_ran = True  # an after or error gate follows a run of the body (the ledger's word)
     if node.spec.actions is not None and action not in node.spec.actions:
         return CONTINUE_ANSWER  # a gate that does not take this answer (a span offers no inject)
     if action == proto.ABORT:
-        abort(node)
+        abort(node, skipped=gate == proto.BEFORE)
     if answer.has_input or answer.reload:
         try:
             answer = edited(node, gate, held, answer)
@@ -130,8 +135,11 @@ def decide(
     return answer
 
 
-def abort(node: DecidedNode) -> None:
-    """Abort: the run is marked aborted and the node ends with RunAborted, raised into the app."""
+def abort(node: DecidedNode, skipped: bool = False) -> None:
+    """Abort: the run is marked aborted and the node ends with RunAborted, raised into the app.
+    `skipped`: at a before gate (the body never ran: an effect's ledger says "skipped")."""
+    if skipped:
+        node.effect_skipped = True
     node.run.mark_aborted()
     error = RunAborted(node.run.run_id)
     node.fail(error)
@@ -171,3 +179,66 @@ def at_divergence(
         apply_edit(node, answer, {"input": node.spec.input})
         return answer if answer.body is not None else None
     return None  # continue (a timeout and a lost hub included): live from here on
+
+
+# An effect hold answered by nobody (docs/effects.md): simulated, never run.
+_NOBODY = ("timeout", "disconnect")
+
+
+def simulated_answer(
+    node: DecidedNode, convert: Callable[[Any], Any], candidates: list[tuple[str, Any]], by: str
+) -> GateAnswer:
+    """Simulate (docs/effects.md): the first candidate value (`(source, JSON)`, best first) that the
+    adapter's inject conversion turns into the framework's type; the node is marked simulated, not
+    injected. When none converts, the last one goes to the app as it is (nothing runs either way)."""
+    for source, value in candidates:
+        try:
+            converted = convert(value)
+        except Exception:
+            continue
+        node.simulated = source
+        return GateAnswer(proto.SIMULATE, converted, by=by, raw=value, injects=True)
+    source, value = candidates[-1]
+    node.host.warn(
+        f"[graphmind] no simulated value converts to the type {node.node_id} returns; the app gets "
+        f"{value!r} as it is (set effects_stub= on the tool)",
+        key=f"simulate-{node.node_id}",
+    )
+    node.simulated = source
+    return GateAnswer(proto.SIMULATE, value, by=by, raw=value, injects=True)
+
+
+def at_effect(
+    node: DecidedNode,
+    answer: GateAnswer,
+    held: HeldGate | None,
+    convert: Callable[[Any], Any],
+    candidates: Callable[[GateAnswer], list[tuple[str, Any]]],
+) -> GateAnswer | Literal[False] | None:
+    """An answer at an effect hold (reason `effect`, docs/protocol.md "Effects and safe mode"):
+    abort (the call is skipped); simulate, or nobody answered (the pause timeout, the hub gone): a
+    simulated value (`candidates(answer)`, the hub's value first when it sent one); inject; or
+    continue, edited or not: the call runs for real. Returns the answer to act on, None to run the
+    call as it is, or False: hold again."""
+    action = answer.action
+    if action == proto.ABORT:
+        abort(node, skipped=True)
+    if action == proto.SIMULATE or answer.by in _NOBODY:
+        return simulated_answer(node, convert, candidates(answer), answer.answered_by or answer.by)
+    if action == proto.INJECT:
+        try:
+            converted = convert(answer.value)
+        except Exception as exc:
+            node._unusable(exc)
+            return False
+        node.injected = True
+        return injected_answer(converted, answer.value, answer.by)
+    if answer.has_input or answer.reload:
+        try:
+            answer = edited(node, proto.BEFORE, held, answer)
+        except EditRefused as exc:
+            node._unusable(exc, "edit")
+            return False
+        apply_edit(node, answer, {"input": node.spec.input})
+        return answer if answer.body is not None else None
+    return None  # continue: run it for real

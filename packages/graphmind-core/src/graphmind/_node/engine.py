@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import protocol as proto
 from .._base.errors import RunAborted
+from .._effects.setup import classify_or_unknown
 from .._events.redaction import RedactionSwitches
 from .._hub.attach_wait import AttachWait, in_worker_thread, loop_running_here
 from .._hub.control import HubControl
@@ -203,6 +204,8 @@ class Engine:
             node.with_agent(path)
         if not host.live:
             return node
+        if kind == "tool" and not ungated and host.effects is not None:
+            node.effect = classify_or_unknown(host, spec)  # docs/effects.md
         seq = node.emit_started()
         if kind in self._watched and self._loop_guard is not None:
             node.loop_hit = self._loop_guard.watch(

@@ -43,3 +43,5 @@ class NodeHost:
     # The event pipeline's `process` (hide switches and mask): text the engine writes about a value,
     # not in a payload field (a replay divergence's diff), is built from what it returns.
     scrub: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None
+    # Effect classes and safe mode (_effects/policy.py `Effects`; docs/effects.md); None: tools unclassed.
+    effects: Any = None

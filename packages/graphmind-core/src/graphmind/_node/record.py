@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 from .. import protocol as proto
 from .._base.clock import round_ms
 from .._base.errors import RunAborted
+from .._effects.gate import aconfirm_retry, aeffect_before, confirm_retry, effect_before
+from .._effects.state import EffectState
 from .._hub.code_holds import CONDITION_REASON
 from .._hub.gate import GateAnswer, HeldGate, async_waiter
 from .._replay.gate import areplay_before, replay_before
@@ -48,7 +50,7 @@ def _identity(value: Any) -> Any:
     return value
 
 
-class NodeRecord(TokenBuffer):
+class NodeRecord(TokenBuffer, EffectState):
     """One execution of one node: its events, its gates, its timing."""
 
     def __init__(self, host: NodeHost, spec: NodeSpec, run: RunContext, parent: str | None) -> None:
@@ -123,6 +125,8 @@ class NodeRecord(TokenBuffer):
         if self.agent_path:
             event["agent"] = self.agent_path[-1]
             event["agentPath"] = list(self.agent_path)
+        if self.effect is not None:  # a tool's effect class (docs/protocol.md, "Effects and safe mode")
+            event["effect"] = self.effect.wire()
         if spec.extra:
             event.update(spec.extra)
             payload = None  # keys of the adapter's: the pipeline looks at each
@@ -181,6 +185,10 @@ class NodeRecord(TokenBuffer):
             payload = _FINISHED_USAGE
         if cut_short:
             event["cutShort"] = True
+        if self.effect is not None:  # a tool: simulated, and a write's ledger line (_effects/state.py)
+            event.update(self.effect_fields())
+            if self.effect.effectful and not (self.simulated or self.injected or self.replayed):
+                host.effects.remember_output(self.node_id, spec.input, output, host.hub)
         if extra or self.replayed or self.original_input is not UNSET:
             payload = None  # keys the engine does not always write: the pipeline looks at each
             if extra:
@@ -205,6 +213,8 @@ class NodeRecord(TokenBuffer):
         event["durationMs"] = round_ms(self.host.clock() - self.started_at)
         event["heldMs"] = round_ms(self.held_ms)
         event.update(extra)
+        if self.effect is not None:
+            event.update(self.effect_fields(exc))
         if self.original_input is not UNSET:
             event.update(edited_fields(self))
         self.host.emit(event, self.trusted)
@@ -215,7 +225,7 @@ class NodeRecord(TokenBuffer):
     # ---- gates ---------------------------------------------------------------------------------
     def wants_hold(self, gate: str) -> bool:
         """Would this gate hold now? Streaming adapters ask before deciding to buffer a stream."""
-        return self._hold_reason(gate, consume=False) is not None
+        return self._hold_reason(gate, consume=False) is not None or (gate == proto.BEFORE and self.guarded)
 
     def _hold_reason(self, gate: str, consume: bool = True) -> str | None:
         return self.host.hub.hold_reason(self, gate, consume)
@@ -224,16 +234,22 @@ class NodeRecord(TokenBuffer):
         """Can passing `gate` now hold or raise (an aborted run)? False on the fast paths: the loops skip it."""
         transport = self.host.hub.transport
         if transport is None or not transport.attached:
-            return self.run._aborted
-        return self.run._aborted or self._hold_reason(gate, consume=False) is not None
+            return self.run._aborted or (gate == proto.BEFORE and self.guarded)
+        return (
+            self.run._aborted
+            or self._hold_reason(gate, consume=False) is not None
+            or (gate == proto.BEFORE and self.guarded)  # safe mode decides there (docs/effects.md)
+        )
 
     def may_hold(self) -> bool:
-        """False on the fast path: detached, and the run not aborted (no gate can hold or raise)."""
+        """False on the fast path: detached, the run not aborted (no gate can hold or raise), and no
+        safe mode that could answer a call of this class (docs/effects.md)."""
         transport = self.host.hub.transport
-        return (transport is not None and transport.attached) or self.run._aborted
+        return (transport is not None and transport.attached) or self.run._aborted or self.guarded
 
     def _open(self, gate: str, payload: dict[str, Any], is_async: bool) -> HeldGate | None:
         if self.run._aborted:
+            self.effect_skipped = gate == proto.BEFORE
             error = RunAborted(self.run.run_id)
             self.fail(error)
             raise error
@@ -273,6 +289,8 @@ class NodeRecord(TokenBuffer):
         resumed.update(
             gateId=held.gate_id, gate=held.gate, action=answer.action, heldMs=round_ms(held_for), by=answer.by
         )
+        if answer.answered_by is not None:
+            resumed[proto.ANSWERED_BY_FIELD] = answer.answered_by
         self.host.emit(resumed, self.trusted)
 
     def _decide(
@@ -308,6 +326,8 @@ class NodeRecord(TokenBuffer):
         """Passes one gate from sync code. Raises RunAborted on abort; an inject answer carries the converted value."""
         if self.host.replay is not None and (replayed := replay_before(self, gate, convert)):
             return replayed  # a replay answered the before gate (docs/replay.md)
+        if self.guarded and gate == proto.BEFORE and (safe := effect_before(self, convert)):
+            return safe  # safe mode answered the before gate (docs/effects.md)
         if not self.may_hold():
             return CONTINUE_ANSWER  # detached: nothing can hold (docs/architecture.md, "The gate engine")
         payload = payload or {}
@@ -323,7 +343,9 @@ class NodeRecord(TokenBuffer):
                 # signal handler raised: pytest-timeout's): as a cancelled task in `agate`.
                 self._close(held, GateAnswer(proto.CONTINUE, by="cancelled"), started)
                 raise
-            decided = self._decide(gate, held, answer, started, convert, payload)
+            decided = confirm_retry(
+                self, self._decide(gate, held, answer, started, convert, payload), convert
+            )
             if decided is not None:
                 return decided
 
@@ -336,6 +358,8 @@ class NodeRecord(TokenBuffer):
         """
         if self.host.replay is not None and (replayed := await areplay_before(self, gate, convert)):
             return replayed  # a replay answered the before gate (docs/replay.md)
+        if self.guarded and gate == proto.BEFORE and (safe := await aeffect_before(self, convert)):
+            return safe  # safe mode answered the before gate (docs/effects.md)
         if not self.may_hold():
             return CONTINUE_ANSWER
         payload = payload or {}
@@ -351,7 +375,9 @@ class NodeRecord(TokenBuffer):
                 # the gate no longer holds, so the hub stops showing it (exec.resumed, by "cancelled").
                 self._close(held, GateAnswer(proto.CONTINUE, by="cancelled"), started)
                 raise
-            decided = self._decide(gate, held, answer, started, convert, payload)
+            decided = await aconfirm_retry(
+                self, self._decide(gate, held, answer, started, convert, payload), convert
+            )
             if decided is not None and decided.injects and isinstance(decided.value, Coroutine):
                 # An async converter (`async def from_injected`): a failure holds the gate again too.
                 try:

@@ -58,6 +58,11 @@ class NodeSpec:
     # A replay's recorded error ({"name", "message", ...}) as the framework's own exception, or None
     # when the adapter cannot rebuild it (core then raises graphmind.ReplayedError; docs/replay.md).
     replay_error: Callable[[dict[str, Any]], BaseException | None] | None = None
+    # A tool's effect (docs/effects.md): "read" / "write" said in code (`effects=`), or an adapter's
+    # `graphmind.adapter.framework_effect(...)` from the framework's metadata; None: the name rule.
+    # `effects_stub`: `(value,)`, what simulate hands back when nothing better is known.
+    effects: Any = None
+    effects_stub: tuple[Any] | None = None
 
     def __post_init__(self) -> None:
         if self.node_id is None:

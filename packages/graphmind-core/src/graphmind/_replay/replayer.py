@@ -55,8 +55,10 @@ class Replayer:
         # `graphmind replay` names a file here: a `fail` divergence is written to it for the command's
         # own one-paragraph report (the app's traceback may be swallowed or buried).
         self.report_to = os.environ.get(REPORT_ENV) or None
+        self.failures: list[BaseException] = []
 
     def report(self, error: BaseException) -> None:
+        self.failures.append(error)  # the pytest plugin fails the test with it, caught or not
         if self.report_to is None:
             return
         try:

@@ -26,6 +26,7 @@ _ENV_FIELDS = {
     "output": "GRAPHMIND_REPLAY_FORK_OUTPUT",
     "input": "GRAPHMIND_REPLAY_FORK_INPUT",
     "until": "GRAPHMIND_REPLAY_UNTIL",
+    "safe": "GRAPHMIND_REPLAY_SAFE",
 }
 _KEYS = ("source", *_ENV_FIELDS)
 NOTHING: Any = object()
@@ -40,6 +41,9 @@ class ReplaySettings:
     output: Any = NOTHING  # the forked node's new output
     input: Any = NOTHING  # the forked node's edited input
     until: str | None = None
+    # Safe mode for the calls that run live once the replay left its recording (docs/effects.md):
+    # off, hold (None: the default), simulate; `fail` (the pytest plugin): such a write fails the test.
+    safe: str | None = None
 
 
 def resolve(option: Any, environ: Mapping[str, str]) -> ReplaySettings | None:
@@ -103,4 +107,5 @@ def _settings(raw: dict[str, Any]) -> ReplaySettings:
         output,
         edited,
         None if until is None else str(until),
+        None if raw.get("safe") is None else str(raw["safe"]),
     )

@@ -94,6 +94,7 @@ class HubLink:
         self._legacy: dict[str, Any] = {"legacy": True} if "legacy" in params or takes_any else {}
         self._ws_log = OneLineLog(logging.getLogger("graphmind.transport.websockets"), {})
         self._tcp = TcpConnector()
+        self.hello_extra: dict[str, Any] = {}  # fields the client adds to its hello (`safe`)
         self._loopback = is_loopback_url(options.url)
         self._direct = self._loopback or not self._uses_proxy(options.url)
         self._clock = time.monotonic
@@ -194,6 +195,7 @@ class HubLink:
             hello = proto.hello(
                 app=opts.app, sdk=opts.sdk, pid=os.getpid(), client_id=self._client_id, meta=opts.meta
             )
+            hello.update(self.hello_extra)  # `safe` (docs/protocol.md, "Effects and safe mode")
             if token:
                 hello["auth"] = {"scheme": proto.AUTH_SCHEME, "proof": hub_proof}
             ws.send(self.encode(hello))

@@ -67,6 +67,7 @@ class Transport(Backpressure, Confirming, WriteLoop, Ring):
         on_exit: Callable[[], None] | None = None,
     ) -> None:
         self._link = HubLink(options, client_id, warn)  # binds websockets now (see the module docstring)
+        self.hello_extra = self._link.hello_extra
         self._encode_frame = self._link.encode
         self._decode_frame = self._link.decode
         self._thread_class = threading.Thread

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from .._api import client as _client  # noqa: F401  (loaded now: see preload() below)
 from .._base.errors import RunAborted
+from .._effects.classify import Effect
+from .._effects.classify import from_framework as framework_effect
 from .._events.jsonsafe import json_scalar, json_scalars, plain_message
 from .._events.owned import owned_copy
 from .._hub.gate import GateAnswer
@@ -44,6 +46,7 @@ preload()
 
 __all__ = [
     "AsyncDriver",
+    "Effect",
     "Engine",
     "GateAnswer",
     "Handoff",
@@ -70,6 +73,7 @@ __all__ = [
     "enabled_for",
     "engine_for",
     "enter_agent",
+    "framework_effect",
     "handoff",
     "hook_moved",
     "instrument_once",

@@ -201,7 +201,14 @@ class FakeHub:
         pause_on_error: str | None = None,
         wait_ack: bool = True,
         pause_on_handoff: str | None = None,
+        safe: str | None = None,
+        safe_unknown: bool | None = None,
     ) -> None:
+        """`safe` / `safe_unknown`: the hub's safe mode (docs/protocol.md, "Effects and safe mode")."""
+        if safe is not None:
+            self._debug[proto.SAFE_FIELD] = safe
+        if safe_unknown is not None:
+            self._debug[proto.SAFE_UNKNOWN_FIELD] = safe_unknown
         if breakpoints is not None:
             self._debug["breakpoints"] = [{"nodeId": n, "gate": g} for n, g in breakpoints]
         if mode is not None:

@@ -146,10 +146,18 @@ class ProvenHub:
         mine = proto.proof(self.token, proto.APP_PROOF_LABEL, nonce, server_nonce)
         return {"Authorization": f"Graphmind-Proof {nonce} {server_nonce} {mine}"}
 
-    def call(self, method: str, path: str, body: Any = None, timeout: float | None = None) -> tuple[int, Any]:
+    def call(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        timeout: float | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> tuple[int, Any]:
         """(status, JSON body) of one call; NotOurHub or Unreachable (one line each)."""
         data = None if body is None else json.dumps(body).encode("utf-8")
         extra = {"Content-Type": "application/json"} if data else {}
+        extra.update(headers or {})
         for attempt in (1, 2):
             if self.token is not None and self._auth is None:
                 self._auth = self._prove()

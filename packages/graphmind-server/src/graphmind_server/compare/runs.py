@@ -15,6 +15,8 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
+from ..effects.diff import compare_effects
+from ..effects.diff import text_lines as effect_lines
 from ..export.source import iter_events
 from ..store import prices, reads
 from ..store import status as rule
@@ -182,10 +184,11 @@ def compare(conn: sqlite3.Connection, a: str, b: str, ignore_keys: Iterable[str]
     rows = align(steps_a, steps_b, ignore)
     counts = {k: sum(1 for r in rows if r["status"] == k) for k in ("equal", "changed", "added", "removed")}
     ua, ub = run_a["usage"], run_b["usage"]
+    effects = compare_effects(conn, a, b)  # the two ledgers (effects/diff.py)
     return {
         "a": run_a,
         "b": run_b,
-        "same": counts["equal"] == len(rows) and run_a["status"] == run_b["status"],
+        "same": counts["equal"] == len(rows) and run_a["status"] == run_b["status"] and effects["same"],
         "counts": counts,
         "deltas": {
             "tokens": _delta(ua["totalTokens"], ub["totalTokens"]),
@@ -193,6 +196,7 @@ def compare(conn: sqlite3.Connection, a: str, b: str, ignore_keys: Iterable[str]
             "durationMs": _delta(_wall(run_a), _wall(run_b)),
         },
         "steps": rows,
+        "effects": effects,
         "ignoredKeys": sorted(ignore),
     }
 
@@ -221,6 +225,7 @@ def text_report(result: dict[str, Any]) -> str:
         )
         for field in row["changed"]:
             lines += report(field, without(row["a"].get(field), ignore), without(row["b"].get(field), ignore))
+    lines += effect_lines(result["effects"]) if "effects" in result else []
     c = result["counts"]
     verdict = "the runs match" if result["same"] else "the runs differ"
     lines.append(

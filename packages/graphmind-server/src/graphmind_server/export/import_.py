@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..store import StoreError
+from ..store.effects import ledger_entries
 from ..store.importing import Import
 from ..store.items import EventItem
 from .jsonl import ImportedRun, encode, read_jsonl
@@ -99,4 +100,18 @@ def _import_run(into: Import, item: ImportedRun) -> int:
     if "clientId" in run:
         run = {**run, "clientId": imported_client(run["clientId"])}
     into.restore_summary(run)
+    _check_effects(into, run)
     return stored
+
+
+def _check_effects(into: Import, run: dict[str, Any]) -> None:
+    """The ledger is derived from the events (store/effects.py): the file's `effects` is read back
+    against it, and a file whose ledger says otherwise (edited by hand) is named, not trusted."""
+    effects = run.get("effects")
+    if isinstance(effects, list) and encode(ledger_entries(into.conn, run["id"])) != encode(effects):
+        print(
+            f"graphmind import: run {run['id']}: the file's effects ledger differs from what its events "
+            "say; the hub shows the one its events give (graphmind effects)",
+            file=sys.stderr,
+            flush=True,
+        )

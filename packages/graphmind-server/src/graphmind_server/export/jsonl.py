@@ -105,6 +105,7 @@ _RUN_FIELDS: dict[str, tuple[Any, str]] = {
     "endedAt": (lambda v: v is None or _number(v), "a number (epoch ms) or null"),
     "clientId": (lambda v: isinstance(v, str) and v != "", "a non-empty string"),
     "meta": (lambda v: isinstance(v, dict), "an object"),
+    "effects": (lambda v: isinstance(v, list), "a list (the effects ledger)"),
 }
 
 

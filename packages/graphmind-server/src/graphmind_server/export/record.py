@@ -19,6 +19,7 @@ from typing import IO, Any
 from graphmind.redaction import strip_secret_keys
 
 from ..base.files import open_private
+from ..store.effects import ledger_entries
 from ..store.readonly import snapshot
 from . import otlp
 from .jsonl import HEADER, JsonDocument, encode, event_line, run_line
@@ -221,7 +222,7 @@ def write_runs(conn: Any, runs: list[dict[str, Any]], fmt: str, out: IO[str], ex
     if fmt == "json":
         doc = JsonDocument(out)
         for run in runs:
-            doc.run(ex.clean(run))
+            doc.run(ex.clean(with_effects(conn, run)))
             for stored in iter_events(conn, run["id"]):
                 doc.event(stored.client_id, ex.clean(stored.event))
                 ex.tick()
@@ -229,10 +230,16 @@ def write_runs(conn: Any, runs: list[dict[str, Any]], fmt: str, out: IO[str], ex
         return
     out.write(encode(HEADER) + "\n")
     for run in runs:
-        out.write(run_line(ex.clean(run)) + "\n")
+        out.write(run_line(ex.clean(with_effects(conn, run))) + "\n")
         for stored in iter_events(conn, run["id"]):
             out.write(event_line(run["id"], stored.client_id, ex.clean(stored.event)) + "\n")
             ex.tick()
+
+
+def with_effects(conn: Any, run: dict[str, Any]) -> dict[str, Any]:
+    """The run with its effects ledger (store/effects.py): `graphmind import` derives the same one
+    from the events that follow, so the file says what ran without a hub to ask."""
+    return {**run, "effects": ledger_entries(conn, run["id"])}
 
 
 def _otlp_run(conn: Any, run: dict[str, Any], ex: Exporter) -> dict[str, Any]:

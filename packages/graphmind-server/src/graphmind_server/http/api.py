@@ -13,6 +13,7 @@ from graphmind import protocol as proto
 
 from .._version import __version__
 from ..base.jsontext import JSON
+from ..effects.answer import door_of, has_value, simulate_fields, with_recorded_value
 from ..hub.debugstate import DebugStateError
 from ..hub.gate_edit import EditRefused, contains_redacted, edit_fields
 from ..otlp.route import CLIENT_ID as OTLP_CLIENT
@@ -193,7 +194,7 @@ async def answer_gate(request: Request) -> Response:
             400,
             'the body must be {"action": '
             + " | ".join(f'"{a}"' for a in ACTIONS)
-            + ', "value"?: ..., "input"?: ..., "reload"?: true}',
+            + ', "value"?: ..., "input"?: ..., "reload"?: true, "remember"?: true}',
         )
     action = body["action"]
     if action == proto.INJECT and "value" not in body:
@@ -211,10 +212,11 @@ async def answer_gate(request: Request) -> Response:
             422, f"the inject value still contains {REDACTED!r} (a hidden value); replace it with real data"
         )
     try:
-        edit = edit_fields(gate, body)
+        edit = {**edit_fields(gate, body), **simulate_fields(body)}
     except EditRefused as exc:
         return error(exc.status, str(exc))
-    outcome = await hub.resolve_gate(gate, action, body.get("value"), action == proto.INJECT, edit)
+    body = await with_recorded_value(hub, gate, body)  # simulate: an earlier run's output, if any
+    outcome = await hub.resolve_gate(gate, action, body.get("value"), has_value(body), edit, door_of(request))
     if outcome == "resumed":
         return JSON({"ok": True, "gateId": gate_id, "action": action})
     if outcome == "timeout":

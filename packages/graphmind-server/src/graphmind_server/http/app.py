@@ -19,6 +19,7 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from ..access import proof, viewer_codes
 from ..access.guard import Guard
 from ..base.jsontext import JSON
+from ..effects import api as api_effects
 from ..export.forwarder import OtlpForwarder
 from ..export.otlp_http import OtlpTarget
 from ..hub.config import Settings
@@ -36,7 +37,8 @@ _log = logging.getLogger("graphmind.hub")
 
 
 def initial_debug_state(store: Store, settings: Settings) -> DebugState:
-    """Breakpoints and mode survive a restart; pauseOnError comes from the flag/variable/default."""
+    """Breakpoints, mode and safe mode survive a restart; pauseOnError comes from the
+    flag/variable/default."""
     saved = store.read_now(reads.setting, "debug")
     state = DebugState.loads(saved) if saved else DebugState()
     state.pause_on_error = settings.pause_on_error
@@ -113,6 +115,7 @@ def build_app(settings: Settings, store: Store, trust: Callable[[Any], None] | N
             *viewer_codes.routes,
             *proof.routes,
             *cockpit.routes,  # before api.routes: those end with the catch-all 404
+            *api_effects.routes,
             *api.routes,
             Route("/v1/traces", api.otlp_traces, methods=["POST"]),
             WebSocketRoute("/ingest", ingest),

@@ -108,5 +108,10 @@ class Gate:
             # reason "divergence" (docs/protocol.md, "exec.paused"): the recorded input and the replay
             "expected": ev.get("expected"),
             "replay": ev.get("replay"),
+            # reason "effect" (docs/protocol.md, "Effects and safe mode"): the call's effect class
+            # and its source, what `simulate` would return, how often a retried write already ran
+            "effect": ev.get("effect"),
+            "simulateWith": ev.get("simulateWith"),
+            "ranBefore": ev.get("ranBefore"),
             "heldSince": self.held_since,
         }

@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from graphmind import protocol as proto
 
 PAUSE_ON_ERROR_VALUES = ("on", "off", *proto.NODE_KINDS)
+FIELDS = ("breakpoints", "mode", "pauseOnError", "pauseOnHandoff", proto.SAFE_FIELD, proto.SAFE_UNKNOWN_FIELD)
 GATES = proto.GATES
 MODES = proto.MODES
-
-
-_FIELDS = ("breakpoints", "mode", "pauseOnError", "pauseOnHandoff")
 
 
 class DebugStateError(ValueError):
@@ -28,6 +26,9 @@ class DebugState:
     mode: str = "run"
     pause_on_error: str = "on"
     pause_on_handoff: str = "off"  # "on": every handoff's before gate holds (protocol.md, "Agents")
+    # Safe mode for every attached app (docs/effects.md): the hub can turn it on, never off.
+    safe: str = "off"
+    safe_unknown: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -36,6 +37,8 @@ class DebugState:
             "mode": self.mode,
             "pauseOnError": self.pause_on_error,
             "pauseOnHandoff": self.pause_on_handoff,
+            proto.SAFE_FIELD: self.safe,
+            proto.SAFE_UNKNOWN_FIELD: self.safe_unknown,
         }
 
     def dumps(self) -> str:
@@ -54,15 +57,15 @@ class DebugState:
         if isinstance(data.get("version"), int):
             state.version = data["version"]
         with contextlib.suppress(DebugStateError):
-            state.apply_update({k: v for k, v in data.items() if k in _FIELDS})
+            state.apply_update({k: v for k, v in data.items() if k in FIELDS})
         return state
 
     def apply_update(self, update: dict[str, Any]) -> None:
         """Validate every field first, then apply them all (a bad field changes nothing)."""
-        unknown = sorted(set(update) - set(_FIELDS))
+        unknown = sorted(set(update) - set(FIELDS))
         if unknown:
             raise DebugStateError(
-                f"unknown field {unknown[0]!r}: send breakpoints, mode, pauseOnError or pauseOnHandoff"
+                f"unknown field {unknown[0]!r}: send breakpoints, mode, pauseOnError, pauseOnHandoff, safe or safeUnknown"
             )
         breakpoints = self.breakpoints
         if "breakpoints" in update:
@@ -84,8 +87,18 @@ class DebugState:
             handoff = update["pauseOnHandoff"]
             if handoff not in ("on", "off"):
                 raise DebugStateError(f"pauseOnHandoff must be 'on' or 'off' (got {handoff!r})")
+        safe = update.get(proto.SAFE_FIELD, self.safe)
+        if safe not in proto.SAFE_MODES:
+            raise DebugStateError(f"safe must be one of {', '.join(proto.SAFE_MODES)} (got {safe!r})")
+        safe_unknown = update.get(proto.SAFE_UNKNOWN_FIELD, self.safe_unknown)
+        if not isinstance(safe_unknown, bool):
+            raise DebugStateError(f"safeUnknown must be true or false (got {safe_unknown!r})")
         self.breakpoints, self.mode, self.pause_on_error = breakpoints, mode, pause
         self.pause_on_handoff = handoff
+        self.safe, self.safe_unknown = safe, safe_unknown
+
+    def copy(self) -> DebugState:
+        return replace(self, breakpoints=list(self.breakpoints))
 
 
 def _breakpoints(value: Any) -> list[dict[str, str]]:

@@ -228,7 +228,13 @@ class Hub:
         )
 
     async def resolve_gate(
-        self, gate: Gate, action: str, value: Any, has_value: bool, edit: dict[str, Any] | None = None
+        self,
+        gate: Gate,
+        action: str,
+        value: Any,
+        has_value: bool,
+        edit: dict[str, Any] | None = None,
+        via: str = "api",
     ) -> str:
         """Send the answer and wait for the app: resumed, unknown, gone, busy or timeout. `edit`:
         the answer's `input` and `reload` fields, as checked by the API."""
@@ -236,6 +242,7 @@ class Hub:
             return "busy"
         gate.waiter = asyncio.get_running_loop().create_future()
         frame: dict[str, Any] = {"type": proto.GATE_RESOLVE, "gateId": gate.app_id, "action": action}
+        frame[proto.ANSWERED_BY_FIELD] = via  # the app echoes it in exec.resumed (effects/answer.py)
         if has_value:
             frame["value"] = value
         if edit:
@@ -259,13 +266,7 @@ class Hub:
 
     async def set_debug(self, update: dict[str, Any]) -> tuple[DebugState, list[str]]:
         """Apply a validated update, persist it, push it; returns the state and who has not acked."""
-        state = DebugState(
-            self.debug.version,
-            self.debug.breakpoints,
-            self.debug.mode,
-            self.debug.pause_on_error,
-            self.debug.pause_on_handoff,
-        )
+        state = self.debug.copy()  # every field, safe mode's too (debugstate.py)
         state.apply_update(update)
         state.version = self.debug.version + 1
         self.debug = state

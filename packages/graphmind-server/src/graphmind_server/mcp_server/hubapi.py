@@ -25,9 +25,16 @@ class HubApi:
         token = proto.find_token(f"ws://127.0.0.1:{port}/ingest", token_file_path=token_file)
         self._hub = ProvenHub(port, token, token_source(port, token_file), timeout=timeout)
 
-    def call(self, method: str, path: str, body: Any = None, timeout: float | None = None) -> tuple[int, Any]:
+    def call(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        timeout: float | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> tuple[int, Any]:
         try:
-            return self._hub.call(method, path, body, timeout)
+            return self._hub.call(method, path, body, timeout, headers)
         except NotOurHub as exc:
             raise HubUnreachable(str(exc)) from None
         except Unreachable as exc:
@@ -49,7 +56,10 @@ class HubApi:
         if has_value:
             body["value"] = value
         body.update(edit or {})
-        return self.call("POST", f"/api/gates/{quote(gate_id, safe='')}", body)
+        # The hub records that this answer came from the MCP server (effects/answer.py).
+        return self.call(
+            "POST", f"/api/gates/{quote(gate_id, safe='')}", body, headers={"X-GraphMind-Via": "mcp"}
+        )
 
     def set_debug(self, changes: dict[str, Any]) -> tuple[int, Any]:
         return self.call("PUT", "/api/debug", changes)

@@ -17,6 +17,7 @@ from mcp.types import ToolAnnotations
 from .._version import __version__
 from ..export.jsonl import encode
 from ..export.source import ExportError, open_readonly
+from ..store.effects import run_ledger
 from ..store.readonly import snapshot
 from . import reads
 from .hubapi import HubApi, HubUnreachable
@@ -29,7 +30,7 @@ READ_ONLY = ToolAnnotations(
 STEERS = ToolAnnotations(
     read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
 )
-ACTIONS = ("continue", "retry", "inject", "abort")
+ACTIONS = ("continue", "retry", "inject", "abort", "simulate")
 
 INSTRUCTIONS = (
     "GraphMind records what LLM agents did: runs, their nodes (llm, tool, retriever, chain, agent) and "
@@ -146,6 +147,17 @@ def build_server(
                 lambda: reads.search_events(c, links, text, run_id=run_id, limit=limit, budget=budget)
             )
 
+    @tool(server, READ_ONLY)
+    def get_effects(run_id: str) -> str:
+        """A run's effects ledger: every write and unknown tool call in order, with its input, what
+        became of it (ran, held then ran, simulated, injected, replayed, skipped) and by whose answer;
+        `summary.writesRan` 0 means no write ran for real (docs/effects.md)."""
+        with conn() as c:
+            ledger = run_ledger(c, run_id)
+        if ledger is None:
+            raise ToolError(f"no run {run_id!r} (deleted, pruned, or never reported); list_runs lists them")
+        return encode(reads.clean({**ledger, "link": links.run(run_id)}))
+
     if allow_control:
         _add_control_tools(server, hub)
     return server
@@ -164,7 +176,8 @@ def _add_control_tools(server: MCPServer, hub: HubApi) -> None:
     ) -> str:
         """CHANGES WHAT THE AGENT DOES: answer a held gate (gate_id from list_held_gates). action:
         continue (let the call proceed), retry (run the call again; after and error gates, and a loop hold), inject
-        (skip or replace the call's result with `value`, any JSON), abort (stop the whole run).
+        (skip or replace the call's result with `value`, any JSON), abort (stop the whole run), simulate
+        (at a safe-mode hold, reason effect: do not run the call; `value` optional, the simulated result).
         `input` (any JSON, where the gate says editable): with continue at a before gate the call runs
         with this input instead; with retry at an after or error gate it runs again with it.
         `reload` (where the gate says reloadable): re-import the tool's code from its file first.
@@ -178,8 +191,9 @@ def _add_control_tools(server: MCPServer, hub: HubApi) -> None:
             edit["input"] = input
         if reload:
             edit["reload"] = True
+        has_value = action == "inject" or (action == "simulate" and value is not None)
         try:
-            return result(*hub.answer(gate_id, action, value, action == "inject", edit))
+            return result(*hub.answer(gate_id, action, value, has_value, edit))
         except HubUnreachable as exc:
             raise ToolError(str(exc)) from None
 

@@ -1,5 +1,5 @@
 """`graphmind replay SOURCE [--fork SEL (--output JSON | --input JSON)] [--until SEL]
-[--on-divergence hold|live|fail] [--ignore-keys a,b] [--db PATH] -- COMMAND [ARGS...]`
+[--on-divergence hold|live|fail] [--safe off|hold|simulate] [--ignore-keys a,b] [--db PATH] -- COMMAND [ARGS...]`
 
 Runs COMMAND with a replay set up for it through the environment (GRAPHMIND_REPLAY and friends,
 docs/replay.md): every GraphMind client in it answers matching calls from the recording. SOURCE is
@@ -23,6 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, NoReturn
 
+from graphmind import protocol as proto
 from graphmind.redaction import strip_secret_keys
 from graphmind.replay import ENV, POLICIES, REPORT_ENV, VARIABLES, Cassette, CassetteError
 
@@ -64,6 +65,12 @@ def _options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--on-divergence", choices=POLICIES, help="hold (default when a hub is attached), live or fail"
+    )
+    p.add_argument(
+        "--safe",
+        choices=proto.SAFE_MODES,
+        help="a write call that runs live once the replay left the recording (a divergence answered "
+        "continue, a fork's live tail): hold it (default), simulate it, or run it (off)",
     )
     p.add_argument(
         "--ignore-keys", metavar="a,b", help="input keys that never count (timestamps, request ids)"
@@ -166,6 +173,7 @@ def _environment(args: argparse.Namespace, folder: Path) -> dict[str, str]:
         (args.until, "until"),
         (args.on_divergence, "on_divergence"),
         (args.ignore_keys, "ignore_keys"),
+        (args.safe or "hold", "safe"),
     ):
         if value is not None:
             env[VARIABLES[key]] = value

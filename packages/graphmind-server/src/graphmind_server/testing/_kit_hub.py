@@ -203,8 +203,10 @@ class KitHub:
         pause_on_error: str | None = None,
         wait_ack: bool = True,
         pause_on_handoff: str | None = None,
+        safe: str | None = None,
+        safe_unknown: bool | None = None,
     ) -> None:
-        """`PUT /api/debug` with the fields given. `wait_ack`: return once every attached app has
+        """`PUT /api/debug` with the fields given (`safe`, `safe_unknown`: safe mode, docs/effects.md). `wait_ack`: return once every attached app has
         acknowledged it; else once the hub has applied it (its `debug` frame on the live feed)."""
         body: dict[str, Any] = {}
         if breakpoints is not None:
@@ -215,6 +217,10 @@ class KitHub:
             body["pauseOnError"] = pause_on_error
         if pause_on_handoff is not None:
             body["pauseOnHandoff"] = pause_on_handoff
+        if safe is not None:
+            body["safe"] = safe
+        if safe_unknown is not None:
+            body["safeUnknown"] = safe_unknown
         if not wait_ack:
             version = self.debug.get("version", 0)
             self._submit(self._put_debug, body)

@@ -3,9 +3,9 @@
 
 import { authHeaders, tokenReady } from "./token.js";
 
-async function call(method, path, body) {
+async function call(method, path, body, headers = {}) {
   await tokenReady();
-  const init = { method, headers: authHeaders() };
+  const init = { method, headers: { ...authHeaders(), ...headers } };
   if (body !== undefined) {
     init.headers["content-type"] = "application/json";
     init.body = JSON.stringify(body);
@@ -62,6 +62,7 @@ export const api = {
   events: (id, after = 0, limit = 5000) =>
     call("GET", `/api/runs/${encodeURIComponent(id)}/events?after=${after}&limit=${limit}`),
   gates: () => call("GET", "/api/gates"),
+  effects: (id) => call("GET", `/api/runs/${encodeURIComponent(id)}/effects`),
   debug: () => call("GET", "/api/debug"),
   /** `extra`: {value} with inject; {input} and/or {reload: true} with continue or retry (issue 30). */
   resolveGate: (gateId, action, extra = {}) => {
@@ -69,7 +70,11 @@ export const api = {
     if (action === "inject") body.value = extra.value;
     if (extra.input !== undefined) body.input = extra.input;
     if (extra.reload) body.reload = true;
-    return call("POST", `/api/gates/${encodeURIComponent(gateId)}`, body);
+    // simulate (an effect hold): an optional value, and "from now on" (docs/effects.md)
+    if (action === "simulate" && extra.value !== undefined) body.value = extra.value;
+    if (extra.remember) body.remember = true;
+    // The hub records which door answered (the effects ledger says "by the viewer").
+    return call("POST", `/api/gates/${encodeURIComponent(gateId)}`, body, { "x-graphmind-via": "viewer" });
   },
   putDebug: (patch) => call("PUT", "/api/debug", patch),
   pause: (runId) => call("POST", "/api/pause", runId ? { runId } : {}),

@@ -25,6 +25,15 @@ export class DebugControls {
     // A checkbox, not a button: "Pause" names one button only (scripts and screen readers).
     this.poh = h("input", { type: "checkbox", id: "pause-on-handoff" });
     this.poh.addEventListener("change", () => this.put({ pauseOnHandoff: this.poh.checked ? "on" : "off" }));
+    // Safe mode (docs/effects.md): every attached app holds or simulates its write calls, an app
+    // started later too; the hub keeps it across restarts. It can turn safety on, never off: an
+    // app's own GRAPHMIND_SAFE still applies under "off".
+    this.safe = h("select", { id: "safe-mode", title: "Safe mode: what every attached app does with a write call" });
+    for (const [v, label] of [["off", "off"], ["hold", "hold writes"], ["simulate", "simulate writes"]]) {
+      this.safe.append(h("option", { value: v }, label));
+    }
+    this.safe.addEventListener("change", () => this.put({ safe: this.safe.value }));
+    this.safeLabel = h("label", { class: "safe-label", for: "safe-mode" }, "Safe mode");
     this.pauseBtn = h("button", { type: "button", class: "toggle", "aria-pressed": "false",
       onclick: () => this.pause() }, "Pause");
     this.bpInfo = h("span", { class: "bp-info" });
@@ -33,6 +42,7 @@ export class DebugControls {
     el.append(this.pauseBtn, this.step,
       h("label", { class: "poe", for: "pause-on-error" }, "Pause on error"), this.poe,
       h("label", { class: "poh", title: "Hold every handoff between agents at its before gate" }, this.poh, " Pause on handoff"),
+      this.safeLabel, this.safe,
       this.bpInfo, this.clearBtn, this.msg);
   }
 
@@ -53,6 +63,10 @@ export class DebugControls {
     if (![...this.poe.options].some((o) => o.value === v)) this.poe.append(h("option", { value: v }, `${v} only`));
     this.poe.value = v;
     this.poh.checked = d.pauseOnHandoff === "on";
+    const safe = ["off", "hold", "simulate"].includes(d.safe) ? d.safe : "off";
+    this.safe.value = safe;
+    this.safe.classList.toggle("on", safe !== "off");
+    this.safeLabel.classList.toggle("on", safe !== "off");
     const n = d.breakpoints.length;
     this.bpInfo.textContent = n ? `${n} breakpoint${n === 1 ? "" : "s"}` : "";
     this.clearBtn.hidden = n === 0;

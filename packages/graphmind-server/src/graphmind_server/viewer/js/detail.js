@@ -2,6 +2,7 @@
 // JSON, streamed tokens as they arrive, usage, ran and held time, and the breakpoint toggles.
 
 import { chatView } from "./chat.js";
+import { effectText, simulatedFromText } from "./effects.js";
 import { h } from "./frame.js";
 import { hiddenBy, ms, clock, REDACTED } from "./format.js";
 import { hiddenChip, jsonView } from "./json.js";
@@ -114,7 +115,7 @@ export class DetailView {
         h("span", { class: "tl-state" }, x.status), ` #${offset + i + 1} · ${clock(x.startTs)} · ${ran}`,
         // A node several agents called (a shared tool): which agent made each call.
         n.agents && n.agents.length > 1 && x.agent ? h("span", { class: "d-exec-agent" }, ` · by ${x.agent}`) : "",
-        forkedHere(store.model, x) ? " · forked" : x.replayed ? " · replayed" : "", x.edited ? " · edited" : "", x.attempts.length ? ` · ${x.attempts.length + 1} attempts` : ""));
+        forkedHere(store.model, x) ? " · forked" : x.simulated ? " · simulated" : x.replayed ? " · replayed" : "", x.edited ? " · edited" : "", x.attempts.length ? ` · ${x.attempts.length + 1} attempts` : ""));
       list.append(li);
     }
     wrap.append(list);
@@ -150,6 +151,7 @@ export class DetailView {
       }
     }
     if (x.attrs && x.attrs.model) facts.append(h("dt", null, "Model"), h("dd", null, String(x.attrs.model)));
+    if (x.effect) facts.append(h("dt", null, "Effect"), h("dd", { class: `d-effect effect-${x.effect.class}` }, effectText(x.effect)));
     if (x.cutShort) facts.append(h("dt", null, "Stream"), h("dd", null, "cut short by the app"));
     if (x.cancelled) facts.append(h("dt", null, "Ended"), h("dd", { class: "d-cancelled" }, "cancelled by the app"));
     const m = store.model;
@@ -222,7 +224,7 @@ export class DetailView {
 
 function execSignature(x) {
   return [x.status, x.endTs, x.gate ? x.gate.gateId : "", x.resumes.length, x.input === REDACTED, x.usage ? 1 : 0,
-    x.attempts.length, x.edited, x.replayed].join("|");
+    x.attempts.length, x.edited, x.replayed, x.simulated].join("|");
 }
 
 /** Where an execution's value came from, after its status: the fork command, the recording, the debugger. */
@@ -230,6 +232,7 @@ function valueSource(m, x) {
   const forked = forkedHere(m, x);
   if (forked === "output") return " (forked: its output came from the fork command)";
   if (forked === "input") return " (forked: it ran live with the fork command's input)";
+  if (x.simulated) return ` (simulated: ${simulatedFromText(x.simulatedFrom)}; the call did not run)`;
   if (x.replayed) return " (value from the recording)";
   return x.injected ? " (value from the debugger)" : "";
 }

@@ -69,6 +69,10 @@ export function reasonText(gate) {
       return "Paused";
     case "handoff": // Pause on handoff (docs/protocol.md, "Agents"): edit what is handed over, or answer as the target
       return `Handoff: ${String(gate.name || gate.nodeId || "").replace("->", " → ")} (edit what is handed over, or inject to answer as the target)`;
+    case "effect": {
+      const c = gate.effect && gate.effect.class ? gate.effect.class : "write";
+      return `Safe mode: a ${c} call, held before it runs`;
+    }
     case "divergence": {
       const why = gate.replay && typeof gate.replay.why === "string" && gate.replay.why ? `: ${gate.replay.why}` : "";
       return `Divergence from the recording${why}`;

@@ -10,6 +10,7 @@ import { chatView } from "./chat.js";
 import { h } from "./frame.js";
 import { answerBox } from "./answerbox.js";
 import { divergenceBody } from "./divergence.js";
+import { effectLines } from "./effects.js";
 import { injectMeaning, injectStart, inputStart } from "./inject.js";
 import { gateText, hiddenBy, reasonText, ago } from "./format.js";
 import { jsonView } from "./json.js";
@@ -135,11 +136,23 @@ export class GatesView {
       start: () => inputStart(g), original: g.input, reloadable: g.reloadable === true, onMessage: say,
       onReady: () => (card.dataset.editReady = "true"),
       onSend: (v, o) => send(editAction, { input: v, reload: o.reload }) }) : null;
+    // Simulate like this from now on (an effect hold): the call does not run, and this tool
+    // returns the value in this app from now on (docs/effects.md).
+    const simulates = actions.includes("simulate");
+    const stub = simulates ? answerBox({ id: `stub-${cssId(g.gateId)}`, kind: "simulate",
+      label: "Simulated value (JSON)", meaning: `${g.name || "This tool"} does not run: it returns this value now and on every later call in this app.`,
+      start: () => injectStart(g), onMessage: say, onReady: () => (card.dataset.stubReady = "true"),
+      onSend: (v) => send("simulate", { value: v, remember: true }) }) : null;
     if (inject) boxes.push(inject);
     if (edit) boxes.push(edit);
+    if (stub) boxes.push(stub);
 
-    buttons.append(mk("continue", divergence ? "Continue live" : "Continue", "primary", () => send("continue"),
-      divergence ? "Run this call for real, and everything after it" : null));
+    const effect = g.reason === "effect";
+    buttons.append(mk("continue", divergence ? "Continue live" : effect ? "Run it for real" : "Continue", "primary", () => send("continue"),
+      divergence ? "Run this call for real, and everything after it" : effect ? "Run the call: its side effect happens" : null));
+    if (simulates) {
+      buttons.append(mk("simulate", "Simulate", "", () => send("simulate"), "Do not run the call: hand back a simulated value"));
+    }
     if (actions.includes("recorded")) {
       buttons.append(mk("recorded", "Use recorded", "", () => send("recorded"), "Return the recorded output anyway and keep replaying"));
     }
@@ -155,6 +168,8 @@ export class GatesView {
         () => send(editAction, { reload: true }), "Re-import the function's module from its source file, then run the call with the new code"));
     }
     if (inject) buttons.append(mk("inject", "Inject", "", () => toggle(inject)));
+    if (stub) buttons.append(mk("simulate-remember", "Simulate like this from now on…", "", () => toggle(stub),
+      "Set the value this tool returns instead of running, for every later call in this app"));
     buttons.append(mk("abort", "Abort", "danger", () => send("abort")));
     const notEditable = canEdit && g.editable !== true
       ? h("p", { class: "muted small gate-not-editable" }, `Input not editable: ${g.notEditable || "the app cannot rebuild this call from JSON"}`)
@@ -170,7 +185,7 @@ export class GatesView {
       card.classList.toggle("busy", busy);
     };
     for (const b of buttons.querySelectorAll("button")) if (b.disabled) b.dataset.locked = "true";
-    card.append(title, reason, ...(refused ? [refused] : []), body, buttons, ...(notEditable ? [notEditable] : []),
+    card.append(title, reason, ...effectLines(g), ...(refused ? [refused] : []), body, buttons, ...(notEditable ? [notEditable] : []),
       ...(notReloadable ? [notReloadable] : []), ...boxes.map((b) => b.el), msg,
       h("p", { class: "muted small gate-age", dataset: { since: String(g.heldSince ?? "") } }, `held ${ago(g.heldSince)}`));
     card.inject = () => inject && toggle(inject);

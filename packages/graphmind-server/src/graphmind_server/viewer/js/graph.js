@@ -286,15 +286,16 @@ export class GraphView {
     const el = this.boxes.get(n.nodeId);
     if (!el) return;
     const state = n.status;
+    const effect = n.latest?.effect?.class;
     el.className = `gnode kind-${cls(n.kind)} state-${cls(state)}${n.ungated ? " ungated" : ""}${
-      store.selectedNode === n.nodeId ? " selected" : ""}`;
+      n.latest?.simulated ? " simulated" : ""}${effect ? ` effect-${cls(effect)}` : ""}${store.selectedNode === n.nodeId ? " selected" : ""}`;
     el.querySelector(".g-name").textContent = n.name;
-    el.querySelector(".g-kind").textContent = n.kind;
+    el.querySelector(".g-kind").textContent = effect && effect !== "read" ? `${n.kind} · ${effect}` : n.kind;
     el.querySelector(".g-count").textContent = `×${n.executions}`;
     // The latest execution's value came from a recording, or its input was edited (issues 30, 31).
     const fork = typeof this.model?.forkedAt === "string" ? this.model.forkedAt : "";
     const forked = fork.startsWith(`${n.nodeId}#`) && Number(fork.slice(n.nodeId.length + 1)) <= n.execs.length;
-    const mark = forked ? " · forked" : n.latest?.replayed ? " · replayed" : n.latest?.edited ? " · edited" : "";
+    const mark = forked ? " · forked" : n.latest?.simulated ? " · simulated" : n.latest?.replayed ? " · replayed" : n.latest?.edited ? " · edited" : "";
     el.querySelector(".g-state").textContent = (n.ungated ? `${state} · ungated` : state) + mark;
     const bps = ["before", "after", "error"].filter((g) => isBreakpoint(n.nodeId, g));
     el.querySelector(".g-bp").textContent = bps.length ? "●" : "";

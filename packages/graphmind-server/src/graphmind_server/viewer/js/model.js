@@ -65,7 +65,9 @@ export class RunModel {
         gate: null, resumes: [], seq: ev.seq,
         // Issues 30 and 31: an input edited at a gate (and the original), every failed attempt of
         // a retried call, a value replayed from a recording.
-        edited: false, originalInput: undefined, attempts: [], replayed: false };
+        edited: false, originalInput: undefined, attempts: [], replayed: false,
+        // docs/effects.md: the call's effect class ({class, source, rule|hint}) and a simulated ending
+        effect: null, simulated: false, simulatedFrom: null };
       this.execs.set(key, x);
       this.order.push(x);
       this.orderChanged = true;
@@ -172,6 +174,7 @@ export class RunModel {
         x.attrs = ev.attrs ?? null;
         x.parent = ev.parentInstanceId ?? null;
         if (str(ev.agent, "")) joinAgent(this, x, ev);
+        if (ev.effect && typeof ev.effect.class === "string") x.effect = ev.effect;
         if (ev.ungated) {
           x.ungated = true;
           this.node(ev.nodeId).ungated = true;
@@ -213,6 +216,8 @@ export class RunModel {
         } else {
           x.output = ev.output;
           x.injected = ev.injected === true;
+          x.simulated = ev.simulated === true; // the body did not run (safe mode): never `injected`
+          x.simulatedFrom = typeof ev.simulatedFrom === "string" ? ev.simulatedFrom : null;
           x.usage = ev.usage ?? null;
           x.cutShort = ev.cutShort === true;
         }

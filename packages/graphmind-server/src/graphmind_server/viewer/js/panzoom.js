@@ -1,4 +1,4 @@
-// The graph's toolbar: Graph / Sequence, and pan and zoom for the graph (buttons, Ctrl+wheel, drag
+// The graph's toolbar: Graph / Sequence / Effects (the run's effects ledger, effects.js), and pan and zoom for the graph (buttons, Ctrl+wheel, drag
 // the background; `0` fits). The zoom is CSS `zoom` on the canvas, so the scroll area follows it.
 
 import { h } from "./frame.js";
@@ -6,7 +6,7 @@ import { h } from "./frame.js";
 // A graph fitted on its own never goes below this: past it the names are unreadable, so it scrolls.
 const AUTO_FIT_MIN = 0.6;
 
-export function viewSwitch(graph, sequence) {
+export function viewSwitch(graph, sequence, effects) {
   let zoom = 1;
   // Fit on open: a run's graph is fitted to its space (never above 100 %) each time it is laid out
   // (nodes added, a panel opened), until the person zooms by hand; Fit fits again and resumes it.
@@ -36,6 +36,8 @@ export function viewSwitch(graph, sequence) {
   const level = h("span", { class: "muted small zoom-level" }, "100%");
   const graphBtn = h("button", { type: "button", class: "toggle", "aria-pressed": "true" }, "Graph");
   const seqBtn = h("button", { type: "button", class: "toggle", "aria-pressed": "false" }, "Sequence");
+  const fxBtn = effects ? h("button", { type: "button", class: "toggle", "aria-pressed": "false",
+    title: "The run's write and unknown tool calls, and what became of each" }, "Effects") : null;
   const zoomBox = h("span", { class: "zoom" },
     h("button", { type: "button", "aria-label": "Zoom out", onclick: () => byHand(zoom / 1.25) }, "−"), level,
     h("button", { type: "button", "aria-label": "Zoom in", onclick: () => byHand(zoom * 1.25) }, "+"),
@@ -43,15 +45,18 @@ export function viewSwitch(graph, sequence) {
       autoFit = true;
       fit();
     } }, "Fit"));
-  const show = (seq) => {
-    graph.el.hidden = seq;
-    sequence.show(seq);
-    zoomBox.hidden = seq;
-    graphBtn.setAttribute("aria-pressed", String(!seq));
-    seqBtn.setAttribute("aria-pressed", String(seq));
+  const show = (view) => {
+    graph.el.hidden = view !== "graph";
+    sequence.show(view === "sequence");
+    if (effects) effects.show(view === "effects");
+    zoomBox.hidden = view !== "graph";
+    graphBtn.setAttribute("aria-pressed", String(view === "graph"));
+    seqBtn.setAttribute("aria-pressed", String(view === "sequence"));
+    if (fxBtn) fxBtn.setAttribute("aria-pressed", String(view === "effects"));
   };
-  graphBtn.addEventListener("click", () => show(false));
-  seqBtn.addEventListener("click", () => show(true));
+  graphBtn.addEventListener("click", () => show("graph"));
+  seqBtn.addEventListener("click", () => show("sequence"));
+  if (fxBtn) fxBtn.addEventListener("click", () => show("effects"));
   graph.el.addEventListener("wheel", (ev) => {
     if (!ev.ctrlKey) return;
     ev.preventDefault();
@@ -78,5 +83,5 @@ export function viewSwitch(graph, sequence) {
   };
   graph.el.addEventListener("pointerup", end);
   graph.el.addEventListener("pointercancel", end);
-  return h("div", { class: "view-switch", role: "toolbar", "aria-label": "Graph view" }, graphBtn, seqBtn, zoomBox);
+  return h("div", { class: "view-switch", role: "toolbar", "aria-label": "Graph view" }, graphBtn, seqBtn, fxBtn, zoomBox);
 }

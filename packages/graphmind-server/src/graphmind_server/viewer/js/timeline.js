@@ -96,9 +96,9 @@ export class TimelineView {
     const end = x.endTs ?? this.model.tEnd ?? x.startTs;
     const width = Math.max(0.6, ((end - x.startTs) / span) * 100);
     const sel = store.selectedExec === x.key ? " selected" : "";
-    return h("div", { class: `tl-row state-${x.status}${sel}`, role: "listitem", dataset: { index: i },
+    return h("div", { class: `tl-row state-${x.status}${x.simulated ? " simulated" : ""}${sel}`, role: "listitem", dataset: { index: i },
       style: `transform: translateY(${i * ROW}px)` },
-      h("span", { class: "tl-state" }, x.status),
+      h("span", { class: "tl-state", title: x.simulated ? "simulated: the call did not run (safe mode)" : null }, x.status),
       h("span", { class: "tl-name", title: x.agent ? `${x.nodeId} (agent ${x.agent})` : x.nodeId },
         x.agent && this.model.agents.size > 1 ? `${x.agent} · ${x.name}` : x.name),
       h("span", { class: "tl-time" }, ran === null ? "…" : ms(ran)),
