@@ -61,7 +61,10 @@ def test_the_rule_explicit_then_framework_then_name_rule_then_unknown() -> None:
         }
         assert _effect(client, NodeSpec("lookup_order"))["class"] == "read"
         assert _effect(client, NodeSpec("frobnicate")) == {"class": "unknown", "source": "default"}
-        assert _effect(client, NodeSpec("issue_refund", effects="read")) == {"class": "read", "source": "explicit"}
+        assert _effect(client, NodeSpec("issue_refund", effects="read")) == {
+            "class": "read",
+            "source": "explicit",
+        }
         framework = framework_effect("write", "destructiveHint")
         assert _effect(client, NodeSpec("get_thing", effects=framework)) == {
             "class": "write",
@@ -99,7 +102,9 @@ def test_a_bad_class_or_mode_is_a_one_line_error() -> None:
 
 # ---- simulate -----------------------------------------------------------------------------------------
 def test_simulate_detached_never_runs_the_write_and_runs_the_read() -> None:
-    client = graphmind.Client(app="effects", url="ws://127.0.0.1:9/ingest", retry_interval=3600, safe="simulate")
+    client = graphmind.Client(
+        app="effects", url="ws://127.0.0.1:9/ingest", retry_interval=3600, safe="simulate"
+    )
     events: list[dict[str, Any]] = []
     client._tap = events.append
     tools = Counted(client, effects_stub={"refunded": 0, "simulated": True})
@@ -110,11 +115,16 @@ def test_simulate_detached_never_runs_the_write_and_runs_the_read() -> None:
     finally:
         client.dispose()
     assert (tools.refunds, tools.lookups) == (0, 1)
-    ended = [e for e in events if e["type"] == "node.finished" and e["nodeId"] == "tool:issue_refund"][0]
+    ended = next(e for e in events if e["type"] == "node.finished" and e["nodeId"] == "tool:issue_refund")
     assert ended["simulated"] is True and "injected" not in ended
     assert ended["simulatedFrom"] == "stub"
-    assert ended["effect"] == {"class": "write", "source": "name rule", "outcome": "simulated", "by": "safe mode"}
-    read = [e for e in events if e["type"] == "node.finished" and e["nodeId"] == "tool:lookup_order"][0]
+    assert ended["effect"] == {
+        "class": "write",
+        "source": "name rule",
+        "outcome": "simulated",
+        "by": "safe mode",
+    }
+    read = next(e for e in events if e["type"] == "node.finished" and e["nodeId"] == "tool:lookup_order")
     assert "effect" not in read and "simulated" not in read
 
 
@@ -127,7 +137,9 @@ def test_simulate_builds_a_value_of_the_typed_return() -> None:
         refunded: int
         currency: str = "EUR"
 
-    client = graphmind.Client(app="effects", url="ws://127.0.0.1:9/ingest", retry_interval=3600, safe="simulate")
+    client = graphmind.Client(
+        app="effects", url="ws://127.0.0.1:9/ingest", retry_interval=3600, safe="simulate"
+    )
     runs = []
 
     @client.tool
@@ -181,7 +193,12 @@ def test_hold_holds_a_write_with_reason_effect_and_continue_runs_it_once(hub: Fa
     resumed = hub.wait_event(lambda e: e["type"] == "exec.resumed")
     assert resumed["answeredBy"] == "viewer"
     ended = _ended(hub, "tool:issue_refund")
-    assert ended["effect"] == {"class": "write", "source": "name rule", "outcome": "held then ran", "by": "viewer"}
+    assert ended["effect"] == {
+        "class": "write",
+        "source": "name rule",
+        "outcome": "held then ran",
+        "by": "viewer",
+    }
 
 
 def test_hold_answered_simulate_with_the_hubs_value_and_remember_it(hub: FakeHub) -> None:

@@ -224,3 +224,64 @@ def test_a_failing_test_with_a_run_of_its_own_links_the_run_in_the_viewer(
         run_id = hub.of_type("run.started")[0]["runId"]
     base = hub.url.replace("ws", "http", 1).rsplit("/ingest", 1)[0]
     assert f"the run in the viewer: {base}/#/run/{run_id}" in failed.stdout.str()
+
+
+# ---- a write the recording did not have (docs/effects.md) -------------------------------------------
+REFUND_TESTS = """
+import os
+
+import pytest
+
+import graphmind as gm
+
+REFUND = os.environ.get("REFUND") == "1"
+
+
+@gm.tool
+def lookup_order(order_id):
+    return {"status": "delivered"}
+
+
+@gm.tool
+def issue_refund(order_id, amount):
+    with open(os.environ["TOOL_LOG"], "a") as log:
+        log.write("issue_refund\\n")
+    return {"refunded": amount}
+
+
+def agent():
+    with gm.run("refund"):
+        lookup_order("A1")
+        if REFUND:
+            try:
+                issue_refund("A1", 5)
+            except Exception:  # the code under test swallows it: the test must fail anyway
+                pass
+
+
+@pytest.mark.graphmind(cassette="cassettes/guarded.jsonl")
+def test_guarded():
+    agent()
+
+
+@pytest.mark.graphmind(cassette="cassettes/live.jsonl", live=True)
+def test_live():
+    agent()
+"""
+
+
+def test_a_write_the_recording_did_not_have_fails_the_test_unless_marked_live(
+    env: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    log = tmp_path / "tools.log"
+    monkeypatch.setenv("TOOL_LOG", str(log))
+    env.makepyfile(test_refunds=REFUND_TESTS)
+    env.runpytest("-p", "no:randomly", "--graphmind-record-mode=once", "test_refunds.py").assert_outcomes(
+        passed=2
+    )
+    monkeypatch.setenv("REFUND", "1")
+    for mode in ("none", "new_episodes"):
+        result = env.runpytest("-p", "no:randomly", f"--graphmind-record-mode={mode}", "test_refunds.py")
+        result.assert_outcomes(passed=1, failed=1)
+        result.stdout.fnmatch_lines(["*test_guarded*", "*tool:issue_refund*"])
+    assert log.read_text().split() == ["issue_refund", "issue_refund"], "only the test marked live refunded"

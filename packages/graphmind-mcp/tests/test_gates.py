@@ -315,3 +315,18 @@ async def test_the_graphmind_client_is_session_as_in_every_adapter_and_the_earli
 def test_the_graphmind_client_given_twice_is_a_clear_error(gm: graphmind.Client) -> None:
     with pytest.raises(TypeError, match="takes the GraphMind client once"):
         instrument_mcp(object(), session=gm, client=gm)
+
+
+async def test_a_listed_tools_annotations_are_its_effect_class(
+    hub: FakeHub, gm: graphmind.Client, time_client: Client
+) -> None:
+    """The time server annotates its tools readOnlyHint: once listed, a call is a read by the
+    framework's word (docs/effects.md), never held by safe mode."""
+    instrument_mcp(time_client.session, session=gm)
+    await time_client.session.list_tools()
+    hub.set_debug(safe="hold", safe_unknown=True)
+    result = await time_client.session.call_tool("get_current_time", {"timezone": "UTC"})
+    assert result.structured_content["timezone"] == "UTC"
+    started = hub.wait_event(lambda e: e["type"] == "node.started" and e["nodeId"] == NODE)
+    assert started["effect"] == {"class": "read", "source": "framework", "hint": "readOnlyHint"}
+    assert not hub.of_type("exec.paused")

@@ -59,3 +59,15 @@ def test_the_client_hook_is_the_app_level_call_that_drives_the_input_required_ro
     assert "retry(responses, current.request_state)" in inspect.getsource(run_input_required_driver)
     session_params = inspect.signature(ClientSession.call_tool).parameters
     assert {"request_state", "input_responses", "allow_input_required"} <= set(session_params)
+
+
+def test_the_listing_hook_reads_the_tools_annotations() -> None:
+    """`ClientSession.list_tools` returns Tool objects with `annotations` (readOnlyHint,
+    destructiveHint): each tool's effect class (docs/effects.md)."""
+    from mcp.types import Tool
+
+    from graphmind_mcp._hooks import LIST_HOOKS
+
+    assert_hooks_stand(LIST_HOOKS, ClientSession)
+    assert inspect.iscoroutinefunction(ClientSession.list_tools)
+    assert "annotations" in Tool.model_fields

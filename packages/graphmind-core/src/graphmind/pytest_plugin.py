@@ -144,9 +144,9 @@ def graphmind_cassette(request: pytest.FixtureRequest) -> Iterator[GraphmindCass
     live = marker is not None and marker.kwargs.get("live") is True
     replay = None
     if replaying:
-        policy = "live" if mode == "new_episodes" else "fail"
         # A write call the recording did not have fails the test, unless it is marked live=True
         # (docs/effects.md): a replayed test never refunds, books or sends for real by surprise.
+        policy = "live" if mode == "new_episodes" or live else "fail"
         safe = "off" if live else "fail"
         replay = {"source": path, "on_divergence": policy, "ignore_keys": ignore, "safe": safe}
     state = GraphmindCassette(path, mode, recording, replaying)

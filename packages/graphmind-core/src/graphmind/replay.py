@@ -8,7 +8,8 @@ the hub's `graphmind replay` command does, and checks the cassette before that p
 - `ENV` (`GRAPHMIND_REPLAY`, the cassette's path) and `VARIABLES`, the variable of each other
   setting (`on_divergence`, `ignore_keys`, `fork`, `output`, `input`, `until`, `safe`); `POLICIES`, the
   values of `on_divergence`; `REPORT_ENV`, the file a replayed process writes its divergences to.
-- `write_cassette`, `ReplayDivergence`, `ReplayedError`: as `graphmind.testing` and `graphmind` name them.
+- `write_cassette`, `ReplayDivergence`, `ReplayedError`: as `graphmind.testing` and `graphmind` name them;
+  `UnrecordedWrite`, the `ReplayDivergence` of a write call the recording did not have (docs/effects.md).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from ._replay.cassette import Cassette, Recorded, write_cassette
-from ._replay.errors import CassetteError, ReplayDivergence, ReplayedError
+from ._replay.errors import CassetteError, ReplayDivergence, ReplayedError, UnrecordedWrite
 from ._replay.settings import _ENV_FIELDS, ENV, POLICIES, REPORT_ENV
 
 VARIABLES: Mapping[str, str] = MappingProxyType(_ENV_FIELDS)
@@ -32,5 +33,6 @@ __all__ = [
     "Recorded",
     "ReplayDivergence",
     "ReplayedError",
+    "UnrecordedWrite",
     "write_cassette",
 ]

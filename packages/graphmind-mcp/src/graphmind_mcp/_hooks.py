@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from graphmind.adapter import Hook, Patches, RunContext, hook_moved, instrument_once, uninstrument_once
 
 from ._call import ToolCall, call_tool_node
+from ._effects import effect_of
 from ._rounds import CURRENT, Rounds, is_continuation
 from ._version import SUPPORTED, __version__
 
@@ -39,6 +40,9 @@ class State(Patches):
     # identical calls through separate MCP sessions (separate connections, e.g. one per test of a
     # suite, or per request of a server) are not one agent repeating itself.
     line: object = field(default_factory=object)
+    # Each tool's annotations as this session's tools/list answers gave them: its effect class
+    # (_effects.py; docs/effects.md). A tool not listed yet is classed by core's name rule.
+    annotations: dict[str, Any] = field(default_factory=dict)
 
 
 def _call_tool(original: Callable[..., Awaitable[Any]], state: State) -> Callable[..., Awaitable[Any]]:
@@ -73,6 +77,7 @@ def _call_tool(original: Callable[..., Awaitable[Any]], state: State) -> Callabl
             hidden=switches.hide_tool_results or switches.hide_outputs,
         )
         call.output_schema = output_schema(session, name)
+        call.effect = effect_of(state.annotations.get(name))
         return await call_tool_node(
             engine, call, info.name if info is not None else None, state.run(), line=state.line
         )
@@ -142,6 +147,35 @@ HOOKS: tuple[Hook[State], ...] = (
     ),
 )
 
+
+def _list_tools(original: Callable[..., Awaitable[Any]], state: State) -> Callable[..., Awaitable[Any]]:
+    """`ClientSession.list_tools`: keeps each listed tool's annotations (its effect class)."""
+
+    @functools.wraps(original)
+    async def list_tools(*args: Any, **kwargs: Any) -> Any:
+        result = await original(*args, **kwargs)
+        for tool in getattr(result, "tools", None) or ():
+            name = getattr(tool, "name", None)
+            if isinstance(name, str):
+                state.annotations[name] = getattr(tool, "annotations", None)
+        return result
+
+    return list_tools
+
+
+# The listing a session's calls are classed by (docs/effects.md): not a call, so a table of its own.
+LIST_HOOKS: tuple[Hook[State], ...] = (
+    Hook(
+        "",
+        "list_tools",
+        _list_tools,
+        "mcp>=2.2,<3",
+        # mcp/client/session.py ClientSession.list_tools (mcp 2.3.0, line 1278): returns the
+        # ListToolsResult whose Tool objects carry `annotations` (readOnlyHint, destructiveHint).
+        "mcp/client/session.py:1278 ClientSession.list_tools",
+    ),
+)
+
 CLIENT_HOOKS: tuple[Hook[State], ...] = (
     Hook(
         "",
@@ -177,7 +211,7 @@ def instrument(session: S, state: State) -> S:
     if isinstance(session, Client):
         hooks = CLIENT_HOOKS  # the app-level call: a multi-round call is one node (_rounds.py)
     elif isinstance(session, ClientSession):
-        hooks = HOOKS
+        hooks = HOOKS + LIST_HOOKS
     else:
         raise TypeError(
             f"instrument_mcp() takes an mcp.ClientSession or an mcp.client.Client, got {type(session).__name__}"

@@ -20,7 +20,7 @@ from .._base.errors import RunAborted
 from .._hub.gate import GateAnswer, HeldGate, async_waiter
 from .._node.decide import at_effect, normalized, simulated_answer
 from .._node.edit import paused_fields
-from .._replay.errors import ReplayDivergence
+from .._replay.errors import UnrecordedWrite
 from .policy import FAIL, HOLD, OFF, SIMULATE
 from .simulate import HUB, candidates, simulate_with
 from .state import SAFE_MODE_BY
@@ -30,10 +30,6 @@ NodeRecord = Any
 
 _AGAIN: Any = object()
 RAN_AGAIN = "this call already ran once: run it again?"
-
-
-class UnrecordedWrite(ReplayDivergence):
-    """Under the pytest plugin's cassette replay: a write call the recording did not have."""
 
 
 def _mode(node: NodeRecord) -> str:

@@ -15,6 +15,7 @@ from .._loop.fingerprint import canonical_text
 from .classify import Effect, NameRule, classify, explicit
 
 if TYPE_CHECKING:
+    from .._hub.control import HubControl
     from .._hub.debug_state import DebugState
     from .._node.spec import NodeSpec
 
@@ -74,6 +75,11 @@ class Effects:
         self.stubs: dict[str, Any] = {}  # node id -> a value the hub asked to simulate with from now on
         self._seen: dict[tuple[str, str], Any] = {}  # (node id, canonical input) -> an output that ran
 
+    def set_own(self, mode: str) -> None:
+        """This app's own mode from now on (the kit's cases; `configure(safe=...)` builds a new client)."""
+        self.own = safe_mode(mode, "safe=")
+        self._on = self.own != OFF or (self.replay_safe is not None and self.replay_safe != OFF)
+
     def classify(self, spec: NodeSpec) -> Effect:
         declared = spec.effects
         if self.named and (isinstance(declared, Effect) or declared is None):
@@ -110,8 +116,12 @@ class Effects:
         return effect.cls == proto.WRITE or self.own_unknown or debug.safe_unknown
 
     # ---- what simulate hands back -------------------------------------------------------------------
-    def remember_output(self, node_id: str, input: Any, output: Any) -> None:
-        """An effectful call that ran: its output stands for the same call simulated later."""
+    def remember_output(self, node_id: str, input: Any, output: Any, hub: HubControl) -> None:
+        """An effectful call that ran: its output stands for the same call simulated later. Kept
+        only where safe mode may come (attached: the hub's switch; or a mode of the app's own): a
+        detached app with safe mode off pays nothing for it."""
+        if not (self._on or hub.attached):
+            return
         try:
             key = (node_id, canonical_text(input))
         except Exception:  # an input with no canonical text: nothing to match later

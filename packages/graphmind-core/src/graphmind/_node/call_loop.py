@@ -141,7 +141,7 @@ class CallLoop(NodeRecord):
 
     def _detached(self) -> bool:
         """No gate can hold before the body: no hub attached, the run not aborted, no replay."""
-        return self.host.replay is None and not self.may_hold() and not self.guarded
+        return self.host.replay is None and not self.may_hold()
 
     def _ended_detached(
         self,

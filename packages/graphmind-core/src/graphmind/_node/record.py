@@ -175,7 +175,7 @@ class NodeRecord(TokenBuffer, EffectState):
         if self.effect is not None:  # a tool: simulated, and a write's ledger line (_effects/state.py)
             event.update(self.effect_fields())
             if self.effect.effectful and not (self.simulated or self.injected or self.replayed):
-                host.effects.remember_output(self.node_id, spec.input, output)
+                host.effects.remember_output(self.node_id, spec.input, output, host.hub)
         if extra or self.replayed or self.original_input is not UNSET:
             payload = None  # keys the engine does not always write: the pipeline looks at each
             if extra:
@@ -212,7 +212,7 @@ class NodeRecord(TokenBuffer, EffectState):
     # ---- gates ---------------------------------------------------------------------------------
     def wants_hold(self, gate: str) -> bool:
         """Would this gate hold now? Streaming adapters ask before deciding to buffer a stream."""
-        return self._hold_reason(gate, consume=False) is not None
+        return self._hold_reason(gate, consume=False) is not None or (gate == proto.BEFORE and self.guarded)
 
     def _hold_reason(self, gate: str, consume: bool = True) -> str | None:
         return self.host.hub.hold_reason(self, gate, consume)
@@ -221,13 +221,18 @@ class NodeRecord(TokenBuffer, EffectState):
         """Can passing `gate` now hold or raise (an aborted run)? False on the fast paths: the loops skip it."""
         transport = self.host.hub.transport
         if transport is None or not transport.attached:
-            return self.run._aborted
-        return self.run._aborted or self._hold_reason(gate, consume=False) is not None
+            return self.run._aborted or (gate == proto.BEFORE and self.guarded)
+        return (
+            self.run._aborted
+            or self._hold_reason(gate, consume=False) is not None
+            or (gate == proto.BEFORE and self.guarded)  # safe mode decides there (docs/effects.md)
+        )
 
     def may_hold(self) -> bool:
-        """False on the fast path: detached, and the run not aborted (no gate can hold or raise)."""
+        """False on the fast path: detached, the run not aborted (no gate can hold or raise), and no
+        safe mode that could answer a call of this class (docs/effects.md)."""
         transport = self.host.hub.transport
-        return (transport is not None and transport.attached) or self.run._aborted
+        return (transport is not None and transport.attached) or self.run._aborted or self.guarded
 
     def _open(self, gate: str, payload: dict[str, Any], is_async: bool) -> HeldGate | None:
         if self.run._aborted:

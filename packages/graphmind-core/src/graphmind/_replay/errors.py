@@ -21,6 +21,11 @@ class ReplayDivergence(Exception):
         super().__init__(text)
 
 
+class UnrecordedWrite(ReplayDivergence):
+    """A write call (docs/effects.md) the recording did not have, under a replay that must not run
+    one (the pytest plugin's cassette replay): the test fails, even when the code under test catches it."""
+
+
 class ReplayedError(Exception):
     """A recorded error replayed at its node, when the adapter cannot rebuild the framework's own
     exception type: `type_name` and `message` are the recorded ones."""

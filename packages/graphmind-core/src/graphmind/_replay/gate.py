@@ -19,7 +19,7 @@ from .._base.errors import RunAborted
 from .._hub.gate import GateAnswer, HeldGate, async_waiter
 from .._node.decide import at_divergence, edited, injected_answer, normalized
 from .._node.edit import EditRefused, apply_edit, paused_fields
-from .errors import CassetteError, ReplayDivergence, ReplayedError
+from .errors import CassetteError, ReplayDivergence, ReplayedError, UnrecordedWrite
 from .replayer import DIVERGED, FORK_INPUT, FORK_OUTPUT, REPLAY, Decision, Replayer
 
 # A node is a _node.record.NodeRecord (not imported: record.py imports this module).
@@ -162,9 +162,9 @@ def _not_held(node: NodeRecord, replay: Replayer, decision: Decision) -> None:
     why = decision.why
     if replay.settings.on_divergence == "hold":
         why += " (on_divergence=hold, but no hub is attached to hold at)"
-    error = ReplayDivergence(
-        node.node_id, decision.occurrence, why, replay.diff(node, decision), replay.source
-    )
+    effect = node.effect
+    kind = UnrecordedWrite if effect is not None and effect.cls == proto.WRITE else ReplayDivergence
+    error = kind(node.node_id, decision.occurrence, why, replay.diff(node, decision), replay.source)
     replay.go_live()
     replay.report(error)
     node.fail(error)

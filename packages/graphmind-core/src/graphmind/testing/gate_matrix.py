@@ -359,7 +359,7 @@ async def run_case(
 
 
 # registers the default-session case and the edit cases, after the ones above
-from . import _default_cases, _edit_cases  # noqa: E402, F401
+from . import _default_cases, _edit_cases, _effect_cases  # noqa: E402, F401
 
 
 def _fake_hub() -> Hub:
