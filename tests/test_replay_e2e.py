@@ -235,7 +235,8 @@ def test_hold_holds_the_diverging_node_with_the_diff_in_api_gates(setup: Setup) 
 def test_live_runs_the_diverging_tool_and_everything_after(setup: Setup) -> None:
     cassette = setup.cassette
     requests, ran = setup.fake.request_count, setup.tools_run()
-    done = setup.agent(str(cassette), "--on-divergence", "live", AGENT_CABIN="business")
+    # --safe off: book and pay are writes by the name rule (docs/effects.md); this test runs them live
+    done = setup.agent(str(cassette), "--on-divergence", "live", "--safe", "off", AGENT_CABIN="business")
     assert done.returncode == 0, done.stderr
     assert "business" in done.stdout
     assert setup.tools_run() == [*ran, "book", "pay"]
@@ -245,7 +246,9 @@ def test_live_runs_the_diverging_tool_and_everything_after(setup: Setup) -> None
 def test_a_fork_replays_up_to_the_node_and_the_next_request_carries_the_forked_value(setup: Setup) -> None:
     cassette = setup.cassette
     requests, ran = setup.fake.request_count, setup.tools_run()
-    done = setup.agent(str(cassette), "--fork", "tool:book#1", "--output", json.dumps("BOOKED-FORK-7"))
+    done = setup.agent(  # --safe off: pay, a write by the name rule, runs live after the fork
+        str(cassette), "--fork", "tool:book#1", "--output", json.dumps("BOOKED-FORK-7"), "--safe", "off"
+    )
     assert done.returncode == 0, done.stderr
     live = setup.fake.requests[requests:]
     assert len(live) == 2, "0 requests before the fork, then the model steps after it"
@@ -261,7 +264,7 @@ def test_a_fork_with_an_edited_input_runs_that_tool_live_with_it(setup: Setup) -
     requests, ran = setup.fake.request_count, setup.tools_run()
     recorded = Cassette.load(cassette).find("tool:book#1").input
     edited = {**recorded, "cabin": "first"}
-    done = setup.agent(str(cassette), "--fork", "tool:book#1", "--input", json.dumps(edited))
+    done = setup.agent(str(cassette), "--fork", "tool:book#1", "--input", json.dumps(edited), "--safe", "off")
     assert done.returncode == 0, done.stderr
     assert setup.tools_run() == [*ran, "book", "pay"], "search replayed, book live with the edit, pay live"
     assert setup.fake.request_count == requests + 2, "0 requests before the fork"

@@ -285,3 +285,31 @@ def test_retry_of_a_write_that_ran_asks_first(hub: FakeHub, client: graphmind.Cl
     assert asked["why"] == "this call already ran once: run it again?"
     ended = _ended(hub, "tool:issue_refund")
     assert ended["simulated"] is True and ended["simulatedFrom"] == "none"
+
+
+def test_an_observe_only_write_is_never_marked_simulated_when_it_ran() -> None:
+    """A node the adapter only observes (no inject: the framework runs the call) cannot be simulated:
+    it runs, warned, and its ledger line says so (never a "simulated" that ran)."""
+    client = graphmind.Client(
+        app="effects", url="ws://127.0.0.1:9/ingest", retry_interval=3600, safe="simulate"
+    )
+    events: list[dict[str, Any]] = []
+    client._tap = events.append
+    runs: list[int] = []
+    try:
+        spec = NodeSpec("send_mail", actions=("continue", "abort"))
+        assert engine_for(client).execute(spec, lambda: runs.append(1) or "sent") == "sent"
+    finally:
+        client.dispose()
+    assert runs == [1]
+    ended = next(e for e in events if e["type"] == "node.finished")
+    assert "simulated" not in ended and ended["effect"]["outcome"] == "ran"
+
+
+def test_an_inject_after_a_write_ran_says_it_ran(hub: FakeHub, client: graphmind.Client) -> None:
+    tools = Counted(client)
+    hub.set_debug(breakpoints=[("tool:issue_refund", "after")])
+    hub.auto_answer("inject", {"refunded": 0})
+    assert tools.issue_refund("A1", 20) == {"refunded": 0}
+    assert tools.refunds == 1
+    assert _ended(hub, "tool:issue_refund")["effect"]["outcome"] == "ran"

@@ -58,6 +58,15 @@ def _without_hold(node: NodeRecord, mode: str, convert: Callable[[Any], Any]) ->
         return None
     if mode == FAIL:
         _unrecorded(node)
+    actions = node.spec.actions
+    if actions is not None and proto.INJECT not in actions:
+        # an observe-only node (the framework runs the call itself, the adapter only sees it): it
+        # cannot be answered with a value, so it runs, and its ledger line says it ran
+        node.host.warn(
+            f"[graphmind] {node.node_id} cannot be simulated: this adapter only observes the call; it ran",
+            key=f"no-simulate-{node.node_id}",
+        )
+        return None
     if mode == HOLD:
         node.host.warn(
             f"[graphmind] GRAPHMIND_SAFE=hold, but no hub is attached to hold {node.node_id} at: it was "

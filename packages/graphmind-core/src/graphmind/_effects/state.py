@@ -29,6 +29,9 @@ class EffectState:
     effect_by: str | None = None  # who answered its last effect hold
     effect_held = False  # an effect hold was answered: run it
     effect_skipped = False  # aborted before its body ran
+    body_ran = (
+        False  # a held after or error gate was answered: the body ran (an inject there replaced its result)
+    )
     injected: bool
     replayed: bool
     host: NodeHost
@@ -54,8 +57,8 @@ class EffectState:
             outcome, by = SIMULATED, by or SAFE_MODE_BY
         elif self.replayed:
             outcome, by = REPLAYED, "replay"
-        elif self.injected:
-            outcome = INJECTED
+        elif self.injected:  # at the before gate: nothing ran; after it: the body ran, its result replaced
+            outcome = (HELD_THEN_RAN if self.effect_held else RAN) if self.body_ran else INJECTED
         elif failed is not None and self.effect_skipped:
             outcome = SKIPPED
         elif self.effect_held:

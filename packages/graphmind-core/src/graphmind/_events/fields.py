@@ -61,6 +61,11 @@ _ENGINE_KEYS = frozenset(
         "reason",
         "by",
         "action",
+        # effects (docs/protocol.md, "Effects and safe mode"): plain strings the engine writes itself
+        "effect",
+        "simulated",
+        "simulatedFrom",
+        "answeredBy",
     }
 )
 _PAYLOAD_KEYS = frozenset(_ENGINE_PAYLOADS)

@@ -267,4 +267,7 @@ class HubControl:
 
 def _answered_by(value: Any) -> str | None:
     """`gate.resolve.answeredBy`: a short string the hub sets (viewer, api, mcp), else None."""
-    return value[:64] if isinstance(value, str) and value else None
+    # plain ASCII only: the engine's events carry it as a scalar of their own (no pipeline pass)
+    return (
+        value[:64] if isinstance(value, str) and value and value.isascii() and value.isprintable() else None
+    )

@@ -38,6 +38,7 @@ class DecidedNode(EditedNode, Protocol):
     loop_hit: Any
     simulated: str | None
     effect_skipped: bool
+    body_ran: bool
 
     def fail(self, exc: BaseException) -> None: ...
 
@@ -97,6 +98,8 @@ def decide(
 ) -> GateAnswer | None:
     """A person's (or a timeout's) answer at one of the node's gates; the gate is closed already."""
     action = answer.action
+    if gate != proto.BEFORE:
+        node.body_ran = True  # an after or error gate follows a run of the body (the ledger's word)
     if node.spec.actions is not None and action not in node.spec.actions:
         return CONTINUE_ANSWER  # a gate that does not take this answer (a span offers no inject)
     if action == proto.ABORT:
