@@ -71,19 +71,7 @@ class Setup:
     def agent(self, *replay: str, **env: str) -> subprocess.CompletedProcess[str]:
         command = [sys.executable, str(AGENT)]
         if replay:
-            # These replays' live tails run book and pay (writes by the name rule) for real: safe mode
-            # off (a replay holds them by default; that is tests/test_safe_mode_e2e.py's to prove).
-            command = [
-                sys.executable,
-                "-m",
-                "graphmind_server",
-                "replay",
-                *replay,
-                "--safe",
-                "off",
-                "--",
-                *command,
-            ]
+            command = [sys.executable, "-m", "graphmind_server", "replay", *replay, "--", *command]
         return subprocess.run(
             command, env={**self.env, **env}, capture_output=True, text=True, timeout=60, check=False
         )
