@@ -6,6 +6,7 @@ call and by whose answer; the simulated node is drawn apart from an injected one
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,7 +15,6 @@ from _apps import AgentThread, attached_client
 from playwright.sync_api import expect
 
 import graphmind
-from graphmind_server.testing import wait_for
 
 pytestmark = pytest.mark.browser
 
@@ -57,6 +57,15 @@ class Refunds:
         return AgentThread(body)
 
 
+def _pumping_until(page: Any, check: Any, what: str, timeout: float = 5.0) -> None:
+    """Wait for `check()` while Playwright keeps serving the page's requests (_apps.py,
+    `wait_pumping`: the switch's PUT goes out only while the test is inside a Playwright call)."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, f"timed out after {timeout} s waiting for {what}"
+        page.wait_for_timeout(20)
+
+
 def _fits(page: Any, selector: str) -> bool:
     """Nothing inside `selector` sticks out of it: no horizontal scroll, and every child box that
     is not clipped (a table cell's ellipsis) ends inside its right edge."""
@@ -90,8 +99,10 @@ def test_the_safe_mode_switch_holds_the_next_write_of_an_attached_app(
     switch = page.locator("#safe-mode")
     switch.select_option("hold")
     expect(switch).to_have_value("hold")
-    wait_for(lambda: hub.api("GET", "/api/debug")[1]["safe"] == "hold", 5, "the hub to keep safe mode")
-    wait_for(lambda: client._hub.debug.safe == "hold", 5, "the app to get safe mode")
+    _pumping_until(
+        page, lambda: hub.api("GET", "/api/debug")[1]["safe"] == "hold", "the hub to keep safe mode"
+    )
+    _pumping_until(page, lambda: client._hub.debug.safe == "hold", "the app to get safe mode")
     agent = app.agent("after-the-switch", 30)
     card = page.locator(".gate-card")
     expect(card).to_have_count(1)
@@ -116,7 +127,7 @@ def test_the_safe_mode_switch_holds_the_next_write_of_an_attached_app(
     assert app.refunded == [20]  # simulated: the body never ran
     # Simulate writes: no hold at all, the tool's stub comes back (the hub's switch, this app).
     switch.select_option("simulate")
-    wait_for(lambda: client._hub.debug.safe == "simulate", 5, "the app to get simulate")
+    _pumping_until(page, lambda: client._hub.debug.safe == "simulate", "the app to get simulate")
     third = app.agent("simulated-by-the-switch", 40)
     assert third.wait_pumping(page)
     assert third.result == {"refunded": 0, "note": "simulated"} and app.refunded == [20]
@@ -144,6 +155,7 @@ def test_the_safe_mode_switch_holds_the_next_write_of_an_attached_app(
     expect(node).to_have_class(re.compile(r"\bsimulated\b"))
     expect(node).not_to_have_class(re.compile(r"state-injected"))
     expect(node.locator(".g-state")).to_contain_text("simulated")
+    expect(node).to_have_attribute("title", re.compile(r"effect: write · name rule \(\*refund\*\)"))
     shoot(page, "simulated-node-1280x720")
     # The first run's ledger: the write ran (safe mode was off).
     page.goto(f"{hub.url}/#/run/{app.runs[0]}")

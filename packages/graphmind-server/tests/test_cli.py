@@ -130,10 +130,17 @@ def test_ctrl_c_releases_held_gates_with_continue_and_flushes_events(tmp_path):
         for i in range(200):
             app.node_started("r1", "tool:a", f"i{i}")
         paused = app.hold("r1", "tool:a", "held")
-        wait_for(lambda: hub.api("GET", "/api/gates")[1]["gates"], what="the gate")
+        # A write held by safe mode is simulated, never run unasked (docs/effects.md).
+        app.node_started("r1", "tool:send_mail", "w")
+        effect = app.hold(
+            "r1", "tool:send_mail", "w", reason="effect", actions=["continue", "inject", "simulate", "abort"]
+        )
+        wait_for(lambda: len(hub.api("GET", "/api/gates")[1]["gates"]) == 2, what="the gates")
         assert hub.stop() == 0
-        resolve = app.expect("gate.resolve")
+        resolve = app.expect("gate.resolve", where=lambda f: f["gateId"] == paused["gateId"])
         assert resolve == {"type": "gate.resolve", "gateId": paused["gateId"], "action": "continue"}
+        resolve = app.expect("gate.resolve", where=lambda f: f["gateId"] == effect["gateId"])
+        assert resolve == {"type": "gate.resolve", "gateId": effect["gateId"], "action": "simulate"}
         assert "Traceback" not in hub.stderr
         hub.restart()
         events = hub.api("GET", "/api/runs/r1/events?limit=5000")[1]["events"]

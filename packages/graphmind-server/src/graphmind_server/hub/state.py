@@ -87,13 +87,14 @@ class Hub:
         self._abandon.clear()
 
     async def release_all(self, timeout: float = 1.0) -> None:
-        """Shutdown: answer every held gate `continue` and give the apps a moment to confirm."""
+        """Shutdown: answer every held gate `continue` and give the apps a moment to confirm. A
+        call held by safe mode is simulated instead: no one asked for it to run (docs/effects.md)."""
         self.closing = True
         gates = list(self.gates.values())
         for gate in gates:
-            await gate.conn.send(
-                {"type": proto.GATE_RESOLVE, "gateId": gate.app_id, "action": proto.CONTINUE}
-            )
+            effect = gate.event.get("reason") == proto.EFFECT and proto.SIMULATE in gate.actions
+            action = proto.SIMULATE if effect else proto.CONTINUE
+            await gate.conn.send({"type": proto.GATE_RESOLVE, "gateId": gate.app_id, "action": action})
         deadline = time.monotonic() + timeout
         while any(g.hub_id in self.gates for g in gates) and time.monotonic() < deadline:
             await asyncio.sleep(0.01)

@@ -3,6 +3,7 @@
 // the model row. Layout runs only when the set of nodes changes; a state change touches one box.
 // A team run (two agents or more) is drawn in lanes, one group per agent (lanes.js).
 
+import { effectText } from "./effects.js";
 import { h } from "./frame.js";
 import { laneLayout } from "./lanes.js";
 import { store, isBreakpoint } from "./state.js";
@@ -299,7 +300,8 @@ export class GraphView {
     el.querySelector(".g-state").textContent = (n.ungated ? `${state} · ungated` : state) + mark;
     const bps = ["before", "after", "error"].filter((g) => isBreakpoint(n.nodeId, g));
     el.querySelector(".g-bp").textContent = bps.length ? "●" : "";
-    el.title = `${n.name}\n${n.nodeId}${bps.length ? `\nbreakpoint: ${bps.join(", ")}` : ""}`; // full names on hover
+    const fx = effectText(n.latest?.effect); // the class and where it came from (effects.js)
+    el.title = `${n.name}\n${n.nodeId}${fx ? `\neffect: ${fx}` : ""}${bps.length ? `\nbreakpoint: ${bps.join(", ")}` : ""}`; // full names on hover
     el.setAttribute("aria-label", `${n.name}, ${n.kind}, ${n.executions} executions, ${state}${
       n.ungated ? ", ungated" : ""}${bps.length ? `, breakpoint ${bps.join(" and ")}` : ""}`);
     el.setAttribute("aria-pressed", store.selectedNode === n.nodeId ? "true" : "false");
