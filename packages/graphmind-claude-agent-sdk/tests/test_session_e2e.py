@@ -253,3 +253,22 @@ def test_abort_at_a_tool_ends_the_session_and_the_run(
     assert run["name"] == "claude-agent" and run["meta"].get("framework") == "claude-agent-sdk", run
     assert not (tmp_path / "work" / "ran.txt").exists()
     assert fake.request_count == 1
+
+
+def test_safe_mode_simulate_never_runs_a_bash_call(fake: FakeAnthropic, tmp_path: Path) -> None:
+    """`Bash` is a write (a Claude Code tool's effect class): under safe mode "simulate" it does not
+    run, detached too, and the model reads a simulated result."""
+    fake.script(
+        [FakeAnthropic.tool_use("Bash", {"command": "echo ran > ran.txt", "description": "x"}), "done"]
+    )
+    client = graphmind.Client(
+        app="claude-safe", url="ws://127.0.0.1:9/ingest", retry_interval=3600, safe="simulate"
+    )
+    try:
+        messages = asyncio.run(_session(client, options(fake, tmp_path, allowed_tools=["Bash"])))
+    finally:
+        client.dispose()
+    assert _final(messages) == "done"
+    assert not (tmp_path / "work" / "ran.txt").exists(), "a simulated write must not run"
+    result = _tool_results(fake.requests[-1].body)[0]
+    assert result.get("is_error") is False, result

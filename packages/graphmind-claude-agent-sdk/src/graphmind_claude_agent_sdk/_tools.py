@@ -23,7 +23,7 @@ import json
 from typing import Any
 
 from graphmind import protocol as proto
-from graphmind.adapter import NodeExecution, NodeSpec, RunAborted, engine_for
+from graphmind.adapter import Effect, NodeExecution, NodeSpec, RunAborted, engine_for, framework_effect
 
 from ._describe import tool_output
 from ._session import SessionState
@@ -82,6 +82,15 @@ def _abort(event: str = "PreToolUse") -> dict[str, Any]:
     return output
 
 
+def effect_of(name: str) -> Effect | None:
+    """The CLI's own tools' effect classes (docs/effects.md); other tools go by the name rule."""
+    if name in WRITE_TOOLS:
+        return framework_effect("write", "Claude Code tool")
+    if name in READ_TOOLS:
+        return framework_effect("read", "Claude Code tool")
+    return None
+
+
 def _spec(name: str, tool_input: Any, tool_use_id: str | None) -> NodeSpec:
     return NodeSpec(
         name=name,
@@ -90,6 +99,7 @@ def _spec(name: str, tool_input: Any, tool_use_id: str | None) -> NodeSpec:
         instance_id=tool_use_id or None,
         edit=_edit,
         attrs={"framework": "claude-agent-sdk", "runsIn": "cli"},
+        effects=effect_of(name),
     )
 
 
