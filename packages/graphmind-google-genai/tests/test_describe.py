@@ -8,7 +8,7 @@ import pytest
 from google.genai import types
 
 from graphmind_google_genai import _describe, _edit, _inject
-from graphmind_server import prices
+from graphmind_server.store import prices
 
 
 def test_a_request_with_system_history_function_calls_and_settings_reads_as_messages() -> None:
