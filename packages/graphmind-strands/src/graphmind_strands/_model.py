@@ -24,8 +24,7 @@ from strands.types.events import ModelStopReason
 
 from graphmind.adapter import Engine, NodeSpec
 
-from . import _describe, _edit, _inject
-from ._runs import run_of
+from . import _describe, _edit, _inject, _runs
 
 
 async def gate_model(
@@ -66,8 +65,13 @@ async def gate_model(
             return {"role": "assistant", "content": text or None, "model": model}, None
         return _describe.reply(stop, model), _describe.usage(stop)
 
-    ex = await engine.astart_node(spec, run=run_of(engine))
-    async for event in ex.stream_async(
-        lambda: next_fn(ctx), on_item=on_item, describe=describe, from_injected=_inject.model_events
-    ):
-        yield event
+    ex = await engine.astart_node(spec)
+    try:
+        async for event in ex.stream_async(
+            lambda: next_fn(ctx), on_item=on_item, describe=describe, from_injected=_inject.model_events
+        ):
+            yield event
+    except Exception as exc:
+        _runs.note_error(exc)  # the run ends with it, unless Strands' own retry gets through next
+        raise
+    _runs.note_error(None)

@@ -16,6 +16,7 @@ from strands.hooks import (
     BeforeMultiAgentInvocationEvent,
 )
 
+import graphmind
 from graphmind.adapter import Engine
 
 from . import _runs
@@ -52,14 +53,23 @@ async def tool_stage(engine: Engine, ctx: Any, next_fn: Next) -> AsyncGenerator[
         yield event
 
 
-def on_event(engine: Engine, event: Any) -> None:
+def owner_of(event: Any) -> Any:
+    """The agent (or orchestrator) whose invocation the event is about."""
+    return event.agent if isinstance(event, BeforeInvocationEvent | AfterInvocationEvent) else event.source
+
+
+def is_multi_agent(event: Any) -> bool:
+    return isinstance(event, BeforeMultiAgentInvocationEvent | AfterMultiAgentInvocationEvent)
+
+
+def is_before(event: Any) -> bool:
+    return isinstance(event, BeforeInvocationEvent | BeforeMultiAgentInvocationEvent)
+
+
+def on_event(session: graphmind.Client | None, event: Any) -> None:
     """A run boundary: an agent's or an orchestrator's invocation starts or ends."""
-    if isinstance(event, BeforeInvocationEvent):
-        _runs.begin(engine, event.agent, _runs.name_of(event.agent, "agent"), {"framework": "strands"})
-    elif isinstance(event, AfterInvocationEvent):
-        _runs.end(engine, event.agent)
-    elif isinstance(event, BeforeMultiAgentInvocationEvent):
-        kind = type(event.source).__name__.lower()
-        _runs.begin(engine, event.source, _runs.name_of(event.source, kind), {"framework": "strands"})
-    elif isinstance(event, AfterMultiAgentInvocationEvent):
-        _runs.end(engine, event.source)
+    owner = owner_of(event)
+    if is_before(event):
+        _runs.begin(session, owner, _runs.name_of(owner, type(owner).__name__.lower()))
+    else:
+        _runs.end(owner)

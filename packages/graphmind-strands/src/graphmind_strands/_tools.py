@@ -24,7 +24,6 @@ from strands.types.events import ToolResultEvent
 from graphmind.adapter import Engine, NodeSpec
 
 from . import _describe, _edit, _inject
-from ._runs import run_of
 
 
 @dataclass
@@ -98,7 +97,7 @@ async def gate_tool(
         async for event in next_fn(ctx):
             yield event
         return
-    ex = await engine.astart_node(spec, run=run_of(engine))
+    ex = await engine.astart_node(spec)
     try:
         result = await ex.run_async(run, _describe_output, lambda value: _inject.tool_result(value, use_id))
     except Exception as exc:
