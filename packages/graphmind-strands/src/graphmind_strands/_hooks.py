@@ -20,13 +20,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from strands.agent.agent import Agent
 from strands.hooks.registry import HookRegistry
 from strands.middleware._registry import MiddlewareRegistry
 from strands.middleware.stages import ExecuteToolStage, InvokeModelStage
 
 from graphmind.adapter import Hook, Patches, ProcessPatch, hook_moved
 
-from . import _stages
+from . import _runs, _stages
 from ._version import SUPPORTED, __version__
 
 MARK = "_graphmind_strands"  # on an agent or orchestrator gated by its own `GraphmindHooks`
@@ -72,7 +73,23 @@ def wrap_invoke_callbacks(original: Callable[..., Any], state: Patches) -> Calla
     return invoke_callbacks_async
 
 
+def wrap_stream_async(original: Callable[..., Any], state: Patches) -> Callable[..., Any]:
+    return _runs.unwrap_abort(original)  # type: ignore[no-any-return]
+
+
+# strands/agent/agent.py:1391 Agent.stream_async: invoke_async (agent.py:1049), __call__ (through
+# invoke_async) and a swarm's or graph's node (multiagent/swarm.py:962, graph.py:1062) read it: an
+# aborted run reaches the app as RunAborted, not the EventLoopException Strands wraps it in
+STREAM_ASYNC = Hook(
+    "",
+    "stream_async",
+    wrap_stream_async,
+    SUPPORTED,
+    "strands/agent/agent.py:1391 Agent.stream_async — agent.py:1049 invoke_async, multiagent/swarm.py:962",
+)
+
 HOOKS: tuple[tuple[object, Hook[Patches]], ...] = (
+    (Agent, STREAM_ASYNC),
     # strands/middleware/_registry.py:144 MiddlewareRegistry.invoke(stage, context, terminal): the model
     # call at strands/event_loop/event_loop.py:623, each tool execution at
     # strands/tools/executors/_executor.py:313 (and :107, a background tool's)

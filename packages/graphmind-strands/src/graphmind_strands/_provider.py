@@ -19,10 +19,10 @@ from strands.hooks import AgentInitializedEvent, HookProvider, HookRegistry, Mul
 from strands.middleware.stages import ExecuteToolStage, InvokeModelStage
 
 import graphmind
-from graphmind.adapter import Engine, enabled_for, engine_for
+from graphmind.adapter import Engine, Patches, enabled_for, engine_for
 
 from . import _stages
-from ._hooks import MARK
+from ._hooks import MARK, STREAM_ASYNC
 
 
 class GraphmindHooks(HookProvider):
@@ -34,6 +34,7 @@ class GraphmindHooks(HookProvider):
     def __init__(self, *, session: graphmind.Client | None = None) -> None:
         self.session = session
         self._owners: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._patches = Patches(session)
 
     def engine(self) -> Engine:
         return engine_for(self.session)  # per call: graphmind.configure() may replace the default client
@@ -57,6 +58,7 @@ class GraphmindHooks(HookProvider):
         if agent:
             owner.add_middleware(InvokeModelStage, self._model_stage)
             owner.add_middleware(ExecuteToolStage, self._tool_stage)
+            self._patches.apply(owner, (STREAM_ASYNC,), self._patches)  # an abort reaches the app as RunAborted
         return True
 
     def _on_initialized(self, event: AgentInitializedEvent) -> None:
@@ -98,3 +100,4 @@ class GraphmindHooks(HookProvider):
             if vars(owner).get(MARK) is self:
                 delattr(owner, MARK)
         self._owners = weakref.WeakSet()
+        self._patches.undo()

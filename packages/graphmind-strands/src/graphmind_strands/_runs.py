@@ -63,3 +63,35 @@ def note_error(exc: BaseException | None) -> None:
 def name_of(owner: Any, default: str) -> str:
     name = getattr(owner, "name", None) or getattr(owner, "id", None)
     return name if isinstance(name, str) and name else default
+
+
+def aborted_in(exc: BaseException) -> RunAborted | None:
+    """The RunAborted behind an error Strands wrapped: the event loop wraps every error of a cycle in
+    its `EventLoopException` (strands/event_loop/event_loop.py:425, `from e`), and a tool's error
+    becomes an error result (the run then stops at the next model call, which raises it)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, RunAborted):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def unwrap_abort(original: Any) -> Any:
+    """`stream_async` that ends with RunAborted itself when the run was aborted, whatever Strands
+    wrapped it in (works on the class's function and on an agent's bound method alike)."""
+
+    async def stream_async(*args: Any, **kwargs: Any) -> Any:
+        try:
+            async for event in original(*args, **kwargs):
+                yield event
+        except Exception as exc:
+            aborted = aborted_in(exc)
+            if aborted is not None and aborted is not exc:
+                raise aborted from exc
+            raise
+
+    stream_async.__wrapped__ = original  # type: ignore[attr-defined]
+    return stream_async
