@@ -5,6 +5,7 @@
 
     instrument_strands()                                         # every agent, swarm and graph of the process
     agent = Agent(model=model, tools=[search], hooks=[GraphmindHooks()])  # or one agent
+    instrument_agent(agent)                                      # or one agent built already
 
 Every model call is an `llm:step` node and every tool execution a `tool:<name>` node (with the
 model's `toolUseId`), each with before, after and error gates (continue, inject, edit, retry,
@@ -17,10 +18,18 @@ from __future__ import annotations
 import graphmind
 
 from . import _hooks
-from ._provider import GraphmindHooks
+from ._provider import GraphmindHooks, instrument_agent, uninstrument_agent
 from ._version import SUPPORTED, __version__
 
-__all__ = ["SUPPORTED", "GraphmindHooks", "__version__", "instrument_strands", "uninstrument_strands"]
+__all__ = [
+    "SUPPORTED",
+    "GraphmindHooks",
+    "__version__",
+    "instrument_agent",
+    "instrument_strands",
+    "uninstrument_agent",
+    "uninstrument_strands",
+]
 
 
 def instrument_strands(*, session: graphmind.Client | None = None) -> bool:

@@ -49,3 +49,17 @@ def tool_result(value: Any, tool_use_id: str) -> ToolResultEvent:
     """An injected (or replayed) tool output as the tool's result event."""
     block: dict[str, Any] = {"text": value} if isinstance(value, str) else {"json": value}
     return ToolResultEvent({"toolUseId": tool_use_id, "status": "success", "content": [block]})  # type: ignore[typeddict-item]
+
+
+def replayed_error(exc: Any, tool_use_id: str, *, decorated: bool) -> ToolResultEvent:
+    """A recorded tool error, replayed (`graphmind.ReplayedError`: the exception's type name and
+    message), as the error result Strands made of it: a `@tool`'s own text
+    (strands/tools/decorator.py:682, "Error: <type> - <message>"; a ValueError's is "Error: <message>",
+    :669), else the executor's (strands/tools/executors/_executor.py:696, "Error: <message>"). The
+    exception rides along as the result's, as Strands passes it to `AfterToolCallEvent`."""
+    if decorated and exc.type_name != "ValueError":
+        text = f"Error: {exc.type_name} - {exc.message}"
+    else:
+        text = f"Error: {exc.message}"
+    result = {"toolUseId": tool_use_id, "status": "error", "content": [{"text": text}]}
+    return ToolResultEvent(result, exception=exc)  # type: ignore[arg-type]

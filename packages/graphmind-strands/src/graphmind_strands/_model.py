@@ -33,6 +33,12 @@ async def gate_model(
     """One model call of `ctx.agent` as a gated `llm:step` node; yields what the call yields."""
     model = _describe.model_name(ctx.model)
 
+    def edit(value: Any) -> Callable[[], AsyncIterator[Any]]:
+        # an edited input: the same call with the edited messages (unchanged ones keep their form);
+        # converted now, so a value that cannot be holds the gate again
+        edited = ctx.replace(messages=_edit.messages(value, ctx.messages))
+        return lambda: next_fn(edited)
+
     def build() -> NodeSpec:
         node_input, key, length = _describe.request(ctx)
         step = engine.next_llm_step(key, length)
@@ -44,8 +50,7 @@ async def gate_model(
             instance_id=step.instance_id,
             attrs={"model": model, "framework": "strands", "agent": str(getattr(ctx.agent, "name", "") or "agent")},
             tool_calls_in_output=True,
-            # an edited input: the same call with the edited messages (unchanged ones keep their form)
-            edit=lambda value: lambda: next_fn(ctx.replace(messages=_edit.messages(value, ctx.messages))),
+            edit=edit,
         )
 
     spec = engine.spec_or_none("llm", "step", build)

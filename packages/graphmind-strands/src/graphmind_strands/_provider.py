@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import AsyncGenerator
-from typing import Any
+from typing import Any, TypeVar
 
 from strands.hooks import AgentInitializedEvent, HookProvider, HookRegistry, MultiAgentInitializedEvent
 from strands.middleware.stages import ExecuteToolStage, InvokeModelStage
@@ -35,6 +35,7 @@ class GraphmindHooks(HookProvider):
         self.session = session
         self._owners: weakref.WeakSet[Any] = weakref.WeakSet()
         self._patches = Patches(session)
+        self._detached = False
 
     def engine(self) -> Engine:
         return engine_for(self.session)  # per call: graphmind.configure() may replace the default client
@@ -50,6 +51,8 @@ class GraphmindHooks(HookProvider):
     def _attach(self, owner: Any, agent: bool) -> bool:
         """Marks `owner` as gated by this provider (and gives an agent the two handlers); False when
         another provider has it already."""
+        if self._detached:
+            return False
         current = vars(owner).get(MARK)
         if current is not None:
             return current is self
@@ -101,3 +104,26 @@ class GraphmindHooks(HookProvider):
                 delattr(owner, MARK)
         self._owners = weakref.WeakSet()
         self._patches.undo()
+        self._detached = True
+
+
+A = TypeVar("A")
+
+
+def instrument_agent(agent: A, *, session: graphmind.Client | None = None) -> A:
+    """Gates every model call and tool call of an agent built already, in place (returns it): a
+    `GraphmindHooks` added to its hooks. Twice is once; a disabled session changes nothing at all."""
+    if not enabled_for(session) or vars(agent).get(MARK) is not None:
+        return agent
+    hooks = GraphmindHooks(session=session)
+    agent.hooks.add_hook(hooks)  # type: ignore[attr-defined]
+    hooks._attach(agent, agent=True)
+    return agent
+
+
+def uninstrument_agent(agent: A) -> A:
+    """Undoes `instrument_agent` (or an agent's `GraphmindHooks`) exactly: its calls go straight through."""
+    hooks = vars(agent).get(MARK)
+    if isinstance(hooks, GraphmindHooks):
+        hooks.detach()
+    return agent

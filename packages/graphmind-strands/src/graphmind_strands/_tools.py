@@ -21,6 +21,7 @@ from strands.interrupt import InterruptException
 from strands.types._events import ToolInterruptEvent
 from strands.types.events import ToolResultEvent
 
+from graphmind import ReplayedError
 from graphmind.adapter import Engine, NodeSpec
 
 from . import _describe, _edit, _inject
@@ -100,6 +101,8 @@ async def gate_tool(
     ex = await engine.astart_node(spec)
     try:
         result = await ex.run_async(run, _describe_output, lambda value: _inject.tool_result(value, use_id))
+    except ReplayedError as exc:  # a recorded error, replayed: the error result Strands made of it
+        result = _inject.replayed_error(exc, use_id, decorated=_function(ctx.tool) is not None)
     except Exception as exc:
         held = failed.get(id(exc))
         if held is None:
