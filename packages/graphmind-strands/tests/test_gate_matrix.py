@@ -227,6 +227,12 @@ SUBJECTS: dict[str, Callable[[], GateSubject]] = {
 @pytest.mark.parametrize("subject", list(SUBJECTS))
 @pytest.mark.parametrize("case", CASES)
 async def test_gate_matrix(case: str, subject: str, kit_hub: Callable[[], KitHub] | None) -> None:
+    if case == "stream_cut_short_async" and subject.startswith("model"):
+        pytest.skip(
+            "Strands 1.62 does not close its inner streams when an agent stream is closed early, bare too "
+            "(`aclose(): asynchronous generator is already running`): the node ends cutShort when the event "
+            "loop finalizes the model's stream, not at the app's aclose (docs/strands.md)"
+        )
     made = SUBJECTS[subject]()
     try:
         await run_case(case, made, hub=kit_hub)

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from strands.agent.agent import Agent
+from strands.hooks import BeforeNodeCallEvent
 from strands.hooks.registry import HookRegistry
 from strands.middleware._registry import MiddlewareRegistry
 from strands.middleware.stages import ExecuteToolStage, InvokeModelStage
@@ -59,7 +60,10 @@ def wrap_invoke(original: Callable[..., Any], state: Patches) -> Callable[..., A
 
 def wrap_invoke_callbacks(original: Callable[..., Any], state: Patches) -> Callable[..., Any]:
     async def invoke_callbacks_async(self: Any, event: Any) -> Any:
-        if not isinstance(event, _stages.RUN_EVENTS) or has_own(_stages.owner_of(event)):
+        if not isinstance(event, _stages.READ_EVENTS) or has_own(_stages.owner_of(event)):
+            return await original(self, event)
+        if isinstance(event, BeforeNodeCallEvent):
+            await _stages.on_node(state.session, event)  # the handoff's gate, before the app's callbacks
             return await original(self, event)
         if _stages.is_before(event):
             _stages.on_event(state.session, event)  # the run opens before the app's callbacks run
@@ -106,7 +110,8 @@ HOOKS: tuple[tuple[object, Hook[Patches]], ...] = (
     ),
     # strands/hooks/registry.py:309 HookRegistry.invoke_callbacks_async: BeforeInvocationEvent at
     # strands/agent/agent.py:1631, AfterInvocationEvent in its finally at :1770; a swarm's at
-    # strands/multiagent/swarm.py:424 / :476, a graph's at strands/multiagent/graph.py:652 / :709
+    # strands/multiagent/swarm.py:424 / :476, a graph's at strands/multiagent/graph.py:652 / :709;
+    # a swarm's next node, BeforeNodeCallEvent, at strands/multiagent/swarm.py:816
     (
         HookRegistry,
         Hook(

@@ -15,7 +15,13 @@ import weakref
 from collections.abc import AsyncGenerator
 from typing import Any, TypeVar
 
-from strands.hooks import AgentInitializedEvent, HookProvider, HookRegistry, MultiAgentInitializedEvent
+from strands.hooks import (
+    AgentInitializedEvent,
+    BeforeNodeCallEvent,
+    HookProvider,
+    HookRegistry,
+    MultiAgentInitializedEvent,
+)
 from strands.middleware.stages import ExecuteToolStage, InvokeModelStage
 
 import graphmind
@@ -47,6 +53,7 @@ class GraphmindHooks(HookProvider):
         registry.add_callback(MultiAgentInitializedEvent, self._on_multi_agent_initialized)
         for event_type in _stages.RUN_EVENTS:
             registry.add_callback(event_type, self._on_run_event)
+        registry.add_callback(BeforeNodeCallEvent, self._on_node)
 
     def _attach(self, owner: Any, agent: bool) -> bool:
         """Marks `owner` as gated by this provider (and gives an agent the two handlers); False when
@@ -74,6 +81,10 @@ class GraphmindHooks(HookProvider):
         owner = _stages.owner_of(event)
         if self._attach(owner, agent=not _stages.is_multi_agent(event)):
             _stages.on_event(self.session, event)
+
+    async def _on_node(self, event: BeforeNodeCallEvent) -> None:
+        if self._attach(event.source, agent=False):
+            await _stages.on_node(self.session, event)
 
     def _mine(self, ctx: Any) -> bool:
         return vars(ctx.agent).get(MARK) is self

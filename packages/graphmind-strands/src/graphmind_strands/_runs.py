@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import graphmind
-from graphmind.adapter import RunAborted, engine_for
+from graphmind.adapter import RunAborted, agent_scope, engine_for
 
 
 @dataclass
@@ -29,6 +29,25 @@ class _Open:
 
 
 _CURRENT: ContextVar[_Open | None] = ContextVar("graphmind_strands_run", default=None)
+# The agents whose invocations the calling context is inside, innermost last, each with its entered
+# `agent_scope`: every node of an agent's invocation names the agent (a swarm's two agents get
+# `llm:step` and `llm:step@<other>`, docs/strands.md, "Swarms and graphs").
+_AGENTS: ContextVar[tuple[tuple[Any, agent_scope], ...]] = ContextVar("graphmind_strands_agents", default=())
+
+
+def enter_agent(owner: Any) -> None:
+    name = name_of(owner, "agent")
+    scope = agent_scope(name)
+    scope.__enter__()
+    _AGENTS.set((*_AGENTS.get(), (owner, scope)))
+
+
+def leave_agent(owner: Any) -> None:
+    entered = _AGENTS.get()
+    if not entered or entered[-1][0] is not owner:
+        return
+    _AGENTS.set(entered[:-1])
+    entered[-1][1].__exit__(None, None, None)
 
 
 def begin(session: graphmind.Client | None, owner: Any, name: str) -> None:

@@ -14,25 +14,30 @@ from strands.hooks import (
     AfterMultiAgentInvocationEvent,
     BeforeInvocationEvent,
     BeforeMultiAgentInvocationEvent,
+    BeforeNodeCallEvent,
 )
 
 import graphmind
-from graphmind.adapter import Engine
+from graphmind.adapter import Engine, engine_for
 
-from . import _runs
+from . import _handoffs, _runs
 from ._model import gate_model
 from ._tools import gate_tool
 
 Next = Callable[[Any], AsyncIterator[Any]]
 
-# The hook events the adapter reads (all are invoked with `invoke_callbacks_async`; the callbacks
-# are plain functions, which Strands calls the same from its sync `invoke_callbacks`).
+# The hook events the adapter reads. Strands invokes all of them with `invoke_callbacks_async`;
+# the run boundaries' callback is a plain function (Strands calls it the same from its sync
+# `invoke_callbacks`, which raises on a coroutine callback); a handoff's gate awaits its hold, so its
+# callback is a coroutine function: swarms and graphs invoke `BeforeNodeCallEvent` only with
+# `invoke_callbacks_async` (strands/multiagent/swarm.py:816, graph.py:1010).
 RUN_EVENTS = (
     BeforeInvocationEvent,
     AfterInvocationEvent,
     BeforeMultiAgentInvocationEvent,
     AfterMultiAgentInvocationEvent,
 )
+READ_EVENTS = (*RUN_EVENTS, BeforeNodeCallEvent)
 
 
 async def model_stage(engine: Engine, ctx: Any, next_fn: Next) -> AsyncGenerator[Any, None]:
@@ -59,17 +64,28 @@ def owner_of(event: Any) -> Any:
 
 
 def is_multi_agent(event: Any) -> bool:
-    return isinstance(event, BeforeMultiAgentInvocationEvent | AfterMultiAgentInvocationEvent)
+    return not isinstance(event, BeforeInvocationEvent | AfterInvocationEvent)
 
 
 def is_before(event: Any) -> bool:
     return isinstance(event, BeforeInvocationEvent | BeforeMultiAgentInvocationEvent)
 
 
+async def on_node(session: graphmind.Client | None, event: BeforeNodeCallEvent) -> None:
+    """A swarm's next node: a handoff from the node before it (`_handoffs.py`)."""
+    await _handoffs.before_node(engine_for(session), event)
+
+
 def on_event(session: graphmind.Client | None, event: Any) -> None:
-    """A run boundary: an agent's or an orchestrator's invocation starts or ends."""
+    """A run boundary: an agent's or an orchestrator's invocation starts or ends (an agent's
+    invocation is also the agent's part of the run)."""
     owner = owner_of(event)
+    agent = not is_multi_agent(event)
     if is_before(event):
         _runs.begin(session, owner, _runs.name_of(owner, type(owner).__name__.lower()))
+        if agent and engine_for(session).live:
+            _runs.enter_agent(owner)
     else:
+        if agent:
+            _runs.leave_agent(owner)
         _runs.end(owner)
