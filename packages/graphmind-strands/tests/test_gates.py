@@ -1,9 +1,12 @@
 """The gates on a Strands agent with two tools, its model Strands' own `OpenAIModel` against the
-loopback fake (which counts requests), on core's FakeHub: inject, edit, retry, abort, and what the
-nodes record."""
+loopback fake (which counts requests): inject, edit, retry, abort, what the nodes record, and a
+recorded run replayed. Every test runs on core's FakeHub and on the real hub process (`graphmind
+serve`, driven as the viewer drives it: graphmind_server.testing.KitHub)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,9 +14,22 @@ from strands_helpers import Bodies, ToolDown, agent, tool_messages
 
 import graphmind
 from graphmind.adapter import RunAborted
-from graphmind.testing import FakeHub
+from graphmind.testing import FakeHub, write_cassette
 from graphmind_openai.testing import FakeOpenAI
+from graphmind_server.testing import HubProcess, KitHub
 from graphmind_strands import GraphmindHooks, instrument_strands
+
+
+@pytest.fixture(params=["fake-hub", "real-hub"])
+def fakehub(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """This module's hub: core's FakeHub, then a fresh KitHub over the module's real hub process."""
+    if request.param == "fake-hub":
+        with FakeHub() as hub:
+            yield hub
+        return
+    process: HubProcess = request.getfixturevalue("hub_process")
+    with KitHub(process) as kit:
+        yield kit
 
 
 def nodes(hub: FakeHub, event_type: str, node_id: str) -> list[dict[str, Any]]:
@@ -157,3 +173,35 @@ async def test_abort_at_a_tool_ends_the_run_aborted_with_no_further_request(
     assert bodies.searches == [] and fake.request_count == 1
     finished = fakehub.wait_event(lambda e: e.get("type") == "run.finished")
     assert finished["status"] == "aborted"
+
+
+async def test_a_recorded_run_replays_with_no_provider_request_and_no_tool_body(
+    gm: graphmind.Client, fakehub: FakeHub, fake: FakeOpenAI, tmp_path: Path
+) -> None:
+    bodies = Bodies()
+    fake.script(
+        [
+            FakeOpenAI.tool_call("search", {"q": "cats"}, call_id="call_1"),
+            FakeOpenAI.tool_call("weather", {"city": "Cairo"}, call_id="call_2"),
+            "cats, and sunny in Cairo",
+        ]
+    )
+    instrument_strands(session=gm)
+    recorded = await agent(fake, bodies).invoke_async("find cats")
+    nodes(fakehub, "node.finished", "llm:step")
+    fakehub.wait_for(lambda: len(fakehub.of_type("node.finished")) == 5, what="the five nodes' ends")
+    cassette = tmp_path / "run.jsonl"
+    write_cassette(cassette, gm.client_id, list(fakehub.events))
+    requests, searches, weathers = fake.request_count, len(bodies.searches), len(bodies.weathers)
+    assert (requests, searches, weathers) == (3, 1, 1)
+
+    replaying = graphmind.Client(app="replay", url=fakehub.url, retry_interval=0.2, replay={"source": cassette})
+    try:
+        assert replaying.ready(5)
+        instrument_strands(session=replaying)
+        replayed = await agent(fake, bodies).invoke_async("find cats")
+    finally:
+        replaying.dispose()
+    assert str(replayed) == str(recorded)
+    assert fake.request_count == requests, "no provider request in the replay"
+    assert (len(bodies.searches), len(bodies.weathers)) == (searches, weathers), "no tool body ran"
