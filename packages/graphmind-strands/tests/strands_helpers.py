@@ -65,7 +65,12 @@ def tools(bodies: Bodies) -> list[Any]:
 
 def agent(fake: FakeOpenAI, bodies: Bodies, name: str = "researcher", **kwargs: Any) -> Agent:
     return Agent(
-        model=model(fake), tools=tools(bodies), name=name, callback_handler=None, system_prompt="You research.", **kwargs
+        model=model(fake),
+        tools=tools(bodies),
+        name=name,
+        callback_handler=None,
+        system_prompt="You research.",
+        **kwargs,
     )
 
 

@@ -57,7 +57,10 @@ class ModelSubject(GateSubject):
         # unsafe_reentrant: the kit holds twenty calls at once on one agent (Strands refuses a second
         # invocation of an agent by default, ConcurrencyException)
         return Agent(
-            model=model(self.fake), name="writer", callback_handler=None, concurrent_invocation_mode="unsafe_reentrant"
+            model=model(self.fake),
+            name="writer",
+            callback_handler=None,
+            concurrent_invocation_mode="unsafe_reentrant",
         )
 
     def instrument(self, thing: Any, session: graphmind.Client) -> Any:
@@ -76,7 +79,9 @@ class ModelSubject(GateSubject):
             raise exc.original_exception from exc
 
     def stream(self, thing: Any) -> Iterator[str]:
-        return in_a_thread(lambda: (e["data"] for e in sync_stream(lambda: thing.stream_async("hi")) if "data" in e))
+        return in_a_thread(
+            lambda: (e["data"] for e in sync_stream(lambda: thing.stream_async("hi")) if "data" in e)
+        )
 
     async def astream(self, thing: Any) -> AsyncIterator[str]:
         events = thing.stream_async("hi")
@@ -150,7 +155,9 @@ class ToolSubject(GateSubject):
         self.bodies.append(bodies)
         # the agent keeps its history across invocations: the last message says which turn this is
         self.fake.default_reply = lambda body: (  # type: ignore[assignment]
-            "done" if body["messages"][-1].get("role") == "tool" else FakeOpenAI.tool_call("search", {"q": "cats"})
+            "done"
+            if body["messages"][-1].get("role") == "tool"
+            else FakeOpenAI.tool_call("search", {"q": "cats"})
         )
         thing = Agent(
             model=model(self.fake),
@@ -192,7 +199,10 @@ class ToolSubject(GateSubject):
 
     def _tool_result(self, thing: Any) -> Any:
         results = [
-            b["toolResult"] for m in thing.messages for b in m["content"] if isinstance(b, dict) and "toolResult" in b
+            b["toolResult"]
+            for m in thing.messages
+            for b in m["content"]
+            if isinstance(b, dict) and "toolResult" in b
         ]
         return results[-1]
 

@@ -66,7 +66,6 @@ async def test_a_plain_run_records_model_steps_and_tool_nodes_with_the_tool_use_
     assert len(runs) == 1 and runs[0]["name"] == "researcher"
 
 
-
 async def test_a_tool_inject_runs_no_body_and_the_next_model_request_carries_the_value(
     gm: graphmind.Client, fakehub: FakeHub, fake: FakeOpenAI
 ) -> None:
@@ -129,7 +128,10 @@ async def test_an_edited_model_request_is_what_the_provider_receives(
     fakehub.auto_answer(edit)
     await agent(fake, Bodies()).invoke_async("find cats")
     sent = fake.requests[0].body["messages"]
-    assert sent[0]["role"] == "system" and sent[-1]["content"] in ("find dogs", [{"type": "text", "text": "find dogs"}])
+    assert sent[0]["role"] == "system" and sent[-1]["content"] in (
+        "find dogs",
+        [{"type": "text", "text": "find dogs"}],
+    )
 
 
 async def test_retry_at_a_tools_error_gate_runs_it_again_to_success(
@@ -195,7 +197,9 @@ async def test_a_recorded_run_replays_with_no_provider_request_and_no_tool_body(
     requests, searches, weathers = fake.request_count, len(bodies.searches), len(bodies.weathers)
     assert (requests, searches, weathers) == (3, 1, 1)
 
-    replaying = graphmind.Client(app="replay", url=fakehub.url, retry_interval=0.2, replay={"source": cassette})
+    replaying = graphmind.Client(
+        app="replay", url=fakehub.url, retry_interval=0.2, replay={"source": cassette}
+    )
     try:
         assert replaying.ready(5)
         instrument_strands(session=replaying)

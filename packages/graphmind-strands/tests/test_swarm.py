@@ -26,7 +26,9 @@ def script(fake: FakeOpenAI) -> None:
     fake.script(
         [
             FakeOpenAI.tool_call(
-                "handoff_to_agent", {"agent_name": "billing", "message": "a refund for order 7"}, call_id="call_h"
+                "handoff_to_agent",
+                {"agent_name": "billing", "message": "a refund for order 7"},
+                call_id="call_h",
             ),
             "triage: handed over",  # the triage agent's turn ends after its handoff tool's result
             "billing: refunded",
@@ -72,7 +74,9 @@ async def test_an_edited_handoff_message_is_what_the_target_agent_gets(
     script(fake)
     instrument_strands(session=gm)
     fakehub.set_debug(breakpoints=[("handoff:*", "before")])
-    fakehub.auto_answer(lambda paused: ("continue", None, {"input": {**paused["input"], "message": "order 8"}}))
+    fakehub.auto_answer(
+        lambda paused: ("continue", None, {"input": {**paused["input"], "message": "order 8"}})
+    )
     await swarm(fake).invoke_async("I want a refund")
     sent = str(fake.requests[2].body["messages"])
     assert "order 8" in sent and "order 7" not in sent

@@ -77,7 +77,11 @@ def _join(text: str | None, others: list[str]) -> str | None:
 
 
 def tool_call(use: Mapping[str, Any]) -> dict[str, Any]:
-    return {"id": str(use.get("toolUseId")), "name": str(use.get("name")), "arguments": json_value(use.get("input"))}
+    return {
+        "id": str(use.get("toolUseId")),
+        "name": str(use.get("name")),
+        "arguments": json_value(use.get("input")),
+    }
 
 
 def messages(history: Sequence[Mapping[str, Any]], system: Any = None) -> list[dict[str, Any]]:

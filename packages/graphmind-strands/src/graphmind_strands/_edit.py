@@ -41,7 +41,9 @@ def _rebuilt(i: int, msg: Any) -> dict[str, Any]:
         return {"role": "user", "content": [{"text": content}]}
     if role == "tool" and msg.get("tool_call_id"):
         return _tool_message(msg)
-    raise ValueError(f"messages[{i}]: a message is user with text content, assistant, or tool with a tool_call_id")
+    raise ValueError(
+        f"messages[{i}]: a message is user with text content, assistant, or tool with a tool_call_id"
+    )
 
 
 def messages(value: Any, original: Sequence[Mapping[str, Any]]) -> list[Any]:

@@ -39,7 +39,9 @@ async def before_node(engine: Engine, event: Any) -> None:
         "message": swarm.state.handoff_message,
         "context": json_value(swarm.shared_context.context),
     }
-    decided = await ahandoff(engine, history[-1].node_id, event.node_id, handed, attrs={"framework": "strands"})
+    decided = await ahandoff(
+        engine, history[-1].node_id, event.node_id, handed, attrs={"framework": "strands"}
+    )
     if decided.injected:
         answer = decided.output
         event.cancel_node = answer if isinstance(answer, str) else json.dumps(answer)

@@ -36,19 +36,23 @@ def assistant_message(value: Any) -> tuple[dict[str, Any], str]:
 
 def model_events(value: Any) -> Items:
     """An injected (or replayed) reply as the events of a model call, the stop event last."""
+    message: Any
+    stop_reason: Any
     message, stop_reason = assistant_message(value)
     text = "".join(b["text"] for b in message["content"] if "text" in b)
     chunks = re.findall(r"\s*\S+\s*|\s+", text) if text else []
     events: list[Any] = [TextStreamEvent(delta={"text": chunk}, text=chunk) for chunk in chunks]
-    usage = {"inputTokens": 0, "outputTokens": 0, "totalTokens": 0}
-    events.append(ModelStopReason(stop_reason=stop_reason, message=message, usage=usage, metrics={"latencyMs": 0}))  # type: ignore[arg-type]
+    usage: Any = {"inputTokens": 0, "outputTokens": 0, "totalTokens": 0}
+    events.append(
+        ModelStopReason(stop_reason=stop_reason, message=message, usage=usage, metrics={"latencyMs": 0})
+    )
     return Items(tuple(events))
 
 
 def tool_result(value: Any, tool_use_id: str) -> ToolResultEvent:
     """An injected (or replayed) tool output as the tool's result event."""
-    block: dict[str, Any] = {"text": value} if isinstance(value, str) else {"json": value}
-    return ToolResultEvent({"toolUseId": tool_use_id, "status": "success", "content": [block]})  # type: ignore[typeddict-item]
+    block: Any = {"text": value} if isinstance(value, str) else {"json": value}
+    return ToolResultEvent({"toolUseId": tool_use_id, "status": "success", "content": [block]})
 
 
 def replayed_error(exc: Any, tool_use_id: str, *, decorated: bool) -> ToolResultEvent:
@@ -61,5 +65,5 @@ def replayed_error(exc: Any, tool_use_id: str, *, decorated: bool) -> ToolResult
         text = f"Error: {exc.type_name} - {exc.message}"
     else:
         text = f"Error: {exc.message}"
-    result = {"toolUseId": tool_use_id, "status": "error", "content": [{"text": text}]}
-    return ToolResultEvent(result, exception=exc)  # type: ignore[arg-type]
+    result: Any = {"toolUseId": tool_use_id, "status": "error", "content": [{"text": text}]}
+    return ToolResultEvent(result, exception=exc)

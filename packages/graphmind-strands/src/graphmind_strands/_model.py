@@ -48,7 +48,11 @@ async def gate_model(
             node_input,
             node_id="llm:step",
             instance_id=step.instance_id,
-            attrs={"model": model, "framework": "strands", "agent": str(getattr(ctx.agent, "name", "") or "agent")},
+            attrs={
+                "model": model,
+                "framework": "strands",
+                "agent": str(getattr(ctx.agent, "name", "") or "agent"),
+            },
             tool_calls_in_output=True,
             edit=edit,
         )

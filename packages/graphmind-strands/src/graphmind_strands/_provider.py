@@ -68,7 +68,9 @@ class GraphmindHooks(HookProvider):
         if agent:
             owner.add_middleware(InvokeModelStage, self._model_stage)
             owner.add_middleware(ExecuteToolStage, self._tool_stage)
-            self._patches.apply(owner, (STREAM_ASYNC,), self._patches)  # an abort reaches the app as RunAborted
+            self._patches.apply(
+                owner, (STREAM_ASYNC,), self._patches
+            )  # an abort reaches the app as RunAborted
         return True
 
     def _on_initialized(self, event: AgentInitializedEvent) -> None:
