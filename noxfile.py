@@ -34,6 +34,7 @@ PACKAGES = [
     "graphmind-google-adk",
     "graphmind-openai-agents",
     "graphmind-pydantic-ai",
+    "graphmind-strands",
 ]
 # One row per adapter: its package, the framework distribution, the versions to test, its tests.
 MATRIX = {
@@ -76,12 +77,20 @@ MATRIX = {
         ["2.68", "2.62"],
         ["packages/graphmind-pydantic-ai/tests"],
     ),
+    # The newest line (1.62, the release the hooks were read in, is the range's floor).
+    "strands": (
+        "graphmind-strands",
+        "strands-agents",
+        ["1.62"],
+        ["packages/graphmind-strands/tests"],
+    ),
 }
 # Workspace packages a row's tests use beyond its own (graphmind-litellm's tests use FakeOpenAI).
 TEST_PACKAGES = {
     "litellm": ["graphmind-openai"],
     "openai_agents": ["graphmind-openai"],
     "pydantic_ai": ["graphmind-openai"],
+    "strands": ["graphmind-openai"],
 }
 TEST_DEPS = ["pytest>=8", "pytest-asyncio>=0.24", "pytest-timeout>=2.3", "httpx>=0.27", "respx>=0.22"]
 
@@ -379,6 +388,25 @@ SUITES = {
             "vcrpy",
             "devtools",
             "blockbuster>=1.5.26,<1.6",
+        ],
+    ),
+    # strands-agents' hatch-test dependencies, the parts its unit tests import; openai (3, beside
+    # the workspace) and litellm for tests/strands/models/test_openai.py and test_litellm.py, anthropic
+    # for test_anthropic.py. Its mcp<2.2 pin is kept here (the suite's own range; the workspace
+    # overrides it, docs/strands.md).
+    "strands": (
+        "strands-agents",
+        "graphmind-strands",
+        [
+            "pytest>=9,<10",
+            "pytest-asyncio>=1,<1.5",
+            "pytest-timeout",
+            "pytest-xdist",
+            "moto>=5.1,<6",
+            "openai>=3",
+            "aws-bedrock-token-generator",
+            "anthropic<1",
+            "litellm>=1.108,!=1.107.0,<2",
         ],
     ),
 }
