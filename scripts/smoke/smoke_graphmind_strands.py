@@ -25,7 +25,9 @@ class Scripted(Model):
         raise NotImplementedError
         yield
 
-    async def stream(self, messages: Any, tool_specs: Any = None, system_prompt: Any = None, **kwargs: Any) -> Any:
+    async def stream(
+        self, messages: Any, tool_specs: Any = None, system_prompt: Any = None, **kwargs: Any
+    ) -> Any:
         results = [b["toolResult"] for m in messages for b in m["content"] if "toolResult" in b]
         yield {"messageStart": {"role": "assistant"}}
         if not results:

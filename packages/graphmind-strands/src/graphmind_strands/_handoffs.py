@@ -48,3 +48,14 @@ async def before_node(engine: Engine, event: Any) -> None:
     elif decided.edited and isinstance(decided.input, dict):
         message = decided.input.get("message")
         swarm.state.handoff_message = message if isinstance(message, str) else json.dumps(message)
+
+
+def entry_agent(orchestrator: Any) -> Any:
+    """A swarm's entry agent (`Swarm.entry_point`, strands/multiagent/swarm.py:307; else its first
+    node, as the swarm starts), or None for a graph (its entry points are several)."""
+    if not isinstance(orchestrator, Swarm):
+        return None
+    if orchestrator.entry_point is not None:
+        return orchestrator.entry_point
+    nodes = list(orchestrator.nodes.values())
+    return nodes[0].executor if nodes else None

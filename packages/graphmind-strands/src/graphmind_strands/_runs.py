@@ -35,8 +35,7 @@ _CURRENT: ContextVar[_Open | None] = ContextVar("graphmind_strands_run", default
 _AGENTS: ContextVar[tuple[tuple[Any, agent_scope], ...]] = ContextVar("graphmind_strands_agents", default=())
 
 
-def enter_agent(owner: Any) -> None:
-    name = name_of(owner, "agent")
+def enter_agent(owner: Any, name: str) -> None:
     scope = agent_scope(name)
     scope.__enter__()
     _AGENTS.set((*_AGENTS.get(), (owner, scope)))

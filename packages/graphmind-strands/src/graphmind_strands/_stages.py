@@ -80,12 +80,13 @@ def on_event(session: graphmind.Client | None, event: Any) -> None:
     """A run boundary: an agent's or an orchestrator's invocation starts or ends (an agent's
     invocation is also the agent's part of the run)."""
     owner = owner_of(event)
-    agent = not is_multi_agent(event)
     if is_before(event):
         _runs.begin(session, owner, _runs.name_of(owner, type(owner).__name__.lower()))
-        if agent and engine_for(session).live:
-            _runs.enter_agent(owner)
+        # An agent's invocation is its part of the run; a swarm's is its entry agent's, so the agents
+        # it hands work to nest under it (agentPath [entry, other]), as handed work does elsewhere.
+        root = owner if not is_multi_agent(event) else _handoffs.entry_agent(owner)
+        if root is not None and engine_for(session).live:
+            _runs.enter_agent(owner, _runs.name_of(root, "agent"))
     else:
-        if agent:
-            _runs.leave_agent(owner)
+        _runs.leave_agent(owner)
         _runs.end(owner)
