@@ -92,21 +92,19 @@ class GraphmindHooks(HookProvider):
         return vars(ctx.agent).get(MARK) is self
 
     async def _model_stage(self, ctx: Any, next_fn: Any) -> AsyncGenerator[Any, None]:
-        engine = self.engine()
-        if not self._mine(ctx) or not engine.live:
+        if not self._mine(ctx):  # detached, or another provider gates this agent
             async for event in next_fn(ctx):
                 yield event
             return
-        async for event in _stages.model_stage(engine, ctx, next_fn):
+        async for event in _stages.model_stage(self.engine(), ctx, next_fn):  # live or straight through
             yield event
 
     async def _tool_stage(self, ctx: Any, next_fn: Any) -> AsyncGenerator[Any, None]:
-        engine = self.engine()
-        if not self._mine(ctx) or not engine.live:
+        if not self._mine(ctx):  # detached, or another provider gates this agent
             async for event in next_fn(ctx):
                 yield event
             return
-        async for event in _stages.tool_stage(engine, ctx, next_fn):
+        async for event in _stages.tool_stage(self.engine(), ctx, next_fn):  # live or straight through
             yield event
 
     def detach(self) -> None:
