@@ -12,7 +12,7 @@ coroutine callback).
 from __future__ import annotations
 
 import weakref
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncIterator
 from typing import Any, TypeVar
 
 from strands.hooks import (
@@ -91,21 +91,15 @@ class GraphmindHooks(HookProvider):
     def _mine(self, ctx: Any) -> bool:
         return vars(ctx.agent).get(MARK) is self
 
-    async def _model_stage(self, ctx: Any, next_fn: Any) -> AsyncGenerator[Any, None]:
+    def _model_stage(self, ctx: Any, next_fn: Any) -> AsyncIterator[Any]:
         if not self._mine(ctx):  # detached, or another provider gates this agent
-            async for event in next_fn(ctx):
-                yield event
-            return
-        async for event in _stages.model_stage(self.engine(), ctx, next_fn):  # live or straight through
-            yield event
+            return next_fn(ctx)  # type: ignore[no-any-return]
+        return _stages.model_stage(self.engine(), ctx, next_fn)
 
-    async def _tool_stage(self, ctx: Any, next_fn: Any) -> AsyncGenerator[Any, None]:
+    def _tool_stage(self, ctx: Any, next_fn: Any) -> AsyncIterator[Any]:
         if not self._mine(ctx):  # detached, or another provider gates this agent
-            async for event in next_fn(ctx):
-                yield event
-            return
-        async for event in _stages.tool_stage(self.engine(), ctx, next_fn):  # live or straight through
-            yield event
+            return next_fn(ctx)  # type: ignore[no-any-return]
+        return _stages.tool_stage(self.engine(), ctx, next_fn)
 
     def detach(self) -> None:
         """Undoes this provider on every agent it gates: their calls go straight through (Strands

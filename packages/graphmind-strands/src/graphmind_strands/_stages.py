@@ -6,7 +6,7 @@ client after the agent was built.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from strands.hooks import (
@@ -40,22 +40,16 @@ RUN_EVENTS = (
 READ_EVENTS = (*RUN_EVENTS, BeforeNodeCallEvent)
 
 
-async def model_stage(engine: Engine, ctx: Any, next_fn: Next) -> AsyncGenerator[Any, None]:
-    if not engine.live:
-        async for event in next_fn(ctx):
-            yield event
-        return
-    async for event in gate_model(engine, ctx, next_fn):
-        yield event
+# Each handler returns the stream the chain reads (the gate's, or `next_fn`'s straight through)
+# rather than re-yielding it: a Wrap handler may return any async generator (the registry iterates
+# and closes it, strands/middleware/_registry.py:121), and every event of a call then passes one
+# frame less.
+def model_stage(engine: Engine, ctx: Any, next_fn: Next) -> AsyncIterator[Any]:
+    return gate_model(engine, ctx, next_fn) if engine.live else next_fn(ctx)
 
 
-async def tool_stage(engine: Engine, ctx: Any, next_fn: Next) -> AsyncGenerator[Any, None]:
-    if not engine.live:
-        async for event in next_fn(ctx):
-            yield event
-        return
-    async for event in gate_tool(engine, ctx, next_fn):
-        yield event
+def tool_stage(engine: Engine, ctx: Any, next_fn: Next) -> AsyncIterator[Any]:
+    return gate_tool(engine, ctx, next_fn) if engine.live else next_fn(ctx)
 
 
 def owner_of(event: Any) -> Any:
