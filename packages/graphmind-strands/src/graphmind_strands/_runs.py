@@ -102,14 +102,17 @@ def unwrap_abort(original: Any) -> Any:
     wrapped it in (works on the class's function and on an agent's bound method alike)."""
 
     async def stream_async(*args: Any, **kwargs: Any) -> Any:
+        events = original(*args, **kwargs)
         try:
-            async for event in original(*args, **kwargs):
+            async for event in events:
                 yield event
         except Exception as exc:
             aborted = aborted_in(exc)
             if aborted is not None and aborted is not exc:
                 raise aborted from exc
             raise
+        finally:
+            await events.aclose()  # left early: Strands' own cleanup runs now, as without us
 
     stream_async.__wrapped__ = original  # type: ignore[attr-defined]
     return stream_async

@@ -6,7 +6,7 @@ client after the agent was built.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any
 
 from strands.hooks import (
@@ -24,7 +24,7 @@ from . import _handoffs, _runs
 from ._model import gate_model
 from ._tools import gate_tool
 
-Next = Callable[[Any], AsyncIterator[Any]]
+Next = Callable[[Any], AsyncGenerator[Any, None]]
 
 # The hook events the adapter reads. Strands invokes all of them with `invoke_callbacks_async`;
 # the run boundaries' callback is a plain function (Strands calls it the same from its sync

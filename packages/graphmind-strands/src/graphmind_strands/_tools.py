@@ -13,7 +13,7 @@ its gates.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,7 +49,7 @@ def _function(tool: Any) -> Callable[..., Any] | None:
 
 
 async def gate_tool(
-    engine: Engine, ctx: Any, next_fn: Callable[[Any], AsyncIterator[Any]]
+    engine: Engine, ctx: Any, next_fn: Callable[[Any], AsyncGenerator[Any, None]]
 ) -> AsyncGenerator[Any, None]:
     """One tool execution as a gated `tool:<name>` node; yields what the execution yields."""
     tool_use = ctx.tool_use
@@ -60,8 +60,9 @@ async def gate_tool(
     async def run(context: Any = ctx) -> Any:
         passed.clear()
         result: ToolResultEvent | None = None
+        events = next_fn(context)
         try:
-            async for event in next_fn(context):
+            async for event in events:
                 if isinstance(event, ToolResultEvent):
                     result = event
                 elif isinstance(event, ToolInterruptEvent):
@@ -70,6 +71,8 @@ async def gate_tool(
                     passed.append(event)
         except InterruptException as exc:
             return _Halt(exc=exc)
+        finally:
+            await events.aclose()  # the chain's own cleanup (the tool's span and metrics) runs now
         if result is None:  # the chain yielded no result: Strands says so itself (_executor.py:349)
             return _Halt()
         if result.exception is not None:
