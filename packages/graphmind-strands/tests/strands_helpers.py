@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx
 from strands import Agent, tool
 from strands.models.openai import OpenAIModel
 
@@ -32,7 +33,15 @@ class Bodies:
 
 def model(fake: FakeOpenAI) -> OpenAIModel:
     return OpenAIModel(
-        client_args={"base_url": fake.base_url, "api_key": "test", "max_retries": 0}, model_id="gpt-4o-mini"
+        # connect=30: the SDK's default connect timeout (5 s) is shorter than twenty calls at once
+        # take to reach the loopback fake on a loaded 2-core machine
+        client_args={
+            "base_url": fake.base_url,
+            "api_key": "test",
+            "max_retries": 0,
+            "timeout": httpx.Timeout(120, connect=30),
+        },
+        model_id="gpt-4o-mini",
     )
 
 
