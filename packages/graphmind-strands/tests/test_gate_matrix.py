@@ -243,6 +243,11 @@ async def test_gate_matrix(case: str, subject: str, kit_hub: Callable[[], KitHub
             "(`aclose(): asynchronous generator is already running`): the node ends cutShort when the event "
             "loop finalizes the model's stream, not at the app's aclose (docs/strands.md)"
         )
+    if subject == "model-process" and kit_hub is not None:
+        pytest.skip(
+            "the process-wide patch runs the per-agent subject's handlers: on FakeHub only, to keep the "
+            "default suite's time (the real hub runs the per-agent model and the tool subjects)"
+        )
     made = SUBJECTS[subject]()
     try:
         await run_case(case, made, hub=kit_hub)
