@@ -1,14 +1,18 @@
 """The only hook table of the adapter: `HOOKS`, applied process-wide by `instrument_strands()` (one
 `ProcessPatch`) and undone by `uninstrument_strands()`.
 
-Two rows, both on the class that every agent's object of it shares, both looked up at call time:
+Three rows, each on the class that every agent's object of it shares, looked up at call time:
 
+- `Agent.stream_async`: an aborted run reaches the app as `RunAborted`, not the `EventLoopException`
+  Strands wraps every error of a cycle in (`_runs.unwrap_abort`; `GraphmindHooks` puts the same row
+  on its agent);
 - `MiddlewareRegistry.invoke`: each agent's model call and tool execution runs through its
   middleware chain (`InvokeModelStage`, `ExecuteToolStage`); the row puts the gate innermost, around
   the chain's terminal, so the call is one node whatever middleware the app added (`_stages.py`);
 - `HookRegistry.invoke_callbacks_async`: an agent's (or a swarm's, a graph's) invocation starts and
   ends with `Before/AfterInvocationEvent` (`Before/AfterMultiAgentInvocationEvent`): the run
-  boundaries (`_runs.py`); the app's own hook callbacks run as before.
+  boundaries and the agent of each invocation (`_runs.py`); a swarm's `BeforeNodeCallEvent`: a
+  handoff (`_handoffs.py`); the app's own hook callbacks run as before.
 
 An agent given a `GraphmindHooks()` provider is gated by it (it registers the same handlers on
 that agent alone) and the rows leave it alone: one node per call either way. Each row's `upstream`
