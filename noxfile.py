@@ -92,7 +92,14 @@ TEST_PACKAGES = {
     "pydantic_ai": ["graphmind-openai"],
     "strands": ["graphmind-openai"],
 }
-TEST_DEPS = ["pytest>=8", "pytest-asyncio>=0.24", "pytest-timeout>=2.3", "httpx>=0.27", "respx>=0.22"]
+TEST_DEPS = [
+    "pytest>=8",
+    "pytest-asyncio>=0.24",
+    "pytest-timeout>=2.3",
+    "pytest-xdist>=3.6",
+    "httpx>=0.27",
+    "respx>=0.22",
+]  # xdist: the root conftest.py implements its hook
 
 
 def _install_workspace(session: nox.Session, *packages: str) -> None:
