@@ -11,7 +11,6 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
 from strands import Agent, tool
 from strands.models.openai import OpenAIModel
 
@@ -33,13 +32,14 @@ class Bodies:
 
 def model(fake: FakeOpenAI) -> OpenAIModel:
     return OpenAIModel(
-        # connect=30: the SDK's default connect timeout (5 s) is shorter than twenty calls at once
-        # take to reach the loopback fake on a loaded 2-core machine
+        # a plain number (every phase, connect included: the SDK's default connect timeout, 5 s, is
+        # shorter than twenty calls at once take to reach the loopback fake on a loaded 2-core
+        # machine); not an httpx.Timeout, which openai 3.6x (httpx2 inside) refuses
         client_args={
             "base_url": fake.base_url,
             "api_key": "test",
             "max_retries": 0,
-            "timeout": httpx.Timeout(120, connect=30),
+            "timeout": 120.0,
         },
         model_id="gpt-4o-mini",
     )
