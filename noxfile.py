@@ -36,6 +36,7 @@ PACKAGES = [
     "graphmind-pydantic-ai",
     "graphmind-claude-agent-sdk",
     "graphmind-google-genai",
+    "graphmind-strands",
 ]
 # The workspace wheels a package's wheel needs beside graphmind-core (its smoke installs them too).
 WHEEL_DEPS = {"graphmind-claude-agent-sdk": ["graphmind-anthropic"]}
@@ -94,6 +95,13 @@ MATRIX = {
         ["3.6", "2.34"],
         ["packages/graphmind-google-genai/tests"],
     ),
+    # The newest line (1.62, the release the hooks were read in, is the range's floor).
+    "strands": (
+        "graphmind-strands",
+        "strands-agents",
+        ["1.62"],
+        ["packages/graphmind-strands/tests"],
+    ),
 }
 # Workspace packages a row's tests use beyond its own (graphmind-litellm's tests use FakeOpenAI).
 TEST_PACKAGES = {
@@ -101,8 +109,16 @@ TEST_PACKAGES = {
     "openai_agents": ["graphmind-openai"],
     "pydantic_ai": ["graphmind-openai"],
     "claude_agent_sdk": ["graphmind-anthropic"],
+    "strands": ["graphmind-openai"],
 }
-TEST_DEPS = ["pytest>=8", "pytest-asyncio>=0.24", "pytest-timeout>=2.3", "httpx>=0.27", "respx>=0.22"]
+TEST_DEPS = [
+    "pytest>=8",
+    "pytest-asyncio>=0.24",
+    "pytest-timeout>=2.3",
+    "pytest-xdist>=3.6",
+    "httpx>=0.27",
+    "respx>=0.22",
+]  # xdist: the root conftest.py implements its hook
 
 
 def _install_workspace(session: nox.Session, *packages: str) -> None:
@@ -415,6 +431,25 @@ SUITES = {
         "google-genai",
         "graphmind-google-genai",
         ["pytest", "pytest-asyncio", "pytest-mock", "pytest-timeout", "pytest-xdist", "mcp"],
+    ),
+    # strands-agents' hatch-test dependencies, the parts its unit tests import; openai (3, beside
+    # the workspace) and litellm for tests/strands/models/test_openai.py and test_litellm.py, anthropic
+    # for test_anthropic.py. Its mcp<2.2 pin is kept here (the suite's own range; the workspace
+    # overrides it, docs/strands.md).
+    "strands": (
+        "strands-agents",
+        "graphmind-strands",
+        [
+            "pytest>=9,<10",
+            "pytest-asyncio>=1,<1.5",
+            "pytest-timeout",
+            "pytest-xdist",
+            "moto>=5.1,<6",
+            "openai>=3",
+            "aws-bedrock-token-generator",
+            "anthropic<1",
+            "litellm>=1.108,!=1.107.0,<2",
+        ],
     ),
 }
 # The source package's own directory that holds its tests, installed into the session first.

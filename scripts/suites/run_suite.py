@@ -3,7 +3,7 @@
     python scripts/suites/run_suite.py openai <source dir> [pytest args...]
     python scripts/suites/run_suite.py anthropic <source dir> [pytest args...]
     python scripts/suites/run_suite.py langchain <source dir> [pytest args...]
-    python scripts/suites/run_suite.py mcp|llamaindex|litellm|google_adk|openai-agents|pydantic_ai <source dir> [pytest args...]
+    python scripts/suites/run_suite.py mcp|llamaindex|litellm|google_adk|openai-agents|pydantic_ai|strands <source dir> [pytest args...]
 
 Test paths among the pytest args (relative to the source dir) replace the whole suite.
 

@@ -222,6 +222,39 @@ SUITES: dict[str, dict[str, Any]] = {
             "--timeout=60",
         ],
     },
+    "strands": {
+        "plugin": "gm_suite_strands",
+        # tests/strands, the unit tests its sdist ships (tests_integ call Bedrock and other providers).
+        # Left out: the modules whose optional providers or extras the session does not install
+        # (a2a, cedar, gemini, llama-api, mistral, ollama, sagemaker, writer, web fetch, the OTLP
+        # exporter) and the bidirectional-streaming tests (audio devices, Python 3.12+ extras).
+        "args": [
+            "tests/strands",
+            "--ignore=tests/strands/bidi",
+            "--ignore=tests/strands/experimental/bidi",
+            "--ignore=tests/strands/agent/test_a2a_agent.py",
+            "--ignore=tests/strands/multiagent/a2a",
+            "--ignore=tests/strands/models/test_gemini.py",
+            "--ignore=tests/strands/models/test_llamaapi.py",
+            "--ignore=tests/strands/models/test_mistral.py",
+            "--ignore=tests/strands/models/test_ollama.py",
+            "--ignore=tests/strands/models/test_sagemaker.py",
+            "--ignore=tests/strands/models/test_writer.py",
+            "--ignore=tests/strands/telemetry/test_config.py",
+            "--ignore=tests/strands/vended_interventions/cedar",
+            "--ignore=tests/strands/vended_plugins/context_injector/test_integration.py",
+            "--ignore=tests/strands/vended_tools/test_a2a_client.py",
+            "--ignore=tests/strands/vended_tools/test_web_fetch.py",
+            "-p",
+            "no:cacheprovider",
+            "-n",
+            "2",
+            "-q",
+            "-o",
+            "addopts=",
+            "--timeout=120",
+        ],
+    },
 }
 
 # Tests that differ instrumented by design, each named with why in docs/compatibility.md. Loop
@@ -237,6 +270,7 @@ EXPECTED_DIFFERENT: dict[str, set[str]] = {
     "google_adk": set(),
     "claude_agent_sdk": set(),
     "google_genai": set(),
+    "strands": set(),
     "langchain": {
         # `trace_as_chain_group`'s manager is configured, so it holds the hook's handler too: `len == 1` fails.
         "tests.unit_tests.runnables.test_config::test_merge_config_callbacks",
