@@ -1,0 +1,92 @@
+"""Each tool call: one gated `tool:<name>` node; a delegation to a coworker: a `handoff:<coworker>` node.
+
+With native function calling (every provider CrewAI calls natively), the executor calls
+`tool.run(**args)` (crewai/agents/agent_executor.py:2243; the callable is `tool.run`,
+crewai/utilities/agent_utils.py:303). `BaseTool.run` (crewai/tools/base_tool.py:326) and the
+`@tool` decorator's `Tool.run` (base_tool.py:532, which does not call the base's) are the two
+methods: a row on each gates every tool, CrewAI's coworker tools included. Why not CrewAI's
+`before_tool_call` hook (crewai/hooks/tool_hooks.py): it blocks a call only by turning its result
+into "Tool execution blocked by hook" (agent_executor.py:2231), so the model would see that text,
+not an injected value. Here an inject returns the tool's result with no body run, and CrewAI
+formats it for the model as it would the real one.
+
+A coworker tool (`Delegate work to coworker`, crewai/tools/agent_tools/delegate_work_tool.py:22;
+`Ask question to coworker`, ask_question_tool.py:20) runs another agent: its node is the handoff,
+`handoff:<coworker>` (continue or abort), and the coworker's steps nest inside it.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from crewai.tools.agent_tools.base_agent_tools import BaseAgentTool
+from crewai.utilities.string_utils import sanitize_tool_name
+
+from graphmind.adapter import NodeSpec, Patches
+
+from . import _agents, _carry, _describe, _edit, _inject
+
+
+def _function(tool: Any) -> Callable[..., Any] | None:
+    """The Python function the tool runs, for reload (`NodeSpec.function`): a `@tool`'s `func`, a
+    `BaseTool` subclass's `_run`."""
+    func = getattr(tool, "func", None)
+    if inspect.isfunction(func):
+        return func
+    run = getattr(type(tool), "_run", None)
+    return run if inspect.isfunction(run) else None
+
+
+def _no_inject(value: Any) -> Any:
+    raise ValueError("a delegation cannot be injected: continue, or abort the run")
+
+
+def _handoff(engine: Any, tool: Any, kwargs: dict[str, Any], body: Callable[[], Any]) -> Any:
+    coworker = str(kwargs.get("coworker") or "coworker").strip()
+    run, parent = _carry.place(engine)
+    spec = NodeSpec(
+        coworker,
+        "agent",
+        {
+            "to": coworker,
+            "tool": str(getattr(tool, "name", "")),
+            "task": _describe.tool_output(kwargs.get("task", kwargs.get("question"))),
+            "context": _describe.tool_output(kwargs.get("context")),
+        },
+        node_id=f"handoff:{coworker}",
+        attrs={"framework": "crewai", "handoff": True},
+        actions=("continue", "abort"),
+    )
+    ex = engine.start_node(spec, run=run, parent_instance_id=parent)
+    return ex.run_sync(body, _describe.tool_output, _no_inject, None, None)
+
+
+def wrap_run(original: Callable[..., Any], state: Patches) -> Callable[..., Any]:
+    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        engine = state.engine()  # per call: graphmind.configure() may replace the default client
+        if not engine.live:
+            return original(self, *args, **kwargs)
+        if isinstance(self, BaseAgentTool) and not args:
+            return _handoff(engine, self, kwargs, lambda: original(self, *args, **kwargs))
+
+        def body(arguments: dict[str, Any]) -> Any:
+            return original(self, *args, **arguments)
+
+        name = sanitize_tool_name(str(getattr(self, "name", "tool")))
+        run_ctx, parent = _carry.place(engine)
+        spec = NodeSpec(
+            name,
+            "tool",
+            _describe.tool_input(args, kwargs),
+            attrs={"framework": "crewai"},
+            function=_function(self),
+            edit=None if args else _edit.tool_edit(body),
+        )
+        with _agents.scope(None):
+            ex = engine.start_node(spec, run=run_ctx, parent_instance_id=parent)
+            return ex.run_sync(lambda: body(kwargs), _describe.tool_output, _inject.tool_result, None, None)
+
+    run.__wrapped__ = original  # type: ignore[attr-defined]
+    return run
