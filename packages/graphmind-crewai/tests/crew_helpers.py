@@ -3,6 +3,8 @@ writer (tool `draft`); each tool counts its calls."""
 
 from __future__ import annotations
 
+import contextvars
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,3 +66,25 @@ def crew(fake: FakeOpenAI, tools: Tools, *, delegate: bool = True) -> Crew:
 def contents(body: dict[str, Any]) -> str:
     """A provider request's messages as one text (what the model was sent)."""
     return "\n".join(str(m.get("content")) for m in body.get("messages", []))
+
+
+def sync_call(fn: Any) -> Any:
+    """`fn()` on a thread without an event loop, its result or its exception: CrewAI refuses a sync
+    kickoff from a thread whose loop runs (the kit calls the sync path from its async test), as an
+    app calls it from plain sync code."""
+    out: list[Any] = []
+    failed: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            out.append(fn())
+        except BaseException as exc:
+            failed.append(exc)
+
+    context = contextvars.copy_context()  # the caller's run, as when the app's own thread calls it
+    thread = threading.Thread(target=context.run, args=(target,), daemon=True)
+    thread.start()
+    thread.join()
+    if failed:
+        raise failed[0]
+    return out[0]
