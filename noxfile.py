@@ -6,6 +6,7 @@
     uv run nox -s faults                # the whole fault suite at full scale (the default run: a slice of it)
     uv run nox -s huge                  # the viewer on a 1,000,000-event run (the default run uses 20,000)
     uv run nox -s "openai(openai='3')"  # one cell of the matrix; `uv run nox -t matrix` runs them all
+    uv run nox -s crewai                # graphmind-crewai in its own environment (CrewAI pins openai<3; CI runs it)
 
 The matrix tests each adapter against the newest release and the previous major of its framework.
 """
@@ -133,6 +134,36 @@ def _matrix_session(name: str) -> None:
 
 for _name in MATRIX:
     _matrix_session(_name)
+
+
+# graphmind-crewai is outside the workspace lock (pyproject.toml, [tool.uv.workspace] exclude):
+# CrewAI 1.15 pins openai<3, mcp<2 and pydantic<2.13. Its cells install CrewAI's real pins with
+# graphmind-core, graphmind-server and graphmind-openai (its tests' fake provider, which works on
+# openai 2.x) from the workspace paths, in one resolution, then type-check the package and run its
+# tests there. docs/crewai.md, "Installing".
+CREWAI_VERSIONS = ["1.15"]
+CREWAI_DEPS = [*TEST_DEPS, "pytest-xdist>=3.6", "anyio>=4", "mypy>=1.10"]
+
+
+@nox.session(tags=["matrix"])
+@nox.parametrize("crewai", CREWAI_VERSIONS)
+def crewai(session: nox.Session, crewai: str) -> None:
+    packages = ("graphmind-core", "graphmind-server", "graphmind-openai", "graphmind-crewai")
+    session.install(*[f"-e{ROOT / 'packages' / p}" for p in packages], *CREWAI_DEPS, f"crewai=={crewai}.*")
+    session.run("python", "-m", "mypy", "--strict", "packages/graphmind-crewai/src")
+    session.run(
+        "python",
+        "-m",
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        "-o",
+        "addopts=--import-mode=importlib -q",
+        "-W",
+        "ignore::DeprecationWarning",
+        "packages/graphmind-crewai/tests",
+        *session.posargs,
+    )
 
 
 @nox.session

@@ -15,13 +15,13 @@ os.environ["CREWAI_TRACING_ENABLED"] = "false"
 os.environ["OTEL_SDK_DISABLED"] = "true"
 os.environ.pop("OPENAI_API_KEY", None)
 
-from collections.abc import Iterator  # noqa: E402
+from collections.abc import Iterator
 
-import pytest  # noqa: E402
+import pytest
 
-from graphmind_crewai import uninstrument_crewai  # noqa: E402
-from graphmind_server.testing import pytest_plugin as shared  # noqa: E402
-from graphmind_server.testing.pytest_plugin import hub_process, kit_hub  # noqa: E402, F401
+from graphmind_crewai import uninstrument_crewai
+from graphmind_server.testing import pytest_plugin as shared
+from graphmind_server.testing.pytest_plugin import hub_process, kit_hub  # noqa: F401
 
 sys.path.insert(0, os.path.dirname(__file__))  # crew_helpers, next to the tests (importlib mode)
 

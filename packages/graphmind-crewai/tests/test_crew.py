@@ -63,7 +63,9 @@ def test_two_agents_their_steps_one_delegation_and_the_task(
     handoffs = [e for e in started if e["nodeId"].startswith("handoff:")]
     assert [e["nodeId"] for e in handoffs] == ["handoff:writer"]
     # the writer's steps and tool run inside the delegation; the researcher's inside its task
-    writer = [e for e in started if e.get("attrs", {}).get("agent") == "writer" or e["nodeId"] == "tool:draft"]
+    writer = [
+        e for e in started if e.get("attrs", {}).get("agent") == "writer" or e["nodeId"] == "tool:draft"
+    ]
     assert {e["parentInstanceId"] for e in writer} == {handoffs[0]["instanceId"]}
     tasks = [e for e in started if e["nodeId"] == "task:research"]
     assert len(tasks) == 1 and tasks[0]["input"]["agent"] == "researcher"

@@ -12,10 +12,10 @@ from typing import Any
 
 import anyio
 import pytest
+from crew_helpers import sync_call
 from crewai import LLM, Agent, Crew, Task
 from crewai.crews.crew_output import CrewOutput
 from crewai.tools import tool
-from crew_helpers import sync_call
 
 import graphmind
 from graphmind.testing.gate_matrix import CASES, GateSubject, run_case

@@ -83,5 +83,7 @@ def test_the_executor_still_asks_its_llm_and_runs_native_tools_where_the_rows_si
     assert_in_source(executor.call_llm_and_parse, "get_llm_response(", hook=_hooks.HOOKS[2][1])
     assert_in_source(crewai.task.Task.execute_sync, "self._execute_core(", hook=_hooks.HOOKS[1][1])
     assert_in_source(
-        crewai.utilities.agent_utils, "available_functions[sanitized_name] = tool.run", hook=_hooks.HOOKS[4][1]
+        crewai.utilities.agent_utils,
+        "available_functions[sanitized_name] = tool.run",
+        hook=_hooks.HOOKS[4][1],
     )

@@ -62,7 +62,10 @@ def messages(messages: Any) -> list[dict[str, Any]]:
         if not isinstance(message, dict):
             out.append({"role": "user", "content": str(message)})
             continue
-        item: dict[str, Any] = {"role": _text(message.get("role")), "content": _content(message.get("content"))}
+        item: dict[str, Any] = {
+            "role": _text(message.get("role")),
+            "content": _content(message.get("content")),
+        }
         for key in ("tool_call_id", "name"):
             if message.get(key) is not None:
                 item[key] = _text(message[key])
@@ -82,7 +85,8 @@ def model_input(messages_: Any, tools: Any) -> dict[str, Any]:
 
 def _tool_name(tool: Any) -> str:
     if isinstance(tool, dict):
-        function = tool.get("function") if isinstance(tool.get("function"), dict) else tool
+        nested = tool.get("function")
+        function: dict[str, Any] = nested if isinstance(nested, dict) else tool
         return str(function.get("name", "tool"))
     return str(getattr(tool, "name", tool))
 
@@ -90,7 +94,8 @@ def _tool_name(tool: Any) -> str:
 def _tool_call(call: Any) -> dict[str, Any]:
     """A tool call of any provider's shape (CrewAI's own `extract_tool_call_info` reads the same)."""
     if isinstance(call, dict):
-        function = call.get("function") if isinstance(call.get("function"), dict) else call
+        nested = call.get("function")
+        function: Any = nested if isinstance(nested, dict) else call
         call_id = call.get("call_id") or call.get("id")
         name = function.get("name")
         arguments = function.get("arguments", function.get("input"))

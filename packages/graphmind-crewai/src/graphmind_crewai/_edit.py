@@ -30,7 +30,9 @@ def model_edit(
         if not isinstance(edited, list) or not all(
             isinstance(m, dict) and isinstance(m.get("role"), str) for m in edited
         ):
-            raise ValueError('a CrewAI model step\'s input is {"messages": [{"role": ..., "content": ...}, ...]}')
+            raise ValueError(
+                'a CrewAI model step\'s input is {"messages": [{"role": ..., "content": ...}, ...]}'
+            )
         if agent_messages is None:
             raise ValueError("this model call has no agent conversation to edit (a direct call)")
 

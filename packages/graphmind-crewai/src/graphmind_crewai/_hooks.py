@@ -26,7 +26,9 @@ HOOKS: tuple[tuple[object, Hook[Patches]], ...] = (
     # crewai/task.py:809 Task._execute_core: every task, from execute_sync (:594) and execute_async's thread (:630)
     (
         crewai.task.Task,
-        Hook("", "_execute_core", _runs.wrap_execute_core, SUPPORTED, "crewai/task.py:809 Task._execute_core"),
+        Hook(
+            "", "_execute_core", _runs.wrap_execute_core, SUPPORTED, "crewai/task.py:809 Task._execute_core"
+        ),
     ),
     # crewai/agents/agent_executor.py:99 imports get_llm_response; called at :1639 and :1729 per step
     (

@@ -28,7 +28,9 @@ def model_answer(value: Any) -> Any:
             for call in reply.tool_calls
         ]
     if not reply.content:
-        raise ValueError("an injected model reply needs a non-empty content or tool_calls (CrewAI rejects an empty answer)")
+        raise ValueError(
+            "an injected model reply needs a non-empty content or tool_calls (CrewAI rejects an empty answer)"
+        )
     return reply.content
 
 

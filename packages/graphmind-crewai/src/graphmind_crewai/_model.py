@@ -56,7 +56,9 @@ def wrap_get_llm_response(original: Callable[..., Any], state: Patches) -> Calla
         shown = node_input["messages"]
         key = f"{shown[0]['role']}:{str(shown[0]['content'] or '')[:2000]}" if shown else ""
         run, parent = _carry.place(engine, getattr(agent, "crew", None))
-        step = run.steps.next_step(key, len(shown)) if run is not None else engine.next_llm_step(key, len(shown))
+        step = (
+            run.steps.next_step(key, len(shown)) if run is not None else engine.next_llm_step(key, len(shown))
+        )
         model = getattr(llm, "model", None)
         spec = NodeSpec(
             "step",
