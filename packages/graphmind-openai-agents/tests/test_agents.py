@@ -125,13 +125,15 @@ async def test_a_handoff_is_a_node_between_the_two_agents_steps(
     fake.script([FakeOpenAI.tool_call("transfer_to_guide", {})])
     result = await Runner.run(triage, PROMPT)
     assert result.final_output == REPLY and result.last_agent is guide
-    (handoff,) = _ended(fakehub, "handoff:guide")
-    assert handoff["type"] == "node.finished" and handoff["output"] == {"agent": "guide"}
-    started = next(e for e in fakehub.of_type("node.started") if e["nodeId"] == "handoff:guide")
-    assert started["input"]["from"] == "triage" and started["input"]["to"] == "guide"
-    steps = _ended(fakehub, "llm:step", 2)
-    agents = [e["input"]["agent"] for e in fakehub.of_type("node.started") if e["nodeId"] == "llm:step"]
-    assert agents == ["triage", "guide"] and len(steps) == 2
+    (handoff,) = _ended(fakehub, "handoff:triage->guide")
+    assert handoff["type"] == "node.finished" and handoff["output"]["input"][0]["content"] == PROMPT
+    started = next(e for e in fakehub.of_type("node.started") if e["nodeId"] == "handoff:triage->guide")
+    assert started["attrs"]["from"] == "triage" and started["attrs"]["to"] == "guide"
+    assert started["kind"] == "handoff" and started["agent"] == "triage"
+    assert len(_ended(fakehub, "llm:step")) == 1
+    assert len(_ended(fakehub, "llm:step@guide")) == 1
+    agents = [e["agentPath"] for e in fakehub.of_type("node.started") if e["kind"] == "llm"]
+    assert agents == [["triage"], ["triage", "guide"]]
 
 
 async def test_a_guardrail_is_a_node_and_its_tripwire_shows(
@@ -249,13 +251,15 @@ async def test_an_agent_as_tool_runs_nested_in_its_tool_node(
     result = await Runner.run(outer, PROMPT)
     assert result.final_output == REPLY
     (tool_end,) = _ended(fakehub, "tool:research")
-    steps = _ended(fakehub, "llm:step", 3)
+    steps = _ended(fakehub, "llm:step", 2)
+    assert len(_ended(fakehub, "llm:step@researcher")) == 1  # another agent: a node of its own
     runs = [e for e in fakehub.of_type("run.started") if not e.get("implicit")]
     assert [r["name"] for r in runs] == ["planner"], "the nested run is no run of its own"
     tool_instance = tool_end["instanceId"]
-    parents = [e["parentInstanceId"] for e in fakehub.of_type("node.started") if e["nodeId"] == "llm:step"]
-    assert parents.count(tool_instance) == 1, "the researcher's model step nests in the tool node"
-    assert len(steps) == 3
+    inner = next(e for e in fakehub.of_type("node.started") if e["nodeId"] == "llm:step@researcher")
+    assert inner["parentInstanceId"] == tool_instance, "the researcher's model step nests in the tool node"
+    assert inner["agentPath"] == ["planner", "researcher"]
+    assert len(steps) == 2
 
 
 async def test_a_stream_the_run_loop_closes_is_closed_in_the_run_loops_task(on: graphmind.Client) -> None:

@@ -96,9 +96,12 @@ async def test_the_run_is_named_after_the_agent_and_a_delegated_agent_nests_unde
     assert [r["name"] for r in started] == ["outer"], "one run, the outer agent's; the inner joins it"
     tool = nodes(fakehub, "node.started", "tool:search")[0]
     steps = nodes(fakehub, "node.started", "llm:step")
-    inner_steps = [s for s in steps if s["parentInstanceId"] == tool["instanceId"]]
-    assert len(inner_steps) == 1 and inner_steps[0]["input"]["messages"][-1]["content"] == "cats"
-    assert {s["runId"] for s in steps} == {started[0]["runId"]}
+    inner_steps = nodes(fakehub, "node.started", "llm:step@inner")  # another agent: its own node
+    assert [s["agent"] for s in steps] == ["outer", "outer"] and tool["agent"] == "outer"
+    assert [s["parentInstanceId"] for s in inner_steps] == [tool["instanceId"]]
+    assert inner_steps[0]["agentPath"] == ["outer", "inner"]
+    assert inner_steps[0]["input"]["messages"][-1]["content"] == "cats"
+    assert {s["runId"] for s in steps + inner_steps} == {started[0]["runId"]}
 
 
 async def test_output_validation_retries_are_visible_as_steps(gm: graphmind.Client, fakehub: FakeHub) -> None:

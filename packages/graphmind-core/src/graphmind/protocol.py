@@ -112,9 +112,13 @@ NOT_EDITABLE_ADAPTER: Final = "this adapter cannot rebuild the call from JSON"
 # A before gate held at a replay divergence: continue (live from here), use the recorded output, inject, abort.
 DIVERGENCE: Final = "divergence"
 DIVERGENCE_ACTIONS: Final = (CONTINUE, RECORDED, INJECT, ABORT)
-REASONS: Final = ("breakpoint", "step", "error", "loop", "pause", DIVERGENCE)
+# Agents (docs/protocol.md, "Agents"): a handoff node's kind, the pause-on-handoff reason, and the
+# breakpoint node id that selects every handoff.
+HANDOFF: Final = "handoff"
+ANY_HANDOFF: Final = "handoff:*"
+REASONS: Final = ("breakpoint", "step", "error", "loop", "pause", DIVERGENCE, HANDOFF)
 MODES: Final = ("run", "step")
-NODE_KINDS: Final = ("tool", "llm", "chain", "retriever", "agent", "custom")
+NODE_KINDS: Final = ("tool", "llm", "chain", "retriever", "agent", "custom", HANDOFF)
 
 REDACTED: Final = "__REDACTED__"
 

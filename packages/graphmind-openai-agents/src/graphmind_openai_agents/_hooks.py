@@ -20,7 +20,7 @@ import agents.tool
 
 from graphmind.adapter import Hook, Patches, ProcessPatch, hook_moved
 
-from . import _model, _runs, _tools
+from . import _handoffs, _model, _runs, _tools
 from ._version import SUPPORTED, __version__
 
 MODEL_HOOKS: tuple[Hook[Patches], ...] = (
@@ -86,7 +86,7 @@ HOOKS: tuple[tuple[object, Hook[Patches]], ...] = (
         Hook(
             "",
             "execute_handoffs",
-            _tools.wrap_execute_handoffs,
+            _handoffs.wrap_execute_handoffs,
             SUPPORTED,
             "agents/run_internal/turn_resolution.py:963 execute_handoffs_call = execute_handoffs",
         ),

@@ -17,7 +17,7 @@ import weakref
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from graphmind.adapter import Hook, NodeSpec, Owned, Patches, Settled, owned_model_call
+from graphmind.adapter import Hook, NodeSpec, Owned, Patches, Settled, enter_agent, owned_model_call
 
 from . import _describe, _edit, _inject
 
@@ -192,7 +192,12 @@ def wrap_get_model(models: Models) -> Callable[[Callable[..., Any], Patches], Ca
         def get_model(agent: Any, run_config: Any) -> Any:
             model = original(agent, run_config)
             if state.engine().live:
-                _AGENT.set(getattr(agent, "name", None))
+                name = getattr(agent, "name", None)
+                _AGENT.set(name)
+                if isinstance(name, str) and name:
+                    # The turn's agent from here on in the run loop's task: after a handoff, the
+                    # target (core names its steps `llm:step@<agent>`; docs/protocol.md, "Agents").
+                    enter_agent(name)
                 models.gate(model, state)
             return model
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import graphmind
 from graphmind import ReplayDivergence
-from graphmind.adapter import Patches, RunAborted
+from graphmind.adapter import Patches, RunAborted, agent_scope
 
 
 def _opens_run(state: Patches) -> bool:
@@ -62,15 +62,18 @@ def _raise_aborted(exc: Exception) -> None:
 # unwrapped inside the run scope, so the run ends as aborted.
 def wrap_runner_run(original: Callable[..., Any], state: Patches) -> Callable[..., Any]:
     async def run(self: Any, starting_agent: Any, *args: Any, **kwargs: Any) -> Any:
+        name = _name(starting_agent)
         if not _opens_run(state):
             try:
-                return await original(self, starting_agent, *args, **kwargs)
+                with agent_scope(name):  # a nested run (`agent.as_tool()`): the agent path grows
+                    return await original(self, starting_agent, *args, **kwargs)
             except Exception as exc:
                 _raise_aborted(exc)
                 raise
-        async with _client(state).run(_name(starting_agent), {"framework": "openai-agents"}):
+        async with _client(state).run(name, {"framework": "openai-agents"}):
             try:
-                return await original(self, starting_agent, *args, **kwargs)
+                with agent_scope(name):  # the run's root agent; a handoff's target is entered per turn
+                    return await original(self, starting_agent, *args, **kwargs)
             except Exception as exc:
                 _raise_aborted(exc)
                 raise
@@ -81,16 +84,19 @@ def wrap_runner_run(original: Callable[..., Any], state: Patches) -> Callable[..
 
 def wrap_start_streaming(original: Callable[..., Any], state: Patches) -> Callable[..., Any]:
     async def start_streaming(**kwargs: Any) -> Any:
+        name = _name(kwargs.get("starting_agent"))
         if not _opens_run(state):
             try:
-                return await original(**kwargs)
+                with agent_scope(name):
+                    return await original(**kwargs)
             except Exception as exc:
                 _raise_aborted(exc)
                 raise
         meta = {"framework": "openai-agents", "streamed": True}
-        async with _client(state).run(_name(kwargs.get("starting_agent")), meta):
+        async with _client(state).run(name, meta):
             try:
-                return await original(**kwargs)
+                with agent_scope(name):
+                    return await original(**kwargs)
             except Exception as exc:
                 _raise_aborted(exc)
                 raise

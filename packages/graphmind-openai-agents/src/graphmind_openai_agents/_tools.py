@@ -159,47 +159,7 @@ def _raise(exc: BaseException) -> Callable[..., Any]:
     return body
 
 
-# ---- handoffs and guardrails --------------------------------------------------------------------
-
-
-def _handoff_output(result: Any) -> Any:
-    step = getattr(result, "next_step", None)
-    agent = getattr(step, "new_agent", None)
-    return {"agent": str(getattr(agent, "name", None))} if agent is not None else None
-
-
-def _no_inject(value: Any) -> Any:
-    raise ValueError("a handoff cannot be injected: continue, or abort the run")
-
-
-def wrap_execute_handoffs(original: Callable[..., Any], state: Patches) -> Callable[..., Any]:
-    async def execute_handoffs(**kwargs: Any) -> Any:
-        engine = state.engine()
-        if not engine.live:
-            return await original(**kwargs)
-        runs = kwargs.get("run_handoffs") or []
-        first = runs[0] if runs else None
-        target = str(getattr(getattr(first, "handoff", None), "agent_name", "agent"))
-        source = getattr(kwargs.get("public_agent"), "name", None)
-        tool_call = getattr(first, "tool_call", None)
-        spec = NodeSpec(
-            target,
-            "agent",
-            {
-                "from": str(source),
-                "to": target,
-                "arguments": _describe.tool_input(str(getattr(tool_call, "arguments", "") or "")),
-            },
-            node_id=f"handoff:{target}",
-            attrs={"framework": "openai-agents", "handoff": True},
-            actions=("continue", "abort"),
-        )
-        return await engine.aexecute(
-            spec, lambda: original(**kwargs), describe_output=_handoff_output, from_injected=_no_inject
-        )
-
-    execute_handoffs.__wrapped__ = original  # type: ignore[attr-defined]
-    return execute_handoffs
+# ---- handoffs (_handoffs.py) and guardrails --------------------------------------------------------
 
 
 def _guardrail_output(result: Any) -> Any:

@@ -3,8 +3,9 @@
 run of an existing agent).
 
 - `wrap_run` (pydantic_ai/capabilities/abstract.py:894): the agent run is a GraphMind run named
-  after the agent; inside a run already (a `client.run(...)`, or an agent delegated to from a
-  tool), the agent's nodes join it, children of the node that called it.
+  after the agent, and its calls belong to that agent (`agent_scope`); inside a run already (a
+  `client.run(...)`, or an agent delegated to from a tool), the agent's nodes join it, children of
+  the node that called it, and the delegated agent's model steps are `llm:step@<agent>`.
 - `get_wrapper_model` (abstract.py:783): each model request an `llm:step` node (`_model.py`).
 - `wrap_tool_execute` (abstract.py:1373): each tool call a `tool:<name>` node with the model's
   tool-call id; its handler runs `before_tool_execute`, the tool and `after_tool_execute`, and
@@ -31,7 +32,7 @@ from pydantic_ai.run import AgentRunResult
 from pydantic_ai.tools import RunContext, ToolDefinition
 
 import graphmind
-from graphmind.adapter import Engine, NodeSpec, engine_for
+from graphmind.adapter import Engine, NodeSpec, agent_scope, engine_for
 
 from . import _describe, _inject
 from ._model import GatedModel, gated_model
@@ -111,13 +112,19 @@ class GraphmindCapability(AbstractCapability[Any]):
 
     async def wrap_run(self, ctx: RunContext[Any], *, handler: WrapRunHandler) -> AgentRunResult[Any]:
         engine = self.engine()
-        if not engine.live or engine.current_run() is not None:
-            return await handler()
-        client = self.session or graphmind.get_client()
         agent = ctx.agent
-        name = (getattr(agent, "name", None) if agent is not None else None) or "agent"
-        async with client.run(str(name), {"framework": "pydantic-ai"}):
+        name = str((getattr(agent, "name", None) if agent is not None else None) or "agent")
+        if not engine.live:
             return await handler()
+        # The agent its calls belong to (core names its steps: docs/protocol.md, "Agents"); an agent
+        # run inside another agent's tool extends the agent path, its steps a node of their own.
+        if engine.current_run() is not None:
+            with agent_scope(name):
+                return await handler()
+        client = self.session or graphmind.get_client()
+        async with client.run(name, {"framework": "pydantic-ai"}):
+            with agent_scope(name):
+                return await handler()
 
     def get_wrapper_model(self, model: Model) -> Model | None:
         if isinstance(model, GatedModel):

@@ -61,6 +61,7 @@ def run_filter(request: Request) -> reads.RunFilter:
         kind=q.get("kind") or None,
         tool=q.get("tool") or None,
         model=q.get("model") or None,
+        agent=q.get("agent") or None,
         since=_ms_param(request, "since"),
         until=_ms_param(request, "until"),
     )
@@ -86,8 +87,9 @@ async def search_route(request: Request) -> Response:
     if not query.strip():
         return error(400, "q must name what to search for (words; every one must appear)")
     await index_now(hub)
-    hits = await hub.store.read(search, query, run_id, limit)
-    return JSON({"q": query, "run": run_id, "hits": hits, "more": len(hits) == limit})
+    agent = request.query_params.get("agent") or None
+    hits = await hub.store.read(search, query, run_id, limit, agent)
+    return JSON({"q": query, "run": run_id, "agent": agent, "hits": hits, "more": len(hits) == limit})
 
 
 async def compare_route(request: Request) -> Response:

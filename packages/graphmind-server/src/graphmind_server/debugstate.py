@@ -14,6 +14,9 @@ GATES = proto.GATES
 MODES = proto.MODES
 
 
+_FIELDS = ("breakpoints", "mode", "pauseOnError", "pauseOnHandoff")
+
+
 class DebugStateError(ValueError):
     """A malformed field in a debug state update; str() is the one-line reason."""
 
@@ -24,6 +27,7 @@ class DebugState:
     breakpoints: list[dict[str, str]] = field(default_factory=list)
     mode: str = "run"
     pause_on_error: str = "on"
+    pause_on_handoff: str = "off"  # "on": every handoff's before gate holds (protocol.md, "Agents")
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -31,6 +35,7 @@ class DebugState:
             "breakpoints": [dict(bp) for bp in self.breakpoints],
             "mode": self.mode,
             "pauseOnError": self.pause_on_error,
+            "pauseOnHandoff": self.pause_on_handoff,
         }
 
     def dumps(self) -> str:
@@ -49,16 +54,16 @@ class DebugState:
         if isinstance(data.get("version"), int):
             state.version = data["version"]
         with contextlib.suppress(DebugStateError):
-            state.apply_update(
-                {k: v for k, v in data.items() if k in ("breakpoints", "mode", "pauseOnError")}
-            )
+            state.apply_update({k: v for k, v in data.items() if k in _FIELDS})
         return state
 
     def apply_update(self, update: dict[str, Any]) -> None:
         """Validate every field first, then apply them all (a bad field changes nothing)."""
-        unknown = sorted(set(update) - {"breakpoints", "mode", "pauseOnError"})
+        unknown = sorted(set(update) - set(_FIELDS))
         if unknown:
-            raise DebugStateError(f"unknown field {unknown[0]!r}: send breakpoints, mode or pauseOnError")
+            raise DebugStateError(
+                f"unknown field {unknown[0]!r}: send breakpoints, mode, pauseOnError or pauseOnHandoff"
+            )
         breakpoints = self.breakpoints
         if "breakpoints" in update:
             breakpoints = _breakpoints(update["breakpoints"])
@@ -74,7 +79,13 @@ class DebugState:
                 raise DebugStateError(
                     f"pauseOnError must be one of {', '.join(PAUSE_ON_ERROR_VALUES)} (got {pause!r})"
                 )
+        handoff = self.pause_on_handoff
+        if "pauseOnHandoff" in update:
+            handoff = update["pauseOnHandoff"]
+            if handoff not in ("on", "off"):
+                raise DebugStateError(f"pauseOnHandoff must be 'on' or 'off' (got {handoff!r})")
         self.breakpoints, self.mode, self.pause_on_error = breakpoints, mode, pause
+        self.pause_on_handoff = handoff
 
 
 def _breakpoints(value: Any) -> list[dict[str, str]]:

@@ -260,7 +260,11 @@ class Hub:
     async def set_debug(self, update: dict[str, Any]) -> tuple[DebugState, list[str]]:
         """Apply a validated update, persist it, push it; returns the state and who has not acked."""
         state = DebugState(
-            self.debug.version, self.debug.breakpoints, self.debug.mode, self.debug.pause_on_error
+            self.debug.version,
+            self.debug.breakpoints,
+            self.debug.mode,
+            self.debug.pause_on_error,
+            self.debug.pause_on_handoff,
         )
         state.apply_update(update)
         state.version = self.debug.version + 1

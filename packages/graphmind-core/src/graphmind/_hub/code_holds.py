@@ -96,9 +96,15 @@ class ConditionChecker:
         self._warned: set[int] = set()
         self._lock = forksafe.lock()
 
-    def why(self, condition: Condition, name: str, arguments: Mapping[str, Any]) -> str | None:
-        """None: do not hold. Otherwise the reason shown on the card ("condition" for True)."""
+    def why(
+        self, condition: Condition, name: str, arguments: Mapping[str, Any], agent: str | None = None
+    ) -> str | None:
+        """None: do not hold. Otherwise the reason shown on the card ("condition" for True).
+        `agent`: the agent the call ran in, passed as `agent=` to a condition that takes it (a
+        parameter of that name, or `**kwargs`) unless the call has an argument of that name."""
         try:
+            if agent is not None and "agent" not in arguments and _takes_agent(condition):
+                arguments = {**arguments, "agent": agent}
             verdict = condition(**arguments)
             if isinstance(verdict, str):
                 return verdict or None
@@ -114,3 +120,17 @@ class ConditionChecker:
                     "the call's arguments as keyword arguments"
                 )
             return None
+
+
+def _takes_agent(condition: Condition) -> bool:
+    """Whether `condition` accepts an `agent=` keyword (asked only for a call that ran in an agent)."""
+    import inspect
+
+    try:
+        params = inspect.signature(condition).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature: give it the arguments only
+        return False
+    return any(
+        (p.name == "agent" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)) or p.kind == p.VAR_KEYWORD
+        for p in params
+    )

@@ -39,6 +39,7 @@ class Holdable(Protocol):
     spec: NodeSpec
     loop_hit: Any
     hold_why: str | None
+    agent_path: tuple[str, ...]
 
 
 class HubControl:
@@ -114,19 +115,26 @@ class HubControl:
         if gate == proto.BEFORE and spec.hold_if is not None:
             if ex.hold_why is None:  # asked once per execution, in the app, before the before gate
                 args = spec.input if isinstance(spec.input, dict) else {}
-                ex.hold_why = self._conditions.why(spec.hold_if, spec.name, args) or ""
+                path = ex.agent_path  # the condition sees the agent as `agent=` when it takes it
+                agent = path[-1] if path else None
+                ex.hold_why = self._conditions.why(spec.hold_if, spec.name, args, agent) or ""
             if ex.hold_why:
                 return CONDITION_REASON
         reason = self.debug.reason_to_hold(ex.node_id, spec.kind, gate)
         if reason is None and (
-            gate in spec.breakpoints or gate in self._code_breakpoints.get(ex.node_id, ())
+            gate in spec.breakpoints
+            or gate in self._code_breakpoints.get(ex.node_id, ())
+            or (spec.kind == proto.HANDOFF and gate in self._code_breakpoints.get(proto.ANY_HANDOFF, ()))
         ):
             return "breakpoint"
         return reason
 
     def from_code(self, node_id: str, gate: str) -> bool:
         """A breakpoint hold the hub's debug state did not ask for: the app's code did."""
-        return (node_id, gate) not in self.debug.breakpoints
+        breakpoints = self.debug.breakpoints
+        if node_id.startswith("handoff:") and (proto.ANY_HANDOFF, gate) in breakpoints:
+            return False
+        return (node_id, gate) not in breakpoints
 
     def open_gate(
         self,

@@ -28,9 +28,10 @@ from .._events.redaction import RedactionSwitches
 from .._hub.attach_wait import AttachWait, in_worker_thread, loop_running_here
 from .._hub.control import HubControl
 from .._loop.guard import LoopGuard, LoopGuardConfig, cannot_hold
+from .._runs.agents import AGENT_PATH, node_identity
 from .._runs.events import Runs
 from .._runs.run import RunContext
-from .._runs.steps import StepIdentity
+from .._runs.steps import StepIdentity, StepTracker
 from .._runs.tool_call_ids import calls_from
 from .call_loop import CallLoop
 from .host import NodeHost
@@ -194,7 +195,12 @@ class Engine:
             # call at all until some model step reported its tool calls.
             if host.tool_calls.used:
                 host.tool_calls.assign(run, parent or run.run_id, spec)
+        path = AGENT_PATH.get()
+        if path:  # the agent the calling code reported: core decides the id (_runs/agents.py)
+            spec.node_id = node_identity(run, path, kind, spec.node_id or f"{kind}:{spec.name}")
         node = NodeExecution(host, spec, run, parent or run.run_id)
+        if path:
+            node.with_agent(path)
         if not host.live:
             return node
         seq = node.emit_started()
@@ -324,7 +330,14 @@ class Engine:
         """The `llm:step` identity of a model call in the current run (docs/protocol.md, "Model step identity").
 
         `first_message_key`: a stable text for the prompt's first message; `prompt_length`: its message count."""
-        return self._runs.for_call().steps.next_step(first_message_key, prompt_length)
+        run = self._runs.for_call()
+        path = AGENT_PATH.get()
+        if not path or path[-1] == (run.root_agent or path[0]):
+            return run.steps.next_step(first_message_key, prompt_length)
+        tracker = run.agent_steps.get(path[-1])  # each agent's steps group into its own invocations
+        if tracker is None:
+            tracker = run.agent_steps.setdefault(path[-1], StepTracker())
+        return tracker.next_step(first_message_key, prompt_length)
 
     def hint(
         self,

@@ -19,6 +19,7 @@ from .._base.errors import RunAborted
 from .._hub.code_holds import CONDITION_REASON
 from .._hub.gate import GateAnswer, HeldGate, async_waiter
 from .._replay.gate import areplay_before, replay_before
+from .._runs.agents import NO_AGENT, AgentPath
 from .._runs.tool_call_ids import calls_of
 from .decide import CONTINUE_ANSWER, decide, normalized
 from .edit import UNSET, edited_fields, keep_output, paused_fields
@@ -91,6 +92,14 @@ class NodeRecord(TokenBuffer):
             "name": self.spec.name,
         }
 
+    agent_path: AgentPath = NO_AGENT  # the agents the node ran in (_runs/agents.py), outermost first
+
+    def with_agent(self, path: AgentPath) -> None:
+        """The node ran in agent `path[-1]`: its `node.started` says so (`agent`, `agentPath`)."""
+        self.agent_path = path
+        if self.trusted and not all(name.isascii() for name in path):
+            self.trusted = False  # the pipeline reads every field, as for a non-ASCII name
+
     def emit_started(self) -> int:
         spec = self.spec  # `_base` and its fields in one literal (every node starts here)
         event = {
@@ -110,6 +119,9 @@ class NodeRecord(TokenBuffer):
         if spec.attrs:
             event["attrs"] = spec.attrs
             payload = _STARTED_ATTRS if measured is None else _ATTRS
+        if self.agent_path:
+            event["agent"] = self.agent_path[-1]
+            event["agentPath"] = list(self.agent_path)
         if spec.extra:
             event.update(spec.extra)
             payload = None  # keys of the adapter's: the pipeline looks at each

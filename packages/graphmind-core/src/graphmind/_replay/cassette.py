@@ -116,6 +116,9 @@ class Cassette:
                     event.get("input"),
                 )
                 assert rec is not None
+                # A handoff runs live in a replay (its gate passes the handed-over input on): the
+                # target agent's own calls are what replays (docs/replay.md, "Teams of agents").
+                rec.container = rec.kind == "handoff"
                 same.append(rec)
                 cassette.by_instance[instance] = rec
                 if rec.seq is not None:

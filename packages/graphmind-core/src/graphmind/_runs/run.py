@@ -38,6 +38,10 @@ class RunContext:
     # (the engine's fast path reads it without a lock).
     _aborted: bool = field(default=False, repr=False)
     steps: StepTracker = field(default_factory=StepTracker, repr=False)
+    # The first agent a node of this run reported (agents.py): its model steps keep `llm:step`.
+    root_agent: str | None = field(default=None, repr=False)
+    # Model steps of each other agent, grouped into invocations of their own (steps.py).
+    agent_steps: dict[str, StepTracker] = field(default_factory=dict, repr=False)
     _abort_event: threading.Event = field(default_factory=forksafe.event, repr=False)
     _abort_lock: threading.Lock = field(default_factory=forksafe.lock, repr=False)
     _abort_waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = field(

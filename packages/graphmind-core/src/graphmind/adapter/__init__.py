@@ -21,10 +21,12 @@ from .._events.jsonsafe import json_scalar, json_scalars, plain_message
 from .._events.owned import owned_copy
 from .._hub.gate import GateAnswer
 from .._node.engine import Engine, NodeExecution
+from .._node.handoff import Handoff, ahandoff, handoff
 from .._node.hold_timeout import KnownTimeout
 from .._node.model_reply import ModelReply, ToolCallReply, parse_model_reply
 from .._node.spec import NodeSpec, Owned, Settled, describe_error
 from .._node.stream_loop import Items
+from .._runs.agents import agent_scope, current_agent_path, enter_agent
 from .._runs.run import RunContext
 from .._runs.steps import StepIdentity
 from .._wire.hub_link import preload
@@ -42,6 +44,7 @@ preload()
 __all__ = [
     "Engine",
     "GateAnswer",
+    "Handoff",
     "Hook",
     "Items",
     "KnownTimeout",
@@ -56,10 +59,15 @@ __all__ = [
     "Settled",
     "StepIdentity",
     "ToolCallReply",
+    "agent_scope",
+    "ahandoff",
+    "current_agent_path",
     "describe_error",
     "edited_request",
     "enabled_for",
     "engine_for",
+    "enter_agent",
+    "handoff",
     "hook_moved",
     "instrument_once",
     "items_of",

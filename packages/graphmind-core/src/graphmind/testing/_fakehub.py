@@ -200,6 +200,7 @@ class FakeHub:
         mode: str | None = None,
         pause_on_error: str | None = None,
         wait_ack: bool = True,
+        pause_on_handoff: str | None = None,
     ) -> None:
         if breakpoints is not None:
             self._debug["breakpoints"] = [{"nodeId": n, "gate": g} for n, g in breakpoints]
@@ -207,6 +208,8 @@ class FakeHub:
             self._debug["mode"] = mode
         if pause_on_error is not None:
             self._debug["pauseOnError"] = pause_on_error
+        if pause_on_handoff is not None:
+            self._debug["pauseOnHandoff"] = pause_on_handoff
         self._debug["version"] += 1
         version = self._debug["version"]
         self._broadcast({"type": proto.DEBUG_STATE, **self._debug})

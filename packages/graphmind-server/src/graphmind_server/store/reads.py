@@ -6,7 +6,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from . import search
+from . import agents, search
 from .derive import run_to_api
 from .status import shown
 
@@ -26,6 +26,7 @@ class RunFilter:
     kind: str | None = None
     tool: str | None = None
     model: str | None = None
+    agent: str | None = None  # an agent made a call in it (docs/protocol.md, "Agents")
     since: float | None = None  # startedAt >= (ms)
     until: float | None = None  # startedAt <= (ms)
 
@@ -47,7 +48,11 @@ def list_runs(
         args.append(app)
     f = filters or RunFilter()
     facets = [*(["held"] if f.held else [])]
-    facets += [f"{name}:{v}" for name, v in (("kind", f.kind), ("tool", f.tool), ("model", f.model)) if v]
+    facets += [
+        f"{name}:{v}"
+        for name, v in (("kind", f.kind), ("tool", f.tool), ("model", f.model), ("agent", f.agent))
+        if v
+    ]
     for facet in facets:
         where.append("id IN (SELECT run_id FROM facets WHERE facet = ?)")
         args.append(facet)
@@ -89,6 +94,9 @@ def get_run(conn: sqlite3.Connection, run_id: str) -> dict[str, Any] | None:
             (run_id,),
         )
     ]
+    team = agents.summary(conn, run_id)
+    if team is not None:
+        run["agents"] = team
     return run
 
 

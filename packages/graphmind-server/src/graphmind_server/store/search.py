@@ -138,6 +138,9 @@ def event_facets(event: dict[str, Any], kind: str, name: str) -> list[str]:
         model = started_model(event)  # the rule the run's cost is priced by (store/usage.py)
         if model is not None:
             out.append(f"model:{model}")
+        agent = event.get("agent")  # docs/protocol.md, "Agents": the runs list's `agent=` filter
+        if isinstance(agent, str) and agent:
+            out.append(f"agent:{agent}")
     elif etype == "node.error":
         out.append("error")
     elif etype == "exec.paused":
@@ -145,9 +148,12 @@ def event_facets(event: dict[str, Any], kind: str, name: str) -> list[str]:
     return out
 
 
-def search(conn: sqlite3.Connection, query: str, run_id: str | None, limit: int) -> list[dict[str, Any]]:
+def search(
+    conn: sqlite3.Connection, query: str, run_id: str | None, limit: int, agent: str | None = None
+) -> list[dict[str, Any]]:
     """Hits, oldest first within a run, newest runs first across runs: each the event's run, node,
-    instance, seq, type and a snippet of the matched text (matches between « and »)."""
+    instance, seq, type and a snippet of the matched text (matches between « and »). `agent`: only
+    the events of executions that agent made (their `node.started` names it)."""
     fts = fts_query(query)
     if fts is None:
         return []
@@ -156,6 +162,14 @@ def search(conn: sqlite3.Connection, query: str, run_id: str | None, limit: int)
     if run_id is not None:
         where += " AND search.run_id = ?"
         args.append(run_id)
+    if agent is not None:
+        where += (
+            " AND search.run_id IN (SELECT run_id FROM facets WHERE facet = ?) AND EXISTS (SELECT 1 FROM"
+            " events s WHERE s.run_id = search.run_id AND s.type = 'node.started' AND json_valid(s.body)"
+            " AND json_extract(s.body, '$.instanceId') = search.instance_id"
+            " AND json_extract(s.body, '$.agent') = ?)"
+        )
+        args += [f"agent:{agent}", agent]
     rows = conn.execute(
         f"""SELECT search.run_id, search.node_id, search.instance_id, e.seq, e.type,
                    snippet(search, 0, '«', '»', '…', 12)

@@ -114,7 +114,9 @@ class KitHub:
             self.held = {gate["gateId"]: gate for gate in hello["gates"]}
             self._reader = threading.Thread(target=self._read, name="kithub-live", daemon=True)
             self._reader.start()
-            self.set_debug(breakpoints=[], mode=self._mode, pause_on_error=self._pause_on_error)
+            self.set_debug(
+                breakpoints=[], mode=self._mode, pause_on_error=self._pause_on_error, pause_on_handoff="off"
+            )
         except BaseException:
             self._close()
             raise
@@ -200,6 +202,7 @@ class KitHub:
         mode: str | None = None,
         pause_on_error: str | None = None,
         wait_ack: bool = True,
+        pause_on_handoff: str | None = None,
     ) -> None:
         """`PUT /api/debug` with the fields given. `wait_ack`: return once every attached app has
         acknowledged it; else once the hub has applied it (its `debug` frame on the live feed)."""
@@ -210,6 +213,8 @@ class KitHub:
             body["mode"] = mode
         if pause_on_error is not None:
             body["pauseOnError"] = pause_on_error
+        if pause_on_handoff is not None:
+            body["pauseOnHandoff"] = pause_on_handoff
         if not wait_ack:
             version = self.debug.get("version", 0)
             self._submit(self._put_debug, body)

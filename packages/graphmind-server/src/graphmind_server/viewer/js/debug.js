@@ -6,7 +6,7 @@ import { api, errorText } from "./api.js";
 import { h } from "./frame.js";
 import { store } from "./state.js";
 
-const KINDS = ["tool", "llm", "chain", "retriever", "agent", "custom"];
+const KINDS = ["tool", "llm", "chain", "retriever", "agent", "handoff", "custom"];
 
 export class DebugControls {
   constructor(el, { onDebug, onPause }) {
@@ -21,13 +21,17 @@ export class DebugControls {
       this.poe.append(h("option", { value: v }, label));
     }
     this.poe.addEventListener("change", () => this.put({ pauseOnError: this.poe.value }));
+    // Every handoff's before gate holds (docs/protocol.md, "Agents"): change what is handed over.
+    this.poh = h("button", { type: "button", class: "toggle", "aria-pressed": "false",
+      title: "Hold every handoff between agents at its before gate", onclick: () => this.put({ pauseOnHandoff: store.debug.pauseOnHandoff === "on" ? "off" : "on" }) },
+    "Pause on handoff");
     this.pauseBtn = h("button", { type: "button", class: "toggle", "aria-pressed": "false",
       onclick: () => this.pause() }, "Pause");
     this.bpInfo = h("span", { class: "bp-info" });
     this.clearBtn = h("button", { type: "button", class: "ghost", onclick: () => this.put({ breakpoints: [] }) }, "Clear breakpoints");
     this.msg = h("span", { class: "debug-msg", role: "status" });
     el.append(this.pauseBtn, this.step,
-      h("label", { class: "poe", for: "pause-on-error" }, "Pause on error"), this.poe,
+      h("label", { class: "poe", for: "pause-on-error" }, "Pause on error"), this.poe, this.poh,
       this.bpInfo, this.clearBtn, this.msg);
   }
 
@@ -47,6 +51,9 @@ export class DebugControls {
     const v = String(d.pauseOnError ?? "on");
     if (![...this.poe.options].some((o) => o.value === v)) this.poe.append(h("option", { value: v }, `${v} only`));
     this.poe.value = v;
+    const handoffs = d.pauseOnHandoff === "on";
+    this.poh.setAttribute("aria-pressed", handoffs ? "true" : "false");
+    this.poh.classList.toggle("on", handoffs);
     const n = d.breakpoints.length;
     this.bpInfo.textContent = n ? `${n} breakpoint${n === 1 ? "" : "s"}` : "";
     this.clearBtn.hidden = n === 0;

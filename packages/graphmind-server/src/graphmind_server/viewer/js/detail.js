@@ -44,7 +44,8 @@ export class DetailView {
       h("button", { class: "ghost", type: "button", "aria-label": "Close node detail", onclick: () => this.onClose() }, "×"));
     const status = h("p", { class: `d-status state-${n.status}` },
       h("span", { class: "pill" }, n.ungated ? `${n.status} · ungated` : n.status),
-      ` ${n.executions} execution${n.executions === 1 ? "" : "s"}`, nodeCost(n));
+      ` ${n.executions} execution${n.executions === 1 ? "" : "s"}`, nodeCost(n),
+      n.agents && n.agents.length ? h("span", { class: "d-agents" }, ` · ${n.agents.length > 1 ? "agents" : "agent"} ${n.agents.join(", ")}`) : null);
     this.el.replaceChildren(head, status, this.breakpoints(n), this.execList(n, x), this.execBox = h("div", { class: "d-exec" }));
     this.renderExec(x);
     performance.mark("graphmind:detail");
@@ -111,6 +112,8 @@ export class DetailView {
       const li = h("li", null, h("button", { type: "button", class: `d-exec-item state-${x.status}${x === current ? " selected" : ""}`,
         "aria-current": x === current ? "true" : null, onclick: () => this.onSelectExec(x.key) },
         h("span", { class: "tl-state" }, x.status), ` #${offset + i + 1} · ${clock(x.startTs)} · ${ran}`,
+        // A node several agents called (a shared tool): which agent made each call.
+        n.agents && n.agents.length > 1 && x.agent ? h("span", { class: "d-exec-agent" }, ` · by ${x.agent}`) : "",
         forkedHere(store.model, x) ? " · forked" : x.replayed ? " · replayed" : "", x.edited ? " · edited" : "", x.attempts.length ? ` · ${x.attempts.length + 1} attempts` : ""));
       list.append(li);
     }

@@ -7,9 +7,9 @@ import { api, errorText } from "./api.js";
 import { h } from "./frame.js";
 import { store } from "./state.js";
 
-export const FILTER_KEYS = ["q", "app", "status", "error", "held", "kind", "tool", "model", "since", "until"];
-const HUB_KEYS = ["q", "error", "held", "kind", "tool", "model", "since", "until"];
-const KINDS = ["llm", "tool", "retriever", "chain", "agent", "custom"];
+export const FILTER_KEYS = ["q", "app", "status", "error", "held", "kind", "tool", "model", "agent", "since", "until"];
+const HUB_KEYS = ["q", "error", "held", "kind", "tool", "model", "agent", "since", "until"];
+const KINDS = ["llm", "tool", "retriever", "chain", "agent", "handoff", "custom"];
 
 export function filtersFromUrl() {
   const p = new URLSearchParams(location.search);
@@ -57,6 +57,7 @@ export class FilterBar {
     this.kind.value = f.kind;
     this.tool = field("tool", h("input", { type: "text", id: "filter-tool", placeholder: "tool", "aria-label": "Filter by tool name", value: f.tool, list: "filter-tools" }));
     this.model = field("model", h("input", { type: "text", id: "filter-model", placeholder: "model", "aria-label": "Filter by model", value: f.model }));
+    this.agent = field("agent", h("input", { type: "text", id: "filter-agent", placeholder: "agent", "aria-label": "Filter by agent", value: f.agent }));
     const check = (key, label) => {
       const box = h("input", { type: "checkbox", id: `filter-${key}`, checked: f[key] === "1" });
       field(key, box, () => (box.checked ? "1" : ""));
@@ -69,7 +70,7 @@ export class FilterBar {
       h("summary", { class: "small" }, "More filters"),
       // One column, every control as wide as the runs list and no wider: a two-column grid let the
       // date inputs push it over the run view, whose graph then covered them.
-      h("div", { class: "filter-grid" }, this.kind, this.tool, this.model,
+      h("div", { class: "filter-grid" }, this.kind, this.tool, this.model, this.agent,
         h("div", { class: "filter-checks" }, check("error", "has error"), check("held", "was held")),
         h("label", { class: "small filter-time" }, "started after", time("since", "Started after")),
         h("label", { class: "small filter-time" }, "started before", time("until", "Started before")),
@@ -84,7 +85,7 @@ export class FilterBar {
     writeUrl(store.filters);
     clearTimeout(this.timer);
     // Typing asks the hub once it pauses; a click asks at once.
-    this.timer = setTimeout(() => this.refresh(), key === "q" || key === "tool" || key === "model" ? 200 : 0);
+    this.timer = setTimeout(() => this.refresh(), key === "q" || key === "tool" || key === "model" || key === "agent" ? 200 : 0);
     this.onChange();
   }
 

@@ -1,8 +1,10 @@
 // The run's graph: positioned boxes over an SVG edge layer. The agent sits on top, `llm:step`
 // below it, one box per tool in a row below that, other kinds (retriever, chain, custom) beside
 // the model row. Layout runs only when the set of nodes changes; a state change touches one box.
+// A team run (two agents or more) is drawn in lanes, one group per agent (lanes.js).
 
 import { h } from "./frame.js";
+import { laneLayout } from "./lanes.js";
 import { store, isBreakpoint } from "./state.js";
 
 const W = 168;
@@ -24,6 +26,8 @@ export class GraphView {
     this.canvas.append(this.svg);
     this.el.append(this.canvas);
     this.boxes = new Map();
+    this.groups = new Map(); // agent -> its lane's element (a team run)
+    this.collapsed = new Set(); // agents whose lane shows its header only
     this.layoutKey = "";
     this.width = 0;
     this.model = null;
@@ -41,7 +45,7 @@ export class GraphView {
     if (!model) return;
     this.model = model;
     const nodes = [...model.nodes.values()];
-    const key = nodes.map((n) => n.nodeId).join("\n");
+    const key = `${nodes.map((n) => n.nodeId).join("\n")}\n@${[...(model.agents?.keys() || [])].join("\n")}`;
     const width = this.el.parentElement?.clientWidth || 800;
     if (key !== this.layoutKey || Math.abs(width - this.width) > 40) {
       this.layoutKey = key;
@@ -56,6 +60,7 @@ export class GraphView {
       const n = model.nodes.get(id);
       if (n) this.paint(n);
     }
+    if (this.groups.size && dirtyNodes?.size) this.paintGroups();
     this.revealHeld(false);
   }
 
@@ -87,6 +92,12 @@ export class GraphView {
   }
 
   layout(nodes, width) {
+    if (this.model?.agents?.size >= 2) {
+      this.layoutLanes(nodes, width);
+      return;
+    }
+    for (const el of this.groups.values()) el.remove();
+    this.groups.clear();
     const agents = nodes.filter((n) => n.kind === "agent");
     const llms = nodes.filter((n) => n.kind === "llm");
     const tools = nodes.filter((n) => n.kind === "tool");
@@ -154,6 +165,113 @@ export class GraphView {
     }
   }
 
+  /** A team run: one lane per agent (lanes.js), handoff arrows between them. */
+  layoutLanes(nodes, width) {
+    const L = laneLayout(this.model, nodes, width, { W, MIN_W, H, GAP_X, GAP_Y, PAD }, this.collapsed);
+    this.contentWidth = L.contentWidth;
+    this.canvas.style.width = `${L.totalW}px`;
+    this.canvas.style.height = `${L.totalH}px`;
+    this.canvas.style.setProperty("--node-w", `${L.w}px`);
+    this.svg.setAttribute("width", String(L.totalW));
+    this.svg.setAttribute("height", String(L.totalH));
+    const lanes = new Set(L.lanes.map((l) => l.agent));
+    for (const [a, el] of this.groups) {
+      if (!lanes.has(a)) {
+        el.remove();
+        this.groups.delete(a);
+      }
+    }
+    for (const l of L.lanes) {
+      let el = this.groups.get(l.agent);
+      if (!el) {
+        el = this.group(l.agent);
+        this.groups.set(l.agent, el);
+        this.canvas.insertBefore(el, this.svg); // under the edges and the boxes
+      }
+      Object.assign(el.style, { transform: `translate(${l.x}px, ${l.y}px)`, width: `${l.w}px`, height: `${l.h}px` });
+      el.classList.toggle("collapsed", l.collapsed);
+      el.querySelector(".ag-toggle").setAttribute("aria-expanded", String(!l.collapsed));
+      el.querySelector(".ag-toggle").title = `${l.collapsed ? "Expand" : "Collapse"} ${l.agent || "calls of no agent"} (${l.count} nodes)`;
+    }
+    const keep = new Set(nodes.map((n) => n.nodeId));
+    for (const [id, el] of this.boxes) {
+      if (!keep.has(id)) {
+        el.remove();
+        this.boxes.delete(id);
+      }
+    }
+    for (const n of nodes) {
+      let el = this.boxes.get(n.nodeId);
+      if (!el) {
+        el = this.box(n);
+        this.boxes.set(n.nodeId, el);
+        this.canvas.append(el);
+      }
+      const p = L.pos.get(n.nodeId);
+      el.hidden = L.hidden.has(n.nodeId);
+      el.style.transform = `translate(${p.x}px, ${p.y}px)`;
+    }
+    this.svg.replaceChildren(arrowHead());
+    const end = (at, other) => {
+      if (typeof at === "string") return { ...L.pos.get(at), w: L.w, h: H };
+      return { x: at.lane.x, y: at.lane.y, w: at.lane.w, h: 30, lane: true };
+    };
+    for (const [a, b, cls] of L.edges) {
+      const pa = end(a);
+      const pb = end(b);
+      if (!pa || !pb || pa.x === undefined || pb.x === undefined) continue;
+      let d;
+      if (pb.lane && cls.includes("handoff")) { // sideways, into the target lane's header
+        const right = pb.x >= pa.x + pa.w;
+        const x1 = right ? pa.x + pa.w : pa.x;
+        const y1 = pa.y + pa.h / 2;
+        const x2 = right ? pb.x : pb.x + pb.w;
+        const y2 = pb.y + pb.h / 2;
+        const mx = (x1 + x2) / 2;
+        d = `M${x1},${y1} C${mx},${y1} ${mx},${y2} ${x2},${y2}`;
+      } else {
+        const x1 = pa.x + pa.w / 2;
+        const y1 = pa.y + pa.h;
+        const x2 = pb.x + pb.w / 2;
+        const y2 = pb.y;
+        const my = (y1 + y2) / 2;
+        d = `M${x1},${y1} C${x1},${my} ${x2},${my} ${x2},${y2}`;
+      }
+      const path = document.createElementNS(SVG_NS, "path");
+      path.setAttribute("d", d);
+      path.setAttribute("class", cls);
+      if (cls.includes("handoff")) path.setAttribute("marker-end", "url(#gm-arrow)");
+      if (typeof b === "string") path.dataset.to = b;
+      else path.classList.add("edge-live"); // into a lane: its agent ran
+
+      this.svg.append(path);
+    }
+    this.paintGroups();
+  }
+
+  group(agent) {
+    const toggle = h("button", { type: "button", class: "ag-toggle", "aria-expanded": "true" }, h("span", { class: "ag-caret", "aria-hidden": "true" }));
+    const el = h("div", { class: "agroup", role: "group", "aria-label": `Agent ${agent || "(none)"}`, dataset: { agent } },
+      h("div", { class: "agroup-head" }, toggle, h("span", { class: "ag-name" }, agent || "no agent"), h("span", { class: "ag-state" })));
+    toggle.addEventListener("click", () => {
+      if (this.collapsed.has(agent)) this.collapsed.delete(agent);
+      else this.collapsed.add(agent);
+      this.layoutKey = "";
+      this.render(this.model, null);
+    });
+    return el;
+  }
+
+  /** Each lane's status: the node rule over its executions (agents.js), as a node's is shown. */
+  paintGroups() {
+    for (const [a, el] of this.groups) {
+      const g = this.model?.agents?.get(a);
+      const status = g ? g.status : "";
+      el.className = `agroup state-${cls(status)}${el.classList.contains("collapsed") ? " collapsed" : ""}`;
+      el.querySelector(".ag-state").textContent = g ? `${status} · ${g.execs.length} calls` : "";
+    }
+  }
+
   box(n) {
     const el = h("button", { class: "gnode", type: "button", dataset: { nodeId: n.nodeId } },
       h("span", { class: "g-name" }),
@@ -189,6 +307,19 @@ export class GraphView {
       p.classList.toggle("edge-live", n.executions > 0);
     }
   }
+}
+
+/** The arrow head of a handoff's edge. */
+function arrowHead() {
+  const defs = document.createElementNS(SVG_NS, "defs");
+  const marker = document.createElementNS(SVG_NS, "marker");
+  for (const [k, v] of Object.entries({ id: "gm-arrow", viewBox: "0 0 10 10", refX: "9", refY: "5", markerWidth: "7", markerHeight: "7", orient: "auto-start-reverse" })) marker.setAttribute(k, v);
+  const tip = document.createElementNS(SVG_NS, "path");
+  tip.setAttribute("d", "M0,0 L10,5 L0,10 z");
+  tip.setAttribute("class", "handoff-tip");
+  marker.append(tip);
+  defs.append(marker);
+  return defs;
 }
 
 function cls(s) {

@@ -78,7 +78,7 @@ function renderModel() {
 function setDebug(d) {
   if (!d || typeof d !== "object") return;
   if (typeof d.version === "number" && d.version < (store.debug.version ?? 0)) return; // stale
-  store.debug = { breakpoints: [], mode: "run", pauseOnError: "on", ...d };
+  store.debug = { breakpoints: [], mode: "run", pauseOnError: "on", pauseOnHandoff: "off", ...d };
   emit("debug");
 }
 

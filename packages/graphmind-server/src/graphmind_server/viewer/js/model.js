@@ -2,6 +2,7 @@
 // the timeline reads the executions in start order (many), so neither walks the raw events again.
 // Statuses follow the one rule the hub runs too (status.js); the run's own status is the hub's.
 
+import { joinAgent, settleAgent } from "./agents.js";
 import { STARTS, execution, node as nodeStatus, shown, splitNodeId } from "./status.js";
 
 const execKey = (nodeId, instanceId) => `${nodeId}\u0000${instanceId}`;
@@ -23,6 +24,9 @@ export class RunModel {
     this.agentNode = null;
     this.replayOf = null; // run.started's replayOf / forkedAt (issue 31)
     this.forkedAt = null;
+    // The run's agents (docs/protocol.md, "Agents"), in the order they first ran: name -> group
+    // (its path, its executions, its status by the node rule: agents.js).
+    this.agents = new Map();
     // What changed since the last render, so a frame redraws only that.
     this.dirtyNodes = new Set();
     this.dirtyExecs = new Set();
@@ -84,6 +88,7 @@ export class RunModel {
       n.latest = x;
     } else if (!n.latest) n.latest = x;
     x.status = shown(after, this.runStatus);
+    if (x.agent) settleAgent(this, x, before, after, STARTS.has(ev.type));
     this.refreshNode(n);
     this.dirtyExecs.add(x.key);
   }
@@ -118,6 +123,7 @@ export class RunModel {
       }
     }
     for (const n of this.nodes.values()) this.refreshNode(n);
+    for (const g of this.agents.values()) g.status = shown(nodeStatus(g.held > 0, g.latest ? g.latest.state : null), this.runStatus);
   }
 
   touchTime(ts) {
@@ -165,6 +171,7 @@ export class RunModel {
         x.input = ev.input;
         x.attrs = ev.attrs ?? null;
         x.parent = ev.parentInstanceId ?? null;
+        if (str(ev.agent, "")) joinAgent(this, x, ev);
         if (ev.ungated) {
           x.ungated = true;
           this.node(ev.nodeId).ungated = true;

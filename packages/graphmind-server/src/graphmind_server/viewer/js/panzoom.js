@@ -60,7 +60,7 @@ export function viewSwitch(graph, sequence) {
   // Drag the background to pan (a node is a button: a press on it stays a click).
   let drag = null;
   graph.el.addEventListener("pointerdown", (ev) => {
-    if (ev.button !== 0 || ev.target.closest(".gnode")) return;
+    if (ev.button !== 0 || ev.target.closest(".gnode, .ag-toggle")) return;
     const wrap = graph.el.parentElement;
     drag = { x: ev.clientX, y: ev.clientY, left: wrap.scrollLeft, top: wrap.scrollTop };
     graph.el.setPointerCapture(ev.pointerId);

@@ -1,5 +1,6 @@
 // The run view: a header with the run's facts, the graph, and the timeline beside it.
 
+import { agentTotals } from "./agents.js";
 import { api, errorText } from "./api.js";
 import { h } from "./frame.js";
 import { ms, clock, droppedText } from "./format.js";
@@ -13,7 +14,7 @@ import { SequenceView } from "./sequence.js";
 import { viewSwitch } from "./panzoom.js";
 import { store } from "./state.js";
 import { TimelineView } from "./timeline.js";
-import { ranText, usageLong } from "./usage.js";
+import { money, ranText, usageLong } from "./usage.js";
 
 export class RunView {
   constructor(el, { onSelectNode, onSelectExec, onPause }) {
@@ -65,6 +66,7 @@ export class RunView {
           held ? h("span", { class: "badge held-badge" }, `${held} held`) : null,
           observed ? observeBadge() : null),
         usageLong(r.usage) ? h("p", { class: "run-usage-line" }, usageLong(r.usage)) : null,
+        agentsLine(m, r.usage),
         // Events the app or the hub could not record (issue 38): the run has gaps, and says so.
         r.dropped?.count > 0 ? h("p", { class: "dropped-notice", role: "note" }, droppedText(r.dropped)) : null,
         replayLine(store.runId, r, m)),
@@ -100,4 +102,15 @@ export class RunView {
     const res = await api.abortRun(store.runId);
     this.msg.textContent = res.ok ? "Abort sent: held gates resolve abort, later gated calls raise RunAborted." : errorText(res);
   }
+}
+
+/** A team run's header line: per agent, its model steps, tokens, cost and time (agents.js). */
+function agentsLine(m, runUsage) {
+  if (!m || !m.agents || m.agents.size < 2) return null;
+  const parts = agentTotals(m, runUsage).map((a) => h("span", { class: `agent-share state-${a.status}`, dataset: { agent: a.name },
+    title: a.path.join(" → ") },
+  h("b", null, a.name), ` ${a.steps} step${a.steps === 1 ? "" : "s"} · ${a.tokens.toLocaleString("en-US")} tok`,
+  a.cost === null ? "" : ` · ${a.estimated ? "≈ " : ""}${money(a.cost)}`,
+  a.durationMs === null ? "" : ` · ${ms(a.durationMs)}`));
+  return h("p", { class: "run-agents-line" }, "Agents: ", ...parts.flatMap((p, i) => (i ? [" | ", p] : [p])));
 }

@@ -6,7 +6,7 @@ export const store = {
   runs: new Map(),
   /** held gates, oldest first */
   gates: [],
-  debug: { breakpoints: [], mode: "run", pauseOnError: "on", version: 0 },
+  debug: { breakpoints: [], mode: "run", pauseOnError: "on", pauseOnHandoff: "off", version: 0 },
   /** the Pause armed in the hub and not yet taken by a gate: in any run, and per run */
   pause: { any: false, runs: [] },
   conn: { state: "connecting", detail: "" },

@@ -13,7 +13,15 @@ export class TimelineView {
     this.onSelect = onSelect;
     this.model = null;
     this.el = h("section", { class: "timeline", "aria-label": "Timeline" });
-    this.head = h("div", { class: "tl-head" }, h("span", null, "Timeline"), h("span", { class: "tl-count" }));
+    // A team run's timeline can show one agent's executions (docs/viewer.md, "Teams of agents").
+    this.agentFilter = h("select", { class: "tl-agent", "aria-label": "Show the executions of", hidden: true });
+    this.agentFilter.addEventListener("change", () => {
+      this.agent = this.agentFilter.value || null;
+      this.scroller.scrollTop = 0;
+      this.render();
+    });
+    this.agent = null;
+    this.head = h("div", { class: "tl-head" }, h("span", null, "Timeline"), this.agentFilter, h("span", { class: "tl-count" }));
     this.scroller = h("div", { class: "tl-scroll", tabindex: "0", role: "list", "aria-label": "Executions" });
     this.spacer = h("div", { class: "tl-spacer" });
     this.scroller.append(this.spacer);
@@ -27,21 +35,43 @@ export class TimelineView {
     this.scroller.addEventListener("click", (ev) => {
       const row = ev.target.closest(".tl-row");
       if (!row || !this.model) return;
-      const x = this.model.order[Number(row.dataset.index)];
+      const x = (this.shown || this.model.order)[Number(row.dataset.index)];
       if (x) this.onSelect(x.nodeId, x.key);
     });
   }
 
   setModel(model) {
     this.model = model;
+    this.agent = null;
+    this.agentKey = "";
     this.follow = false;
     this.scroller.scrollTop = 0;
     this.render();
   }
 
+  /** The agent picker: shown for a run of two agents or more, its options the run's agents. */
+  syncAgents(m) {
+    const names = m && m.agents ? [...m.agents.keys()] : [];
+    const key = names.join("\n");
+    if (key === this.agentKey) return;
+    this.agentKey = key;
+    this.agentFilter.hidden = names.length < 2;
+    this.agentFilter.replaceChildren(h("option", { value: "" }, "All agents"),
+      ...names.map((a) => h("option", { value: a, selected: a === this.agent }, a)));
+  }
+
+  /** The rows shown: every execution, or the chosen agent's. */
+  rows() {
+    const m = this.model;
+    if (!m) return [];
+    return this.agent ? m.order.filter((x) => x.agent === this.agent) : m.order;
+  }
+
   render() {
     const m = this.model;
-    const rows = m ? m.order : [];
+    this.syncAgents(m);
+    const rows = this.rows();
+    this.shown = rows;
     this.head.querySelector(".tl-count").textContent = m && m.summaryOnly ? "loading…" : `${rows.length} executions`;
     if (this.spacerHeight !== rows.length * ROW) { // an unchanged height is not written (no relayout)
       this.spacerHeight = rows.length * ROW;
@@ -69,7 +99,8 @@ export class TimelineView {
     return h("div", { class: `tl-row state-${x.status}${sel}`, role: "listitem", dataset: { index: i },
       style: `transform: translateY(${i * ROW}px)` },
       h("span", { class: "tl-state" }, x.status),
-      h("span", { class: "tl-name", title: x.nodeId }, x.name),
+      h("span", { class: "tl-name", title: x.agent ? `${x.nodeId} (agent ${x.agent})` : x.nodeId },
+        x.agent && this.model.agents.size > 1 ? `${x.agent} · ${x.name}` : x.name),
       h("span", { class: "tl-time" }, ran === null ? "…" : ms(ran)),
       h("span", { class: "tl-track" }, h("span", { class: "tl-bar", style: `left:${left}%;width:${Math.min(width, 100 - left)}%` })));
   }
@@ -80,7 +111,9 @@ export class TimelineView {
     if (!this.model) return;
     const x = this.model.execs.get(key);
     if (!x) return;
-    const y = x.index * ROW;
+    const at = this.agent ? this.rows().indexOf(x) : x.index;
+    if (at < 0) return; // another agent's: not shown while the timeline shows one agent
+    const y = at * ROW;
     const s = this.scroller;
     this.follow = false;
     if (y < s.scrollTop || y > s.scrollTop + s.clientHeight - ROW) {
@@ -93,7 +126,7 @@ export class TimelineView {
 
   /** The selection changed: move the "selected" mark between the rows that exist. */
   markSelected() {
-    const order = this.model ? this.model.order : [];
+    const order = this.shown || (this.model ? this.model.order : []);
     for (const el of this.scroller.children) {
       if (el === this.spacer) continue;
       const x = order[Number(el.dataset.index)];
