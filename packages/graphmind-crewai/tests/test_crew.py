@@ -56,20 +56,49 @@ def test_two_agents_their_steps_one_delegation_and_the_task(
     assert out.raw == "researcher done"
     assert _run_status(kit) == "finished"
     started = _started(kit)
-    steps = [e for e in started if e["nodeId"] == "llm:step"]
-    by_agent = {e["attrs"]["agent"] for e in steps}
-    assert by_agent == {"researcher", "writer"}
+    steps = [e for e in started if e["kind"] == "llm"]
+    # the run's first agent steps as llm:step, the other as llm:step@<role> (core names them)
+    assert {(e["nodeId"], e["agent"]) for e in steps} == {
+        ("llm:step", "researcher"),
+        ("llm:step@writer", "writer"),
+    }
     assert len({e["instanceId"] for e in steps}) == len(steps) == fake.request_count == 5
     handoffs = [e for e in started if e["nodeId"].startswith("handoff:")]
-    assert [e["nodeId"] for e in handoffs] == ["handoff:writer"]
-    # the writer's steps and tool run inside the delegation; the researcher's inside its task
-    writer = [
-        e for e in started if e.get("attrs", {}).get("agent") == "writer" or e["nodeId"] == "tool:draft"
-    ]
+    assert [e["nodeId"] for e in handoffs] == ["handoff:researcher->writer"]
+    assert handoffs[0]["agent"] == "researcher"
+    # the writer's steps and tool run inside the delegation, as the writer; the researcher's in its task
+    writer = [e for e in started if e.get("agent") == "writer"]
+    assert {e["nodeId"] for e in writer} == {"llm:step@writer", "tool:draft"}
     assert {e["parentInstanceId"] for e in writer} == {handoffs[0]["instanceId"]}
     tasks = [e for e in started if e["nodeId"] == "task:research"]
-    assert len(tasks) == 1 and tasks[0]["input"]["agent"] == "researcher"
-    assert {e["nodeId"] for e in started} >= {"tool:lookup", "tool:draft"}
+    assert len(tasks) == 1 and tasks[0]["agent"] == "researcher"
+    lookup = next(e for e in started if e["nodeId"] == "tool:lookup")
+    assert lookup["agent"] == "researcher" and lookup["parentInstanceId"] == tasks[0]["instanceId"]
+
+
+def test_a_delegation_injected_at_its_handoff_runs_no_coworker(
+    kit: KitHub, session: graphmind.Client
+) -> None:
+    kit.set_debug(breakpoints=[("handoff:*", "before")])
+    kit.auto_answer("inject", "the writer's answer, from the debugger")
+    tools = Tools()
+    with FakeOpenAI() as fake:
+        fake.script([*SCRIPT[:2], "researcher done"])  # the writer's replies are never asked for
+        out = crew(fake, tools).kickoff()
+    assert out.raw == "researcher done"
+    assert tools.count("draft") == 0
+    assert fake.request_count == 3  # the researcher's three steps; none of the writer's
+    assert "the writer's answer, from the debugger" in contents(fake.requests[2].body)
+
+
+def test_a_delegation_edited_at_its_handoff_hands_the_coworker_the_edit(
+    kit: KitHub, session: graphmind.Client, fake: FakeOpenAI
+) -> None:
+    kit.set_debug(breakpoints=[("handoff:*", "before")])
+    edited = {"task": "write a haiku", "context": "cairo facts", "coworker": "writer"}
+    kit.auto_answer(lambda event: ("continue", None, {"input": edited}))
+    crew(fake, Tools()).kickoff()
+    assert "write a haiku" in contents(fake.requests[2].body)  # the writer's first request
 
 
 def test_before_inject_on_a_tool_runs_no_body_and_the_next_request_carries_the_value(

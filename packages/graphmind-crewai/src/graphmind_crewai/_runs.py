@@ -17,7 +17,7 @@ import graphmind
 from graphmind import ReplayDivergence
 from graphmind.adapter import NodeSpec, Patches, RunAborted
 
-from . import _carry, _describe
+from . import _agents, _carry, _describe
 
 
 def _client(state: Patches) -> graphmind.Client:
@@ -88,19 +88,20 @@ def wrap_execute_core(original: Callable[..., Any], state: Patches) -> Callable[
             attrs={"framework": "crewai", "task": True, "agent": _describe.agent_name(agent or self.agent)},
             actions=("continue", "abort"),
         )
-        ex = engine.start_node(spec, run=run, parent_instance_id=parent)
-        kickoff = _carry.for_crew(crew)
-        _carry.push_task(kickoff, ex.instance_id)
-        try:
-            return ex.run_sync(
-                lambda: original(self, agent, context, tools),
-                _describe.task_output,
-                _no_inject,
-                None,
-                None,
-            )
-        finally:
-            _carry.pop_task(kickoff, ex.instance_id)
+        with _agents.scope(agent or getattr(self, "agent", None)):  # the task is its agent's work
+            ex = engine.start_node(spec, run=run, parent_instance_id=parent)
+            kickoff = _carry.for_crew(crew)
+            _carry.push_task(kickoff, ex.instance_id)
+            try:
+                return ex.run_sync(
+                    lambda: original(self, agent, context, tools),
+                    _describe.task_output,
+                    _no_inject,
+                    None,
+                    None,
+                )
+            finally:
+                _carry.pop_task(kickoff, ex.instance_id)
 
     _execute_core.__wrapped__ = original  # type: ignore[attr-defined]
     return _execute_core

@@ -1,4 +1,4 @@
-"""Each tool call: one gated `tool:<name>` node; a delegation to a coworker: a `handoff:<coworker>` node.
+"""Each tool call: one gated `tool:<name>` node; a delegation to a coworker: a gated handoff node.
 
 With native function calling (every provider CrewAI calls natively), the executor calls
 `tool.run(**args)` (crewai/agents/agent_executor.py:2243; the callable is `tool.run`,
@@ -11,20 +11,22 @@ not an injected value. Here an inject returns the tool's result with no body run
 formats it for the model as it would the real one.
 
 A coworker tool (`Delegate work to coworker`, crewai/tools/agent_tools/delegate_work_tool.py:22;
-`Ask question to coworker`, ask_question_tool.py:20) runs another agent: its node is the handoff,
-`handoff:<coworker>` (continue or abort), and the coworker's steps nest inside it.
+`Ask question to coworker`, ask_question_tool.py:20) runs another agent: its node is core's gated
+handoff, `handoff:<from>-><coworker>` (continue, edit what is handed over, inject the coworker's
+answer, abort), and the coworker's steps and tools run inside it, in the coworker's scope.
 """
 
 from __future__ import annotations
 
 import inspect
+import json
 from collections.abc import Callable
 from typing import Any
 
 from crewai.tools.agent_tools.base_agent_tools import BaseAgentTool
 from crewai.utilities.string_utils import sanitize_tool_name
 
-from graphmind.adapter import NodeSpec, Patches
+from graphmind.adapter import NodeSpec, Patches, handoff
 
 from . import _agents, _carry, _describe, _edit, _inject
 
@@ -39,28 +41,32 @@ def _function(tool: Any) -> Callable[..., Any] | None:
     return run if inspect.isfunction(run) else None
 
 
-def _no_inject(value: Any) -> Any:
-    raise ValueError("a delegation cannot be injected: continue, or abort the run")
+def _delegated(value: Any) -> Any:
+    """What a coworker tool returns (its coworker's answer, a text) from an injected JSON value."""
+    return value if isinstance(value, str) else json.dumps(value)
 
 
-def _handoff(engine: Any, tool: Any, kwargs: dict[str, Any], body: Callable[[], Any]) -> Any:
+def _handoff(engine: Any, tool: Any, kwargs: dict[str, Any], original: Callable[..., Any]) -> Any:
+    """The delegation through core's gated handoff: the coworker's work runs inside it (in its
+    agent's scope); an edit changes what the coworker is handed, an inject answers for the coworker
+    (its work never runs)."""
     coworker = str(kwargs.get("coworker") or "coworker").strip()
-    run, parent = _carry.place(engine)
-    spec = NodeSpec(
+
+    def call(handed: Any) -> Any:
+        if not isinstance(handed, dict):
+            raise ValueError("a CrewAI delegation's input is an object of the tool's arguments by name")
+        return original(tool, **handed)
+
+    decided = handoff(
+        engine,
+        _agents.current(),
         coworker,
-        "agent",
-        {
-            "to": coworker,
-            "tool": str(getattr(tool, "name", "")),
-            "task": _describe.tool_output(kwargs.get("task", kwargs.get("question"))),
-            "context": _describe.tool_output(kwargs.get("context")),
-        },
-        node_id=f"handoff:{coworker}",
-        attrs={"framework": "crewai", "handoff": True},
-        actions=("continue", "abort"),
+        _describe.tool_input((), kwargs),
+        call=call,
+        from_injected=_delegated,
+        attrs={"framework": "crewai", "tool": str(getattr(tool, "name", ""))},
     )
-    ex = engine.start_node(spec, run=run, parent_instance_id=parent)
-    return ex.run_sync(body, _describe.tool_output, _no_inject, None, None)
+    return decided.output
 
 
 def wrap_run(original: Callable[..., Any], state: Patches) -> Callable[..., Any]:
@@ -69,7 +75,7 @@ def wrap_run(original: Callable[..., Any], state: Patches) -> Callable[..., Any]
         if not engine.live:
             return original(self, *args, **kwargs)
         if isinstance(self, BaseAgentTool) and not args:
-            return _handoff(engine, self, kwargs, lambda: original(self, *args, **kwargs))
+            return _handoff(engine, self, kwargs, original)
 
         def body(arguments: dict[str, Any]) -> Any:
             return original(self, *args, **arguments)
@@ -84,9 +90,8 @@ def wrap_run(original: Callable[..., Any], state: Patches) -> Callable[..., Any]
             function=_function(self),
             edit=None if args else _edit.tool_edit(body),
         )
-        with _agents.scope(None):
-            ex = engine.start_node(spec, run=run_ctx, parent_instance_id=parent)
-            return ex.run_sync(lambda: body(kwargs), _describe.tool_output, _inject.tool_result, None, None)
+        ex = engine.start_node(spec, run=run_ctx, parent_instance_id=parent)
+        return ex.run_sync(lambda: body(kwargs), _describe.tool_output, _inject.tool_result, None, None)
 
     run.__wrapped__ = original  # type: ignore[attr-defined]
     return run
