@@ -23,7 +23,7 @@ from ._version import SUPPORTED, __version__
 HOOKS: tuple[tuple[object, Hook[Patches]], ...] = (
     # crewai/crew.py:997 Crew.kickoff: the crew's run (kickoff_async runs it on a thread, :1189)
     (crewai.crew.Crew, Hook("", "kickoff", _runs.wrap_kickoff, SUPPORTED, "crewai/crew.py:997 Crew.kickoff")),
-    # crewai/task.py:809 Task._execute_core: every task, from execute_sync (:594) and execute_async's thread (:630)
+    # crewai/task.py:809 Task._execute_core: every task, from execute_sync (:593) and execute_async's thread (:635)
     (
         crewai.task.Task,
         Hook(

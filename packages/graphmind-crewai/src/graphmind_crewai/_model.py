@@ -7,7 +7,7 @@ the two executors that import it: `AgentExecutor` (crewai/agents/agent_executor.
 (crewai/lite_agent.py:83, called at :943). Why there and not in CrewAI's `before_llm_call` hook
 (crewai/hooks/llm_hooks.py:229) or in `LLM.call`:
 
-- the hook can only block a call (`return False` raises `LLMCallBlockedError`, agent_utils.py:494)
+- the hook can only block a call (`return False` raises `LLMCallBlockedError`, agent_utils.py:496)
   and replace the reply's text afterwards: the step still fails or still reaches the provider, so
   an inject there is not one;
 - `LLM.call` is each provider class's own method (OpenAI, Anthropic, Gemini, Bedrock, Azure,

@@ -4,7 +4,7 @@
 thread (crewai/crew.py:1189), `kickoff_for_each` calls it per input: one row covers the three. A
 kickoff inside a run of the app's (`with graphmind.run(...)`) or inside a node opens no run of its
 own: its nodes nest where they are. Each task runs through `Task._execute_core`
-(crewai/task.py:809), from `execute_sync` (:585) and from `execute_async`'s thread (:617): its
+(crewai/task.py:809), from `execute_sync` (:593) and from `execute_async`'s thread (:635): its
 node's before gate offers continue or abort (a task's output cannot be injected: its agent makes it).
 """
 

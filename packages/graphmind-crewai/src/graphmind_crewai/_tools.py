@@ -6,7 +6,7 @@ crewai/utilities/agent_utils.py:303). `BaseTool.run` (crewai/tools/base_tool.py:
 `@tool` decorator's `Tool.run` (base_tool.py:532, which does not call the base's) are the two
 methods: a row on each gates every tool, CrewAI's coworker tools included. Why not CrewAI's
 `before_tool_call` hook (crewai/hooks/tool_hooks.py): it blocks a call only by turning its result
-into "Tool execution blocked by hook" (agent_executor.py:2231), so the model would see that text,
+into "Tool execution blocked by hook" (agent_executor.py:2237), so the model would see that text,
 not an injected value. Here an inject returns the tool's result with no body run, and CrewAI
 formats it for the model as it would the real one.
 
