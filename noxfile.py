@@ -167,6 +167,19 @@ def crewai(session: nox.Session, crewai: str) -> None:
 
 
 @nox.session
+def crewai_bench(session: nox.Session) -> None:
+    """bench/crewai_overhead.py in CrewAI's own environment, next to openinference-instrumentation-crewai."""
+    packages = ("graphmind-core", "graphmind-server", "graphmind-openai", "graphmind-crewai")
+    session.install(
+        *[f"-e{ROOT / 'packages' / p}" for p in packages],
+        f"crewai=={CREWAI_VERSIONS[0]}.*",
+        "openinference-instrumentation-crewai>=1",
+        "opentelemetry-sdk",
+    )
+    session.run("python", "bench/crewai_overhead.py", *session.posargs)
+
+
+@nox.session
 def huge(session: nox.Session) -> None:
     """The viewer on a 1,000,000-event run (issue 32): a timeline click's detail < 100 ms, an in-run
     search < 300 ms, the open still interactive < 1 s. Prints every figure."""
