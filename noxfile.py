@@ -36,6 +36,8 @@ PACKAGES = [
     "graphmind-openai-agents",
     "graphmind-pydantic-ai",
 ]
+# Packages left out of the workspace's lock (pyproject.toml, [tool.uv.workspace] exclude).
+OUTSIDE_WORKSPACE = ["graphmind-crewai"]
 # One row per adapter: its package, the framework distribution, the versions to test, its tests.
 MATRIX = {
     "openai": ("graphmind-openai", "openai", ["3", "2"], ["packages/graphmind-openai/tests"]),
@@ -142,6 +144,7 @@ for _name in MATRIX:
 # openai 2.x) from the workspace paths, in one resolution, then type-check the package and run its
 # tests there. docs/crewai.md, "Installing".
 CREWAI_VERSIONS = ["1.15"]
+CREWAI_SUITE_VERSION = "1.15.30"  # the release the hook table was read in (docs/crewai.md)
 CREWAI_DEPS = [*TEST_DEPS, "pytest-xdist>=3.6", "anyio>=4", "mypy>=1.10"]
 
 
@@ -227,8 +230,14 @@ def wheels(session: nox.Session) -> None:
         os.remove(path)
     for package in PACKAGES:
         session.run("uv", "build", "--package", package, "--out-dir", str(dist), "--quiet", external=True)
+    # graphmind-crewai is outside the workspace (pyproject.toml): built from its directory; its venv
+    # resolves CrewAI's own pins (openai<3), as a user's does.
+    for package in OUTSIDE_WORKSPACE:
+        session.run(
+            "uv", "build", str(ROOT / "packages" / package), "--out-dir", str(dist), "--quiet", external=True
+        )
     core = glob.glob(str(dist / "graphmind_core-*.whl"))[0]
-    for package in PACKAGES:
+    for package in [*PACKAGES, *OUTSIDE_WORKSPACE]:
         module = package.replace("-", "_")
         wheel = glob.glob(str(dist / f"{module}-*.whl"))[0]
         venv = ROOT / ".nox" / f"smoke-{package}"
@@ -425,6 +434,23 @@ SUITES = {
             "blockbuster>=1.5.26,<1.6",
         ],
     ),
+    # crewai's `dev` group, the parts the selected tests import (suite_table.py names the selection).
+    # Not in the workspace's lock: its version is CREWAI_VERSIONS' newest installed (docs/crewai.md).
+    "crewai": (
+        "crewai",
+        "graphmind-crewai",
+        [
+            "pytest",
+            "pytest-asyncio",
+            "pytest-xdist",
+            "pytest-timeout",
+            "pytest-subprocess",
+            "pytest-recording",
+            "vcrpy==8.2.1",
+            "aiohttp",
+            "python-dotenv",
+        ],
+    ),
 }
 # The source package's own directory that holds its tests, installed into the session first.
 SUITE_LOCAL_PACKAGES = {"mcp": ["examples"]}
@@ -435,12 +461,15 @@ SUITE_LOCAL_PACKAGES = {"mcp": ["examples"]}
 # package. docs/compatibility.md says how (and which commits the figures used);
 # scripts/suites/tests_dir.py writes such a directory from a local git copy of the repository.
 # google-adk's sdist ships the package only too.
-TESTS_ELSEWHERE = {"llama-index-core", "litellm", "google-adk", "pydantic-ai-slim"}
+TESTS_ELSEWHERE = {"llama-index-core", "litellm", "google-adk", "pydantic-ai-slim", "crewai"}
 TESTS_FROM_ENV = "GRAPHMIND_SUITE_TESTS"
 
 
 def _locked_version(distribution: str) -> str:
     import tomllib
+
+    if distribution == "crewai":  # outside the workspace's lock (pyproject.toml): the version its cells read
+        return CREWAI_SUITE_VERSION
 
     lock = tomllib.loads((ROOT / "uv.lock").read_text())
     versions = [p["version"] for p in lock["package"] if p["name"] == distribution]  # a fork may lock two
@@ -507,8 +536,16 @@ def suite(session: nox.Session, framework: str) -> None:
     # multiply-linked file"), so with links the tests that load its stopwords or punkt pass or
     # fail by which test loaded them first in the worker, and the three runs differ by xdist's split.
     session.env["UV_LINK_MODE"] = "copy"
-    _install_workspace(session, "graphmind-core", "graphmind-server", adapter)
-    session.install("pip", *deps, f"{distribution}=={version}")
+    if framework == "crewai":  # one resolution: CrewAI's pins (openai<3) decide, graphmind-openai follows
+        session.install(
+            *[f"-e{ROOT / 'packages' / p}" for p in ("graphmind-core", "graphmind-server", adapter)],
+            "pip",
+            *deps,
+            f"{distribution}=={version}",
+        )
+    else:
+        _install_workspace(session, "graphmind-core", "graphmind-server", adapter)
+        session.install("pip", *deps, f"{distribution}=={version}")
     src = _suite_source(session, distribution, version)
     for local in SUITE_LOCAL_PACKAGES.get(framework, []):
         session.install("--no-deps", "-e", str(src / local))

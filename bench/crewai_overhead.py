@@ -37,7 +37,7 @@ os.environ.setdefault("OTEL_SDK_DISABLED", "false")  # the openinference variant
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-from _harness import (  # noqa: E402
+from _harness import (
     AttachedHub,
     Variant,
     interleaved_rounds,
@@ -48,18 +48,21 @@ from _harness import (  # noqa: E402
     print_ratio_table,
     summarise,
 )
-from crewai import LLM, Agent, Crew, Task  # noqa: E402
-from crewai.tools import tool  # noqa: E402
+from crewai import LLM, Agent, Crew, Task
+from crewai.tools import tool
 
-import graphmind  # noqa: E402
-from graphmind_crewai import instrument_crewai, uninstrument_crewai  # noqa: E402
-from graphmind_openai.testing import FakeOpenAI  # noqa: E402
+import graphmind
+from graphmind_crewai import instrument_crewai, uninstrument_crewai
+from graphmind_openai.testing import FakeOpenAI
 
 
 def reply(body: dict[str, Any]) -> Any:
     if any(m.get("role") == "tool" for m in body["messages"]):
         return "Cairo: the museums, then koshary."
-    return {"content": None, "tool_calls": [{"id": "call_1", "name": "lookup", "arguments": '{"topic": "cairo"}'}]}
+    return {
+        "content": None,
+        "tool_calls": [{"id": "call_1", "name": "lookup", "arguments": '{"topic": "cairo"}'}],
+    }
 
 
 @tool("lookup")
