@@ -46,11 +46,28 @@ def _delegated(value: Any) -> Any:
     return value if isinstance(value, str) else json.dumps(value)
 
 
+def _coworker(tool: Any, kwargs: dict[str, Any]) -> str:
+    """The coworker's role as its agent reports it, matched as CrewAI matches the model's spelling
+    (`BaseAgentTool._get_coworker` and `sanitize_agent_name`, crewai/tools/agent_tools/
+    base_agent_tools.py:38 and :20: no case, no quotes, a list's first), so the handoff's target is
+    the agent that runs."""
+    named = str(kwargs.get("coworker") or kwargs.get("co_worker") or "").strip()
+    try:
+        named = str(tool._get_coworker(named or None, **kwargs) or "")
+        wanted = tool.sanitize_agent_name(named)
+        for agent in getattr(tool, "agents", None) or []:
+            if tool.sanitize_agent_name(str(getattr(agent, "role", ""))) == wanted:
+                return _describe.agent_name(agent)
+    except Exception:  # another release's helpers: the name as the model wrote it
+        pass
+    return named.strip() or "coworker"
+
+
 def _handoff(engine: Any, tool: Any, kwargs: dict[str, Any], original: Callable[..., Any]) -> Any:
     """The delegation through core's gated handoff: the coworker's work runs inside it (in its
     agent's scope); an edit changes what the coworker is handed, an inject answers for the coworker
     (its work never runs)."""
-    coworker = str(kwargs.get("coworker") or "coworker").strip()
+    coworker = _coworker(tool, kwargs)
 
     def call(handed: Any) -> Any:
         if not isinstance(handed, dict):
