@@ -153,7 +153,9 @@ CREWAI_DEPS = [*TEST_DEPS, "pytest-xdist>=3.6", "anyio>=4", "mypy>=1.10"]
 def crewai(session: nox.Session, crewai: str) -> None:
     packages = ("graphmind-core", "graphmind-server", "graphmind-openai", "graphmind-crewai")
     session.install(*[f"-e{ROOT / 'packages' / p}" for p in packages], *CREWAI_DEPS, f"crewai=={crewai}.*")
-    session.run("python", "-m", "mypy", "--strict", "packages/graphmind-crewai/src")
+    # A cache of its own: the workspace's mypy cache holds mcp 2.x, this environment mcp 1.x.
+    cache = str(ROOT / ".nox" / "crewai-mypy-cache")
+    session.run("python", "-m", "mypy", "--strict", "--cache-dir", cache, "packages/graphmind-crewai/src")
     session.run(
         "python",
         "-m",
