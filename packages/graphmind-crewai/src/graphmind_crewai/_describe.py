@@ -124,7 +124,10 @@ def model_output(answer: Any) -> dict[str, Any]:
         return {"content": None, "tool_calls": [_tool_call(c) for c in answer]}
     dump = getattr(answer, "model_dump_json", None)
     if callable(dump):
-        return {"content": dump()}
+        try:
+            return {"content": dump()}
+        except Exception:  # a field pydantic cannot serialize
+            pass
     return {"content": _text(answer)}
 
 
@@ -142,5 +145,8 @@ def tool_output(result: Any) -> Any:
         return copied
     dump = getattr(result, "model_dump", None)
     if callable(dump):
-        return tool_output(dump(mode="json"))
-    return str(result)
+        try:
+            return tool_output(dump(mode="json"))
+        except Exception:  # a field pydantic cannot serialize: the text CrewAI falls back to as well
+            pass
+    return _text(result)
