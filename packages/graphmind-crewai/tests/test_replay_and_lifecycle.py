@@ -10,6 +10,8 @@ import crewai.crew
 import crewai.lite_agent
 import crewai.task
 import crewai.tools.base_tool
+import crewai.tools.structured_tool
+import crewai.tools.tool_usage
 import crewai.utilities.agent_utils
 from crew_helpers import SCRIPT, Tools, crew
 
@@ -49,6 +51,7 @@ def _originals() -> list[object]:
         crewai.lite_agent.get_llm_response,
         crewai.tools.base_tool.BaseTool.run,
         crewai.tools.base_tool.Tool.run,
+        crewai.tools.structured_tool.CrewStructuredTool.invoke,
     ]
 
 

@@ -14,6 +14,7 @@ import crewai.crew
 import crewai.lite_agent
 import crewai.task
 import crewai.tools.base_tool
+import crewai.tools.structured_tool
 
 from graphmind.adapter import Hook, Patches, ProcessPatch, hook_moved
 
@@ -61,6 +62,18 @@ HOOKS: tuple[tuple[object, Hook[Patches]], ...] = (
     (
         crewai.tools.base_tool.Tool,
         Hook("", "run", _tools.wrap_run, SUPPORTED, "crewai/tools/base_tool.py:532 Tool.run"),
+    ),
+    # crewai/tools/structured_tool.py:424 CrewStructuredTool.invoke: text (ReAct) tool calling's call
+    # (crewai/tools/tool_usage.py:622), which runs the tool's _run, not run
+    (
+        crewai.tools.structured_tool.CrewStructuredTool,
+        Hook(
+            "",
+            "invoke",
+            _tools.wrap_invoke,
+            SUPPORTED,
+            "crewai/tools/structured_tool.py:424 CrewStructuredTool.invoke",
+        ),
     ),
 )
 

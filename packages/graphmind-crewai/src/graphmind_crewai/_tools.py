@@ -63,7 +63,7 @@ def _coworker(tool: Any, kwargs: dict[str, Any]) -> str:
     return named.strip() or "coworker"
 
 
-def _handoff(engine: Any, tool: Any, kwargs: dict[str, Any], original: Callable[..., Any]) -> Any:
+def _handoff(engine: Any, tool: Any, kwargs: dict[str, Any], run: Callable[[dict[str, Any]], Any]) -> Any:
     """The delegation through core's gated handoff: the coworker's work runs inside it (in its
     agent's scope); an edit changes what the coworker is handed, an inject answers for the coworker
     (its work never runs)."""
@@ -72,7 +72,7 @@ def _handoff(engine: Any, tool: Any, kwargs: dict[str, Any], original: Callable[
     def call(handed: Any) -> Any:
         if not isinstance(handed, dict):
             raise ValueError("a CrewAI delegation's input is an object of the tool's arguments by name")
-        return original(tool, **handed)
+        return run(handed)
 
     decided = handoff(
         engine,
@@ -86,29 +86,58 @@ def _handoff(engine: Any, tool: Any, kwargs: dict[str, Any], original: Callable[
     return decided.output
 
 
+def _tool_node(
+    engine: Any, tool: Any, node_input: Any, body: Callable[[dict[str, Any]], Any], arguments: Any
+) -> Any:
+    run_ctx, parent = _carry.place(engine)
+    spec = NodeSpec(
+        sanitize_tool_name(str(getattr(tool, "name", "tool"))),
+        "tool",
+        node_input,
+        attrs={"framework": "crewai"},
+        function=_function(getattr(tool, "_original_tool", None) or tool),
+        edit=_edit.tool_edit(body) if isinstance(arguments, dict) else None,
+    )
+    ex = engine.start_node(spec, run=run_ctx, parent_instance_id=parent)
+    return ex.run_sync(lambda: body(arguments), _describe.tool_output, _inject.tool_result, None, None)
+
+
 def wrap_run(original: Callable[..., Any], state: Patches) -> Callable[..., Any]:
     def run(self: Any, *args: Any, **kwargs: Any) -> Any:
         engine = state.engine()  # per call: graphmind.configure() may replace the default client
         if not engine.live:
             return original(self, *args, **kwargs)
         if isinstance(self, BaseAgentTool) and not args:
-            return _handoff(engine, self, kwargs, original)
+            return _handoff(engine, self, kwargs, lambda handed: original(self, **handed))
 
         def body(arguments: dict[str, Any]) -> Any:
             return original(self, *args, **arguments)
 
-        name = sanitize_tool_name(str(getattr(self, "name", "tool")))
-        run_ctx, parent = _carry.place(engine)
-        spec = NodeSpec(
-            name,
-            "tool",
-            _describe.tool_input(args, kwargs),
-            attrs={"framework": "crewai"},
-            function=_function(self),
-            edit=None if args else _edit.tool_edit(body),
-        )
-        ex = engine.start_node(spec, run=run_ctx, parent_instance_id=parent)
-        return ex.run_sync(lambda: body(kwargs), _describe.tool_output, _inject.tool_result, None, None)
+        return _tool_node(engine, self, _describe.tool_input(args, kwargs), body, None if args else kwargs)
 
     run.__wrapped__ = original  # type: ignore[attr-defined]
     return run
+
+
+def wrap_invoke(original: Callable[..., Any], state: Patches) -> Callable[..., Any]:
+    """Text (ReAct) tool calling: `ToolUsage` calls `CrewStructuredTool.invoke(input=..., config=...)`
+    (crewai/tools/tool_usage.py:622), whose `func` is the tool's `_run`: `run` is not on that path."""
+
+    def invoke(self: Any, input: Any, config: Any = None, **kwargs: Any) -> Any:
+        engine = state.engine()
+        if not engine.live:
+            return original(self, input, config, **kwargs)
+        arguments = _describe.tool_arguments(input)
+        if not isinstance(arguments, dict):  # CrewAI's own parser raises on it: as uninstrumented
+            return original(self, input, config, **kwargs)
+        if isinstance(getattr(self, "_original_tool", None), BaseAgentTool):
+            agent_tool = self._original_tool
+            return _handoff(engine, agent_tool, arguments, lambda handed: original(self, handed, config, **kwargs))
+
+        def body(edited: dict[str, Any]) -> Any:
+            return original(self, edited, config, **kwargs)
+
+        return _tool_node(engine, self, _describe.tool_input((), arguments), body, arguments)
+
+    invoke.__wrapped__ = original  # type: ignore[attr-defined]
+    return invoke
