@@ -13,7 +13,6 @@ import graphmind
 from graphmind.testing import FakeHub
 from graphmind_crewai import instrument_crewai
 
-
 SEEN: list[str] = []  # what the model was sent, each call (BaseLLM is a pydantic model: no own list)
 
 

@@ -132,7 +132,9 @@ def wrap_invoke(original: Callable[..., Any], state: Patches) -> Callable[..., A
             return original(self, input, config, **kwargs)
         if isinstance(getattr(self, "_original_tool", None), BaseAgentTool):
             agent_tool = self._original_tool
-            return _handoff(engine, agent_tool, arguments, lambda handed: original(self, handed, config, **kwargs))
+            return _handoff(
+                engine, agent_tool, arguments, lambda handed: original(self, handed, config, **kwargs)
+            )
 
         def body(edited: dict[str, Any]) -> Any:
             return original(self, edited, config, **kwargs)
