@@ -131,3 +131,7 @@ def test_the_team_run_draws_each_agent_as_a_group_with_the_handoff_between(
     # A shared tool's detail says who called; here the handoff's says whose it is.
     handoff.click()
     expect(page.locator("#detail .d-agents")).to_contain_text("agent triage")
+    # Pause on handoff, beside Pause on error: the hub's debug state, which every app gets.
+    page.get_by_label("Pause on handoff").check()
+    page.wait_for_function("() => window.graphmindViewer.store.debug.pauseOnHandoff === 'on'")
+    assert hub.api("GET", "/api/debug")[1]["pauseOnHandoff"] == "on"

@@ -289,3 +289,29 @@ class _CoreTeam(TeamSubject):
 @pytest.mark.parametrize("case", TEAM_CASES)
 async def test_the_team_kit_on_core_alone(case: str) -> None:
     await run_team_case(case, _CoreTeam())
+
+
+def test_the_client_option_breakpoints_selects_every_handoff(hub: FakeHub) -> None:
+    client = graphmind.Client(app="core-tests", url=hub.url, retry_interval=0.2, breakpoints=["handoff:*"])
+    try:
+        assert client.ready(5)
+        hub.auto_answer("continue")
+        with client.run("team"):
+            handoff(engine_for(client), "a", "b", "task")
+            _step(client)
+        paused = hub.of_type("exec.paused")
+        assert [(p["nodeId"], p["reason"], p.get("source")) for p in paused] == [
+            ("handoff:a->b", "breakpoint", "code")
+        ]
+    finally:
+        client.dispose()
+
+
+def test_a_handoff_made_outside_the_sources_scope_still_runs_the_target_under_it(
+    hub: FakeHub, client: graphmind.Client
+) -> None:
+    with client.run("team"):
+        decided = handoff(
+            engine_for(client), "triage", "billing", "task", call=lambda _t: current_agent_path()
+        )
+    assert decided.output == ("triage", "billing")

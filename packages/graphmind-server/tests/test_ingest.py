@@ -28,7 +28,13 @@ def test_welcome_carries_the_protocol_and_the_debug_state(thub):
     app = thub.app()
     assert app.welcome["protocol"] == 1
     assert app.welcome["hub"]["name"] == "graphmind-server"
-    assert app.welcome["debug"] == {"version": 0, "breakpoints": [], "mode": "run", "pauseOnError": "on"}
+    assert app.welcome["debug"] == {
+        "version": 0,
+        "breakpoints": [],
+        "mode": "run",
+        "pauseOnError": "on",
+        "pauseOnHandoff": "off",
+    }
 
 
 def test_a_frame_before_hello_is_refused_with_4002(thub):

@@ -266,7 +266,9 @@ async def put_debug(request: Request) -> Response:
     except BadRequest as exc:
         return error(exc.status, str(exc))
     if not isinstance(body, dict):
-        return error(400, "the body must be a JSON object with any of breakpoints, mode, pauseOnError, pauseOnHandoff")
+        return error(
+            400, "the body must be a JSON object with any of breakpoints, mode, pauseOnError, pauseOnHandoff"
+        )
     try:
         state, pending = await hub.set_debug(body)
     except DebugStateError as exc:

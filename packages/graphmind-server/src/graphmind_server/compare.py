@@ -4,6 +4,8 @@ equal or changed, with per-step deltas of tokens, cost and latency.
 A step is one execution of a node other than the run's agent node, in start order. The alignment
 is a longest common subsequence over node ids (difflib, no junk heuristic), so a step inserted in
 or removed from one run shifts nothing after it: it shows as added or removed, the rest pair up.
+In a team run a step is also its agent's (docs/protocol.md, "Agents"): steps align by (agent, node
+id), so a tool two agents call pairs with the same agent's call in the other run.
 """
 
 from __future__ import annotations
@@ -53,6 +55,9 @@ def steps(
                 "status": rule.execution("running", ev),
                 "model": started_model(ev),  # the rule the run's cost is priced by (store/usage.py)
             }
+            agent = ev.get("agent")
+            if isinstance(agent, str) and agent:
+                step["agent"] = agent
             by_instance[instance] = step
             out.append(step)
             continue
@@ -107,6 +112,7 @@ def _pair(a: dict[str, Any], b: dict[str, Any], ignore: frozenset[str]) -> dict[
     ]
     return {
         "status": "changed" if changed else "equal",
+        **_agent(b),
         "nodeId": b["nodeId"],
         "name": b["name"],
         "kind": b["kind"],
@@ -120,6 +126,7 @@ def _pair(a: dict[str, Any], b: dict[str, Any], ignore: frozenset[str]) -> dict[
 def _one(step: dict[str, Any], side: str) -> dict[str, Any]:
     return {
         "status": "removed" if side == "a" else "added",
+        **_agent(step),
         "nodeId": step["nodeId"],
         "name": step["name"],
         "kind": step["kind"],
@@ -129,12 +136,20 @@ def _one(step: dict[str, Any], side: str) -> dict[str, Any]:
     }
 
 
+def _agent(step: dict[str, Any]) -> dict[str, Any]:
+    return {"agent": step["agent"]} if "agent" in step else {}
+
+
+def _key(step: dict[str, Any]) -> str:
+    """What aligns: the node id, and in a team run the agent that made the call."""
+    agent = step.get("agent")
+    return f"{agent}\u0000{step['nodeId']}" if agent else step["nodeId"]
+
+
 def align(
     sa: list[dict[str, Any]], sb: list[dict[str, Any]], ignore: frozenset[str] = frozenset()
 ) -> list[dict[str, Any]]:
-    matcher = difflib.SequenceMatcher(
-        None, [s["nodeId"] for s in sa], [s["nodeId"] for s in sb], autojunk=False
-    )
+    matcher = difflib.SequenceMatcher(None, [_key(s) for s in sa], [_key(s) for s in sb], autojunk=False)
     rows: list[dict[str, Any]] = []
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
@@ -198,8 +213,10 @@ def text_report(result: dict[str, Any]) -> str:
     lines = [f"A {a['id']} ({a['name']}, {a['status']})", f"B {b['id']} ({b['name']}, {b['status']})"]
     seen: dict[str, int] = {}
     for row in result["steps"]:
-        seen[row["nodeId"]] = seen.get(row["nodeId"], 0) + 1
-        label = f"{row['nodeId']} #{seen[row['nodeId']]}"
+        key = f"{row.get('agent', '')}\u0000{row['nodeId']}"
+        seen[key] = seen.get(key, 0) + 1
+        by = f" ({row['agent']})" if row.get("agent") else ""
+        label = f"{row['nodeId']} #{seen[key]}{by}"
         lines.append(
             f"{marks[row['status']]} {label}{'  ' + ', '.join(row['changed']) + ' differ' if row['changed'] else ''}"
         )

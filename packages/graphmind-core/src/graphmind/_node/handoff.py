@@ -97,7 +97,7 @@ def handoff(
         current[0] = value
         if call is None:
             return _Passed(value)
-        with agent_scope(target):
+        with agent_scope(source), agent_scope(target):  # the target's path goes through the source
             return call(value)
 
     spec = _spec(source, target, handed, attrs)
@@ -127,7 +127,7 @@ async def ahandoff(
         current[0] = value
         if call is None:
             return _Passed(value)
-        with agent_scope(target):
+        with agent_scope(source), agent_scope(target):
             return await call(value)
 
     spec = _spec(source, target, handed, attrs)

@@ -3,6 +3,8 @@
 - `FakeHub`: an in-process hub speaking protocol v1 (see its module, `graphmind/testing/_fakehub.py`).
 - `graphmind.testing.gate_matrix`: the gate matrix every adapter's tests run with its own call
   (docs/adapters.md, "Tests every adapter passes").
+- `graphmind.testing.team`: the two-agent cases an adapter whose framework has agents opts into
+  (docs/adapters.md, "Agents and handoffs").
 - `assert_supported`, `assert_hooks_stand`, `assert_in_source`: an adapter's hook-table test, that
   fails loudly when an upstream hook moves (docs/adapters.md, "The scaffold").
 - `one_kb_tool_args`, `ThrowingGetterDict`, `ProxyLike`: sample values for size and fail-open tests.

@@ -21,6 +21,9 @@ from . import usage as tokens
 from .status import execution, node
 
 AGENT_FACET = "agent:"
+# A run past this many events is not summed per agent when read (a scan of its node events): the
+# viewer sums the agents of what it loads itself (docs/api.md).
+MAX_EVENTS = 200_000
 
 
 @dataclass
@@ -59,9 +62,10 @@ def has_agents(conn: sqlite3.Connection, run_id: str) -> bool:
     return row is not None
 
 
-def summary(conn: sqlite3.Connection, run_id: str) -> list[dict[str, Any]] | None:
-    """The run's agents in the order they first ran, or None for a run with none."""
-    if not has_agents(conn, run_id):
+def summary(conn: sqlite3.Connection, run_id: str, events: int = 0) -> list[dict[str, Any]] | None:
+    """The run's agents in the order they first ran, or None for a run with none (or one of more
+    than MAX_EVENTS `events`)."""
+    if events > MAX_EVENTS or not has_agents(conn, run_id):
         return None
     text = "CASE WHEN json_type(body, '{0}') = 'text' THEN json_extract(body, '{0}') END"
     rows = conn.execute(

@@ -94,7 +94,7 @@ def get_run(conn: sqlite3.Connection, run_id: str) -> dict[str, Any] | None:
             (run_id,),
         )
     ]
-    team = agents.summary(conn, run_id)
+    team = agents.summary(conn, run_id, run["eventCount"])
     if team is not None:
         run["agents"] = team
     return run

@@ -22,16 +22,17 @@ export class DebugControls {
     }
     this.poe.addEventListener("change", () => this.put({ pauseOnError: this.poe.value }));
     // Every handoff's before gate holds (docs/protocol.md, "Agents"): change what is handed over.
-    this.poh = h("button", { type: "button", class: "toggle", "aria-pressed": "false",
-      title: "Hold every handoff between agents at its before gate", onclick: () => this.put({ pauseOnHandoff: store.debug.pauseOnHandoff === "on" ? "off" : "on" }) },
-    "Pause on handoff");
+    // A checkbox, not a button: "Pause" names one button only (scripts and screen readers).
+    this.poh = h("input", { type: "checkbox", id: "pause-on-handoff" });
+    this.poh.addEventListener("change", () => this.put({ pauseOnHandoff: this.poh.checked ? "on" : "off" }));
     this.pauseBtn = h("button", { type: "button", class: "toggle", "aria-pressed": "false",
       onclick: () => this.pause() }, "Pause");
     this.bpInfo = h("span", { class: "bp-info" });
     this.clearBtn = h("button", { type: "button", class: "ghost", onclick: () => this.put({ breakpoints: [] }) }, "Clear breakpoints");
     this.msg = h("span", { class: "debug-msg", role: "status" });
     el.append(this.pauseBtn, this.step,
-      h("label", { class: "poe", for: "pause-on-error" }, "Pause on error"), this.poe, this.poh,
+      h("label", { class: "poe", for: "pause-on-error" }, "Pause on error"), this.poe,
+      h("label", { class: "poh", title: "Hold every handoff between agents at its before gate" }, this.poh, " Pause on handoff"),
       this.bpInfo, this.clearBtn, this.msg);
   }
 
@@ -51,9 +52,7 @@ export class DebugControls {
     const v = String(d.pauseOnError ?? "on");
     if (![...this.poe.options].some((o) => o.value === v)) this.poe.append(h("option", { value: v }, `${v} only`));
     this.poe.value = v;
-    const handoffs = d.pauseOnHandoff === "on";
-    this.poh.setAttribute("aria-pressed", handoffs ? "true" : "false");
-    this.poh.classList.toggle("on", handoffs);
+    this.poh.checked = d.pauseOnHandoff === "on";
     const n = d.breakpoints.length;
     this.bpInfo.textContent = n ? `${n} breakpoint${n === 1 ? "" : "s"}` : "";
     this.clearBtn.hidden = n === 0;

@@ -67,6 +67,8 @@ export function reasonText(gate) {
     }
     case "pause":
       return "Paused";
+    case "handoff": // Pause on handoff (docs/protocol.md, "Agents"): edit what is handed over, or answer as the target
+      return `Handoff: ${String(gate.name || gate.nodeId || "").replace("->", " → ")} (edit what is handed over, or inject to answer as the target)`;
     case "divergence": {
       const why = gate.replay && typeof gate.replay.why === "string" && gate.replay.why ? `: ${gate.replay.why}` : "";
       return `Divergence from the recording${why}`;

@@ -221,7 +221,7 @@ export class GraphView {
       const pb = end(b);
       if (!pa || !pb || pa.x === undefined || pb.x === undefined) continue;
       let d;
-      if (pb.lane && cls.includes("handoff")) { // sideways, into the target lane's header
+      if (pb.lane && (cls.includes("handoff") || cls.includes("shared"))) { // sideways, into the lane's header
         const right = pb.x >= pa.x + pa.w;
         const x1 = right ? pa.x + pa.w : pa.x;
         const y1 = pa.y + pa.h / 2;
@@ -268,7 +268,7 @@ export class GraphView {
       const g = this.model?.agents?.get(a);
       const status = g ? g.status : "";
       el.className = `agroup state-${cls(status)}${el.classList.contains("collapsed") ? " collapsed" : ""}`;
-      el.querySelector(".ag-state").textContent = g ? `${status} · ${g.execs.length} calls` : "";
+      el.querySelector(".ag-state").textContent = g ? `${status} · ${g.execs.length} call${g.execs.length === 1 ? "" : "s"}` : "";
     }
   }
 

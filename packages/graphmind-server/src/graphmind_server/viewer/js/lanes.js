@@ -99,5 +99,16 @@ export function laneLayout(model, nodes, width, dims, collapsed) {
       edges.push([hidden.has(parent.nodeId) ? { lane: laneOf.get(parent.agent) } : parent.nodeId, { lane }, "edge handoff-edge"]);
     }
   }
+  // A node another agent called too (a shared tool) sits in its first caller's lane: a dashed
+  // line joins it to each other lane that called it.
+  for (const g of model.agents.values()) {
+    const lane = laneOf.get(g.name);
+    if (!lane) continue;
+    for (const id of g.nodes) {
+      const n = model.nodes.get(id);
+      if (!n || !pos.has(id) || hidden.has(id) || ownerOf(n) === g.name || n.kind === "agent") continue;
+      edges.push([id, { lane }, "edge shared-edge"]);
+    }
+  }
   return { pos, hidden, lanes, edges, w, totalW, totalH: bottom + PAD, contentWidth };
 }
