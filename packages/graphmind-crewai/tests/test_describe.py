@@ -34,3 +34,21 @@ def test_a_tool_result_pydantic_cannot_serialize_reaches_the_app_and_is_recorded
         hub.wait_for(lambda: bool(hub.of_type("node.finished")))
         assert hub.of_type("node.finished")[0]["output"] == str(opaque)
         session.dispose()
+
+
+def test_a_tool_called_with_positional_arguments_runs_with_them() -> None:
+    """CrewAI's own suite calls `tool.run("value")`: the node records them, the body gets them."""
+
+    @tool("echo")
+    def echo(text: str) -> str:
+        """Echoes."""
+        return f"echo {text}"
+
+    with FakeHub(pause_on_error="off") as hub:
+        session = graphmind.Client(app="describe", url=hub.url)
+        assert session.ready(10)
+        instrument_crewai(session=session)
+        assert echo.run("hi") == "echo hi"
+        hub.wait_for(lambda: bool(hub.of_type("node.finished")))
+        assert hub.of_type("node.started")[0]["input"] == {"args": ["hi"]}
+        session.dispose()

@@ -87,7 +87,12 @@ def _handoff(engine: Any, tool: Any, kwargs: dict[str, Any], run: Callable[[dict
 
 
 def _tool_node(
-    engine: Any, tool: Any, node_input: Any, body: Callable[[dict[str, Any]], Any], arguments: Any
+    engine: Any,
+    tool: Any,
+    node_input: Any,
+    body: Callable[[dict[str, Any]], Any],
+    arguments: dict[str, Any],
+    editable: bool = True,
 ) -> Any:
     run_ctx, parent = _carry.place(engine)
     spec = NodeSpec(
@@ -96,7 +101,7 @@ def _tool_node(
         node_input,
         attrs={"framework": "crewai"},
         function=_function(getattr(tool, "_original_tool", None) or tool),
-        edit=_edit.tool_edit(body) if isinstance(arguments, dict) else None,
+        edit=_edit.tool_edit(body) if editable else None,  # positional arguments have no names to edit
     )
     ex = engine.start_node(spec, run=run_ctx, parent_instance_id=parent)
     return ex.run_sync(lambda: body(arguments), _describe.tool_output, _inject.tool_result, None, None)
@@ -113,7 +118,7 @@ def wrap_run(original: Callable[..., Any], state: Patches) -> Callable[..., Any]
         def body(arguments: dict[str, Any]) -> Any:
             return original(self, *args, **arguments)
 
-        return _tool_node(engine, self, _describe.tool_input(args, kwargs), body, None if args else kwargs)
+        return _tool_node(engine, self, _describe.tool_input(args, kwargs), body, kwargs, editable=not args)
 
     run.__wrapped__ = original  # type: ignore[attr-defined]
     return run
