@@ -6,6 +6,7 @@
     uv run nox -s faults                # the whole fault suite at full scale (the default run: a slice of it)
     uv run nox -s huge                  # the viewer on a 1,000,000-event run (the default run uses 20,000)
     uv run nox -s "openai(openai='3')"  # one cell of the matrix; `uv run nox -t matrix` runs them all
+    uv run nox -s crewai                # graphmind-crewai in its own environment (CrewAI pins openai<3; CI runs it)
 
 The matrix tests each adapter against the newest release and the previous major of its framework.
 """
@@ -40,6 +41,8 @@ PACKAGES = [
 ]
 # The workspace wheels a package's wheel needs beside graphmind-core (its smoke installs them too).
 WHEEL_DEPS = {"graphmind-claude-agent-sdk": ["graphmind-anthropic"]}
+# Packages left out of the workspace's lock (pyproject.toml, [tool.uv.workspace] exclude).
+OUTSIDE_WORKSPACE = ["graphmind-crewai"]
 # One row per adapter: its package, the framework distribution, the versions to test, its tests.
 MATRIX = {
     "openai": ("graphmind-openai", "openai", ["3", "2"], ["packages/graphmind-openai/tests"]),
@@ -171,6 +174,52 @@ for _name in MATRIX:
     _matrix_session(_name)
 
 
+# graphmind-crewai is outside the workspace lock (pyproject.toml, [tool.uv.workspace] exclude):
+# CrewAI 1.15 pins openai<3, mcp<2 and pydantic<2.13. Its cells install CrewAI's real pins with
+# graphmind-core, graphmind-server and graphmind-openai (its tests' fake provider, which works on
+# openai 2.x) from the workspace paths, in one resolution, then type-check the package and run its
+# tests there. docs/crewai.md, "Installing".
+CREWAI_VERSIONS = ["1.15"]
+CREWAI_SUITE_VERSION = "1.15.30"  # the release the hook table was read in (docs/crewai.md)
+CREWAI_DEPS = [*TEST_DEPS, "pytest-xdist>=3.6", "anyio>=4", "mypy>=1.10"]
+
+
+@nox.session(tags=["matrix"])
+@nox.parametrize("crewai", CREWAI_VERSIONS)
+def crewai(session: nox.Session, crewai: str) -> None:
+    packages = ("graphmind-core", "graphmind-server", "graphmind-openai", "graphmind-crewai")
+    session.install(*[f"-e{ROOT / 'packages' / p}" for p in packages], *CREWAI_DEPS, f"crewai=={crewai}.*")
+    # A cache of its own: the workspace's mypy cache holds mcp 2.x, this environment mcp 1.x.
+    cache = str(ROOT / ".nox" / "crewai-mypy-cache")
+    session.run("python", "-m", "mypy", "--strict", "--cache-dir", cache, "packages/graphmind-crewai/src")
+    session.run(
+        "python",
+        "-m",
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        "-o",
+        "addopts=--import-mode=importlib -q",
+        "-W",
+        "ignore::DeprecationWarning",
+        "packages/graphmind-crewai/tests",
+        *session.posargs,
+    )
+
+
+@nox.session
+def crewai_bench(session: nox.Session) -> None:
+    """bench/crewai_overhead.py in CrewAI's own environment, next to openinference-instrumentation-crewai."""
+    packages = ("graphmind-core", "graphmind-server", "graphmind-openai", "graphmind-crewai")
+    session.install(
+        *[f"-e{ROOT / 'packages' / p}" for p in packages],
+        f"crewai=={CREWAI_VERSIONS[0]}.*",
+        "openinference-instrumentation-crewai>=1",
+        "opentelemetry-sdk",
+    )
+    session.run("python", "bench/crewai_overhead.py", *session.posargs)
+
+
 @nox.session
 def huge(session: nox.Session) -> None:
     """The viewer on a 1,000,000-event run (issue 32): a timeline click's detail < 100 ms, an in-run
@@ -219,8 +268,14 @@ def wheels(session: nox.Session) -> None:
         os.remove(path)
     for package in PACKAGES:
         session.run("uv", "build", "--package", package, "--out-dir", str(dist), "--quiet", external=True)
+    # graphmind-crewai is outside the workspace (pyproject.toml): built from its directory; its venv
+    # resolves CrewAI's own pins (openai<3), as a user's does.
+    for package in OUTSIDE_WORKSPACE:
+        session.run(
+            "uv", "build", str(ROOT / "packages" / package), "--out-dir", str(dist), "--quiet", external=True
+        )
     core = glob.glob(str(dist / "graphmind_core-*.whl"))[0]
-    for package in PACKAGES:
+    for package in [*PACKAGES, *OUTSIDE_WORKSPACE]:
         module = package.replace("-", "_")
         wheel = glob.glob(str(dist / f"{module}-*.whl"))[0]
         venv = ROOT / ".nox" / f"smoke-{package}"
@@ -451,6 +506,23 @@ SUITES = {
             "litellm>=1.108,!=1.107.0,<2",
         ],
     ),
+    # crewai's `dev` group, the parts the selected tests import (suite_table.py names the selection).
+    # Not in the workspace's lock: its version is CREWAI_VERSIONS' newest installed (docs/crewai.md).
+    "crewai": (
+        "crewai",
+        "graphmind-crewai",
+        [
+            "pytest",
+            "pytest-asyncio",
+            "pytest-xdist",
+            "pytest-timeout",
+            "pytest-subprocess",
+            "pytest-recording",
+            "vcrpy==8.2.1",
+            "aiohttp",
+            "python-dotenv",
+        ],
+    ),
 }
 # The source package's own directory that holds its tests, installed into the session first.
 SUITE_LOCAL_PACKAGES = {"mcp": ["examples"]}
@@ -461,7 +533,7 @@ SUITE_LOCAL_PACKAGES = {"mcp": ["examples"]}
 # package. docs/compatibility.md says how (and which commits the figures used);
 # scripts/suites/tests_dir.py writes such a directory from a local git copy of the repository.
 # google-adk's sdist ships the package only too.
-TESTS_ELSEWHERE = {"llama-index-core", "litellm", "google-adk", "pydantic-ai-slim"}
+TESTS_ELSEWHERE = {"llama-index-core", "litellm", "google-adk", "pydantic-ai-slim", "crewai"}
 # Frameworks whose wheel ships their tests inside the package (google/genai/tests): they run from the
 # session's own site-packages, where a pytest.ini makes it the rootdir (and not this repository).
 TESTS_IN_WHEEL = {"google-genai"}
@@ -470,6 +542,9 @@ TESTS_FROM_ENV = "GRAPHMIND_SUITE_TESTS"
 
 def _locked_version(distribution: str) -> str:
     import tomllib
+
+    if distribution == "crewai":  # outside the workspace's lock (pyproject.toml): the version its cells read
+        return CREWAI_SUITE_VERSION
 
     lock = tomllib.loads((ROOT / "uv.lock").read_text())
     versions = [p["version"] for p in lock["package"] if p["name"] == distribution]  # a fork may lock two
@@ -543,8 +618,18 @@ def suite(session: nox.Session, framework: str) -> None:
     # multiply-linked file"), so with links the tests that load its stopwords or punkt pass or
     # fail by which test loaded them first in the worker, and the three runs differ by xdist's split.
     session.env["UV_LINK_MODE"] = "copy"
-    _install_workspace(session, "graphmind-core", "graphmind-server", *WHEEL_DEPS.get(adapter, []), adapter)
-    session.install("pip", *deps, f"{distribution}=={version}")
+    if framework == "crewai":  # one resolution: CrewAI's pins (openai<3) decide, graphmind-openai follows
+        session.install(
+            *[f"-e{ROOT / 'packages' / p}" for p in ("graphmind-core", "graphmind-server", adapter)],
+            "pip",
+            *deps,
+            f"{distribution}=={version}",
+        )
+    else:
+        _install_workspace(
+            session, "graphmind-core", "graphmind-server", *WHEEL_DEPS.get(adapter, []), adapter
+        )
+        session.install("pip", *deps, f"{distribution}=={version}")
     src = _suite_source(session, distribution, version)
     for local in SUITE_LOCAL_PACKAGES.get(framework, []):
         session.install("--no-deps", "-e", str(src / local))

@@ -9,6 +9,8 @@ dir), `env` (set in all three runs alike).
 
 from __future__ import annotations
 
+import os
+import tempfile
 from typing import Any
 
 SUITES: dict[str, dict[str, Any]] = {
@@ -257,6 +259,41 @@ SUITES: dict[str, dict[str, Any]] = {
     },
 }
 
+# crewai: the tests import CrewAI, which writes under ~/.config and ~/.local at import: a HOME of
+# their own, the same in all three runs; its telemetry off (CrewAI's CI sets the same).
+SUITES["crewai"] = {
+    "plugin": "gm_suite_crewai",
+    "env": {
+        "HOME": os.path.join(tempfile.gettempdir(), "graphmind-suite-crewai-home"),
+        "CREWAI_DISABLE_TELEMETRY": "true",
+        "CREWAI_TRACING_ENABLED": "false",
+    },
+    # A selection (docs/compatibility.md): the hooks (CrewAI's own before/after model and tool
+    # hooks, which the adapter's rows sit next to), the tools (BaseTool.run, @tool, structured tools,
+    # usage limits, failures, coworker tools) and the native tool calling of an agent's executor,
+    # each from VCR cassettes (`--block-network`: nothing leaves the machine).
+    "paths": [
+        "tests/lib/crewai/tests/hooks",
+        "tests/lib/crewai/tests/tools",
+        "tests/lib/crewai/tests/agents/test_native_tool_calling.py",
+        "tests/lib/crewai/tests/agents/test_lite_agent.py",
+    ],
+    # Its pyproject's `--block-network` (pytest-recording) would refuse the GraphMind client's
+    # loopback connection to the hub: loopback allowed, in all three runs alike.
+    "args": [
+        "tests",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:randomly",
+        "-n",
+        "2",
+        "-q",
+        "--timeout=120",
+        "--allowed-hosts=127.0.0.1,localhost",
+    ],
+}
+
 # Tests that differ instrumented by design, each named with why in docs/compatibility.md. Loop
 # holds are not among them: the instrumented runs warn instead (ON_LOOP), and the tests whose
 # calls would have been held are listed from the warnings.
@@ -275,6 +312,7 @@ EXPECTED_DIFFERENT: dict[str, set[str]] = {
         # `trace_as_chain_group`'s manager is configured, so it holds the hook's handler too: `len == 1` fails.
         "tests.unit_tests.runnables.test_config::test_merge_config_callbacks",
     },
+    "crewai": set(),
     "pydantic_ai": {
         # It replaces the agent's private root capability with its own and asserts that capability's
         # `wrap_run_event_stream` is what the run calls; a run capability (ours, or any other given

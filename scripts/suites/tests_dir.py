@@ -2,6 +2,7 @@
 
     python scripts/suites/tests_dir.py llamaindex <git dir> <out dir> [commit]
     python scripts/suites/tests_dir.py litellm <git dir> <out dir> [commit]
+    python scripts/suites/tests_dir.py crewai <git dir> <out dir> [commit]
 
 It fetches nothing: `<git dir>` is a clone (or a bare mirror) already on this machine. It writes
 `<out dir>/tests/...` (and the pytest configuration the tests need) from `git archive` of the
@@ -30,7 +31,14 @@ from pathlib import Path
 RECIPES: dict[str, tuple[str, list[str]]] = {
     "llamaindex": ("llama-index-core", ["tests"]),
     "litellm": ("", ["tests/__init__.py", "tests/large_text.py", "tests/test_litellm", "pyproject.toml"]),
+    # crewai's tests live in the monorepo's lib/crewai/tests and rely on its root conftest.py (VCR
+    # cassettes, .env.test's fake keys) and root pyproject.toml (addopts: --block-network, loadfile).
+    "crewai": ("", ["conftest.py", ".env.test", "lib/crewai/tests", "pyproject.toml"]),
 }
+# Per suite: where the taken files go under <out dir>/tests (pyproject.toml stays at <out dir>).
+# crewai's conftest finds a module's cassettes by its `lib/crewai/tests` parents, so the layout
+# under tests/ keeps them: tests/conftest.py, tests/lib/crewai/tests/...
+UNDER_TESTS = {"crewai"}
 
 
 def build(suite: str, git_dir: Path, out: Path, commit: str = "HEAD") -> list[str]:
@@ -48,12 +56,15 @@ def build(suite: str, git_dir: Path, out: Path, commit: str = "HEAD") -> list[st
         for member in tar.getmembers():
             if not member.isfile() or not member.name.startswith(prefix):
                 continue
-            target = out / member.name[len(prefix) :]
+            relative = member.name[len(prefix) :]
+            if suite in UNDER_TESTS and relative != "pyproject.toml":
+                relative = f"tests/{relative}"
+            target = out / relative
             target.parent.mkdir(parents=True, exist_ok=True)
             source = tar.extractfile(member)
             assert source is not None  # a regular file always has content
             target.write_bytes(source.read())
-            taken.append(member.name[len(prefix) :])
+            taken.append(relative)
     return taken
 
 
