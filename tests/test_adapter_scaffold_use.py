@@ -35,6 +35,10 @@ def _imports(package: str) -> tuple[set[str], list[str]]:
                 names.update(alias.name for alias in node.names)
             elif isinstance(node, ast.ClassDef):
                 bases = {b.id for b in node.bases if isinstance(b, ast.Name)}
+                # A framework's own hook interface implemented for the user (Strands' `HookProvider`,
+                # given to `Agent(hooks=[...])`) is the adapter's public API, not a patch scaffold.
+                if "HookProvider" in bases:
+                    continue
                 if node.name.endswith(("Hook", "Hooks", "Patch", "Patches")) or (
                     node.name in ("State", "Gate") and "Patches" not in bases
                 ):
