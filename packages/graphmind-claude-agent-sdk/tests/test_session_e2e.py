@@ -4,6 +4,7 @@ held, edited and injected; a model turn injected; a recorded session replayed.""
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 from typing import Any
 
@@ -173,6 +174,10 @@ def test_a_recorded_session_replays_with_no_request(
     assert _final(messages) == answer
 
 
+@pytest.mark.skipif(
+    os.environ.get("GRAPHMIND_KIT_FULL") != "1",
+    reason="a 62 s hold: runs in the nox matrix cell (GRAPHMIND_KIT_FULL=1), not the default suite",
+)
 def test_a_bash_call_held_past_the_cli_hook_timeout_goes_on_when_answered(
     hub: HubProcess, gm: graphmind.Client, fake: FakeAnthropic, tmp_path: Path
 ) -> None:
