@@ -1,8 +1,8 @@
 """The JSON a node shows for what the CLI and an in-process tool hand over.
 
 The CLI sends hook inputs as JSON already (tool inputs, `tool_response`), so a CLI tool's input and
-output are shown as they came. An in-process tool's handler returns MCP-shaped content
-(`{"content": [{"type": "text", "text": ...}], "is_error": ...}`): a single text block is shown as
+output are shown as they came. An in-process tool's call answers with an MCP `tools/call` result
+(`{"content": [{"type": "text", "text": ...}], "isError": ...}`): a single text block is shown as
 its text, which is also what an injected string becomes (`_inject.tool_result`).
 """
 
@@ -14,22 +14,6 @@ from typing import Any
 def tool_output(value: Any) -> Any:
     """A CLI tool's `tool_response` (already JSON) as the node's output."""
     return value
-
-
-def handler_output(result: Any) -> Any:
-    """An in-process tool handler's result as the node's output: one text block as its text."""
-    if isinstance(result, dict):
-        content = result.get("content")
-        if (
-            isinstance(content, list)
-            and len(content) == 1
-            and isinstance(content[0], dict)
-            and content[0].get("type") == "text"
-            and not result.get("is_error")
-            and set(result) <= {"content", "is_error"}
-        ):
-            return content[0].get("text")
-    return result
 
 
 def mcp_result_output(result: Any) -> Any:
