@@ -22,6 +22,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+import claude_agent_sdk
 from _harness import (
     AttachedHub,
     interleaved_rounds,
@@ -31,7 +32,7 @@ from _harness import (
     print_ratio_table,
     summarise,
 )
-from claude_agent_sdk import ClaudeAgentOptions, create_sdk_mcp_server, query, tool
+from claude_agent_sdk import ClaudeAgentOptions, create_sdk_mcp_server, tool
 
 import graphmind
 from graphmind_anthropic.testing import FakeAnthropic
@@ -65,7 +66,8 @@ def _session(fake: FakeAnthropic, home: str) -> None:
     )
 
     async def run() -> None:
-        async for _ in query(prompt="add 1 and 2, then say hi", options=options):
+        # looked up per call: an instrumentor that replaces the module's `query` is seen
+        async for _ in claude_agent_sdk.query(prompt="add 1 and 2, then say hi", options=options):
             pass
 
     asyncio.run(run())

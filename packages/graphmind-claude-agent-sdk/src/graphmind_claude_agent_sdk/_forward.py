@@ -21,6 +21,7 @@ from ._session import SessionState
 # Headers the forwarding client sets itself (auth from the CLI's request; the SDK's own identity).
 _DROPPED = frozenset({"x-api-key", "authorization", "user-agent", "accept", "content-type"})
 _CLIENTS_LOCK = threading.Lock()
+_CLIENTS: dict[tuple[str, str | None, str | None, Any], Any] = {}  # at most 64, the newest
 
 
 @dataclass
@@ -55,9 +56,11 @@ def _client(state: SessionState, headers: Mapping[str, str]) -> Any:
     api_key = headers.get("x-api-key")
     bearer = headers.get("authorization", "")
     token = bearer[7:] if bearer.lower().startswith("bearer ") else None
-    cache_key = (state.upstream, api_key, token)
+    # One client per upstream, credentials and GraphMind session for the process (not per options
+    # object): a new client costs milliseconds, and an app makes new options for every session.
+    cache_key = (state.upstream, api_key, token, state.session)
     with _CLIENTS_LOCK:
-        client = state.clients.get(cache_key)
+        client = _CLIENTS.get(cache_key)
         if client is None:
             client = anthropic.Anthropic(
                 base_url=state.upstream,
@@ -67,7 +70,9 @@ def _client(state: SessionState, headers: Mapping[str, str]) -> Any:
                 timeout=None,  # the CLI keeps its own request timeout; a held gate must not time out here
             )
             instrument_anthropic(client, session=state.session)
-            state.clients[cache_key] = client
+            if len(_CLIENTS) >= 64:  # many credentials or sessions over time: keep the newest
+                _CLIENTS.pop(next(iter(_CLIENTS)))
+            _CLIENTS[cache_key] = client
     return client
 
 

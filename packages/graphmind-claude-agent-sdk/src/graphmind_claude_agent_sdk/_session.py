@@ -43,8 +43,6 @@ class SessionState:
     # SDK turns a hook's or an in-process tool's exception into a message for the model, so the
     # patched query raises this one to the app instead (`_runs.py`).
     fatal: BaseException | None = None
-    # (upstream, api key, bearer token) -> the instrumented Anthropic client the model gate uses.
-    clients: dict[tuple[str, str | None, str | None], Any] = field(default_factory=dict)
 
     def remember_context(self) -> None:
         """Called by a hook callback: the model gate runs the next turns in this callback's context
