@@ -11,7 +11,7 @@ session started inside a run of the app's (`with graphmind.run(...)`) opens none
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any
 
 import graphmind
@@ -55,15 +55,31 @@ def _raise_if_aborted(run: RunContext | None, options: Any) -> None:
         raise RunAborted(run.run_id)
 
 
+async def _through(inner: AsyncGenerator[Any, None]) -> AsyncGenerator[Any, None]:
+    """`inner`'s messages, and `inner` closed when this generator is (an app that breaks out of its
+    `async for`): `async for` alone leaves the inner generator to the garbage collector, and the SDK
+    closes its transport in that generator's `finally` before it removes its temporary config dir
+    (claude_agent_sdk/_internal/client.py:49-60). Without this the order changes under GraphMind."""
+    try:
+        async for message in inner:
+            yield message
+    finally:
+        await inner.aclose()
+
+
 async def _messages(
-    original: Callable[..., AsyncIterator[Any]], run: RunContext | None, call: tuple[Any, ...], kwargs: Any
-) -> AsyncIterator[Any]:
+    original: Callable[..., AsyncGenerator[Any, None]],
+    run: RunContext | None,
+    call: tuple[Any, ...],
+    kwargs: Any,
+) -> AsyncGenerator[Any, None]:
     options = call[2]
     session = state_of(options)
     if session is not None:
         session.fatal = None
+    inner = original(*call, **kwargs)
     try:
-        async for message in original(*call, **kwargs):
+        async for message in inner:
             yield message
     except Exception as exc:
         try:
@@ -71,25 +87,29 @@ async def _messages(
         except BaseException as fatal:
             raise fatal from exc
         raise
+    finally:
+        await inner.aclose()
     _raise_if_aborted(run, options)
 
 
-def wrap_process_query(original: Callable[..., AsyncIterator[Any]], state: Patches) -> Callable[..., Any]:
+def wrap_process_query(
+    original: Callable[..., AsyncGenerator[Any, None]], state: Patches
+) -> Callable[..., Any]:
     async def process_query(
         self: Any, prompt: Any, options: Any, *args: Any, **kwargs: Any
     ) -> AsyncIterator[Any]:
         engine = state.engine()
         if not engine.live or (state_of(options) is None and not SessionRuns.on):
-            async for message in original(self, prompt, options, *args, **kwargs):
+            async for message in _through(original(self, prompt, options, *args, **kwargs)):
                 yield message
             return
         call = (self, prompt, instrument_options(options, state.session), *args)
         if not (SessionRuns.on and _opens_run(state)):
-            async for message in _messages(original, engine.current_run(), call, kwargs):
+            async for message in _through(_messages(original, engine.current_run(), call, kwargs)):
                 yield message
             return
         async with _client(state).run("claude-agent", _prompt_meta(prompt)) as run:
-            async for message in _messages(original, run, call, kwargs):
+            async for message in _through(_messages(original, run, call, kwargs)):
                 yield message
 
     process_query.__wrapped__ = original  # type: ignore[attr-defined]
