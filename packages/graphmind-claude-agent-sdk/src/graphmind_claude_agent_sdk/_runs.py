@@ -11,7 +11,7 @@ session started inside a run of the app's (`with graphmind.run(...)`) opens none
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
 import graphmind
@@ -55,18 +55,6 @@ def _raise_if_aborted(run: RunContext | None, options: Any) -> None:
         raise RunAborted(run.run_id)
 
 
-async def _through(inner: AsyncGenerator[Any, None]) -> AsyncGenerator[Any, None]:
-    """`inner`'s messages, and `inner` closed when this generator is (an app that breaks out of its
-    `async for`): `async for` alone leaves the inner generator to the garbage collector, and the SDK
-    closes its transport in that generator's `finally` before it removes its temporary config dir
-    (claude_agent_sdk/_internal/client.py:49-60). Without this the order changes under GraphMind."""
-    try:
-        async for message in inner:
-            yield message
-    finally:
-        await inner.aclose()
-
-
 async def _messages(
     original: Callable[..., AsyncGenerator[Any, None]],
     run: RunContext | None,
@@ -97,20 +85,36 @@ def wrap_process_query(
 ) -> Callable[..., Any]:
     async def process_query(
         self: Any, prompt: Any, options: Any, *args: Any, **kwargs: Any
-    ) -> AsyncIterator[Any]:
+    ) -> AsyncGenerator[Any, None]:
+        # Each generator this wrapper iterates is closed in its `finally` (an app that breaks out of
+        # its `async for` closes this one): `async for` alone leaves an inner generator to the
+        # garbage collector, and the SDK closes its transport in its generator's `finally` before it
+        # removes its temporary config dir (claude_agent_sdk/_internal/client.py:56-62).
         engine = state.engine()
         if not engine.live or (state_of(options) is None and not SessionRuns.on):
-            async for message in _through(original(self, prompt, options, *args, **kwargs)):
-                yield message
+            inner = original(self, prompt, options, *args, **kwargs)
+            try:
+                async for message in inner:
+                    yield message
+            finally:
+                await inner.aclose()
             return
         call = (self, prompt, instrument_options(options, state.session), *args)
         if not (SessionRuns.on and _opens_run(state)):
-            async for message in _through(_messages(original, engine.current_run(), call, kwargs)):
-                yield message
+            gated = _messages(original, engine.current_run(), call, kwargs)
+            try:
+                async for message in gated:
+                    yield message
+            finally:
+                await gated.aclose()
             return
         async with _client(state).run("claude-agent", _prompt_meta(prompt)) as run:
-            async for message in _through(_messages(original, run, call, kwargs)):
-                yield message
+            gated = _messages(original, run, call, kwargs)
+            try:
+                async for message in gated:
+                    yield message
+            finally:
+                await gated.aclose()
 
     process_query.__wrapped__ = original  # type: ignore[attr-defined]
     return process_query
