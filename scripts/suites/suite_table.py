@@ -189,6 +189,11 @@ SUITES: dict[str, dict[str, Any]] = {
             "--ignore=tests/test_example_s3_session_store.py",
             "--ignore=tests/test_example_s3_session_store_live.py",
             "--deselect=tests/test_changelog.py",
+            # Its fake CLI answers only once stdin is closed, and the SDK keeps stdin open until the
+            # first result whenever hooks are registered (its own TestNoTimeoutForHooksAndMcpServers):
+            # instrumented (GraphMind registers hooks) the two wait on each other. A real CLI sends
+            # its result with stdin open, so apps are unaffected (docs/claude-agent-sdk.md).
+            "--deselect=tests/test_streaming_client.py::TestQueryWithAsyncIterable::test_query_with_async_iterable",
             "-p",
             "no:cacheprovider",
             "-n",
