@@ -162,23 +162,8 @@ def at_divergence(
     if action == proto.RECORDED and recorded is not None:
         output = recorded()
         return injected_answer(convert(output), output, answer.by)
-    if action == proto.INJECT:
-        try:
-            converted = convert(answer.value)
-        except Exception as exc:
-            node._unusable(exc)
-            return False
-        node.injected = True
-        return injected_answer(converted, answer.value, answer.by)
-    if answer.has_input or answer.reload:
-        try:
-            answer = edited(node, proto.BEFORE, held, answer)
-        except EditRefused as exc:
-            node._unusable(exc, "edit")
-            return False
-        apply_edit(node, answer, {"input": node.spec.input})
-        return answer if answer.body is not None else None
-    return None  # continue (a timeout and a lost hub included): live from here on
+    # continue (a timeout and a lost hub included): live from here on
+    return _inject_or_edit(node, held, answer, convert)
 
 
 # An effect hold answered by nobody (docs/effects.md): simulated, never run.
@@ -225,7 +210,15 @@ def at_effect(
         abort(node, skipped=True)
     if action == proto.SIMULATE or answer.by in _NOBODY:
         return simulated_answer(node, convert, candidates(answer), answer.answered_by or answer.by)
-    if action == proto.INJECT:
+    return _inject_or_edit(node, held, answer, convert)  # continue: run it for real
+
+
+def _inject_or_edit(
+    node: DecidedNode, held: HeldGate | None, answer: GateAnswer, convert: Callable[[Any], Any]
+) -> GateAnswer | Literal[False] | None:
+    """The tail a divergence's and an effect hold's before gate share: an inject (False: its value
+    did not convert, held again), an edited input (its body, or None), or None for continue."""
+    if answer.action == proto.INJECT:
         try:
             converted = convert(answer.value)
         except Exception as exc:
@@ -241,4 +234,4 @@ def at_effect(
             return False
         apply_edit(node, answer, {"input": node.spec.input})
         return answer if answer.body is not None else None
-    return None  # continue: run it for real
+    return None
