@@ -44,7 +44,9 @@ def _model_contexts(hub: HubProcess, run_id: str) -> list[dict[str, Any]]:
 
     out = []
     for e in wait_for(ended, 10, f"run {run_id} finished"):
-        status, body = hub.api("GET", f"/api/runs/{run_id}/nodes/{e['nodeId']}/context?instance={e['instanceId']}")
+        status, body = hub.api(
+            "GET", f"/api/runs/{run_id}/nodes/{e['nodeId']}/context?instance={e['instanceId']}"
+        )
         assert status == 200, body
         out.append({**body, "_usage": e.get("usage")})
     return out
@@ -69,7 +71,9 @@ def test_anthropic(hub_process: HubProcess, client: graphmind.Client) -> None:
     from graphmind_anthropic.testing import FakeAnthropic
 
     with FakeAnthropic() as fake:
-        api = instrument_anthropic(Anthropic(base_url=fake.base_url, api_key="k", max_retries=0), session=client)
+        api = instrument_anthropic(
+            Anthropic(base_url=fake.base_url, api_key="k", max_retries=0), session=client
+        )
         with client.run("anthropic") as run:
             api.messages.create(
                 model="claude-sonnet-4-20250514",
@@ -77,8 +81,22 @@ def test_anthropic(hub_process: HubProcess, client: graphmind.Client) -> None:
                 system="You plan trips and answer briefly.",
                 messages=[
                     {"role": "user", "content": "Plan a day in Cairo"},
-                    {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "search", "input": {"q": "cairo"}}]},
-                    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "sunny, 31 C, museums open"}]},
+                    {
+                        "role": "assistant",
+                        "content": [
+                            {"type": "tool_use", "id": "t1", "name": "search", "input": {"q": "cairo"}}
+                        ],
+                    },
+                    {
+                        "role": "user",
+                        "content": [
+                            {
+                                "type": "tool_result",
+                                "tool_use_id": "t1",
+                                "content": "sunny, 31 C, museums open",
+                            }
+                        ],
+                    },
                 ],
             )
     (body,) = _model_contexts(hub_process, run.run_id)
@@ -95,11 +113,16 @@ def test_langchain(hub_process: HubProcess, client: graphmind.Client) -> None:
 
     from graphmind_langchain import GraphmindCallbackHandler
 
-    reply = AIMessage("Visit the pyramids.", usage_metadata={"input_tokens": 57, "output_tokens": 4, "total_tokens": 61})
+    reply = AIMessage(
+        "Visit the pyramids.", usage_metadata={"input_tokens": 57, "output_tokens": 4, "total_tokens": 61}
+    )
     model = FakeMessagesListChatModel(responses=[reply])
     with client.run("langchain") as run:
         model.invoke(
-            [SystemMessage("You plan trips."), HumanMessage("Plan a day in Cairo, with a museum and a river walk.")],
+            [
+                SystemMessage("You plan trips."),
+                HumanMessage("Plan a day in Cairo, with a museum and a river walk."),
+            ],
             config={"callbacks": [GraphmindCallbackHandler(client)]},
         )
     (body,) = _model_contexts(hub_process, run.run_id)
@@ -166,7 +189,9 @@ def test_google_adk(hub_process: HubProcess, client: graphmind.Client) -> None:
     from adk_helpers import ScriptedLlm, agent, run_sync, runner
 
     def script(_request: Any) -> list[LlmResponse]:
-        usage = types.GenerateContentResponseUsageMetadata(prompt_token_count=42, candidates_token_count=3, total_token_count=45)
+        usage = types.GenerateContentResponseUsageMetadata(
+            prompt_token_count=42, candidates_token_count=3, total_token_count=45
+        )
         content = types.Content(role="model", parts=[types.Part(text="Visit the pyramids.")])
         return [LlmResponse(content=content, usage_metadata=usage)]
 
@@ -195,7 +220,13 @@ def test_a_tool_result_of_sixty_percent_of_the_window_raises_the_part_warning(
                 model="gpt-4",
                 messages=[
                     {"role": "user", "content": "Plan a day in Cairo"},
-                    {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "hours", "arguments": "{}"}}]},
+                    {
+                        "role": "assistant",
+                        "content": None,
+                        "tool_calls": [
+                            {"id": "c1", "type": "function", "function": {"name": "hours", "arguments": "{}"}}
+                        ],
+                    },
                     {"role": "tool", "tool_call_id": "c1", "content": big},
                 ],
             )
