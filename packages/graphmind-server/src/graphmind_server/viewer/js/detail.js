@@ -2,6 +2,7 @@
 // JSON, streamed tokens as they arrive, usage, ran and held time, and the breakpoint toggles.
 
 import { chatView } from "./chat.js";
+import { execContextSig, xraySlot } from "./context.js";
 import { effectText, simulatedFromText } from "./effects.js";
 import { h } from "./frame.js";
 import { hiddenBy, ms, clock, REDACTED } from "./format.js";
@@ -181,6 +182,8 @@ export class DetailView {
     if (x.redaction && x.redaction.failed) box.append(h("p", null, h("span", { class: "chip hidden-chip" }, "hidden: the app could not read this value safely")));
     // A model node reads as the conversation (chat.js); its raw JSON is one click away there.
     const chat = x.kind === "llm" ? chatView(x.input, x.output, { hiddenInput: hiddenBy(x.kind, "input"), hiddenOutput: hiddenBy(x.kind, "output") }) : null;
+    // What filled the window of this model call, and what changed since the agent's last step.
+    if (x.kind === "llm" && x.input !== undefined && !observeOnly(store.runId)) box.append(xraySlot(store.runId, x.nodeId, x.instanceId, execContextSig(x)));
     if (chat) box.append(h("h3", null, "Conversation"), chat);
     else box.append(h("h3", null, x.edited ? "Input (edited)" : "Input"), jsonView(x.input, hiddenBy(x.kind, "input"), 1));
     const edited = editSection(x);
