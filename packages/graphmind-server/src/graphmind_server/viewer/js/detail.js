@@ -162,6 +162,9 @@ export class DetailView {
       recordedUsage(m.replayOf).then(() => this.shownKey === x.key && savedUsage(store.model, x) && this.renderExec(x));
     }
     box.append(facts);
+    // What filled the window of this model call, and what changed since the agent's last step:
+    // right under the facts, so it is in view when the node opens.
+    if (x.kind === "llm" && x.input !== undefined && !observeOnly(store.runId)) box.append(xraySlot(store.runId, x.nodeId, x.instanceId, execContextSig(x)));
     // An OTLP run's calls ended in another process before the spans arrived: nothing can replay them.
     const forkable = x.kind !== "agent" && x.endTs !== null && !x.gate && !observeOnly(store.runId);
     if (forkable) {
@@ -182,8 +185,6 @@ export class DetailView {
     if (x.redaction && x.redaction.failed) box.append(h("p", null, h("span", { class: "chip hidden-chip" }, "hidden: the app could not read this value safely")));
     // A model node reads as the conversation (chat.js); its raw JSON is one click away there.
     const chat = x.kind === "llm" ? chatView(x.input, x.output, { hiddenInput: hiddenBy(x.kind, "input"), hiddenOutput: hiddenBy(x.kind, "output") }) : null;
-    // What filled the window of this model call, and what changed since the agent's last step.
-    if (x.kind === "llm" && x.input !== undefined && !observeOnly(store.runId)) box.append(xraySlot(store.runId, x.nodeId, x.instanceId, execContextSig(x)));
     if (chat) box.append(h("h3", null, "Conversation"), chat);
     else box.append(h("h3", null, x.edited ? "Input (edited)" : "Input"), jsonView(x.input, hiddenBy(x.kind, "input"), 1));
     const edited = editSection(x);

@@ -78,7 +78,7 @@ function renderModel() {
   detail.update(dirty.execs);
   runView.renderHeader();
   if (!m.summaryOnly) {
-    runView.chart.refresh(store.runId, m);
+    runView.chart.refresh(store.runId, m, dirty.execs);
     xrayModelNodes(m, dirty.nodes);
   }
 }

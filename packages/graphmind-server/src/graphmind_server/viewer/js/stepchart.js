@@ -43,13 +43,28 @@ export class StepChart {
     }).observe(this.el);
   }
 
-  /** Ask the hub again when the run's model calls changed (called once per model frame). */
-  refresh(runId, m) {
-    const calls = m ? m.order.filter((x) => x.kind === "llm") : [];
-    const key = `${runId}|${calls.length}|${calls.filter((x) => x.endTs !== null || x.gate).length}|${calls.filter((x) => x.edited).length}`;
+  /** Ask the hub again when the run's model calls changed (called once per model frame with the
+   * executions that changed in it: a huge run's frame never walks all of its executions). */
+  refresh(runId, m, dirtyExecs) {
+    if (m !== this.model) {
+      this.model = m;
+      this.calls = new Map(); // exec key -> its state, for the model calls seen
+      dirtyExecs = m ? m.execs.keys() : [];
+    }
+    for (const key of dirtyExecs) {
+      const x = m.execs.get(key);
+      if (x && x.kind === "llm") this.calls.set(key, `${x.endTs !== null || x.gate ? 1 : 0}${x.edited ? 1 : 0}`);
+    }
+    let ended = 0;
+    let edited = 0;
+    for (const v of this.calls.values()) {
+      ended += v[0] === "1" ? 1 : 0;
+      edited += v[1] === "1" ? 1 : 0;
+    }
+    const key = `${runId}|${this.calls.size}|${ended}|${edited}`;
     if (key === this.askedFor) return;
     this.askedFor = key;
-    if (!calls.length) {
+    if (!this.calls.size) {
       this.steps = [];
       this.draw();
       return;
@@ -65,6 +80,7 @@ export class StepChart {
 
   reset() {
     this.askedFor = "";
+    this.model = null;
     this.steps = [];
     this.draw();
   }
