@@ -126,6 +126,7 @@ export function diffText(b) {
   if (removed.length) bits.push(`−${removed.length} removed`);
   if (changed.length) bits.push(`${changed.length} changed`);
   const delta = typeof d.delta === "number" ? d.delta : added.reduce((s, p) => s + (p.tokens || 0), 0);
+  if (!bits.length) return `The same parts as the previous step (${signed(delta)} tokens).`;
   bits.push(`${signed(delta)} tokens`);
   const names = [...added.map((p) => p.label), ...removed.map((r) => `removed ${r.label}`),
     ...changed.map((c) => `${byId.get(c.id)?.label || c.id} ${signed((c.tokensAfter || 0) - (c.tokensBefore || 0))}`)];
@@ -165,12 +166,13 @@ export function xrayView(b, o = {}) {
     const toggle = h("button", { type: "button", class: "link cx-order", "aria-pressed": String(largestFirst),
       onclick: () => { largestFirst = !largestFirst; draw(); el.querySelector(".cx-order")?.focus(); } },
     largestFirst ? "request order" : "largest first");
-    el.replaceChildren(
+    // (replaceChildren writes a null child as the text "null": only what exists goes in.)
+    el.replaceChildren(...[
       h("div", { class: "cx-head" }, h("span", { class: "cx-title" }, o.title || "Context"), totalLine(current)),
       breakdownBar(current), legend(current), warningList(current),
       current.diff !== undefined ? h("p", { class: "cx-diff small" }, diffText(current)) : null,
       h("div", { class: "cx-parts-head small muted" }, `${(current.parts || []).length} parts · `, toggle),
-      h("div", { class: "cx-parts-box" }, partsList(current, { largestFirst, extra: o.extra, marked: o.marked })));
+      h("div", { class: "cx-parts-box" }, partsList(current, { largestFirst, extra: o.extra, marked: o.marked }))].filter(Boolean));
   };
   draw();
   return { el, redraw: (next) => { if (next) current = next; draw(); }, get breakdown() { return current; } };
