@@ -7,7 +7,7 @@
 
 import { api, errorText } from "./api.js";
 import { chatView } from "./chat.js";
-import { xraySlot } from "./context.js";
+import { xraySlot, xrayView } from "./context.js";
 import { h } from "./frame.js";
 import { answerBox } from "./answerbox.js";
 import { divergenceBody } from "./divergence.js";
@@ -203,7 +203,9 @@ export class GatesView {
 
   /** The X-ray of the held call: with the surgery controls when its input can be edited. */
   xray(g, editable, send, say) {
-    const make = editable ? (b) => surgeryView(g, b, { send: (input) => send("continue", { input }), say }).el : null;
+    // The hub says whether a before gate holds this call now (`held`): only then can it be cut.
+    const make = editable ? (b) => (b.held === false ? xrayView(b, { title: "Context" }).el
+      : surgeryView(g, b, { send: (input) => send("continue", { input }), say }).el) : null;
     return xraySlot(g.runId, g.nodeId, g.instanceId, `held|${g.gateId}`, { title: "Context", make }, (b) => {
       const n = Array.isArray(b.warnings) ? b.warnings.length : 0;
       const head = this.cards.get(g.gateId)?.querySelector(".gate-head");

@@ -73,6 +73,7 @@ function renderModel() {
   const m = store.model;
   if (!m || !runView.mounted) return;
   const dirty = m.takeDirty();
+  runView.chart.reserve(m); // before the graph fits itself to what is left
   runView.graph.render(m, dirty.nodes);
   if (dirty.order || dirty.execs.size) runView.timeline.render();
   detail.update(dirty.execs);

@@ -37,6 +37,7 @@ export class StepChart {
     this.askedFor = "";
     this.ask = 0;
     this.width = 0;
+    this.reserved = false;
     // The run view narrows when a card or the node detail opens: draw again at the new width.
     new ResizeObserver(() => {
       if (this.steps.length && Math.abs(this.el.clientWidth - this.width) > 1) this.draw();
@@ -78,7 +79,21 @@ export class StepChart {
     });
   }
 
+  /** Hold the strip's place as soon as the run has a model node (its summary says so), before the
+   * graph fits itself to the space left: the steps arriving later never move the graph. */
+  reserve(m) {
+    if (this.reserved || !m) return;
+    for (const n of m.nodes.values()) {
+      if (n.kind === "llm") {
+        this.reserved = true;
+        this.draw();
+        return;
+      }
+    }
+  }
+
   reset() {
+    this.reserved = false;
     this.askedFor = "";
     this.model = null;
     this.steps = [];
@@ -87,9 +102,9 @@ export class StepChart {
 
   draw() {
     const steps = this.steps;
-    this.el.hidden = !steps.length;
+    this.el.hidden = !steps.length && !this.reserved;
     if (!steps.length) {
-      this.el.replaceChildren();
+      this.el.replaceChildren(...(this.reserved ? [h("div", { class: "sc-caption small muted" }, "Input tokens per model step: none counted yet")] : []));
       return;
     }
     this.width = this.el.clientWidth;

@@ -58,14 +58,15 @@ export function surgeryView(g, original, o) {
           pins.delete(p.path);
         }
         changed({ id: p.id, op: "truncate" });
-      } }, "cut");
+      } }, "truncate");
     const pin = h("button", { type: "button", dataset: { op: "pin" }, class: `cx-op${pins.has(p.path) ? " on" : ""}`, "aria-pressed": String(pins.has(p.path)),
       title: `Pin ${p.label}: "trim to fit" keeps it`, "aria-label": `Pin ${p.label}`, onclick: () => {
         if (pins.has(p.path)) pins.delete(p.path);
         else { pins.add(p.path); ops.delete(p.path); }
         changed({ id: p.id, op: "pin" });
       } }, "pin");
-    box.append(drop, trim, pin);
+    // Only a part that holds one text can be truncated (the hub cuts that text by tokens).
+    box.append(...(p.textPath ? [drop, trim, pin] : [drop, pin]));
     if (op?.op === "truncate") {
       const n = (key, label) => {
         const input = h("input", { type: "number", min: "0", step: "10", value: String(op[key]), class: "cx-keep", "aria-label": `${label} tokens of ${p.label}` });
@@ -128,7 +129,7 @@ export function surgeryView(g, original, o) {
     const drops = list.filter((x) => x.op === "drop").length;
     const cuts = list.length - drops;
     status.textContent = `New total ${num(b.total)} tokens (${delta <= 0 ? "−" : "+"}${num(Math.abs(delta))})`
-      + `${limit ? ` · ${((b.total / limit) * 100).toFixed(1)} % of ${num(limit)}` : ""} · ${drops} dropped, ${cuts} cut${pins.size ? `, ${pins.size} pinned` : ""}`;
+      + `${limit ? ` · ${((b.total / limit) * 100).toFixed(1)} % of ${num(limit)}` : ""} · ${drops} dropped, ${cuts} truncated${pins.size ? `, ${pins.size} pinned` : ""}`;
     status.dataset.total = String(b.total);
     sendBtn.disabled = false;
   }
