@@ -126,6 +126,12 @@ class StubHub:
             self.requests.append(("POST", request.url.path, body))
             return JSONResponse({"ok": True})
 
+        async def context(request: Request) -> Response:
+            # The Context X-ray routes (docs/api.md): this stub counts nothing, so it has no parts.
+            if "nodeId" in request.path_params:
+                return JSONResponse({"parts": [], "warnings": [], "total": 0, "diff": None})
+            return JSONResponse({"steps": []})
+
         async def live(ws: WebSocket) -> None:
             await ws.accept()
             q: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
@@ -155,6 +161,8 @@ class StubHub:
                 Route("/api/runs", runs),
                 Route("/api/runs/{id}", run),
                 Route("/api/runs/{id}/events", events),
+                Route("/api/runs/{id}/context", context),
+                Route("/api/runs/{id}/nodes/{nodeId}/context", context),
                 Route("/api/gates", gates),
                 Route("/api/gates/{gid}", post, methods=["POST"]),
                 Route("/api/debug", debug, methods=["GET", "PUT"]),

@@ -76,6 +76,14 @@ export const api = {
     // The hub records which door answered (the effects ledger says "by the viewer").
     return call("POST", `/api/gates/${encodeURIComponent(gateId)}`, body, { "x-graphmind-via": "viewer" });
   },
+  /** Context X-ray (docs/api.md): what fills a model call's window, and the per-step totals. */
+  context: (id, nodeId, instanceId) => call("GET",
+    `/api/runs/${encodeURIComponent(id)}/nodes/${encodeURIComponent(nodeId)}/context?instance=${encodeURIComponent(instanceId)}`),
+  contextSteps: (id) => call("GET", `/api/runs/${encodeURIComponent(id)}/context`),
+  /** The held call's input with `ops` applied (drop / truncate), and its breakdown: nothing is sent. */
+  contextEdit: (id, nodeId, instanceId, input, ops) => call("POST",
+    `/api/runs/${encodeURIComponent(id)}/nodes/${encodeURIComponent(nodeId)}/context/edit?instance=${encodeURIComponent(instanceId)}`,
+    { input, ops }),
   putDebug: (patch) => call("PUT", "/api/debug", patch),
   pause: (runId) => call("POST", "/api/pause", runId ? { runId } : {}),
   unpause: (runId) => call("DELETE", "/api/pause", runId ? { runId } : {}),

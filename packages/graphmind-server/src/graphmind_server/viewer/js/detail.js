@@ -2,6 +2,7 @@
 // JSON, streamed tokens as they arrive, usage, ran and held time, and the breakpoint toggles.
 
 import { chatView } from "./chat.js";
+import { execContextSig, xraySlot } from "./context.js";
 import { effectText, simulatedFromText } from "./effects.js";
 import { h } from "./frame.js";
 import { hiddenBy, ms, clock, REDACTED } from "./format.js";
@@ -161,6 +162,9 @@ export class DetailView {
       recordedUsage(m.replayOf).then(() => this.shownKey === x.key && savedUsage(store.model, x) && this.renderExec(x));
     }
     box.append(facts);
+    // What filled the window of this model call, and what changed since the agent's last step:
+    // right under the facts, so it is in view when the node opens.
+    if (x.kind === "llm" && x.input !== undefined && !observeOnly(store.runId)) box.append(xraySlot(store.runId, x.nodeId, x.instanceId, execContextSig(x)));
     // An OTLP run's calls ended in another process before the spans arrived: nothing can replay them.
     const forkable = x.kind !== "agent" && x.endTs !== null && !x.gate && !observeOnly(store.runId);
     if (forkable) {

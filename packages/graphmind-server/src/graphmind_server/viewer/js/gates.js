@@ -7,6 +7,7 @@
 
 import { api, errorText } from "./api.js";
 import { chatView } from "./chat.js";
+import { xraySlot, xrayView } from "./context.js";
 import { h } from "./frame.js";
 import { answerBox } from "./answerbox.js";
 import { divergenceBody } from "./divergence.js";
@@ -16,6 +17,7 @@ import { gateText, hiddenBy, reasonText, ago } from "./format.js";
 import { jsonView } from "./json.js";
 import { runFacts } from "./runlabel.js";
 import { store, removeGate } from "./state.js";
+import { surgeryView } from "./surgery.js";
 
 export class GatesView {
   constructor(el, { onOpenNode }) {
@@ -185,7 +187,10 @@ export class GatesView {
       card.classList.toggle("busy", busy);
     };
     for (const b of buttons.querySelectorAll("button")) if (b.disabled) b.dataset.locked = "true";
-    card.append(title, reason, ...effectLines(g), ...(refused ? [refused] : []), body, buttons, ...(notEditable ? [notEditable] : []),
+    // A model call's window (context.js), above the conversation so the bar and the step diff are
+    // in view without scrolling the card; at a before gate it can be cut before it is sent.
+    const xray = g.kind === "llm" && !divergence && g.gate !== "error" && g.instanceId ? this.xray(g, canEdit && g.editable === true && editAction === "continue", send, say) : null;
+    card.append(title, reason, ...effectLines(g), ...(refused ? [refused] : []), ...(xray ? [xray] : []), body, buttons, ...(notEditable ? [notEditable] : []),
       ...(notReloadable ? [notReloadable] : []), ...boxes.map((b) => b.el), msg,
       h("p", { class: "muted small gate-age", dataset: { since: String(g.heldSince ?? "") } }, `held ${ago(g.heldSince)}`));
     card.inject = () => inject && toggle(inject);
@@ -194,6 +199,18 @@ export class GatesView {
     card.recorded = () => actions.includes("recorded") && send("recorded");
     card.send = send;
     return card;
+  }
+
+  /** The X-ray of the held call: with the surgery controls when its input can be edited. */
+  xray(g, editable, send, say) {
+    // The hub says whether a before gate holds this call now (`held`): only then can it be cut.
+    const make = editable ? (b) => (b.held === false ? xrayView(b, { title: "Context" }).el
+      : surgeryView(g, b, { send: (input) => send("continue", { input }), say }).el) : null;
+    return xraySlot(g.runId, g.nodeId, g.instanceId, `held|${g.gateId}`, { title: "Context", make }, (b) => {
+      const n = Array.isArray(b.warnings) ? b.warnings.length : 0;
+      const head = this.cards.get(g.gateId)?.querySelector(".gate-head");
+      if (n && head) head.append(" ", h("span", { class: "chip cx-badge", title: b.warnings.map((w) => w.message).join("\n") }, `⚠ ${n} context warning${n === 1 ? "" : "s"}`));
+    });
   }
 
   /** Keep "held 12s ago" current (called once a second while gates are held). */

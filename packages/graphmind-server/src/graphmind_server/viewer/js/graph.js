@@ -3,6 +3,7 @@
 // the model row. Layout runs only when the set of nodes changes; a state change touches one box.
 // A team run (two agents or more) is drawn in lanes, one group per agent (lanes.js).
 
+import { warningCounts } from "./context.js";
 import { effectText } from "./effects.js";
 import { h } from "./frame.js";
 import { laneLayout } from "./lanes.js";
@@ -278,7 +279,8 @@ export class GraphView {
       h("span", { class: "g-name" }),
       h("span", { class: "g-meta" }, h("span", { class: "g-kind" }), " · ", h("span", { class: "g-count" })),
       h("span", { class: "g-state" }),
-      h("span", { class: "g-bp", "aria-hidden": "true" }));
+      h("span", { class: "g-bp", "aria-hidden": "true" }),
+      h("span", { class: "g-warn", hidden: true }));
     el.addEventListener("click", () => this.onSelect(n.nodeId));
     return el;
   }
@@ -298,12 +300,18 @@ export class GraphView {
     const forked = fork.startsWith(`${n.nodeId}#`) && Number(fork.slice(n.nodeId.length + 1)) <= n.execs.length;
     const mark = forked ? " · forked" : n.latest?.simulated ? " · simulated" : n.latest?.replayed ? " · replayed" : n.latest?.edited ? " · edited" : "";
     el.querySelector(".g-state").textContent = (n.ungated ? `${state} · ungated` : state) + mark;
+    // The Context X-ray's warnings on the latest call (context.js; drawn in a corner, no reflow).
+    const warns = n.latest ? warningCounts.get(n.latest.key) || 0 : 0;
+    const warn = el.querySelector(".g-warn");
+    warn.hidden = !warns;
+    warn.textContent = warns ? `⚠${warns > 1 ? warns : ""}` : "";
+    warn.title = warns ? `${warns} context warning${warns === 1 ? "" : "s"}: open the node for its X-ray` : "";
     const bps = ["before", "after", "error"].filter((g) => isBreakpoint(n.nodeId, g));
     el.querySelector(".g-bp").textContent = bps.length ? "●" : "";
     const fx = effectText(n.latest?.effect); // the class and where it came from (effects.js)
     el.title = `${n.name}\n${n.nodeId}${fx ? `\neffect: ${fx}` : ""}${bps.length ? `\nbreakpoint: ${bps.join(", ")}` : ""}`; // full names on hover
     el.setAttribute("aria-label", `${n.name}, ${n.kind}, ${n.executions} executions, ${state}${
-      n.ungated ? ", ungated" : ""}${bps.length ? `, breakpoint ${bps.join(" and ")}` : ""}`);
+      n.ungated ? ", ungated" : ""}${bps.length ? `, breakpoint ${bps.join(" and ")}` : ""}${warns ? `, ${warns} context warning${warns === 1 ? "" : "s"}` : ""}`);
     el.setAttribute("aria-pressed", store.selectedNode === n.nodeId ? "true" : "false");
     // Edges into a node that never ran stay grey like the node.
     for (const p of this.svg.querySelectorAll(`path[data-to="${CSS.escape(n.nodeId)}"]`)) {

@@ -5,6 +5,7 @@
 import { api, errorText } from "./api.js";
 import { DebugControls } from "./debug.js";
 import { showCompare } from "./compare.js";
+import { execContextSig, loadContext } from "./context.js";
 import { DetailView } from "./detail.js";
 import { schedule, yieldToBrowser } from "./frame.js";
 import { GatesView } from "./gates.js";
@@ -63,16 +64,34 @@ on("selection", () => {
   schedule("graph-all", () => runView.graph.repaintAll(store.model));
   schedule("detail", () => detail.render());
   schedule("timeline-mark", () => runView.timeline.markSelected());
+  schedule("chart-mark", () => runView.chart.markSelected());
 });
+// A breakdown arrived with warnings: the node's badge (context.js).
+on("context", () => schedule("graph-all", () => store.model && runView.graph.repaintAll(store.model)));
 
 function renderModel() {
   const m = store.model;
   if (!m || !runView.mounted) return;
   const dirty = m.takeDirty();
+  runView.chart.reserve(m); // before the graph fits itself to what is left
   runView.graph.render(m, dirty.nodes);
   if (dirty.order || dirty.execs.size) runView.timeline.render();
   detail.update(dirty.execs);
   runView.renderHeader();
+  if (!m.summaryOnly) {
+    runView.chart.refresh(store.runId, m, dirty.execs);
+    xrayModelNodes(m, dirty.nodes);
+  }
+}
+
+/** Each model node's latest call, once held or ended, is X-rayed in the hub so its graph box can
+ * carry the warnings badge (one request per call and state: context.js caches them). */
+function xrayModelNodes(m, nodeIds) {
+  for (const id of nodeIds) {
+    const n = m.nodes.get(id);
+    const x = n && n.kind === "llm" ? n.latest : null;
+    if (x && (x.endTs !== null || x.gate) && x.input !== undefined) loadContext(m.id, x.nodeId, x.instanceId, execContextSig(x));
+  }
 }
 
 function setDebug(d) {
@@ -371,6 +390,7 @@ window.addEventListener("hashchange", onRoute);
 window.addEventListener("resize", () => schedule("model", () => {
   if (store.model) runView.graph.render(store.model, new Set());
   runView.timeline.render();
+  runView.chart.draw();
 }));
 // Running runs' durations tick once a second; nothing else polls.
 setInterval(() => {

@@ -11,6 +11,7 @@ import { replayLine } from "./replayinfo.js";
 import { metaText, shortId } from "./runlabel.js";
 import { RunSearch } from "./runsearch.js";
 import { SequenceView } from "./sequence.js";
+import { StepChart } from "./stepchart.js";
 import { EffectsView } from "./effects.js";
 import { viewSwitch } from "./panzoom.js";
 import { store } from "./state.js";
@@ -29,6 +30,7 @@ export class RunView {
     this.timeline.el.insertBefore(this.search.el, this.timeline.scroller);
     this.sequence = new SequenceView((nodeId, key) => onSelectExec(nodeId, key));
     this.effects = new EffectsView((nodeId, key) => onSelectExec(nodeId, key));
+    this.chart = new StepChart((nodeId, key) => onSelectExec(nodeId, key));
     this.views = viewSwitch(this.graph, this.sequence, this.effects);
     this.body = h("div", { class: "run-body" },
       h("div", { class: "graph-wrap" }, this.views, this.graph.el, this.sequence.el, this.effects.el), this.timeline.el);
@@ -37,11 +39,12 @@ export class RunView {
 
   mount() {
     this.search.reset();
+    this.chart.reset();
     if (this.graph.resetFit) this.graph.resetFit(); // a newly opened run fits its space again
     if (this.effects.visible) this.effects.refresh(); // the Effects tab stays open: the new run's ledger
     if (this.mounted) return;
     this.mounted = true;
-    this.el.replaceChildren(this.header, this.msg, this.body);
+    this.el.replaceChildren(this.header, this.msg, this.chart.el, this.body);
   }
 
   unmount(text) {
