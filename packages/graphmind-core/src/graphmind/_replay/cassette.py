@@ -18,6 +18,7 @@ from typing import IO, Any
 
 from .. import protocol as proto
 from .._events.redaction import strip_secret_keys
+from . import foreign
 from .errors import CassetteError
 
 FORMAT = {"type": "graphmind.export", "version": 1}
@@ -44,6 +45,8 @@ class Recorded:
     # The recorded `usage` (a model step's tokens): a replayed reply reports it to the app as the
     # provider did (an agent loop that budgets by tokens makes the same requests again).
     usage: dict[str, Any] | None = None
+    # A foreign trace's call that lacks the output a replay hands back: why (foreign.missing_output).
+    lacking: str | None = None
 
     @property
     def selector(self) -> str:
@@ -57,6 +60,9 @@ class Cassette:
     nodes: dict[str, list[Recorded]] = field(default_factory=dict)
     by_instance: dict[str, Recorded] = field(default_factory=dict)
     by_seq: dict[int, Recorded] = field(default_factory=dict)
+    # A trace another instrumentor recorded (a run the hub took over OTLP): matched in the
+    # comparison form of foreign.py, by logical node id, and only its model and tool calls replay.
+    foreign: bool = False
 
     @property
     def run_id(self) -> str | None:
@@ -100,6 +106,9 @@ class Cassette:
             if kind == proto.RUN_STARTED:
                 if isinstance(run_id, str) and run_id not in cassette.run_ids:
                     cassette.run_ids.append(run_id)
+                meta = event.get("meta")
+                if isinstance(meta, dict) and foreign.META_KEY in meta:
+                    cassette.foreign = True
                 continue
             instance = event.get("instanceId")
             if not isinstance(instance, str):
@@ -108,6 +117,8 @@ class Cassette:
                 node_id = event.get("nodeId")
                 if not isinstance(node_id, str):
                     continue
+                if cassette.foreign:
+                    node_id = foreign.logical(node_id)
                 same = cassette.nodes.setdefault(node_id, [])
                 seq = event.get("seq")
                 rec: Recorded | None = Recorded(
@@ -138,6 +149,8 @@ class Cassette:
                 rec.ended = True
                 if kind == proto.NODE_FINISHED:
                     rec.output = event.get("output")
+                    if cassette.foreign:
+                        rec.lacking = foreign.missing_output(rec.kind, rec.output, "output" in event)
                     usage = event.get("usage")
                     rec.usage = usage if isinstance(usage, dict) else None
                 else:
