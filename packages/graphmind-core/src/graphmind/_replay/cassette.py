@@ -47,6 +47,8 @@ class Recorded:
     usage: dict[str, Any] | None = None
     # A foreign trace's call that lacks the output a replay hands back: why (foreign.missing_output).
     lacking: str | None = None
+    has_output: bool = False  # its ending carried an `output`
+    ts: float = 0.0  # its node.started time
 
     @property
     def selector(self) -> str:
@@ -117,8 +119,6 @@ class Cassette:
                 node_id = event.get("nodeId")
                 if not isinstance(node_id, str):
                     continue
-                if cassette.foreign:
-                    node_id = foreign.logical(node_id)
                 same = cassette.nodes.setdefault(node_id, [])
                 seq = event.get("seq")
                 rec: Recorded | None = Recorded(
@@ -130,6 +130,8 @@ class Cassette:
                     event.get("input"),
                 )
                 assert rec is not None
+                ts = event.get("ts")
+                rec.ts = float(ts) if isinstance(ts, (int, float)) else 0.0
                 # A handoff runs live in a replay (its gate passes the handed-over input on): the
                 # target agent's own calls are what replays (docs/replay.md, "Teams of agents").
                 rec.container = rec.kind == "handoff"
@@ -149,8 +151,7 @@ class Cassette:
                 rec.ended = True
                 if kind == proto.NODE_FINISHED:
                     rec.output = event.get("output")
-                    if cassette.foreign:
-                        rec.lacking = foreign.missing_output(rec.kind, rec.output, "output" in event)
+                    rec.has_output = "output" in event
                     usage = event.get("usage")
                     rec.usage = usage if isinstance(usage, dict) else None
                 else:
@@ -160,7 +161,24 @@ class Cassette:
             parent_rec = cassette.by_instance.get(instance)
             if parent_rec is not None:
                 parent_rec.container = True
+        if cassette.foreign:
+            cassette._as_foreign()
         return cassette
+
+    def _as_foreign(self) -> None:
+        """A foreign trace's spans were stored as they ended, each its own request maybe (its run's
+        start often last): its calls are counted by logical node id in the order they started, and
+        what each lacks is said once here (foreign.py)."""
+        by_id: dict[str, list[Recorded]] = {}
+        for rec in sorted(self.by_instance.values(), key=lambda r: (r.ts, r.seq or 0)):
+            rec.node_id = foreign.logical(rec.node_id)
+            same = by_id.setdefault(rec.node_id, [])
+            same.append(rec)
+            rec.occurrence = len(same)
+            if rec.ended and rec.error is None:
+                rec.output = foreign.reply(rec.kind, rec.output)
+                rec.lacking = foreign.missing_output(rec.kind, rec.output, rec.has_output)
+        self.nodes = by_id
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Cassette:

@@ -63,6 +63,14 @@ def tool_arguments_match(recorded: Any, actual: Any) -> bool | None:
     return bool(_parsed(recorded) == next(iter(actual.values())))
 
 
+def reply(kind: str, output: Any) -> Any:
+    """A recorded model reply as a replay hands it back: a reply is the assistant's turn, whatever
+    role the trace gave it (Gemini's `model`, or none an instrumentor wrote)."""
+    if kind == "llm" and isinstance(output, Mapping) and "role" in output and output["role"] != "assistant":
+        return {**output, "role": "assistant"}
+    return output
+
+
 def missing_input(kind: str, recorded: Any) -> str | None:
     """Why this recorded call's input cannot be matched (the trace lacks it), else None."""
     if kind != "llm":
