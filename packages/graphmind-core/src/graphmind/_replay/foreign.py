@@ -58,9 +58,10 @@ def comparable(kind: str, value: Any) -> Any:
 
 def tool_arguments_match(recorded: Any, actual: Any) -> bool | None:
     """For a bare recorded value and a one-argument call: whether they match; None: compare whole."""
+    recorded = _parsed(recorded)
     if isinstance(recorded, Mapping) or not isinstance(actual, Mapping) or len(actual) != 1:
         return None
-    return bool(_parsed(recorded) == next(iter(actual.values())))
+    return bool(recorded == next(iter(actual.values())))
 
 
 def reply(kind: str, output: Any) -> Any:
