@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import anthropic
@@ -22,7 +23,8 @@ import graphmind
 from graphmind.testing.gate_matrix import CASES, GateSubject, run_case
 from graphmind_anthropic import instrument_anthropic, uninstrument_anthropic
 from graphmind_anthropic.testing import FakeAnthropic
-from graphmind_server.testing import KitHub
+from graphmind_server.testing import HubProcess, KitHub
+from graphmind_server.testing.foreign_trace import FOREIGN_CASES, run_foreign_case
 
 KW: dict[str, Any] = {
     "model": "claude-test",
@@ -216,3 +218,16 @@ async def subject(request: pytest.FixtureRequest) -> AsyncIterator[CreateSubject
 @pytest.mark.parametrize("case", CASES)
 async def test_gate_matrix(case: str, subject: CreateSubject, kit_hub: Callable[[], KitHub] | None) -> None:
     await run_case(case, subject, hub=kit_hub)
+
+
+@pytest.mark.parametrize("case", FOREIGN_CASES)
+async def test_a_trace_openinference_recorded_replays_through_the_adapter(
+    case: str, hub_process: HubProcess, tmp_path: Path
+) -> None:
+    """The kit's foreign-trace case (docs/adapters.md): OpenInference's Anthropic instrumentor."""
+    from openinference.instrumentation.anthropic import AnthropicInstrumentor
+
+    with FakeAnthropic(chunks=4, default_reply=REPLY) as fake:
+        subject = CreateSubject(fake)
+        await run_foreign_case(case, subject, AnthropicInstrumentor(), hub_process, tmp_path)
+        await subject.close()

@@ -6,6 +6,7 @@ on the real hub process (the `kit_hub` fixture), the edit and replay cases inclu
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,7 +17,8 @@ import graphmind
 from graphmind.testing.gate_matrix import CASES, GateSubject, run_case
 from graphmind_google_genai import instrument_google_genai, uninstrument_google_genai
 from graphmind_google_genai.testing import FakeGemini
-from graphmind_server.testing import KitHub
+from graphmind_server.testing import HubProcess, KitHub
+from graphmind_server.testing.foreign_trace import FOREIGN_CASES, run_foreign_case
 
 MODEL = "gemini-2.5-flash"
 PROMPT = "Plan a day in Cairo"
@@ -116,3 +118,13 @@ async def subject() -> AsyncIterator[GenerateSubject]:
 @pytest.mark.parametrize("case", CASES)
 async def test_gate_matrix(case: str, subject: GenerateSubject, kit_hub: Callable[[], KitHub] | None) -> None:
     await run_case(case, subject, hub=kit_hub)
+
+
+@pytest.mark.parametrize("case", FOREIGN_CASES)
+async def test_a_trace_openinference_recorded_replays_through_the_adapter(
+    case: str, subject: GenerateSubject, hub_process: HubProcess, tmp_path: Path
+) -> None:
+    """The kit's foreign-trace case (docs/adapters.md): OpenInference's Google GenAI instrumentor."""
+    from openinference.instrumentation.google_genai import GoogleGenAIInstrumentor
+
+    await run_foreign_case(case, subject, GoogleGenAIInstrumentor(), hub_process, tmp_path)

@@ -8,6 +8,7 @@ the viewer drives it (`graphmind_server.testing.KitHub`)."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,7 +19,8 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 import graphmind
 from graphmind.testing.gate_matrix import CASES, GateSubject, run_case
 from graphmind_langchain import gate_model, ungate_model
-from graphmind_server.testing import KitHub
+from graphmind_server.testing import HubProcess, KitHub
+from graphmind_server.testing.foreign_trace import FOREIGN_CASES, run_foreign_case
 
 REPLY = "real reply"
 WORDS = ["real", " ", "reply"]
@@ -161,3 +163,13 @@ class LangChainSubject(GateSubject):
 @pytest.mark.parametrize("case", CASES)
 async def test_gate_matrix(case: str, kit_hub: Callable[[], KitHub] | None) -> None:
     await run_case(case, LangChainSubject(), hub=kit_hub)
+
+
+@pytest.mark.parametrize("case", FOREIGN_CASES)
+async def test_a_trace_openinference_recorded_replays_through_the_adapter(
+    case: str, hub_process: HubProcess, tmp_path: Path
+) -> None:
+    """The kit's foreign-trace case (docs/adapters.md): OpenInference's LangChain instrumentor."""
+    from openinference.instrumentation.langchain import LangChainInstrumentor
+
+    await run_foreign_case(case, LangChainSubject(), LangChainInstrumentor(), hub_process, tmp_path)

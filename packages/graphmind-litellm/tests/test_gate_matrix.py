@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -24,7 +25,8 @@ from graphmind.testing.gate_matrix import CASES, GateSubject, run_case
 from graphmind_litellm import instrument_litellm, uninstrument_litellm
 from graphmind_litellm._apis import APIS
 from graphmind_openai.testing import FakeOpenAI
-from graphmind_server.testing import KitHub
+from graphmind_server.testing import HubProcess, KitHub
+from graphmind_server.testing.foreign_trace import FOREIGN_CASES, run_foreign_case
 
 MESSAGES = [{"role": "user", "content": "Plan a day in Cairo"}]
 REPLY = "Visit the pyramids."
@@ -165,3 +167,13 @@ async def test_gate_matrix_streamed_completion(
     case: str, fake: FakeOpenAI, kit_hub: Callable[[], KitHub] | None
 ) -> None:
     await run_case(case, LiteLLMStreamedSubject(fake), hub=kit_hub)
+
+
+@pytest.mark.parametrize("case", FOREIGN_CASES)
+async def test_a_trace_openinference_recorded_replays_through_the_adapter(
+    case: str, fake: FakeOpenAI, hub_process: HubProcess, tmp_path: Path
+) -> None:
+    """The kit's foreign-trace case (docs/adapters.md): OpenInference's LiteLLM instrumentor."""
+    from openinference.instrumentation.litellm import LiteLLMInstrumentor
+
+    await run_foreign_case(case, LiteLLMSubject(fake), LiteLLMInstrumentor(), hub_process, tmp_path)

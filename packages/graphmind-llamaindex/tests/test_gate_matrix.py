@@ -9,6 +9,7 @@ the viewer drives it (`graphmind_server.testing.KitHub`)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
@@ -26,7 +27,8 @@ from graphmind_llamaindex import (
     uninstrument_llamaindex,
 )
 from graphmind_llamaindex.testing import ScriptedFunctionCallingLLM
-from graphmind_server.testing import KitHub
+from graphmind_server.testing import HubProcess, KitHub
+from graphmind_server.testing.foreign_trace import FOREIGN_CASES, run_foreign_case
 
 REPLY = "real reply"
 HI = [ChatMessage(role="user", content="hi")]
@@ -182,3 +184,13 @@ async def test_gate_matrix_llm_with_the_handler_installed(
 @pytest.mark.parametrize("case", CASES)
 async def test_gate_matrix_tool(case: str, kit_hub: Callable[[], KitHub] | None) -> None:
     await run_case(case, ToolSubject(), hub=kit_hub)
+
+
+@pytest.mark.parametrize("case", FOREIGN_CASES)
+async def test_a_trace_openinference_recorded_replays_through_the_adapter(
+    case: str, hub_process: HubProcess, tmp_path: Path
+) -> None:
+    """The kit's foreign-trace case (docs/adapters.md): OpenInference's LlamaIndex instrumentor."""
+    from openinference.instrumentation.llama_index import LlamaIndexInstrumentor
+
+    await run_foreign_case(case, LlmSubject(observe=False), LlamaIndexInstrumentor(), hub_process, tmp_path)

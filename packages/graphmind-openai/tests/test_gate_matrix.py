@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import openai
@@ -22,7 +23,8 @@ import graphmind
 from graphmind.testing.gate_matrix import CASES, GateSubject, run_case
 from graphmind_openai import instrument_openai, uninstrument_openai
 from graphmind_openai.testing import FakeOpenAI
-from graphmind_server.testing import KitHub
+from graphmind_server.testing import HubProcess, KitHub
+from graphmind_server.testing.foreign_trace import FOREIGN_CASES, run_foreign_case
 
 MESSAGES = [{"role": "user", "content": "Plan a day in Cairo"}]
 REPLY = "Visit the pyramids."
@@ -151,3 +153,13 @@ def test_gate_matrix_under_trio(case: str) -> None:
                 await subject.close()
 
         trio.run(main)
+
+
+@pytest.mark.parametrize("case", FOREIGN_CASES)
+async def test_a_trace_openinference_recorded_replays_through_the_adapter(
+    case: str, subject: OpenAISubject, hub_process: HubProcess, tmp_path: Path
+) -> None:
+    """The kit's foreign-trace case (docs/adapters.md): OpenInference's OpenAI instrumentor."""
+    from openinference.instrumentation.openai import OpenAIInstrumentor
+
+    await run_foreign_case(case, subject, OpenAIInstrumentor(), hub_process, tmp_path)

@@ -143,8 +143,8 @@ def test_an_oversized_value_becomes_the_protocols_truncated_marker() -> None:
     big = _attrs(openinference__span__kind="TOOL", tool__name="dump", output__value="x" * 600_000)
     body = _request(attributes=big, parent_span_id=base64.b64encode(b"\1" * 8).decode()).SerializeToString()
     # the parser thread's two steps (otlp/route.py): decode the body, map a chunk of its spans
-    decoded = route._decode(body, "", "application/x-protobuf")
-    items = route._map(decoded.spans, decoded)
+    decoded = route.decode_body(body, "", "application/x-protobuf")
+    items = route.map_spans(decoded.spans, decoded)
     finished = next(e for _, e, _ in items if e["type"] == "node.finished")
     assert finished["output"]["$graphmind"] == "truncated" and finished["output"]["bytes"] == 600_002
     assert len(decoded.spans) == 1

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .._node.skeleton import skeleton
+from .._replay import foreign
 from .._replay.match import unreplayable
 
 if TYPE_CHECKING:
@@ -26,12 +27,14 @@ _NOTHING: Any = object()
 def _recorded(node: NodeRecord, effects: Effects) -> Any:
     replay = node.host.replay
     if replay is not None:
-        for rec in replay.cassette.nodes.get(node.node_id, ()):
+        node_id = foreign.logical(node.node_id) if replay.cassette.foreign else node.node_id
+        for rec in replay.cassette.nodes.get(node_id, ()):
             if (
                 rec.ended
                 and rec.error is None
+                and rec.lacking is None
                 and unreplayable(rec.output) is None
-                and replay.matcher.same(rec.input, node.spec.input)
+                and replay.matcher.same(rec.input, node.spec.input, node.spec.kind)
             ):
                 return rec.output
     found, output = effects.seen_output(node.node_id, node.spec.input)

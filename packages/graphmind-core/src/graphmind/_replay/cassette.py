@@ -18,6 +18,7 @@ from typing import IO, Any
 
 from .. import protocol as proto
 from .._events.redaction import strip_secret_keys
+from . import foreign
 from .errors import CassetteError
 
 FORMAT = {"type": "graphmind.export", "version": 1}
@@ -44,6 +45,10 @@ class Recorded:
     # The recorded `usage` (a model step's tokens): a replayed reply reports it to the app as the
     # provider did (an agent loop that budgets by tokens makes the same requests again).
     usage: dict[str, Any] | None = None
+    # A foreign trace's call that lacks the output a replay hands back: why (foreign.missing_output).
+    lacking: str | None = None
+    has_output: bool = False  # its ending carried an `output`
+    ts: float = 0.0  # its node.started time
 
     @property
     def selector(self) -> str:
@@ -57,6 +62,9 @@ class Cassette:
     nodes: dict[str, list[Recorded]] = field(default_factory=dict)
     by_instance: dict[str, Recorded] = field(default_factory=dict)
     by_seq: dict[int, Recorded] = field(default_factory=dict)
+    # A trace another instrumentor recorded (a run the hub took over OTLP): matched in the
+    # comparison form of foreign.py, by logical node id, and only its model and tool calls replay.
+    foreign: bool = False
 
     @property
     def run_id(self) -> str | None:
@@ -100,6 +108,9 @@ class Cassette:
             if kind == proto.RUN_STARTED:
                 if isinstance(run_id, str) and run_id not in cassette.run_ids:
                     cassette.run_ids.append(run_id)
+                meta = event.get("meta")
+                if isinstance(meta, dict) and foreign.META_KEY in meta:
+                    cassette.foreign = True
                 continue
             instance = event.get("instanceId")
             if not isinstance(instance, str):
@@ -119,6 +130,8 @@ class Cassette:
                     event.get("input"),
                 )
                 assert rec is not None
+                ts = event.get("ts")
+                rec.ts = float(ts) if isinstance(ts, (int, float)) else 0.0
                 # A handoff runs live in a replay (its gate passes the handed-over input on): the
                 # target agent's own calls are what replays (docs/replay.md, "Teams of agents").
                 rec.container = rec.kind == "handoff"
@@ -138,6 +151,7 @@ class Cassette:
                 rec.ended = True
                 if kind == proto.NODE_FINISHED:
                     rec.output = event.get("output")
+                    rec.has_output = "output" in event
                     usage = event.get("usage")
                     rec.usage = usage if isinstance(usage, dict) else None
                 else:
@@ -147,7 +161,24 @@ class Cassette:
             parent_rec = cassette.by_instance.get(instance)
             if parent_rec is not None:
                 parent_rec.container = True
+        if cassette.foreign:
+            cassette._as_foreign()
         return cassette
+
+    def _as_foreign(self) -> None:
+        """A foreign trace's spans were stored as they ended, each its own request maybe (its run's
+        start often last): its calls are counted by logical node id in the order they started, and
+        what each lacks is said once here (foreign.py)."""
+        by_id: dict[str, list[Recorded]] = {}
+        for rec in sorted(self.by_instance.values(), key=lambda r: (r.ts, r.seq or 0)):
+            rec.node_id = foreign.logical(rec.node_id)
+            same = by_id.setdefault(rec.node_id, [])
+            same.append(rec)
+            rec.occurrence = len(same)
+            if rec.ended and rec.error is None:
+                rec.output = foreign.reply(rec.kind, rec.output)
+                rec.lacking = foreign.missing_output(rec.kind, rec.output, rec.has_output)
+        self.nodes = by_id
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Cassette:

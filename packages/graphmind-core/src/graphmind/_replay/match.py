@@ -13,20 +13,36 @@ from .. import protocol as proto
 from .._events.jsonsafe import to_jsonable
 from .._events.payload import TRUNCATED
 from .._loop.fingerprint import DEFAULT_IGNORE_KEYS, text_function
+from . import foreign as _foreign
 
 DIFF_LINES = 40
 
 
 class Matcher:
-    def __init__(self, ignore_keys: tuple[str, ...] = ()) -> None:
+    """`foreign`: the recording is a trace another instrumentor made; a model step's and a tool
+    call's inputs are compared in foreign.py's form (`kind` says which a call is)."""
+
+    def __init__(self, ignore_keys: tuple[str, ...] = (), foreign: bool = False) -> None:
         self.ignore = frozenset((*DEFAULT_IGNORE_KEYS, *ignore_keys))
         self._text: Callable[[Any], str] = text_function(self.ignore)
+        self.foreign = foreign
 
     def canonical(self, value: Any) -> str:
         return self._text(value)
 
-    def same(self, recorded: Any, actual: Any) -> bool:
-        """`actual` is the call's input as the adapter described it (any Python value)."""
+    def _form(self, kind: str, value: Any) -> Any:
+        if not self.foreign:
+            return value
+        return _foreign.comparable(kind, to_jsonable(value))
+
+    def same(self, recorded: Any, actual: Any, kind: str = "") -> bool:
+        """`actual` is the call's input as the adapter described it (any Python value); `kind` the
+        node's kind (it chooses a foreign trace's comparison form)."""
+        if self.foreign and kind == "tool":
+            bare = _foreign.tool_arguments_match(recorded, to_jsonable(actual))
+            if bare is not None:
+                return bare
+        recorded, actual = self._form(kind, recorded), self._form(kind, actual)
         if _is_truncated(recorded):
             # Only a preview was recorded: the call matches when its JSON starts the same way.
             text = json.dumps(to_jsonable(actual), ensure_ascii=False, separators=(",", ":"))
@@ -42,10 +58,11 @@ class Matcher:
             return False
         return _wild_equal(json.loads(recorded_text), json.loads(actual_text))
 
-    def diff(self, recorded: Any, actual: Any) -> str:
-        """A unified diff of the two inputs (expected = recorded), at most DIFF_LINES lines."""
-        a = _pretty(self, recorded)
-        b = _pretty(self, actual)
+    def diff(self, recorded: Any, actual: Any, kind: str = "") -> str:
+        """A unified diff of the two inputs (expected = recorded), at most DIFF_LINES lines; a
+        foreign trace's in the form they were compared in."""
+        a = _pretty(self, self._form(kind, recorded))
+        b = _pretty(self, self._form(kind, actual))
         lines = list(difflib.unified_diff(a, b, "recorded", "actual", n=1, lineterm=""))
         if len(lines) > DIFF_LINES:
             lines = [*lines[:DIFF_LINES], f"… ({len(lines) - DIFF_LINES} more lines)"]

@@ -15,6 +15,7 @@ from typing import Any
 
 from .. import protocol as proto
 from .._base import forksafe
+from . import foreign
 from .cassette import Cassette, Recorded
 from .match import Matcher, unreplayable
 from .settings import NOTHING, REPORT_ENV, ReplaySettings
@@ -37,7 +38,13 @@ class Decision:
     def usable(self) -> bool:
         """A divergence whose recorded output could still be used ("recorded")."""
         rec = self.recorded
-        return rec is not None and rec.ended and rec.error is None and unreplayable(rec.output) is None
+        return (
+            rec is not None
+            and rec.ended
+            and rec.error is None
+            and rec.lacking is None
+            and unreplayable(rec.output) is None
+        )
 
 
 class Replayer:
@@ -45,7 +52,7 @@ class Replayer:
         self.cassette = cassette
         self.settings = settings
         self.source = settings.source
-        self.matcher = Matcher(settings.ignore_keys)
+        self.matcher = Matcher(settings.ignore_keys, foreign=cassette.foreign)
         self.fork = cassette.find(settings.fork) if settings.fork is not None else None
         self.until = cassette.find(settings.until) if settings.until is not None else None
         self.active = True  # False once the replay went live: nothing later is replayed
@@ -89,7 +96,7 @@ class Replayer:
 
     def decide(self, node: NodeRecord) -> Decision | None:
         """None: run this call live (as if no replay were set)."""
-        node_id = node.node_id
+        node_id = foreign.logical(node.node_id) if self.cassette.foreign else node.node_id
         with self._lock:
             if not self.active:
                 return None
@@ -98,17 +105,24 @@ class Replayer:
         actions = node.spec.actions
         if actions is not None and proto.INJECT not in actions:
             return None  # a node nothing can answer for (a span, an observe-only call): it runs
+        kind = node.spec.kind
+        if self.cassette.foreign and kind not in foreign.REPLAYED_KINDS:
+            return None  # another instrumentor's chains and steps are not this code's: it runs
         rec = self.cassette.get(node_id, occurrence)
         if rec is None:
             return Decision(
                 DIVERGED, occurrence, None, f"the recording has no call #{occurrence} of {node_id}"
             )
-        if rec.container:
+        if rec.container and not self.cassette.foreign:
             return None  # its body runs, and the calls inside it replay
         if rec is self.until:
             self.go_live()
             return None
-        if not self.matcher.same(rec.input, node.spec.input):
+        if self.cassette.foreign:
+            lacking = foreign.missing_input(kind, rec.input)
+            if lacking is not None:
+                return Decision(DIVERGED, occurrence, rec, lacking)
+        if not self.matcher.same(rec.input, node.spec.input, kind):
             return Decision(DIVERGED, occurrence, rec, "its input differs from the recording")
         if rec is self.fork:
             self.go_live()
@@ -120,7 +134,7 @@ class Replayer:
                 DIVERGED, occurrence, rec, "the recording has no ending for it (the run was cut short)"
             )
         if rec.error is None:
-            why = unreplayable(rec.output)
+            why = rec.lacking or unreplayable(rec.output)
             if why is not None:
                 return Decision(DIVERGED, occurrence, rec, why)
         return Decision(REPLAY, occurrence, rec)
@@ -142,7 +156,7 @@ class Replayer:
         if rec is None:
             return ""
         recorded, actual = _shown(node, rec.input), _shown(node, node.spec.input)
-        text = self.matcher.diff(recorded, actual)
+        text = self.matcher.diff(recorded, actual, node.spec.kind)
         # They differ (the matcher said so), but not where an event may show them.
         return text or "(the inputs differ only where the hide switches or mask= hide them: no diff shown)"
 

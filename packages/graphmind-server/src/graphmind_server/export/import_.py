@@ -1,4 +1,5 @@
-"""`graphmind import FILE`: load a JSONL export into a hub's database, losslessly and idempotently.
+"""`graphmind import FILE`: load a JSONL export into a hub's database, losslessly and idempotently
+(an OTLP trace file, told from its content, goes through export/import_otlp.py).
 
 The whole file is checked first (one line naming the first bad line and field, exit 2, nothing
 written), then written in one transaction. Imported events and runs get their own client
@@ -23,6 +24,7 @@ from ..store import StoreError
 from ..store.effects import ledger_entries
 from ..store.importing import Import
 from ..store.items import EventItem
+from .import_otlp import import_otlp, is_otlp
 from .jsonl import ImportedRun, encode, read_jsonl
 from .namespace import imported_client
 from .source import ExportError, default_db
@@ -33,11 +35,17 @@ BATCH = 5000
 def add_parser(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "import",
-        help="load a `graphmind record` JSONL export into a hub's database",
-        description="Load a JSONL export into a hub's database (ids kept; importing twice stores nothing new). "
-        "Stop the hub that uses the database first.",
+        help="load a `graphmind record` JSONL export or an OTLP trace file into a hub's database",
+        description="Load a JSONL export, or an OTLP trace file (OTLP/JSON or protobuf, as a collector's file "
+        "exporter or a backend writes it), into a hub's database (ids kept; importing twice stores nothing "
+        "new). A trace becomes the run otlp-<traceId>, as if the hub had received it at /v1/traces. Stop "
+        "the hub that uses the database first.",
     )
-    p.add_argument("file", metavar="FILE", help="a file written by `graphmind record --format jsonl`")
+    p.add_argument(
+        "file",
+        metavar="FILE",
+        help="a file written by `graphmind record --format jsonl`, or an OTLP trace file (told by its content)",
+    )
     p.add_argument(
         "--db", help="the database to load into (default $GRAPHMIND_DB or ~/.graphmind/graphmind.db)"
     )
@@ -45,12 +53,38 @@ def add_parser(subparsers: Any) -> None:
 
 
 def run_command(args: argparse.Namespace) -> int:
+    path = Path(args.file)
     try:
-        runs, events = import_file(Path(args.file), default_db(args.db))
+        if _is_trace(path):
+            return _import_trace(path, default_db(args.db))
+        runs, events = import_file(path, default_db(args.db))
     except ExportError as exc:
         print(f"graphmind: {exc}", file=sys.stderr, flush=True)
         return 2
     print(f"graphmind import: {runs} run(s), {events} new event(s) stored", file=sys.stderr, flush=True)
+    return 0
+
+
+def _is_trace(path: Path) -> bool:
+    """An OTLP trace file, told by its content (import_otlp.is_otlp); else a `graphmind record` file."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(64 * 1024)
+    except OSError:
+        return False  # the JSONL importer names the error
+    return is_otlp(head)
+
+
+def _import_trace(path: Path, db: Path) -> int:
+    run_ids, events, rejected = import_otlp(path, db)
+    named = ", ".join(run_ids[:3]) + (", …" if len(run_ids) > 3 else "")
+    print(
+        f"graphmind import: {len(run_ids)} OTLP trace(s) ({named}), {events} new event(s) stored"
+        + (f", {rejected} span(s) not taken" if rejected else "")
+        + f"; replay one with: graphmind replay {run_ids[0]} -- COMMAND",
+        file=sys.stderr,
+        flush=True,
+    )
     return 0
 
 

@@ -210,13 +210,13 @@ class OtlpIngest:
         """Decodes the body, then maps and stores its spans CHUNK_SPANS at a time, waiting for the
         writer between chunks: a request's events are never all in memory (nor all queued) at once."""
         loop = asyncio.get_running_loop()
-        decoded = await loop.run_in_executor(self.parser, _decode, body, encoding, kind)
+        decoded = await loop.run_in_executor(self.parser, decode_body, body, encoding, kind)
         del body
         ordered = decoded.spans
         ends: list[tuple[str, dict[str, Any], str]] = []  # a run's end after all its request's spans
         for start in range(0, len(ordered), CHUNK_SPANS):
             chunk = ordered[start : start + CHUNK_SPANS]
-            items = await loop.run_in_executor(self.parser, _map, chunk, decoded)
+            items = await loop.run_in_executor(self.parser, map_spans, chunk, decoded)
             ends += [item for item in items if item[1]["type"] == "run.finished"]
             await self._store([item for item in items if item[1]["type"] != "run.finished"])
         await self._store(ends)
@@ -227,31 +227,37 @@ class OtlpIngest:
     async def _store(self, items: list[tuple[str, dict[str, Any], str]]) -> None:
         for service, event, text in items:
             self.seq += 1
-            event["seq"] = self.seq
-            raw = f'{text[:-1]},"seq":{self.seq}}}'  # the text ends with the object's "}"
-            # An exporter retries a request the hub took when the answer came late: the writer
-            # stores each (run, event type, span) of OTLP once, checked in the database itself.
-            kind, instance = event["type"], event.get("instanceId")
-            # "span:" marks the event that starts a span (health counts those as duplicateSpans).
-            starts = kind == "node.started" or (kind == "run.started" and instance != event["runId"])
-            once = f"{'span:' if starts else ''}{kind}:{instance}"
+            raw, once = numbered(event, text, self.seq)
             self.store.put_event(CLIENT_ID, service, event, raw, float(event["ts"]), once=once)
         store = self.store
         if store.backlog > CHUNK_BACKLOG or store.backlog_bytes > BACKLOG_LOW_BYTES:
             await store.wait_backlog_below(CHUNK_BACKLOG, BACKLOG_LOW_BYTES)
 
 
+def numbered(event: dict[str, Any], text: str, seq: int) -> tuple[str, str]:
+    """Gives `event` its hub-wide `seq`: (its stored text, its once key). `graphmind import` of an
+    OTLP file stores a trace the same way (export/import_otlp.py)."""
+    event["seq"] = seq
+    raw = f'{text[:-1]},"seq":{seq}}}'  # the text ends with the object's "}"
+    # An exporter retries a request the hub took when the answer came late: the writer stores each
+    # (run, event type, span) of OTLP once, checked in the database itself.
+    kind, instance = event["type"], event.get("instanceId")
+    # "span:" marks the event that starts a span (health counts those as duplicateSpans).
+    starts = kind == "node.started" or (kind == "run.started" and instance != event["runId"])
+    return raw, f"{'span:' if starts else ''}{kind}:{instance}"
+
+
 # -- on the parser thread ------------------------------------------------------------------------------
 
 
-def _decode(body: bytes, encoding: str, content_type: str) -> decode.Decoded:
+def decode_body(body: bytes, encoding: str, content_type: str) -> decode.Decoded:
     """The request's spans, oldest start first (so a run's root is usually stored first)."""
     decoded = decode.decode(decode.inflate(body, encoding), content_type)
     decoded.spans.sort(key=lambda s: s.start_ns)
     return decoded
 
 
-def _map(chunk: list[decode.Span], decoded: decode.Decoded) -> list[tuple[str, dict[str, Any], str]]:
+def map_spans(chunk: list[decode.Span], decoded: decode.Decoded) -> list[tuple[str, dict[str, Any], str]]:
     """A chunk of spans as events in time order, each with its text but for `seq` (given on the
     loop, in order)."""
     timed: list[tuple[float, int, int, str, dict[str, Any]]] = []
