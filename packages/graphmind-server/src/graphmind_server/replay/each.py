@@ -286,4 +286,4 @@ def print_table(report: dict[str, Any]) -> None:
         print(f"{p['run'][:12]:<14} {p['label']:<{width}}  {(p['replay'] or '-')[:12]}{why}")
     totals = ", ".join(f"{n} {result}" for result, n in report["totals"].items())
     print(f"{len(pairs)} run(s): {totals}; model cost the replay saved: ${report['savedUsd']:.6f}")
-    print(f"batch {report['batch']}: the viewer lists its pairs at /#batch={report['batch']}")
+    print(f"batch {report['batch']}: the viewer lists its pairs at /#/batch/{report['batch']}")

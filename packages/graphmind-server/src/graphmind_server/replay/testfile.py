@@ -119,7 +119,7 @@ def write_test(
                 found = answer_of(recording, node)
             except CassetteError as exc:
                 raise TestRefused(str(exc).replace(str(partial), f"run {run_id}")) from None
-            if found is None:
+            if found is None and expectation.recorded:
                 raise TestRefused(
                     f"run {run_id} has no model step that ended, so no final answer: pass --node "
                     "SELECTOR (an instance id, <nodeId>#<n> or a seq) to test a node's output"
@@ -127,13 +127,12 @@ def write_test(
             partial.replace(cassette_path)
         finally:
             partial.unlink(missing_ok=True)
-    expected = found.value if expectation.recorded else expectation.value
-    source = render(
-        run, argv, cwd, test_path, cassette_path, expectation.check, expected, node, found.selector
-    )
+    expected = found.value if found is not None and expectation.recorded else expectation.value
+    selector = found.selector if found is not None else "the final answer"
+    source = render(run, argv, cwd, test_path, cassette_path, expectation.check, expected, node, selector)
     with os.fdopen(open_private(test_path), "w", encoding="utf-8", newline="\n") as out:
         out.write(source)
-    return Written(test_path, cassette_path, found.selector, expected)
+    return Written(test_path, cassette_path, selector, expected)
 
 
 def _stem(text: str) -> str:

@@ -15,6 +15,7 @@ import { injectMeaning, injectStart, inputStart } from "./inject.js";
 import { gateText, hiddenBy, reasonText, ago } from "./format.js";
 import { jsonView } from "./json.js";
 import { runFacts } from "./runlabel.js";
+import { expectedBox } from "./savetest.js";
 import { store, removeGate } from "./state.js";
 
 export class GatesView {
@@ -187,6 +188,7 @@ export class GatesView {
     for (const b of buttons.querySelectorAll("button")) if (b.disabled) b.dataset.locked = "true";
     card.append(title, reason, ...effectLines(g), ...(refused ? [refused] : []), body, buttons, ...(notEditable ? [notEditable] : []),
       ...(notReloadable ? [notReloadable] : []), ...boxes.map((b) => b.el), msg,
+      ...(typeof g.runId === "string" && g.runId ? [expectedBox(g)] : []),
       h("p", { class: "muted small gate-age", dataset: { since: String(g.heldSince ?? "") } }, `held ${ago(g.heldSince)}`));
     card.inject = () => inject && toggle(inject);
     card.edit = () => edit && toggle(edit);
