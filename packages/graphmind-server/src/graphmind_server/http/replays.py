@@ -33,7 +33,7 @@ def expectation_of(body: dict[str, Any]) -> Expectation:
 
 def folder_of(run: dict[str, Any], given: Any) -> Path:
     """`dir` resolved against the run's recorded working directory, never outside it."""
-    meta = run.get("meta") if isinstance(run.get("meta"), dict) else {}
+    meta: dict[str, Any] = run["meta"] if isinstance(run.get("meta"), dict) else {}
     cwd = meta.get("cwd")
     if not isinstance(cwd, str) or not cwd:
         raise TestRefused(

@@ -199,7 +199,7 @@ def _replay_one(
     args: argparse.Namespace, command: list[str], recording: Recording, batch: str, db: Path, folder: Path
 ) -> tuple[Recording, str | None, Outcome]:
     folder.mkdir()
-    meta = recording.run.get("meta") if isinstance(recording.run.get("meta"), dict) else {}
+    meta: dict[str, Any] = recording.run["meta"] if isinstance(recording.run.get("meta"), dict) else {}
     cwd: str | None = None
     if not command:
         argv = meta.get("argv")

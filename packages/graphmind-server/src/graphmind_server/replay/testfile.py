@@ -64,7 +64,7 @@ def command_of(run: dict[str, Any], given: str | None) -> tuple[list[str], Path]
     """(argv after the interpreter, working directory) to replay the run with: the run's recorded
     command, or `given` (`--command`) for a run that recorded none (an imported or OTLP run, one
     recorded under GRAPHMIND_HIDE_INPUTS)."""
-    meta = run.get("meta") if isinstance(run.get("meta"), dict) else {}
+    meta: dict[str, Any] = run["meta"] if isinstance(run.get("meta"), dict) else {}
     cwd = meta.get("cwd") if isinstance(meta.get("cwd"), str) else None
     if given is not None:
         words = shlex.split(given)
@@ -72,12 +72,13 @@ def command_of(run: dict[str, Any], given: str | None) -> tuple[list[str], Path]
             words = words[1:]
         argv = words
     else:
-        argv = meta.get("argv")
-        if not (isinstance(argv, list) and argv and all(isinstance(a, str) for a in argv)):
+        recorded = meta.get("argv")
+        if not (isinstance(recorded, list) and recorded and all(isinstance(a, str) for a in recorded)):
             raise TestRefused(
                 f"run {run['id']} recorded no command (an imported or OTLP run, or one under "
                 "GRAPHMIND_HIDE_INPUTS): pass --command 'python agent.py' to name the app's entry point"
             )
+        argv = [str(a) for a in recorded]
     if not argv or argv[0] in ("-c", "-"):
         raise TestRefused(
             f"run {run['id']} ran from `python -c` or stdin, which a test cannot run again: "
