@@ -30,7 +30,7 @@ CHECKS = ("equals", "contains", "matches")
 _PYTHON = re.compile(r"^(.*/)?python(\d+(\.\d+)?)?$")
 
 
-class TestRefused(Exception):
+class NotWritten(Exception):
     """The test cannot be written; str() is the one line to print."""
 
 
@@ -42,14 +42,14 @@ class Expectation:
 
     def __post_init__(self) -> None:
         if self.check not in CHECKS:
-            raise TestRefused(f"the expectation must be one of {', '.join(CHECKS)} (got {self.check!r})")
+            raise NotWritten(f"the expectation must be one of {', '.join(CHECKS)} (got {self.check!r})")
         if self.check != "equals" and not isinstance(self.value, str):
-            raise TestRefused(f"{self.check} takes a text (got {json.dumps(self.value)[:60]})")
+            raise NotWritten(f"{self.check} takes a text (got {json.dumps(self.value)[:60]})")
         if self.check == "matches":
             try:
                 re.compile(self.value)
             except re.error as exc:
-                raise TestRefused(f"--matches is not a regular expression ({exc}): {self.value!r}") from None
+                raise NotWritten(f"--matches is not a regular expression ({exc}): {self.value!r}") from None
 
 
 @dataclass(frozen=True)
@@ -74,13 +74,13 @@ def command_of(run: dict[str, Any], given: str | None) -> tuple[list[str], Path]
     else:
         recorded = meta.get("argv")
         if not (isinstance(recorded, list) and recorded and all(isinstance(a, str) for a in recorded)):
-            raise TestRefused(
+            raise NotWritten(
                 f"run {run['id']} recorded no command (an imported or OTLP run, or one under "
                 "GRAPHMIND_HIDE_INPUTS): pass --command 'python agent.py' to name the app's entry point"
             )
         argv = [str(a) for a in recorded]
     if not argv or argv[0] in ("-c", "-"):
-        raise TestRefused(
+        raise NotWritten(
             f"run {run['id']} ran from `python -c` or stdin, which a test cannot run again: "
             "pass --command 'python agent.py'"
         )
@@ -102,14 +102,14 @@ def write_test(
         try:
             runs = select_runs(conn, [run_id], None, None)
         except ExportError as exc:
-            raise TestRefused(str(exc)) from None
+            raise NotWritten(str(exc)) from None
         run = runs[0]
         argv, cwd = command_of(run, command)
         stem = _stem(name or f"{run.get('name') or run.get('app') or 'run'}_{run_id[:8]}")
         test_path, cassette_path = folder / f"test_{stem}.py", folder / "cassettes" / f"{stem}.jsonl"
         for path in (test_path, cassette_path):
             if path.exists():
-                raise TestRefused(f"{path} exists already; pass another --name")
+                raise NotWritten(f"{path} exists already; pass another --name")
         cassette_path.parent.mkdir(parents=True, exist_ok=True)
         partial = cassette_path.with_name(cassette_path.name + ".partial")
         try:
@@ -119,9 +119,9 @@ def write_test(
             try:
                 found = answer_of(recording, node)
             except CassetteError as exc:
-                raise TestRefused(str(exc).replace(str(partial), f"run {run_id}")) from None
+                raise NotWritten(str(exc).replace(str(partial), f"run {run_id}")) from None
             if found is None and expectation.recorded:
-                raise TestRefused(
+                raise NotWritten(
                     f"run {run_id} has no model step that ended, so no final answer: pass --node "
                     "SELECTOR (an instance id, <nodeId>#<n> or a seq) to test a node's output"
                 )
