@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _apps import attached_client
+from _apps import AgentThread, attached_client
 from openai import OpenAI
 from playwright.sync_api import expect
 
@@ -113,3 +113,33 @@ def _cassette(hub: Any, run_id: str, tmp_path: Path) -> str:
     assert main(["record", run_id, "--db", str(hub.db), "--out", str(out)]) == 0
     assert json.loads(out.read_text().splitlines()[1])["run"]["id"] == run_id
     return str(out)
+
+
+def test_this_is_wrong_at_a_held_gate_writes_the_failing_test_and_the_gate_stays_held(
+    hub: Any, gm: graphmind.Client, make_page: Any, tmp_path: Path
+) -> None:
+    app_dir = tmp_path / "app"
+    app_dir.mkdir()
+    lookup = gm.wrap(
+        lambda order_id: {"order_id": order_id, "paid": 40}, name="lookup_order", breakpoint=True
+    )
+
+    def body() -> Any:
+        with gm.run("refund", meta={"argv": ["agent.py"], "cwd": str(app_dir)}):
+            return lookup(order_id="A1")
+
+    agent = AgentThread(body)
+    page = make_page(hub.url)
+    page.goto(hub.url)
+    card = page.locator(".gate-card")
+    expect(card).to_have_count(1)
+    card.get_by_text("This is wrong: expected…").click()
+    card.get_by_label("The answer you expected").fill("Refunded 40 for A1, and sorry.")
+    card.get_by_role("button", name="Save failing test").click()
+    expect(card.locator(".expected-msg")).to_contain_text("the gate is still held")
+    (test,) = (app_dir / "tests").glob("test_*.py")
+    assert "EXPECTED = 'Refunded 40 for A1, and sorry.'" in test.read_text()
+    expect(card).to_have_count(1)  # still held: the person answers it as they choose
+    card.get_by_role("button", name="Continue").click()
+    assert agent.wait_pumping(page, 10), "the agent did not finish"
+    assert agent.join().result == {"order_id": "A1", "paid": 40}
