@@ -16,6 +16,7 @@ import { injectMeaning, injectStart, inputStart } from "./inject.js";
 import { gateText, hiddenBy, reasonText, ago } from "./format.js";
 import { jsonView } from "./json.js";
 import { runFacts } from "./runlabel.js";
+import { expectedBox } from "./savetest.js";
 import { store, removeGate } from "./state.js";
 import { surgeryView } from "./surgery.js";
 
@@ -192,6 +193,7 @@ export class GatesView {
     const xray = g.kind === "llm" && !divergence && g.gate !== "error" && g.instanceId ? this.xray(g, canEdit && g.editable === true && editAction === "continue", send, say) : null;
     card.append(title, reason, ...effectLines(g), ...(refused ? [refused] : []), ...(xray ? [xray] : []), body, buttons, ...(notEditable ? [notEditable] : []),
       ...(notReloadable ? [notReloadable] : []), ...boxes.map((b) => b.el), msg,
+      ...(typeof g.runId === "string" && g.runId ? [expectedBox(g)] : []),
       h("p", { class: "muted small gate-age", dataset: { since: String(g.heldSince ?? "") } }, `held ${ago(g.heldSince)}`));
     card.inject = () => inject && toggle(inject);
     card.edit = () => edit && toggle(edit);
