@@ -16,7 +16,9 @@ from graphmind_server.store.schema import MIGRATIONS, migrate
 def turn(app: Any, run_id: str, thread: str | None, ask: str, answer: str) -> None:
     fields = {"thread": thread} if thread is not None else {}
     app.run_started(run_id, name="chat", **fields)
-    app.node_started(run_id, "llm:step", f"{run_id}-s", input={"messages": [{"role": "user", "content": ask}]})
+    app.node_started(
+        run_id, "llm:step", f"{run_id}-s", input={"messages": [{"role": "user", "content": ask}]}
+    )
     app.node_finished(run_id, "llm:step", f"{run_id}-s", output={"role": "assistant", "content": answer})
     app.run_finished(run_id)
 
@@ -46,7 +48,9 @@ def test_labels_are_stored_searched_filtered_and_removed(thub: Any) -> None:
     turn(app, "r1", None, "refund please", "done")
     turn(app, "r2", None, "weather", "sunny")
     thub.wait_for(lambda: len(thub.api("GET", "/api/runs")[1]["runs"]) == 2, what="2 runs")
-    status, body = thub.api("PUT", "/api/runs/r1/labels", json={"note": "wrong refund amount", "tags": ["bug", " bug", "vip"]})
+    status, body = thub.api(
+        "PUT", "/api/runs/r1/labels", json={"note": "wrong refund amount", "tags": ["bug", " bug", "vip"]}
+    )
     assert status == 200 and body["labels"] == {"note": "wrong refund amount", "tags": ["bug", "vip"]}
     status, body = thub.api("PUT", "/api/runs/r2/nodes/llm:step/labels", json={"tags": ["slow"]})
     assert status == 200 and body["nodeId"] == "llm:step"
@@ -57,7 +61,9 @@ def test_labels_are_stored_searched_filtered_and_removed(thub: Any) -> None:
     hits = thub.api("GET", "/api/search?q=amount")[1]["hits"]
     assert hits[0]["type"] == "label" and hits[0]["runId"] == "r1" and "#vip" in hits[0]["snippet"]
     run = thub.api("GET", "/api/runs/r2")[1]
-    assert run["labels"] == {"note": "", "tags": []} and run["nodeLabels"] == {"llm:step": {"note": "", "tags": ["slow"]}}
+    assert run["labels"] == {"note": "", "tags": []} and run["nodeLabels"] == {
+        "llm:step": {"note": "", "tags": ["slow"]}
+    }
     assert thub.api("PUT", "/api/runs/nope/labels", json={"tags": ["x"]})[0] == 404
     status, body = thub.api("PUT", "/api/runs/r1/labels", json={"tags": "bug"})
     assert status == 400 and "the body must be" in body["error"]
@@ -100,6 +106,9 @@ def test_the_migration_takes_the_thread_from_events_stored_before(tmp_path: Path
         "INSERT INTO runs (id, app, name, status, started_at, client_id) VALUES ('r1','a','n','finished',1,'c')"
     )
     body = json.dumps({"type": "run.started", "runId": "r1", "thread": "old-thread"})
-    conn.execute("INSERT INTO events (cursor, run_id, client_id, seq, type, body) VALUES (1,'r1','c',1,'run.started',?)", (body,))
+    conn.execute(
+        "INSERT INTO events (cursor, run_id, client_id, seq, type, body) VALUES (1,'r1','c',1,'run.started',?)",
+        (body,),
+    )
     migrate(conn, tmp_path / "old.db")
     assert conn.execute("SELECT thread FROM runs").fetchone() == ("old-thread",)
