@@ -59,6 +59,7 @@ async def put_labels(request: Request) -> Response:
     await hub.store.barrier()
     run = await hub.store.read(reads.get_run, run_id)
     if run is not None:  # every viewer sees the label now, not at the run's next event
+        run.pop("nodes", None)  # the list's Run object (the viewer keeps a run's nodes apart)
         run["heldCount"] = hub.held_counts().get(run_id, 0)
         hub.broadcast({"type": "run", "run": run})
     return JSON({"runId": run_id, "nodeId": node_id or None, "labels": label})
