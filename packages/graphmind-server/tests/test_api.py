@@ -53,6 +53,8 @@ def test_runs_are_listed_newest_first_with_filters_and_limit(thub):
         "usage",
         "heldMs",
         "abandonedReason",
+        "thread",
+        "labels",
     }
     assert runs[0]["abandonedReason"] is None
     assert runs[0]["dropped"] == {"count": 0, "reasons": {}}

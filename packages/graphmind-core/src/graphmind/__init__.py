@@ -157,8 +157,8 @@ def get_client() -> Client:
 
 # `run`, `tool`, `wrap`, `wrap_tools`, `wrap_method` and `span` build nothing: what they return
 # finds the default client when it is called or entered, so `configure()` may come before or after.
-def run(name: str, meta: dict[str, Any] | None = None) -> RunScope:
-    return _session().run(name, meta)
+def run(name: str, meta: dict[str, Any] | None = None, *, thread: Any = None) -> RunScope:
+    return _session().run(name, meta, thread=thread)
 
 
 def tool(

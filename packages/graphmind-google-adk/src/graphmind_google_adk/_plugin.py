@@ -38,7 +38,16 @@ from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 
 import graphmind
-from graphmind.adapter import Engine, NodeSpec, Owned, RunAborted, engine_for, framework_effect, owned_copy
+from graphmind.adapter import (
+    Engine,
+    NodeSpec,
+    Owned,
+    RunAborted,
+    engine_for,
+    framework_effect,
+    owned_copy,
+    thread_id,
+)
 
 from . import _gates as gates
 from ._describe import (
@@ -125,6 +134,9 @@ class GraphmindPlugin(BasePlugin):
                         "app": invocation_context.app_name,
                         "invocationId": invocation_context.invocation_id,
                     },
+                    # The ADK session is the conversation (google/adk/agents/invocation_context.py:209
+                    # `session`, its `id` the session_id the app passed to `Runner.run_async`).
+                    thread=thread_id(getattr(getattr(invocation_context, "session", None), "id", None)),
                 )
             self._invocations[invocation_context.invocation_id] = Invocation(
                 run, owns, root=invocation_context.agent

@@ -27,7 +27,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.outputs import ChatGenerationChunk
 
 import graphmind
-from graphmind.adapter import Engine, NodeExecution, RunAborted, RunContext, engine_for
+from graphmind.adapter import Engine, NodeExecution, RunAborted, RunContext, engine_for, thread_id
 
 from . import _registry as registry
 from ._describe import (
@@ -129,7 +129,12 @@ class GraphmindCallbackHandler(BaseCallbackHandler):
                     raise RunAborted(run.run_id)
                 self._links[run_id] = Link(run, None, graph=name, root=True)
                 return
-            self._links[run_id] = Link(client.begin_run(name), None, owns_run=True, graph=name, root=True)
+            # LangGraph copies `config["configurable"]["thread_id"]` into the callbacks' metadata
+            # (langgraph/_internal/_config.py:429 `_PROPAGATE_TO_METADATA`): the run's thread.
+            thread = thread_id(metadata.get("thread_id")) if metadata else None
+            self._links[run_id] = Link(
+                client.begin_run(name, thread=thread), None, owns_run=True, graph=name, root=True
+            )
         except RunAborted:
             raise
         except Exception as exc:

@@ -12,12 +12,12 @@ nest where they are.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import graphmind
 from graphmind import ReplayDivergence
-from graphmind.adapter import Patches, RunAborted, agent_scope
+from graphmind.adapter import Patches, RunAborted, agent_scope, thread_id
 
 
 def _opens_run(state: Patches) -> bool:
@@ -32,6 +32,20 @@ def _client(state: Patches) -> graphmind.Client:
 def _name(agent: Any) -> str:
     name = getattr(agent, "name", None)
     return name if isinstance(name, str) and name else "agent"
+
+
+def _thread(options: Mapping[str, Any]) -> str | None:
+    """The conversation a run is one turn of, as the SDK names it: `RunConfig.group_id` (its link
+    between the traces of one conversation, agents/run_config.py:437; the config may be a dict),
+    else `conversation_id` (a server-side conversation), else the Session's `session_id`
+    (agents/memory/session.py:60)."""
+    config = options.get("run_config")
+    group = config.get("group_id") if isinstance(config, Mapping) else getattr(config, "group_id", None)
+    return (
+        thread_id(group)
+        or thread_id(options.get("conversation_id"))
+        or thread_id(getattr(options.get("session"), "session_id", None))
+    )
 
 
 def _aborted(exc: BaseException) -> BaseException | None:
@@ -70,7 +84,7 @@ def wrap_runner_run(original: Callable[..., Any], state: Patches) -> Callable[..
             except Exception as exc:
                 _raise_aborted(exc)
                 raise
-        async with _client(state).run(name, {"framework": "openai-agents"}):
+        async with _client(state).run(name, {"framework": "openai-agents"}, thread=_thread(kwargs)):
             try:
                 with agent_scope(name):  # the run's root agent; a handoff's target is entered per turn
                     return await original(self, starting_agent, *args, **kwargs)
@@ -93,7 +107,7 @@ def wrap_start_streaming(original: Callable[..., Any], state: Patches) -> Callab
                 _raise_aborted(exc)
                 raise
         meta = {"framework": "openai-agents", "streamed": True}
-        async with _client(state).run(name, meta):
+        async with _client(state).run(name, meta, thread=_thread(kwargs)):
             try:
                 with agent_scope(name):
                     return await original(**kwargs)

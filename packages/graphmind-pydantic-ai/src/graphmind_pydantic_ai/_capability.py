@@ -32,7 +32,7 @@ from pydantic_ai.run import AgentRunResult
 from pydantic_ai.tools import RunContext, ToolDefinition
 
 import graphmind
-from graphmind.adapter import Engine, NodeSpec, agent_scope, engine_for, framework_effect
+from graphmind.adapter import Engine, NodeSpec, agent_scope, engine_for, framework_effect, thread_id
 
 from . import _describe, _inject
 from ._model import GatedModel, gated_model
@@ -122,7 +122,7 @@ class GraphmindCapability(AbstractCapability[Any]):
             with agent_scope(name):
                 return await handler()
         client = self.session or graphmind.get_client()
-        async with client.run(name, {"framework": "pydantic-ai"}):
+        async with client.run(name, {"framework": "pydantic-ai"}, thread=_thread(ctx)):
             with agent_scope(name):
                 return await handler()
 
@@ -189,3 +189,17 @@ class GraphmindCapability(AbstractCapability[Any]):
         if isinstance(result, _ControlFlow):
             raise result.exc
         return result
+
+
+def _thread(ctx: RunContext[Any]) -> str | None:
+    """The conversation this run is one turn of: Pydantic AI's own `conversation_id` (resolved
+    before the run starts from the `conversation_id=` argument or the `message_history` given,
+    pydantic_ai/_agent_graph.py:331 `resolve_conversation_id`, so a run continuing another's
+    history shares its id). A release without it: the run id of the history's first message (the
+    run that began the conversation), else this run's own id."""
+    found = thread_id(getattr(ctx, "conversation_id", None))
+    if found is not None:
+        return found
+    messages = getattr(ctx, "messages", None) or []
+    first = getattr(messages[0], "run_id", None) if messages else None
+    return thread_id(first) or thread_id(getattr(ctx, "run_id", None))

@@ -100,7 +100,9 @@ class Client:
         if self.enabled and not self.redaction_switches.hide_inputs:
             run_meta = {**_command_line(), **run_meta}  # for the viewer's "Fork from here" command
         started_extra = replay.run_fields if replay is not None else None
-        self._runs = Runs(self.app, run_meta, clock, self._emit, self._is_live, forget, key, started_extra)
+        self._runs = Runs(
+            self.app, run_meta, clock, self._emit, self._is_live, forget, key, started_extra, self.options.thread
+        )
         url_warning = url_problem(self.options.url, from_env=not options.get("url"))
         policy = AttachWaitPolicy.resolve(self.options.raw.get("wait_for_attach"), env, self.options.url)
         attach_wait = AttachWait(policy, self.options.url, self.options.connect_timeout)
@@ -247,9 +249,12 @@ class Client:
         return seq
 
     # ---- the user API ------------------------------------------------------------------------
-    def run(self, name: str, meta: dict[str, Any] | None = None) -> RunScope:
-        """A run boundary: `with client.run("name") as run:`, `async with`, or `@client.run("name")`."""
-        return RunScope(self._parts, name, meta)
+    def run(self, name: str, meta: dict[str, Any] | None = None, *, thread: Any = None) -> RunScope:
+        """A run boundary: `with client.run("name") as run:`, `async with`, or `@client.run("name")`.
+
+        `thread`: the conversation or session this run is one turn of (a string; the viewer shows a
+        thread's runs as one transcript); default: `configure(thread=...)`, else GRAPHMIND_THREAD."""
+        return RunScope(self._parts, name, meta, thread)
 
     def _parts(self) -> tuple[Engine, Runs]:
         return self._engine, self._runs

@@ -134,8 +134,8 @@ class DefaultSession:
             self, obj, method_name, name, breakpoint=breakpoint, hold_if=hold_if, **effect
         )
 
-    def run(self, name: str, meta: dict[str, Any] | None = None) -> RunScope:
-        return RunScope(self.parts, name, meta)
+    def run(self, name: str, meta: dict[str, Any] | None = None, *, thread: Any = None) -> RunScope:
+        return RunScope(self.parts, name, meta, thread)
 
     def span(self, name: str, kind: str = "custom", input: Any = None) -> Span:
         return Span(self, name, kind, input)

@@ -25,10 +25,11 @@ class RunScope:
     """`parts`: the engine and runs of the client the run belongs to, asked when the scope is entered
     (the default session's are those of the default client then: _api/default.py)."""
 
-    def __init__(self, parts: Parts, name: str, meta: dict[str, Any] | None) -> None:
+    def __init__(self, parts: Parts, name: str, meta: dict[str, Any] | None, thread: Any = None) -> None:
         self._parts = parts
         self._name = name
         self._meta = meta
+        self._thread = thread
         self._runs: Runs | None = None
         self._run: RunContext | None = None
         self._token: contextvars.Token[RunContext | None] | None = None
@@ -51,7 +52,7 @@ class RunScope:
         self._runs = runs
         # Disabled, the name is never read (no warning either); a run with no readable name is "run".
         name = readable_name(self._name, "run", "run", engine.warn) if engine.live else self._name
-        self._run = runs.start(name, self._meta)
+        self._run = runs.start(name, self._meta, self._thread)
         self._token = runs.current.set(self._run)
         return self._run
 
@@ -73,19 +74,19 @@ class RunScope:
 
     def __call__(self, fn: F) -> F:
         """As a decorator: every call of `fn` is one run (the run context: `client.current_run()`)."""
-        parts, name, meta = self._parts, self._name, self._meta
+        parts, name, meta, thread = self._parts, self._name, self._meta, self._thread
         if inspect.iscoroutinefunction(fn):
 
             @functools.wraps(fn)
             async def arun(*args: Any, **kwargs: Any) -> Any:
-                async with RunScope(parts, name, meta):
+                async with RunScope(parts, name, meta, thread):
                     return await fn(*args, **kwargs)
 
             return arun  # type: ignore[return-value]
 
         @functools.wraps(fn)
         def run(*args: Any, **kwargs: Any) -> Any:
-            with RunScope(parts, name, meta):
+            with RunScope(parts, name, meta, thread):
                 return fn(*args, **kwargs)
 
         return run  # type: ignore[return-value]

@@ -113,6 +113,7 @@ CHECKS: dict[str, tuple[Callable[[Any], None], str]] = {
     "url": (_text, "the default (GRAPHMIND_URL or ws://127.0.0.1:4747/ingest)"),
     "enabled": (_enabled, "the environment's rule (off in production)"),
     "meta": (_mapping, "no meta"),
+    "thread": (_text, "GRAPHMIND_THREAD, else no thread"),
     "connect_timeout": (_seconds, "the default (0.3)"),
     "handshake_timeout": (_seconds, "the default (1.0)"),
     "retry_interval": (_seconds, "the default (10.0)"),

@@ -13,6 +13,7 @@ from typing import Any
 
 from .._base.clock import Clock, monotonic_ms
 from .._events.mask import resolve_mask
+from .._runs.thread import thread_id
 from .checks import (
     check_options,
     enabled_word,
@@ -59,6 +60,7 @@ KNOWN_OPTIONS = frozenset(
         "safe",
         "safe_unknown",
         "effects",
+        "thread",
     }
 )
 
@@ -143,6 +145,7 @@ class Options:
     sdk: dict[str, str]
     raw: Mapping[str, Any] = field(repr=False)
     mask: re.Pattern[str] | None = None  # `mask=` and GRAPHMIND_MASK, combined (_mask.resolve_mask)
+    thread: str | None = None  # `thread=`, else GRAPHMIND_THREAD: the thread of a run naming none
 
     @classmethod
     def resolve(
@@ -196,4 +199,5 @@ class Options:
             sdk=dict(options.get("sdk") or {"name": "graphmind-python", "version": __version__}),
             raw=dict(options),
             mask=mask,
+            thread=thread_id(options.get("thread")) or thread_id(env.get("GRAPHMIND_THREAD")),
         )

@@ -317,9 +317,10 @@ class Engine:
             self.warn(f"[graphmind] could not read the step's tool calls: {exc!r}", key="tool-calls")
 
     # ---- runs, identity, hints, warnings ---------------------------------------------------------
-    def begin_run(self, name: str, meta: dict[str, Any] | None = None) -> RunContext:
-        """A run that starts in one callback and ends in another; end it with `end_run`."""
-        return self._runs.start(name, meta)
+    def begin_run(self, name: str, meta: dict[str, Any] | None = None, thread: Any = None) -> RunContext:
+        """A run that starts in one callback and ends in another; end it with `end_run`. `thread`:
+        the framework's own conversation id, if it has one (_runs/thread.py)."""
+        return self._runs.start(name, meta, thread)
 
     def end_run(self, run: RunContext, error: BaseException | None = None) -> None:
         """Ends a run from `begin_run`: finished, error (with `error`) or aborted."""

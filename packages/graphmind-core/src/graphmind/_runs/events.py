@@ -16,6 +16,7 @@ from .._base.clock import Clock, round_ms
 from .._base.errors import RunAborted
 from .._node.spec import describe_error
 from .run import RunContext
+from .thread import thread_id
 
 Emit = Callable[[dict[str, Any]], int]
 
@@ -31,8 +32,11 @@ class Runs:
         forget: Callable[[str], None],
         key: str,
         started_extra: dict[str, Any] | None = None,
+        thread: str | None = None,
     ) -> None:
         self._app = app
+        # `configure(thread=...)` / GRAPHMIND_THREAD: the thread of a run that names none.
+        self._thread = thread
         self._meta = meta
         # Top-level fields of every run.started: a replay's `replayOf` and `forkedAt` (docs/replay.md).
         self._started_extra = started_extra or {}
@@ -73,12 +77,19 @@ class Runs:
             "meta": meta,
             "implicit": run.implicit,
         }
+        if run.thread is not None:
+            event["thread"] = run.thread  # an older hub ignores a field it does not know
         if self._started_extra:
             event.update(self._started_extra)
         self._emit(event)
 
-    def start(self, name: str, meta: dict[str, Any] | None) -> RunContext:
-        run = RunContext(name=name, meta=dict(meta or {}), started_ms=self._clock())
+    def start(self, name: str, meta: dict[str, Any] | None, thread: Any = None) -> RunContext:
+        run = RunContext(
+            name=name,
+            meta=dict(meta or {}),
+            started_ms=self._clock(),
+            thread=thread_id(thread) or self._thread,
+        )
         if self._live():
             self._started(run, {**self._meta, **run.meta})
         return run
@@ -117,7 +128,9 @@ class Runs:
             with self._lock:
                 implicit = self._implicit
                 if implicit is None:
-                    implicit = self._implicit = RunContext(name=self._app, implicit=True)
+                    implicit = self._implicit = RunContext(
+                        name=self._app, implicit=True, thread=self._thread
+                    )
             if implicit.started_ms == 0.0:
                 implicit.started_ms = self._clock()
                 self._started(implicit, dict(self._meta))

@@ -34,6 +34,8 @@ class RunContext:
     meta: dict[str, Any] = field(default_factory=dict)
     implicit: bool = False
     started_ms: float = 0.0
+    # The conversation or session this run is one turn of (_runs/thread.py), None for none.
+    thread: str | None = None
     # A plain flag: written once (False -> True) by whichever thread aborts, read on every gate
     # (the engine's fast path reads it without a lock).
     _aborted: bool = field(default=False, repr=False)

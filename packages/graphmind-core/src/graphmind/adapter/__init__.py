@@ -31,6 +31,7 @@ from .._node.stream_loop import Items
 from .._runs.agents import agent_scope, current_agent_path, enter_agent
 from .._runs.run import RunContext
 from .._runs.steps import StepIdentity
+from .._runs.thread import thread_id
 from .._wire.hub_link import preload
 from ._driver import AsyncDriver, SyncDriver
 from ._edit import edited_request, request_message
@@ -77,6 +78,7 @@ __all__ = [
     "handoff",
     "hook_moved",
     "instrument_once",
+    "thread_id",
     "items_of",
     "json_scalar",
     "json_scalars",

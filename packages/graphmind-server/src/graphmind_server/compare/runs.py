@@ -11,6 +11,7 @@ id), so a tool two agents call pairs with the same agent's call in the other run
 from __future__ import annotations
 
 import difflib
+import json
 import sqlite3
 from collections.abc import Iterable
 from typing import Any
@@ -214,6 +215,8 @@ def text_report(result: dict[str, Any]) -> str:
     marks = {"equal": "=", "changed": "~", "added": "+", "removed": "-"}
     a, b = result["a"], result["b"]
     lines = [f"A {a['id']} ({a['name']}, {a['status']})", f"B {b['id']} ({b['name']}, {b['status']})"]
+    # A person's notes and tags (store/labels.py): on each run, then on the nodes they label.
+    lines += [f"  {side} {text}" for side, run in (("A", a), ("B", b)) for text in label_lines(run)]
     seen: dict[str, int] = {}
     for row in result["steps"]:
         key = f"{row.get('agent', '')}\u0000{row['nodeId']}"
@@ -234,3 +237,28 @@ def text_report(result: dict[str, Any]) -> str:
     if ignore:
         lines.append(f"(keys ignored at every depth: {', '.join(sorted(ignore))})")
     return "\n".join(lines)
+
+
+def label_lines(run: dict[str, Any]) -> list[str]:
+    """`labels: tags bug, vip; note "wrong amount"` for the run and each labelled node, if any."""
+
+    def text(label: Any) -> str | None:
+        if not isinstance(label, dict):
+            return None
+        parts = []
+        if label.get("tags"):
+            parts.append("tags " + ", ".join(str(t) for t in label["tags"]))
+        if label.get("note"):
+            parts.append("note " + json.dumps(" ".join(str(label["note"]).split())[:120], ensure_ascii=False))
+        return "; ".join(parts) or None
+
+    out = []
+    own = text(run.get("labels"))
+    if own:
+        out.append(f"labels: {own}")
+    for node_id, label in sorted((run.get("nodeLabels") or {}).items()):
+        found = text(label)
+        if found:
+            out.append(f"labels on {node_id}: {found}")
+    return out
+

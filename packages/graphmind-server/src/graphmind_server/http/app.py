@@ -30,7 +30,7 @@ from ..ingest.route import ingest
 from ..otlp.route import OtlpIngest, max_seq
 from ..store import Store, reads
 from ..store.items import Committed
-from . import api, cockpit, replays
+from . import api, cockpit, replays, threads
 from .live import live
 from .static import Viewer
 
@@ -117,6 +117,7 @@ def build_app(settings: Settings, store: Store, trust: Callable[[Any], None] | N
             *proof.routes,
             *cockpit.routes,  # before api.routes: those end with the catch-all 404
             *replays.routes,
+            *threads.routes,
             *api_effects.routes,
             *api_context.routes,
             *api.routes,

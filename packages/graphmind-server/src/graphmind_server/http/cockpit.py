@@ -16,7 +16,7 @@ from ..compare.jsondiff import parse_keys
 from ..compare.runs import CompareError, compare
 from ..export.record import Exporter, write_runs
 from ..export.source import select_runs
-from ..store import prices, reads
+from ..store import labels, prices, reads
 from ..store.ops import IndexNow
 from ..store.readonly import snapshot
 from ..store.search import search
@@ -64,6 +64,8 @@ def run_filter(request: Request) -> reads.RunFilter:
         agent=q.get("agent") or None,
         since=_ms_param(request, "since"),
         until=_ms_param(request, "until"),
+        thread=q.get("thread") or None,
+        tag=q.get("tag") or None,
     )
 
 
@@ -88,8 +90,14 @@ async def search_route(request: Request) -> Response:
         return error(400, "q must name what to search for (words; every one must appear)")
     await index_now(hub)
     agent = request.query_params.get("agent") or None
-    hits = await hub.store.read(search, query, run_id, limit, agent)
-    return JSON({"q": query, "run": run_id, "agent": agent, "hits": hits, "more": len(hits) == limit})
+    thread = request.query_params.get("thread") or None
+    hits = await hub.store.read(search, query, run_id, limit, agent, thread)
+    if agent is None:  # a person's notes and tags (store/labels.py) are nobody's agent's
+        found = await hub.store.read(labels.search, query, run_id, limit, thread)
+        hits = found + hits[: limit - len(found)]
+    return JSON(
+        {"q": query, "run": run_id, "agent": agent, "thread": thread, "hits": hits, "more": len(hits) == limit}
+    )
 
 
 async def compare_route(request: Request) -> Response:

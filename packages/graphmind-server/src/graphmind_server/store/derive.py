@@ -8,11 +8,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..base.jsontext import finite, loads_finite
-from . import prices
+from . import labels, prices
 from . import status as rule
 from . import usage as tokens
 from .search import event_facets
 from .status import FINAL_STATUSES, RUN_STATUSES, split_node_id
+from .threads import thread_of
 
 __all__ = [
     "FINAL_STATUSES",
@@ -111,6 +112,7 @@ class RunRow:
     # When this hub first stored anything of it (the hub's clock, ms): what the runs list and the
     # start-up prune order by. The app's clock (startedAt) may be anywhere: a span dated 2200.
     received_at: float = 0.0
+    thread: str | None = None  # the conversation this run is one turn of (store/threads.py)
     nodes: dict[str, NodeRow] | None = None  # loaded lazily by the writer
     new: bool = False
     dirty_nodes: set[str] = field(default_factory=set)
@@ -125,7 +127,7 @@ class RunRow:
     def from_db(cls, row: tuple[Any, ...]) -> RunRow:
         """A row of the writer's run columns (store/rows.py `_RUN_COLUMNS`), its nodes not loaded."""
         (run_id, app, name, status, started, ended, events, client, meta, implicit, agent, cursor) = row[:12]
-        dropped, usage, held_ms, abandoned_reason, received_at = row[12:17]
+        dropped, usage, held_ms, abandoned_reason, received_at, thread = row[12:18]
         return cls(
             id=run_id,
             app=app,
@@ -144,6 +146,7 @@ class RunRow:
             held_ms=held_ms,
             abandoned_reason=abandoned_reason,
             received_at=received_at,
+            thread=thread,
             nodes={},
         )
 
@@ -180,6 +183,7 @@ class RunRow:
                 self.usage,
                 self.held_ms,
                 self.abandoned_reason,
+                self.thread,
             )
         )
 
@@ -212,8 +216,9 @@ def dropped_to_api(text: Any) -> dict[str, Any]:
 
 def run_to_api(row: tuple[Any, ...]) -> dict[str, Any]:
     """A runs row (id, app, name, status, started_at, ended_at, node_count, event_count, client_id,
-    meta, dropped, usage, held_ms, abandoned_reason) as the API's Run object, without heldCount (the
-    hub adds it)."""
+    meta, dropped, usage, held_ms, abandoned_reason, thread[, label]) as the API's Run object, without
+    heldCount (the hub adds it). `labels` only when the row has the label column (store/labels.py):
+    the writer's own rows do not read it, and the viewer keeps the labels it has."""
     try:
         meta = loads_finite(row[9])
     except (TypeError, ValueError, RecursionError):
@@ -234,6 +239,8 @@ def run_to_api(row: tuple[Any, ...]) -> dict[str, Any]:
         "heldMs": finite(row[12]) if len(row) > 12 else 0,
         # Why the hub gave up on it (an abandoned run only; docs/reliability.md).
         "abandonedReason": row[13] if len(row) > 13 and row[3] == "abandoned" else None,
+        "thread": row[14] if len(row) > 14 else None,
+        **({"labels": labels.as_api(row[15])} if len(row) > 15 else {}),
     }
 
 
@@ -282,6 +289,7 @@ def apply(run: RunRow, event: dict[str, Any], ts: float) -> None:
         run.app = _str(event.get("app"), run.app)
         run.started_at = ts
         run.implicit = bool(event.get("implicit"))
+        run.thread = thread_of(event)
         if isinstance(event.get("meta"), dict):
             run.meta = json.dumps(event["meta"])
         replay = {

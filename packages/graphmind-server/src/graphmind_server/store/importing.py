@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from . import labels
 from .items import EventItem
 from .schema import StoreError, open_database
 from .writer import Writer
@@ -24,6 +25,7 @@ _SUMMARY = {
     "started_at": "startedAt",
     "ended_at": "endedAt",
     "client_id": "clientId",
+    "thread": "thread",
 }
 
 
@@ -77,6 +79,21 @@ class Import:
                     (*values.values(), run["id"]),
                 )
         self.writer.runs.pop(run["id"], None)  # the row changed under the writer's cache
+        self._restore_labels(run)
+
+    def _restore_labels(self, run: dict[str, Any]) -> None:
+        """A person's labels travel with the run (store/labels.py); one unreadable is left out."""
+        given = [("", run.get("labels"))]
+        nodes = run.get("nodeLabels")
+        if isinstance(nodes, dict):
+            given += [(k, v) for k, v in nodes.items() if isinstance(k, str) and k]
+        for node_id, label in given:
+            try:
+                cleaned = labels.clean(label)
+            except labels.LabelError:
+                continue
+            if cleaned["note"] or cleaned["tags"]:
+                labels.put(self.conn, run["id"], node_id, cleaned)
 
 
 def _open_exclusive(db: Path) -> sqlite3.Connection:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from . import search
+from . import labels, search
 from .writer import Writer
 
 
@@ -89,6 +89,24 @@ class DeleteRun(Op):
         if found:
             writer.forget(self.run_id)
         return found
+
+
+@dataclass
+class PutLabel(Op):
+    """A person's note and tags on a run (node_id '') or one of its nodes (store/labels.py); the
+    run gets a cursor of its own, so a viewer that catches up later reads the change too."""
+
+    run_id: str
+    node_id: str
+    label: dict[str, Any]
+
+    def apply(self, writer: Writer) -> bool:
+        if not labels.put(writer.conn, self.run_id, self.node_id, self.label):
+            return False
+        run = writer.run(self.run_id)
+        if run is not None:
+            writer.touch(run)
+        return True
 
 
 @dataclass

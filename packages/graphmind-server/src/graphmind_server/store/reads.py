@@ -9,13 +9,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from . import agents, search
+from . import agents, labels, search, threads
 from .derive import run_to_api
 from .status import shown
 
 _RUN_API_COLUMNS = (
     "id, app, name, status, started_at, ended_at, node_count, event_count, client_id, meta, dropped, usage,"
-    " held_ms, abandoned_reason"
+    f" held_ms, abandoned_reason, thread, {labels.RUN_LABEL_SQL}"
 )
 
 
@@ -32,6 +32,8 @@ class RunFilter:
     agent: str | None = None  # an agent made a call in it (docs/protocol.md, "Agents")
     since: float | None = None  # startedAt >= (ms)
     until: float | None = None  # startedAt <= (ms)
+    thread: str | None = None  # the runs of one thread (store/threads.py)
+    tag: str | None = None  # a person's tag on the run or one of its nodes (store/labels.py)
 
 
 def list_runs(
@@ -67,14 +69,21 @@ def list_runs(
     if f.until is not None:
         where.append("started_at <= ?")
         args.append(f.until)
+    if f.thread is not None:
+        where.append("thread = ?")
+        args.append(f.thread)
+    if f.tag is not None:
+        where.append(labels.TAG_FILTER)
+        args.append(f.tag)
     if f.q is not None:
         # Every word somewhere in the run (not necessarily in one event).
         words = [w for w in (search.fts_query(w) for w in f.q.split()) if w]
         if not words:
             return []
-        for fts in words:
-            where.append("id IN (SELECT run_id FROM search WHERE search MATCH ?)")
-            args.append(fts)
+        # A word in a person's note or tags counts too (store/labels.py).
+        for word, fts in zip(f.q.split(), words, strict=True):
+            where.append(f"(id IN (SELECT run_id FROM search WHERE search MATCH ?) OR {labels.TEXT_FILTER})")
+            args += [fts, labels.like(word)]
     clause = f"WHERE {' AND '.join(where)}" if where else ""
     rows = conn.execute(
         # Newest first by the hub's clock (store/retention.py): a run dated 2200 by its app's clock
@@ -107,6 +116,7 @@ def get_run(conn: sqlite3.Connection, run_id: str) -> dict[str, Any] | None:
             (run_id,),
         )
     ]
+    run["nodeLabels"] = labels.node_labels(conn, run_id)
     team = agents.summary(conn, run_id, run["eventCount"])
     if team is not None:
         run["agents"] = team
@@ -244,3 +254,8 @@ def held_gates(conn: sqlite3.Connection) -> list[tuple[str, dict[str, Any]]]:
                 latest[instance if isinstance(instance, str) else ""] = (cursor, event)
         found += [(cursor, run_id, event) for cursor, event in latest.values()]
     return [(run_id, event) for _, run_id, event in sorted(found, key=lambda f: f[0])]
+
+
+def thread_turns(conn: sqlite3.Connection, thread: str, limit: int) -> list[dict[str, Any]]:
+    """A thread's runs as turns (store/threads.py), oldest first."""
+    return threads.turns(conn, thread, _RUN_API_COLUMNS, run_to_api, limit)

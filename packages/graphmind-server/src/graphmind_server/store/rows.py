@@ -11,14 +11,14 @@ from .derive import NODE_COLUMNS, NodeRow, RunRow
 
 _RUN_COLUMNS = (
     "id, app, name, status, started_at, ended_at, event_count, client_id, meta, implicit, agent_node, cursor,"
-    " dropped, usage, held_ms, abandoned_reason, received_at"
+    " dropped, usage, held_ms, abandoned_reason, received_at, thread"
 )
-_UPSERT_RUN = f"""INSERT INTO runs ({_RUN_COLUMNS}, node_count) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+_UPSERT_RUN = f"""INSERT INTO runs ({_RUN_COLUMNS}, node_count) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
 ON CONFLICT(id) DO UPDATE SET app=excluded.app, name=excluded.name, status=excluded.status,
 started_at=excluded.started_at, ended_at=excluded.ended_at, event_count=excluded.event_count,
 meta=excluded.meta, implicit=excluded.implicit, agent_node=excluded.agent_node, cursor=excluded.cursor,
 node_count=excluded.node_count, dropped=excluded.dropped, usage=excluded.usage, held_ms=excluded.held_ms,
-abandoned_reason=excluded.abandoned_reason, received_at=excluded.received_at"""
+abandoned_reason=excluded.abandoned_reason, received_at=excluded.received_at, thread=excluded.thread"""
 _UPSERT_NODE = f"""INSERT INTO nodes (run_id, {NODE_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?)
 ON CONFLICT(run_id, node_id) DO UPDATE SET kind=excluded.kind, name=excluded.name,
 executions=excluded.executions, status=excluded.status, latest=excluded.latest,
@@ -62,6 +62,7 @@ def write_runs(conn: sqlite3.Connection, runs: Iterable[RunRow]) -> None:
                 run.held_ms,
                 run.abandoned_reason,
                 run.received_at,
+                run.thread,
                 run.node_count,
             )
         )

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..base.files import FILE_MODE, create_private, database_files, private_dir, tighten
-from . import search
+from . import labels, search, threads
 from .usage import backfill as usage_backfill
 
 MIGRATIONS: list[list[str | Callable[[sqlite3.Connection], None]]] = [
@@ -97,6 +97,9 @@ MIGRATIONS: list[list[str | Callable[[sqlite3.Connection], None]]] = [
     [
         "CREATE TABLE once_keys (run_id TEXT NOT NULL, key TEXT NOT NULL, PRIMARY KEY (run_id, key)) WITHOUT ROWID",
     ],
+    # 7: a run's thread (store/threads.py: taken from the run.started events stored before, which
+    # carried it all along) and the labels a person puts on runs and nodes (store/labels.py).
+    [*threads.MIGRATION, *labels.MIGRATION],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

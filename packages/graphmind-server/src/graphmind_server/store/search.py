@@ -126,6 +126,7 @@ def forget_run(conn: sqlite3.Connection, run_id: str) -> None:
     """Before a run's events are deleted: its index rows and facets go with them."""
     conn.execute("DELETE FROM search WHERE rowid IN (SELECT cursor FROM events WHERE run_id = ?)", (run_id,))
     conn.execute("DELETE FROM facets WHERE run_id = ?", (run_id,))
+    conn.execute("DELETE FROM labels WHERE run_id = ?", (run_id,))  # a person's labels (store/labels.py)
 
 
 def fts_query(text: str) -> str | None:
@@ -159,7 +160,12 @@ def event_facets(event: dict[str, Any], kind: str, name: str) -> list[str]:
 
 
 def search(
-    conn: sqlite3.Connection, query: str, run_id: str | None, limit: int, agent: str | None = None
+    conn: sqlite3.Connection,
+    query: str,
+    run_id: str | None,
+    limit: int,
+    agent: str | None = None,
+    thread: str | None = None,
 ) -> list[dict[str, Any]]:
     """Hits, oldest first within a run, newest runs first across runs: each the event's run, node,
     instance, seq, type and a snippet of the matched text (matches between « and »). `agent`: only
@@ -180,6 +186,9 @@ def search(
             " AND json_extract(s.body, '$.agent') = ?)"
         )
         args += [f"agent:{agent}", agent]
+    if thread is not None:  # the runs of one thread (store/threads.py)
+        where += " AND search.run_id IN (SELECT id FROM runs WHERE thread = ?)"
+        args.append(thread)
     rows = conn.execute(
         f"""SELECT search.run_id, search.node_id, search.instance_id, e.seq, e.type,
                    snippet(search, 0, '«', '»', '…', 12)

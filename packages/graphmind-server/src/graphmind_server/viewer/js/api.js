@@ -92,4 +92,7 @@ export const api = {
   unpause: (runId) => call("DELETE", "/api/pause", runId ? { runId } : {}),
   abortRun: (id) => call("POST", `/api/runs/${encodeURIComponent(id)}/abort`, {}),
   deleteRun: (id) => call("DELETE", `/api/runs/${encodeURIComponent(id)}`),
+  // Threads and labels (threads.js, labels.js)
+  thread: (thread) => call("GET", `/api/threads/${encodeURIComponent(thread)}`),
+  putLabels: (id, nodeId, body) => call("PUT", `/api/runs/${encodeURIComponent(id)}${nodeId ? `/nodes/${encodeURIComponent(nodeId)}` : ""}/labels`, body),
 };

@@ -137,7 +137,8 @@ export function chatView(input, output, { hiddenInput, hiddenOutput } = {}) {
   return h("div", { class: "chat-wrap" }, list, raw);
 }
 
-function itemView(it) {
+/** One chat item as a list element (the thread view reuses it: threads.js). */
+export function itemView(it) {
   const who = it.kind === "call" ? `${it.role} → tool call` : it.kind === "result" ? "tool result" : it.role;
   const cls = `chat-item role-${String(it.role).replace(/[^a-z0-9_-]/gi, "_")}${it.kind ? ` chat-${it.kind}` : ""}${it.reply ? " chat-reply" : ""}`;
   const head = h("div", { class: "chat-who" }, who, it.reply ? h("span", { class: "chip" }, "reply") : null);

@@ -5,6 +5,8 @@
 import { api, errorText } from "./api.js";
 import { h } from "./frame.js";
 import { ms } from "./format.js";
+import { tagChips } from "./labels.js";
+import { runFacts } from "./runlabel.js";
 import { money } from "./usage.js";
 
 const MARK = { equal: "=", changed: "~", added: "+", removed: "−" };
@@ -26,13 +28,24 @@ export async function showCompare(el, a, b) {
     h("div", null, h("h1", null, c.same ? "The runs match" : "The runs differ"),
       h("p", { class: "muted" }, runLink(c.a, "A"), " · ", runLink(c.b, "B"), " · ",
         `${c.counts.equal} equal · ${c.counts.changed} changed · ${c.counts.added} added · ${c.counts.removed} removed`),
-      h("p", { class: "muted small" }, `B − A: ${delta(d.tokens, (v) => `${v} tokens`)} · ${delta(d.costUsd, money)} · ${delta(d.durationMs, ms)}`)),
+      h("p", { class: "muted small" }, `B − A: ${delta(d.tokens, (v) => `${v} tokens`)} · ${delta(d.costUsd, money)} · ${delta(d.durationMs, ms)}`),
+      // Which run is which (start, app, id, thread, tags) and a person's notes on each.
+      ...[["A", c.a], ["B", c.b]].map(([side, r]) => h("p", { class: "muted small cmp-facts" }, `${side}: ${runFacts(r)}`,
+        r.labels?.note ? h("span", { class: "cmp-note" }, ` · “${r.labels.note}”`) : null))),
     h("div", { class: "run-actions" }, h("a", { href: `#/compare/${encodeURIComponent(c.b.id)}/${encodeURIComponent(c.a.id)}`, class: "small" }, "Swap A and B")));
   const table = h("ol", { class: "cmp-steps", "aria-label": "Aligned steps" });
   const seen = new Map();
   for (const row of c.steps) {
     seen.set(row.nodeId, (seen.get(row.nodeId) || 0) + 1);
-    table.append(stepRow(row, seen.get(row.nodeId)));
+    const li = stepRow(row, seen.get(row.nodeId));
+    // A node's labels, once, on its first step (either run's).
+    const labels = seen.get(row.nodeId) === 1 ? [c.a.nodeLabels?.[row.nodeId], c.b.nodeLabels?.[row.nodeId]] : [];
+    for (const [i, l] of labels.entries()) {
+      if (l && (l.note || l.tags?.length)) {
+        li.querySelector(".cmp-name").append(h("span", { class: "cmp-label small" }, i ? " B: " : " A: ", tagChips(l.tags), l.note ? ` ${l.note}` : ""));
+      }
+    }
+    table.append(li);
   }
   el.replaceChildren(head, h("div", { class: "cmp-body" }, table));
   document.body.dataset.compareLoaded = "true";

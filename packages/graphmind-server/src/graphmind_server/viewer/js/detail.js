@@ -1,6 +1,7 @@
 // Node detail: the node's executions, and for the chosen one its input and output as collapsible
 // JSON, streamed tokens as they arrive, usage, ran and held time, and the breakpoint toggles.
 
+import { labelEditor } from "./labels.js";
 import { chatView } from "./chat.js";
 import { execContextSig, xraySlot } from "./context.js";
 import { effectText, simulatedFromText } from "./effects.js";
@@ -49,7 +50,8 @@ export class DetailView {
       h("span", { class: "pill" }, n.ungated ? `${n.status} · ungated` : n.status),
       ` ${n.executions} execution${n.executions === 1 ? "" : "s"}`, nodeCost(n),
       n.agents && n.agents.length ? h("span", { class: "d-agents" }, ` · ${n.agents.length > 1 ? "agents" : "agent"} ${n.agents.join(", ")}`) : null);
-    this.el.replaceChildren(head, status, this.breakpoints(n), this.execList(n, x), this.execBox = h("div", { class: "d-exec" }));
+    this.el.replaceChildren(head, status, labelEditor(store.runId, n.nodeId), this.breakpoints(n), this.execList(n, x),
+      this.execBox = h("div", { class: "d-exec" }));
     this.renderExec(x);
     performance.mark("graphmind:detail");
   }

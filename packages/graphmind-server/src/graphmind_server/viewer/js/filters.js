@@ -7,8 +7,8 @@ import { api, errorText } from "./api.js";
 import { h } from "./frame.js";
 import { store } from "./state.js";
 
-export const FILTER_KEYS = ["q", "app", "status", "error", "held", "kind", "tool", "model", "agent", "since", "until"];
-const HUB_KEYS = ["q", "error", "held", "kind", "tool", "model", "agent", "since", "until"];
+export const FILTER_KEYS = ["q", "app", "status", "error", "held", "kind", "tool", "model", "agent", "since", "until", "thread", "tag", "group"];
+const HUB_KEYS = ["q", "error", "held", "kind", "tool", "model", "agent", "since", "until", "thread", "tag"];
 const KINDS = ["llm", "tool", "retriever", "chain", "agent", "handoff", "custom"];
 
 export function filtersFromUrl() {
@@ -58,6 +58,12 @@ export class FilterBar {
     this.tool = field("tool", h("input", { type: "text", id: "filter-tool", placeholder: "tool", "aria-label": "Filter by tool name", value: f.tool, list: "filter-tools" }));
     this.model = field("model", h("input", { type: "text", id: "filter-model", placeholder: "model", "aria-label": "Filter by model", value: f.model }));
     this.agent = field("agent", h("input", { type: "text", id: "filter-agent", placeholder: "agent", "aria-label": "Filter by agent", value: f.agent }));
+    this.thread = field("thread", h("input", { type: "text", id: "filter-thread", placeholder: "thread", "aria-label": "Filter by thread", value: f.thread }));
+    this.tag = field("tag", h("input", { type: "text", id: "filter-tag", placeholder: "tag", "aria-label": "Filter by tag", value: f.tag }));
+    // Not a filter: how the list is grouped (threads.js), kept in the address like the filters.
+    this.group = field("group", h("select", { id: "runs-group", "aria-label": "Group runs" },
+      h("option", { value: "" }, "no grouping"), h("option", { value: "thread" }, "group by thread"), h("option", { value: "app" }, "group by app")));
+    this.group.value = f.group;
     const check = (key, label) => {
       const box = h("input", { type: "checkbox", id: `filter-${key}`, checked: f[key] === "1" });
       field(key, box, () => (box.checked ? "1" : ""));
@@ -70,12 +76,13 @@ export class FilterBar {
       h("summary", { class: "small" }, "More filters"),
       // One column, every control as wide as the runs list and no wider: a two-column grid let the
       // date inputs push it over the run view, whose graph then covered them.
-      h("div", { class: "filter-grid" }, this.kind, this.tool, this.model, this.agent,
+      h("div", { class: "filter-grid" }, this.kind, this.tool, this.model, this.agent, this.thread, this.tag,
         h("div", { class: "filter-checks" }, check("error", "has error"), check("held", "was held")),
         h("label", { class: "small filter-time" }, "started after", time("since", "Started after")),
         h("label", { class: "small filter-time" }, "started before", time("until", "Started before")),
         h("button", { type: "button", class: "link small filter-clear", onclick: () => this.clear() }, "Clear filters")));
-    this.el = h("div", { class: "filters" }, this.q, h("div", { class: "filter-row" }, this.app, this.status), more, this.msg,
+    this.el = h("div", { class: "filters" }, this.q, h("div", { class: "filter-row" }, this.app, this.status),
+      h("div", { class: "filter-row" }, this.group), more, this.msg,
       h("datalist", { id: "filter-tools" }));
     this.refresh();
   }
@@ -85,7 +92,7 @@ export class FilterBar {
     writeUrl(store.filters);
     clearTimeout(this.timer);
     // Typing asks the hub once it pauses; a click asks at once.
-    this.timer = setTimeout(() => this.refresh(), key === "q" || key === "tool" || key === "model" || key === "agent" ? 200 : 0);
+    this.timer = setTimeout(() => this.refresh(), ["q", "tool", "model", "agent", "thread", "tag"].includes(key) ? 200 : 0);
     this.onChange();
   }
 

@@ -76,7 +76,7 @@ export class GatesView {
       h("div", { class: "gate-run muted small" }, "in run ", h("strong", { class: "gate-run-name" }), " ",
         h("span", { class: "gate-run-facts" }), " ",
         h("button", { type: "button", class: "link gate-open-run", hidden: true, onclick: () => this.onOpenNode(g.runId, g.nodeId),
-          title: "Open the run this gate is held in: its graph, with this node selected" }, "Show its run")));
+          title: "Open the run this gate is held in: its graph, with this node selected (key g)" }, "Show its run")));
     const reason = h("p", { class: "gate-reason" }, reasonText(g));
     // Held again because the last answer could not be used (issue 30): say why, on the card.
     const refused = typeof g.refused === "string" && g.refused

@@ -18,6 +18,7 @@ import { RunModel, modelFromSummary } from "./model.js";
 import { RunsView } from "./runs.js";
 import { RunView } from "./runview.js";
 import { store, emit, on, setGates, addGate, removeGate } from "./state.js";
+import { showThread } from "./threads.js";
 
 const PAGE = 2000;
 const CHUNK = 500;
@@ -150,6 +151,7 @@ function onFrame(f) {
       break;
     case "run":
       if (f.run && f.run.id) {
+        keepLabels(f.run, store.runs.get(f.run.id));
         store.runs.set(f.run.id, f.run);
         liveTouched.add(f.run.id);
         emit("runs");
@@ -206,7 +208,7 @@ async function refreshRuns() {
     if (!liveTouched.has(r.id) || !store.runs.has(r.id)) store.runs.set(r.id, r);
   }
   emit("runs");
-  if (!store.runs.size && !store.runId && !/^#\/(run|compare|batch)\//.test(location.hash)) runView.el.replaceChildren(connectHelp());
+  if (!store.runs.size && !store.runId && !/^#\/(run|compare|batch|thread)\//.test(location.hash)) runView.el.replaceChildren(connectHelp());
 }
 
 // ---- opening a run --------------------------------------------------------------------------
@@ -277,6 +279,13 @@ async function openRun(runId) {
   document.body.dataset.runLoaded = "true";
 }
 
+/** A run frame from the writer carries no labels (labels.js): the ones the page has stay. */
+function keepLabels(run, before) {
+  if (!before) return;
+  if (!("labels" in run) && before.labels) run.labels = before.labels;
+  if (!("nodeLabels" in run) && before.nodeLabels) run.nodeLabels = before.nodeLabels;
+}
+
 function stripNodes(run) {
   const { nodes: _nodes, ...rest } = run;
   return rest;
@@ -318,6 +327,12 @@ function go(runId, nodeId) {
 }
 
 function onRoute() {
+  const thread = location.hash.match(/^#\/thread\/(.+)$/);
+  if (thread) {
+    if (store.runId) closeRun("");
+    showThread(runView.el, decodeURIComponent(thread[1]));
+    return;
+  }
   const cmp = location.hash.match(/^#\/compare\/([^/]+)\/([^/]+)$/);
   if (cmp) {
     if (store.runId) closeRun("");
@@ -388,6 +403,11 @@ installKeyboard({
     go(next.dataset.runId, null);
   },
   escape: () => store.selectedNode && select(null, null),
+  // A gate held in another run than the one on screen: show that run, the held node selected.
+  otherHeld: () => {
+    const g = store.gates.find((x) => x.runId && x.runId !== store.runId);
+    if (g) go(g.runId, g.nodeId);
+  },
 }, $("help"));
 $("help-button").addEventListener("click", () => toggleHelp($("help")));
 installPanelToggle($("runs-toggle"));

@@ -5,6 +5,12 @@
 
 import { clock } from "./format.js";
 
+/** A thread id, short enough for a line: the start and the end of a long one. */
+export function threadText(thread) {
+  const s = String(thread ?? "");
+  return s.length > 24 ? `${s.slice(0, 12)}…${s.slice(-8)}` : s;
+}
+
 const OWN_META = new Set(["argv", "cwd", "executable", "replayOf", "forkedAt", "otlp"]);
 const META_CHARS = 60;
 
@@ -27,12 +33,16 @@ export function metaText(meta) {
   return line.length > META_CHARS ? `${line.slice(0, META_CHARS - 1)}…` : line;
 }
 
-/** `started 07:06:40 · refund-app · #1f3a9c2e · ticket=T-12` (what is known of it). */
+/** `started 07:06:40 · refund-app · #1f3a9c2e · thread conv-1 · #bug · ticket=T-12` (what is known of it). */
 export function runFacts(r, { app = true } = {}) {
   const parts = [];
   if (r.startedAt) parts.push(`started ${clock(r.startedAt)}`);
   if (app && r.app) parts.push(r.app);
   parts.push(`#${shortId(r.id)}`);
+  // The conversation it is a turn of, and a person's tags (threads.js, labels.js).
+  if (r.thread) parts.push(`thread ${threadText(r.thread)}`);
+  const tags = Array.isArray(r.labels?.tags) ? r.labels.tags : [];
+  if (tags.length) parts.push(tags.map((t) => `#${t}`).join(" "));
   const meta = metaText(r.meta);
   if (meta) parts.push(meta);
   return parts.join(" · ");

@@ -7,6 +7,7 @@ import { ms, ago } from "./format.js";
 import { connectHelp } from "./housekeeping.js";
 import { runFacts } from "./runlabel.js";
 import { store } from "./state.js";
+import { groupRuns } from "./threads.js";
 import { usageShort } from "./usage.js";
 
 const MAX_SHOWN = 500;
@@ -26,7 +27,7 @@ export class RunsView {
     for (const g of store.gates) heldBy.set(g.runId, (heldBy.get(g.runId) || 0) + 1);
     const runs = [...store.runs.values()].filter(passes).sort((a, b) => (b.startedAt ?? 0) - (a.startedAt ?? 0));
     const now = Date.now();
-    const items = runs.slice(0, MAX_SHOWN).map((r) => {
+    const item = (r) => {
       const held = heldBy.get(r.id) || 0; // the gates list is whole (hello + held/released)
       const dur = r.endedAt ? r.endedAt - r.startedAt : now - r.startedAt;
       const cur = r.id === store.runId;
@@ -40,7 +41,9 @@ export class RunsView {
           usage ? h("span", { class: "run-usage" }, ` · ${usage}`) : null),
         // Start time, short id and the app's own meta: same-named runs are told apart here.
         h("span", { class: "run-facts" }, runFacts(r, { app: false }))));
-    });
+    };
+    // By thread: a conversation's turns together under a link to its transcript (threads.js).
+    const items = groupRuns(runs.slice(0, MAX_SHOWN), store.filters.group, item);
     this.list.replaceChildren(...items);
     this.count.replaceChildren(runs.length
       ? `${runs.length} run${runs.length === 1 ? "" : "s"}${runs.length > MAX_SHOWN ? ` (newest ${MAX_SHOWN} shown)` : ""}`

@@ -8,7 +8,9 @@ import { GraphView } from "./graph.js";
 import { runTools } from "./housekeeping.js";
 import { observeBadge, observeOnly } from "./observe.js";
 import { replayLine } from "./replayinfo.js";
-import { metaText, shortId } from "./runlabel.js";
+import { labelEditor } from "./labels.js";
+import { metaText, shortId, threadText } from "./runlabel.js";
+import { threadHref } from "./threads.js";
 import { RunSearch } from "./runsearch.js";
 import { SequenceView } from "./sequence.js";
 import { StepChart } from "./stepchart.js";
@@ -67,6 +69,9 @@ export class RunView {
           h("span", { class: `status status-${r.status}` }, r.status),
           ` · ${r.app || ""} · started ${clock(r.startedAt)} · ${ms(dur)} · `,
           h("span", { class: "run-id", title: r.id }, `#${shortId(r.id)}`), " · ",
+          // The conversation this run is a turn of: its transcript one click away (threads.js).
+          r.thread ? h("a", { class: "run-thread", href: threadHref(r.thread), title: `Thread ${r.thread}: read it as one transcript` },
+            `thread ${threadText(r.thread)}`) : null, r.thread ? " · " : null,
           metaText(r.meta) ? h("span", { class: "run-meta-text" }, `${metaText(r.meta)} · `) : null,
           h("span", { class: "event-count" }, `${m && !m.summaryOnly ? m.eventCount : r.eventCount ?? "…"} events`),
           ranText(r) ? h("span", { class: "run-ran" }, ` · ${ranText(r)}`) : null,
@@ -76,7 +81,8 @@ export class RunView {
         agentsLine(m, r.usage),
         // Events the app or the hub could not record (issue 38): the run has gaps, and says so.
         r.dropped?.count > 0 ? h("p", { class: "dropped-notice", role: "note" }, droppedText(r.dropped)) : null,
-        replayLine(store.runId, r, m)),
+        replayLine(store.runId, r, m),
+        store.runId ? labelEditor(store.runId) : null),
       h("div", { class: "run-actions" },
         this.tools(),
         // Named so that "Pause" and "Abort" each match one button: the top bar's and the card's.
