@@ -29,7 +29,7 @@ from ..ingest.route import ingest
 from ..otlp.route import OtlpIngest, max_seq
 from ..store import Store, reads
 from ..store.items import Committed
-from . import api, cockpit
+from . import api, cockpit, playground, trends
 from .live import live
 from .static import Viewer
 
@@ -115,6 +115,8 @@ def build_app(settings: Settings, store: Store, trust: Callable[[Any], None] | N
             *viewer_codes.routes,
             *proof.routes,
             *cockpit.routes,  # before api.routes: those end with the catch-all 404
+            *trends.routes,
+            *playground.routes,
             *api_effects.routes,
             *api.routes,
             Route("/v1/traces", api.otlp_traces, methods=["POST"]),

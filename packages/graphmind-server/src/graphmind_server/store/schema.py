@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..base.files import FILE_MODE, create_private, database_files, private_dir, tighten
-from . import search
+from . import nodestats, search
 from .usage import backfill as usage_backfill
 
 MIGRATIONS: list[list[str | Callable[[sqlite3.Connection], None]]] = [
@@ -97,6 +97,9 @@ MIGRATIONS: list[list[str | Callable[[sqlite3.Connection], None]]] = [
     [
         "CREATE TABLE once_keys (run_id TEXT NOT NULL, key TEXT NOT NULL, PRIMARY KEY (run_id, key)) WITHOUT ROWID",
     ],
+    # 7: one row per ended node execution, for the trends page's SQL (store/nodestats.py); the
+    # executions stored before are read from their events once.
+    [*nodestats.MIGRATION, nodestats.backfill],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
