@@ -81,4 +81,7 @@ export const api = {
   unpause: (runId) => call("DELETE", "/api/pause", runId ? { runId } : {}),
   abortRun: (id) => call("POST", `/api/runs/${encodeURIComponent(id)}/abort`, {}),
   deleteRun: (id) => call("DELETE", `/api/runs/${encodeURIComponent(id)}`),
+  trends: (params) => call("GET", `/api/trends?${params}`),
+  playground: (runId, instanceId) => call("GET", `/api/playground?${new URLSearchParams({ run: runId, instance: instanceId })}`),
+  playgroundSend: (body) => call("POST", "/api/playground", body),
 };

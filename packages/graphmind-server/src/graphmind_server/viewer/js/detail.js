@@ -12,6 +12,7 @@ import { recordedUsage, savedCost, savedUsage } from "./replayinfo.js";
 import { observeNote, observeOnly } from "./observe.js";
 import { store, isBreakpoint } from "./state.js";
 import { callCost, costText } from "./usage.js";
+import { playgroundHash } from "./pages.js";
 
 const LIST_LIMIT = 100;
 
@@ -174,6 +175,11 @@ export class DetailView {
         if (open) slot.querySelector("textarea").focus();
       });
       box.append(h("div", { class: "gate-actions" }, btn), slot);
+    }
+    if (x.kind === "llm" && x.endTs !== null) {
+      // The stored request sent again on its own by the hub (playground.js); the run is not touched.
+      box.append(h("div", { class: "gate-actions" }, h("a", { class: "button pg-open", href: playgroundHash(store.runId, x.instanceId),
+        title: "Edit this call's request and send it again through its provider, with the hub's credentials" }, "Open in playground")));
     }
     if (x.resumes.length) {
       box.append(h("p", { class: "muted" }, "Gates: ", x.resumes.map((r) => r.by === "cancelled" ? `${r.gate} → cancelled by the app` : `${r.gate} → ${r.action} (${r.by || "hub"})`).join(", ")));
