@@ -36,11 +36,12 @@ MIGRATION = [
         input_tokens INTEGER NOT NULL DEFAULT 0,
         output_tokens INTEGER NOT NULL DEFAULT 0,
         cached_tokens INTEGER NOT NULL DEFAULT 0,
-        cost_usd REAL,
-        PRIMARY KEY (run_id, instance_id)
-    ) WITHOUT ROWID""",
+        cost_usd REAL
+    )""",
+    # A rowid table: rows lie in the order they ended (about time order), so a range read by the
+    # time index fetches neighbouring pages; the unique key is what a re-sent end replaces.
+    "CREATE UNIQUE INDEX node_stats_key ON node_stats (run_id, instance_id)",
     "CREATE INDEX node_stats_by_time ON node_stats (started_at)",
-    "CREATE INDEX node_stats_by_run ON node_stats (run_id)",
     # the trends page's run-level series range over the runs' start
     "CREATE INDEX runs_by_app_start ON runs (app, started_at)",
 ]

@@ -109,14 +109,22 @@ def trends(conn: sqlite3.Connection, q: TrendQuery) -> dict[str, Any]:
         s = slot(b)
         s["p50Ms"], s["p95Ms"] = p50, p95
 
-    # -- tokens and cost per bucket (priced per model), and the groups' cost series
+    # -- one pass over node_stats: tokens and cost per bucket (priced per model), the groups'
+    # cost series, and each group's calls, errors, tokens and cost
     key, group_where = _group_expr(q.group)
     node_where = f"started_at >= ? AND started_at < ? {app_where}"
     series: dict[str, dict[int, float]] = {}
+    groups: dict[str, dict[str, Any]] = {}
     unpriced = False
-    for b, model, k, tin, tout, reported, left_in, left_out, left_cached in conn.execute(
-        f"SELECT {bucket_n}, model, CASE WHEN {group_where} THEN {key} END AS k, {_USAGE_COLS} FROM node_stats WHERE {node_where}"
-        " AND (input_tokens > 0 OR output_tokens > 0 OR cost_usd IS NOT NULL) GROUP BY 1, 2, 3",
+
+    def group(k: str) -> dict[str, Any]:
+        return groups.setdefault(
+            k, {"key": k, "count": 0, "errors": 0, "inputTokens": 0, "outputTokens": 0, "costUsd": 0.0}
+        )
+
+    for b, model, k, n, errors, tin, tout, reported, left_in, left_out, left_cached in conn.execute(
+        f"SELECT {bucket_n}, model, CASE WHEN {group_where} THEN {key} END AS k,"
+        f" COUNT(*), SUM(status = 'error'), {_USAGE_COLS} FROM node_stats WHERE {node_where} GROUP BY 1, 2, 3",
         [*bargs_n, *span, *app_args],
     ):
         cost, missing = _priced(model, reported, left_in or 0, left_out or 0, left_cached or 0)
@@ -125,37 +133,33 @@ def trends(conn: sqlite3.Connection, q: TrendQuery) -> dict[str, Any]:
         s["inputTokens"] += tin or 0
         s["outputTokens"] += tout or 0
         s["costUsd"] += cost
-        if k is not None:
-            per = series.setdefault(str(k), {})
-            per[int(b)] = per.get(int(b), 0.0) + cost
+        if k is None:
+            continue
+        per = series.setdefault(str(k), {})
+        per[int(b)] = per.get(int(b), 0.0) + cost
+        g = group(str(k))
+        if q.group != "app":  # an app's count is its runs (below)
+            g["count"] += n
+            g["errors"] += errors or 0
+        g["inputTokens"] += tin or 0
+        g["outputTokens"] += tout or 0
+        g["costUsd"] += cost
 
-    # -- the groups: calls, errors, latency, tokens, cost over the whole range
-    groups: dict[str, dict[str, Any]] = {}
-    gsql = f"FROM node_stats WHERE {node_where} AND {group_where}"
-    if q.group == "app":  # an app's calls are its runs; its cost its model calls'
+    # -- the groups' latency (and an app's runs and errors)
+    if q.group == "app":
         gsql_runs = f"FROM runs WHERE {run_where}"
         for k, n, errors in conn.execute(
             f"SELECT app, COUNT(*), SUM(status = 'error') {gsql_runs} GROUP BY 1", [*span, *app_args]
         ):
-            groups[k] = {"key": k, "count": n, "errors": errors or 0}
+            g = group(k)
+            g["count"], g["errors"] = n, errors or 0
         lat = _percentiles(conn, f"SELECT app AS k, {ran} AS v {gsql_runs}", [*span, *app_args])
     else:
-        for k, n, errors in conn.execute(
-            f"SELECT {key}, COUNT(*), SUM(status = 'error') {gsql} GROUP BY 1", [*span, *app_args]
-        ):
-            groups[str(k)] = {"key": str(k), "count": n, "errors": errors or 0}
+        gsql = f"FROM node_stats WHERE {node_where} AND {group_where}"
         lat = _percentiles(conn, f"SELECT {key} AS k, duration_ms AS v {gsql}", [*span, *app_args])
     for k, (p50, p95) in lat.items():
         if str(k) in groups:
             groups[str(k)].update(p50Ms=p50, p95Ms=p95)
-    for k, model, tin, tout, reported, left_in, left_out, left_cached in conn.execute(
-        f"SELECT {key}, model, {_USAGE_COLS} {gsql} GROUP BY 1, 2", [*span, *app_args]
-    ):
-        g = groups.setdefault(str(k), {"key": str(k), "count": 0, "errors": 0})
-        cost, _ = _priced(model, reported, left_in or 0, left_out or 0, left_cached or 0)
-        g["inputTokens"] = g.get("inputTokens", 0) + (tin or 0)
-        g["outputTokens"] = g.get("outputTokens", 0) + (tout or 0)
-        g["costUsd"] = g.get("costUsd", 0.0) + cost
 
     size = q.size()
     rows = sorted(buckets.values(), key=lambda s: s["t"])
@@ -167,9 +171,7 @@ def trends(conn: sqlite3.Connection, q: TrendQuery) -> dict[str, Any]:
     ranked = sorted(groups.values(), key=lambda g: (-(g.get("costUsd") or 0.0), -g["count"], g["key"]))
     for g in ranked:
         g["errorRate"] = g["errors"] / g["count"] if g["count"] else None
-        g["costUsd"] = round(g.get("costUsd", 0.0), 8)
-        g.setdefault("inputTokens", 0)
-        g.setdefault("outputTokens", 0)
+        g["costUsd"] = round(g["costUsd"], 8)
         g.setdefault("p50Ms", None)
         g.setdefault("p95Ms", None)
     top = [g["key"] for g in ranked[:SERIES_MAX]]
