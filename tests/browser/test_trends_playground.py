@@ -83,6 +83,9 @@ def test_an_openai_call_opens_in_the_playground_and_its_edit_reaches_the_provide
         page.set_viewport_size({"width": 1280, "height": 720})
         page.goto(f"{hub.url}/#/run/{run.run_id}/node/llm:step")
         page.locator(".d-exec-item").first.click()
+        # the call's cost, under a cent, with enough digits: in the timeline and in the node detail
+        expect(page.locator(".tl-row .tl-cost").filter(has_text="$0.0000050")).to_have_count(1)
+        expect(page.locator(".d-cost")).to_contain_text("$0.0000050")
         page.get_by_role("link", name="Open in playground").click()
         expect(page.locator(".pg-missing")).to_have_text(
             "OPENAI_API_KEY is not set in the hub's environment: start the hub with it to send OpenAI-compatible calls"
