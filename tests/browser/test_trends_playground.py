@@ -86,10 +86,10 @@ def test_an_openai_call_opens_in_the_playground_and_its_edit_reaches_the_provide
         # the call's cost, under a cent, with enough digits: in the timeline and in the node detail
         expect(page.locator(".tl-row .tl-cost").filter(has_text="$0.0000050")).to_have_count(1)
         expect(page.locator(".d-cost")).to_contain_text("$0.0000050")
+        missing = "OPENAI_API_KEY is not set in the hub's environment: start the hub with it to send OpenAI-compatible calls"
+        expect(page.locator(".pg-open-missing")).to_have_text(missing)  # the button says it
         page.get_by_role("link", name="Open in playground").click()
-        expect(page.locator(".pg-missing")).to_have_text(
-            "OPENAI_API_KEY is not set in the hub's environment: start the hub with it to send OpenAI-compatible calls"
-        )
+        expect(page.locator(".pg-missing")).to_have_text(missing)
         expect(page.locator(".pg-send")).to_be_disabled()
         expect(page.locator(".pg-recorded .pg-text")).to_have_text("Visit the pyramids at dawn.")
         expect(page.locator(".pg-recorded")).to_contain_text("$0.0000")  # under a cent: enough digits

@@ -1,6 +1,7 @@
 // Node detail: the node's executions, and for the chosen one its input and output as collapsible
 // JSON, streamed tokens as they arrive, usage, ran and held time, and the breakpoint toggles.
 
+import { api } from "./api.js";
 import { chatView } from "./chat.js";
 import { effectText, simulatedFromText } from "./effects.js";
 import { h } from "./frame.js";
@@ -178,8 +179,13 @@ export class DetailView {
     }
     if (x.kind === "llm" && x.endTs !== null) {
       // The stored request sent again on its own by the hub (playground.js); the run is not touched.
-      box.append(h("div", { class: "gate-actions" }, h("a", { class: "button pg-open", href: playgroundHash(store.runId, x.instanceId),
-        title: "Edit this call's request and send it again through its provider, with the hub's credentials" }, "Open in playground")));
+      const pg = h("div", { class: "gate-actions" }, h("a", { class: "button pg-open", href: playgroundHash(store.runId, x.instanceId),
+        title: "Edit this call's request and send it again through its provider, with the hub's credentials" }, "Open in playground"));
+      box.append(pg);
+      // Without the provider's key in the hub's environment, the button says which variable to set.
+      api.playground(store.runId, x.instanceId).then((res) => {
+        if (this.shownKey === x.key && res.ok && res.body.missing) pg.append(h("span", { class: "pg-open-missing muted small" }, res.body.missing));
+      });
     }
     if (x.resumes.length) {
       box.append(h("p", { class: "muted" }, "Gates: ", x.resumes.map((r) => r.by === "cancelled" ? `${r.gate} → cancelled by the app` : `${r.gate} → ${r.action} (${r.by || "hub"})`).join(", ")));
