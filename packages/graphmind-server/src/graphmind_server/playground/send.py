@@ -6,6 +6,7 @@ the request's headers."""
 from __future__ import annotations
 
 import asyncio
+import importlib
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -47,8 +48,9 @@ async def _http(client: httpx.AsyncClient, provider: str, req: dict[str, Any], e
 
 
 async def _litellm(req: dict[str, Any]) -> Any:
-    import litellm  # the optional extra: graphmind-server[playground]
-
+    # The optional extra (graphmind-server[playground]). Its import takes seconds: in a thread,
+    # never on the hub's event loop.
+    litellm: Any = await asyncio.to_thread(importlib.import_module, "litellm")
     try:
         reply = await litellm.acompletion(model=req["model"], messages=req["messages"], **req["params"])
     except Exception as exc:  # LiteLLM raises its own mapped types; the line is what the person needs
