@@ -121,6 +121,9 @@ class StubHub:
                 self.push({"type": "debug", "debug": self.debug})
             return JSONResponse(self.debug)
 
+        async def playground(request: Request) -> Response:  # the node detail asks what a send would need
+            return JSONResponse({"missing": None})
+
         async def post(request: Request) -> Response:
             body = await request.json()
             self.requests.append(("POST", request.url.path, body))
@@ -166,6 +169,7 @@ class StubHub:
                 Route("/api/gates", gates),
                 Route("/api/gates/{gid}", post, methods=["POST"]),
                 Route("/api/debug", debug, methods=["GET", "PUT"]),
+                Route("/api/playground", playground),
                 Route("/api/pause", post, methods=["POST", "DELETE"]),
                 Route("/api/runs/{id}/abort", post, methods=["POST"]),
                 WebSocketRoute("/api/live", live),

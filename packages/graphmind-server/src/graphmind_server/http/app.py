@@ -30,7 +30,7 @@ from ..ingest.route import ingest
 from ..otlp.route import OtlpIngest, max_seq
 from ..store import Store, reads
 from ..store.items import Committed
-from . import api, cockpit, replays, threads
+from . import api, cockpit, playground, replays, threads, trends
 from .live import live
 from .static import Viewer
 
@@ -118,6 +118,8 @@ def build_app(settings: Settings, store: Store, trust: Callable[[Any], None] | N
             *cockpit.routes,  # before api.routes: those end with the catch-all 404
             *replays.routes,
             *threads.routes,
+            *trends.routes,
+            *playground.routes,
             *api_effects.routes,
             *api_context.routes,
             *api.routes,

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..base.jsontext import finite, loads_finite
-from . import labels, prices
+from . import labels, nodestats, prices
 from . import status as rule
 from . import usage as tokens
 from .search import event_facets
@@ -121,6 +121,7 @@ class RunRow:
     facets: set[str] = field(default_factory=set)
     new_facets: list[str] = field(default_factory=list)
     open_models: dict[str, str] = field(default_factory=dict)
+    new_stats: list[tuple[Any, ...]] = field(default_factory=list)  # node_stats rows to write (nodestats.py)
     _usage: dict[str, Any] | None = None
 
     @classmethod
@@ -344,8 +345,14 @@ def apply(run: RunRow, event: dict[str, Any], ts: float) -> None:
                 usage = {**(usage if isinstance(usage, dict) else {}), "costUsd": cost["total"]}
             if usage is not None:
                 run.add_usage(model, usage)
+            run.new_stats.append(
+                nodestats.row(run.id, run.app, (row.node_id, row.kind, row.name), event, ts, model, usage)
+            )
         elif kind == "node.error":
-            run.open_models.pop(instance, None)
+            model = run.open_models.pop(instance, None)
+            run.new_stats.append(
+                nodestats.row(run.id, run.app, (row.node_id, row.kind, row.name), event, ts, model, None)
+            )
         elif kind == "exec.resumed":
             held = event.get("heldMs")
             if isinstance(held, (int, float)) and not isinstance(held, bool) and 0 < held < float("inf"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from . import labels, search
+from . import labels, nodestats, search
 from .writer import Writer
 
 
@@ -82,6 +82,7 @@ class DeleteRun(Op):
 
     def apply(self, writer: Writer) -> bool:
         search.forget_run(writer.conn, self.run_id)
+        nodestats.forget_run(writer.conn, self.run_id)
         found = writer.conn.execute("DELETE FROM runs WHERE id = ?", (self.run_id,)).rowcount > 0
         writer.conn.execute("DELETE FROM nodes WHERE run_id = ?", (self.run_id,))
         writer.conn.execute("DELETE FROM events WHERE run_id = ?", (self.run_id,))

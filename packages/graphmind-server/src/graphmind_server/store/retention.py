@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
-from . import search
+from . import nodestats, search
 
 DAY_MS = 86_400_000
 
@@ -62,6 +62,7 @@ def prune(conn: sqlite3.Connection, *, keep_runs: int, keep_days: int, now_ms: f
         for run_id in doomed:
             events += conn.execute("SELECT COUNT(*) FROM events WHERE run_id = ?", (run_id,)).fetchone()[0]
             search.forget_run(conn, run_id)
+            nodestats.forget_run(conn, run_id)
             conn.execute("DELETE FROM events WHERE run_id = ?", (run_id,))
             conn.execute("DELETE FROM once_keys WHERE run_id = ?", (run_id,))
             conn.execute("DELETE FROM nodes WHERE run_id = ?", (run_id,))

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable
+from typing import Any
 
-from . import search
+from . import nodestats, search
 from .derive import NODE_COLUMNS, NodeRow, RunRow
 
 _RUN_COLUMNS = (
@@ -42,6 +43,7 @@ def write_runs(conn: sqlite3.Connection, runs: Iterable[RunRow]) -> None:
     run_rows = []
     node_rows = []
     facet_rows: list[tuple[str, str]] = []
+    stat_rows: list[tuple[Any, ...]] = []
     for run in runs:
         run_rows.append(
             (
@@ -68,6 +70,8 @@ def write_runs(conn: sqlite3.Connection, runs: Iterable[RunRow]) -> None:
         )
         facet_rows.extend((f, run.id) for f in run.new_facets)
         run.new_facets.clear()
+        stat_rows += run.new_stats
+        run.new_stats.clear()
         for node_id in run.dirty_nodes:
             assert run.nodes is not None
             node_rows.append(run.nodes[node_id].to_db(run.id))
@@ -78,3 +82,4 @@ def write_runs(conn: sqlite3.Connection, runs: Iterable[RunRow]) -> None:
         conn.executemany(_UPSERT_NODE, node_rows)
     if facet_rows:
         conn.executemany(search.FACET_SQL, facet_rows)
+    nodestats.write(conn, stat_rows)

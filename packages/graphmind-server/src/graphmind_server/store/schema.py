@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..base.files import FILE_MODE, create_private, database_files, private_dir, tighten
-from . import labels, search, threads
+from . import labels, nodestats, search, threads
 from .usage import backfill as usage_backfill
 
 MIGRATIONS: list[list[str | Callable[[sqlite3.Connection], None]]] = [
@@ -100,6 +100,9 @@ MIGRATIONS: list[list[str | Callable[[sqlite3.Connection], None]]] = [
     # 7: a run's thread (store/threads.py: taken from the run.started events stored before, which
     # carried it all along) and the labels a person puts on runs and nodes (store/labels.py).
     [*threads.MIGRATION, *labels.MIGRATION],
+    # 8: one row per ended node execution, for the trends page's SQL (store/nodestats.py); the
+    # executions stored before are read from their events once.
+    [*nodestats.MIGRATION, nodestats.backfill],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -95,4 +95,7 @@ export const api = {
   // Threads and labels (threads.js, labels.js)
   thread: (thread) => call("GET", `/api/threads/${encodeURIComponent(thread)}`),
   putLabels: (id, nodeId, body) => call("PUT", `/api/runs/${encodeURIComponent(id)}${nodeId ? `/nodes/${encodeURIComponent(nodeId)}` : ""}/labels`, body),
+  trends: (params) => call("GET", `/api/trends?${params}`),
+  playground: (runId, instanceId) => call("GET", `/api/playground?${new URLSearchParams({ run: runId, instance: instanceId })}`),
+  playgroundSend: (body) => call("POST", "/api/playground", body),
 };

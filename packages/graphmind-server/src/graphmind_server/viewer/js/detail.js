@@ -2,6 +2,7 @@
 // JSON, streamed tokens as they arrive, usage, ran and held time, and the breakpoint toggles.
 
 import { labelEditor } from "./labels.js";
+import { api } from "./api.js";
 import { chatView } from "./chat.js";
 import { execContextSig, xraySlot } from "./context.js";
 import { effectText, simulatedFromText } from "./effects.js";
@@ -15,6 +16,7 @@ import { recordedUsage, savedCost, savedUsage } from "./replayinfo.js";
 import { observeNote, observeOnly } from "./observe.js";
 import { store, isBreakpoint } from "./state.js";
 import { callCost, costText } from "./usage.js";
+import { playgroundHash } from "./pages.js";
 
 const LIST_LIMIT = 100;
 
@@ -195,6 +197,16 @@ export class DetailView {
         if (open) slot.querySelector("textarea").focus();
       });
       box.append(h("div", { class: "gate-actions" }, btn, this.saveTestButton(x)), slot);
+    }
+    if (x.kind === "llm" && x.endTs !== null) {
+      // The stored request sent again on its own by the hub (playground.js); the run is not touched.
+      const pg = h("div", { class: "gate-actions" }, h("a", { class: "button pg-open", href: playgroundHash(store.runId, x.instanceId),
+        title: "Edit this call's request and send it again through its provider, with the hub's credentials" }, "Open in playground"));
+      box.append(pg);
+      // Without the provider's key in the hub's environment, the button says which variable to set.
+      api.playground(store.runId, x.instanceId).then((res) => {
+        if (this.shownKey === x.key && res.ok && res.body.missing) pg.append(h("span", { class: "pg-open-missing muted small" }, res.body.missing));
+      });
     }
     if (x.resumes.length) {
       box.append(h("p", { class: "muted" }, "Gates: ", x.resumes.map((r) => r.by === "cancelled" ? `${r.gate} → cancelled by the app` : `${r.gate} → ${r.action} (${r.by || "hub"})`).join(", ")));

@@ -16,6 +16,7 @@ import { installPanelToggle } from "./layout.js";
 import { LiveFeed } from "./live.js";
 import { RunModel, modelFromSummary } from "./model.js";
 import { RunsView } from "./runs.js";
+import { pageOf } from "./pages.js";
 import { RunView } from "./runview.js";
 import { store, emit, on, setGates, addGate, removeGate } from "./state.js";
 import { showThread } from "./threads.js";
@@ -208,7 +209,7 @@ async function refreshRuns() {
     if (!liveTouched.has(r.id) || !store.runs.has(r.id)) store.runs.set(r.id, r);
   }
   emit("runs");
-  if (!store.runs.size && !store.runId && !/^#\/(run|compare|batch|thread)\//.test(location.hash)) runView.el.replaceChildren(connectHelp());
+  if (!store.runs.size && !store.runId && !/^#\/(run|compare|batch|thread)\//.test(location.hash) && !pageOf(location.hash)) runView.el.replaceChildren(connectHelp());
 }
 
 // ---- opening a run --------------------------------------------------------------------------
@@ -333,6 +334,12 @@ function onRoute() {
     showThread(runView.el, decodeURIComponent(thread[1]));
     return;
   }
+  const page = pageOf(location.hash); // the trends page, the playground (pages.js)
+  if (page) {
+    if (store.runId) closeRun("");
+    page(runView.el);
+    return;
+  }
   const cmp = location.hash.match(/^#\/compare\/([^/]+)\/([^/]+)$/);
   if (cmp) {
     if (store.runId) closeRun("");
@@ -367,7 +374,7 @@ const autoOpened = new Set();
 function openHeldRun() {
   const fresh = store.gates.filter((g) => !autoOpened.has(g.gateId));
   for (const g of fresh) autoOpened.add(g.gateId);
-  if (store.runId || /^#\/run\//.test(location.hash)) return;
+  if (store.runId || /^#\/run\//.test(location.hash) || pageOf(location.hash)) return;
   const g = fresh.find((x) => typeof x.runId === "string" && x.runId);
   if (g) go(g.runId, null);
 }

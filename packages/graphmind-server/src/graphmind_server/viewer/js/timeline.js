@@ -4,6 +4,7 @@
 import { h, schedule } from "./frame.js";
 import { ms } from "./format.js";
 import { store } from "./state.js";
+import { callCost, costText } from "./usage.js";
 
 const ROW = 26;
 const OVERSCAN = 12;
@@ -102,6 +103,8 @@ export class TimelineView {
       h("span", { class: "tl-name", title: x.agent ? `${x.nodeId} (agent ${x.agent})` : x.nodeId },
         x.agent && this.model.agents.size > 1 ? `${x.agent} · ${x.name}` : x.name),
       h("span", { class: "tl-time" }, ran === null ? "…" : ms(ran)),
+      // What a model call cost (usage.js: reported, else ≈ at the run's rate for its model)
+      h("span", { class: "tl-cost" }, x.usage ? costText(callCost(x.usage, store.runs.get(store.runId)?.usage, x.attrs?.model)) : ""),
       h("span", { class: "tl-track" }, h("span", { class: "tl-bar", style: `left:${left}%;width:${Math.min(width, 100 - left)}%` })));
   }
 

@@ -1,0 +1,192 @@
+"""Cost, tokens, latency and errors over time, per app, model or tool (docs/api.md
+`GET /api/trends`): SQL aggregates over the `runs` and `node_stats` rows of a time range, read by
+their indexes; no event's JSON is parsed. Costs the framework did not report are priced here from
+the price table (store/prices.py), once per (bucket, model) group, as a run's are.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+from . import prices
+
+HOUR_MS = 3_600_000.0
+DAY_MS = 24 * HOUR_MS
+GROUPS = ("app", "model", "tool")
+SERIES_MAX = 8  # groups drawn as their own line; the rest are in the table only
+
+
+@dataclass(frozen=True)
+class TrendQuery:
+    since: float  # ms, inclusive
+    until: float  # ms, exclusive
+    group: str = "model"  # app | model | tool
+    bucket: str | None = None  # hour | day; None: by the range (hours up to two days)
+    tz_offset_min: int = 0  # the viewer's offset from UTC: days start at its midnight
+    app: str | None = None  # only this app's runs
+
+    def size(self) -> float:
+        if self.bucket is not None:
+            return HOUR_MS if self.bucket == "hour" else DAY_MS
+        return HOUR_MS if self.until - self.since <= 2 * DAY_MS else DAY_MS
+
+
+def _bucket_sql(q: TrendQuery, column: str) -> tuple[str, list[Any]]:
+    """The bucket start (ms) of a time column: floor to the size, in the viewer's time zone."""
+    off = q.tz_offset_min * 60_000.0
+    return f"(CAST(({column} + ?) / ? AS INTEGER) * ? - ?)", [off, q.size(), q.size(), off]
+
+
+def _percentiles(
+    conn: sqlite3.Connection, source: str, args: list[Any]
+) -> dict[Any, tuple[float | None, float | None]]:
+    """{key: (p50, p95)} by nearest rank, over `source` (a SELECT of `k` and `v`) in SQL."""
+    rank = "MAX(1, CAST(({p} * n) AS INTEGER) + (({p} * n) > CAST(({p} * n) AS INTEGER)))"
+    sql = f"""WITH r AS (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v) AS i,
+                   COUNT(*) OVER (PARTITION BY k) AS n FROM ({source}) WHERE v IS NOT NULL)
+              SELECT k, MAX(CASE WHEN i = {rank.format(p="0.5")} THEN v END),
+                        MAX(CASE WHEN i = {rank.format(p="0.95")} THEN v END)
+              FROM r GROUP BY k"""
+    return {k: (p50, p95) for k, p50, p95 in conn.execute(sql, args)}
+
+
+def _priced(
+    model: str | None, reported: float, left_in: int, left_out: int, left_cached: int
+) -> tuple[float, bool]:
+    """(cost, whether some tokens had no price) of a group's reported cost plus its unpriced tokens."""
+    if not (left_in or left_out):
+        return reported, False
+    p = prices.price(model) if model else None
+    if p is None:
+        return reported, True
+    per_in, per_out, per_cached = p
+    cached = min(left_cached, left_in)
+    return reported + ((left_in - cached) * per_in + cached * per_cached + left_out * per_out) / 1e6, False
+
+
+_USAGE_COLS = """SUM(input_tokens), SUM(output_tokens), COALESCE(SUM(cost_usd), 0),
+    SUM(CASE WHEN cost_usd IS NULL THEN input_tokens ELSE 0 END),
+    SUM(CASE WHEN cost_usd IS NULL THEN output_tokens ELSE 0 END),
+    SUM(CASE WHEN cost_usd IS NULL THEN cached_tokens ELSE 0 END)"""
+
+
+def _group_expr(group: str) -> tuple[str, str]:
+    """(key expression, extra WHERE) of node_stats rows for a grouping."""
+    if group == "tool":
+        return "name", "kind = 'tool'"
+    if group == "model":
+        return "model", "model IS NOT NULL"
+    return "app", "1"
+
+
+def trends(conn: sqlite3.Connection, q: TrendQuery) -> dict[str, Any]:
+    bucket_n, bargs_n = _bucket_sql(q, "started_at")
+    app_where, app_args = ("AND app = ?", [q.app]) if q.app is not None else ("", [])
+    span = [q.since, q.until]
+
+    # -- runs per bucket: count, errors, wall time less held time (p50/p95)
+    buckets: dict[int, dict[str, Any]] = {}
+
+    def slot(b: Any) -> dict[str, Any]:
+        return buckets.setdefault(
+            int(b),
+            {"t": int(b), "runs": 0, "errors": 0, "inputTokens": 0, "outputTokens": 0, "costUsd": 0.0},
+        )
+
+    run_where = f"started_at >= ? AND started_at < ? {app_where}"
+    for b, runs, errors in conn.execute(
+        f"SELECT {bucket_n}, COUNT(*), SUM(status = 'error') FROM runs WHERE {run_where} GROUP BY 1",
+        [*bargs_n, *span, *app_args],
+    ):
+        s = slot(b)
+        s["runs"], s["errors"] = runs, errors or 0
+    ran = "CASE WHEN ended_at IS NOT NULL THEN MAX(0, ended_at - started_at - held_ms) END"
+    for b, (p50, p95) in _percentiles(
+        conn, f"SELECT {bucket_n} AS k, {ran} AS v FROM runs WHERE {run_where}", [*bargs_n, *span, *app_args]
+    ).items():
+        s = slot(b)
+        s["p50Ms"], s["p95Ms"] = p50, p95
+
+    # -- one pass over node_stats: tokens and cost per bucket (priced per model), the groups'
+    # cost series, and each group's calls, errors, tokens and cost
+    key, group_where = _group_expr(q.group)
+    node_where = f"started_at >= ? AND started_at < ? {app_where}"
+    series: dict[str, dict[int, float]] = {}
+    groups: dict[str, dict[str, Any]] = {}
+    unpriced = False
+
+    def group(k: str) -> dict[str, Any]:
+        return groups.setdefault(
+            k, {"key": k, "count": 0, "errors": 0, "inputTokens": 0, "outputTokens": 0, "costUsd": 0.0}
+        )
+
+    for b, model, k, n, errors, tin, tout, reported, left_in, left_out, left_cached in conn.execute(
+        f"SELECT {bucket_n}, model, CASE WHEN {group_where} THEN {key} END AS k,"
+        f" COUNT(*), SUM(status = 'error'), {_USAGE_COLS} FROM node_stats WHERE {node_where} GROUP BY 1, 2, 3",
+        [*bargs_n, *span, *app_args],
+    ):
+        cost, missing = _priced(model, reported, left_in or 0, left_out or 0, left_cached or 0)
+        unpriced = unpriced or missing
+        s = slot(b)
+        s["inputTokens"] += tin or 0
+        s["outputTokens"] += tout or 0
+        s["costUsd"] += cost
+        if k is None:
+            continue
+        per = series.setdefault(str(k), {})
+        per[int(b)] = per.get(int(b), 0.0) + cost
+        g = group(str(k))
+        if q.group != "app":  # an app's count is its runs (below)
+            g["count"] += n
+            g["errors"] += errors or 0
+        g["inputTokens"] += tin or 0
+        g["outputTokens"] += tout or 0
+        g["costUsd"] += cost
+
+    # -- the groups' latency (and an app's runs and errors)
+    if q.group == "app":
+        gsql_runs = f"FROM runs WHERE {run_where}"
+        for k, n, errors in conn.execute(
+            f"SELECT app, COUNT(*), SUM(status = 'error') {gsql_runs} GROUP BY 1", [*span, *app_args]
+        ):
+            g = group(k)
+            g["count"], g["errors"] = n, errors or 0
+        lat = _percentiles(conn, f"SELECT app AS k, {ran} AS v {gsql_runs}", [*span, *app_args])
+    else:
+        gsql = f"FROM node_stats WHERE {node_where} AND {group_where}"
+        lat = _percentiles(conn, f"SELECT {key} AS k, duration_ms AS v {gsql}", [*span, *app_args])
+    for k, (p50, p95) in lat.items():
+        if str(k) in groups:
+            groups[str(k)].update(p50Ms=p50, p95Ms=p95)
+
+    size = q.size()
+    rows = sorted(buckets.values(), key=lambda s: s["t"])
+    for s in rows:
+        s["errorRate"] = s["errors"] / s["runs"] if s["runs"] else None
+        s["costUsd"] = round(s["costUsd"], 8)
+        s.setdefault("p50Ms", None)
+        s.setdefault("p95Ms", None)
+    ranked = sorted(groups.values(), key=lambda g: (-(g.get("costUsd") or 0.0), -g["count"], g["key"]))
+    for g in ranked:
+        g["errorRate"] = g["errors"] / g["count"] if g["count"] else None
+        g["costUsd"] = round(g["costUsd"], 8)
+        g.setdefault("p50Ms", None)
+        g.setdefault("p95Ms", None)
+    top = [g["key"] for g in ranked[:SERIES_MAX]]
+    return {
+        "since": q.since,
+        "until": q.until,
+        "bucket": "hour" if size == HOUR_MS else "day",
+        "bucketMs": size,
+        "group": q.group,
+        "app": q.app,
+        "buckets": rows,
+        "groups": ranked,
+        "series": [
+            {"key": k, "costUsd": [round(series.get(k, {}).get(s["t"], 0.0), 8) for s in rows]} for k in top
+        ],
+        "unpricedModels": unpriced,
+        "apps": [a for (a,) in conn.execute("SELECT DISTINCT app FROM runs ORDER BY app LIMIT 200")],
+    }
