@@ -20,6 +20,7 @@ from ..base.jsontext import dumps
 from ..store import Store
 from ..store.items import Committed
 from ..store.ops import Abandon, SetSetting
+from ..store.proposals import LapseProposals
 from .config import Settings
 from .connections import NO_TOKEN_NO_RELOAD, AppConnection, Gate
 from .control_first import ControlFirst
@@ -222,6 +223,9 @@ class Hub:
     def _release(self, gate: Gate, *, action: str | None, by: str, outcome: str) -> None:
         gate.conn.gates.pop(gate.app_id, None)
         self.gates.pop(gate.hub_id, None)
+        if gate.proposals:  # answered otherwise, or gone: nobody decided them (store/proposals.py)
+            self.store.submit(LapseProposals([p["id"] for p in gate.proposals], now_ms()))
+            gate.proposals.clear()
         if gate.waiter is not None and not gate.waiter.done():
             gate.waiter.set_result(outcome)
         self.broadcast(

@@ -63,3 +63,15 @@ class HubApi:
 
     def set_debug(self, changes: dict[str, Any]) -> tuple[int, Any]:
         return self.call("PUT", "/api/debug", changes)
+
+    def propose(
+        self, gate_id: str, action: str, value: Any, has_value: bool, why: str, apply: bool
+    ) -> tuple[int, Any]:
+        """`POST /api/proposals` (docs/api.md, "Proposals"): shown on the gate's card for the person
+        to accept or reject; `apply` (--allow-control=auto) accepts it at once."""
+        body: dict[str, Any] = {"gateId": gate_id, "action": action, "why": why}
+        if has_value:
+            body["value"] = value
+        if apply:
+            body["apply"] = True
+        return self.call("POST", "/api/proposals", body, headers={"X-GraphMind-Via": "mcp"})
