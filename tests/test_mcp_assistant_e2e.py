@@ -93,7 +93,16 @@ class Agent:
     async def mcp(self, *flags: str) -> AsyncIterator[ClientSession]:
         params = StdioServerParameters(
             command=sys.executable,
-            args=["-m", "graphmind_server", "mcp", "--db", str(self.hub.db), "--port", str(self.hub.port), *flags],
+            args=[
+                "-m",
+                "graphmind_server",
+                "mcp",
+                "--db",
+                str(self.hub.db),
+                "--port",
+                str(self.hub.port),
+                *flags,
+            ],
             env=self.env,
         )
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
@@ -183,13 +192,21 @@ async def test_a_proposed_inject_waits_for_the_person_unless_allow_control_is_au
         async with agent.mcp() as session:
             gate = await held(agent.hub)
             proposed = await call(
-                session, "propose_answer", gate_id=gate["gateId"], action="inject", value=value, why="Stub it."
+                session,
+                "propose_answer",
+                gate_id=gate["gateId"],
+                action="inject",
+                value=value,
+                why="Stub it.",
             )
             assert proposed["applied"] is False
             still = agent.hub.api("GET", "/api/gates")[1]["gates"]
             assert [g["gateId"] for g in still] == [gate["gateId"]], "a proposal alone answered the gate"
             status, _ = agent.hub.api(
-                "POST", f"/api/proposals/{proposed['proposal']['id']}/reject", {}, headers={"X-GraphMind-Via": "viewer"}
+                "POST",
+                f"/api/proposals/{proposed['proposal']['id']}/reject",
+                {},
+                headers={"X-GraphMind-Via": "viewer"},
             )
             assert status == 200
             assert agent.hub.api("GET", "/api/gates")[1]["gates"][0]["proposals"] == []
@@ -203,7 +220,12 @@ async def test_a_proposed_inject_waits_for_the_person_unless_allow_control_is_au
         async with agent.mcp("--allow-control=auto") as session:
             gate = await held(agent.hub)
             proposed = await call(
-                session, "propose_answer", gate_id=gate["gateId"], action="inject", value=value, why="Stub it."
+                session,
+                "propose_answer",
+                gate_id=gate["gateId"],
+                action="inject",
+                value=value,
+                why="Stub it.",
             )
             assert proposed["applied"] is True and proposed["proposal"]["decidedBy"] == "auto"
             assert agent.finish(proc) == ANSWER  # no click
@@ -226,7 +248,9 @@ async def test_fork_and_replay_runs_the_recorded_command_under_simulate_and_diff
     )[0]["id"]
     assert agent.ran() == ["lookup_order", "issue_refund"]
     async with agent.mcp() as session:
-        refused = await session.call_tool("fork_and_replay", {"run_id": original, "at": "tool:issue_refund#1"})
+        refused = await session.call_tool(
+            "fork_and_replay", {"run_id": original, "at": "tool:issue_refund#1"}
+        )
         text = refused.content[0].text
         assert refused.is_error and "--allow-exec" in text and "\n" not in text
     before = fake.request_count
@@ -251,4 +275,8 @@ async def test_fork_and_replay_runs_the_recorded_command_under_simulate_and_diff
         assert diff["firstDifference"]["nodeId"] == "tool:issue_refund"
         assert "output" in diff["firstDifference"]["changed"]
         fork_events = agent.hub.api("GET", f"/api/runs/{fork_id}/events")[1]["events"]
-        assert all(e.get("replayed") for e in fork_events if e["type"] == "node.finished" and e["nodeId"] == "tool:lookup_order")
+        assert all(
+            e.get("replayed")
+            for e in fork_events
+            if e["type"] == "node.finished" and e["nodeId"] == "tool:lookup_order"
+        )

@@ -76,6 +76,9 @@ export const api = {
     // The hub records which door answered (the effects ledger says "by the viewer").
     return call("POST", `/api/gates/${encodeURIComponent(gateId)}`, body, { "x-graphmind-via": "viewer" });
   },
+  /** Accept (sent through the gate-answer path) or reject an assistant's proposed answer. */
+  decideProposal: (id, verb) =>
+    call("POST", `/api/proposals/${encodeURIComponent(id)}/${verb}`, {}, { "x-graphmind-via": "viewer" }),
   putDebug: (patch) => call("PUT", "/api/debug", patch),
   pause: (runId) => call("POST", "/api/pause", runId ? { runId } : {}),
   unpause: (runId) => call("DELETE", "/api/pause", runId ? { runId } : {}),

@@ -14,6 +14,7 @@ import { effectLines } from "./effects.js";
 import { injectMeaning, injectStart, inputStart } from "./inject.js";
 import { gateText, hiddenBy, reasonText, ago } from "./format.js";
 import { jsonView } from "./json.js";
+import { proposalList } from "./proposals.js";
 import { runFacts } from "./runlabel.js";
 import { store, removeGate } from "./state.js";
 
@@ -52,6 +53,7 @@ export class GatesView {
       card.querySelector(".gate-run-facts").textContent = runFacts(run);
       // A gate of another run than the one on screen: one click shows its graph.
       card.querySelector(".gate-open-run").hidden = !g.runId || g.runId === store.runId;
+      card.proposals.show(g.proposals); // an assistant's proposed answers (proposals.js)
     });
   }
 
@@ -185,7 +187,9 @@ export class GatesView {
       card.classList.toggle("busy", busy);
     };
     for (const b of buttons.querySelectorAll("button")) if (b.disabled) b.dataset.locked = "true";
-    card.append(title, reason, ...effectLines(g), ...(refused ? [refused] : []), body, buttons, ...(notEditable ? [notEditable] : []),
+    const proposed = proposalList(() => removeGate(g.gateId));
+    card.proposals = proposed;
+    card.append(title, reason, ...effectLines(g), ...(refused ? [refused] : []), proposed.el, body, buttons, ...(notEditable ? [notEditable] : []),
       ...(notReloadable ? [notReloadable] : []), ...boxes.map((b) => b.el), msg,
       h("p", { class: "muted small gate-age", dataset: { since: String(g.heldSince ?? "") } }, `held ${ago(g.heldSince)}`));
     card.inject = () => inject && toggle(inject);

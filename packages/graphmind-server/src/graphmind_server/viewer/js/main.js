@@ -15,7 +15,7 @@ import { LiveFeed } from "./live.js";
 import { RunModel, modelFromSummary } from "./model.js";
 import { RunsView } from "./runs.js";
 import { RunView } from "./runview.js";
-import { store, emit, on, setGates, addGate, removeGate } from "./state.js";
+import { store, emit, on, setGates, addGate, removeGate, setGateProposals } from "./state.js";
 
 const PAGE = 2000;
 const CHUNK = 500;
@@ -158,6 +158,9 @@ function onFrame(f) {
       break;
     case "gate.released":
       removeGate(f.gateId);
+      break;
+    case "gate.proposals":
+      setGateProposals(f.gateId, f.proposals);
       break;
     case "debug":
       setDebug(f.debug);
