@@ -14,7 +14,9 @@ It serves `POST /v1/chat/completions` and `POST /v1/responses`, as JSON or, when
 scripted reply (a string: an assistant text; a dict: an assistant message with `content` and/or
 `tool_calls`; `FakeOpenAI.error(...)`: an HTTP error; a callable: called with the request body,
 returns one of those); with the script empty it answers `default_reply`. Replies are deterministic (ids derive from the request and the reply), so the
-same script gives field-for-field the same SDK objects twice. The loopback server, script and request
+same script gives field-for-field the same SDK objects twice. By default `usage.prompt_tokens` counts
+the prompt's words; `count_tokens=` (a function: text -> tokens, e.g. a tiktoken encoding's) makes the
+chat API count them the way OpenAI's cookbook does (`prompt_tokens_cookbook`). The loopback server, script and request
 log are core's `graphmind.testing.loopback.LoopbackFake`; this module is OpenAI's wire format.
 """
 
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,6 +68,10 @@ class FakeOpenAI(LoopbackFake):
 
     thread_name = "graphmind-fake-openai"
     base_path = "/v1"
+
+    def __init__(self, *, count_tokens: Callable[[str], int] | None = None, **options: Any) -> None:
+        super().__init__(**options)
+        self.count_tokens = count_tokens
 
     # ---- scripting ----------------------------------------------------------------------------
     @staticmethod
@@ -150,6 +156,8 @@ class FakeOpenAI(LoopbackFake):
             call["id"] = call.get("id") or f"call_{seed[:8]}{i}"
         message["tool_calls"] = calls or None
         words = sum(len(str(m).split()) for m in (request.get("messages") or [request.get("input")]))
+        if self.count_tokens is not None and api == "chat":
+            words = prompt_tokens_cookbook(request.get("messages") or [], self.count_tokens)
         out_words = len(str(message.get("content") or "").split()) + sum(
             len(c.get("arguments", "")) // 4 for c in calls
         )
@@ -206,3 +214,32 @@ def _chat_message(message: Mapping[str, Any]) -> dict[str, Any]:
             for c in message["tool_calls"]
         ]
     return out
+
+
+def prompt_tokens_cookbook(messages: Any, count: Callable[[str], int]) -> int:
+    """A Chat Completions prompt's tokens as OpenAI's cookbook counts them (`num_tokens_from_messages`,
+    gpt-4o and later): 3 a message, every string field's tokens, 1 more for a `name`, 3 to prime the
+    reply. Content parts count their text; an assistant's tool calls their name and arguments (the
+    cookbook has no rule for them). Tool schemas are not counted (the cookbook counts them apart)."""
+    total = 3
+    for m in messages if isinstance(messages, list) else []:
+        if not isinstance(m, Mapping):
+            continue
+        total += 3
+        for key, value in m.items():
+            if isinstance(value, str):
+                total += count(value) + (1 if key == "name" else 0)
+            elif key == "content" and isinstance(value, list):
+                total += sum(
+                    count(p["text"])
+                    for p in value
+                    if isinstance(p, Mapping) and isinstance(p.get("text"), str)
+                )
+            elif key == "tool_calls" and isinstance(value, list):
+                for call in value:
+                    fn = call.get("function") if isinstance(call, Mapping) else None
+                    if isinstance(fn, Mapping):
+                        total += sum(
+                            count(fn[k]) for k in ("name", "arguments") if isinstance(fn.get(k), str)
+                        )
+    return total

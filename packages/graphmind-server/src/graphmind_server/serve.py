@@ -23,6 +23,7 @@ from graphmind import protocol as graphmind_protocol
 from .access import tokenfile
 from .access.limits import ACCEPT_BATCH, LISTEN_QUEUE, Limiter, http_protocol_class, install_accept_handler
 from .access.viewer_codes import ViewerCodes
+from .context import limits as context_limits
 from .http.app import build_app
 from .http.wsprotocol import protocol_class
 from .hub.config import DEFAULT_PORT, ConfigError, Settings, is_loopback, settings_from
@@ -195,7 +196,8 @@ class _Server(uvicorn.Server):
 def _prepare(settings: Settings, on_ready: Callable[[int], None]) -> tuple[_Server, socket.socket]:
     try:  # GRAPHMIND_PRICES: a file that cannot be used stops the hub now, not at the first read
         prices.check_env()
-    except prices.PriceTableError as exc:
+        context_limits.check_env()  # GRAPHMIND_CONTEXT_SIZES, the same way
+    except (prices.PriceTableError, context_limits.ContextSizesError) as exc:
         raise ServeError(str(exc)) from None
     sock = bind(settings.host, settings.port)
     port = sock.getsockname()[1]

@@ -19,6 +19,7 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from ..access import proof, viewer_codes
 from ..access.guard import Guard
 from ..base.jsontext import JSON
+from ..context import api as api_context
 from ..effects import api as api_effects
 from ..export.forwarder import OtlpForwarder
 from ..export.otlp_http import OtlpTarget
@@ -117,6 +118,7 @@ def build_app(settings: Settings, store: Store, trust: Callable[[Any], None] | N
             *cockpit.routes,  # before api.routes: those end with the catch-all 404
             *api_effects.routes,
             *proposals.routes,  # before api.routes (its catch-all 404)
+            *api_context.routes,
             *api.routes,
             Route("/v1/traces", api.otlp_traces, methods=["POST"]),
             WebSocketRoute("/ingest", ingest),
