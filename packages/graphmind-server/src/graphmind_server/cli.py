@@ -21,6 +21,7 @@ COMMANDS["telemetry"] = "graphmind_server.telemetry.reporter"  # docs/telemetry.
 COMMANDS["viewer-url"] = "graphmind_server.access.viewer_url"  # docs/security.md
 COMMANDS["diff"] = "graphmind_server.compare.diff"  # `graphmind diff A B` (compare/runs.py)
 COMMANDS["replay"] = "graphmind_server.replay.command"  # docs/replay.md
+COMMANDS["test"] = "graphmind_server.replay.testnew"  # `graphmind test new RUN_ID` (docs/testing.md)
 COMMANDS["effects"] = "graphmind_server.effects.command"  # `graphmind effects RUN_ID` (docs/effects.md)
 DEFAULT_COMMAND = "serve"
 COMMAND_NAMES = tuple(COMMANDS)

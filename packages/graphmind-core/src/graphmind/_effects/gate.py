@@ -35,7 +35,8 @@ RAN_AGAIN = "this call already ran once: run it again?"
 def _mode(node: NodeRecord) -> str:
     host = node.host
     replay = host.replay
-    left = replay is not None and not replay.active
+    # left the recording, or a call `only=` runs live: the replay's safe mode guards its writes
+    left = replay is not None and (not replay.active or replay.runs_live(node))
     mode: str = host.effects.mode_for(node.effect, host.hub.debug, host.hub.attached, left)
     return mode
 

@@ -76,7 +76,15 @@ class Replayer:
         target = self.fork or self.until
         if target is not None:
             fields["forkedAt"] = target.selector
+        if self.settings.batch:
+            fields["replayBatch"] = self.settings.batch
         return fields
+
+    def runs_live(self, node: NodeRecord) -> bool:
+        """A call `only=` leaves to run live (a tool under only="llm"): the recording does not answer
+        it, and a write among them is guarded as after a divergence (the replay's safe mode)."""
+        only = self.settings.only
+        return only is not None and node.spec.kind != only
 
     def go_live(self) -> None:
         self.active = False
@@ -90,6 +98,8 @@ class Replayer:
     def decide(self, node: NodeRecord) -> Decision | None:
         """None: run this call live (as if no replay were set)."""
         node_id = node.node_id
+        if self.runs_live(node):
+            return None  # only= chose to run it live; the calls the recording answers go on matching
         with self._lock:
             if not self.active:
                 return None

@@ -15,6 +15,8 @@ from typing import Any
 from .errors import CassetteError
 
 POLICIES = ("hold", "live", "fail")
+# `only`: which calls the recording answers; the others run live (docs/testing.md, "Replay what you choose")
+ONLY = ("llm", "tool")
 ENV = "GRAPHMIND_REPLAY"
 # where a replayed process writes the divergences it met (the `graphmind replay` command prints them)
 REPORT_ENV = "GRAPHMIND_REPLAY_REPORT"
@@ -27,8 +29,12 @@ _ENV_FIELDS = {
     "input": "GRAPHMIND_REPLAY_FORK_INPUT",
     "until": "GRAPHMIND_REPLAY_UNTIL",
     "safe": "GRAPHMIND_REPLAY_SAFE",
+    "only": "GRAPHMIND_REPLAY_ONLY",
 }
-_KEYS = ("source", *_ENV_FIELDS)
+# `graphmind replay --each` names its batch here: every run.started of the replaying client carries
+# it as `replayBatch`, so the hub lists a batch's pairs from its runs (docs/replay.md).
+BATCH_ENV = "GRAPHMIND_REPLAY_BATCH"
+_KEYS = ("source", *_ENV_FIELDS, "batch")
 NOTHING: Any = object()
 
 
@@ -44,6 +50,9 @@ class ReplaySettings:
     # Safe mode for the calls that run live once the replay left its recording (docs/effects.md):
     # off, hold (None: the default), simulate; `fail` (the pytest plugin): such a write fails the test.
     safe: str | None = None
+    # "llm": only model calls replay, tools run live; "tool": the reverse; None: every call replays
+    only: str | None = None
+    batch: str | None = None  # the `graphmind replay --each` batch this replay belongs to
 
 
 def resolve(option: Any, environ: Mapping[str, str]) -> ReplaySettings | None:
@@ -56,6 +65,8 @@ def resolve(option: Any, environ: Mapping[str, str]) -> ReplaySettings | None:
             value = environ.get(name)
             if value is not None and value != "":
                 raw[key] = _json(name, value) if key in ("output", "input") else value
+        if environ.get(BATCH_ENV):
+            raw["batch"] = environ[BATCH_ENV]
     elif isinstance(option, (str, os.PathLike)):
         raw = {"source": os.fspath(option)}
     elif isinstance(option, Mapping):
@@ -99,6 +110,13 @@ def _settings(raw: dict[str, Any]) -> ReplaySettings:
     if fork is not None and (output is NOTHING) == (edited is NOTHING):
         raise CassetteError("graphmind: a fork takes exactly one of output= or input=")
     until = raw.get("until")
+    only = raw.get("only")
+    if only is not None:
+        only = str(only).strip().lower() or None
+        if only is not None and only not in ONLY:
+            raise CassetteError(
+                f"graphmind: replay only= (GRAPHMIND_REPLAY_ONLY) must be one of {', '.join(ONLY)} (got {only!r})"
+            )
     return ReplaySettings(
         os.fspath(source),
         policy,
@@ -108,4 +126,6 @@ def _settings(raw: dict[str, Any]) -> ReplaySettings:
         edited,
         None if until is None else str(until),
         None if raw.get("safe") is None else str(raw["safe"]),
+        only,
+        None if raw.get("batch") is None else str(raw["batch"]),
     )

@@ -11,21 +11,27 @@
 - `write_cassette(path, client_id, events)`: one client's events (a `FakeHub`'s `events`, say) as
   a `graphmind record` file that `replay=` / `GRAPHMIND_REPLAY` and `graphmind replay` read
   (docs/replay.md); 0600, secret-looking keys' values replaced. Returns how many it replaced.
+- `replay_app(cassette, argv, cwd=..., node=None)`: an app's command run with the cassette replayed
+  (every call answered, the first difference fails), its answer read back: the tests
+  `graphmind test new` writes (docs/testing.md).
 """
 
 from .._replay.cassette import write_cassette
 from ._fakehub import Answer, FakeHub, ProxyLike, ThrowingGetterDict, one_kb_tool_args
+from ._replay_app import Replayed, replay_app
 from ._upstream import assert_hooks_stand, assert_in_source, assert_supported, split_requirement
 
 __all__ = [
     "Answer",
     "FakeHub",
     "ProxyLike",
+    "Replayed",
     "ThrowingGetterDict",
     "assert_hooks_stand",
     "assert_in_source",
     "assert_supported",
     "one_kb_tool_args",
+    "replay_app",
     "split_requirement",
     "write_cassette",
 ]

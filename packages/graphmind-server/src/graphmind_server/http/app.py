@@ -30,7 +30,7 @@ from ..ingest.route import ingest
 from ..otlp.route import OtlpIngest, max_seq
 from ..store import Store, reads
 from ..store.items import Committed
-from . import api, cockpit, proposals
+from . import api, cockpit, proposals, replays
 from .live import live
 from .static import Viewer
 
@@ -116,6 +116,7 @@ def build_app(settings: Settings, store: Store, trust: Callable[[Any], None] | N
             *viewer_codes.routes,
             *proof.routes,
             *cockpit.routes,  # before api.routes: those end with the catch-all 404
+            *replays.routes,
             *api_effects.routes,
             *proposals.routes,  # before api.routes (its catch-all 404)
             *api_context.routes,

@@ -25,7 +25,7 @@ from typing import Any, NoReturn
 
 from graphmind import protocol as proto
 from graphmind.redaction import strip_secret_keys
-from graphmind.replay import ENV, POLICIES, REPORT_ENV, VARIABLES, Cassette, CassetteError
+from graphmind.replay import ENV, ONLY, POLICIES, REPORT_ENV, VARIABLES, Cassette, CassetteError
 
 from ..base.files import open_private
 from ..export.jsonl import HEADER, encode, event_line, run_line
@@ -43,11 +43,19 @@ def add_parser(subparsers: Any) -> None:
     )
     p.add_argument(
         "source",
+        nargs="?",  # none with --each
         metavar="SOURCE",
         help="a cassette file (a path with a / or ending in .jsonl: ./NAME for any file), or a run id "
         "in the hub's database (anything else)",
     )
     _options(p)
+    p.add_argument(
+        "--each",
+        metavar="DIR_OR_QUERY",
+        help="replay every cassette in a directory, or every stored run a filter matches "
+        "(app=refund status=ok since=7d name=NAME limit=N), and print a table (replay/each.py)",
+    )
+    p.add_argument("--json", action="store_true", help="with --each: print the table as JSON")
     p.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND", help="the command to run")
     p.set_defaults(func=run_command)
 
@@ -74,6 +82,11 @@ def _options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--ignore-keys", metavar="a,b", help="input keys that never count (timestamps, request ids)"
+    )
+    p.add_argument(
+        "--only",
+        choices=ONLY,
+        help="replay only model calls and run tools live (llm), or the reverse (tool)",
     )
     p.add_argument(
         "--db", help="the hub's database, for a run id (default $GRAPHMIND_DB or ~/.graphmind/graphmind.db)"
@@ -112,6 +125,14 @@ class _Refused(Exception):
 
 
 def run_command(args: argparse.Namespace) -> int:
+    if getattr(args, "each", None) is not None:  # argparse took the command's first word as SOURCE
+        return _each(args)
+    if args.source is None:
+        print(
+            "graphmind: give SOURCE (a cassette or a run id) or --each (see graphmind replay --help)",
+            file=sys.stderr,
+        )
+        return 2
     folder = Path(tempfile.mkdtemp(prefix="graphmind-replay-"))
     try:
         try:
@@ -135,6 +156,17 @@ def run_command(args: argparse.Namespace) -> int:
         return code if code >= 0 else 128 - code  # killed by a signal: the shell's spelling
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _each(args: argparse.Namespace) -> int:
+    from .each import run_each
+
+    try:
+        command = _split(args)
+    except _Refused as exc:
+        print(f"graphmind: {exc}", file=sys.stderr, flush=True)
+        return 2
+    return run_each(args, [args.source, *command] if args.source else command)
 
 
 def is_path(source: str) -> bool:
@@ -174,6 +206,7 @@ def _environment(args: argparse.Namespace, folder: Path) -> dict[str, str]:
         (args.on_divergence, "on_divergence"),
         (args.ignore_keys, "ignore_keys"),
         (args.safe or "hold", "safe"),
+        (args.only, "only"),
     ):
         if value is not None:
             env[VARIABLES[key]] = value

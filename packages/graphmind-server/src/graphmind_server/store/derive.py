@@ -284,7 +284,11 @@ def apply(run: RunRow, event: dict[str, Any], ts: float) -> None:
         run.implicit = bool(event.get("implicit"))
         if isinstance(event.get("meta"), dict):
             run.meta = json.dumps(event["meta"])
-        replay = {k: event[k] for k in ("replayOf", "forkedAt") if isinstance(event.get(k), str) and event[k]}
+        replay = {
+            k: event[k]
+            for k in ("replayOf", "forkedAt", "replayBatch")  # replayBatch: `graphmind replay --each`
+            if isinstance(event.get(k), str) and event[k]
+        }
         if replay:
             # A replay's recording (issue 31), kept with the run's meta so the runs list links a
             # recording and its replays both ways without reading any run's events.

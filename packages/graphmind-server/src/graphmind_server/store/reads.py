@@ -85,6 +85,16 @@ def list_runs(
     return [run_to_api(r) for r in rows]
 
 
+def batch_runs(conn: sqlite3.Connection, batch: str) -> list[dict[str, Any]]:
+    """The runs of a `graphmind replay --each` batch (their meta's replayBatch), oldest first."""
+    rows = conn.execute(
+        f"SELECT {_RUN_API_COLUMNS} FROM runs WHERE json_valid(meta) AND json_extract(meta, '$.replayBatch') = ?"
+        " ORDER BY received_at, rowid",
+        (batch,),
+    ).fetchall()
+    return [run_to_api(r) for r in rows]
+
+
 def get_run(conn: sqlite3.Connection, run_id: str) -> dict[str, Any] | None:
     row = conn.execute(f"SELECT {_RUN_API_COLUMNS} FROM runs WHERE id = ?", (run_id,)).fetchone()
     if row is None:
