@@ -8,7 +8,8 @@ their real executions in a file).
   finishes; the node and the effects ledger keep the proposal and who accepted it;
 - propose_answer(inject) leaves the gate held until the person answers; under
   --allow-control=auto it is applied at once;
-- --allow-exec: fork_and_replay at the second tool with another output returns the fork's run id;
+- --allow-exec: replay_each replays the recorded run through `graphmind replay --each`;
+  fork_and_replay at the second tool with another output returns the fork's run id;
   the fork made no provider request before the fork, ran under safe mode simulate (the refund's
   body never ran), and diff_runs names the forked node; without --allow-exec the tool says how.
 """
@@ -255,6 +256,12 @@ async def test_fork_and_replay_runs_the_recorded_command_under_simulate_and_diff
         assert refused.is_error and "--allow-exec" in text and "\n" not in text
     before = fake.request_count
     async with agent.mcp("--allow-exec") as session:
+        # The recorded run again with today's code, through replay --each: the same answer, from the
+        # recording (no provider request, no tool body).
+        each = await call(session, "replay_each", query="app=refund-agent status=ok", wait=60)
+        assert each["differs"] is False and each["totals"]["same answer"] == 1, each
+        assert [p["run"] for p in each["pairs"]] == [original] and len(each["runIds"]) == 1
+        assert fake.request_count == before and agent.ran() == ["lookup_order", "issue_refund"]
         forked = await call(
             session,
             "fork_and_replay",

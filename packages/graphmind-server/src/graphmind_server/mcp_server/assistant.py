@@ -109,7 +109,7 @@ def add_verify_tools(
     @tool(server, RUNS_THE_APP)
     def replay_each(query: str, safe: str = "simulate", wait: float = 300.0) -> str:
         """RUNS THE APP (needs graphmind mcp --allow-exec): replay every stored run matching `query`
-        (search_runs' filters, e.g. app=refund status=finished since=7d) with the app's current code
-        (graphmind replay --each), the newest match's recorded command line; returns the report: each
-        run, whether it still matches its recording, the new run ids."""
-        return run("replay_each", lambda: verify.replay_each(conn, links, db, port, query, safe, wait))
+        (key=value words: app=refund status=ok since=7d name=NAME limit=N) with the app's current code
+        (graphmind replay --each), each run's own recorded command line in its recorded directory; returns
+        the report: per run same answer / different answer / diverged at / failed, and the new run ids."""
+        return run("replay_each", lambda: verify.replay_each(db, port, query, safe, wait))

@@ -91,7 +91,15 @@ def _tail(path: Path) -> str:
 
 def _replays_of(conn: sqlite3.Connection, run_id: str, after_ms: float) -> list[dict[str, Any]]:
     runs = store_reads.list_runs(conn, 50, None, None, store_reads.RunFilter(since=after_ms - 5_000))
-    return [r for r in runs if isinstance(r.get("meta"), dict) and r["meta"].get("replayOf") == run_id]
+    # A fork of this run (`forkedAt`), not a batch replay of it (`replayBatch`, replay_each).
+    return [
+        r
+        for r in runs
+        if isinstance(r.get("meta"), dict)
+        and r["meta"].get("replayOf") == run_id
+        and r["meta"].get("forkedAt")
+        and not r["meta"].get("replayBatch")
+    ]
 
 
 def fork_and_replay(
@@ -153,45 +161,26 @@ def fork_and_replay(
     return out
 
 
-def replay_each(
-    conn: Conn, links: Links, db: Path, port: int, query: str, safe: str, wait: float
-) -> dict[str, Any]:
-    """`graphmind replay --each QUERY --json -- COMMAND`: COMMAND is the newest matching run's
-    recorded command line, in its recorded working directory."""
+def replay_each(db: Path, port: int, query: str, safe: str, wait: float) -> dict[str, Any]:
+    """`graphmind replay --each QUERY --json`: each matching run replayed with its own recorded
+    command line in its recorded directory (replay/each.py); the report as it prints it."""
     check_safe(safe)
     check_wait(wait)
     if not query.strip():
-        raise ToolInputError("query must name the runs, e.g. app=refund status=finished since=7d")
-    from .explain import parse_query, since_ms
-
-    filters, words, flags = parse_query(query)
-    with conn() as c:
-        f = store_reads.RunFilter(
-            q=" ".join(words) or None,
-            error="error" in flags,
-            since=since_ms(filters["since"]) if "since" in filters else None,
-        )
-        runs = store_reads.list_runs(c, 1, filters.get("status"), filters.get("app"), f)
-        if not runs:
-            raise ToolInputError(f"no recorded run matches {query!r}; search_runs shows what does")
-        command, cwd = recorded_command(c, runs[0]["id"])
+        raise ToolInputError("query must name the runs, e.g. app=refund status=ok since=7d")
     argv = [
         sys.executable, "-m", "graphmind_server", "replay", "--each", query, "--json", "--db", str(db),
-        "--", *command,
+        "--safe", safe,
     ]  # fmt: skip
     with _log() as (log, path):
-        try:
-            proc = subprocess.Popen(
-                argv,
-                cwd=cwd,
-                env=child_env(port, safe),
-                stdout=subprocess.PIPE,
-                stderr=log,
-                stdin=subprocess.DEVNULL,
-                text=True,
-            )
-        except OSError as exc:
-            raise ToolInputError(f"cannot run {command[0]!r} in {cwd}: {exc.strerror or exc}") from None
+        proc = subprocess.Popen(
+            argv,
+            env=child_env(port, safe),
+            stdout=subprocess.PIPE,
+            stderr=log,
+            stdin=subprocess.DEVNULL,
+            text=True,
+        )
         try:
             stdout, _ = proc.communicate(timeout=wait or None)
         except subprocess.TimeoutExpired:
@@ -201,8 +190,22 @@ def replay_each(
         try:
             report = json.loads(stdout)
         except ValueError:
-            return {"exitCode": proc.returncode, "output": (stdout[-_TAIL:] + _tail(path))[-_TAIL:]}
-    return {"exitCode": proc.returncode, "command": command, "cwd": cwd, "safe": safe, "report": report}
+            # A refused query (one line on stderr) or a crash: its last line says why.
+            lines = _tail(path).strip().splitlines() or [f"replay --each exited {proc.returncode}"]
+            raise ToolInputError(lines[-1].removeprefix("graphmind: ")) from None
+    pairs = report.get("pairs") or []
+    return {
+        "exitCode": proc.returncode,
+        "safe": safe,
+        "batch": report.get("batch"),
+        "differs": report.get("differs"),
+        "totals": report.get("totals"),
+        "runIds": [p.get("replay") for p in pairs if p.get("replay")],
+        "pairs": [
+            {k: p.get(k) for k in ("run", "replay", "name", "result", "label", "why", "at") if p.get(k)}
+            for p in pairs[:50]
+        ],
+    }
 
 
 def _wait(proc: subprocess.Popen[bytes], wait: float) -> int | None:
