@@ -8,10 +8,10 @@ import json
 import os
 import shlex
 import stat
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 
 from graphmind_server.cli import main
 
