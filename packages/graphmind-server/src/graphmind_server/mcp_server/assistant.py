@@ -81,11 +81,13 @@ def add_verify_tools(
     db: Path,
     port: int,
     allow: bool,
+    hub: HubApi,
 ) -> None:
     def run(name: str, fn: Callable[[], dict[str, Any]]) -> str:
         if not allow:
             raise ToolError(verify.not_enabled(name))
-        return encode(clean(answer(fn)))
+        # The child's output tail is the app's text: never the hub's token, whatever it printed.
+        return hub.scrub(encode(clean(answer(fn))))
 
     @tool(server, RUNS_THE_APP)
     def fork_and_replay(

@@ -24,6 +24,11 @@ class HubApi:
         # listener squatting on the port gets nothing.
         token = proto.find_token(f"ws://127.0.0.1:{port}/ingest", token_file_path=token_file)
         self._hub = ProvenHub(port, token, token_source(port, token_file), timeout=timeout)
+        self._token = token
+
+    def scrub(self, text: str) -> str:
+        """`text` with the hub's token masked: a child's output (verify.py) may print its environment."""
+        return text.replace(self._token, proto.REDACTED) if self._token else text
 
     def call(
         self,

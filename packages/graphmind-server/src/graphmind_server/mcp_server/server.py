@@ -143,7 +143,7 @@ def build_server(
 
     add_assistant_tools(server, conn, answer, links, hub)
     add_propose_tool(server, hub, auto=allow_control == "auto")
-    add_verify_tools(server, conn, answer, links, db, port, allow_exec)
+    add_verify_tools(server, conn, answer, links, db, port, allow_exec, hub)
     if allow_control:
         add_control_tools(server, hub)
     return server
