@@ -211,11 +211,30 @@ async def test_a_proposed_inject_waits_for_the_person_unless_allow_control_is_au
             )
             assert status == 200
             assert agent.hub.api("GET", "/api/gates")[1]["gates"][0]["proposals"] == []
-            agent.hub.api("POST", f"/api/gates/{gate['gateId']}", {"action": "continue"})  # the person
+            edit = await call(
+                session,
+                "propose_answer",
+                gate_id=gate["gateId"],
+                action="edit",
+                value={"order_id": "A1", "amount": 25},
+                why="Only the broken item: 25, not the whole order.",
+            )
+            status, _ = agent.hub.api(  # the person accepts this one
+                "POST",
+                f"/api/proposals/{edit['proposal']['id']}/accept",
+                {},
+                headers={"X-GraphMind-Via": "viewer"},
+            )
+            assert status == 200
             assert agent.finish(proc) == ANSWER
+            detail = await call(session, "node_detail", run_id=gate["runId"], node_id="tool:issue_refund")
+            assert detail["input"] == {"order_id": "A1", "amount": 25}  # the edited input ran
         assert agent.ran() == ["lookup_order", "issue_refund"]
         proposals = agent.hub.api("GET", f"/api/proposals?runId={gate['runId']}")[1]["proposals"]
-        assert [(p["status"], p["decidedBy"]) for p in proposals] == [("rejected", "viewer")]
+        assert [(p["action"], p["status"], p["decidedBy"]) for p in proposals] == [
+            ("edit", "accepted", "viewer"),
+            ("inject", "rejected", "viewer"),
+        ]
 
         proc = agent.start()
         async with agent.mcp("--allow-control=auto") as session:

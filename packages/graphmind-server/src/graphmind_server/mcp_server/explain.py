@@ -74,8 +74,10 @@ class _Exec:
             self.attempts.append(
                 {k: ev.get(k) for k in ("attempt", "input", "error", "output", "durationMs") if k in ev}
             )
-        if isinstance(ev.get("originalInput"), (dict, list, str)) and kind == "node.finished":
+        if kind in ("node.finished", "node.error") and "originalInput" in ev:
+            # An edited call (docs/protocol.md, "Editing a held call"): the input it ran with.
             self.edits.append({"originalInput": ev["originalInput"], "input": ev.get("input")})
+            self.input = ev.get("input")
 
     @property
     def held(self) -> bool:
