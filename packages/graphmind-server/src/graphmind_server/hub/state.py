@@ -20,7 +20,7 @@ from ..base.jsontext import dumps
 from ..store import Store
 from ..store.items import Committed
 from ..store.ops import Abandon, SetSetting
-from ..store.proposals import LapseProposals
+from ..store.proposals import LapseLeftPending, LapseProposals
 from .config import Settings
 from .connections import NO_TOKEN_NO_RELOAD, AppConnection, Gate
 from .control_first import ControlFirst
@@ -76,7 +76,10 @@ class Hub:
     # -- lifecycle ------------------------------------------------------------------------------
 
     def start(self, running_clients: list[str]) -> None:
-        """Runs left `running` by a previous hub get the grace to come back, like any disconnect."""
+        """Runs left `running` by a previous hub get the grace to come back, like any disconnect.
+        Proposals it left pending lapse: their gates are gone with it (an app that comes back
+        holds its calls again as new gates)."""
+        self.store.submit(LapseLeftPending(now_ms()))
         for client_id in running_clients:
             self._gone_how[client_id] = RESTARTED
             self._schedule_abandon(client_id)

@@ -84,6 +84,18 @@ class LapseProposals(Op):
         )
 
 
+@dataclass
+class LapseLeftPending(Op):
+    """A hub starting holds no gate yet: proposals a previous hub left pending lapse."""
+
+    at: float
+
+    def apply(self, writer: Writer) -> None:
+        writer.conn.execute(
+            "UPDATE proposals SET status = 'lapsed', decided_at = ? WHERE status = 'pending'", (self.at,)
+        )
+
+
 def _row(r: tuple[Any, ...]) -> dict[str, Any]:
     out: dict[str, Any] = {
         "id": r[0],
