@@ -1,6 +1,6 @@
 """An assistant's proposed answer on the gate card, in real Chromium: `graphmind mcp`'s
 propose_answer (the mcp SDK's client over stdio) shows on the card with its reason; Accept retries
-the call through the gate-answer path and the run finishes; the node keeps who accepted it."""
+the call through the gate-answer path and the run finishes; the node detail keeps who accepted it."""
 
 from __future__ import annotations
 
@@ -79,5 +79,11 @@ def test_a_proposed_retry_shows_on_the_card_and_accept_retries_the_call(hub: Any
         assert [(p["id"], p["status"], p["decidedBy"]) for p in decided] == [
             (proposal["id"], "accepted", "viewer")
         ]
+        # Kept on the node: its detail lists the proposal and who accepted it.
+        page.locator(".run-item", has_text="ticket-p").click()
+        page.wait_for_selector("body[data-run-loaded=true]")
+        page.locator(".gnode[data-node-id='tool:search']").click()
+        expect(page.locator("#detail .d-proposals")).to_contain_text("retry · accepted by the viewer")
+        expect(page.locator("#detail .d-proposals")).to_contain_text(WHY)
     finally:
         client.dispose()

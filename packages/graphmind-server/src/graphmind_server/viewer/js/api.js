@@ -76,6 +76,7 @@ export const api = {
     // The hub records which door answered (the effects ledger says "by the viewer").
     return call("POST", `/api/gates/${encodeURIComponent(gateId)}`, body, { "x-graphmind-via": "viewer" });
   },
+  proposals: (runId) => call("GET", `/api/proposals?runId=${encodeURIComponent(runId)}&limit=200`),
   /** Accept (sent through the gate-answer path) or reject an assistant's proposed answer. */
   decideProposal: (id, verb) =>
     call("POST", `/api/proposals/${encodeURIComponent(id)}/${verb}`, {}, { "x-graphmind-via": "viewer" }),

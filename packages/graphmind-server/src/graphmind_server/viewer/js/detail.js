@@ -1,6 +1,7 @@
 // Node detail: the node's executions, and for the chosen one its input and output as collapsible
 // JSON, streamed tokens as they arrive, usage, ran and held time, and the breakpoint toggles.
 
+import { api } from "./api.js";
 import { chatView } from "./chat.js";
 import { effectText, simulatedFromText } from "./effects.js";
 import { h } from "./frame.js";
@@ -49,7 +50,23 @@ export class DetailView {
       n.agents && n.agents.length ? h("span", { class: "d-agents" }, ` · ${n.agents.length > 1 ? "agents" : "agent"} ${n.agents.join(", ")}`) : null);
     this.el.replaceChildren(head, status, this.breakpoints(n), this.execList(n, x), this.execBox = h("div", { class: "d-exec" }));
     this.renderExec(x);
+    this.loadProposals(m.id, n.nodeId);
     performance.mark("graphmind:detail");
+  }
+
+  /** The answers an assistant proposed at this node's gates, and who decided them (docs/mcp.md). */
+  async loadProposals(runId, nodeId) {
+    if (!runId) return;
+    const res = await api.proposals(runId);
+    if (!res.ok || store.model?.id !== runId || store.selectedNode !== nodeId) return;
+    const mine = (res.body.proposals || []).filter((p) => p.nodeId === nodeId).reverse();
+    this.el.querySelector(".d-proposals")?.remove();
+    if (!mine.length) return;
+    const who = (p) => (p.decidedBy === "auto" ? "auto (--allow-control=auto)" : p.decidedBy === "viewer" ? "the viewer" : p.decidedBy || "");
+    this.el.append(h("section", { class: "d-proposals" }, h("h3", null, "Proposed answers"),
+      h("ul", null, ...mine.map((p) => h("li", { dataset: { proposal: p.id } },
+        h("strong", null, p.action), ` · ${p.status}${p.decidedBy ? ` by ${who(p)}` : ""} · ${clock(p.decidedAt || p.createdAt)}`,
+        p.why ? h("div", { class: "muted small" }, p.why) : null)))));
   }
 
   /** Cheap per-frame update: only the streamed text when nothing else changed. */
