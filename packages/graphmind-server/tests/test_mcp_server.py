@@ -24,7 +24,14 @@ READ_TOOLS = {
     "search_events",
     "get_effects",
     "get_context",
+    "explain_run",
+    "node_detail",
+    "search_runs",
+    "diff_runs",
 }
+# Offered without --allow-control: a proposal changes nothing until the person accepts it; the
+# exec tools answer one line saying how to enable them.
+ASSISTANT_TOOLS = {"propose_answer", "fork_and_replay", "replay_each"}
 CONTROL_TOOLS = {"answer_gate", "set_breakpoints"}
 
 
@@ -102,8 +109,10 @@ async def test_the_sdk_client_reads_a_10000_event_run_in_pages_within_the_budget
     db = _big_run(make_hub, tmp_path)
     async with mcp_session(db, 4848) as session:
         tools = await session.list_tools()
-        assert {t.name for t in tools.tools} == READ_TOOLS  # no control tools without --allow-control
-        assert all(t.annotations.read_only_hint for t in tools.tools)
+        names = {t.name for t in tools.tools}
+        assert names == READ_TOOLS | ASSISTANT_TOOLS  # no control tools without --allow-control
+        assert all(t.annotations.read_only_hint for t in tools.tools if t.name in READ_TOOLS)
+        assert not any(t.annotations.destructive_hint for t in tools.tools)
 
         _, runs = await call(session, "list_runs")
         assert runs["runs"][0]["id"] == "big-run" and runs["runs"][0]["eventCount"] == 10_000
@@ -163,7 +172,7 @@ async def test_with_allow_control_the_assistant_answers_a_held_gate_and_the_agen
     try:
         async with mcp_session(tmp_path / "live.db", hub.port, "--allow-control") as session:
             tools = {t.name: t for t in (await session.list_tools()).tools}
-            assert set(tools) == READ_TOOLS | CONTROL_TOOLS
+            assert set(tools) == READ_TOOLS | ASSISTANT_TOOLS | CONTROL_TOOLS
             assert tools["answer_gate"].annotations.destructive_hint
             assert tools["answer_gate"].description.startswith("CHANGES WHAT THE AGENT DOES")
 

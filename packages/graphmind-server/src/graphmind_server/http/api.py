@@ -183,12 +183,16 @@ async def list_gates(request: Request) -> Response:
 
 
 async def answer_gate(request: Request) -> Response:
-    hub = _hub(request)
-    gate_id = request.path_params["gate_id"]
     try:
         body = await _json_body(request)
     except BadRequest as exc:
         return error(exc.status, str(exc))
+    return await answer(_hub(request), request.path_params["gate_id"], body, door_of(request))
+
+
+async def answer(hub: Any, gate_id: str, body: Any, via: str) -> Response:
+    """The one gate-answer path: `POST /api/gates/{gateId}`, and an accepted proposal
+    (http/proposals.py) with the body it proposed. `via`: the door it came through."""
     if not isinstance(body, dict) or body.get("action") not in ACTIONS:
         return error(
             400,
@@ -216,7 +220,7 @@ async def answer_gate(request: Request) -> Response:
     except EditRefused as exc:
         return error(exc.status, str(exc))
     body = await with_recorded_value(hub, gate, body)  # simulate: an earlier run's output, if any
-    outcome = await hub.resolve_gate(gate, action, body.get("value"), has_value(body), edit, door_of(request))
+    outcome = await hub.resolve_gate(gate, action, body.get("value"), has_value(body), edit, via)
     if outcome == "resumed":
         return JSON({"ok": True, "gateId": gate_id, "action": action})
     if outcome == "timeout":

@@ -30,7 +30,7 @@ from ..ingest.route import ingest
 from ..otlp.route import OtlpIngest, max_seq
 from ..store import Store, reads
 from ..store.items import Committed
-from . import api, cockpit, playground, replays, threads, trends
+from . import api, cockpit, playground, proposals, replays, threads, trends
 from .live import live
 from .static import Viewer
 
@@ -121,6 +121,7 @@ def build_app(settings: Settings, store: Store, trust: Callable[[Any], None] | N
             *trends.routes,
             *playground.routes,
             *api_effects.routes,
+            *proposals.routes,  # before api.routes (its catch-all 404)
             *api_context.routes,
             *api.routes,
             Route("/v1/traces", api.otlp_traces, methods=["POST"]),

@@ -57,6 +57,8 @@ class Gate:
     held_since: float
     waiter: asyncio.Future[str] | None = None
     reload_refused: str | None = None  # why the hub will not pass a reload the app offers
+    # Answers proposed for this gate and not decided yet (hub/proposals.py), shown on its card.
+    proposals: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def actions(self) -> list[str]:
@@ -114,4 +116,5 @@ class Gate:
             "simulateWith": ev.get("simulateWith"),
             "ranBefore": ev.get("ranBefore"),
             "heldSince": self.held_since,
+            "proposals": list(self.proposals),
         }

@@ -20,6 +20,7 @@ from ..base.jsontext import dumps
 from ..store import Store
 from ..store.items import Committed
 from ..store.ops import Abandon, SetSetting
+from ..store.proposals import LapseLeftPending, LapseProposals
 from .config import Settings
 from .connections import NO_TOKEN_NO_RELOAD, AppConnection, Gate
 from .control_first import ControlFirst
@@ -75,7 +76,10 @@ class Hub:
     # -- lifecycle ------------------------------------------------------------------------------
 
     def start(self, running_clients: list[str]) -> None:
-        """Runs left `running` by a previous hub get the grace to come back, like any disconnect."""
+        """Runs left `running` by a previous hub get the grace to come back, like any disconnect.
+        Proposals it left pending lapse: their gates are gone with it (an app that comes back
+        holds its calls again as new gates)."""
+        self.store.submit(LapseLeftPending(now_ms()))
         for client_id in running_clients:
             self._gone_how[client_id] = RESTARTED
             self._schedule_abandon(client_id)
@@ -222,6 +226,9 @@ class Hub:
     def _release(self, gate: Gate, *, action: str | None, by: str, outcome: str) -> None:
         gate.conn.gates.pop(gate.app_id, None)
         self.gates.pop(gate.hub_id, None)
+        if gate.proposals:  # answered otherwise, or gone: nobody decided them (store/proposals.py)
+            self.store.submit(LapseProposals([p["id"] for p in gate.proposals], now_ms()))
+            gate.proposals.clear()
         if gate.waiter is not None and not gate.waiter.done():
             gate.waiter.set_result(outcome)
         self.broadcast(

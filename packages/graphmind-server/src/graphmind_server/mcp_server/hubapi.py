@@ -24,6 +24,11 @@ class HubApi:
         # listener squatting on the port gets nothing.
         token = proto.find_token(f"ws://127.0.0.1:{port}/ingest", token_file_path=token_file)
         self._hub = ProvenHub(port, token, token_source(port, token_file), timeout=timeout)
+        self._token = token
+
+    def scrub(self, text: str) -> str:
+        """`text` with the hub's token masked: a child's output (verify.py) may print its environment."""
+        return text.replace(self._token, proto.REDACTED) if self._token else text
 
     def call(
         self,
@@ -63,3 +68,15 @@ class HubApi:
 
     def set_debug(self, changes: dict[str, Any]) -> tuple[int, Any]:
         return self.call("PUT", "/api/debug", changes)
+
+    def propose(
+        self, gate_id: str, action: str, value: Any, has_value: bool, why: str, apply: bool
+    ) -> tuple[int, Any]:
+        """`POST /api/proposals` (docs/api.md, "Proposals"): shown on the gate's card for the person
+        to accept or reject; `apply` (--allow-control=auto) accepts it at once."""
+        body: dict[str, Any] = {"gateId": gate_id, "action": action, "why": why}
+        if has_value:
+            body["value"] = value
+        if apply:
+            body["apply"] = True
+        return self.call("POST", "/api/proposals", body, headers={"X-GraphMind-Via": "mcp"})

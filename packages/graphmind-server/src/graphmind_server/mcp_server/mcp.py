@@ -35,10 +35,24 @@ def add_parser(subparsers: Any) -> None:
     )
     p.add_argument(
         "--allow-control",
+        nargs="?",
+        const="on",
+        choices=("on", "auto"),
+        default=None,
+        help="also offer tools that answer held gates and set breakpoints (off by default); "
+        "=auto: also apply propose_answer's proposals at once, without the person's click",
+    )
+    p.add_argument(
+        "--allow-exec",
         action="store_true",
-        help="also offer tools that answer held gates and set breakpoints (off by default)",
+        help="offer fork_and_replay and replay_each, which run the app's recorded command line on this "
+        "machine (off by default; docs/mcp.md)",
     )
     p.set_defaults(func=run_command)
+    sub = p.add_subparsers(dest="mcp_command", metavar="install")
+    from .install import add_parser as add_install
+
+    add_install(sub)
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -57,8 +71,13 @@ def run_command(args: argparse.Namespace) -> int:
     from graphmind.protocol import TokenError
 
     try:
+        control: bool | str = "auto" if args.allow_control == "auto" else args.allow_control == "on"
         server = build_server(
-            default_db(args.db), args.port, allow_control=args.allow_control, token_file=args.token_file
+            default_db(args.db),
+            args.port,
+            allow_control=control,
+            token_file=args.token_file,
+            allow_exec=args.allow_exec,
         )
     except TokenError as exc:
         print(f"graphmind: {exc}", file=sys.stderr, flush=True)

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import contextlib
-import inspect
-import json
 import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
 
 from .._version import __version__
 from ..export.jsonl import encode
@@ -20,17 +17,13 @@ from ..export.source import ExportError, open_readonly
 from ..store.effects import run_ledger
 from ..store.readonly import snapshot
 from . import reads
+from .assistant import add_assistant_tools, add_verify_tools
+from .control import add_control_tools, add_propose_tool
 from .hubapi import HubApi, HubUnreachable
 from .reads import DEFAULT_BUDGET, Links, ToolInputError
+from .registry import READ_ONLY, tool
 
 T = TypeVar("T")
-READ_ONLY = ToolAnnotations(
-    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-)
-STEERS = ToolAnnotations(
-    read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
-)
-ACTIONS = ("continue", "retry", "inject", "abort", "simulate")
 
 INSTRUCTIONS = (
     "GraphMind records what LLM agents did: runs, their nodes (llm, tool, retriever, chain, agent) and "
@@ -40,26 +33,16 @@ INSTRUCTIONS = (
 )
 
 
-def tool(
-    server: MCPServer, annotations: ToolAnnotations
-) -> Callable[[Callable[..., str]], Callable[..., str]]:
-    """Register a tool: its docstring (dedented) is its description; its answer is one JSON text."""
-
-    def register(fn: Callable[..., str]) -> Callable[..., str]:
-        server.add_tool(
-            fn,
-            description=inspect.cleandoc(fn.__doc__ or ""),
-            annotations=annotations,
-            structured_output=False,
-        )
-        return fn
-
-    return register
-
-
 def build_server(
-    db: Path, port: int, *, allow_control: bool = False, token_file: str | None = None
+    db: Path,
+    port: int,
+    *,
+    allow_control: bool | str = False,
+    token_file: str | None = None,
+    allow_exec: bool = False,
 ) -> MCPServer:
+    """`allow_control`: False, True (answer_gate, set_breakpoints) or "auto" (those, and
+    propose_answer applies at once). `allow_exec`: fork_and_replay and replay_each run the app."""
     links = Links(port)
     hub = HubApi(port, token_file=token_file)
     server: MCPServer = MCPServer("graphmind", instructions=INSTRUCTIONS, version=__version__)
@@ -171,51 +154,9 @@ def build_server(
         with conn() as c:
             return answer(lambda: reads.get_context(c, links, run_id, node_id, instance, budget))
 
+    add_assistant_tools(server, conn, answer, links, hub)
+    add_propose_tool(server, hub, auto=allow_control == "auto")
+    add_verify_tools(server, conn, answer, links, db, port, allow_exec, hub)
     if allow_control:
-        _add_control_tools(server, hub)
+        add_control_tools(server, hub)
     return server
-
-
-def _add_control_tools(server: MCPServer, hub: HubApi) -> None:
-    def result(status: int, body: Any) -> str:
-        if status >= 400:
-            message = body.get("error") if isinstance(body, dict) else None
-            raise ToolError(f"the hub answered {status}: {message or body}")
-        return encode(body)
-
-    @tool(server, STEERS)
-    def answer_gate(
-        gate_id: str, action: str, value: Any = None, input: Any = None, reload: bool = False
-    ) -> str:
-        """CHANGES WHAT THE AGENT DOES: answer a held gate (gate_id from list_held_gates). action:
-        continue (let the call proceed), retry (run the call again; after and error gates, and a loop hold), inject
-        (skip or replace the call's result with `value`, any JSON), abort (stop the whole run), simulate
-        (at a safe-mode hold, reason effect: do not run the call; `value` optional, the simulated result).
-        `input` (any JSON, where the gate says editable): with continue at a before gate the call runs
-        with this input instead; with retry at an after or error gate it runs again with it.
-        `reload` (where the gate says reloadable): re-import the tool's code from its file first.
-        Returns once the agent confirmed; a refused edit holds the gate again with `refused` saying why."""
-        if action not in ACTIONS:
-            raise ToolError(f"action must be one of {', '.join(ACTIONS)} (got {action!r})")
-        if action == "inject" and value is None:
-            raise ToolError("inject needs a value: the JSON the call returns instead")
-        edit: dict[str, Any] = {}
-        if input is not None:
-            edit["input"] = input
-        if reload:
-            edit["reload"] = True
-        has_value = action == "inject" or (action == "simulate" and value is not None)
-        try:
-            return result(*hub.answer(gate_id, action, value, has_value, edit))
-        except HubUnreachable as exc:
-            raise ToolError(str(exc)) from None
-
-    @tool(server, STEERS)
-    def set_breakpoints(breakpoints: list[dict[str, str]]) -> str:
-        """CHANGES WHAT THE AGENT DOES: replace the hub's breakpoints. Each is {"nodeId": "tool:search",
-        "gate": "before" | "after" | "error"}; an agent reaching one holds there until answered (by the
-        person in the viewer or answer_gate). Pass [] to clear them all. Returns the new debug state."""
-        try:
-            return result(*hub.set_debug({"breakpoints": json.loads(json.dumps(breakpoints))}))
-        except HubUnreachable as exc:
-            raise ToolError(str(exc)) from None

@@ -16,6 +16,7 @@ from typing import Any
 
 from graphmind import protocol as proto
 
+from .proposals import audit_line, run_proposals
 from .status import ABORTED_ERROR, split_node_id
 
 # The effect classes a ledger lists (a `read` call and a model call never are: docs/effects.md).
@@ -194,7 +195,13 @@ def run_ledger(conn: sqlite3.Connection, run_id: str) -> dict[str, Any] | None:
     if conn.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is None:
         return None
     entries = fold(_events(conn, run_id))
-    return {"runId": run_id, "effects": entries, "summary": summary(entries)}
+    ledger: dict[str, Any] = {"runId": run_id, "effects": entries, "summary": summary(entries)}
+    # The audit of answers an assistant proposed at this run's gates (store/proposals.py): what
+    # was proposed, why, and who accepted or rejected it. Absent when there was none.
+    audit = [audit_line(p) for p in run_proposals(conn, run_id)]
+    if audit:
+        ledger["proposals"] = audit
+    return ledger
 
 
 def ledger_entries(conn: sqlite3.Connection, run_id: str) -> list[dict[str, Any]]:

@@ -87,6 +87,7 @@ class DeleteRun(Op):
         writer.conn.execute("DELETE FROM nodes WHERE run_id = ?", (self.run_id,))
         writer.conn.execute("DELETE FROM events WHERE run_id = ?", (self.run_id,))
         writer.conn.execute("DELETE FROM once_keys WHERE run_id = ?", (self.run_id,))
+        writer.conn.execute("DELETE FROM proposals WHERE run_id = ?", (self.run_id,))
         if found:
             writer.forget(self.run_id)
         return found

@@ -65,6 +65,7 @@ def prune(conn: sqlite3.Connection, *, keep_runs: int, keep_days: int, now_ms: f
             nodestats.forget_run(conn, run_id)
             conn.execute("DELETE FROM events WHERE run_id = ?", (run_id,))
             conn.execute("DELETE FROM once_keys WHERE run_id = ?", (run_id,))
+            conn.execute("DELETE FROM proposals WHERE run_id = ?", (run_id,))
             conn.execute("DELETE FROM nodes WHERE run_id = ?", (run_id,))
             conn.execute("DELETE FROM runs WHERE id = ?", (run_id,))
         conn.execute("COMMIT")

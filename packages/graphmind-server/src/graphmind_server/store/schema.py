@@ -103,6 +103,27 @@ MIGRATIONS: list[list[str | Callable[[sqlite3.Connection], None]]] = [
     # 8: one row per ended node execution, for the trends page's SQL (store/nodestats.py); the
     # executions stored before are read from their events once.
     [*nodestats.MIGRATION, nodestats.backfill],
+    # 9: answers a coding assistant proposed at a held gate, and who accepted or rejected them
+    # (store/proposals.py): the node's audit of what was proposed and by whose click it applied.
+    [
+        """CREATE TABLE proposals (
+            id TEXT PRIMARY KEY,
+            run_id TEXT NOT NULL,
+            node_id TEXT,
+            instance_id TEXT,
+            gate_id TEXT NOT NULL,
+            gate TEXT,
+            action TEXT NOT NULL,
+            answer TEXT NOT NULL,
+            why TEXT NOT NULL,
+            status TEXT NOT NULL,
+            decided_by TEXT,
+            note TEXT,
+            created_at REAL NOT NULL,
+            decided_at REAL
+        )""",
+        "CREATE INDEX proposals_by_run ON proposals (run_id, created_at)",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -87,6 +87,10 @@ export const api = {
   contextEdit: (id, nodeId, instanceId, input, ops) => call("POST",
     `/api/runs/${encodeURIComponent(id)}/nodes/${encodeURIComponent(nodeId)}/context/edit?instance=${encodeURIComponent(instanceId)}`,
     { input, ops }),
+  proposals: (runId) => call("GET", `/api/proposals?runId=${encodeURIComponent(runId)}&limit=200`),
+  /** Accept (sent through the gate-answer path) or reject an assistant's proposed answer. */
+  decideProposal: (id, verb) =>
+    call("POST", `/api/proposals/${encodeURIComponent(id)}/${verb}`, {}, { "x-graphmind-via": "viewer" }),
   putDebug: (patch) => call("PUT", "/api/debug", patch),
   pause: (runId) => call("POST", "/api/pause", runId ? { runId } : {}),
   unpause: (runId) => call("DELETE", "/api/pause", runId ? { runId } : {}),

@@ -55,6 +55,7 @@ export class DetailView {
     this.el.replaceChildren(head, status, labelEditor(store.runId, n.nodeId), this.breakpoints(n), this.execList(n, x),
       this.execBox = h("div", { class: "d-exec" }));
     this.renderExec(x);
+    this.loadProposals(m.id, n.nodeId);
     performance.mark("graphmind:detail");
   }
 
@@ -70,6 +71,21 @@ export class DetailView {
       if (open) holder.querySelector(".d-fork").after(saveTestBox({ runId: store.runId, selector: selectorOf(store.model, x) }));
     });
     return btn;
+  },
+
+  /** The answers an assistant proposed at this node's gates, and who decided them (docs/mcp.md). */
+  async loadProposals(runId, nodeId) {
+    if (!runId) return;
+    const res = await api.proposals(runId);
+    if (!res.ok || store.model?.id !== runId || store.selectedNode !== nodeId) return;
+    const mine = (res.body.proposals || []).filter((p) => p.nodeId === nodeId).reverse();
+    this.el.querySelector(".d-proposals")?.remove();
+    if (!mine.length) return;
+    const who = (p) => (p.decidedBy === "auto" ? "auto (--allow-control=auto)" : p.decidedBy === "viewer" ? "the viewer" : p.decidedBy || "");
+    this.el.append(h("section", { class: "d-proposals" }, h("h3", null, "Proposed answers"),
+      h("ul", null, ...mine.map((p) => h("li", { dataset: { proposal: p.id } },
+        h("strong", null, p.action), ` · ${p.status}${p.decidedBy ? ` by ${who(p)}` : ""} · ${clock(p.decidedAt || p.createdAt)}`,
+        p.why ? h("div", { class: "muted small" }, p.why) : null)))));
   }
 
   /** Cheap per-frame update: only the streamed text when nothing else changed. */

@@ -102,6 +102,7 @@ export class EffectsView {
       return;
     }
     const { effects, summary } = res.body;
+    const audit = auditLines(res.body.proposals);
     const ran = summary.writesRan;
     const verdict = h("p", { class: `effects-verdict ${ran ? "writes-ran" : "no-writes"}` },
       h("strong", null, ran ? `${ran} write${ran === 1 ? "" : "s"} ran` : "0 writes ran"),
@@ -110,7 +111,7 @@ export class EffectsView {
       ...Object.entries(summary.outcomes).filter(([k, n]) => n && !RAN.includes(k)).map(([k, n]) => ` · ${n} ${k}`));
     if (!effects.length) {
       this.el.replaceChildren(verdict, h("p", { class: "muted" },
-        "No write or unknown tool call in this run. Reads and model calls are never listed (docs/effects.md)."));
+        "No write or unknown tool call in this run. Reads and model calls are never listed (docs/effects.md)."), ...audit);
       return;
     }
     const rows = effects.map((e) => h("tr", { class: `effect-row outcome-${cls(e.outcome)}`, dataset: { instanceId: String(e.instanceId ?? "") } },
@@ -126,9 +127,19 @@ export class EffectsView {
     const table = h("table", { class: "effects-table" },
       h("thead", null, h("tr", null, ...["#", "Call", "Class", "Outcome", "By", "Input"].map((t) => h("th", { scope: "col" }, t)))),
       h("tbody", null, ...rows));
-    this.el.replaceChildren(verdict, h("div", { class: "effects-scroll" }, table));
+    this.el.replaceChildren(verdict, h("div", { class: "effects-scroll" }, table), ...audit);
     this.runId = runId;
   }
+}
+
+/** The answers an assistant proposed at this run's gates, and who decided them (docs/mcp.md). */
+function auditLines(proposals) {
+  if (!Array.isArray(proposals) || !proposals.length) return [];
+  const who = (p) => (p.status === "accepted" || p.status === "rejected" ? ` by ${p.by === "auto" ? "auto (--allow-control=auto)" : byText(p.by)}` : "");
+  return [h("h3", { class: "effects-proposals-title" }, "Proposed answers"),
+    h("ul", { class: "effects-proposals" }, ...proposals.map((p) => h("li", { class: `proposal-${cls(p.status)}`, dataset: { proposal: p.proposal } },
+      h("code", null, p.nodeId || ""), ` · ${p.action} · `, h("strong", null, `${p.status}${who(p)}`),
+      p.why ? h("span", { class: "muted" }, ` — ${p.why}`) : null)))];
 }
 
 function compact(value) {

@@ -15,6 +15,7 @@ import { effectLines } from "./effects.js";
 import { injectMeaning, injectStart, inputStart } from "./inject.js";
 import { gateText, hiddenBy, reasonText, ago } from "./format.js";
 import { jsonView } from "./json.js";
+import { proposalList } from "./proposals.js";
 import { runFacts } from "./runlabel.js";
 import { expectedBox } from "./savetest.js";
 import { store, removeGate } from "./state.js";
@@ -55,6 +56,7 @@ export class GatesView {
       card.querySelector(".gate-run-facts").textContent = runFacts(run);
       // A gate of another run than the one on screen: one click shows its graph.
       card.querySelector(".gate-open-run").hidden = !g.runId || g.runId === store.runId;
+      card.proposals.show(g.proposals); // an assistant's proposed answers (proposals.js)
     });
   }
 
@@ -188,10 +190,12 @@ export class GatesView {
       card.classList.toggle("busy", busy);
     };
     for (const b of buttons.querySelectorAll("button")) if (b.disabled) b.dataset.locked = "true";
+    const proposed = proposalList(() => removeGate(g.gateId));
+    card.proposals = proposed;
     // A model call's window (context.js), above the conversation so the bar and the step diff are
     // in view without scrolling the card; at a before gate it can be cut before it is sent.
     const xray = g.kind === "llm" && !divergence && g.gate !== "error" && g.instanceId ? this.xray(g, canEdit && g.editable === true && editAction === "continue", send, say) : null;
-    card.append(title, reason, ...effectLines(g), ...(refused ? [refused] : []), ...(xray ? [xray] : []), body, buttons, ...(notEditable ? [notEditable] : []),
+    card.append(title, reason, ...effectLines(g), ...(refused ? [refused] : []), proposed.el, ...(xray ? [xray] : []), body, buttons, ...(notEditable ? [notEditable] : []),
       ...(notReloadable ? [notReloadable] : []), ...boxes.map((b) => b.el), msg,
       ...(typeof g.runId === "string" && g.runId ? [expectedBox(g)] : []),
       h("p", { class: "muted small gate-age", dataset: { since: String(g.heldSince ?? "") } }, `held ${ago(g.heldSince)}`));

@@ -18,7 +18,7 @@ import { RunModel, modelFromSummary } from "./model.js";
 import { RunsView } from "./runs.js";
 import { pageOf } from "./pages.js";
 import { RunView } from "./runview.js";
-import { store, emit, on, setGates, addGate, removeGate } from "./state.js";
+import { store, emit, on, setGates, addGate, removeGate, setGateProposals } from "./state.js";
 import { showThread } from "./threads.js";
 
 const PAGE = 2000;
@@ -181,6 +181,9 @@ function onFrame(f) {
       break;
     case "gate.released":
       removeGate(f.gateId);
+      break;
+    case "gate.proposals":
+      setGateProposals(f.gateId, f.proposals);
       break;
     case "debug":
       setDebug(f.debug);

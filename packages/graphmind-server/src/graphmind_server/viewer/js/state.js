@@ -46,6 +46,14 @@ export function addGate(gate) {
   setGates([...store.gates, gate]);
 }
 
+/** The answers an assistant proposed for a held gate changed (a `gate.proposals` frame). */
+export function setGateProposals(gateId, proposals) {
+  const gate = store.gates.find((g) => g.gateId === gateId);
+  if (!gate) return;
+  gate.proposals = Array.isArray(proposals) ? proposals : [];
+  emit("gates");
+}
+
 export function removeGate(gateId) {
   const before = store.gates.length;
   store.gates = store.gates.filter((g) => g.gateId !== gateId);

@@ -1,0 +1,427 @@
+"""The assistant's read tools over one run: `explain_run`, `node_detail`, `search_runs`,
+`diff_runs`. Each is a compact structured answer, not raw events: long values are cut to the
+preview bound (`PREVIEW` characters, marked), lists to a page, and the whole answer to the budget.
+Plain functions over a read-only connection (no SDK needed)."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ..compare.runs import CompareError, compare
+from ..export.source import iter_events
+from ..store import reads as store_reads
+from ..store.effects import run_ledger
+from ..store.proposals import audit_line, run_proposals
+from ..store.status import RUN_STATUSES
+from .reads import DEFAULT_BUDGET, Links, ToolInputError, _cut_strings, _fit, clean
+
+PREVIEW = 2_000  # characters of one value (an input, an output, a message) an answer shows
+MIN_PREVIEW, MAX_PREVIEW = 200, 20_000
+PAGE = 20  # items of a list (attempts, ledger entries, search hits) an answer shows
+
+ContextReader = Callable[[sqlite3.Connection, str, str, str], dict[str, Any] | None]
+
+
+def preview(value: Any, bound: int = PREVIEW) -> Any:
+    """The value with every string over the bound cut (`… [N more characters]`)."""
+    return _cut_strings(clean(value), bound)
+
+
+def _no_run(run_id: str) -> ToolInputError:
+    return ToolInputError(f"no run {run_id!r} (deleted, pruned, or never reported); list_runs lists them")
+
+
+class _Exec:
+    """One execution of a node, folded from its events."""
+
+    def __init__(self, ev: dict[str, Any]) -> None:
+        self.node_id: str = ev["nodeId"]
+        self.instance: str = str(ev.get("instanceId", ""))
+        self.kind = ev.get("kind")
+        self.name = ev.get("name")
+        self.input = ev.get("input")
+        self.output: Any = None
+        self.error: Any = None
+        self.status = "running"
+        self.paused: dict[str, Any] | None = None
+        self.attempts: list[dict[str, Any]] = []
+        self.edits: list[dict[str, Any]] = []
+        self.flags: dict[str, Any] = {}
+
+    def see(self, ev: dict[str, Any]) -> None:
+        kind = ev.get("type")
+        if kind == "node.finished":
+            self.status, self.output, self.paused = "ok", ev.get("output"), None
+            for flag in ("injected", "replayed", "simulated", "edited"):
+                if ev.get(flag):
+                    self.flags[flag] = True
+        elif kind == "node.error":
+            self.status, self.error, self.paused = "error", ev.get("error"), None
+        elif kind == "exec.paused":
+            self.paused = ev
+        elif kind == "exec.resumed":
+            self.paused = None
+            answer: dict[str, Any] = {k: ev[k] for k in ("action", "by", "answeredBy") if k in ev}
+            if ev.get("input") is not None or ev.get("edited"):
+                answer["input"] = ev.get("input")
+                self.edits.append(answer)
+        elif kind == "node.attempt":
+            self.attempts.append(
+                {k: ev.get(k) for k in ("attempt", "input", "error", "output", "durationMs") if k in ev}
+            )
+        if kind in ("node.finished", "node.error") and "originalInput" in ev:
+            # An edited call (docs/protocol.md, "Editing a held call"): the input it ran with.
+            self.edits.append({"originalInput": ev["originalInput"], "input": ev.get("input")})
+            self.input = ev.get("input")
+
+    @property
+    def held(self) -> bool:
+        return self.paused is not None
+
+
+def _fold(conn: sqlite3.Connection, run_id: str) -> tuple[list[_Exec], dict[str, Any] | None]:
+    """Every execution of the run in start order, and its run.finished event (None while running)."""
+    execs: dict[str, _Exec] = {}
+    order: list[_Exec] = []
+    finished: dict[str, Any] | None = None
+    for stored in iter_events(conn, run_id):
+        ev = stored.event
+        if ev.get("type") == "run.finished":
+            finished = ev
+            continue
+        if not isinstance(ev.get("nodeId"), str):
+            continue
+        instance = str(ev.get("instanceId", ""))
+        if ev.get("type") == "node.started":
+            ex = _Exec(ev)
+            execs[instance] = ex
+            order.append(ex)
+        elif (found := execs.get(instance)) is not None:
+            found.see(ev)
+    return order, finished
+
+
+def _error_text(error: Any) -> str | None:
+    if isinstance(error, dict):
+        name, message = error.get("name") or error.get("type") or "Error", error.get("message") or ""
+        return f"{name}: {message}"[:PREVIEW]
+    return None if error is None else str(error)[:PREVIEW]
+
+
+def explain_run(
+    conn: sqlite3.Connection,
+    links: Links,
+    run_id: str,
+    live_gates: list[dict[str, Any]] | None,
+    context: ContextReader,
+) -> str:
+    run = store_reads.get_run(conn, run_id)
+    if run is None:
+        raise _no_run(run_id)
+    execs, finished = _fold(conn, run_id)
+    agent = store_reads.agent_node(conn, run_id)
+    calls = [e for e in execs if e.node_id != agent]
+    held = [e for e in calls if e.held]
+    failed = [e for e in calls if e.status == "error"]
+    focus_exec = held[0] if held else failed[-1] if failed else None
+    answer: dict[str, Any] = {
+        "runId": run_id,
+        "name": run["name"],
+        "app": run["app"],
+        "status": run["status"],
+        "link": links.run(run_id),
+        "steps": len(calls),
+        "errors": len(failed),
+    }
+    if focus_exec is not None:
+        answer["focus"] = _focus(focus_exec, links, run_id, live_gates)
+    elif isinstance(finished, dict) and finished.get("error"):
+        answer["focus"] = {
+            "node": None,
+            "why": "the run ended in error",
+            "error": _error_text(finished["error"]),
+        }
+    else:
+        answer["focus"] = None
+    loop = next((e.paused.get("loop") for e in held if e.paused and e.paused.get("reason") == "loop"), None)
+    answer["loopStreak"] = loop
+    answer["divergence"] = _divergence(calls, finished)
+    model = [e for e in calls if e.kind == "llm"]
+    if model:
+        last = model[-1]
+        answer["lastModelInput"] = {
+            "nodeId": last.node_id,
+            "instanceId": last.instance,
+            "context": _context_summary(context(conn, run_id, last.node_id, last.instance)),
+        }
+    else:
+        answer["lastModelInput"] = None
+    ledger = run_ledger(conn, run_id) or {"effects": [], "summary": {}}
+    answer["effects"] = {
+        "summary": ledger["summary"],
+        "calls": [
+            {k: e.get(k) for k in ("name", "nodeId", "class", "outcome", "by", "runs") if k in e}
+            for e in ledger["effects"][:PAGE]
+        ],
+        **({"more": len(ledger["effects"]) - PAGE} if len(ledger["effects"]) > PAGE else {}),
+        **({"proposals": ledger["proposals"][-PAGE:]} if ledger.get("proposals") else {}),
+    }
+    return _fit(clean(answer), "steps", DEFAULT_BUDGET)
+
+
+def _focus(ex: _Exec, links: Links, run_id: str, live_gates: list[dict[str, Any]] | None) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "nodeId": ex.node_id,
+        "instanceId": ex.instance,
+        "kind": ex.kind,
+        "name": ex.name,
+        "status": "held" if ex.held else ex.status,
+        "link": links.node(run_id, ex.node_id),
+    }
+    if ex.paused is not None:
+        p = ex.paused
+        out["gate"], out["reason"] = p.get("gate"), p.get("reason")
+        out["actions"] = p.get("actions")
+        error = p.get("error") or ex.error
+        if error is not None:
+            out["error"] = _error_text(error)
+        gate = next((g for g in live_gates or () if g.get("instanceId") == ex.instance), None)
+        out["gateId"] = gate.get("gateId") if gate else None
+        if gate is None:
+            out["note"] = "no hub answered with this gate's id: start the hub to answer or propose"
+    else:
+        out["error"] = _error_text(ex.error)
+    out["input"] = preview(ex.input, PREVIEW // 2)
+    if ex.attempts:
+        out["attempts"] = len(ex.attempts) + 1
+    return out
+
+
+def _divergence(calls: list[_Exec], finished: dict[str, Any] | None) -> dict[str, Any] | None:
+    for ex in calls:
+        p = ex.paused
+        if p is not None and p.get("reason") == "divergence":
+            raw = p.get("replay")
+            replay: dict[str, Any] = raw if isinstance(raw, dict) else {}
+            return {"nodeId": ex.node_id, "why": replay.get("why"), "occurrence": replay.get("occurrence")}
+        err = ex.error if isinstance(ex.error, dict) else None
+        if err is not None and "Divergence" in str(err.get("name", "")):
+            return {"nodeId": ex.node_id, "why": str(err.get("message", ""))[:PREVIEW]}
+    return None
+
+
+def _context_summary(x: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Context X-ray's breakdown, reduced: the total, the tokenizer, the three largest parts."""
+    if not x:
+        return None
+    parts = sorted(x.get("parts") or (), key=lambda p: -(p.get("tokens") or 0))
+    return {
+        "total": x.get("total"),
+        "tokenizer": x.get("tokenizer"),
+        "estimated": x.get("estimated"),
+        "contextLimit": x.get("contextLimit"),
+        "largest": [
+            {k: p.get(k) for k in ("id", "kind", "role", "label", "tokens", "share")}
+            | {"preview": str(p.get("preview") or "")[:160]}
+            for p in parts[:3]
+        ],
+        "warnings": list(x.get("warnings") or ())[:5],
+    }
+
+
+def node_detail(
+    conn: sqlite3.Connection,
+    links: Links,
+    run_id: str,
+    node_id: str,
+    instance: str | None,
+    bound: int,
+) -> str:
+    if not MIN_PREVIEW <= bound <= MAX_PREVIEW:
+        raise ToolInputError(f"preview must be from {MIN_PREVIEW} to {MAX_PREVIEW} characters (got {bound})")
+    if store_reads.run_owner(conn, run_id) is None:
+        raise _no_run(run_id)
+    execs, _ = _fold(conn, run_id)
+    mine = [e for e in execs if e.node_id == node_id]
+    if not mine:
+        names = sorted({e.node_id for e in execs})[:PAGE]
+        raise ToolInputError(f"run {run_id!r} has no node {node_id!r}; its nodes: {', '.join(names)}")
+    if instance is not None:
+        picked = [e for e in mine if e.instance == instance]
+        if not picked:
+            raise ToolInputError(
+                f"node {node_id!r} has no execution {instance!r}; it has {', '.join(e.instance for e in mine[:PAGE])}"
+            )
+        ex = picked[0]
+    else:
+        ex = mine[-1]
+    out: dict[str, Any] = {
+        "runId": run_id,
+        "nodeId": node_id,
+        "instanceId": ex.instance,
+        "execution": mine.index(ex) + 1,
+        "executions": len(mine),
+        "kind": ex.kind,
+        "name": ex.name,
+        "status": "held" if ex.held else ex.status,
+        "link": links.node(run_id, node_id),
+        "input": preview(ex.input, bound),
+        "output": preview(ex.output, bound),
+        "error": _error_text(ex.error),
+        "attempts": [preview(a, bound // 4) for a in ex.attempts[-PAGE:]],
+        "edits": [preview(e, bound // 4) for e in ex.edits[-PAGE:]],
+        **ex.flags,
+    }
+    if ex.paused is not None:
+        out["held"] = {k: ex.paused.get(k) for k in ("gate", "reason", "actions", "gateId") if k in ex.paused}
+    out["proposals"] = [
+        {**audit_line(p), "answer": preview(p["answer"], bound // 4)}
+        for p in run_proposals(conn, run_id, node_id)
+        if p["instanceId"] in (None, ex.instance)
+    ][-PAGE:]
+    return _fit(clean(out), "attempts", max(DEFAULT_BUDGET, bound * 6))
+
+
+_FILTER = re.compile(r"^(app|status|tool|model|kind|agent|since|name)=(.+)$")
+_SINCE = re.compile(r"^(\d+)([smhd])$")
+
+
+def parse_query(query: str) -> tuple[dict[str, str], list[str], set[str]]:
+    """`app=refund status=error since=7d words…` → (filters, words, flags: error, held)."""
+    filters: dict[str, str] = {}
+    words: list[str] = []
+    flags: set[str] = set()
+    for word in query.split():
+        m = _FILTER.match(word)
+        if m:
+            filters[m.group(1)] = m.group(2)
+        elif word in ("error", "held") and word not in flags and not words:
+            flags.add(word)
+        else:
+            words.append(word)
+    return filters, words, flags
+
+
+def since_ms(text: str) -> float:
+    m = _SINCE.match(text)
+    if not m:
+        raise ToolInputError(f"since must be a number and s, m, h or d (7d, 12h; got {text!r})")
+    seconds = int(m.group(1)) * {"s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]
+    return (time.time() - seconds) * 1000
+
+
+def search_runs(conn: sqlite3.Connection, links: Links, query: str, limit: int) -> str:
+    if not 1 <= limit <= 100:
+        raise ToolInputError(f"limit must be from 1 to 100 (got {limit})")
+    filters, words, flags = parse_query(query)
+    status = filters.get("status")
+    if status is not None and status not in RUN_STATUSES:
+        raise ToolInputError(f"status must be one of {', '.join(RUN_STATUSES)} (got {status!r})")
+    f = store_reads.RunFilter(
+        q=" ".join(words) or None,
+        error="error" in flags,
+        held="held" in flags,
+        kind=filters.get("kind"),
+        tool=filters.get("tool"),
+        model=filters.get("model"),
+        agent=filters.get("agent"),
+        since=since_ms(filters["since"]) if "since" in filters else None,
+    )
+    runs = store_reads.list_runs(conn, 500 if "name" in filters else limit, status, filters.get("app"), f)
+    if "name" in filters:
+        runs = [r for r in runs if filters["name"].lower() in str(r["name"]).lower()][:limit]
+    items = [
+        {
+            k: r.get(k)
+            for k in ("id", "name", "app", "status", "startedAt", "endedAt", "nodeCount", "eventCount")
+        }
+        | {"link": links.run(r["id"])}
+        for r in runs
+    ]
+    return _fit(clean({"query": query, "runs": items}), "runs", DEFAULT_BUDGET)
+
+
+def diff_runs(conn: sqlite3.Connection, links: Links, a: str, b: str) -> str:
+    try:
+        result = compare(conn, a, b)
+    except CompareError as exc:
+        raise ToolInputError(str(exc)) from None
+    rows = result["steps"]
+    first = next((r for r in rows if r["status"] != "equal"), None)
+    seen: dict[str, int] = {}
+    numbered: list[tuple[str, dict[str, Any]]] = []
+    for r in rows:
+        seen[r["nodeId"]] = seen.get(r["nodeId"], 0) + 1
+        numbered.append((f"{r['nodeId']}#{seen[r['nodeId']]}", r))
+    answer: dict[str, Any] = {
+        "a": {"id": a, "status": result["a"]["status"], "link": links.run(a)},
+        "b": {"id": b, "status": result["b"]["status"], "link": links.run(b)},
+        "same": result["same"],
+        "counts": result["counts"],
+        "deltas": result["deltas"],
+        "firstDifference": _difference(first) if first else None,
+        "differing": [
+            {"step": label, "status": r["status"], "changed": r["changed"]}
+            for label, r in numbered
+            if r["status"] != "equal"
+        ][:PAGE],
+        "effects": {"same": result["effects"].get("same")},
+    }
+    return _fit(clean(answer), "differing", DEFAULT_BUDGET)
+
+
+def _difference(row: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"nodeId": row["nodeId"], "status": row["status"], "changed": row["changed"]}
+    for field in row["changed"] or ("input", "output"):
+        out[field] = {side: preview(row[side].get(field), PREVIEW // 4) for side in ("a", "b") if side in row}
+    if row["status"] in ("added", "removed"):
+        side = "b" if row["status"] == "added" else "a"
+        out["input"] = preview(row[side].get("input"), PREVIEW // 4)
+    return out
+
+
+def fallback_context(
+    conn: sqlite3.Connection, run_id: str, node_id: str, instance: str
+) -> dict[str, Any] | None:
+    """Until Context X-ray answers: the model input's messages as parts, counted at 4 characters a
+    token (estimated)."""
+    for stored in iter_events(conn, run_id):
+        ev = stored.event
+        if ev.get("type") == "node.started" and str(ev.get("instanceId", "")) == instance:
+            inp = ev.get("input")
+            messages = (
+                inp.get("messages") if isinstance(inp, dict) else inp if isinstance(inp, list) else None
+            )
+            if not isinstance(messages, list):
+                return None
+            parts: list[dict[str, Any]] = []
+            for i, m in enumerate(messages):
+                text = json.dumps(m, ensure_ascii=False) if not isinstance(m, str) else m
+                role = m.get("role") if isinstance(m, dict) else None
+                parts.append(
+                    {
+                        "id": f"m{i}",
+                        "kind": "message",
+                        "role": role,
+                        "label": f"{role or 'message'} #{i + 1}",
+                        "tokens": max(1, len(text) // 4),
+                        "preview": text[:160],
+                    }
+                )
+            total = sum(p["tokens"] for p in parts) or 1
+            for p in parts:
+                p["share"] = round(p["tokens"] / total, 3)
+            return {
+                "tokenizer": "chars/4",
+                "estimated": True,
+                "total": total,
+                "contextLimit": None,
+                "parts": parts,
+                "warnings": [],
+            }
+    return None
