@@ -256,6 +256,9 @@ def _prepare(settings: Settings, on_ready: Callable[[int], None]) -> tuple[_Serv
     return server, sock
 
 
+SWITCH_INTERVAL_S = 0.001
+
+
 def run(settings: Settings) -> None:
     """Serve until SIGINT/SIGTERM, printing the listening line once ready. Raises the one-line errors."""
 
@@ -276,6 +279,10 @@ def run(settings: Settings) -> None:
             flush=True,
         )
     server, sock = _prepare(settings, ready)
+    # The event loop (every app's ingest, the API, a gate's answer) and the store writer share the
+    # GIL; a writer in the Python part of a big transaction keeps it for the whole switch interval
+    # (5 ms by default) each time the loop asks. 1 ms bounds what a held gate waits for it.
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     try:
         server.run(sockets=[sock])
     finally:
