@@ -73,8 +73,9 @@ def list_runs(
         if not words:
             return []
         for fts in words:
-            where.append("id IN (SELECT run_id FROM search WHERE search MATCH ?)")
-            args.append(fts)
+            clause_for_word, word_args = search.run_has_word(conn, fts)
+            where.append(clause_for_word)
+            args.extend(word_args)
     clause = f"WHERE {' AND '.join(where)}" if where else ""
     rows = conn.execute(
         # Newest first by the hub's clock (store/retention.py): a run dated 2200 by its app's clock
