@@ -362,27 +362,31 @@ def prune_under_ingest(db: Path, home: Path, runs: int) -> None:
     from graphmind_server.testing import HubProcess
 
     keep = max(1, runs // 2)
-    env = {"GRAPHMIND_HOME": str(home), "GRAPHMIND_RETENTION": "off"}
-    with HubProcess(db, env=env) as hub:
-        port = hub.port
-    # The app: a real client on that port, sending events at ~1,000/s through the restart.
     os.environ["GRAPHMIND_HOME"] = str(home)
-    client = graphmind.Client(app="during-prune", url=f"ws://127.0.0.1:{port}/ingest", buffer_size=200_000)
-    stop = threading.Event()
+    hub = HubProcess(db, env={"GRAPHMIND_HOME": str(home), "GRAPHMIND_RETENTION": "off"}, start_timeout=600)
+    try:
+        # The app: a real client, attached, sending ~1,000 events/s through the restart. The default
+        # ring (5,000 events) is what it has to ride out a hub that is not listening.
+        client = graphmind.Client(app="during-prune", url=hub.ingest_url, retry_interval=0.2)
+        if not client.ready(30):
+            raise SystemExit("year_of_runs: the app did not attach")
+        stop = threading.Event()
 
-    def app() -> None:
-        work = client.wrap(lambda i: i, name="step")
-        with client.run("during-prune"):
-            while not stop.is_set():
-                for i in range(10):
-                    work(i)
-                time.sleep(0.02)
+        def app() -> None:
+            work = client.wrap(lambda i: i, name="step")
+            with client.run("during-prune"):
+                while not stop.is_set():
+                    for i in range(10):
+                        work(i)
+                    time.sleep(0.02)
 
-    thread = threading.Thread(target=app)
-    thread.start()
-    began = time.monotonic()
-    env = {"GRAPHMIND_HOME": str(home), "GRAPHMIND_KEEP_RUNS": str(keep)}
-    with HubProcess(db, env=env, port=port, start_timeout=1800) as hub:
+        thread = threading.Thread(target=app)
+        thread.start()
+        time.sleep(2)
+        hub.stop()
+        began = time.monotonic()
+        hub.env = {"GRAPHMIND_HOME": str(home), "GRAPHMIND_KEEP_RUNS": str(keep)}
+        hub.start(hub.port)  # the start-up prune runs before it listens
         listening = time.monotonic() - began
         time.sleep(3)
         stop.set()
@@ -393,10 +397,13 @@ def prune_under_ingest(db: Path, home: Path, runs: int) -> None:
         time.sleep(1)  # the writer's last transaction
         _, body = _get(hub.port, "/api/runs?limit=1000&app=during-prune")
         stored = sum(r["eventCount"] for r in json.loads(body)["runs"])
+        pruned = next((line for line in hub.stderr.splitlines() if "pruned" in line), "(nothing pruned)")
+    finally:
+        hub.stop()
     print(
-        f"prune to the newest {keep:,} of {runs:,} runs, at start-up, with an app sending: the hub listened "
-        f"{listening:.1f} s after it started; the app made {made:,} events, the hub stored {stored:,} "
-        f"({made - stored:,} lost), the client counted {dropped} dropped"
+        f"prune to the newest {keep:,} of {runs:,} runs at start-up, an app sending all along: the hub listened "
+        f"again {listening:.1f} s after it was started; the app made {made:,} events, the hub stored "
+        f"{stored:,} ({made - stored:,} lost), the client counted {dropped} dropped\n  {pruned.strip()}"
     )
 
 
