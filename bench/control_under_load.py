@@ -2,6 +2,8 @@
 gate every interval, a poller answering each one through the API (issue 37).
 
     uv run python bench/control_under_load.py [--apps 8] [--rate 2000] [--seconds 180] [--every 0.5]
+    uv run python bench/control_under_load.py --short   # 30 s, a quick figure
+    uv run python bench/control_under_load.py --full    # 600 s, the whole-loop acceptance run
 
 - The hub: `graphmind serve` in a subprocess (`graphmind_server.testing.HubProcess`) on a
   temporary database, with its own GRAPHMIND_HOME.
@@ -15,7 +17,9 @@ gate every interval, a poller answering each one through the API (issue 37).
   hub answers only once the app confirmed with exec.resumed, so this is the whole answer round
   trip: hub -> app -> hub -> poller).
 
-Prints p50 / p90 / p99 / max of that round trip, the gates answered, the events the load apps
+Prints the whole loop as the app sees it (a held call's start to its resume: the gate's events
+reaching the hub behind the load, the poller seeing it, the answer, the app resuming), the part of
+it until the poller saw the gate, then p50 / p90 / p99 / max of the answer round trip, the gates answered, the events the load apps
 sent vs the events the hub stored (lost = the difference), and the hub's RSS (start, max, end).
 """
 
@@ -111,14 +115,17 @@ def probe_app(url: str, seconds: float, every: float) -> None:
     gated = client.wrap(probe, name="probe", breakpoint="before")
     start = time.monotonic()
     calls = 0
+    held: list[list[float]] = []  # [the call's start (CLOCK_MONOTONIC, shared by every process), its time]
     with client.run("probe"):
         while time.monotonic() - start < seconds:
+            began = time.monotonic()
             gated(calls)
+            held.append([began, time.monotonic() - began])
             calls += 1
             next_at = start + calls * every
             time.sleep(max(0.0, next_at - time.monotonic()))
     client.dispose()
-    print(json.dumps({"probe": calls}), flush=True)
+    print(json.dumps({"probe": calls, "held": held}), flush=True)
 
 
 # -- the poller and the report (this process) --------------------------------------------------------
@@ -142,7 +149,9 @@ def _child(args: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
     )
 
 
-def poll_and_answer(port: int, stop: threading.Event, poll: float, trips: list[float]) -> None:
+def poll_and_answer(
+    port: int, stop: threading.Event, poll: float, trips: list[float], seen: list[float]
+) -> None:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     body = json.dumps({"action": "continue"})
     answered: set[str] = set()
@@ -155,6 +164,7 @@ def poll_and_answer(port: int, stop: threading.Event, poll: float, trips: list[f
             if gate_id in answered:
                 continue
             answered.add(gate_id)
+            seen.append(time.monotonic())
             started = time.perf_counter()
             conn.request("POST", f"/api/gates/{gate_id}", body, {"Content-Type": "application/json"})
             response = conn.getresponse()
@@ -181,6 +191,8 @@ def main() -> None:
     parser.add_argument("--apps", type=int, default=8)
     parser.add_argument("--rate", type=float, default=2000.0, help="events per second per app")
     parser.add_argument("--seconds", type=float, default=180.0)
+    parser.add_argument("--short", action="store_true", help="a quick figure: 30 s")
+    parser.add_argument("--full", action="store_true", help="the whole-loop acceptance run: 600 s")
     parser.add_argument("--every", type=float, default=0.5, help="seconds between two held gates")
     parser.add_argument("--poll", type=float, default=0.01, help="the poller's GET /api/gates interval")
     parser.add_argument(
@@ -191,6 +203,8 @@ def main() -> None:
     parser.add_argument("--_load", nargs=4, help=argparse.SUPPRESS)
     parser.add_argument("--_probe", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.short or args.full:
+        args.seconds = 30.0 if args.short else 600.0
     if args._load:
         index, url, rate, seconds = args._load
         load_app(int(index), url, float(rate), float(seconds))
@@ -216,14 +230,15 @@ def main() -> None:
             ]
             probe = _child(["--_probe", hub.ingest_url, str(args.seconds), str(args.every)], env)
             trips: list[float] = []
+            seen: list[float] = []
             stop = threading.Event()
-            poller = threading.Thread(target=poll_and_answer, args=(hub.port, stop, args.poll, trips))
+            poller = threading.Thread(target=poll_and_answer, args=(hub.port, stop, args.poll, trips, seen))
             poller.start()
             started = time.monotonic()
             while probe.poll() is None and time.monotonic() - started < args.seconds + 60:
                 rss.append(_rss_mb(hub_pid))
                 time.sleep(1.0)
-            _, probe_err = probe.communicate(timeout=30)
+            probe_out, probe_err = probe.communicate(timeout=30)
             stop.set()
             poller.join()
             sent = 0
@@ -234,6 +249,7 @@ def main() -> None:
                 sent += json.loads(out.strip().splitlines()[-1])["sent"]
             if probe.returncode != 0:
                 raise SystemExit(f"the probe failed:\n{probe_err}")
+            held = json.loads(probe_out.strip().splitlines()[-1])["held"]
             deadline = time.monotonic() + 60
             stored = _stored_events(hub.port, args.apps)
             while stored < sent and time.monotonic() < deadline:  # the writer's backlog drains
@@ -245,14 +261,29 @@ def main() -> None:
         f"{args.apps} apps x {args.rate:,.0f} events/s for {args.seconds:.0f} s, a gate every {args.every} s "
         f"(poll {args.poll * 1000:.0f} ms); hub {args.hub_python}; load average {load_avg:.1f}"
     )
+    whole = [t for _, t in held]
+    if whole:
+        # The i-th gate the poller saw is the probe's i-th call (one held at a time).
+        to_seen = [max(0.0, s - b) for (b, _), s in zip(held, seen, strict=False)]
+        print(
+            f"whole loop, app side, held call start -> resume ({len(whole)} calls): p50 {_pct(whole, 50):.1f} ms, "
+            f"p90 {_pct(whole, 90):.1f} ms, p99 {_pct(whole, 99):.1f} ms, max {max(whole) * 1000:.1f} ms "
+            "(target p99 < 50 ms, max < 200 ms)"
+        )
+        print(
+            f"  of which call start -> gate seen in /api/gates: p50 {_pct(to_seen, 50):.1f} ms, "
+            f"p99 {_pct(to_seen, 99):.1f} ms, max {max(to_seen) * 1000:.1f} ms (poll every {args.poll * 1000:.0f} ms)"
+        )
     if trips:
         print(
             f"answer round trip ({len(trips)} gates): p50 {_pct(trips, 50):.1f} ms, p90 {_pct(trips, 90):.1f} ms, "
             f"p99 {_pct(trips, 99):.1f} ms, max {max(trips) * 1000:.1f} ms (target p99 < 50 ms)"
         )
     print(f"events: {sent:,} sent, {stored:,} stored, {sent - stored:,} lost (target 0)")
+    half = rss[len(rss) // 2]
     print(
-        f"hub RSS: {rss[0]:.0f} MB at start, max {max(rss):.0f} MB, {rss[-1]:.0f} MB at the end (target < 150 MB)"
+        f"hub RSS: {rss[0]:.0f} MB at start, {half:.0f} MB half way, max {max(rss):.0f} MB, {rss[-1]:.0f} MB at the end "
+        "(flat: the second half grows by under 10 %)"
     )
 
 

@@ -1,7 +1,9 @@
 """The shared gate matrix (graphmind.testing.gate_matrix) on `generate_content` and
 `generate_content_stream`, sync (`client.models`) and async (`client.aio.models`), against the
 loopback Gemini API (graphmind_google_genai.testing.FakeGemini): every case on core's FakeHub and
-on the real hub process (the `kit_hub` fixture), the edit and replay cases included."""
+on the real hub process (the `kit_hub` fixture), the edit and replay cases included. The default run
+takes each case on one of the two hubs (`kit_default`); the nox matrix cell (`GRAPHMIND_KIT_FULL=1`)
+takes every case on both."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from graphmind_google_genai import instrument_google_genai, uninstrument_google_
 from graphmind_google_genai.testing import FakeGemini
 from graphmind_server.testing import HubProcess, KitHub
 from graphmind_server.testing.foreign_trace import FOREIGN_CASES, run_foreign_case
+from graphmind_server.testing.pytest_plugin import kit_default
 
 MODEL = "gemini-2.5-flash"
 PROMPT = "Plan a day in Cairo"
@@ -117,6 +120,7 @@ async def subject() -> AsyncIterator[GenerateSubject]:
 
 @pytest.mark.parametrize("case", CASES)
 async def test_gate_matrix(case: str, subject: GenerateSubject, kit_hub: Callable[[], KitHub] | None) -> None:
+    kit_default(case, kit_hub)  # each case on one hub by default; GRAPHMIND_KIT_FULL=1: both
     await run_case(case, subject, hub=kit_hub)
 
 

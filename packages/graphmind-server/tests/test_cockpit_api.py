@@ -402,3 +402,33 @@ def test_the_hub_writer_indexes_in_its_idle_time(tmp_path: Path) -> None:
     rows = conn.execute("SELECT count(*) FROM search WHERE search MATCH 'needle50'").fetchone()[0]
     assert rows == 1
     assert conn.execute("SELECT value FROM settings WHERE key = 'search_indexed'").fetchone()[0] == "50"
+
+
+def test_a_word_in_many_events_filters_the_runs_list_run_by_run_with_the_same_answer(
+    thub: Any, monkeypatch
+) -> None:
+    """A word in more events than search.RARE_WORD_EVENTS is looked for run by run, in the range of each
+    run's cursors (a year of runs: bench/year_of_runs.py); the list is the same as the set's."""
+    from graphmind_server.store import search
+
+    app = thub.app(app="trips")
+    agent_run(app, "r1", city="lisbon")
+    agent_run(app, "r2", city="porto-azul", fail=True)
+    agent_run(app, "r3", city="faro", weather="lisbon")
+    agent_run(app, "r4", city="braga")
+    thub.wait_for(lambda: len(thub.api("GET", "/api/runs")[1]["runs"]) == 4, what="4 runs")
+    ids = lambda q: [r["id"] for r in thub.api("GET", f"/api/runs?{q}")[1]["runs"]]  # noqa: E731
+    queries = [
+        "q=lisbon",
+        "q=lisbon&status=finished",
+        "q=porto-azul",
+        "q=faro%20sunny",
+        "q=nothing",
+        "q=go&limit=2",
+    ]
+    as_a_set = [ids(q) for q in queries]
+    assert as_a_set[0] == ["r3", "r1"] and as_a_set[-1] == ["r4", "r3"]
+    monkeypatch.setattr(search, "RARE_WORD_EVENTS", 1)  # every word is common: run by run
+    assert [ids(q) for q in queries] == as_a_set
+    hits = thub.api("GET", "/api/search?q=lisbon&run=r3")[1]["hits"]
+    assert [(h["runId"], h["nodeId"]) for h in hits] == [("r3", "tool:weather")]  # within the run's range

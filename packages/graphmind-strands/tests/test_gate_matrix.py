@@ -5,7 +5,9 @@ bodies' runs), each gated per agent (`instrument_agent`) and the model call proc
 (`instrument_strands`).
 
 Every case runs twice (the `kit_hub` fixture, graphmind_server.testing.pytest_plugin): against core's
-in-process FakeHub, and against the real hub process driven as the viewer drives it."""
+in-process FakeHub, and against the real hub process driven as the viewer drives it. The default run
+takes each case once per subject, on one of the two hubs (`kit_default`), and the process-wide
+subject's own cases (`PROCESS_DEFAULT`); the nox matrix cell (`GRAPHMIND_KIT_FULL=1`) takes them all."""
 
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ import graphmind
 from graphmind.testing.gate_matrix import CASES, GateSubject, run_case
 from graphmind_openai.testing import FakeOpenAI
 from graphmind_server.testing import KitHub
+from graphmind_server.testing.pytest_plugin import KIT_FULL, kit_default
 from graphmind_strands import instrument_agent, instrument_strands, uninstrument_agent, uninstrument_strands
 
 REPLY = "the real reply, in several chunks"
@@ -227,6 +230,22 @@ class ToolSubject(GateSubject):
         self.fake.stop()
 
 
+# The process-wide patch runs the per-agent subject's handlers: the default run takes what differs
+# (installing and undoing it, a client configured later, one of each gate on both call forms).
+PROCESS_DEFAULT = {
+    "before_inject",
+    "after_inject_async",
+    "error_retry",
+    "abort_async",
+    "stream_tee_async",
+    "wrap_twice_is_once",
+    "undo",
+    "disabled",
+    "configured_later",
+    "replay_match_async",
+    "before_edit_async",
+}
+
 SUBJECTS: dict[str, Callable[[], GateSubject]] = {
     "model": ModelSubject,
     "model-process": ProcessModelSubject,
@@ -248,6 +267,12 @@ async def test_gate_matrix(case: str, subject: str, kit_hub: Callable[[], KitHub
             "the process-wide patch runs the per-agent subject's handlers: on FakeHub only, to keep the "
             "default suite's time (the real hub runs the per-agent model and the tool subjects)"
         )
+    if subject == "model-process" and not KIT_FULL and case not in PROCESS_DEFAULT:
+        pytest.skip(
+            "the process-wide patch's own cases in the default run (GRAPHMIND_KIT_FULL=1: every case)"
+        )
+    if subject != "model-process":
+        kit_default(case, kit_hub, list(SUBJECTS).index(subject))
     made = SUBJECTS[subject]()
     try:
         await run_case(case, made, hub=kit_hub)

@@ -28,7 +28,8 @@ from .http.app import build_app
 from .http.wsprotocol import protocol_class
 from .hub.config import DEFAULT_PORT, ConfigError, Settings, is_loopback, settings_from
 from .hub.state import Hub
-from .store import Store, StoreError, prices
+from .store import Store, StoreError, prices, retention
+from .store.ops import Prune
 
 LISTENING = "GraphMind hub listening on http://{host}:{port}"
 # Apps look for the hub on the default port; on any other the first app recorded nothing until its
@@ -146,6 +147,8 @@ class _Server(uvicorn.Server):
         self.viewer_codes: ViewerCodes = hub_app_codes
         self.on_ready = on_ready
         self.token_file: tuple[Path, str] | None = None
+        self.prune_later: retention.Plan | None = None  # a start-up prune too big to do before listening
+        self._pruning: asyncio.Task[None] | None = None
 
     def remove_token_file(self) -> None:
         self.viewer_codes.remove_file()
@@ -163,8 +166,14 @@ class _Server(uvicorn.Server):
                 sock.listen(LISTEN_QUEUE)
         if self.started:
             self.on_ready()
+            if self.prune_later is not None:
+                self._pruning = asyncio.get_running_loop().create_task(
+                    _prune(self.hub.store, self.prune_later)
+                )
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        if self._pruning is not None:
+            self._pruning.cancel()  # what is left goes at the next start
         # Answer held gates while the apps are still connected; uvicorn closes them next.
         await self.hub.release_all()
         await super().shutdown(sockets)
@@ -193,6 +202,25 @@ class _Server(uvicorn.Server):
                 signal.signal(sig, handler)
 
 
+async def _prune(store: Store, plan: retention.Plan) -> None:
+    """A big start-up prune, once the hub listens: a chunk per writer transaction, each queued after
+    what the apps sent meanwhile, so their events keep being stored (store/retention.py)."""
+    events = 0
+    try:
+        for chunk in plan.chunks():
+            events += await store.submit(Prune(chunk))
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # the prune is housekeeping: it never takes the hub down
+        print(
+            f"graphmind: the start-up prune stopped ({exc!r}); it goes on at the next start", file=sys.stderr
+        )
+        return
+    done = retention.Pruned(plan.pruned().over_count, plan.too_old, events, plan.keep_runs, plan.keep_days)
+    if (line := done.summary("after start-up, in the background")) is not None:
+        print(line, file=sys.stderr, flush=True)
+
+
 def _prepare(settings: Settings, on_ready: Callable[[int], None]) -> tuple[_Server, socket.socket]:
     try:  # GRAPHMIND_PRICES: a file that cannot be used stops the hub now, not at the first read
         prices.check_env()
@@ -207,11 +235,13 @@ def _prepare(settings: Settings, on_ready: Callable[[int], None]) -> tuple[_Serv
         sock.close()
         raise
     try:
+        later: retention.Plan | None = None
         if settings.retention:
-            pruned = store.prune(
-                keep_runs=settings.keep_runs, keep_days=settings.keep_days, now_ms=time.time() * 1000
-            )
-            if (line := pruned.summary()) is not None:
+            keep, days, now = settings.keep_runs, settings.keep_days, time.time() * 1000
+            doomed = store.prune_plan(keep_runs=keep, keep_days=days, now_ms=now)
+            if doomed.events > retention.PRUNE_BEFORE_LISTEN_EVENTS:
+                later = doomed  # a big prune goes on once the hub listens (store/retention.py)
+            elif (line := store.prune(keep_runs=keep, keep_days=days, now_ms=now).summary()) is not None:
                 print(line, file=sys.stderr, flush=True)
         limiter = Limiter()
         app = build_app(replace(settings, port=port), store, trust=limiter.trust)
@@ -255,7 +285,11 @@ def _prepare(settings: Settings, on_ready: Callable[[int], None]) -> tuple[_Serv
     )
     server = _Server(config, app.state.hub, lambda: on_ready(port), limiter, app.state.viewer_codes)
     server.token_file = server_token
+    server.prune_later = later
     return server, sock
+
+
+SWITCH_INTERVAL_S = 0.001
 
 
 def run(settings: Settings) -> None:
@@ -278,6 +312,10 @@ def run(settings: Settings) -> None:
             flush=True,
         )
     server, sock = _prepare(settings, ready)
+    # The event loop (every app's ingest, the API, a gate's answer) and the store writer share the
+    # GIL; a writer in the Python part of a big transaction keeps it for the whole switch interval
+    # (5 ms by default) each time the loop asks. 1 ms bounds what a held gate waits for it.
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     try:
         server.run(sockets=[sock])
     finally:

@@ -23,6 +23,7 @@ from .auth import challenge_for
 from .lossframe import take_dropped, take_stored_query
 
 EVENT_TYPES = proto.EVENT_TYPES
+GATE_EVENTS = frozenset({proto.EXEC_PAUSED, proto.EXEC_RESUMED})
 HELLO_TIMEOUT_S = 5.0  # the upgrade and the hello together are also bounded by limits.HANDSHAKE_TIMEOUT_S
 # Past this many uncommitted events, or this much uncommitted event text, the hub stops reading
 # from apps until the writer catches up: a flood slows the senders (TCP backpressure; the app's
@@ -289,6 +290,10 @@ async def _read_hello(websocket: WebSocket) -> dict[str, Any] | None:
 
 async def _frames(websocket: WebSocket, hub: Hub, conn: AppConnection) -> None:
     while True:
+        # A turn for every other connection between two frames: a queued receive() returns without
+        # yielding, so a busy app's task would take its whole queue while a held gate's frame, read
+        # on its own connection, waited behind it (the gate lane, hub/control_first.py).
+        await asyncio.sleep(0)
         message = await websocket.receive()
         if message["type"] == "websocket.disconnect":
             conn.close_code = message.get("code")  # 1005/1006: no close frame (hub/state.py abandon_reason)
@@ -319,9 +324,13 @@ async def _batch(websocket: WebSocket, hub: Hub, conn: AppConnection, entries: l
     """Each entry exactly as if it had come alone, in order; a bad one is answered and skipped.
     An event takes the synchronous path (`_take_event`): no coroutine per entry (issue 38)."""
     store, control = hub.store, hub.control
+    gate = _carries_gate(entries)
     for n, entry in enumerate(entries):
-        if control.answering and not n % ENTRIES_PER_LOOK:
-            await control.wait(conn)
+        if n and not n % ENTRIES_PER_LOOK:
+            if control.answering:
+                await control.wait(conn)
+            elif not gate:
+                await asyncio.sleep(0)  # a turn for a gate arriving on another connection
         if isinstance(entry, BadFrame):
             await websocket.send_text(_error("bad_frame", f"batch entry {n}: {entry}"))
             continue
@@ -331,7 +340,7 @@ async def _batch(websocket: WebSocket, hub: Hub, conn: AppConnection, entries: l
             problem = _take_event(hub, conn, frame, raw)
             if problem is not None:
                 await websocket.send_text(_error("bad_frame", f"batch entry {n}: {problem}"))
-            elif store.backlog > BACKLOG_HIGH or store.backlog_bytes > BACKLOG_HIGH_BYTES:
+            elif not gate and (store.backlog > BACKLOG_HIGH or store.backlog_bytes > BACKLOG_HIGH_BYTES):
                 await store.wait_backlog_below(BACKLOG_LOW, BACKLOG_LOW_BYTES)
         elif kind in (proto.BATCH, proto.HELLO):
             await websocket.send_text(
@@ -339,6 +348,14 @@ async def _batch(websocket: WebSocket, hub: Hub, conn: AppConnection, entries: l
             )
         else:
             await _frame(websocket, hub, conn, frame, raw, f"batch entry {n}: ")
+
+
+def _carries_gate(entries: list[Entry]) -> bool:
+    """Whether a batch holds a gate (exec.paused) or a gate's release (exec.resumed): such a batch is
+    the gate lane's, taken whole, without waiting for the store's backlog or yielding to bulk work
+    (docs/protocol.md, "Batch frames"). The SDK's write loop sends an exec.paused at once, in the
+    batch with its node.started (graphmind/_wire/write_loop.py); looked for from the end, where it is."""
+    return any(type(entry) is tuple and entry[0]["type"] in GATE_EVENTS for entry in reversed(entries))
 
 
 def _take_event(hub: Hub, conn: AppConnection, frame: dict[str, Any], raw: str) -> str | None:
@@ -375,7 +392,9 @@ async def _frame(
         problem = _take_event(hub, conn, frame, raw)
         if problem is not None:
             await websocket.send_text(_error("bad_frame", where + problem))
-        elif store.backlog > BACKLOG_HIGH or store.backlog_bytes > BACKLOG_HIGH_BYTES:
+        elif kind not in GATE_EVENTS and (
+            store.backlog > BACKLOG_HIGH or store.backlog_bytes > BACKLOG_HIGH_BYTES
+        ):
             await store.wait_backlog_below(BACKLOG_LOW, BACKLOG_LOW_BYTES)
     elif kind == proto.DEBUG_ACK:
         version = frame.get("version")

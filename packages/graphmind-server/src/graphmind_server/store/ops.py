@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from . import labels, nodestats, search
+from . import labels, retention, search
 from .writer import Writer
 
 
@@ -81,13 +81,9 @@ class DeleteRun(Op):
     run_id: str
 
     def apply(self, writer: Writer) -> bool:
-        search.forget_run(writer.conn, self.run_id)
-        nodestats.forget_run(writer.conn, self.run_id)
-        found = writer.conn.execute("DELETE FROM runs WHERE id = ?", (self.run_id,)).rowcount > 0
-        writer.conn.execute("DELETE FROM nodes WHERE run_id = ?", (self.run_id,))
-        writer.conn.execute("DELETE FROM events WHERE run_id = ?", (self.run_id,))
-        writer.conn.execute("DELETE FROM once_keys WHERE run_id = ?", (self.run_id,))
-        writer.conn.execute("DELETE FROM proposals WHERE run_id = ?", (self.run_id,))
+        # One way a run and everything of it goes (store/retention.py), for a delete and a prune.
+        found = writer.conn.execute("SELECT 1 FROM runs WHERE id = ?", (self.run_id,)).fetchone() is not None
+        retention.delete_runs(writer.conn, [self.run_id])
         if found:
             writer.forget(self.run_id)
         return found
@@ -109,6 +105,20 @@ class PutLabel(Op):
         if run is not None:
             writer.touch(run)
         return True
+
+
+@dataclass
+class Prune(Op):
+    """One chunk of a start-up prune too big to finish before the hub listens (store/retention.py):
+    these runs go, as DeleteRun would delete each; returns the events deleted."""
+
+    run_ids: list[str]
+
+    def apply(self, writer: Writer) -> int:
+        events = retention.delete_runs(writer.conn, self.run_ids)
+        for run_id in self.run_ids:
+            writer.forget(run_id)
+        return events
 
 
 @dataclass

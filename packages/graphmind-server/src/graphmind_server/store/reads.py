@@ -82,8 +82,9 @@ def list_runs(
             return []
         # A word in a person's note or tags counts too (store/labels.py).
         for word, fts in zip(f.q.split(), words, strict=True):
-            where.append(f"(id IN (SELECT run_id FROM search WHERE search MATCH ?) OR {labels.TEXT_FILTER})")
-            args += [fts, labels.like(word)]
+            clause_for_word, word_args = search.run_has_word(conn, fts)
+            where.append(f"({clause_for_word} OR {labels.TEXT_FILTER})")
+            args += [*word_args, labels.like(word)]
     clause = f"WHERE {' AND '.join(where)}" if where else ""
     rows = conn.execute(
         # Newest first by the hub's clock (store/retention.py): a run dated 2200 by its app's clock

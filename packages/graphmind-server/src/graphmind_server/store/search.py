@@ -138,6 +138,29 @@ def fts_query(text: str) -> str | None:
     return " ".join('"' + w.replace('"', '""') + '"' for w in words)
 
 
+# A word in fewer events than this: the runs list takes the set of runs it is in (one pass over its
+# matches). More: the list asks, run by run in its own order, whether the word is in that run's range
+# of events, and stops at its limit. Collecting a word in every event of a year of runs took 0.9 s
+# per 100k events it is in (bench/year_of_runs.py); the newest 50 runs that hold it take a few ms.
+RARE_WORD_EVENTS = 5000
+
+
+def run_has_word(conn: sqlite3.Connection, fts: str) -> tuple[str, list[Any]]:
+    """A WHERE clause on `runs` (and its arguments): the run holds the FTS query `fts` in some event."""
+    matches = conn.execute(
+        "SELECT COUNT(*) FROM (SELECT 1 FROM search WHERE search MATCH ? LIMIT ?)", (fts, RARE_WORD_EVENTS)
+    ).fetchone()[0]
+    if matches < RARE_WORD_EVENTS:
+        return "id IN (SELECT run_id FROM search WHERE search MATCH ?)", [fts]
+    # The run's events are a range of cursors (the index's rowids; `runs.cursor` is its last change):
+    # FTS5 seeks within it.
+    return (
+        "EXISTS (SELECT 1 FROM search WHERE search MATCH ? AND search.rowid BETWEEN"
+        " (SELECT MIN(cursor) FROM events WHERE run_id = runs.id) AND runs.cursor AND search.run_id = runs.id)",
+        [fts],
+    )
+
+
 def event_facets(event: dict[str, Any], kind: str, name: str) -> list[str]:
     """The facets one node event adds to its run (`kind` and `name`: the node's, as stored)."""
     etype = event.get("type")
@@ -176,8 +199,13 @@ def search(
     where = "search MATCH ?"
     args: list[Any] = [fts]
     if run_id is not None:
-        where += " AND search.run_id = ?"
-        args.append(run_id)
+        # Within the run's range of cursors (the index's rowids), which FTS5 seeks to: a word in every
+        # event of a year of runs is not read everywhere to find one run's (bench/year_of_runs.py).
+        where += (
+            " AND search.rowid BETWEEN (SELECT MIN(cursor) FROM events WHERE run_id = ?)"
+            " AND (SELECT MAX(cursor) FROM events WHERE run_id = ?) AND search.run_id = ?"
+        )
+        args += [run_id, run_id, run_id]
     if agent is not None:
         where += (
             " AND search.run_id IN (SELECT run_id FROM facets WHERE facet = ?) AND EXISTS (SELECT 1 FROM"

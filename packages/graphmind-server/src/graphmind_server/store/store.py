@@ -71,6 +71,9 @@ class Store:
     def prune(self, *, keep_runs: int, keep_days: int, now_ms: float) -> retention.Pruned:
         return retention.prune(self._wconn, keep_runs=keep_runs, keep_days=keep_days, now_ms=now_ms)
 
+    def prune_plan(self, *, keep_runs: int, keep_days: int, now_ms: float) -> retention.Plan:
+        return retention.plan(self._wconn, keep_runs=keep_runs, keep_days=keep_days, now_ms=now_ms)
+
     def read_now(self, fn: Callable[..., T], *args: Any) -> T:
         return fn(self._wconn, *args)
 
