@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from . import labels, retention, search
+from . import labels, retention
 from .writer import Writer
 
 
