@@ -17,6 +17,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from graphmind.protocol import REDACTED
+
 ROLE = {
     "human": "user",
     "ai": "assistant",
@@ -336,6 +338,8 @@ def split(node_input: Any) -> list[Part]:
         texts = _Texts()
         texts.add(node_input)
         label = "input (cut at 512 KB)" if is_marker(node_input) else "input"
+        if node_input == REDACTED:  # the app hides inputs (GRAPHMIND_HIDE_INPUTS): nothing to split
+            label = "input (hidden by the app)"
         part = Part(
             "message",
             "user",
