@@ -267,3 +267,25 @@ def test_the_mcp_read_tool_answers_the_same_breakdown_within_its_budget(hub_with
             get_context(conn, Links(4747), "r1", "llm:nope", None, 40_000)
     finally:
         conn.close()
+
+
+def test_without_an_encoding_file_on_disk_counts_are_estimated_and_nothing_is_fetched(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    import tiktoken.load
+
+    from graphmind_server.context import tokenizer
+
+    def no_network(blobpath: str) -> bytes:
+        raise AssertionError(f"tried to fetch {blobpath}")
+
+    monkeypatch.setattr(tiktoken.load, "read_file", no_network)
+    monkeypatch.setattr(tokenizer, "_search_dirs", lambda: [tmp_path])
+    tokenizer._tiktoken.cache_clear()
+    try:
+        found = for_model("gpt-4o")
+        assert found.exact is False and found.name == "estimated (characters / 4)"
+        body, _ = breakdown({"messages": [{"role": "user", "content": "hello there"}]}, "gpt-4o", 20)
+        assert body["estimated"] is True and body["scaledTo"] == 20 and body["total"] == 20
+    finally:
+        tokenizer._tiktoken.cache_clear()
