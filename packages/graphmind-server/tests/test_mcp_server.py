@@ -16,7 +16,15 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 import graphmind
 from graphmind_server.testing import HubProcess, in_thread, wait_for
 
-READ_TOOLS = {"list_runs", "get_run", "get_events", "list_held_gates", "search_events", "get_effects"}
+READ_TOOLS = {
+    "list_runs",
+    "get_run",
+    "get_events",
+    "list_held_gates",
+    "search_events",
+    "get_effects",
+    "get_context",
+}
 CONTROL_TOOLS = {"answer_gate", "set_breakpoints"}
 
 
