@@ -56,8 +56,10 @@ export function execContextSig(x) {
 export function totalLine(b) {
   const limit = typeof b.contextLimit === "number" && b.contextLimit > 0 ? b.contextLimit : null;
   const share = limit ? b.total / limit : null;
+  // The hub names how it estimated ("estimated (characters / 4)"); say it, and what it was scaled to.
+  const est = typeof b.tokenizer === "string" && b.tokenizer.startsWith("estimated") ? b.tokenizer : "estimated";
   const how = b.estimated
-    ? typeof b.scaledTo === "number" ? `estimated (scaled to ${num(b.scaledTo)} reported)` : "estimated"
+    ? typeof b.scaledTo === "number" ? `${est}, scaled to ${num(b.scaledTo)} reported` : est
     : `tokenizer ${b.tokenizer || "?"}`;
   return h("p", { class: "cx-total" },
     h("strong", { class: "cx-total-n" }, `${num(b.total)} tokens`),

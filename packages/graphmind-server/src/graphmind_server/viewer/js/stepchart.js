@@ -49,20 +49,21 @@ export class StepChart {
   refresh(runId, m, dirtyExecs) {
     if (m !== this.model) {
       this.model = m;
-      this.calls = new Map(); // exec key -> its state, for the model calls seen
+      this.calls = new Map(); // exec key -> [ended or held, edited] (0/1), for the model calls seen
+      this.ended = 0;
+      this.edited = 0;
       dirtyExecs = m ? m.execs.keys() : [];
     }
     for (const key of dirtyExecs) {
       const x = m.execs.get(key);
-      if (x && x.kind === "llm") this.calls.set(key, `${x.endTs !== null || x.gate ? 1 : 0}${x.edited ? 1 : 0}`);
+      if (!x || x.kind !== "llm") continue;
+      const was = this.calls.get(key) || [0, 0];
+      const now = [x.endTs !== null || x.gate ? 1 : 0, x.edited ? 1 : 0];
+      this.ended += now[0] - was[0];
+      this.edited += now[1] - was[1];
+      this.calls.set(key, now);
     }
-    let ended = 0;
-    let edited = 0;
-    for (const v of this.calls.values()) {
-      ended += v[0] === "1" ? 1 : 0;
-      edited += v[1] === "1" ? 1 : 0;
-    }
-    const key = `${runId}|${this.calls.size}|${ended}|${edited}`;
+    const key = `${runId}|${this.calls.size}|${this.ended}|${this.edited}`;
     if (key === this.askedFor) return;
     this.askedFor = key;
     if (!this.calls.size) {
@@ -153,7 +154,7 @@ export class StepChart {
     const last = steps[steps.length - 1];
     const caption = h("div", { class: "sc-caption small muted" },
       h("span", null, `Input tokens per model step · ${steps.length} step${steps.length === 1 ? "" : "s"} · last ${num(last.inputTokens)} · max ${num(max)}`),
-      limit ? h("span", { class: limit <= top ? "sc-limit-text" : "sc-limit-text far" }, ` · limit ${num(limit)}${limit <= top ? " (dashed line)" : ` (${((max / limit) * 100).toFixed(1)} % used at most)`}`) : null,
+      limit ? h("span", { class: limit <= top ? "sc-limit-text" : "sc-limit-text far" }, ` · limit ${num(limit)}${limit <= top ? " (dashed line)" : ` (${max / limit < 0.001 ? "< 0.1" : ((max / limit) * 100).toFixed(1)} % used at most)`}`) : null,
       agents.length > 1 ? h("span", { class: "sc-agents" }, ...agents.map((a) => h("span", { class: "sc-agent" }, h("i", { style: `background:${color(a)}` }), ` ${a || "(no agent)"}`))) : null);
     this.el.replaceChildren(caption, chart);
   }
