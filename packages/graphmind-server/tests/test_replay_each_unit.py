@@ -95,3 +95,18 @@ def test_a_run_without_a_command_is_refused_with_one_line(tmp_path: Path) -> Non
     with pytest.raises(NotWritten, match="is outside the run's directory"):
         folder_of({"id": "r1", "meta": {"cwd": str(tmp_path)}}, "../elsewhere")
     assert folder_of({"id": "r1", "meta": {"cwd": str(tmp_path)}}, None) == tmp_path.resolve() / "tests"
+
+
+def test_a_directory_of_cassettes_is_read_in_name_order(tmp_path: Path) -> None:
+    from graphmind.testing import write_cassette
+    from graphmind_server.replay.each import _recordings
+
+    for name, run in (("b.jsonl", "r2"), ("sub/a.jsonl", "r1")):
+        events = [{**e, "runId": run} for e in _run("Refunded 40.")]
+        events[0]["meta"] = {"argv": ["agent.py"], "cwd": "/srv/app"}
+        write_cassette(tmp_path / "cassettes" / name, "c1", events)
+    found = _recordings(str(tmp_path / "cassettes"), tmp_path / "no.db", tmp_path)
+    assert [(r.run_id, r.run["meta"]["argv"]) for r in found] == [("r2", ["agent.py"]), ("r1", ["agent.py"])]
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(EachRefused, match="holds no cassette"):
+        _recordings(str(tmp_path / "empty"), tmp_path / "no.db", tmp_path)

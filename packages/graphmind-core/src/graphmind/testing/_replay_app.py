@@ -65,6 +65,8 @@ def replay_app(
     """Runs `python *argv` (this interpreter) in `cwd` with `cassette` replayed; the answer is the
     run's final answer or `node`'s output (graphmind.replay.answer_of's rule)."""
     with FakeHub() as hub, tempfile.TemporaryDirectory(prefix="graphmind-test-") as tmp:
+        # A breakpoint in the app's code holds at this hub: nobody is there to answer it in a test.
+        hub.auto_answer("continue")
         report = Path(tmp) / "divergence.txt"
         # A replay setting of the caller's (a fork, `only`) is not this test's: only the cassette.
         outer = {k: v for k, v in os.environ.items() if not k.startswith(ENV)}
