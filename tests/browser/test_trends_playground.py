@@ -125,9 +125,16 @@ def test_an_openai_call_opens_in_the_playground_and_its_edit_reaches_the_provide
             * 2
         )
         assert all(r.headers.get("authorization") == f"Bearer {KEY}" for r in fake.requests[before:])
-        expect(page.locator(".pg-new .pg-text").first).to_have_text("See the Sphinx first.")
+        # the two sends go out at once: the fake answers them in the order they arrive
+        assert sorted(page.locator(".pg-new .pg-text").all_inner_texts()) == [
+            "See the Sphinx first.",
+            "Start with the pyramids.",
+        ]
         expect(page.locator(".pg-msg")).to_contain_text("2 replies from gpt-4.1-mini · 2 distinct")
-        expect(page.locator(".pg-new .diff-add").first).to_contain_text("See the Sphinx first.")
+        expect(page.locator(".pg-new .diff-del").first).to_contain_text("Visit the pyramids at dawn.")
+        expect(page.locator(".pg-new .diff-add").first).to_contain_text(
+            page.locator(".pg-new .pg-text").first.inner_text()
+        )
         expect(page.locator(".pg-recorded .pg-text")).to_have_text("Visit the pyramids at dawn.")  # beside it
         assert KEY not in page.content()
         assert KEY not in hub.stderr

@@ -128,3 +128,15 @@ def test_the_migration_fills_node_stats_from_events_stored_before(tmp_path: Path
     assert conn.execute("SELECT * FROM node_stats ORDER BY run_id, instance_id").fetchall() == rows
     assert trends(conn, q) == before
     conn.close()
+
+
+def test_percentiles_are_nearest_rank_to_two_significant_digits() -> None:
+    from graphmind_server.store.trends import _percentiles
+
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE t (k TEXT, v REAL)")
+    conn.executemany("INSERT INTO t VALUES ('a', ?)", [(float(v),) for v in range(1, 101)])
+    conn.executemany("INSERT INTO t VALUES ('b', ?)", [(1234.5,), (0.25,), (None,)])
+    got = _percentiles(conn, "SELECT k, v FROM t", [])
+    assert got["a"] == (50.0, 95.0)  # exact below 100
+    assert got["b"] == (0.25, 1234.5)  # a measured value, never one made up

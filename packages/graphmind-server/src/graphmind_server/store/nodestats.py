@@ -41,7 +41,10 @@ MIGRATION = [
     # A rowid table: rows lie in the order they ended (about time order), so a range read by the
     # time index fetches neighbouring pages; the unique key is what a re-sent end replaces.
     "CREATE UNIQUE INDEX node_stats_key ON node_stats (run_id, instance_id)",
-    "CREATE INDEX node_stats_by_time ON node_stats (started_at)",
+    # Every column the trends read, by time: a range is read from this index alone (about half the
+    # time of the table rows fetched one by one, on 20,000 runs).
+    "CREATE INDEX node_stats_by_time ON node_stats (started_at, kind, model, name, app, status, duration_ms,"
+    " input_tokens, output_tokens, cached_tokens, cost_usd)",
     # the trends page's run-level series range over the runs' start
     "CREATE INDEX runs_by_app_start ON runs (app, started_at)",
 ]

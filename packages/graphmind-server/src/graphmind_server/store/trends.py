@@ -6,6 +6,7 @@ the price table (store/prices.py), once per (bucket, model) group, as a run's ar
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from dataclasses import dataclass
 from typing import Any
@@ -42,14 +43,32 @@ def _bucket_sql(q: TrendQuery, column: str) -> tuple[str, list[Any]]:
 def _percentiles(
     conn: sqlite3.Connection, source: str, args: list[Any]
 ) -> dict[Any, tuple[float | None, float | None]]:
-    """{key: (p50, p95)} by nearest rank, over `source` (a SELECT of `k` and `v`) in SQL."""
-    rank = "MAX(1, CAST(({p} * n) AS INTEGER) + (({p} * n) > CAST(({p} * n) AS INTEGER)))"
-    sql = f"""WITH r AS (SELECT k, v, ROW_NUMBER() OVER (PARTITION BY k ORDER BY v) AS i,
-                   COUNT(*) OVER (PARTITION BY k) AS n FROM ({source}) WHERE v IS NOT NULL)
-              SELECT k, MAX(CASE WHEN i = {rank.format(p="0.5")} THEN v END),
-                        MAX(CASE WHEN i = {rank.format(p="0.95")} THEN v END)
-              FROM r GROUP BY k"""
-    return {k: (p50, p95) for k, p50, p95 in conn.execute(sql, args)}
+    """{key: (p50, p95)} by nearest rank, to two significant digits, over `source` (a SELECT of `k`
+    and `v`, v >= 0). SQL counts the values per key in bins of two significant digits (one GROUP
+    BY, about a third of the time of sorting every value in a window); the rank's bin gives its
+    largest value, a value that was measured."""
+    bins: dict[Any, list[tuple[int, int, int, float]]] = {}
+    for k, digits, lead, n, top in conn.execute(
+        "SELECT k, length(CAST(v AS INTEGER)), CAST(substr(CAST(CAST(v AS INTEGER) AS TEXT), 1, 2) AS INTEGER),"
+        f" COUNT(*), MAX(v) FROM ({source}) WHERE v IS NOT NULL GROUP BY 1, 2, 3",
+        args,
+    ):
+        bins.setdefault(k, []).append((digits, lead, n, top))
+    out: dict[Any, tuple[float | None, float | None]] = {}
+    for k, rows in bins.items():
+        rows.sort()
+        total = sum(r[2] for r in rows)
+
+        def at(p: float, rows: list[tuple[int, int, int, float]] = rows, total: int = total) -> float:
+            rank, seen = max(1, math.ceil(p * total)), 0
+            for _, _, n, top in rows:
+                seen += n
+                if seen >= rank:
+                    return float(top)
+            return float(rows[-1][3])
+
+        out[k] = (at(0.5), at(0.95))
+    return out
 
 
 def _priced(
