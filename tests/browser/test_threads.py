@@ -113,7 +113,9 @@ def test_a_tag_put_on_a_run_in_the_viewer_is_found_by_search_and_exported(
     editor.get_by_label("Tags on this run").fill("wrong-card, escalate")
     editor.get_by_role("button", name="Save").click()
     expect(editor.locator(".label-msg")).to_have_text("saved")
-    expect(page.locator(f".run-item[data-run-id='{run_id}'] .run-facts")).to_contain_text("#wrong-card #escalate")
+    expect(page.locator(f".run-item[data-run-id='{run_id}'] .run-facts")).to_contain_text(
+        "#wrong-card #escalate"
+    )
     # Found by the runs search: a tag, and a word of the note that no event holds.
     page.fill("#filter-q", "escalate")
     expect(page.locator(".run-item")).to_have_count(1)

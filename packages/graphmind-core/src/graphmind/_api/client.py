@@ -101,7 +101,15 @@ class Client:
             run_meta = {**_command_line(), **run_meta}  # for the viewer's "Fork from here" command
         started_extra = replay.run_fields if replay is not None else None
         self._runs = Runs(
-            self.app, run_meta, clock, self._emit, self._is_live, forget, key, started_extra, self.options.thread
+            self.app,
+            run_meta,
+            clock,
+            self._emit,
+            self._is_live,
+            forget,
+            key,
+            started_extra,
+            self.options.thread,
         )
         url_warning = url_problem(self.options.url, from_env=not options.get("url"))
         policy = AttachWaitPolicy.resolve(self.options.raw.get("wait_for_attach"), env, self.options.url)

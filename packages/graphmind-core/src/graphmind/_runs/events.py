@@ -128,9 +128,7 @@ class Runs:
             with self._lock:
                 implicit = self._implicit
                 if implicit is None:
-                    implicit = self._implicit = RunContext(
-                        name=self._app, implicit=True, thread=self._thread
-                    )
+                    implicit = self._implicit = RunContext(name=self._app, implicit=True, thread=self._thread)
             if implicit.started_ms == 0.0:
                 implicit.started_ms = self._clock()
                 self._started(implicit, dict(self._meta))

@@ -78,7 +78,6 @@ __all__ = [
     "handoff",
     "hook_moved",
     "instrument_once",
-    "thread_id",
     "items_of",
     "json_scalar",
     "json_scalars",
@@ -89,5 +88,6 @@ __all__ = [
     "plain_message",
     "request_message",
     "resolve",
+    "thread_id",
     "uninstrument_once",
 ]

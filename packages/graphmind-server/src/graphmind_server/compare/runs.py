@@ -261,4 +261,3 @@ def label_lines(run: dict[str, Any]) -> list[str]:
         if found:
             out.append(f"labels on {node_id}: {found}")
     return out
-

@@ -96,7 +96,14 @@ async def search_route(request: Request) -> Response:
         found = await hub.store.read(labels.search, query, run_id, limit, thread)
         hits = found + hits[: limit - len(found)]
     return JSON(
-        {"q": query, "run": run_id, "agent": agent, "thread": thread, "hits": hits, "more": len(hits) == limit}
+        {
+            "q": query,
+            "run": run_id,
+            "agent": agent,
+            "thread": thread,
+            "hits": hits,
+            "more": len(hits) == limit,
+        }
     )
 
 

@@ -96,7 +96,8 @@ def node_labels(conn: sqlite3.Connection, run_id: str) -> dict[str, dict[str, An
     return {
         r[0]: {"note": r[1], "tags": as_api(json.dumps({"tags": json.loads(r[2])}))["tags"]}
         for r in conn.execute(
-            "SELECT node_id, note, tags FROM labels WHERE run_id = ? AND node_id != '' ORDER BY node_id", (run_id,)
+            "SELECT node_id, note, tags FROM labels WHERE run_id = ? AND node_id != '' ORDER BY node_id",
+            (run_id,),
         )
     }
 

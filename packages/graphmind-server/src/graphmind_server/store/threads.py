@@ -12,7 +12,6 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
-
 MAX_THREAD_CHARS = 200  # as core cuts it (graphmind/_runs/thread.py); a longer one from elsewhere too
 
 # Run ids whose run.started named a thread, before the hub kept it (the app sent it all along).
@@ -43,7 +42,13 @@ def list_threads(conn: sqlite3.Connection, app: str | None, limit: int) -> list[
         (*args, limit),
     ).fetchall()
     return [
-        {"thread": r[0], "apps": sorted(set((r[1] or "").split(","))), "runs": r[2], "firstAt": r[3], "lastAt": r[4]}
+        {
+            "thread": r[0],
+            "apps": sorted(set((r[1] or "").split(","))),
+            "runs": r[2],
+            "firstAt": r[3],
+            "lastAt": r[4],
+        }
         for r in rows
     ]
 
