@@ -98,7 +98,7 @@ def test_three_langgraph_turns_are_one_thread_read_as_one_transcript(
 
 
 def test_a_tag_put_on_a_run_in_the_viewer_is_found_by_search_and_exported(
-    hub: Any, client: graphmind.Client, make_page: Any, tmp_path: Path
+    hub: Any, client: graphmind.Client, make_page: Any, shoot: Any, tmp_path: Path
 ) -> None:
     with client.run("refund", meta={"ticket": "T-9"}):
         pass
@@ -116,6 +116,9 @@ def test_a_tag_put_on_a_run_in_the_viewer_is_found_by_search_and_exported(
     expect(page.locator(f".run-item[data-run-id='{run_id}'] .run-facts")).to_contain_text(
         "#wrong-card #escalate"
     )
+    expect(editor.locator("summary")).to_contain_text("refund went to the wrong card")
+    assert page.evaluate("() => document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+    shoot(page, "run-labels-1280x720")
     # Found by the runs search: a tag, and a word of the note that no event holds.
     page.fill("#filter-q", "escalate")
     expect(page.locator(".run-item")).to_have_count(1)
