@@ -78,6 +78,12 @@ def test_same_named_runs_differ_by_start_id_and_meta_and_a_held_gate_opens_its_r
     expect(show).to_be_hidden()  # its run is the one on screen now
     expect(page.locator(".run-head")).to_contain_text(f"#{held_id[:8]} · ticket=T-2")
     shoot(page, "held-run-opened-1280x720")
+    # The keyboard does the same: `g` goes to the run of a gate held in another run.
+    page.goto(f"{hub.url}/#/run/{first['id']}")
+    page.wait_for_selector("body[data-run-loaded=true]")
+    page.locator("body").press("g")
+    page.wait_for_function(f"() => window.graphmindViewer.store.runId === {held_id!r}")
+    page.wait_for_selector("body[data-run-loaded=true]")
     card.get_by_role("button", name="Continue").click()
     assert agent.wait_pumping(page)
     assert agent.join().error is None

@@ -98,7 +98,7 @@ def test_three_langgraph_turns_are_one_thread_read_as_one_transcript(
 
 
 def test_a_tag_put_on_a_run_in_the_viewer_is_found_by_search_and_exported(
-    hub: Any, client: graphmind.Client, make_page: Any, tmp_path: Path
+    hub: Any, client: graphmind.Client, make_page: Any, shoot: Any, tmp_path: Path
 ) -> None:
     with client.run("refund", meta={"ticket": "T-9"}):
         pass
@@ -116,6 +116,9 @@ def test_a_tag_put_on_a_run_in_the_viewer_is_found_by_search_and_exported(
     expect(page.locator(f".run-item[data-run-id='{run_id}'] .run-facts")).to_contain_text(
         "#wrong-card #escalate"
     )
+    expect(editor.locator("summary")).to_contain_text("refund went to the wrong card")
+    assert page.evaluate("() => document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+    shoot(page, "run-labels-1280x720")
     # Found by the runs search: a tag, and a word of the note that no event holds.
     page.fill("#filter-q", "escalate")
     expect(page.locator(".run-item")).to_have_count(1)
@@ -123,6 +126,16 @@ def test_a_tag_put_on_a_run_in_the_viewer_is_found_by_search_and_exported(
     expect(page.locator(".run-item")).to_have_count(0)
     assert [r["id"] for r in hub.api("GET", "/api/runs?tag=wrong-card")[1]["runs"]] == [run_id]
     assert hub.api("GET", "/api/search?q=wrong%20card")[1]["hits"][0]["runId"] == run_id
+    # A node's label, from node detail.
+    page.goto(f"{hub.url}/#/run/{run_id}/node/agent:refund")
+    node_editor = page.locator(".detail details.labels")
+    node_editor.locator("summary").click()
+    node_editor.get_by_label("Tags on this node").fill("checked")
+    node_editor.get_by_role("button", name="Save").click()
+    expect(node_editor.locator(".label-msg")).to_have_text("saved")
+    assert hub.api("GET", f"/api/runs/{run_id}")[1]["nodeLabels"] == {
+        "agent:refund": {"note": "", "tags": ["checked"]}
+    }
     out = tmp_path / "export.jsonl"
     assert main(["record", run_id, "--db", str(hub.db), "--out", str(out)]) == 0
     text = out.read_text()

@@ -94,6 +94,22 @@ def test_record_exports_labels_and_thread_and_import_reads_them_back(make_hub: A
     assert again.read_text() == out.read_text()
 
 
+def test_graphmind_diff_prints_the_labels_of_both_runs(make_hub: Any, tmp_path: Path, capsys: Any) -> None:
+    db = tmp_path / "a.db"
+    hub = make_hub(db=db)
+    app = hub.app(app="chat-app")
+    turn(app, "r1", None, "hello", "hi")
+    turn(app, "r2", None, "hello", "hello!")
+    hub.wait_for(lambda: len(hub.api("GET", "/api/runs")[1]["runs"]) == 2, what="the runs")
+    hub.api("PUT", "/api/runs/r2/labels", json={"note": "friendlier", "tags": ["better"]})
+    hub.api("PUT", "/api/runs/r1/nodes/llm:step/labels", json={"tags": ["terse"]})
+    hub.stop()
+    capsys.readouterr()
+    assert main(["diff", "r1", "r2", "--db", str(db)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert "  A labels on llm:step: tags terse" in out and '  B labels: tags better; note "friendlier"' in out
+
+
 def test_the_migration_takes_the_thread_from_events_stored_before(tmp_path: Path) -> None:
     conn = sqlite3.connect(tmp_path / "old.db", isolation_level=None)
     conn.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")

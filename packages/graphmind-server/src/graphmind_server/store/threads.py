@@ -14,7 +14,8 @@ from typing import Any
 
 MAX_THREAD_CHARS = 200  # as core cuts it (graphmind/_runs/thread.py); a longer one from elsewhere too
 
-# Run ids whose run.started named a thread, before the hub kept it (the app sent it all along).
+# The column, filled for runs stored before from their run.started (an app sent `thread` before a hub
+# kept it: the event was stored as sent), and the index the `thread=` filter and the thread view use.
 MIGRATION: list[str] = [
     "ALTER TABLE runs ADD COLUMN thread TEXT",
     "UPDATE runs SET thread = (SELECT substr(trim(json_extract(e.body, '$.thread')), 1, 200) FROM events e"
