@@ -28,7 +28,7 @@ from .http.wsprotocol import protocol_class
 from .hub.config import DEFAULT_PORT, ConfigError, Settings, is_loopback, settings_from
 from .hub.state import Hub
 from .store import Store, StoreError, prices, retention
-from .store.ops import Prune
+from .store.ops import MergeIndex, Prune
 
 LISTENING = "GraphMind hub listening on http://{host}:{port}"
 # Apps look for the hub on the default port; on any other the first app recorded nothing until its
@@ -208,6 +208,8 @@ async def _prune(store: Store, plan: retention.Plan) -> None:
     try:
         for chunk in plan.chunks():
             events += await store.submit(Prune(chunk))
+        while await store.submit(MergeIndex()):  # the index's dead entries, a little at a time
+            pass
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # the prune is housekeeping: it never takes the hub down
