@@ -6,6 +6,7 @@ for in it.
     uv run python bench/year_of_runs.py --db year.db --keep-db    # keep the file (a second run reuses it)
     uv run python bench/year_of_runs.py --db year.db --skip-prune # the reads only (the prune deletes runs)
     uv run python bench/year_of_runs.py --trends           # also time GET /api/trends (if the hub has it)
+    uv run python bench/year_of_runs.py --db big.db --one-run 1000000   # one run of a million events
 
 - **The fill** goes through the store's own door for `graphmind import` (store/importing.py): the
   hub's writer, its dedupe, run and node summaries and search index, in big transactions (one per
@@ -133,7 +134,7 @@ def _steps(rng: random.Random) -> int:
 
 
 def run_events(
-    rng: random.Random, index: int, started_ms: float, seq: int = 0
+    rng: random.Random, index: int, started_ms: float, seq: int = 0, steps: int | None = None
 ) -> tuple[str, str, list[dict[str, Any]]]:
     """One run's events, as an app's SDK would have sent them: (runId, app, events); `seq`: the last
     one its client used (a client numbers every event it makes, across its runs)."""
@@ -153,7 +154,7 @@ def run_events(
     event("run.started", name=app, app=app, nodeId=f"agent:{app}", instanceId=run_id, kind="agent", meta=meta)
     prompt = _text(rng, 2000) + (f" {RARE}" if index % 997 == 0 else "")
     fails = index % 20 == 0
-    steps = _steps(rng)
+    steps = _steps(rng) if steps is None else steps
     for step in range(steps):
         llm = f"l{step}"
         event(
@@ -249,6 +250,41 @@ def fill(db: Path, runs: int, seed: int = 7) -> int:
     return stored
 
 
+def fill_one_run(db: Path, events: int) -> int:
+    """One run of about `events` events (the million-event run the viewer is measured on), made and
+    written 50,000 events at a time (a transaction each); returns the events stored."""
+    from graphmind_server.store.importing import Import
+    from graphmind_server.store.items import EventItem
+
+    rng = random.Random(11)
+    steps_left = max(1, (events - 2) // 4)
+    ts, seq, stored, first = time.time() * 1000 - 3_600_000, 0, 0, True
+    imp = Import(db)
+    try:
+        while steps_left:
+            steps = min(steps_left, 12_500)
+            steps_left -= steps
+            _, app, part = run_events(rng, 1, ts, steps=steps)
+            # One run: its run.started first, its run.finished last, the seqs one sequence.
+            part = part[(0 if first else 1) : (None if not steps_left else -1)]
+            first = False
+            for event in part:
+                seq += 1
+                event["seq"] = seq
+            ts = part[-1]["ts"]
+            with imp.transaction():
+                items = [
+                    EventItem("client-one-run", app, e, json.dumps(e, separators=(",", ":")), e["ts"])
+                    for e in part
+                ]
+                for i in range(0, len(items), 2000):
+                    stored += imp.write(items[i : i + 2000])
+            print(f"  {stored:,} events", flush=True)
+    finally:
+        imp.close()
+    return stored
+
+
 # -- the reads ------------------------------------------------------------------------------------
 
 
@@ -332,7 +368,9 @@ def reads(port: int, runs: int, trends: str | None) -> None:
     print("opening a run (its summary and every page of its events):")
     longest = _longest(port)
     rng = random.Random(3)
-    for run_id in [longest, *(f"run-{rng.randrange(runs):06d}" for _ in range(4))]:
+    _, body = _get(port, "/api/runs?limit=1000")
+    listed = [r["id"] for r in json.loads(body)["runs"]]
+    for run_id in [longest, *(rng.choice(listed) for _ in range(4))]:
         paths = _open_paths(port, run_id)
         _line(f"{run_id} ({len(paths) - 1} page(s))", 500, _timed(port, paths, repeat=3))
     if trends:
@@ -385,10 +423,19 @@ def prune_under_ingest(db: Path, home: Path, runs: int) -> None:
         time.sleep(2)
         hub.stop()
         began = time.monotonic()
-        hub.env = {"GRAPHMIND_HOME": str(home), "GRAPHMIND_KEEP_RUNS": str(keep)}
-        hub.start(hub.port)  # the start-up prune runs before it listens
+        # --keep alone decides (a year of runs is all older than the default --days).
+        hub.env = {
+            "GRAPHMIND_HOME": str(home),
+            "GRAPHMIND_KEEP_RUNS": str(keep),
+            "GRAPHMIND_KEEP_DAYS": "36500",
+        }
+        hub.start(hub.port)
         listening = time.monotonic() - began
-        time.sleep(3)
+        deadline = time.monotonic() + 1800
+        while "pruned" not in hub.stderr and time.monotonic() < deadline:  # a big prune: in the background
+            time.sleep(0.5)
+        pruning = time.monotonic() - began
+        time.sleep(2)
         stop.set()
         thread.join()
         client.dispose()  # flushes what is left
@@ -402,7 +449,8 @@ def prune_under_ingest(db: Path, home: Path, runs: int) -> None:
         hub.stop()
     print(
         f"prune to the newest {keep:,} of {runs:,} runs at start-up, an app sending all along: the hub listened "
-        f"again {listening:.1f} s after it was started; the app made {made:,} events, the hub stored "
+        f"again {listening:.1f} s after it was started, the prune was done after {pruning:.1f} s; "
+        f"the app made {made:,} events, the hub stored "
         f"{stored:,} ({made - stored:,} lost), the client counted {dropped} dropped\n  {pruned.strip()}"
     )
 
@@ -420,9 +468,23 @@ def main() -> None:
         default=None,
         help="also time this route (default /api/trends)",
     )
+    parser.add_argument(
+        "--one-run",
+        type=int,
+        metavar="EVENTS",
+        help="instead: fill --db with one run of EVENTS events (e.g. 1000000) and stop",
+    )
     args = parser.parse_args()
     if args.scale <= 0:
         raise SystemExit("year_of_runs: --scale must be above 0")
+    if args.one_run is not None:
+        if args.db is None or args.one_run < 1:
+            raise SystemExit("year_of_runs: --one-run needs --db FILE and a number of events above 0")
+        stored = fill_one_run(args.db, args.one_run)
+        print(
+            f"{stored:,} events in run-000001; open it: graphmind serve --db {args.db} (GRAPHMIND_RETENTION=off)"
+        )
+        return
     runs = max(1, round(20_000 * args.scale))
 
     from graphmind_server.testing import HubProcess
@@ -438,6 +500,7 @@ def main() -> None:
             fill(db, runs)
             print(f"  filled in {time.monotonic() - began:.0f} s")
         events_total = _count(db)
+        runs = _count(db, "runs")  # a file filled before (and pruned since) has what it has
         size = sum(p.stat().st_size for p in db.parent.glob(db.name + "*"))
         print(
             f"database: {size / 1e6:,.0f} MB for {events_total:,} events: "
@@ -457,11 +520,11 @@ def main() -> None:
     print(f"load average {os.getloadavg()[0]:.1f} (cores: {os.cpu_count()})")
 
 
-def _count(db: Path) -> int:
+def _count(db: Path, table: str = "events") -> int:
     import sqlite3
 
     with sqlite3.connect(db) as conn:
-        return int(conn.execute("SELECT COUNT(*) FROM events").fetchone()[0])
+        return int(conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
 
 
 if __name__ == "__main__":

@@ -272,7 +272,7 @@ async def test_gate_matrix(case: str, subject: str, kit_hub: Callable[[], KitHub
             "the process-wide patch's own cases in the default run (GRAPHMIND_KIT_FULL=1: every case)"
         )
     if subject != "model-process":
-        kit_default(case, kit_hub, list(SUBJECTS).index(subject))
+        kit_default(case, kit_hub, 0 if subject == "model" else 1)  # the tool on the other hub
     made = SUBJECTS[subject]()
     try:
         await run_case(case, made, hub=kit_hub)

@@ -29,7 +29,7 @@ from .http.wsprotocol import protocol_class
 from .hub.config import DEFAULT_PORT, ConfigError, Settings, is_loopback, settings_from
 from .hub.state import Hub
 from .store import Store, StoreError, prices, retention
-from .store.ops import Prune
+from .store.ops import MergeIndex, Prune
 
 LISTENING = "GraphMind hub listening on http://{host}:{port}"
 # Apps look for the hub on the default port; on any other the first app recorded nothing until its
@@ -202,6 +202,9 @@ class _Server(uvicorn.Server):
                 signal.signal(sig, handler)
 
 
+MERGES_AFTER_PRUNE = 10_000  # 500 pages each: a bound, should the apps' new rows keep it busy
+
+
 async def _prune(store: Store, plan: retention.Plan) -> None:
     """A big start-up prune, once the hub listens: a chunk per writer transaction, each queued after
     what the apps sent meanwhile, so their events keep being stored (store/retention.py)."""
@@ -209,6 +212,9 @@ async def _prune(store: Store, plan: retention.Plan) -> None:
     try:
         for chunk in plan.chunks():
             events += await store.submit(Prune(chunk))
+        for _ in range(MERGES_AFTER_PRUNE):  # the index's dead entries, a little at a time
+            if not await store.submit(MergeIndex()):
+                break
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # the prune is housekeeping: it never takes the hub down

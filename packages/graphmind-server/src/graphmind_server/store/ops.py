@@ -122,6 +122,22 @@ class Prune(Op):
 
 
 @dataclass
+class MergeIndex(Op):
+    """Some merging of the search index after a big prune; True while there is more to merge.
+
+    FTS5 deletes by adding delete entries beside the ones they cancel, merged away only as new rows
+    come: after half of a year of runs was pruned, a word in every event took 25 s to find in the
+    newest runs (every query walked the dead entries too) instead of 63 ms."""
+
+    pages: int = 500
+
+    def apply(self, writer: Writer) -> bool:
+        before = writer.conn.total_changes
+        writer.conn.execute("INSERT INTO search (search, rank) VALUES ('merge', ?)", (self.pages,))
+        return writer.conn.total_changes - before > 1
+
+
+@dataclass
 class MissingSeqs(Op):
     """A `stored.query`: which of these seqs of a client are not stored. Run by the writer after
     everything queued before it is written, so "missing" means lost, not late."""
