@@ -138,7 +138,12 @@ def explain_run(
         "steps": len(calls),
         "errors": len(failed),
     }
-    if focus_exec is not None:
+    live = [g for g in live_gates or () if g.get("runId") == run_id]
+    if live and not any(e.instance == live[0].get("instanceId") for e in held):
+        # The hub holds it already and its exec.paused is not stored yet (the store commits in
+        # batches): the hub's own view of the gate is the focus.
+        answer["focus"] = _focus_of_gate(live[0], links, run_id)
+    elif focus_exec is not None:
         answer["focus"] = _focus(focus_exec, links, run_id, live_gates)
     elif isinstance(finished, dict) and finished.get("error"):
         answer["focus"] = {
@@ -199,6 +204,19 @@ def _focus(ex: _Exec, links: Links, run_id: str, live_gates: list[dict[str, Any]
     out["input"] = preview(ex.input, PREVIEW // 2)
     if ex.attempts:
         out["attempts"] = len(ex.attempts) + 1
+    return out
+
+
+def _focus_of_gate(gate: dict[str, Any], links: Links, run_id: str) -> dict[str, Any]:
+    node_id = str(gate.get("nodeId"))
+    out = {
+        k: gate.get(k)
+        for k in ("nodeId", "instanceId", "kind", "name", "gate", "reason", "actions", "gateId")
+    }
+    out["status"], out["link"] = "held", links.node(run_id, node_id)
+    if gate.get("error") is not None:
+        out["error"] = _error_text(gate["error"])
+    out["input"] = preview(gate.get("input"), PREVIEW // 2)
     return out
 
 
