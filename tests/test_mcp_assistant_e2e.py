@@ -306,6 +306,11 @@ async def test_fork_and_replay_runs_the_recorded_command_under_simulate_and_diff
         # Replayed up to the fork: only the model step after it reached the provider.
         assert fake.request_count - before == 1
         assert agent.ran() == ["lookup_order", "issue_refund"], "a body ran in the fork"
+        ledger = await call(session, "get_effects", run_id=fork_id)
+        assert ledger["summary"]["writesRan"] == 0  # the refund's body did not run in the fork
+        assert [(e["name"], e["outcome"], e["runs"]) for e in ledger["effects"]] == [
+            ("issue_refund", "injected", 0)
+        ]
         diff = await call(session, "diff_runs", a=original, b=fork_id)
         assert diff["same"] is False
         assert diff["firstDifference"]["nodeId"] == "tool:issue_refund"

@@ -8,7 +8,7 @@ import pytest
 from graphmind_server.mcp_server.explain import parse_query, since_ms
 from graphmind_server.mcp_server.hubapi import HubApi
 from graphmind_server.mcp_server.reads import ToolInputError
-from graphmind_server.mcp_server.verify import not_enabled
+from graphmind_server.mcp_server.verify import child_env, not_enabled
 
 
 def test_search_runs_query_words() -> None:
@@ -30,3 +30,14 @@ def test_the_hubs_token_is_masked_in_answers(monkeypatch: pytest.MonkeyPatch) ->
     assert hub.scrub('{"output": "env: GRAPHMIND_TOKEN=gm-secret-token-1234"}') == (
         '{"output": "env: GRAPHMIND_TOKEN=__REDACTED__"}'
     )
+
+
+def test_a_fork_runs_under_safe_mode_simulate_unless_the_call_says_otherwise(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("GRAPHMIND_SAFE", "off")
+    monkeypatch.delenv("GRAPHMIND_URL", raising=False)
+    env = child_env(4848, "simulate")
+    assert env["GRAPHMIND_SAFE"] == "simulate" and env["GRAPHMIND_URL"] == "ws://127.0.0.1:4848/ingest"
+    assert child_env(4848, "hold")["GRAPHMIND_SAFE"] == "hold"
+    assert "GRAPHMIND_SAFE" not in child_env(4848, "off")
