@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from graphmind_server.mcp_server.explain import parse_query, since_ms
 from graphmind_server.mcp_server.hubapi import HubApi
 from graphmind_server.mcp_server.reads import ToolInputError
+from graphmind_server.mcp_server.search import parse_query, since_ms
 from graphmind_server.mcp_server.verify import child_env, not_enabled
 
 
