@@ -23,6 +23,7 @@ READ_TOOLS = {
     "list_held_gates",
     "search_events",
     "get_effects",
+    "get_context",
     "explain_run",
     "node_detail",
     "search_runs",

@@ -13,9 +13,12 @@ the same way agrees with the sum.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
+
+from graphmind.protocol import REDACTED
+
+from .texts import ATTACHMENT, RESULT_TYPES, Texts, is_marker
 
 ROLE = {
     "human": "user",
@@ -31,9 +34,6 @@ ROLE = {
 PER_MESSAGE = 3  # the cookbook's tokens_per_message (gpt-3.5-turbo-0613 and later)
 PER_NAME = 1
 REPLY_PRIMING = 3  # every reply is primed with <|start|>assistant<|message|>
-_ATTACHMENT = ("image", "document", "audio", "file")
-_RESULT_TYPES = ("tool_result", "function_call_output")
-CALL_TYPES = ("tool_use", "function_call", "tool_call")
 CONTENT_KEYS = ("content", "blocks", "parts")
 PREVIEW = 160
 
@@ -59,84 +59,6 @@ def pointer(parts: list[str | int]) -> str:
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
 
 
-def is_marker(value: Any) -> bool:
-    return isinstance(value, dict) and value.get("$graphmind") == "truncated"
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-
-
-class _Texts:
-    """Collects a value's countable strings; a 512 KB marker gives its preview and its cut size."""
-
-    def __init__(self) -> None:
-        self.texts: list[str] = []
-        self.cut_bytes = 0
-        self.head = 0
-
-    def marker(self, value: dict[str, Any]) -> None:
-        preview = value.get("preview", value.get("v"))  # a payload's marker, or a streamed delta's
-        text = preview if isinstance(preview, str) else ""
-        self.texts.append(text)
-        full = value.get("bytes")
-        if type(full) is int:
-            self.cut_bytes += max(0, full - len(text.encode("utf-8", "replace")))
-
-    def add(self, value: Any) -> None:
-        if value is None:
-            return
-        if isinstance(value, str):
-            self.texts.append(value)
-        elif is_marker(value):
-            self.marker(value)
-        else:
-            self.texts.append(_json(value))
-
-    def blocks(self, content: Any) -> None:
-        """A message's content: a string, or blocks whose text (not their JSON scaffolding) counts."""
-        if isinstance(content, str) or content is None or is_marker(content):
-            self.add(content)
-            return
-        if not isinstance(content, list):
-            self.add(content)
-            return
-        for block in content:
-            self.block(block)
-
-    def block(self, block: Any) -> None:
-        if not isinstance(block, dict) or is_marker(block):
-            self.add(block)
-            return
-        kind = str(block.get("type") or block.get("block_type") or "")
-        if kind in ("text", "input_text", "output_text"):
-            self.add(block.get("text"))
-        elif kind in ("thinking", "reasoning"):
-            self.add(block.get("thinking", block.get("text")))
-        elif kind in CALL_TYPES:
-            self.call(block)
-        elif kind in _RESULT_TYPES:
-            self.blocks(block.get("content", block.get("output")))
-        elif any(a in kind for a in _ATTACHMENT):
-            self.add(f"[{kind}]")  # its bytes are not text; the provider prices it its own way
-        elif kind == "message" and "content" in block:
-            self.blocks(block["content"])
-        else:
-            self.add(block)
-
-    def call(self, call: Any) -> None:
-        if not isinstance(call, dict):
-            self.add(call)
-            return
-        inner = call.get("function")
-        fn: dict[str, Any] = inner if isinstance(inner, dict) else call
-        self.add(fn.get("name") or call.get("tool_name"))
-        for key in ("arguments", "args", "input", "tool_kwargs"):
-            if key in fn:
-                self.add(fn[key])
-                break
-
-
 def _role(m: dict[str, Any]) -> str:
     r = m.get("role") if isinstance(m.get("role"), str) else m.get("type")
     r = r if isinstance(r, str) else "message"
@@ -149,11 +71,11 @@ def _content_key(m: dict[str, Any]) -> str | None:
 
 def _is_attachment(block: Any) -> bool:
     kind = block.get("type") or block.get("block_type") if isinstance(block, dict) else None
-    return isinstance(kind, str) and any(a in kind for a in _ATTACHMENT)
+    return isinstance(kind, str) and any(a in kind for a in ATTACHMENT)
 
 
 def _is_result(block: Any) -> bool:
-    return isinstance(block, dict) and block.get("type") in _RESULT_TYPES
+    return isinstance(block, dict) and block.get("type") in RESULT_TYPES
 
 
 def _text_path(base: list[str | int], value: Any) -> str | None:
@@ -172,7 +94,7 @@ def _preview(texts: list[str]) -> str:
     return joined[:PREVIEW]
 
 
-def _message_head(m: dict[str, Any], texts: _Texts) -> int:
+def _message_head(m: dict[str, Any], texts: Texts) -> int:
     """Count the message-level strings (role, name, call ids, tool calls); returns the overhead."""
     overhead = PER_MESSAGE
     role = m.get("role") if isinstance(m.get("role"), str) else m.get("type")
@@ -212,7 +134,7 @@ def _label(kind: str, role: str, m: dict[str, Any], index: int) -> str:
 
 def _message_parts(m: Any, base: list[str | int], index: int) -> list[Part]:
     if isinstance(m, str) or is_marker(m) or not isinstance(m, dict):
-        texts = _Texts()
+        texts = Texts()
         texts.add(m)
         return [
             _done(
@@ -234,7 +156,7 @@ def _message_parts(m: Any, base: list[str | int], index: int) -> list[Part]:
     content_base: list[str | int] = [*base, key] if key else [*base, "output"]
     split = isinstance(content, list) and any(_is_result(b) or _is_attachment(b) for b in content)
     if not split:
-        texts = _Texts()
+        texts = Texts()
         overhead = _message_head(m, texts)
         texts.blocks(content) if key else None
         kind = "tool_result" if role == "tool" else "system" if role == "system" else "message"
@@ -254,7 +176,7 @@ def _message_parts(m: Any, base: list[str | int], index: int) -> list[Part]:
     out: list[Part] = []
     assert isinstance(content, list)
     for i, block in enumerate(content):
-        texts = _Texts()
+        texts = Texts()
         overhead = _message_head(m, texts) if i == 0 else 0
         texts.block(block)
         path = [*content_base, i]
@@ -298,7 +220,7 @@ def _message_parts(m: Any, base: list[str | int], index: int) -> list[Part]:
     return out
 
 
-def _done(part: Part, texts: _Texts) -> Part:
+def _done(part: Part, texts: Texts) -> Part:
     part.texts = texts.texts
     part.head = texts.head
     part.cut_bytes = texts.cut_bytes
@@ -333,9 +255,11 @@ def split(node_input: Any) -> list[Part]:
     if isinstance(node_input, str) or is_marker(node_input) or not isinstance(node_input, dict):
         if node_input is None:
             return []
-        texts = _Texts()
+        texts = Texts()
         texts.add(node_input)
         label = "input (cut at 512 KB)" if is_marker(node_input) else "input"
+        if node_input == REDACTED:  # the app hides inputs (GRAPHMIND_HIDE_INPUTS): nothing to split
+            label = "input (hidden by the app)"
         part = Part(
             "message",
             "user",
@@ -360,7 +284,7 @@ def _dict_parts(node_input: dict[str, Any]) -> list[Part]:
         value = node_input.get(key)
         if value in (None, "", []):
             continue
-        texts = _Texts()
+        texts = Texts()
         texts.blocks(value)
         parts.append(
             _done(
@@ -378,13 +302,13 @@ def _dict_parts(node_input: dict[str, Any]) -> list[Part]:
         )
     tools = node_input.get("tools")
     if tools not in (None, [], {}):
-        texts = _Texts()
+        texts = Texts()
         texts.add(tools)
         count = len(tools) if isinstance(tools, list | dict) else 1
         parts.append(_done(Part("tools", None, f"tools ({count})", "/tools", None, tools), texts))
     msg_key, listed = _messages(node_input)
     if isinstance(listed, str):
-        texts = _Texts()
+        texts = Texts()
         texts.add(listed)
         parts.append(
             _done(
@@ -411,7 +335,7 @@ def _dict_parts(node_input: dict[str, Any]) -> list[Part]:
                 parts += _message_parts(m, [msg_key, i], index)
                 index += 1
     if not parts and node_input and any(k not in ("model", "agent") for k in node_input):
-        texts = _Texts()
+        texts = Texts()
         texts.add({k: v for k, v in node_input.items() if k not in ("model", "agent")})
         parts.append(
             _done(Part("message", "user", "input", "", None, node_input, overhead=PER_MESSAGE), texts)

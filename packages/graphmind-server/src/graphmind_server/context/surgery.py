@@ -17,6 +17,7 @@ import copy
 from typing import Any
 
 from . import parts as parts_mod
+from .texts import CALL_TYPES
 from .tokenizer import CHARS_PER_TOKEN, Tokenizer
 
 Pointer = tuple[str | int, ...]
@@ -116,11 +117,7 @@ def _calls_answered(doc: Any, call_id: str) -> list[Pointer]:
                     found.append((key, i, "tool_calls", j))
             ck = next((k for k in parts_mod.CONTENT_KEYS if isinstance(m.get(k), list)), "")
             for j, block in enumerate(m[ck] if ck else []):
-                if (
-                    isinstance(block, dict)
-                    and block.get("type") in parts_mod.CALL_TYPES
-                    and block.get("id") == call_id
-                ):
+                if isinstance(block, dict) and block.get("type") in CALL_TYPES and block.get("id") == call_id:
                     found.append((key, i, ck, j))
     return found
 

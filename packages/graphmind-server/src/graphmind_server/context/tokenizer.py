@@ -81,6 +81,28 @@ class Tokenizer:
     decode: Callable[[list[int]], str] | None = None
 
 
+class _CountCache:
+    """Counts remembered by (length, hash) of the text, not the text itself (bounded memory): the
+    steps of one agent resend the same messages, so a step's breakdown after the one before it
+    counts only what is new. Oldest out first past `size` entries."""
+
+    def __init__(self, count: Callable[[str], int], size: int = 50_000) -> None:
+        self._count = count
+        self._size = size
+        self._seen: dict[tuple[int, int], int] = {}
+
+    def __call__(self, text: str) -> int:
+        if len(text) < 64:  # short texts cost less to count than to remember
+            return self._count(text)
+        key = (len(text), hash(text))
+        found = self._seen.get(key)
+        if found is None:
+            found = self._seen[key] = self._count(text)
+            if len(self._seen) > self._size:
+                del self._seen[next(iter(self._seen))]
+        return found
+
+
 def _estimate(text: str) -> int:
     return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
 
@@ -131,7 +153,7 @@ def _tiktoken(name: str) -> Tokenizer | None:
     def count(text: str) -> int:
         return len(enc.encode_ordinary(text))
 
-    return Tokenizer(name, True, count, enc.encode_ordinary, enc.decode)
+    return Tokenizer(name, True, _CountCache(count), enc.encode_ordinary, enc.decode)
 
 
 def _hf_tokenizer(path: Path, name: str) -> Tokenizer:
@@ -145,7 +167,7 @@ def _hf_tokenizer(path: Path, name: str) -> Tokenizer:
     def decode(ids: list[int]) -> str:
         return str(tok.decode(ids))
 
-    return Tokenizer(name, False, lambda text: len(encode(text)), encode, decode)
+    return Tokenizer(name, False, _CountCache(lambda text: len(encode(text))), encode, decode)
 
 
 @functools.lru_cache(maxsize=1)

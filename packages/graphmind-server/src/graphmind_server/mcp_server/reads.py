@@ -230,3 +230,35 @@ def _fit(answer: dict[str, Any], list_key: str, budget: int) -> str:
     if len(text) > budget:
         text = encode(shrink(answer, budget))
     return text
+
+
+def get_context(
+    conn: sqlite3.Connection, links: Links, run_id: str, node_id: str, instance: str | None, budget: int
+) -> str:
+    """A model step's context breakdown (docs/context.md), as `GET .../context` answers it; over the
+    budget, the smallest parts are left out first (`partsOmitted` counts them; the total stays)."""
+    from ..context.report import ContextError, node_context
+
+    check_budget(budget)
+    try:
+        answer = node_context(conn, run_id, node_id, instance)
+    except ContextError as exc:
+        raise ToolInputError(f"{exc}; get_run lists a run's nodes") from None
+    answer["held"] = any(
+        ev.get("nodeId") == node_id
+        and ev.get("instanceId") == answer["instanceId"]
+        and ev.get("gate") == "before"
+        for rid, ev in reads.held_gates(conn)
+        if rid == run_id
+    )
+    answer["link"] = links.node(run_id, node_id)
+    answer = clean(answer)
+    text = encode(answer)
+    parts: list[dict[str, Any]] = answer["parts"]
+    omitted = 0
+    while len(text) > budget and parts:
+        parts.remove(min(parts, key=lambda p: p["tokens"]))
+        omitted += 1
+        answer["partsOmitted"] = omitted
+        text = encode(answer)
+    return text if len(text) <= budget else encode(shrink(answer, budget))

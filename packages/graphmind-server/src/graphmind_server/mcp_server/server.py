@@ -141,6 +141,19 @@ def build_server(
             raise ToolError(f"no run {run_id!r} (deleted, pruned, or never reported); list_runs lists them")
         return encode(reads.clean({**ledger, "link": links.run(run_id)}))
 
+    @tool(server, READ_ONLY)
+    def get_context(
+        run_id: str, node_id: str, instance: str | None = None, budget: int = DEFAULT_BUDGET
+    ) -> str:
+        """What fills a model call's context window: its input split into parts (system, tools, each
+        message, each tool result, each file) with tokens and share of the total, the tokenizer used
+        (or "estimated"), the model's context limit, warnings (window over 80 %, a part over 30 %, the
+        same long text sent twice, a value cut at 512 KB) and the diff against the same agent's
+        previous model call. node_id is a model step (llm:step, llm:step@agent); instance defaults
+        to its latest execution."""
+        with conn() as c:
+            return answer(lambda: reads.get_context(c, links, run_id, node_id, instance, budget))
+
     add_assistant_tools(server, conn, answer, links, hub)
     add_propose_tool(server, hub, auto=allow_control == "auto")
     add_verify_tools(server, conn, answer, links, db, port, allow_exec, hub)
