@@ -208,13 +208,12 @@ def test_each_names_the_runs_a_prompt_change_touches_and_exits_1(
 
 
 def test_only_llm_runs_the_changed_tool_live_and_replays_the_model(
-    app: App, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    app: App, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
 ) -> None:
     requests, ran = app.fake.request_count, app.ran()
-    done = app.run(
-        sys.executable,
-        "-m",
-        "graphmind_server",
+    code, out, err = app.graphmind(  # capfd: the agent is the command's child, writing to fd 1
+        monkeypatch,
+        capfd,
         "replay",
         app.runs[1]["id"],
         "--only",
@@ -225,7 +224,7 @@ def test_only_llm_runs_the_changed_tool_live_and_replays_the_model(
         TICKETS=json.dumps(TICKETS[1:2]),
         SIGNATURE="-- The refund team",
     )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "Refunded 40 for A2. -- The refund team"
+    assert code == 0, err
+    assert out.strip() == "Refunded 40 for A2. -- The refund team"
     assert app.fake.request_count == requests, "the model calls replay"
     assert app.ran()[len(ran) :] == ["next_ticket", "lookup_order", "sign_reply"], "the tools run live"

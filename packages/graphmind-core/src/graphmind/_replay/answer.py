@@ -47,7 +47,7 @@ def text_of(output: Any) -> Any:
         if isinstance(value, str):
             return value
         if isinstance(value, list):
-            texts = [b.get("text") for b in value if isinstance(b, dict) and isinstance(b.get("text"), str)]
+            texts = [str(b["text"]) for b in value if isinstance(b, dict) and isinstance(b.get("text"), str)]
             if texts:
                 return "".join(texts)
     return output

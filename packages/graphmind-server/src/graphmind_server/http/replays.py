@@ -15,7 +15,7 @@ from starlette.routing import Route
 from ..base.jsontext import JSON
 from ..export.source import iter_events
 from ..replay.outcome import RESULTS, judge
-from ..replay.testfile import Expectation, TestRefused, write_test
+from ..replay.testfile import Expectation, NotWritten, write_test
 from ..store import reads
 from .api import _json_body
 from .request import BadRequest, error, hub_of
@@ -24,7 +24,7 @@ from .request import BadRequest, error, hub_of
 def expectation_of(body: dict[str, Any]) -> Expectation:
     given = [k for k in ("expect", "contains", "matches") if k in body]
     if len(given) > 1:
-        raise TestRefused(f"give one of expect, contains or matches (got {', '.join(given)})")
+        raise NotWritten(f"give one of expect, contains or matches (got {', '.join(given)})")
     if not given:
         return Expectation("equals")
     key = given[0]
@@ -33,21 +33,21 @@ def expectation_of(body: dict[str, Any]) -> Expectation:
 
 def folder_of(run: dict[str, Any], given: Any) -> Path:
     """`dir` resolved against the run's recorded working directory, never outside it."""
-    meta = run.get("meta") if isinstance(run.get("meta"), dict) else {}
+    meta: dict[str, Any] = run["meta"] if isinstance(run.get("meta"), dict) else {}
     cwd = meta.get("cwd")
     if not isinstance(cwd, str) or not cwd:
-        raise TestRefused(
+        raise NotWritten(
             f"run {run['id']} recorded no working directory to write the test in; use "
             "`graphmind test new RUN_ID --dir DIR --command CMD` on the command line"
         )
     if given is None:
         given = "tests"
     if not isinstance(given, str) or not given.strip():
-        raise TestRefused("dir must be a folder inside the app's directory, e.g. tests")
+        raise NotWritten("dir must be a folder inside the app's directory, e.g. tests")
     root = Path(cwd).resolve()
     folder = (root / given).resolve()
     if not folder.is_relative_to(root):
-        raise TestRefused(f"dir {given!r} is outside the run's directory {root}; give a folder inside it")
+        raise NotWritten(f"dir {given!r} is outside the run's directory {root}; give a folder inside it")
     return folder
 
 
@@ -57,10 +57,10 @@ def _save_test(conn: sqlite3.Connection, run_id: str, body: dict[str, Any]) -> d
         return None
     node = body.get("node")
     if node is not None and not isinstance(node, str):
-        raise TestRefused("node must be a selector: an instance id, <nodeId>#<n> or a seq")
+        raise NotWritten("node must be a selector: an instance id, <nodeId>#<n> or a seq")
     name = body.get("name")
     if name is not None and not isinstance(name, str):
-        raise TestRefused("name must be a text")
+        raise NotWritten("name must be a text")
     written = write_test(
         conn, run_id, folder_of(run, body.get("dir")), expectation_of(body), node=node or None, name=name
     )
@@ -86,7 +86,7 @@ async def save_test(request: Request) -> Response:
     await hub.store.barrier()
     try:
         written = await hub.store.read(_save_test, run_id, body)
-    except TestRefused as exc:
+    except NotWritten as exc:
         return error(400, str(exc))
     except OSError as exc:
         return error(400, f"cannot write the test ({exc.strerror or exc}); check dir")

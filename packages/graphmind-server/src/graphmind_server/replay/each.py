@@ -199,7 +199,7 @@ def _replay_one(
     args: argparse.Namespace, command: list[str], recording: Recording, batch: str, db: Path, folder: Path
 ) -> tuple[Recording, str | None, Outcome]:
     folder.mkdir()
-    meta = recording.run.get("meta") if isinstance(recording.run.get("meta"), dict) else {}
+    meta: dict[str, Any] = recording.run["meta"] if isinstance(recording.run.get("meta"), dict) else {}
     cwd: str | None = None
     if not command:
         argv = meta.get("argv")
@@ -286,4 +286,12 @@ def print_table(report: dict[str, Any]) -> None:
         print(f"{p['run'][:12]:<14} {p['label']:<{width}}  {(p['replay'] or '-')[:12]}{why}")
     totals = ", ".join(f"{n} {result}" for result, n in report["totals"].items())
     print(f"{len(pairs)} run(s): {totals}; model cost the replay saved: ${report['savedUsd']:.6f}")
-    print(f"batch {report['batch']}: the viewer lists its pairs at /#batch={report['batch']}")
+    print(f"batch {report['batch']}: the viewer lists its pairs at {viewer_base()}#/batch/{report['batch']}")
+
+
+def viewer_base() -> str:
+    """The viewer of the hub the replays reported to (GRAPHMIND_URL, ws://host:port/ingest)."""
+    url = os.environ.get("GRAPHMIND_URL", "").strip() or "ws://127.0.0.1:4747/ingest"
+    scheme, _, rest = url.partition("://")
+    host = rest.split("/", 1)[0] or "127.0.0.1:4747"
+    return f"{'https' if scheme in ('wss', 'https') else 'http'}://{host}/"

@@ -63,7 +63,7 @@ def divergence(events: Iterable[dict[str, Any]]) -> tuple[str, str] | None:
         error = event.get("error")
         message = error.get("message") if isinstance(error, dict) else None
         found = _DIVERGED_AT.match(message) if isinstance(message, str) else None
-        if found:
+        if found and isinstance(message, str):
             return found.group(1), message.splitlines()[0]
     return None
 

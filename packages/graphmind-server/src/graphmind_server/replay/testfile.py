@@ -30,7 +30,7 @@ CHECKS = ("equals", "contains", "matches")
 _PYTHON = re.compile(r"^(.*/)?python(\d+(\.\d+)?)?$")
 
 
-class TestRefused(Exception):
+class NotWritten(Exception):
     """The test cannot be written; str() is the one line to print."""
 
 
@@ -42,14 +42,14 @@ class Expectation:
 
     def __post_init__(self) -> None:
         if self.check not in CHECKS:
-            raise TestRefused(f"the expectation must be one of {', '.join(CHECKS)} (got {self.check!r})")
+            raise NotWritten(f"the expectation must be one of {', '.join(CHECKS)} (got {self.check!r})")
         if self.check != "equals" and not isinstance(self.value, str):
-            raise TestRefused(f"{self.check} takes a text (got {json.dumps(self.value)[:60]})")
+            raise NotWritten(f"{self.check} takes a text (got {json.dumps(self.value)[:60]})")
         if self.check == "matches":
             try:
                 re.compile(self.value)
             except re.error as exc:
-                raise TestRefused(f"--matches is not a regular expression ({exc}): {self.value!r}") from None
+                raise NotWritten(f"--matches is not a regular expression ({exc}): {self.value!r}") from None
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ def command_of(run: dict[str, Any], given: str | None) -> tuple[list[str], Path]
     """(argv after the interpreter, working directory) to replay the run with: the run's recorded
     command, or `given` (`--command`) for a run that recorded none (an imported or OTLP run, one
     recorded under GRAPHMIND_HIDE_INPUTS)."""
-    meta = run.get("meta") if isinstance(run.get("meta"), dict) else {}
+    meta: dict[str, Any] = run["meta"] if isinstance(run.get("meta"), dict) else {}
     cwd = meta.get("cwd") if isinstance(meta.get("cwd"), str) else None
     if given is not None:
         words = shlex.split(given)
@@ -72,14 +72,15 @@ def command_of(run: dict[str, Any], given: str | None) -> tuple[list[str], Path]
             words = words[1:]
         argv = words
     else:
-        argv = meta.get("argv")
-        if not (isinstance(argv, list) and argv and all(isinstance(a, str) for a in argv)):
-            raise TestRefused(
+        recorded = meta.get("argv")
+        if not (isinstance(recorded, list) and recorded and all(isinstance(a, str) for a in recorded)):
+            raise NotWritten(
                 f"run {run['id']} recorded no command (an imported or OTLP run, or one under "
                 "GRAPHMIND_HIDE_INPUTS): pass --command 'python agent.py' to name the app's entry point"
             )
+        argv = [str(a) for a in recorded]
     if not argv or argv[0] in ("-c", "-"):
-        raise TestRefused(
+        raise NotWritten(
             f"run {run['id']} ran from `python -c` or stdin, which a test cannot run again: "
             "pass --command 'python agent.py'"
         )
@@ -101,14 +102,14 @@ def write_test(
         try:
             runs = select_runs(conn, [run_id], None, None)
         except ExportError as exc:
-            raise TestRefused(str(exc)) from None
+            raise NotWritten(str(exc)) from None
         run = runs[0]
         argv, cwd = command_of(run, command)
         stem = _stem(name or f"{run.get('name') or run.get('app') or 'run'}_{run_id[:8]}")
         test_path, cassette_path = folder / f"test_{stem}.py", folder / "cassettes" / f"{stem}.jsonl"
         for path in (test_path, cassette_path):
             if path.exists():
-                raise TestRefused(f"{path} exists already; pass another --name")
+                raise NotWritten(f"{path} exists already; pass another --name")
         cassette_path.parent.mkdir(parents=True, exist_ok=True)
         partial = cassette_path.with_name(cassette_path.name + ".partial")
         try:
@@ -118,22 +119,21 @@ def write_test(
             try:
                 found = answer_of(recording, node)
             except CassetteError as exc:
-                raise TestRefused(str(exc).replace(str(partial), f"run {run_id}")) from None
-            if found is None:
-                raise TestRefused(
+                raise NotWritten(str(exc).replace(str(partial), f"run {run_id}")) from None
+            if found is None and expectation.recorded:
+                raise NotWritten(
                     f"run {run_id} has no model step that ended, so no final answer: pass --node "
                     "SELECTOR (an instance id, <nodeId>#<n> or a seq) to test a node's output"
                 )
             partial.replace(cassette_path)
         finally:
             partial.unlink(missing_ok=True)
-    expected = found.value if expectation.recorded else expectation.value
-    source = render(
-        run, argv, cwd, test_path, cassette_path, expectation.check, expected, node, found.selector
-    )
+    expected = found.value if found is not None and expectation.recorded else expectation.value
+    selector = found.selector if found is not None else "the final answer"
+    source = render(run, argv, cwd, test_path, cassette_path, expectation.check, expected, node, selector)
     with os.fdopen(open_private(test_path), "w", encoding="utf-8", newline="\n") as out:
         out.write(source)
-    return Written(test_path, cassette_path, found.selector, expected)
+    return Written(test_path, cassette_path, selector, expected)
 
 
 def _stem(text: str) -> str:

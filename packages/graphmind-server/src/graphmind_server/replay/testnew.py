@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..export.source import ExportError, default_db, open_readonly
-from .testfile import Expectation, TestRefused, write_test
+from .testfile import Expectation, NotWritten, write_test
 
 
 def add_parser(subparsers: Any) -> None:
@@ -52,7 +52,7 @@ def expectation_of(args: argparse.Namespace) -> Expectation:
         try:
             value = json.loads(args.expect)
         except ValueError:
-            raise TestRefused(
+            raise NotWritten(
                 f"--expect takes JSON (a text is '\"...\"', or use --contains): {args.expect[:60]!r}"
             ) from None
         return Expectation("equals", value, recorded=False)
@@ -79,7 +79,7 @@ def run_command(args: argparse.Namespace) -> int:
             )
         finally:
             conn.close()
-    except (TestRefused, ExportError) as exc:
+    except (NotWritten, ExportError) as exc:
         print(f"graphmind: {str(exc).removeprefix('graphmind: ')}", file=sys.stderr, flush=True)
         return 2
     print(f"graphmind test new: wrote {written.test} and {written.cassette}")

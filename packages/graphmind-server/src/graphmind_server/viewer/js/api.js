@@ -44,6 +44,9 @@ export const api = {
     return call("GET", `/api/search?${p}`);
   },
   compare: (a, b) => call("GET", `/api/compare?a=${encodeURIComponent(a)}&b=${encodeURIComponent(b)}`),
+  /** "Save as test": the cassette and pytest file `graphmind test new` writes (docs/api.md). */
+  saveTest: (runId, body) => call("POST", `/api/runs/${encodeURIComponent(runId)}/tests`, body),
+  batch: (id) => call("GET", `/api/replays/batches/${encodeURIComponent(id)}`),
   /** The export as text (a download the page saves): the token travels as a header, never in a URL. */
   exportRun: async (id, format) => {
     await tokenReady();

@@ -8,7 +8,8 @@ import { h } from "./frame.js";
 import { hiddenBy, ms, clock, REDACTED } from "./format.js";
 import { hiddenChip, jsonView } from "./json.js";
 import { attemptsSection, editSection, replayFacts } from "./attempts.js";
-import { forkBox, forkedHere } from "./fork.js";
+import { forkBox, forkedHere, selectorOf } from "./fork.js";
+import { saveTestBox } from "./savetest.js";
 import { recordedUsage, savedCost, savedUsage } from "./replayinfo.js";
 import { observeNote, observeOnly } from "./observe.js";
 import { store, isBreakpoint } from "./state.js";
@@ -67,6 +68,20 @@ export class DetailView {
       h("ul", null, ...mine.map((p) => h("li", { dataset: { proposal: p.id } },
         h("strong", null, p.action), ` · ${p.status}${p.decidedBy ? ` by ${who(p)}` : ""} · ${clock(p.decidedAt || p.createdAt)}`,
         p.why ? h("div", { class: "muted small" }, p.why) : null)))));
+  }
+
+  /** "Save as test" (savetest.js): its box opens in the fork's slot row, below the buttons. */
+  saveTestButton(x) {
+    const btn = h("button", { type: "button", class: "d-savetest-button", "aria-expanded": "false",
+      title: "Write a pytest file and a cassette that replay this run and check its answer" }, "Save as test");
+    btn.addEventListener("click", () => {
+      const open = btn.getAttribute("aria-expanded") !== "true";
+      btn.setAttribute("aria-expanded", String(open));
+      const holder = btn.closest(".d-exec");
+      holder.querySelector(".savetest-box")?.remove();
+      if (open) holder.querySelector(".d-fork").after(saveTestBox({ runId: store.runId, selector: selectorOf(store.model, x) }));
+    });
+    return btn;
   }
 
   /** Cheap per-frame update: only the streamed text when nothing else changed. */
@@ -190,7 +205,7 @@ export class DetailView {
         slot.replaceChildren(...(open ? [forkBox({ runId: store.runId, run: store.runs.get(store.runId), model: store.model, x })] : []));
         if (open) slot.querySelector("textarea").focus();
       });
-      box.append(h("div", { class: "gate-actions" }, btn), slot);
+      box.append(h("div", { class: "gate-actions" }, btn, this.saveTestButton(x)), slot);
     }
     if (x.resumes.length) {
       box.append(h("p", { class: "muted" }, "Gates: ", x.resumes.map((r) => r.by === "cancelled" ? `${r.gate} → cancelled by the app` : `${r.gate} → ${r.action} (${r.by || "hub"})`).join(", ")));

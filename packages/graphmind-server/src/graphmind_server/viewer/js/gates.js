@@ -16,6 +16,7 @@ import { gateText, hiddenBy, reasonText, ago } from "./format.js";
 import { jsonView } from "./json.js";
 import { proposalList } from "./proposals.js";
 import { runFacts } from "./runlabel.js";
+import { expectedBox } from "./savetest.js";
 import { store, removeGate } from "./state.js";
 
 export class GatesView {
@@ -191,6 +192,7 @@ export class GatesView {
     card.proposals = proposed;
     card.append(title, reason, ...effectLines(g), ...(refused ? [refused] : []), proposed.el, body, buttons, ...(notEditable ? [notEditable] : []),
       ...(notReloadable ? [notReloadable] : []), ...boxes.map((b) => b.el), msg,
+      ...(typeof g.runId === "string" && g.runId ? [expectedBox(g)] : []),
       h("p", { class: "muted small gate-age", dataset: { since: String(g.heldSince ?? "") } }, `held ${ago(g.heldSince)}`));
     card.inject = () => inject && toggle(inject);
     card.edit = () => edit && toggle(edit);

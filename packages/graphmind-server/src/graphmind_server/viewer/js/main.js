@@ -5,6 +5,7 @@
 import { api, errorText } from "./api.js";
 import { DebugControls } from "./debug.js";
 import { showCompare } from "./compare.js";
+import { showBatch } from "./batch.js";
 import { DetailView } from "./detail.js";
 import { schedule, yieldToBrowser } from "./frame.js";
 import { GatesView } from "./gates.js";
@@ -189,7 +190,7 @@ async function refreshRuns() {
     if (!liveTouched.has(r.id) || !store.runs.has(r.id)) store.runs.set(r.id, r);
   }
   emit("runs");
-  if (!store.runs.size && !store.runId && !/^#\/(run|compare)\//.test(location.hash)) runView.el.replaceChildren(connectHelp());
+  if (!store.runs.size && !store.runId && !/^#\/(run|compare|batch)\//.test(location.hash)) runView.el.replaceChildren(connectHelp());
 }
 
 // ---- opening a run --------------------------------------------------------------------------
@@ -305,6 +306,12 @@ function onRoute() {
   if (cmp) {
     if (store.runId) closeRun("");
     showCompare(runView.el, decodeURIComponent(cmp[1]), decodeURIComponent(cmp[2]));
+    return;
+  }
+  const batch = location.hash.match(/^#\/batch\/([^/]+)$/);
+  if (batch) {
+    if (store.runId) closeRun("");
+    showBatch(runView.el, decodeURIComponent(batch[1]));
     return;
   }
   const m = location.hash.match(/^#\/run\/([^/]+)(?:\/node\/(.+))?$/);
