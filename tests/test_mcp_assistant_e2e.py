@@ -122,6 +122,16 @@ async def call(session: ClientSession, tool: str, **args: Any) -> Any:
     return json.loads(text)
 
 
+async def settled(session: ClientSession, run_id: str, node_id: str, status: str = "ok") -> Any:
+    """node_detail once the hub has stored the node's end (it stores a moment after the app exits)."""
+    for _ in range(100):
+        detail = await call(session, "node_detail", run_id=run_id, node_id=node_id)
+        if detail["status"] == status:
+            return detail
+        await anyio.sleep(0.1)
+    raise AssertionError(f"{node_id} never became {status}: {detail}")
+
+
 async def held(hub: HubProcess) -> dict[str, Any]:
     gates = await anyio.to_thread.run_sync(lambda: hub.held_gates(1, timeout=60))
     return dict(gates[0])
@@ -173,10 +183,16 @@ async def test_an_error_gate_explained_and_a_proposed_retry_accepted_in_the_view
             assert agent.finish(proc) == ANSWER
             assert agent.ran() == ["lookup_order", "lookup_order", "issue_refund"]  # the retry ran
 
-            detail = await call(session, "node_detail", run_id=gate["runId"], node_id="tool:lookup_order")
+            detail = await settled(session, gate["runId"], "tool:lookup_order")
             [line] = detail["proposals"]
             assert (line["action"], line["status"], line["by"]) == ("retry", "accepted", "viewer")
             assert detail["status"] == "ok" and len(detail["attempts"]) == 1
+            # Without --allow-exec the verify tools run nothing and say how to enable them, in one line.
+            refused = await session.call_tool(
+                "fork_and_replay", {"run_id": gate["runId"], "at": "tool:lookup_order#1"}
+            )
+            text = refused.content[0].text
+            assert refused.is_error and "graphmind mcp --allow-exec" in text and "\n" not in text
             ledger = await call(session, "get_effects", run_id=gate["runId"])
             assert [(p["nodeId"], p["status"], p["by"]) for p in ledger["proposals"]] == [
                 ("tool:lookup_order", "accepted", "viewer")
@@ -227,7 +243,7 @@ async def test_a_proposed_inject_waits_for_the_person_unless_allow_control_is_au
             )
             assert status == 200
             assert agent.finish(proc) == ANSWER
-            detail = await call(session, "node_detail", run_id=gate["runId"], node_id="tool:issue_refund")
+            detail = await settled(session, gate["runId"], "tool:issue_refund")
             assert detail["input"] == {"order_id": "A1", "amount": 25}  # the edited input ran
         assert agent.ran() == ["lookup_order", "issue_refund"]
         proposals = agent.hub.api("GET", f"/api/proposals?runId={gate['runId']}")[1]["proposals"]
@@ -249,7 +265,7 @@ async def test_a_proposed_inject_waits_for_the_person_unless_allow_control_is_au
             )
             assert proposed["applied"] is True and proposed["proposal"]["decidedBy"] == "auto"
             assert agent.finish(proc) == ANSWER  # no click
-            detail = await call(session, "node_detail", run_id=gate["runId"], node_id="tool:issue_refund")
+            detail = await settled(session, gate["runId"], "tool:issue_refund")
             assert detail.get("injected") is True and detail["output"] == value
             assert [(p["status"], p["by"]) for p in detail["proposals"]] == [("accepted", "auto")]
         assert agent.ran() == ["lookup_order", "issue_refund", "lookup_order"]  # the refund did not run
@@ -267,12 +283,6 @@ async def test_fork_and_replay_runs_the_recorded_command_under_simulate_and_diff
         "the recorded run",
     )[0]["id"]
     assert agent.ran() == ["lookup_order", "issue_refund"]
-    async with agent.mcp() as session:
-        refused = await session.call_tool(
-            "fork_and_replay", {"run_id": original, "at": "tool:issue_refund#1"}
-        )
-        text = refused.content[0].text
-        assert refused.is_error and "--allow-exec" in text and "\n" not in text
     before = fake.request_count
     async with agent.mcp("--allow-exec") as session:
         # The recorded run again with today's code, through replay --each: the same answer, from the
@@ -296,6 +306,11 @@ async def test_fork_and_replay_runs_the_recorded_command_under_simulate_and_diff
         # Replayed up to the fork: only the model step after it reached the provider.
         assert fake.request_count - before == 1
         assert agent.ran() == ["lookup_order", "issue_refund"], "a body ran in the fork"
+        ledger = await call(session, "get_effects", run_id=fork_id)
+        assert ledger["summary"]["writesRan"] == 0  # the refund's body did not run in the fork
+        assert [(e["name"], e["outcome"], e["runs"]) for e in ledger["effects"]] == [
+            ("issue_refund", "injected", 0)
+        ]
         diff = await call(session, "diff_runs", a=original, b=fork_id)
         assert diff["same"] is False
         assert diff["firstDifference"]["nodeId"] == "tool:issue_refund"

@@ -14,7 +14,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
 from ..export.jsonl import encode
-from . import explain, verify
+from . import explain, search, verify
 from .context import context_reader
 from .hubapi import HubApi, HubUnreachable
 from .reads import Links, clean
@@ -62,7 +62,7 @@ def add_assistant_tools(
         status=finished|error|running|aborted|abandoned tool=NAME model=NAME kind=KIND agent=NAME
         name=TEXT since=7d (or 12h, 30m), and the words error / held first. Newest first; limit 1..100."""
         with conn() as c:
-            return answer(lambda: explain.search_runs(c, links, query, limit))
+            return answer(lambda: search.search_runs(c, links, query, limit))
 
     @tool(server, READ_ONLY)
     def diff_runs(a: str, b: str) -> str:
@@ -70,7 +70,7 @@ def add_assistant_tools(
         error, status), every differing step (`nodeId#n`), step counts, token/cost/time deltas, and
         whether the effects ledgers match."""
         with conn() as c:
-            return answer(lambda: explain.diff_runs(c, links, a, b))
+            return answer(lambda: search.diff_runs(c, links, a, b))
 
 
 def add_verify_tools(

@@ -1,23 +1,19 @@
-"""The assistant's read tools over one run: `explain_run`, `node_detail`, `search_runs`,
-`diff_runs`. Each is a compact structured answer, not raw events: long values are cut to the
+"""The assistant's read tools over one run: `explain_run` and `node_detail` (search.py has
+`search_runs` and `diff_runs`). Each is a compact structured answer, not raw events: long values are cut to the
 preview bound (`PREVIEW` characters, marked), lists to a page, and the whole answer to the budget.
 Plain functions over a read-only connection (no SDK needed)."""
 
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
-import time
 from collections.abc import Callable
 from typing import Any
 
-from ..compare.runs import CompareError, compare
 from ..export.source import iter_events
 from ..store import reads as store_reads
 from ..store.effects import run_ledger
 from ..store.proposals import audit_line, run_proposals
-from ..store.status import RUN_STATUSES
 from .reads import DEFAULT_BUDGET, Links, ToolInputError, _cut_strings, _fit, clean
 
 PREVIEW = 2_000  # characters of one value (an input, an output, a message) an answer shows
@@ -138,7 +134,12 @@ def explain_run(
         "steps": len(calls),
         "errors": len(failed),
     }
-    if focus_exec is not None:
+    live = [g for g in live_gates or () if g.get("runId") == run_id]
+    if live and not any(e.instance == live[0].get("instanceId") for e in held):
+        # The hub holds it already and its exec.paused is not stored yet (the store commits in
+        # batches): the hub's own view of the gate is the focus.
+        answer["focus"] = _focus_of_gate(live[0], links, run_id)
+    elif focus_exec is not None:
         answer["focus"] = _focus(focus_exec, links, run_id, live_gates)
     elif isinstance(finished, dict) and finished.get("error"):
         answer["focus"] = {
@@ -199,6 +200,19 @@ def _focus(ex: _Exec, links: Links, run_id: str, live_gates: list[dict[str, Any]
     out["input"] = preview(ex.input, PREVIEW // 2)
     if ex.attempts:
         out["attempts"] = len(ex.attempts) + 1
+    return out
+
+
+def _focus_of_gate(gate: dict[str, Any], links: Links, run_id: str) -> dict[str, Any]:
+    node_id = str(gate.get("nodeId"))
+    out = {
+        k: gate.get(k)
+        for k in ("nodeId", "instanceId", "kind", "name", "gate", "reason", "actions", "gateId")
+    }
+    out["status"], out["link"] = "held", links.node(run_id, node_id)
+    if gate.get("error") is not None:
+        out["error"] = _error_text(gate["error"])
+    out["input"] = preview(gate.get("input"), PREVIEW // 2)
     return out
 
 
@@ -285,104 +299,6 @@ def node_detail(
         if p["instanceId"] in (None, ex.instance)
     ][-PAGE:]
     return _fit(clean(out), "attempts", max(DEFAULT_BUDGET, bound * 6))
-
-
-_FILTER = re.compile(r"^(app|status|tool|model|kind|agent|since|name)=(.+)$")
-_SINCE = re.compile(r"^(\d+)([smhd])$")
-
-
-def parse_query(query: str) -> tuple[dict[str, str], list[str], set[str]]:
-    """`app=refund status=error since=7d words…` → (filters, words, flags: error, held)."""
-    filters: dict[str, str] = {}
-    words: list[str] = []
-    flags: set[str] = set()
-    for word in query.split():
-        m = _FILTER.match(word)
-        if m:
-            filters[m.group(1)] = m.group(2)
-        elif word in ("error", "held") and word not in flags and not words:
-            flags.add(word)
-        else:
-            words.append(word)
-    return filters, words, flags
-
-
-def since_ms(text: str) -> float:
-    m = _SINCE.match(text)
-    if not m:
-        raise ToolInputError(f"since must be a number and s, m, h or d (7d, 12h; got {text!r})")
-    seconds = int(m.group(1)) * {"s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]
-    return (time.time() - seconds) * 1000
-
-
-def search_runs(conn: sqlite3.Connection, links: Links, query: str, limit: int) -> str:
-    if not 1 <= limit <= 100:
-        raise ToolInputError(f"limit must be from 1 to 100 (got {limit})")
-    filters, words, flags = parse_query(query)
-    status = filters.get("status")
-    if status is not None and status not in RUN_STATUSES:
-        raise ToolInputError(f"status must be one of {', '.join(RUN_STATUSES)} (got {status!r})")
-    f = store_reads.RunFilter(
-        q=" ".join(words) or None,
-        error="error" in flags,
-        held="held" in flags,
-        kind=filters.get("kind"),
-        tool=filters.get("tool"),
-        model=filters.get("model"),
-        agent=filters.get("agent"),
-        since=since_ms(filters["since"]) if "since" in filters else None,
-    )
-    runs = store_reads.list_runs(conn, 500 if "name" in filters else limit, status, filters.get("app"), f)
-    if "name" in filters:
-        runs = [r for r in runs if filters["name"].lower() in str(r["name"]).lower()][:limit]
-    items = [
-        {
-            k: r.get(k)
-            for k in ("id", "name", "app", "status", "startedAt", "endedAt", "nodeCount", "eventCount")
-        }
-        | {"link": links.run(r["id"])}
-        for r in runs
-    ]
-    return _fit(clean({"query": query, "runs": items}), "runs", DEFAULT_BUDGET)
-
-
-def diff_runs(conn: sqlite3.Connection, links: Links, a: str, b: str) -> str:
-    try:
-        result = compare(conn, a, b)
-    except CompareError as exc:
-        raise ToolInputError(str(exc)) from None
-    rows = result["steps"]
-    first = next((r for r in rows if r["status"] != "equal"), None)
-    seen: dict[str, int] = {}
-    numbered: list[tuple[str, dict[str, Any]]] = []
-    for r in rows:
-        seen[r["nodeId"]] = seen.get(r["nodeId"], 0) + 1
-        numbered.append((f"{r['nodeId']}#{seen[r['nodeId']]}", r))
-    answer: dict[str, Any] = {
-        "a": {"id": a, "status": result["a"]["status"], "link": links.run(a)},
-        "b": {"id": b, "status": result["b"]["status"], "link": links.run(b)},
-        "same": result["same"],
-        "counts": result["counts"],
-        "deltas": result["deltas"],
-        "firstDifference": _difference(first) if first else None,
-        "differing": [
-            {"step": label, "status": r["status"], "changed": r["changed"]}
-            for label, r in numbered
-            if r["status"] != "equal"
-        ][:PAGE],
-        "effects": {"same": result["effects"].get("same")},
-    }
-    return _fit(clean(answer), "differing", DEFAULT_BUDGET)
-
-
-def _difference(row: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {"nodeId": row["nodeId"], "status": row["status"], "changed": row["changed"]}
-    for field in row["changed"] or ("input", "output"):
-        out[field] = {side: preview(row[side].get(field), PREVIEW // 4) for side in ("a", "b") if side in row}
-    if row["status"] in ("added", "removed"):
-        side = "b" if row["status"] == "added" else "a"
-        out["input"] = preview(row[side].get("input"), PREVIEW // 4)
-    return out
 
 
 def fallback_context(

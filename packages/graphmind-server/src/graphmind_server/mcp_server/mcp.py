@@ -1,6 +1,11 @@
 """`graphmind mcp`: the MCP server (stdio) a coding assistant reads the recorded runs through.
 
     claude mcp add graphmind -- graphmind mcp --port 4747
+    graphmind mcp install claude|cursor|codex [--write]     (install.py)
+
+The co-debugger's tools (docs/mcp.md): explain a run, propose an answer the person accepts on the
+gate's card (`--allow-control=auto`: applied at once), and, with `--allow-exec`, fork or replay the
+app to verify a fix.
 
 The mcp SDK is an extra (`graphmind-server[mcp]`): it is imported only when the command runs.
 """
@@ -19,8 +24,11 @@ def add_parser(subparsers: Any) -> None:
         "mcp",
         help="serve the recorded runs to an MCP client (stdio), with deep links to the viewer",
         description="An MCP server on stdio: read-only tools over the runs in the hub's database "
-        "(list runs, a run's graph, its events in pages, held gates, search). "
-        "--allow-control adds tools that answer held gates and set breakpoints.",
+        "(list runs, a run's graph, its events in pages, held gates, search, explain a run, a node's "
+        "detail, compare two runs), and propose_answer (shown on the gate's card for the person to "
+        "accept). --allow-control adds tools that answer held gates and set breakpoints (=auto: "
+        "proposals apply at once); --allow-exec adds forking and replaying the app. "
+        "`graphmind mcp install claude|cursor|codex` prints the configuration an assistant reads.",
     )
     p.add_argument(
         "--port", type=int, default=4747, help="the hub's port, for deep links and live state (default 4747)"

@@ -31,6 +31,7 @@ NOT_ENABLED = (
     "with `graphmind mcp --allow-exec` to enable it (docs/mcp.md)"
 )
 MAX_WAIT = 600.0
+SETTLE_S = 10.0
 _TAIL = 1_500
 
 Conn = Callable[[], AbstractContextManager[sqlite3.Connection]]
@@ -136,8 +137,7 @@ def fork_and_replay(
         except OSError as exc:
             raise ToolInputError(f"cannot run {command[0]!r} in {cwd}: {exc.strerror or exc}") from None
         code = _wait(proc, wait)
-        with conn() as c:
-            found = _replays_of(c, run_id, started)
+        found = _settled(conn, run_id, started, ended=code is not None)
         out: dict[str, Any] = {
             "runIds": [r["id"] for r in found],
             "runs": [
@@ -206,6 +206,21 @@ def replay_each(db: Path, port: int, query: str, safe: str, wait: float) -> dict
             for p in pairs[:50]
         ],
     }
+
+
+def _settled(conn: Conn, run_id: str, started: float, *, ended: bool) -> list[dict[str, Any]]:
+    """The fork's runs as stored. The hub stores what the app sent a moment after the app exits
+    (it commits in batches): when the child has ended, wait (at most SETTLE_S) for its runs to be
+    stored as ended."""
+    deadline = time.monotonic() + SETTLE_S
+    while True:
+        with conn() as c:
+            found = _replays_of(c, run_id, started)
+        if not ended or (found and all(r["status"] != "running" for r in found)):
+            return found
+        if time.monotonic() > deadline:
+            return found
+        time.sleep(0.1)
 
 
 def _wait(proc: subprocess.Popen[bytes], wait: float) -> int | None:

@@ -69,6 +69,7 @@ class _Call:
         self.answer: dict[str, Any] | None = None  # the before gate's answer
         self.attempts = 0  # bodies that ended in a retry (node.attempt)
         self.ended: Mapping[str, Any] | None = None
+        self.answered_late = False  # an after or error gate of it was answered
 
     def see(self, ev: Mapping[str, Any]) -> None:
         kind = ev.get("type")
@@ -80,6 +81,8 @@ class _Call:
         elif kind == "exec.resumed":
             if self.held_at == "before" or ev.get("gate") == "before":
                 self.answer = _answer(ev)
+            else:
+                self.answered_late = True  # an after or error gate: the body had run
             self.held_at = None
         elif kind == "node.attempt":
             self.attempts += 1
@@ -129,6 +132,15 @@ class _Call:
         if end.get("simulated") is True:
             return "simulated", False
         if action == "inject" and end.get("injected") is True:
+            return "injected", False
+        if (
+            end.get("injected") is True
+            and self.answer is None
+            and not self.answered_late
+            and not self.attempts
+        ):
+            # Injected with no gate answered: a fork's new output (`graphmind replay --fork`), decided
+            # before the body, which never ran.
             return "injected", False
         if action == "abort" or _not_run(end, self.held_before, action):
             return "skipped", False

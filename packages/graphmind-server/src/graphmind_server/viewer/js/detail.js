@@ -59,20 +59,6 @@ export class DetailView {
     performance.mark("graphmind:detail");
   }
 
-  /** "Save as test" (savetest.js): its box opens in the fork's slot row, below the buttons. */
-  saveTestButton(x) {
-    const btn = h("button", { type: "button", class: "d-savetest-button", "aria-expanded": "false",
-      title: "Write a pytest file and a cassette that replay this run and check its answer" }, "Save as test");
-    btn.addEventListener("click", () => {
-      const open = btn.getAttribute("aria-expanded") !== "true";
-      btn.setAttribute("aria-expanded", String(open));
-      const holder = btn.closest(".d-exec");
-      holder.querySelector(".savetest-box")?.remove();
-      if (open) holder.querySelector(".d-fork").after(saveTestBox({ runId: store.runId, selector: selectorOf(store.model, x) }));
-    });
-    return btn;
-  },
-
   /** The answers an assistant proposed at this node's gates, and who decided them (docs/mcp.md). */
   async loadProposals(runId, nodeId) {
     if (!runId) return;
@@ -86,6 +72,20 @@ export class DetailView {
       h("ul", null, ...mine.map((p) => h("li", { dataset: { proposal: p.id } },
         h("strong", null, p.action), ` · ${p.status}${p.decidedBy ? ` by ${who(p)}` : ""} · ${clock(p.decidedAt || p.createdAt)}`,
         p.why ? h("div", { class: "muted small" }, p.why) : null)))));
+  }
+
+  /** "Save as test" (savetest.js): its box opens in the fork's slot row, below the buttons. */
+  saveTestButton(x) {
+    const btn = h("button", { type: "button", class: "d-savetest-button", "aria-expanded": "false",
+      title: "Write a pytest file and a cassette that replay this run and check its answer" }, "Save as test");
+    btn.addEventListener("click", () => {
+      const open = btn.getAttribute("aria-expanded") !== "true";
+      btn.setAttribute("aria-expanded", String(open));
+      const holder = btn.closest(".d-exec");
+      holder.querySelector(".savetest-box")?.remove();
+      if (open) holder.querySelector(".d-fork").after(saveTestBox({ runId: store.runId, selector: selectorOf(store.model, x) }));
+    });
+    return btn;
   }
 
   /** Cheap per-frame update: only the streamed text when nothing else changed. */
