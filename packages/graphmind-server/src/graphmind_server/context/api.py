@@ -13,7 +13,7 @@ from starlette.routing import Route
 from graphmind import protocol as proto
 
 from ..base.jsontext import JSON
-from ..http.request import BadRequest, error
+from ..http.request import BadRequest, error, json_body
 from ..http.request import hub_of as _hub
 from ..hub.state import Hub
 from ..store.context import Step
@@ -74,10 +74,8 @@ async def edit_route(request: Request) -> Response:
     hub = _hub(request)
     run_id, node_id = request.path_params["run_id"], request.path_params["node_id"]
     instance = request.query_params.get("instance")
-    from ..http.api import _json_body  # the API's one body reader (size limit, strict JSON)
-
     try:
-        body = await _json_body(request)
+        body = await json_body(request)
     except BadRequest as exc:
         return error(exc.status, str(exc))
     if not isinstance(body, dict) or "input" not in body or not isinstance(body.get("ops"), list):

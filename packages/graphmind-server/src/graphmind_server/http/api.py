@@ -21,56 +21,12 @@ from ..store import reads
 from ..store.ops import DeleteRun
 from ..store.status import RUN_STATUSES
 from .cockpit import index_now, run_filter
-from .request import BadRequest, TooLarge, error
+from .request import BadRequest, error, json_body, json_object
 from .request import hub_of as _hub  # the short names this module's routes use
 from .request import int_param as _int_param
 
 ACTIONS = proto.ACTIONS
 REDACTED = proto.REDACTED
-
-
-# Every hub -> app frame must fit the app's HUB_MAX_FRAME (an inject value travels in gate.resolve,
-# breakpoints in debug.state): a body over MAX_BODY is refused before it is read in full.
-MAX_BODY = proto.MAX_INJECT_BYTES
-
-
-async def _json_body(request: Request) -> Any:
-    too_large = TooLarge(
-        f"the body is over {MAX_BODY} bytes; an inject value or a debug state must stay under that "
-        "(an app refuses any hub frame over graphmind.protocol.HUB_MAX_FRAME)"
-    )
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > MAX_BODY:
-        raise too_large
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > MAX_BODY:
-            raise too_large
-        chunks.append(chunk)
-    raw = b"".join(chunks)
-    if not raw.strip():
-        return {}
-    try:
-        return json.loads(raw, parse_constant=_refuse_constant, parse_float=_finite_float)
-    except BadRequest:
-        raise
-    except RecursionError:
-        raise BadRequest("the body is nested too deeply to read") from None
-    except ValueError as exc:
-        raise BadRequest(f"the body is not JSON ({str(exc)[:200]})") from None
-
-
-def _refuse_constant(name: str) -> None:
-    raise BadRequest(f"the body contains {name}, which is not JSON")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if value - value != 0:
-        raise BadRequest(f"the number {text[:40]} in the body is out of range")
-    return value
 
 
 async def health(request: Request) -> Response:
@@ -184,7 +140,7 @@ async def list_gates(request: Request) -> Response:
 
 async def answer_gate(request: Request) -> Response:
     try:
-        body = await _json_body(request)
+        body = await json_body(request)
     except BadRequest as exc:
         return error(exc.status, str(exc))
     return await answer(_hub(request), request.path_params["gate_id"], body, door_of(request))
@@ -239,14 +195,11 @@ async def get_debug(request: Request) -> Response:
 
 async def put_debug(request: Request) -> Response:
     hub = _hub(request)
-    try:
-        body = await _json_body(request)
-    except BadRequest as exc:
-        return error(exc.status, str(exc))
+    body = await json_object(
+        request, "a JSON object with any of breakpoints, mode, pauseOnError, pauseOnHandoff"
+    )
     if not isinstance(body, dict):
-        return error(
-            400, "the body must be a JSON object with any of breakpoints, mode, pauseOnError, pauseOnHandoff"
-        )
+        return body
     try:
         state, pending = await hub.set_debug(body)
     except DebugStateError as exc:
@@ -263,7 +216,7 @@ async def pause(request: Request) -> Response:
     if request.method == "GET":
         return JSON({"pause": hub.armed.to_json()})
     try:
-        body = await _json_body(request)
+        body = await json_body(request)
     except BadRequest as exc:
         return error(exc.status, str(exc))
     run_id = body.get("runId") if isinstance(body, dict) else None

@@ -14,8 +14,7 @@ from ..playground import providers
 from ..playground.send import MAX_N, send
 from ..store.calls import execution
 from ..store.usage import answered_model
-from .api import _json_body
-from .request import BadRequest, error, hub_of
+from .request import error, hub_of, json_object
 
 
 async def _call(
@@ -78,14 +77,9 @@ async def read_route(request: Request) -> Response:
 
 
 async def send_route(request: Request) -> Response:
-    try:
-        body = await _json_body(request)
-    except BadRequest as exc:
-        return error(exc.status, str(exc))
+    body = await json_object(request, '{"runId", "instanceId", "request": {...}, "n"?: 1..10, "provider"?}')
     if not isinstance(body, dict):
-        return error(
-            400, 'the body must be {"runId", "instanceId", "request": {...}, "n"?: 1..10, "provider"?}'
-        )
+        return body
     found, refused = await _call(request, body.get("runId"), body.get("instanceId"))
     if refused is not None or found is None:
         return refused or error(404, "no such call")

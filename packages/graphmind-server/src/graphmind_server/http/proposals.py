@@ -26,7 +26,7 @@ from ..hub.connections import Gate
 from ..hub.gate_edit import contains_redacted
 from ..store.proposals import STATUSES, AddProposal, DecideProposal, query
 from . import api
-from .request import BadRequest, error
+from .request import BadRequest, error, json_body
 from .request import hub_of as _hub
 from .request import int_param as _int_param
 
@@ -80,7 +80,7 @@ def _broadcast(hub: Any, gate: Gate) -> None:
 async def propose(request: Request) -> Response:
     hub = _hub(request)
     try:
-        body = await api._json_body(request)
+        body = await json_body(request)
     except BadRequest as exc:
         return error(exc.status, str(exc))
     if (
@@ -142,7 +142,7 @@ async def decide(request: Request) -> Response:
     if verb not in ("accept", "reject"):
         return error(404, f"no such API route: POST {request.url.path} (accept or reject; see docs/api.md)")
     try:
-        body = await api._json_body(request)
+        body = await json_body(request)
     except BadRequest as exc:
         return error(exc.status, str(exc))
     note = body.get("note") if isinstance(body, dict) else None

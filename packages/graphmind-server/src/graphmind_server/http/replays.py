@@ -17,8 +17,7 @@ from ..export.source import iter_events
 from ..replay.outcome import RESULTS, judge
 from ..replay.testfile import Expectation, NotWritten, write_test
 from ..store import reads
-from .api import _json_body
-from .request import BadRequest, error, hub_of
+from .request import error, hub_of, json_object
 
 
 def expectation_of(body: dict[str, Any]) -> Expectation:
@@ -75,14 +74,9 @@ def _save_test(conn: sqlite3.Connection, run_id: str, body: dict[str, Any]) -> d
 async def save_test(request: Request) -> Response:
     hub = hub_of(request)
     run_id = request.path_params["run_id"]
-    try:
-        body = await _json_body(request)
-    except BadRequest as exc:
-        return error(exc.status, str(exc))
+    body = await json_object(request, 'a JSON object: {"node", "expect" | "contains" | "matches", "dir"}')
     if not isinstance(body, dict):
-        return error(
-            400, 'the body must be a JSON object: {"node", "expect" | "contains" | "matches", "dir"}'
-        )
+        return body
     await hub.store.barrier()
     try:
         written = await hub.store.read(_save_test, run_id, body)

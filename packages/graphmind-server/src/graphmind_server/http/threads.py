@@ -9,8 +9,7 @@ from starlette.routing import Route
 from ..base.jsontext import JSON
 from ..store import labels, reads, threads
 from ..store.ops import PutLabel
-from .api import _json_body
-from .request import BadRequest, error, hub_of, int_param
+from .request import BadRequest, error, hub_of, int_param, json_body
 
 
 async def list_threads(request: Request) -> Response:
@@ -49,7 +48,7 @@ async def put_labels(request: Request) -> Response:
     run_id = request.path_params["run_id"]
     node_id = request.path_params.get("node_id", "")
     try:
-        label = labels.clean(await _json_body(request))
+        label = labels.clean(await json_body(request))
     except BadRequest as exc:
         return error(exc.status, str(exc))
     except labels.LabelError as exc:
