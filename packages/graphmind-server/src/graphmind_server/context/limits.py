@@ -8,10 +8,11 @@ is merged over it, model by model. A model matches the longest row name it start
 from __future__ import annotations
 
 import functools
-import json
 import os
 from pathlib import Path
 from typing import Any
+
+from ..base.modeltable import lookup, read_table
 
 SHIPPED = Path(__file__).parent.parent / "store" / "context_sizes.json"
 ENV = "GRAPHMIND_CONTEXT_SIZES"
@@ -35,17 +36,7 @@ def _rows(doc: Any, where: str) -> dict[str, int]:
 
 @functools.lru_cache(maxsize=4)
 def table(override: str | None = None) -> dict[str, int]:
-    rows = _rows(json.loads(SHIPPED.read_text(encoding="utf-8")), str(SHIPPED))
-    if override:
-        path = Path(override).expanduser()
-        try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise ContextSizesError(f"{ENV}={override}: cannot read it ({exc.strerror or exc})") from None
-        except ValueError as exc:
-            raise ContextSizesError(f"{ENV}={override}: not JSON ({exc})") from None
-        rows.update(_rows(doc, f"{ENV}={override}"))
-    return rows
+    return read_table(SHIPPED, ENV, override, _rows, ContextSizesError)
 
 
 def check_env() -> None:
@@ -55,15 +46,4 @@ def check_env() -> None:
 
 def context_limit(model: str | None) -> int | None:
     """The model's context window in tokens, or None when the table does not know it."""
-    if not model:
-        return None
-    try:
-        rows = table(os.environ.get(ENV) or None)
-    except ContextSizesError:  # checked at start; a file broken since reads the shipped table
-        rows = table(None)
-    name = model.lower().rsplit("/", 1)[-1]
-    best = None
-    for key in rows:
-        if name.startswith(key) and (best is None or len(key) > len(best)):
-            best = key
-    return rows[best] if best is not None else None
+    return lookup(table, ENV, ContextSizesError, model) if model else None

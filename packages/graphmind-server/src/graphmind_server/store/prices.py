@@ -14,6 +14,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..base.modeltable import lookup, read_table
+
 SHIPPED = Path(__file__).with_name("prices.json")
 ENV = "GRAPHMIND_PRICES"
 
@@ -42,17 +44,7 @@ def _rows(doc: Any, where: str) -> dict[str, tuple[float, float, float]]:
 
 @functools.lru_cache(maxsize=4)
 def table(override: str | None = None) -> dict[str, tuple[float, float, float]]:
-    rows = _rows(json.loads(SHIPPED.read_text(encoding="utf-8")), str(SHIPPED))
-    if override:
-        path = Path(override).expanduser()
-        try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise PriceTableError(f"{ENV}={override}: cannot read it ({exc.strerror or exc})") from None
-        except ValueError as exc:
-            raise PriceTableError(f"{ENV}={override}: not JSON ({exc})") from None
-        rows.update(_rows(doc, f"{ENV}={override}"))
-    return rows
+    return read_table(SHIPPED, ENV, override, _rows, PriceTableError)
 
 
 def current() -> str | None:
@@ -66,16 +58,7 @@ def check_env() -> None:
 
 def price(model: str) -> tuple[float, float, float] | None:
     """(input, output, cached input) USD per 1M tokens for a model name, or None when unknown."""
-    try:
-        rows = table(current())
-    except PriceTableError:  # the hub checked it at start; a file broken since prices from the shipped table
-        rows = table(None)
-    name = model.lower().rsplit("/", 1)[-1]
-    best = None
-    for key in rows:
-        if name.startswith(key) and (best is None or len(key) > len(best)):
-            best = key
-    return rows[best] if best is not None else None
+    return lookup(table, ENV, PriceTableError, model)
 
 
 def source() -> dict[str, Any]:
