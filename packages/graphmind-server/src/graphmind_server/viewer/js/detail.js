@@ -71,7 +71,7 @@ export class DetailView {
       if (open) holder.querySelector(".d-fork").after(saveTestBox({ runId: store.runId, selector: selectorOf(store.model, x) }));
     });
     return btn;
-  },
+  }
 
   /** The answers an assistant proposed at this node's gates, and who decided them (docs/mcp.md). */
   async loadProposals(runId, nodeId) {
