@@ -35,7 +35,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from year_of_runs import fill_one_run
+from year_of_runs import fill_one_run, run_events
 
 CHROMIUM = os.environ.get("GRAPHMIND_TEST_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -46,6 +46,8 @@ CHROMIUM_ARGS = [
     "--disable-background-networking",
 ]
 RUN = "run-000001"
+SMALL = "run-000002"  # ~100 events beside it: how slow this machine opens a run right now
+SMALL_REFERENCE_MS = 400  # tests/browser/test_big_run.py: a 100-event run's "interactive" when idle
 OPEN_MS, CLICK_MS, FRAME_MS, SEARCH_MS = 1000, 100, 50, 300
 
 # Click → the viewer rendered the detail (its mark after the click) → the next frame (painted).
@@ -159,12 +161,35 @@ def _figures(what: str, times: list[float], target: float) -> None:
     )
 
 
-def _open(browser: Any, url: str) -> tuple[Any, Any, dict[str, float]]:
+def add_small_run(db: Path) -> None:
+    """The reference run (a model step and a tool call, 25 times), once per file."""
+    import random
+    import sqlite3
+
+    from graphmind_server.store.importing import Import
+    from graphmind_server.store.items import EventItem
+
+    conn = sqlite3.connect(db)
+    try:
+        if conn.execute("SELECT 1 FROM runs WHERE id = ?", (SMALL,)).fetchone():
+            return
+    finally:
+        conn.close()
+    _, app, events = run_events(random.Random(5), 2, time.time() * 1000 - 60_000, steps=25)
+    imp = Import(db)
+    try:
+        with imp.transaction():
+            imp.write([EventItem("client-reference", app, e, json.dumps(e), e["ts"]) for e in events])
+    finally:
+        imp.close()
+
+
+def _open(browser: Any, url: str, run: str = RUN) -> tuple[Any, Any, dict[str, float]]:
     ctx = browser.new_context(viewport={"width": 1600, "height": 900})
     page = ctx.new_page()
     page.set_default_timeout(60_000)
     page.goto("about:blank")  # the tab's renderer is up: what is measured is the viewer
-    page.goto(f"{url}/#/run/{RUN}")
+    page.goto(f"{url}/#/run/{run}")
     page.wait_for_selector("body[data-graph-drawn=true]")
     page.locator(".gnode[data-node-id='tool:search']").click()
     page.wait_for_function("() => performance.getEntriesByName('graphmind:detail').length > 0")
@@ -186,8 +211,11 @@ def measure(url: str, fold_timeout_s: float) -> None:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             print(f"open (navigation → graph drawn, a node click answered), load {_load()}:", flush=True)
-            opens = []
-            for _ in range(3):
+            opens, small = [], []
+            for _ in range(3):  # interleaved with the reference run's opens: the same moment's machine
+                ctx, page, t = _open(browser, url, SMALL)
+                small.append(t["interactive"])
+                ctx.close()
                 ctx, page, t = _open(browser, url)
                 opens.append(t)
                 print(
@@ -195,6 +223,14 @@ def measure(url: str, fold_timeout_s: float) -> None:
                 )
                 ctx.close()
             _figures("interactive (3 opens)", [t["interactive"] for t in opens], OPEN_MS)
+            slowdown = max(1.0, min(small) / SMALL_REFERENCE_MS)
+            best = min(t["interactive"] for t in opens)
+            print(
+                f"  the ~100-event run beside it: {', '.join(f'{t:.0f}' for t in small)} ms: this machine is "
+                f"{slowdown:.1f}x its idle speed now; the best open scaled to idle: {best / slowdown:.0f} ms "
+                f"{_mark(best / slowdown < OPEN_MS)}",
+                flush=True,
+            )
 
             ctx, page, _ = _open(browser, url)
             began = time.perf_counter()
@@ -300,6 +336,7 @@ def main() -> None:
             print(f"filling {db} with one run of {args.events:,} events", flush=True)
             fill_one_run(db, args.events)
             print(f"  filled in {time.monotonic() - began:.0f} s", flush=True)
+        add_small_run(db)
         env = {"GRAPHMIND_HOME": str(Path(tmp) / "home"), "GRAPHMIND_RETENTION": "off"}
         with HubProcess(db, env=env, start_timeout=600) as hub:
             status, body = hub.api("GET", f"/api/runs/{RUN}")
