@@ -133,11 +133,23 @@ def _steps(rng: random.Random) -> int:
     return rng.randint(1500, 2000)
 
 
+AGENT_BLOCK = 25  # a team's run: each agent takes 25 model-and-tool rounds, then hands off
+
+
 def run_events(
-    rng: random.Random, index: int, started_ms: float, seq: int = 0, steps: int | None = None
+    rng: random.Random,
+    index: int,
+    started_ms: float,
+    seq: int = 0,
+    steps: int | None = None,
+    *,
+    step0: int = 0,
+    agents: tuple[str, ...] = (),
 ) -> tuple[str, str, list[dict[str, Any]]]:
     """One run's events, as an app's SDK would have sent them: (runId, app, events); `seq`: the last
-    one its client used (a client numbers every event it makes, across its runs)."""
+    one its client used (a client numbers every event it makes, across its runs). `step0`: the first
+    step's number (a run made in parts keeps its instance ids apart); `agents`: a team (the first is
+    the root), their model steps and handoffs as docs/protocol.md ("Agents") names them."""
     app = APPS[index % len(APPS)]
     run_id = f"run-{index:06d}"
     model = rng.choice(MODELS)
@@ -155,16 +167,46 @@ def run_events(
     prompt = _text(rng, 2000) + (f" {RARE}" if index % 997 == 0 else "")
     fails = index % 20 == 0
     steps = _steps(rng) if steps is None else steps
-    for step in range(steps):
+    for step in range(step0, step0 + steps):
         llm = f"l{step}"
+        team: dict[str, Any] = {}
+        llm_node = "llm:chat"
+        if agents:
+            agent = agents[step // AGENT_BLOCK % len(agents)]
+            team = {"agent": agent, "agentPath": [agents[0]] if agent == agents[0] else [agents[0], agent]}
+            llm_node = "llm:step" if agent == agents[0] else f"llm:step@{agent}"
+            if step % AGENT_BLOCK == 0 and step:
+                source = agents[(step // AGENT_BLOCK - 1) % len(agents)]
+                handoff = f"{source}->{agent}"
+                event(
+                    "node.started",
+                    nodeId=f"handoff:{handoff}",
+                    instanceId=f"h{step}",
+                    kind="handoff",
+                    name=handoff,
+                    parentInstanceId=run_id,
+                    agent=source,
+                    agentPath=[agents[0]] if source == agents[0] else [agents[0], source],
+                    attrs={"from": source, "to": agent},
+                    input={"task": _text(rng, 300)},
+                )
+                event(
+                    "node.finished",
+                    nodeId=f"handoff:{handoff}",
+                    instanceId=f"h{step}",
+                    output={"result": _text(rng, 200)},
+                    durationMs=round(rng.uniform(1, 20), 1),
+                    heldMs=0.0,
+                )
         event(
             "node.started",
-            nodeId="llm:chat",
+            nodeId=llm_node,
             instanceId=llm,
             kind="llm",
-            name="chat",
+            name=llm_node.split(":", 1)[1].split("@")[0],
             parentInstanceId=run_id,
             attrs={"model": model},
+            **team,
             input={
                 "model": model,
                 "messages": [{"role": "user", "content": prompt[: rng.randint(1500, 2000)]}],
@@ -172,7 +214,7 @@ def run_events(
         )
         event(
             "node.finished",
-            nodeId="llm:chat",
+            nodeId=llm_node,
             instanceId=llm,
             output={"role": "assistant", "content": _text(rng, 500)},
             usage={"inputTokens": 500, "outputTokens": 120, "totalTokens": 620},
@@ -189,6 +231,7 @@ def run_events(
             name=tool,
             parentInstanceId=run_id,
             input={"query": _text(rng, 200)},
+            **team,
         )
         if fails and step == steps - 1:
             event(
@@ -250,24 +293,30 @@ def fill(db: Path, runs: int, seed: int = 7) -> int:
     return stored
 
 
+ONE_RUN_AGENTS = ("triage", "researcher", "writer")
+
+
 def fill_one_run(db: Path, events: int) -> int:
-    """One run of about `events` events (the million-event run the viewer is measured on), made and
-    written 50,000 events at a time (a transaction each); returns the events stored."""
+    """One run of about `events` events (the million-event run the viewer is measured on): a team of
+    three agents handing off every 25 rounds, each round a model step (a ~2 KB prompt, a ~500-character
+    answer) and a tool call; made and written 50,000 events at a time (a transaction each); returns
+    the events stored."""
     from graphmind_server.store.importing import Import
     from graphmind_server.store.items import EventItem
 
     rng = random.Random(11)
-    steps_left = max(1, (events - 2) // 4)
-    ts, seq, stored, first = time.time() * 1000 - 3_600_000, 0, 0, True
+    # 4 events a round, 2 more per handoff (one every AGENT_BLOCK rounds), run.started and finished.
+    steps_left = max(1, round((events - 2) / (4 + 2 / AGENT_BLOCK)))
+    ts, seq, stored, step0 = time.time() * 1000 - 3_600_000, 0, 0, 0
     imp = Import(db)
     try:
         while steps_left:
             steps = min(steps_left, 12_500)
             steps_left -= steps
-            _, app, part = run_events(rng, 1, ts, steps=steps)
+            _, app, part = run_events(rng, 1, ts, steps=steps, step0=step0, agents=ONE_RUN_AGENTS)
             # One run: its run.started first, its run.finished last, the seqs one sequence.
-            part = part[(0 if first else 1) : (None if not steps_left else -1)]
-            first = False
+            part = part[(0 if not step0 else 1) : (None if not steps_left else -1)]
+            step0 += steps
             for event in part:
                 seq += 1
                 event["seq"] = seq
