@@ -23,7 +23,7 @@ for in it.
   each timed 5 times, the median and the max given.
 - **The prune**: the hub restarted with `--keep` at half the runs while a real `graphmind.Client`
   keeps sending events; says how long the hub took to listen again, the events sent, stored and
-  lost (the client's own count).
+  lost (the client's own count); then the runs list's `q=` and search again (a prune once slowed them).
 - Also the file's size per million events and the hub's RSS after the reads.
 """
 
@@ -494,6 +494,12 @@ def prune_under_ingest(db: Path, home: Path, runs: int) -> None:
         _, body = _get(hub.port, "/api/runs?limit=1000&app=during-prune")
         stored = sum(r["eventCount"] for r in json.loads(body)["runs"])
         pruned = next((line for line in hub.stderr.splitlines() if "pruned" in line), "(nothing pruned)")
+        # The reads the prune's deletes once slowed (the index's dead entries, store/index_merge.py).
+        after = [
+            ("after the prune: runs list q=refund", 200, _timed(hub.port, ["/api/runs?limit=50&q=refund"])),
+            ("after the prune: search refund", 300, _timed(hub.port, ["/api/search?q=refund"])),
+            (f"after the prune: search {RARE}", 300, _timed(hub.port, [f"/api/search?q={RARE}"])),
+        ]
     finally:
         hub.stop()
     print(
@@ -502,6 +508,8 @@ def prune_under_ingest(db: Path, home: Path, runs: int) -> None:
         f"the app made {made:,} events, the hub stored "
         f"{stored:,} ({made - stored:,} lost), the client counted {dropped} dropped\n  {pruned.strip()}"
     )
+    for what, target, figures in after:
+        _line(what, target, figures)
 
 
 def main() -> None:

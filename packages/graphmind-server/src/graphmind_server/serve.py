@@ -202,7 +202,7 @@ class _Server(uvicorn.Server):
                 signal.signal(sig, handler)
 
 
-MERGES_AFTER_PRUNE = 10_000  # 500 pages each: a bound, should the apps' new rows keep it busy
+MERGES_AFTER_PRUNE = 100_000  # 200 pages each (~80 GB of index): a bound, should anything keep it busy
 
 
 async def _prune(store: Store, plan: retention.Plan) -> None:
@@ -212,8 +212,9 @@ async def _prune(store: Store, plan: retention.Plan) -> None:
     try:
         for chunk in plan.chunks():
             events += await store.submit(Prune(chunk))
-        for _ in range(MERGES_AFTER_PRUNE):  # the index's dead entries, a little at a time
-            if not await store.submit(MergeIndex()):
+        merge = MergeIndex()
+        for _ in range(MERGES_AFTER_PRUNE):  # the index's dead entries, a step per writer transaction
+            if not await store.submit(merge):
                 break
     except asyncio.CancelledError:
         raise

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from . import labels, retention
+from . import index_merge, labels, retention
 from .writer import Writer
 
 
@@ -121,20 +121,15 @@ class Prune(Op):
         return events
 
 
-@dataclass
 class MergeIndex(Op):
-    """Some merging of the search index after a big prune; True while there is more to merge.
+    """One step of clearing the search index of what a big prune deleted (store/index_merge.py);
+    True while there is more to do. The same op is submitted again for each step."""
 
-    FTS5 deletes by adding delete entries beside the ones they cancel, merged away only as new rows
-    come: after half of a year of runs was pruned, a word in every event took 25 s to find in the
-    newest runs (every query walked the dead entries too) instead of 63 ms."""
-
-    pages: int = 500
+    def __init__(self, pages: int = 200) -> None:
+        self.merge = index_merge.Merge(pages)
 
     def apply(self, writer: Writer) -> bool:
-        before = writer.conn.total_changes
-        writer.conn.execute("INSERT INTO search (search, rank) VALUES ('merge', ?)", (self.pages,))
-        return writer.conn.total_changes - before > 1
+        return self.merge.step(writer.conn)
 
 
 @dataclass
