@@ -2,6 +2,7 @@
 
     uv run python bench/sdk_profile.py openai-agents [--runs 200] [--shape run|streamed] [--top 25]
     uv run python bench/sdk_profile.py google-adk [--runs 200] [--shape tool|text] [--top 25]
+    uv run python bench/sdk_profile.py strands [--runs 200] [--top 25]
 
 Runs the shape of `bench/openai_agents_overhead.py` / `bench/google_adk_overhead.py` (the same
 agents, models and tools, imported from them) under cProfile for `--runs` runs after a warm-up,
@@ -26,8 +27,14 @@ from _harness import AttachedHub, openinference_toggle
 
 import graphmind
 
-_GRAPHMIND = ("/graphmind/", "/graphmind_openai_agents/", "/graphmind_google_adk/", "/graphmind-core/")
-_FRAMEWORK = ("/agents/", "/google/adk/", "/google/genai/")
+_GRAPHMIND = (
+    "/graphmind/",
+    "/graphmind_openai_agents/",
+    "/graphmind_google_adk/",
+    "/graphmind_strands/",
+    "/graphmind-core/",
+)
+_FRAMEWORK = ("/agents/", "/google/adk/", "/google/genai/", "/strands/")
 
 
 def _where(filename: str) -> str:
@@ -189,9 +196,54 @@ def google_adk(
     }
 
 
+def strands(
+    shape: str, attached: graphmind.Client | None
+) -> dict[str, tuple[Callable[[], Any], Callable[[], Any]]]:
+    """bench/strands_overhead.py's invocation (two model calls, two tools); its peer, Strands' own
+    spans on an SDK provider, is the variant `otel`."""
+    from strands_overhead import make_agent, otel
+
+    from graphmind_strands import instrument_agent
+
+    # run_until_complete, not asyncio.Runner.run: on 3.11 Runner.run's SIGINT dance formats the
+    # repr of the finished task, result included, and Strands' result grows with every invocation
+    # of an agent (its metrics keep each one); each variant gets its own agent for the same reason.
+    loop = asyncio.new_event_loop()
+    agent = [make_agent()]
+    n = 0
+
+    def run() -> None:
+        nonlocal n
+        n += 1
+        agent[0].messages.clear()  # a fresh conversation each time, as the bench
+        assert str(loop.run_until_complete(agent[0].invoke_async(f"Cairo {n}"))).startswith("Visit")
+
+    session = graphmind.Client(app="bench", url="ws://127.0.0.1:9/ingest", retry_interval=60)
+
+    def fresh(client: graphmind.Client | None = None) -> Callable[[], None]:
+        def on() -> None:
+            agent[0] = make_agent() if client is None else instrument_agent(make_agent(), session=client)
+
+        return on
+
+    spans_on, spans_off = otel()
+
+    def otel_on() -> None:
+        fresh()()
+        spans_on()
+
+    return {
+        "bare": (fresh(), lambda: None),
+        "detached": (fresh(session), lambda: None),
+        **({"attached": (fresh(attached), lambda: None)} if attached is not None else {}),
+        "otel": (otel_on, spans_off),
+        "_run": (run, lambda: None),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("framework", choices=("openai-agents", "google-adk"))
+    parser.add_argument("framework", choices=("openai-agents", "google-adk", "strands"))
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--warm", type=int, default=30)
     parser.add_argument("--shape", default=None)
@@ -215,6 +267,8 @@ def main() -> None:
 def _profile_all(args: argparse.Namespace, attached: graphmind.Client | None) -> None:
     if args.framework == "openai-agents":
         variants = openai_agents(args.shape or "run", attached)
+    elif args.framework == "strands":
+        variants = strands(args.shape or "run", attached)
     else:
         variants = google_adk(args.shape or "tool", attached)
     fn = variants.pop("_run")[0]
@@ -230,7 +284,7 @@ def _profile_all(args: argparse.Namespace, attached: graphmind.Client | None) ->
                 stats.dump_stats(f"{args.dump}.{name}.prof")
         finally:
             off()
-        shown = args.top if name not in ("bare", "openinference") else 0
+        shown = args.top if name not in ("bare", "openinference", "otel") else 0
         per = report(name, stats, args.runs, shown, base)
         if name == "bare":
             base, base_stats = per, stats

@@ -137,7 +137,10 @@ def main() -> None:
 
     from graphmind_server.testing import HubProcess
 
-    runner = asyncio.Runner()
+    # run_until_complete, not asyncio.Runner.run: on 3.11 Runner.run's SIGINT dance formats the repr
+    # of the finished task, result included, and a Strands result grows with every invocation of its
+    # agent (its metrics keep each one): by the last round that repr cost more than the invocation.
+    loop = asyncio.new_event_loop()
     n = 0
 
     def one_run(agent: Agent) -> Callable[[], Any]:
@@ -145,7 +148,7 @@ def main() -> None:
             nonlocal n
             n += 1  # distinct prompts, as an app's
             agent.messages.clear()  # a fresh conversation each time: every invocation the same size
-            return runner.run(agent.invoke_async(f"Cairo {n}"))
+            return loop.run_until_complete(agent.invoke_async(f"Cairo {n}"))
 
         return run
 
@@ -166,7 +169,7 @@ def main() -> None:
         stats = {"detached": detached.stats(), "attached": attached.stats()}
         detached.dispose()
         attached.dispose()
-    runner.close()
+    loop.close()
     best, medians = summarise(samples)
     print(
         f"{args.rounds} interleaved rounds of {args.calls} invocations per variant (2 model calls, 2 tools each)"

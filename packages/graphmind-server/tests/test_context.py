@@ -289,3 +289,25 @@ def test_without_an_encoding_file_on_disk_counts_are_estimated_and_nothing_is_fe
         assert body["estimated"] is True and body["scaledTo"] == 20 and body["total"] == 20
     finally:
         tokenizer._tiktoken.cache_clear()
+
+
+def test_a_large_new_input_is_counted_once_on_two_threads_with_the_same_counts() -> None:
+    import threading
+
+    from graphmind_server.context.tokenizer import PARALLEL_CHARS, _CountCache
+
+    threads: list[str] = []
+
+    def count(text: str) -> int:
+        threads.append(threading.current_thread().name)
+        return len(text.split())
+
+    cache = _CountCache(count)
+    texts = [f"message {i} " + "word " * 2_000 for i in range(PARALLEL_CHARS // 10_000 + 2)]
+    cache.prime([*texts, "short"])
+    assert len(threads) == len(texts) and "graphmind-tokens" in threads
+    assert {t for t in threads if t != "graphmind-tokens"} == {threading.current_thread().name}
+    assert [cache(t) for t in texts] == [len(t.split()) for t in texts]
+    assert len(threads) == len(texts)  # every count came from the cache
+    cache.prime(texts[:3])  # below the threshold, or counted already: nothing to do ahead
+    assert len(threads) == len(texts)

@@ -59,6 +59,8 @@ def count_parts(
 ) -> tuple[list[Counted], bool, int | None]:
     """(counted parts, estimated, scaledTo)."""
     found = parts_mod.split(node_input)
+    if tokenizer.prime is not None:  # a large new input is counted on two threads (tokenizer.py)
+        tokenizer.prime([t for p in found for t in p.texts if t])
     tokens = [count(p, tokenizer) for p in found]
     estimated = not tokenizer.exact or any(p.cut for p in found)
     scaled_to = None
