@@ -124,6 +124,9 @@ class StubHub:
         async def playground(request: Request) -> Response:  # the node detail asks what a send would need
             return JSONResponse({"missing": None})
 
+        async def proposals(request: Request) -> Response:  # the node detail lists an assistant's proposals
+            return JSONResponse({"proposals": []})
+
         async def post(request: Request) -> Response:
             body = await request.json()
             self.requests.append(("POST", request.url.path, body))
@@ -170,6 +173,7 @@ class StubHub:
                 Route("/api/gates/{gid}", post, methods=["POST"]),
                 Route("/api/debug", debug, methods=["GET", "PUT"]),
                 Route("/api/playground", playground),
+                Route("/api/proposals", proposals),
                 Route("/api/pause", post, methods=["POST", "DELETE"]),
                 Route("/api/runs/{id}/abort", post, methods=["POST"]),
                 WebSocketRoute("/api/live", live),

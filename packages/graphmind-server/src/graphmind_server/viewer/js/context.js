@@ -201,6 +201,10 @@ export function xraySlot(runId, nodeId, instanceId, sig, o = {}, then = null) {
     }
     const el = o.make ? o.make(res.body) : xrayView(res.body, o).el;
     slot.replaceChildren(el);
+    // The breakdown arrives after the card is drawn and pushes what is below it down: an answer box
+    // opened meanwhile keeps its Send in view (the card column scrolls; answerbox.js reveals it on open).
+    const send = slot.closest(".gate-card")?.querySelector(".answer-box:not([hidden]) .answer-send");
+    if (send) requestAnimationFrame(() => send.scrollIntoView({ block: "nearest" }));
     if (then) then(res.body);
   });
   return slot;
