@@ -37,7 +37,9 @@ export class DebugControls {
     this.pauseBtn = h("button", { type: "button", class: "toggle", "aria-pressed": "false",
       onclick: () => this.pause() }, "Pause");
     this.bpInfo = h("span", { class: "bp-info" });
-    this.clearBtn = h("button", { type: "button", class: "ghost", onclick: () => this.put({ breakpoints: [] }) }, "Clear breakpoints");
+    // "Clear" beside "N breakpoints" (its name says the rest): at 1280 px the whole bar stays one row.
+    this.clearBtn = h("button", { type: "button", class: "ghost", "aria-label": "Clear breakpoints", title: "Clear breakpoints",
+      onclick: () => this.put({ breakpoints: [] }) }, "Clear");
     this.msg = h("span", { class: "debug-msg", role: "status" });
     el.append(this.pauseBtn, this.step,
       h("label", { class: "poe", for: "pause-on-error" }, "Pause on error"), this.poe,
