@@ -29,7 +29,7 @@ from .http.wsprotocol import protocol_class
 from .hub.config import DEFAULT_PORT, ConfigError, Settings, is_loopback, settings_from
 from .hub.state import Hub
 from .store import Store, StoreError, prices, retention
-from .store.ops import MergeIndex, Prune
+from .store.prune_later import prune_in_background
 
 LISTENING = "GraphMind hub listening on http://{host}:{port}"
 # Apps look for the hub on the default port; on any other the first app recorded nothing until its
@@ -168,7 +168,7 @@ class _Server(uvicorn.Server):
             self.on_ready()
             if self.prune_later is not None:
                 self._pruning = asyncio.get_running_loop().create_task(
-                    _prune(self.hub.store, self.prune_later)
+                    prune_in_background(self.hub.store, self.prune_later)
                 )
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
@@ -200,32 +200,6 @@ class _Server(uvicorn.Server):
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
-
-
-MERGES_AFTER_PRUNE = 100_000  # 200 pages each (~80 GB of index): a bound, should anything keep it busy
-
-
-async def _prune(store: Store, plan: retention.Plan) -> None:
-    """A big start-up prune, once the hub listens: a chunk per writer transaction, each queued after
-    what the apps sent meanwhile, so their events keep being stored (store/retention.py)."""
-    events = 0
-    try:
-        for chunk in plan.chunks():
-            events += await store.submit(Prune(chunk))
-        merge = MergeIndex()
-        for _ in range(MERGES_AFTER_PRUNE):  # the index's dead entries, a step per writer transaction
-            if not await store.submit(merge):
-                break
-    except asyncio.CancelledError:
-        raise
-    except Exception as exc:  # the prune is housekeeping: it never takes the hub down
-        print(
-            f"graphmind: the start-up prune stopped ({exc!r}); it goes on at the next start", file=sys.stderr
-        )
-        return
-    done = retention.Pruned(plan.pruned().over_count, plan.too_old, events, plan.keep_runs, plan.keep_days)
-    if (line := done.summary("after start-up, in the background")) is not None:
-        print(line, file=sys.stderr, flush=True)
 
 
 def _prepare(settings: Settings, on_ready: Callable[[int], None]) -> tuple[_Server, socket.socket]:
