@@ -31,6 +31,8 @@ export class RunModel {
     this.dirtyNodes = new Set();
     this.dirtyExecs = new Set();
     this.orderChanged = false;
+    // A huge run (values.js): a start's input and an end's output stay in the hub, by seq.
+    this.light = false;
   }
 
   /** A node's aggregate; a kind or name an event gives wins, else they come from the id. */
@@ -170,7 +172,11 @@ export class RunModel {
       case "node.started": {
         const x = this.exec(ev);
         x.startTs = ev.ts;
-        x.input = ev.input;
+        if (this.light && typeof ev.seq === "number") {
+          x.lazy = true;
+          x.inputSeq = ev.seq;
+          x.input = undefined;
+        } else x.input = ev.input;
         x.attrs = ev.attrs ?? null;
         x.parent = ev.parentInstanceId ?? null;
         if (str(ev.agent, "")) joinAgent(this, x, ev);
@@ -210,11 +216,16 @@ export class RunModel {
         x.endTs = ev.ts;
         x.durationMs = ev.durationMs ?? null;
         x.heldMs = ev.heldMs ?? 0;
+        const lazyEnd = this.light && typeof ev.seq === "number";
+        if (lazyEnd) {
+          x.lazy = true;
+          x.outputSeq = ev.seq; // its output, and an edited input, are read from the hub
+        }
         if (ev.type === "node.error") {
           x.error = ev.error ?? { name: "Error", message: "" };
           x.cancelled = ev.cancelled === true; // the app gave up on the call (a cancelled task, an interrupt)
         } else {
-          x.output = ev.output;
+          if (!lazyEnd) x.output = ev.output;
           x.injected = ev.injected === true;
           x.simulated = ev.simulated === true; // the body did not run (safe mode): never `injected`
           x.simulatedFrom = typeof ev.simulatedFrom === "string" ? ev.simulatedFrom : null;
@@ -269,6 +280,14 @@ export class RunModel {
 
 // The events about one node execution (a newer type is stored and counted, not drawn).
 const NODE_EVENTS = new Set(["node.started", "node.token", "node.finished", "node.error", "node.attempt", "exec.paused", "exec.resumed"]);
+
+/** A light run's execution given its values: its start's input, its end's output and edit marks,
+ * as apply() folds them (values.js fetched the two events). */
+export function fillValues(x, start, end) {
+  if (start) x.input = start.input;
+  if (end && end.type === "node.finished") x.output = end.output;
+  if (end) markEditReplay(x, end);
+}
 
 /** An event's marks for an edited input (with the original) and a replayed value. */
 function markEditReplay(x, ev) {
