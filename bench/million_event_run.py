@@ -3,6 +3,7 @@
     uv run python bench/million_event_run.py                        # fills a temporary file first
     uv run python bench/million_event_run.py --db big.db --keep-db  # keep the file (a second run reuses it)
     uv run python bench/million_event_run.py --events 100000        # a smaller run, a quick figure
+    uv run python bench/million_event_run.py --db big.db --full     # the page keeping every value (a baseline)
 
 - **The run** (`bench/year_of_runs.py --one-run`, written through the store's import door): a team
   of three agents handing off every 25 rounds, each round a model step (a ~2 KB prompt, a
@@ -191,8 +192,13 @@ def add_small_run(db: Path) -> None:
         imp.close()
 
 
+FULL = False  # --full: the page keeps every value, as a run under the light bar does (a baseline)
+
+
 def _open(browser: Any, url: str, run: str = RUN) -> tuple[Any, Any, dict[str, float]]:
     ctx = browser.new_context(viewport={"width": 1600, "height": 900})
+    if FULL:
+        ctx.add_init_script("window.graphmindLightEvents = Infinity")
     page = ctx.new_page()
     page.set_default_timeout(60_000)
     page.goto("about:blank")  # the tab's renderer is up: what is measured is the viewer
@@ -355,7 +361,14 @@ def main() -> None:
     parser.add_argument(
         "--fold-timeout", type=float, default=1200, help="seconds to wait for every event folded"
     )
+    parser.add_argument(
+        "--full",
+        action="store_true",
+        help="the page keeps every input and output (as before runs over 100,000 events opened light)",
+    )
     args = parser.parse_args()
+    global FULL
+    FULL = args.full
     if args.events < 10:
         raise SystemExit("million_event_run: --events must be 10 or more")
     if not Path(CHROMIUM).exists():
