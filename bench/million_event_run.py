@@ -226,6 +226,13 @@ def hub_lookups(hub: Any, events: int) -> None:
         _, page = hub.api("GET", f"/api/runs/{RUN}/events?after={after}&limit=200")
         ev = next(e for e in page["events"] if e["type"] == "node.started" and e.get("kind") == "llm")
         steps.append((ev["nodeId"], ev["instanceId"]))
+    node, instance = steps[0]
+    began = time.perf_counter()
+    hub.api("GET", f"/api/runs/{RUN}/nodes/{node}/context?instance={instance}")
+    print(
+        f"  the hub's first context X-ray (its tokenizer loads once): {(time.perf_counter() - began) * 1000:.0f} ms",
+        flush=True,
+    )
     for what, path in (
         ("playground", "/api/playground?run={run}&instance={instance}"),
         ("context X-ray", "/api/runs/{run}/nodes/{node}/context?instance={instance}"),
