@@ -1,0 +1,158 @@
+"""The node_stats rows summed per UTC hour (`node_hourly`, `node_hourly_ms`): what the trends page
+reads for the whole hours of its range (store/trends.py), so a year costs a few rows per hour, not
+one row per call.
+
+A row of `node_hourly` is one hour, app, model and tool (a tool's name, NULL for a call of another
+kind: the trends page groups by app, model or tool and prices per model) with its calls, errors,
+tokens, reported cost and the tokens no cost was reported for (priced when read, per bucket and
+model, as node_stats rows are). `node_hourly_ms` counts the same calls' run times (`duration_ms`) in
+the bins of two significant digits that trends.py takes its percentiles from, with each bin's
+largest value: a percentile read from the summary is the one read from node_stats.
+
+An hour holds the rows with `hour <= started_at < hour + 1 h` (`hour_of`; the trends page reads the
+edges of its range from node_stats by the same test), for 0 <= started_at < MAX_MS only: a row
+outside (a clock at 1970 or far in the future) is read from node_stats alone.
+
+Kept in the writer's transaction: a new row adds itself; a row that replaces one (a re-sent end) and
+a run deleted (store/retention.py) rebuild their hours from node_stats.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from typing import Any
+
+HOUR_MS = 3_600_000
+MAX_MS = HOUR_MS * 10**8  # year 13377, a whole hour: every hour start below it is exact in a REAL
+INT_MAX = 2**63 - 1  # what SQLite's CAST(real AS INTEGER) gives for a larger value
+
+MIGRATION = [
+    """CREATE TABLE node_hourly (
+        hour INTEGER NOT NULL,
+        app TEXT NOT NULL,
+        model TEXT,
+        tool TEXT,
+        calls INTEGER NOT NULL,
+        errors INTEGER NOT NULL,
+        input_tokens INTEGER NOT NULL,
+        output_tokens INTEGER NOT NULL,
+        cost_usd REAL NOT NULL,
+        left_in INTEGER NOT NULL,
+        left_out INTEGER NOT NULL,
+        left_cached INTEGER NOT NULL
+    )""",
+    "CREATE INDEX node_hourly_key ON node_hourly (hour, app, model, tool)",
+    # a call's run time by bin (`bin`: digits * 100 + the first two digits of its whole ms), for
+    # the calls a latency is read of (a model's or a tool's)
+    """CREATE TABLE node_hourly_ms (
+        hour INTEGER NOT NULL,
+        app TEXT NOT NULL,
+        model TEXT,
+        tool TEXT,
+        bin INTEGER NOT NULL,
+        n INTEGER NOT NULL,
+        top REAL NOT NULL
+    )""",
+    "CREATE INDEX node_hourly_ms_key ON node_hourly_ms (hour, app, model, tool, bin)",
+]
+
+# SQL of a node_stats row: its hour (the division's rounding corrected, so the hour is the one the
+# range test `hour <= started_at < hour + 1 h` puts it in), its tool, its bin
+_H0 = f"CAST(started_at / {HOUR_MS} AS INTEGER) * {HOUR_MS}"
+HOUR_SQL = f"({_H0} - {HOUR_MS} * (started_at < {_H0}) + {HOUR_MS} * (started_at >= {_H0} + {HOUR_MS}))"
+TOOL_SQL = "CASE WHEN kind = 'tool' THEN name END"
+BIN_SQL = (
+    "length(CAST(duration_ms AS INTEGER)) * 100"
+    " + CAST(substr(CAST(CAST(duration_ms AS INTEGER) AS TEXT), 1, 2) AS INTEGER)"
+)
+_SUMMED = f"started_at >= 0 AND started_at < {MAX_MS}"
+_TIMED = "duration_ms IS NOT NULL AND (model IS NOT NULL OR kind = 'tool')"
+_FILL = f"""INSERT INTO node_hourly SELECT {HOUR_SQL}, app, model, {TOOL_SQL}, COUNT(*), SUM(status = 'error'),
+    SUM(input_tokens), SUM(output_tokens), COALESCE(SUM(cost_usd), 0),
+    SUM(CASE WHEN cost_usd IS NULL THEN input_tokens ELSE 0 END),
+    SUM(CASE WHEN cost_usd IS NULL THEN output_tokens ELSE 0 END),
+    SUM(CASE WHEN cost_usd IS NULL THEN cached_tokens ELSE 0 END)
+    FROM node_stats WHERE {{where}} GROUP BY 1, 2, 3, 4"""
+_FILL_MS = f"""INSERT INTO node_hourly_ms SELECT {HOUR_SQL}, app, model, {TOOL_SQL}, {BIN_SQL}, COUNT(*),
+    MAX(duration_ms) FROM node_stats WHERE {{where}} AND {_TIMED} GROUP BY 1, 2, 3, 4, 5"""
+
+
+def hour_of(started_at: float) -> int | None:
+    """The hour a node_stats row is summed in (as HOUR_SQL), None outside the summary."""
+    if not 0 <= started_at < MAX_MS:
+        return None
+    h = int(started_at / HOUR_MS) * HOUR_MS
+    if started_at < h:
+        return h - HOUR_MS
+    return h + HOUR_MS if started_at >= h + HOUR_MS else h
+
+
+def bin_of(ms: float) -> int:
+    """The bin of a run time (as BIN_SQL: its whole ms' digits and their first two)."""
+    text = str(min(int(ms), INT_MAX))
+    return len(text) * 100 + int(text[:2])
+
+
+def backfill(conn: sqlite3.Connection) -> None:
+    """The migration: every stored row summed, two GROUP BYs over node_stats."""
+    conn.execute(_FILL.format(where=_SUMMED))
+    conn.execute(_FILL_MS.format(where=_SUMMED))
+
+
+def rebuild(conn: sqlite3.Connection, hours: Iterable[int]) -> None:
+    """These hours summed again from node_stats (after rows of them were replaced or deleted)."""
+    for h in sorted(set(hours)):
+        conn.execute("DELETE FROM node_hourly WHERE hour = ?", (h,))
+        conn.execute("DELETE FROM node_hourly_ms WHERE hour = ?", (h,))
+        where = f"started_at >= {h} AND started_at < {h + HOUR_MS}"
+        conn.execute(_FILL.format(where=where))
+        conn.execute(_FILL_MS.format(where=where))
+
+
+_KEY = "hour = ? AND app = ? AND model IS ? AND tool IS ?"
+_ADD = f"""UPDATE node_hourly SET calls = calls + ?, errors = errors + ?, input_tokens = input_tokens + ?,
+    output_tokens = output_tokens + ?, cost_usd = cost_usd + ?, left_in = left_in + ?,
+    left_out = left_out + ?, left_cached = left_cached + ? WHERE {_KEY}"""
+_NEW = "INSERT INTO node_hourly VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
+_ADD_MS = f"UPDATE node_hourly_ms SET n = n + ?, top = MAX(top, ?) WHERE {_KEY} AND bin = ?"
+_NEW_MS = "INSERT INTO node_hourly_ms VALUES (?,?,?,?,?,?,?)"
+
+
+def add(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
+    """Add new node_stats rows (nodestats.COLUMNS order) to their hours: summed here first, then one
+    UPDATE (or INSERT) per hour, app, model and tool, and per bin."""
+    sums: dict[tuple[Any, ...], list[Any]] = {}
+    bins: dict[tuple[Any, ...], list[Any]] = {}
+    for _, _, _, kind, name, model, app, started, ms, status, tin, tout, cached, cost in rows:
+        h = hour_of(started)
+        if h is None:
+            continue
+        tool = name if kind == "tool" else None
+        key = (h, app, model, tool)
+        s = sums.get(key)
+        if s is None:
+            s = sums[key] = [0, 0, 0, 0, 0.0, 0, 0, 0]
+        s[0] += 1
+        s[1] += status == "error"
+        s[2] += tin
+        s[3] += tout
+        if cost is None:
+            s[5] += tin
+            s[6] += tout
+            s[7] += cached
+        else:
+            s[4] += cost
+        if ms is not None and (model is not None or kind == "tool"):
+            b = bins.get(bkey := (*key, bin_of(ms)))
+            if b is None:
+                bins[bkey] = [1, ms]
+            else:
+                b[0] += 1
+                b[1] = max(b[1], ms)
+    for key, s in sums.items():
+        if not conn.execute(_ADD, (*s, *key)).rowcount:
+            conn.execute(_NEW, (*key, *s))
+    for bkey, (n, top) in bins.items():
+        if not conn.execute(_ADD_MS, (n, top, *bkey)).rowcount:
+            conn.execute(_NEW_MS, (*bkey, n, top))
