@@ -21,9 +21,12 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable
+from itertools import pairwise
 from typing import Any
 
 HOUR_MS = 3_600_000
+DAY_MS = 24 * HOUR_MS
+SPANS = (HOUR_MS, DAY_MS, 30 * DAY_MS)  # the latency bins' blocks, each a whole number of the one before
 MAX_MS = HOUR_MS * 10**8  # year 13377, a whole hour: every hour start below it is exact in a REAL
 INT_MAX = 2**63 - 1  # what SQLite's CAST(real AS INTEGER) gives for a larger value
 
@@ -44,8 +47,11 @@ MIGRATION = [
     )""",
     "CREATE INDEX node_hourly_key ON node_hourly (hour, app, model, tool)",
     # a call's run time by bin (`bin`: digits * 100 + the first two digits of its whole ms), for
-    # the calls a latency is read of (a model's or a tool's)
+    # the calls a latency is read of (a model's or a tool's), per hour and, summed from the hours,
+    # per UTC day and per 30 days (`span`, SPANS): a latency is not read per bucket, and a year at
+    # a few calls per hour and model is as many bins per hour as calls
     """CREATE TABLE node_hourly_ms (
+        span INTEGER NOT NULL,
         hour INTEGER NOT NULL,
         app TEXT NOT NULL,
         model TEXT,
@@ -54,7 +60,7 @@ MIGRATION = [
         n INTEGER NOT NULL,
         top REAL NOT NULL
     )""",
-    "CREATE INDEX node_hourly_ms_key ON node_hourly_ms (hour, app, model, tool, bin)",
+    "CREATE INDEX node_hourly_ms_key ON node_hourly_ms (span, hour, app, model, tool, bin)",
 ]
 
 # SQL of a node_stats row: its hour (the division's rounding corrected, so the hour is the one the
@@ -74,8 +80,11 @@ _FILL = f"""INSERT INTO node_hourly SELECT {HOUR_SQL}, app, model, {TOOL_SQL}, C
     SUM(CASE WHEN cost_usd IS NULL THEN output_tokens ELSE 0 END),
     SUM(CASE WHEN cost_usd IS NULL THEN cached_tokens ELSE 0 END)
     FROM node_stats WHERE {{where}} GROUP BY 1, 2, 3, 4"""
-_FILL_MS = f"""INSERT INTO node_hourly_ms SELECT {HOUR_SQL}, app, model, {TOOL_SQL}, {BIN_SQL}, COUNT(*),
-    MAX(duration_ms) FROM node_stats WHERE {{where}} AND {_TIMED} GROUP BY 1, 2, 3, 4, 5"""
+_FILL_MS = f"""INSERT INTO node_hourly_ms SELECT {HOUR_MS}, {HOUR_SQL}, app, model, {TOOL_SQL}, {BIN_SQL}, COUNT(*),
+    MAX(duration_ms) FROM node_stats WHERE {{where}} AND {_TIMED} GROUP BY 2, 3, 4, 5, 6"""
+# a block of the next span, from the blocks of the span before it
+_FILL_UP = """INSERT INTO node_hourly_ms SELECT ?, hour - hour % ?, app, model, tool, bin, SUM(n), MAX(top)
+    FROM node_hourly_ms WHERE span = ? AND hour >= ? AND hour < ? GROUP BY 2, 3, 4, 5, 6"""
 
 
 def hour_of(started_at: float) -> int | None:
@@ -94,20 +103,42 @@ def bin_of(ms: float) -> int:
     return len(text) * 100 + int(text[:2])
 
 
+def blocks(lo: int, hi: int, level: int = len(SPANS) - 1) -> list[tuple[int, int, int]]:
+    """Whole hours lo..hi as latency blocks (span, first start, end), the largest that fit."""
+    if lo >= hi:
+        return []
+    span = SPANS[level]
+    if level == 0:
+        return [(span, lo, hi)]
+    a, b = lo + (-lo) % span, hi - hi % span
+    if a >= b:
+        return blocks(lo, hi, level - 1)
+    return [*blocks(lo, a, level - 1), (span, a, b), *blocks(b, hi, level - 1)]
+
+
 def backfill(conn: sqlite3.Connection) -> None:
-    """The migration: every stored row summed, two GROUP BYs over node_stats."""
+    """The migration: every stored row summed, two GROUP BYs over node_stats, then the latency
+    bins' days from their hours and their 30 days from their days."""
     conn.execute(_FILL.format(where=_SUMMED))
     conn.execute(_FILL_MS.format(where=_SUMMED))
+    for finer, span in pairwise(SPANS):
+        conn.execute(_FILL_UP, (span, span, finer, 0, MAX_MS))
 
 
 def rebuild(conn: sqlite3.Connection, hours: Iterable[int]) -> None:
-    """These hours summed again from node_stats (after rows of them were replaced or deleted)."""
-    for h in sorted(set(hours)):
+    """These hours summed again from node_stats (after rows of them were replaced or deleted), and
+    the days and 30 days they are in from those."""
+    again = sorted(set(hours))
+    for h in again:
         conn.execute("DELETE FROM node_hourly WHERE hour = ?", (h,))
-        conn.execute("DELETE FROM node_hourly_ms WHERE hour = ?", (h,))
+        conn.execute("DELETE FROM node_hourly_ms WHERE span = ? AND hour = ?", (HOUR_MS, h))
         where = f"started_at >= {h} AND started_at < {h + HOUR_MS}"
         conn.execute(_FILL.format(where=where))
         conn.execute(_FILL_MS.format(where=where))
+    for finer, span in pairwise(SPANS):
+        for start in sorted({h - h % span for h in again}):
+            conn.execute("DELETE FROM node_hourly_ms WHERE span = ? AND hour = ?", (span, start))
+            conn.execute(_FILL_UP, (span, span, finer, start, start + span))
 
 
 _KEY = "hour = ? AND app = ? AND model IS ? AND tool IS ?"
@@ -115,8 +146,9 @@ _ADD = f"""UPDATE node_hourly SET calls = calls + ?, errors = errors + ?, input_
     output_tokens = output_tokens + ?, cost_usd = cost_usd + ?, left_in = left_in + ?,
     left_out = left_out + ?, left_cached = left_cached + ? WHERE {_KEY}"""
 _NEW = "INSERT INTO node_hourly VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
-_ADD_MS = f"UPDATE node_hourly_ms SET n = n + ?, top = MAX(top, ?) WHERE {_KEY} AND bin = ?"
-_NEW_MS = "INSERT INTO node_hourly_ms VALUES (?,?,?,?,?,?,?)"
+_KEY_MS = "span = ? AND hour = ? AND app = ? AND model IS ? AND tool IS ? AND bin = ?"
+_ADD_MS = f"UPDATE node_hourly_ms SET n = n + ?, top = MAX(top, ?) WHERE {_KEY_MS}"
+_NEW_MS = "INSERT INTO node_hourly_ms VALUES (?,?,?,?,?,?,?,?)"
 
 
 def add(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
@@ -153,6 +185,15 @@ def add(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
     for key, s in sums.items():
         if not conn.execute(_ADD, (*s, *key)).rowcount:
             conn.execute(_NEW, (*key, *s))
-    for bkey, (n, top) in bins.items():
-        if not conn.execute(_ADD_MS, (n, top, *bkey)).rowcount:
-            conn.execute(_NEW_MS, (*bkey, n, top))
+    for span in SPANS:  # each hour's bins, then its day's and its 30 days'
+        up: dict[tuple[Any, ...], list[Any]] = {}
+        for (h, *rest), (n, top) in bins.items():
+            b = up.get(key := (span, h - h % span, *rest))
+            if b is None:
+                up[key] = [n, top]
+            else:
+                b[0] += n
+                b[1] = max(b[1], top)
+        for key, (n, top) in up.items():
+            if not conn.execute(_ADD_MS, (n, top, *key)).rowcount:
+                conn.execute(_NEW_MS, (*key, n, top))

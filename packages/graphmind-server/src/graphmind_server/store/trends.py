@@ -85,12 +85,20 @@ def _ranked(bins: dict[int, list[Any]]) -> tuple[float | None, float | None]:
 
 
 def _priced(
-    model: str | None, reported: float, left_in: int, left_out: int, left_cached: int
+    model: str | None,
+    reported: float,
+    left_in: int,
+    left_out: int,
+    left_cached: int,
+    known: dict[str, tuple[float, float, float] | None],
 ) -> tuple[float, bool]:
-    """(cost, whether some tokens had no price) of a group's reported cost plus its unpriced tokens."""
+    """(cost, whether some tokens had no price) of a group's reported cost plus its unpriced tokens
+    (`known`: the prices looked up so far in this request, one look-up per model)."""
     if not (left_in or left_out):
         return reported, False
-    p = prices.price(model) if model else None
+    if model and model not in known:
+        known[model] = prices.price(model)
+    p = known[model] if model else None
     if p is None:
         return reported, True
     per_in, per_out, per_cached = p
@@ -192,11 +200,11 @@ def _latency(
             [since, until, *app_args],
         ):
             _into(bins, k, b, n, top)
-    if sp.lo < sp.hi:
+    for span, first, end in hourly.blocks(sp.lo, sp.hi):  # 30 days, days and hours, the largest that fit
         for k, b, n, top in conn.execute(
-            f"SELECT {hkey}, bin, SUM(n), MAX(top) FROM node_hourly_ms WHERE hour >= ? AND hour < ?"
+            f"SELECT {hkey}, bin, SUM(n), MAX(top) FROM node_hourly_ms WHERE span = ? AND hour >= ? AND hour < ?"
             f" {app_where} AND {hwhere} GROUP BY 1, 2",
-            [sp.lo, sp.hi, *app_args],
+            [span, first, end, *app_args],
         ):
             _into(bins, k, b, n, top)
     return {k: _ranked(b) for k, b in bins.items()}
@@ -267,6 +275,7 @@ def trends(conn: sqlite3.Connection, q: TrendQuery, summary: bool = True) -> dic
     series: dict[str, dict[int, float]] = {}
     groups: dict[str, dict[str, Any]] = {}
     unpriced = False
+    known: dict[str, tuple[float, float, float] | None] = {}
 
     def group(k: str) -> dict[str, Any]:
         return groups.setdefault(
@@ -277,7 +286,7 @@ def trends(conn: sqlite3.Connection, q: TrendQuery, summary: bool = True) -> dic
     for (b, model, k), (n, errors, tin, tout, reported, left_in, left_out, left_cached) in sorted(
         sums.items(), key=lambda kv: (kv[0][0], *_nulls_first(kv[0][1]), *_nulls_first(kv[0][2]))
     ):
-        cost, missing = _priced(model, reported, left_in or 0, left_out or 0, left_cached or 0)
+        cost, missing = _priced(model, reported, left_in or 0, left_out or 0, left_cached or 0, known)
         unpriced = unpriced or missing
         s = slot(b)
         s["inputTokens"] += tin or 0
