@@ -1,12 +1,12 @@
-"""The node_stats rows summed per UTC hour (`node_hourly`, `node_hourly_ms`): what the trends page
-reads for the whole hours of its range (store/trends.py), so a year costs a few rows per hour, not
-one row per call.
+"""The node_stats rows summed per UTC hour (`node_hourly`) and their run times per UTC day and 30
+days (`node_hourly_ms`): what the trends page reads for the whole hours (days) of its range
+(store/trends.py), so a year costs a few rows per hour, not one row per call.
 
 A row of `node_hourly` is one hour, app, model and tool (a tool's name, NULL for a call of another
 kind: the trends page groups by app, model or tool and prices per model) with its calls, errors,
 tokens, reported cost and the tokens no cost was reported for (priced when read, per bucket and
-model, as node_stats rows are). `node_hourly_ms` counts the same calls' run times (`duration_ms`) in
-the bins of two significant digits that trends.py takes its percentiles from, with each bin's
+model, as node_stats rows are). `node_hourly_ms` counts the same calls' run times (`duration_ms`),
+per day and per 30 days, in the bins of two significant digits that trends.py takes its percentiles from, with each bin's
 largest value: a percentile read from the summary is the one read from node_stats.
 
 An hour holds the rows with `hour <= started_at < hour + 1 h` (`hour_of`; the trends page reads the
@@ -26,8 +26,8 @@ from typing import Any
 
 HOUR_MS = 3_600_000
 DAY_MS = 24 * HOUR_MS
-SPANS = (HOUR_MS, DAY_MS, 30 * DAY_MS)  # the latency bins' blocks, each a whole number of the one before
-MAX_MS = HOUR_MS * 10**8  # year 13377, a whole hour: every hour start below it is exact in a REAL
+SPANS = (DAY_MS, 30 * DAY_MS)  # the latency bins' blocks, the second a whole number of the first
+MAX_MS = DAY_MS * 4 * 10**6  # year 12921, a whole day: every hour start below it is exact in a REAL
 INT_MAX = 2**63 - 1  # what SQLite's CAST(real AS INTEGER) gives for a larger value
 
 MIGRATION = [
@@ -47,9 +47,9 @@ MIGRATION = [
     )""",
     "CREATE INDEX node_hourly_key ON node_hourly (hour, app, model, tool)",
     # a call's run time by bin (`bin`: digits * 100 + the first two digits of its whole ms), for
-    # the calls a latency is read of (a model's or a tool's), per hour and, summed from the hours,
-    # per UTC day and per 30 days (`span`, SPANS): a latency is not read per bucket, and a year at
-    # a few calls per hour and model is as many bins per hour as calls
+    # the calls a latency is read of (a model's or a tool's), per UTC day and, summed from the days,
+    # per 30 days (`span`, SPANS; `hour`: the block's start): a latency is not read per bucket, and
+    # at a few calls per hour and model an hour has about as many bins as calls
     """CREATE TABLE node_hourly_ms (
         span INTEGER NOT NULL,
         hour INTEGER NOT NULL,
@@ -63,10 +63,18 @@ MIGRATION = [
     "CREATE INDEX node_hourly_ms_key ON node_hourly_ms (span, hour, app, model, tool, bin)",
 ]
 
-# SQL of a node_stats row: its hour (the division's rounding corrected, so the hour is the one the
-# range test `hour <= started_at < hour + 1 h` puts it in), its tool, its bin
-_H0 = f"CAST(started_at / {HOUR_MS} AS INTEGER) * {HOUR_MS}"
-HOUR_SQL = f"({_H0} - {HOUR_MS} * (started_at < {_H0}) + {HOUR_MS} * (started_at >= {_H0} + {HOUR_MS}))"
+# SQL of a node_stats row: its hour and day, its tool, its bin
+
+
+def _start_sql(span: int) -> str:
+    """The start of a node_stats row's block of `span` ms (the division's rounding corrected, so it
+    is the block the range test `start <= started_at < start + span` puts it in)."""
+    s0 = f"CAST(started_at / {span} AS INTEGER) * {span}"
+    return f"({s0} - {span} * (started_at < {s0}) + {span} * (started_at >= {s0} + {span}))"
+
+
+HOUR_SQL = _start_sql(HOUR_MS)
+DAY_SQL = _start_sql(DAY_MS)
 TOOL_SQL = "CASE WHEN kind = 'tool' THEN name END"
 BIN_SQL = (
     "length(CAST(duration_ms AS INTEGER)) * 100"
@@ -80,7 +88,7 @@ _FILL = f"""INSERT INTO node_hourly SELECT {HOUR_SQL}, app, model, {TOOL_SQL}, C
     SUM(CASE WHEN cost_usd IS NULL THEN output_tokens ELSE 0 END),
     SUM(CASE WHEN cost_usd IS NULL THEN cached_tokens ELSE 0 END)
     FROM node_stats WHERE {{where}} GROUP BY 1, 2, 3, 4"""
-_FILL_MS = f"""INSERT INTO node_hourly_ms SELECT {HOUR_MS}, {HOUR_SQL}, app, model, {TOOL_SQL}, {BIN_SQL}, COUNT(*),
+_FILL_MS = f"""INSERT INTO node_hourly_ms SELECT {DAY_MS}, {DAY_SQL}, app, model, {TOOL_SQL}, {BIN_SQL}, COUNT(*),
     MAX(duration_ms) FROM node_stats WHERE {{where}} AND {_TIMED} GROUP BY 2, 3, 4, 5, 6"""
 # a block of the next span, from the blocks of the span before it
 _FILL_UP = """INSERT INTO node_hourly_ms SELECT ?, hour - hour % ?, app, model, tool, bin, SUM(n), MAX(top)
@@ -103,22 +111,20 @@ def bin_of(ms: float) -> int:
     return len(text) * 100 + int(text[:2])
 
 
-def blocks(lo: int, hi: int, level: int = len(SPANS) - 1) -> list[tuple[int, int, int]]:
-    """Whole hours lo..hi as latency blocks (span, first start, end), the largest that fit."""
+def blocks(lo: int, hi: int) -> list[tuple[int, int, int]]:
+    """Whole days lo..hi as latency blocks (span, first start, end): 30 days where they fit."""
+    day, month = SPANS
     if lo >= hi:
         return []
-    span = SPANS[level]
-    if level == 0:
-        return [(span, lo, hi)]
-    a, b = lo + (-lo) % span, hi - hi % span
+    a, b = lo + (-lo) % month, hi - hi % month
     if a >= b:
-        return blocks(lo, hi, level - 1)
-    return [*blocks(lo, a, level - 1), (span, a, b), *blocks(b, hi, level - 1)]
+        return [(day, lo, hi)]
+    return [(day, lo, a), (month, a, b), (day, b, hi)]
 
 
 def backfill(conn: sqlite3.Connection) -> None:
-    """The migration: every stored row summed, two GROUP BYs over node_stats, then the latency
-    bins' days from their hours and their 30 days from their days."""
+    """The migration: every stored row summed, two GROUP BYs over node_stats (hours, and days of
+    latency bins), then the 30 days' bins from their days."""
     conn.execute(_FILL.format(where=_SUMMED))
     conn.execute(_FILL_MS.format(where=_SUMMED))
     for finer, span in pairwise(SPANS):
@@ -126,19 +132,19 @@ def backfill(conn: sqlite3.Connection) -> None:
 
 
 def rebuild(conn: sqlite3.Connection, hours: Iterable[int]) -> None:
-    """These hours summed again from node_stats (after rows of them were replaced or deleted), and
-    the days and 30 days they are in from those."""
+    """These hours summed again from node_stats (after rows of them were replaced or deleted), the
+    latency bins of their days too, and of their 30 days from those days."""
     again = sorted(set(hours))
     for h in again:
         conn.execute("DELETE FROM node_hourly WHERE hour = ?", (h,))
-        conn.execute("DELETE FROM node_hourly_ms WHERE span = ? AND hour = ?", (HOUR_MS, h))
-        where = f"started_at >= {h} AND started_at < {h + HOUR_MS}"
-        conn.execute(_FILL.format(where=where))
-        conn.execute(_FILL_MS.format(where=where))
-    for finer, span in pairwise(SPANS):
-        for start in sorted({h - h % span for h in again}):
-            conn.execute("DELETE FROM node_hourly_ms WHERE span = ? AND hour = ?", (span, start))
-            conn.execute(_FILL_UP, (span, span, finer, start, start + span))
+        conn.execute(_FILL.format(where=f"started_at >= {h} AND started_at < {h + HOUR_MS}"))
+    day, month = SPANS
+    for d in sorted({h - h % day for h in again}):
+        conn.execute("DELETE FROM node_hourly_ms WHERE span = ? AND hour = ?", (day, d))
+        conn.execute(_FILL_MS.format(where=f"started_at >= {d} AND started_at < {d + day}"))
+    for m in sorted({h - h % month for h in again}):
+        conn.execute("DELETE FROM node_hourly_ms WHERE span = ? AND hour = ?", (month, m))
+        conn.execute(_FILL_UP, (month, month, day, m, m + month))
 
 
 _KEY = "hour = ? AND app = ? AND model IS ? AND tool IS ?"
@@ -185,7 +191,7 @@ def add(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
     for key, s in sums.items():
         if not conn.execute(_ADD, (*s, *key)).rowcount:
             conn.execute(_NEW, (*key, *s))
-    for span in SPANS:  # each hour's bins, then its day's and its 30 days'
+    for span in SPANS:  # each day's bins, then each 30 days'
         up: dict[tuple[Any, ...], list[Any]] = {}
         for (h, *rest), (n, top) in bins.items():
             b = up.get(key := (span, h - h % span, *rest))

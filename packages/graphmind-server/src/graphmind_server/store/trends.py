@@ -125,8 +125,9 @@ def _group_expr(group: str, summary: bool = False) -> tuple[str, str]:
 class Spans:
     """Where a query's calls are read: whole hours lo..hi from the summary, the rest (`edges`) from
     node_stats. With a time zone offset that is not whole hours (`cut`), an hour a bucket starts
-    in is read from node_stats for the sums (`edges`; the summary's other hours are whole in one
-    bucket) and from the summary for the latency (not by bucket: `latency_edges`)."""
+    in is read from node_stats too (the summary's other hours are whole in one bucket). The
+    latency is not by bucket: whole UTC days `days` from the summary's bins, `latency_edges` from
+    node_stats."""
 
     lo: int
     hi: int
@@ -134,21 +135,27 @@ class Spans:
     size: int
     cut: bool
     edges: list[tuple[float, float]]
+    days: tuple[int, int]
     latency_edges: list[tuple[float, float]]
 
 
 def _spans(conn: sqlite3.Connection, q: TrendQuery, summary: bool) -> Spans:
-    h = hourly.HOUR_MS
+    h, day = hourly.HOUR_MS, hourly.DAY_MS
     off, size = q.tz_offset_min * 60_000, int(q.size())
+    everything = [(q.since, q.until)]
+    d_lo, d_hi = max(_at_or_after(q.since, day), 0), min(_at_or_before(q.until, day), hourly.MAX_MS)
+    days, latency_edges = (
+        (d_lo, d_hi),
+        [e for e in [(q.since, float(d_lo)), (float(d_hi), q.until)] if e[0] < e[1]],
+    )
+    if not summary or d_lo >= d_hi:
+        days, latency_edges = (0, 0), everything
     # whole hours, at or after 0 in the viewer's time zone too (a bucket's CAST truncates at 0)
-    lo = max(_hour_at_or_after(q.since), 0, _hour_at_or_after(-off))
-    hi = min(_hour_at_or_after(q.until), hourly.MAX_MS)
-    if hi > q.until:
-        hi -= h
+    lo = max(_at_or_after(q.since, h), 0, _at_or_after(-off, h))
+    hi = min(_at_or_before(q.until, h), hourly.MAX_MS)
     cut = off % h != 0
     if not summary or lo >= hi or (cut and size == h):
-        return Spans(0, 0, off, size, cut, [(q.since, q.until)], [(q.since, q.until)])
-    outer = [(q.since, float(lo)), (float(hi), q.until)]
+        return Spans(0, 0, off, size, cut, everything, days, latency_edges)
     cuts: list[tuple[float, float]] = []
     if cut:  # the hours a bucket starts in (those holding calls): read from node_stats
         for (start,) in conn.execute(
@@ -156,16 +163,21 @@ def _spans(conn: sqlite3.Connection, q: TrendQuery, summary: bool) -> Spans:
             (lo, hi, off, size, size - h),
         ):
             cuts.append((float(start), float(start + h)))
-    edges = [e for e in [outer[0], *cuts, outer[1]] if e[0] < e[1]]
-    return Spans(lo, hi, off, size, cut, edges, [e for e in outer if e[0] < e[1]])
+    edges = [e for e in [(q.since, float(lo)), *cuts, (float(hi), q.until)] if e[0] < e[1]]
+    return Spans(lo, hi, off, size, cut, edges, days, latency_edges)
 
 
-def _hour_at_or_after(t: float) -> int:
-    h = hourly.HOUR_MS
-    at = math.ceil(t / h) * h
-    if at - h >= t:
-        at -= h
-    return at + h if at < t else at
+def _at_or_after(t: float, span: int) -> int:
+    """The first multiple of span at or after t (exactly: t is a float, the result an int)."""
+    at = math.ceil(t / span) * span
+    if at - span >= t:
+        at -= span
+    return at + span if at < t else at
+
+
+def _at_or_before(t: float, span: int) -> int:
+    at = _at_or_after(t, span)
+    return at - span if at > t else at
 
 
 def _nulls_first(v: Any) -> tuple[bool, Any]:
@@ -200,7 +212,7 @@ def _latency(
             [since, until, *app_args],
         ):
             _into(bins, k, b, n, top)
-    for span, first, end in hourly.blocks(sp.lo, sp.hi):  # 30 days, days and hours, the largest that fit
+    for span, first, end in hourly.blocks(*sp.days):  # days, and 30 days where they fit
         for k, b, n, top in conn.execute(
             f"SELECT {hkey}, bin, SUM(n), MAX(top) FROM node_hourly_ms WHERE span = ? AND hour >= ? AND hour < ?"
             f" {app_where} AND {hwhere} GROUP BY 1, 2",
