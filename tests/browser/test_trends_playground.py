@@ -217,7 +217,7 @@ def test_trends_of_2000_runs_draw_in_under_a_second_and_sum_like_sql(
         # an answer that arrives after a later one is not drawn over it: the tool table's held
         # until the app table is drawn, then let go
         held: list[Any] = []
-        page.route(re.compile(r".*/api/trends\?.*group=tool"), held.append)
+        page.route(re.compile(r".*/api/trends\?.*group=tool"), lambda route: held.append(route))
         with page.expect_request(re.compile(r".*/api/trends\?.*group=tool")):
             page.get_by_label("Group by").select_option("tool")
         page.get_by_label("Group by").select_option("app")
