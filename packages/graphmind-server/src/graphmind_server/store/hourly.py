@@ -44,7 +44,9 @@ MIGRATION = [
         left_out INTEGER NOT NULL,
         left_cached INTEGER NOT NULL
     )""",
-    "CREATE INDEX node_hourly_key ON node_hourly (hour, app, model, tool)",
+    # unique, for the writer's upsert: a NULL model or tool counts as one value (char(0), never a
+    # name: a model is a non-empty string, a tool's name too)
+    "CREATE UNIQUE INDEX node_hourly_key ON node_hourly (hour, app, ifnull(model, char(0)), ifnull(tool, char(0)))",
     # a call's run time by bin (`bin`: digits * 100 + the first two digits of its whole ms), for
     # the calls a latency is read of (a model's or a tool's), per UTC day and, summed from the days,
     # per 30 days (`span`, SPANS; `hour`: the block's start): a latency is not read per bucket, and
@@ -59,7 +61,8 @@ MIGRATION = [
         n INTEGER NOT NULL,
         top REAL NOT NULL
     )""",
-    "CREATE INDEX node_hourly_ms_key ON node_hourly_ms (span, hour, app, model, tool, bin)",
+    "CREATE UNIQUE INDEX node_hourly_ms_key ON node_hourly_ms"
+    " (span, hour, app, ifnull(model, char(0)), ifnull(tool, char(0)), bin)",
 ]
 
 # SQL of a node_stats row: its hour and day, its tool, its bin
@@ -136,14 +139,14 @@ def rebuild(conn: sqlite3.Connection, hours: Iterable[int]) -> None:
         conn.execute(_FILL_UP, (month, month, day, m, m + month))
 
 
-_KEY = "hour = ? AND app = ? AND model IS ? AND tool IS ?"
-_ADD = f"""UPDATE node_hourly SET calls = calls + ?, errors = errors + ?, input_tokens = input_tokens + ?,
-    output_tokens = output_tokens + ?, cost_usd = cost_usd + ?, left_in = left_in + ?,
-    left_out = left_out + ?, left_cached = left_cached + ? WHERE {_KEY}"""
-_NEW = "INSERT INTO node_hourly VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
-_KEY_MS = "span = ? AND hour = ? AND app = ? AND model IS ? AND tool IS ? AND bin = ?"
-_ADD_MS = f"UPDATE node_hourly_ms SET n = n + ?, top = MAX(top, ?) WHERE {_KEY_MS}"
-_NEW_MS = "INSERT INTO node_hourly_ms VALUES (?,?,?,?,?,?,?,?)"
+_NULLS = "ifnull(model, char(0)), ifnull(tool, char(0))"
+_ADD = f"""INSERT INTO node_hourly VALUES (?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (hour, app, {_NULLS}) DO UPDATE SET
+    calls = calls + excluded.calls, errors = errors + excluded.errors,
+    input_tokens = input_tokens + excluded.input_tokens, output_tokens = output_tokens + excluded.output_tokens,
+    cost_usd = cost_usd + excluded.cost_usd, left_in = left_in + excluded.left_in,
+    left_out = left_out + excluded.left_out, left_cached = left_cached + excluded.left_cached"""
+_ADD_MS = f"""INSERT INTO node_hourly_ms VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (span, hour, app, {_NULLS}, bin)
+    DO UPDATE SET n = n + excluded.n, top = MAX(top, excluded.top)"""
 
 
 def _fold(
@@ -199,15 +202,11 @@ def _rolled(
 
 def add(conn: sqlite3.Connection, rows: Iterable[tuple[Any, ...]]) -> None:
     """Add new node_stats rows (nodestats.COLUMNS order) to their hours: summed here first, then one
-    UPDATE (or INSERT) per hour, app, model and tool, and per bin of their day and 30 days."""
+    upsert per hour, app, model and tool, and per bin of their day and 30 days."""
     sums, bins = _fold(rows)
-    for key, s in sums.items():
-        if not conn.execute(_ADD, (*s, *key)).rowcount:
-            conn.execute(_NEW, (*key, *s))
+    conn.executemany(_ADD, [(*key, *s) for key, s in sums.items()])
     for span in SPANS:
-        for key, (n, top) in _rolled(bins, span).items():
-            if not conn.execute(_ADD_MS, (n, top, *key)).rowcount:
-                conn.execute(_NEW_MS, (*key, n, top))
+        conn.executemany(_ADD_MS, [(*key, n, top) for key, (n, top) in _rolled(bins, span).items()])
 
 
 _SUMMED = f"started_at >= 0 AND started_at < {MAX_MS}"
