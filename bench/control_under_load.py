@@ -178,6 +178,21 @@ def _held(self, conn, event):
     _paused(self, conn, event)
     _out.write("held %s %.6f\n" % (event.get("gateId"), time.time()))
 _state.Hub.on_paused = _held
+import asyncio
+_attach = _state.Hub.attach
+def _attached(self, *args, **kwargs):
+    # The first attach starts a 5 ms timer on the hub's loop: how late it fires is how long the loop
+    # was away from its sockets (busy with ready work, or its thread waiting for the GIL or a CPU).
+    if not getattr(_state, "_lag_started", False):
+        _state._lag_started = True
+        loop = asyncio.get_running_loop()
+        def tick(due):
+            now = loop.time()
+            _out.write("lag - %.6f\n" % (now - due))
+            loop.call_at(now + 0.005, tick, now + 0.005)
+        loop.call_soon(tick, loop.time())
+    return _attach(self, *args, **kwargs)
+_state.Hub.attach = _attached
 """
 
 
@@ -245,8 +260,24 @@ def _hub_marks(path: Path) -> dict[str, dict[str, float]]:
     if path.exists():
         for line in path.read_text().splitlines():
             what, gate_id, at = line.split()
-            marks.setdefault(gate_id, {}).setdefault(what, float(at))  # the first read of a gate
+            if what != "lag":
+                marks.setdefault(gate_id, {}).setdefault(what, float(at))  # the first read of a gate
     return marks
+
+
+def _lags(path: Path) -> list[float]:
+    if not path.exists():
+        return []
+    return [float(line.split()[2]) for line in path.read_text().splitlines() if line.startswith("lag ")]
+
+
+def _schedstat(pid: int) -> tuple[int, int]:
+    """The thread's time on a CPU and its time runnable but waiting for one (ns, /proc schedstat)."""
+    try:
+        run, wait, _ = Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()
+    except (OSError, ValueError):
+        return 0, 0
+    return int(run), int(wait)
 
 
 SEGMENTS = (
@@ -344,6 +375,7 @@ def main() -> None:
             assert hub.proc is not None
             hub_pid = hub.proc.pid
             rss = [_rss_mb(hub_pid)]
+            sched = [_schedstat(hub_pid), (time.monotonic_ns(), 0)]
             loads = [
                 _child(["--_load", str(i), hub.ingest_url, str(args.rate), str(args.seconds)], env)
                 for i in range(args.apps)
@@ -381,6 +413,8 @@ def main() -> None:
                 time.sleep(0.5)
                 stored = _stored_events(hub.port, args.apps)
             rss.append(_rss_mb(hub_pid))
+            sched += [_schedstat(hub_pid), (time.monotonic_ns(), 0)]
+            lags = _lags(timing)
     load_avg = os.getloadavg()[0]
     print(
         f"{args.apps} apps x {args.rate:,.0f} events/s for {args.seconds:.0f} s, a gate every {args.every} s "
@@ -401,6 +435,17 @@ def main() -> None:
         )
     if whole:
         _print_split(probed["walls"], probed["sent"], hub_marks, seen_at)
+    if lags:
+        print(
+            f"  the hub's loop, a 5 ms timer late by: p50 {_pct(lags, 50):.1f} ms, p99 {_pct(lags, 99):.1f} ms, "
+            f"max {max(lags) * 1000:.1f} ms ({len(lags):,} ticks)"
+        )
+    (run0, wait0), (t0, _), (run1, wait1), (t1, _) = sched
+    if t1 > t0 and run1:
+        print(
+            f"  the hub's loop thread: on a CPU {100 * (run1 - run0) / (t1 - t0):.0f} % of the time, runnable but "
+            f"waiting for a CPU {100 * (wait1 - wait0) / (t1 - t0):.0f} % (/proc schedstat)"
+        )
     if trips:
         print(
             f"answer round trip ({len(trips)} gates): p50 {_pct(trips, 50):.1f} ms, p90 {_pct(trips, 90):.1f} ms, "
