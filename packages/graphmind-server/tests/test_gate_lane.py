@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 from graphmind import protocol as proto
+from graphmind_server.hub.control_first import ControlFirst
 from graphmind_server.ingest import lane, parse
 
 
@@ -85,3 +86,16 @@ def test_a_gate_read_from_its_socket_goes_ahead_of_bulk_queued_on_another_connec
     thub.wait_for(lambda: taken[0] == frames * total, timeout=30, what="every bulk event")
     assert marks["read"] < frames * total, "the gate was read after the bulk: nothing to go ahead of"
     assert marks["held"] - marks["read"] == 0, marks
+
+
+def test_only_a_held_gate_read_from_the_socket_puts_bulk_behind_it() -> None:
+    control = ControlFirst()
+    conn = object()
+    lane.peek(control, conn, [b'{"type":"node.started","input":"say \\"exec.paused\\" twice"}'])
+    assert not control.answering  # a payload's quote is escaped: not a gate
+    lane.peek(control, conn, [b'{"type":"batch","events":[', b'{"type":"exec.paused","gateId":"g1"}]}'])
+    assert control.incoming == {conn: 1}
+    lane.taken(control, conn, '{"type":"node.finished"}')  # another frame handled first: still coming
+    assert control.incoming == {conn: 1}
+    lane.taken(control, conn, '{"type":"batch","events":[{"type":"exec.paused","gateId":"g1"}]}')
+    assert not control.incoming and not control.answering

@@ -36,6 +36,7 @@ ABORT_EXTENSION = "graphmind.abort"
 # `extensions["graphmind.peek"](see)`: `see(parts)` is called with each text message's bytes as the
 # message is read from the socket, before it waits in the connection's queue for the app's task: the
 # gate lane reads a held gate ahead of the bulk frames other connections queued (ingest/lane.py).
+# `peek(None)` stops it (the app's task is done with this connection).
 PEEK_EXTENSION = "graphmind.peek"
 REFUSALS_EVERY_S = 30.0
 # uvicorn/protocols/websockets/websockets_sansio_impl.py `run_asgi`, after an HTTP refusal.
@@ -150,7 +151,7 @@ def protocol_class(limiter: Any = None, refusals: Refusals | None = None) -> Any
 
         _graphmind_peek: Callable[[list[bytes]], None] | None = None
 
-        def _set_peek(self, see: Callable[[list[bytes]], None]) -> None:
+        def _set_peek(self, see: Callable[[list[bytes]], None] | None) -> None:
             self._graphmind_peek = see
 
         def _abort(self) -> None:

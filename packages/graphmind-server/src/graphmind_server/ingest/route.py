@@ -92,6 +92,8 @@ async def ingest(websocket: WebSocket) -> None:
     except WebSocketDisconnect:
         pass
     finally:
+        if show is not None:
+            show(None)  # what the socket still reads after this is never handled: no gate coming
         control.forget(conn)
         hub.detach(conn)
 
