@@ -432,3 +432,23 @@ def test_a_word_in_many_events_filters_the_runs_list_run_by_run_with_the_same_an
     assert [ids(q) for q in queries] == as_a_set
     hits = thub.api("GET", "/api/search?q=lisbon&run=r3")[1]["hits"]
     assert [(h["runId"], h["nodeId"]) for h in hits] == [("r3", "tool:weather")]  # within the run's range
+
+
+def test_compare_and_diff_see_an_input_edited_at_a_gate(thub: Any, capsys: Any) -> None:
+    # a person edited the held call's input: the call ran with another input than it started with
+    app = thub.app(app="edit")
+    for run_id, edited in (("e1", None), ("e2", {"flight": "LH-99"})):
+        app.run_started(run_id, name="trip")
+        app.node_started(run_id, "tool:book", f"{run_id}-b", input={"flight": "TP-544"})
+        extra = {"edited": True, "input": edited, "originalInput": {"flight": "TP-544"}} if edited else {}
+        app.node_finished(run_id, "tool:book", f"{run_id}-b", output="booked", **extra)
+        app.run_finished(run_id)
+    thub.wait_for(
+        lambda: all(thub.api("GET", f"/api/runs/{r}")[1].get("status") == "finished" for r in ("e1", "e2")),
+        what="2 runs",
+    )
+    body = thub.api("GET", "/api/compare?a=e1&b=e2")[1]
+    assert body["steps"][0]["changed"] == ["input"], body["steps"][0]
+    assert main(["diff", "e1", "e2", "--db", str(thub.db)]) == 1
+    out = capsys.readouterr().out
+    assert "~ tool:book #1  input differ" in out and '"LH-99"' in out
