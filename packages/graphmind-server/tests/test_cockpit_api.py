@@ -452,3 +452,23 @@ def test_compare_and_diff_see_an_input_edited_at_a_gate(thub: Any, capsys: Any) 
     assert main(["diff", "e1", "e2", "--db", str(thub.db)]) == 1
     out = capsys.readouterr().out
     assert "~ tool:book #1  input differ" in out and '"LH-99"' in out
+
+
+def test_the_command_line_takes_the_viewers_short_run_id(thub: Any, tmp_path: Path, capsys: Any) -> None:
+    app = thub.app(app="short")
+    for run_id in ("1f3a9c2e77aa", "1f3a0000bbbb", "9c9c9c9c0000"):
+        agent_run(app, run_id)
+    thub.wait_for(lambda: len(thub.api("GET", "/api/runs?app=short")[1]["runs"]) == 3, what="3 runs")
+    db = str(thub.db)
+    # the short id the viewer shows (`#1f3a9c2e`), with or without its `#`
+    assert main(["diff", "1f3a9c2e", "#9c9c9c9c", "--db", db]) == 0
+    assert "A 1f3a9c2e77aa" in capsys.readouterr().out
+    assert main(["effects", "#1f3a9c2e", "--db", db]) == 0
+    assert main(["record", "9c9c9c9c", "--db", db, "--out", str(tmp_path / "r.jsonl")]) == 0
+    assert '"id":"9c9c9c9c0000"' in (tmp_path / "r.jsonl").read_text().replace(" ", "")
+    capsys.readouterr()
+    # two runs start with it: one line asking for more; too short to be taken as a start: no run
+    assert main(["diff", "1f3a", "9c9c9c9c", "--db", db]) == 2
+    assert "'1f3a' starts more than one run id (1f3a0000bbbb, 1f3a9c2e77aa, …)" in capsys.readouterr().err
+    assert main(["effects", "1f3", "--db", db]) == 2
+    assert "no run '1f3'" in capsys.readouterr().err
