@@ -211,7 +211,8 @@ def _environment(args: argparse.Namespace, folder: Path) -> dict[str, str]:
         try:
             json.loads(given)
         except ValueError as exc:
-            raise _Refused(f"--{name.lower()} must be JSON ({exc}): {given[:60]!r}") from None
+            quoted = f" (a string takes its quotes: '{json.dumps(given)}')" if given[:1] not in '{["' else ""
+            raise _Refused(f"--{name.lower()} must be JSON ({exc}): {given[:60]!r}{quoted}") from None
         env[VARIABLES["fork"]] = args.fork
         env[VARIABLES[name.lower()]] = given
     for value, key in (
