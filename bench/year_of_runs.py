@@ -470,17 +470,21 @@ def _longest(port: int) -> str:
 # -- the prune while an app keeps sending -----------------------------------------------------------
 
 
-def prune_under_ingest(db: Path, home: Path, runs: int) -> None:
+def prune_under_ingest(
+    db: Path, home: Path, runs: int, prune_runs: int | None = None, wait_s: float = 1800, ring: int = 5000
+) -> None:
     import graphmind
     from graphmind_server.testing import HubProcess
 
-    keep = max(1, runs // 2)
+    keep = max(1, runs // 2 if prune_runs is None else runs - prune_runs)
     os.environ["GRAPHMIND_HOME"] = str(home)
     hub = HubProcess(db, env={"GRAPHMIND_HOME": str(home), "GRAPHMIND_RETENTION": "off"}, start_timeout=600)
     try:
-        # The app: a real client, attached, sending ~1,000 events/s through the restart. The default
-        # ring (5,000 events) is what it has to ride out a hub that is not listening.
-        client = graphmind.Client(app="during-prune", url=hub.ingest_url, retry_interval=0.2)
+        # The app: a real client, attached, sending ~1,000 events/s through the restart. Its ring
+        # (5,000 events by default, `--ring`) is what it has to ride out a hub that is not listening.
+        client = graphmind.Client(
+            app="during-prune", url=hub.ingest_url, retry_interval=0.2, buffer_size=ring
+        )
         if not client.ready(30):
             raise SystemExit("year_of_runs: the app did not attach")
         stop = threading.Event()
@@ -506,10 +510,11 @@ def prune_under_ingest(db: Path, home: Path, runs: int) -> None:
         }
         hub.start(hub.port)
         listening = time.monotonic() - began
-        deadline = time.monotonic() + 1800
+        deadline = time.monotonic() + wait_s
         while "pruned" not in hub.stderr and time.monotonic() < deadline:  # a big prune: in the background
             time.sleep(0.5)
         pruning = time.monotonic() - began
+        done = "pruned" in hub.stderr
         time.sleep(2)
         stop.set()
         thread.join()
@@ -530,8 +535,9 @@ def prune_under_ingest(db: Path, home: Path, runs: int) -> None:
         hub.stop()
     print(
         f"prune to the newest {keep:,} of {runs:,} runs at start-up, an app sending all along: the hub listened "
-        f"again {listening:.1f} s after it was started, the prune was done after {pruning:.1f} s; "
-        f"the app made {made:,} events, the hub stored "
+        f"again {listening:.1f} s after it was started, the prune "
+        f"{'was done' if done else 'was still going (--prune-wait)'} after {pruning:.1f} s; "
+        f"the app (ring {ring:,} events) made {made:,} events, the hub stored "
         f"{stored:,} ({made - stored:,} lost), the client counted {dropped} dropped\n  {pruned.strip()}"
     )
     for what, target, figures in after:
@@ -550,6 +556,12 @@ def main() -> None:
         help="fill --db (going on from a file filled part way) and stop: no reads, no prune",
     )
     parser.add_argument("--fill-minutes", type=float, help="stop the fill after this long (a clean stop)")
+    parser.add_argument("--skip-reads", action="store_true", help="the prune only (on a kept file)")
+    parser.add_argument("--prune-runs", type=int, help="the prune deletes the oldest N runs (default: half)")
+    parser.add_argument(
+        "--prune-wait", type=float, default=1800, help="seconds to wait for the prune and its index clean-up"
+    )
+    parser.add_argument("--ring", type=int, default=5000, help="the sending app's ring (buffer_size), events")
     parser.add_argument(
         "--trends",
         nargs="?",
@@ -605,13 +617,14 @@ def main() -> None:
             f"{size / 1e6 / max(events_total / 1e6, 1e-9):,.0f} MB per million events"
         )
         env = {"GRAPHMIND_HOME": str(home), "GRAPHMIND_RETENTION": "off"}
-        with HubProcess(db, env=env, start_timeout=600) as hub:
-            assert hub.proc is not None
-            print(f"hub RSS at start: {_rss_mb(hub.proc.pid):.0f} MB")
-            reads(hub.port, runs, args.trends)
-            print(f"hub RSS after the reads: {_rss_mb(hub.proc.pid):.0f} MB (target < 300 MB)")
+        if not args.skip_reads:
+            with HubProcess(db, env=env, start_timeout=600) as hub:
+                assert hub.proc is not None
+                print(f"hub RSS at start: {_rss_mb(hub.proc.pid):.0f} MB")
+                reads(hub.port, runs, args.trends)
+                print(f"hub RSS after the reads: {_rss_mb(hub.proc.pid):.0f} MB (target < 300 MB)")
         if not args.skip_prune:
-            prune_under_ingest(db, home, runs)
+            prune_under_ingest(db, home, runs, args.prune_runs, args.prune_wait, args.ring)
         if args.db and not args.keep_db:
             for p in db.parent.glob(db.name + "*"):
                 p.unlink()
