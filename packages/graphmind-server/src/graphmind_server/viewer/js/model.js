@@ -65,7 +65,8 @@ export class RunModel {
     let x = this.execs.get(key);
     if (!x) {
       const n = described || this.node(ev.nodeId);
-      x = { key, nodeId: ev.nodeId, instanceId, kind: n.kind, name: n.name,
+      // The node's own id string, not this event's copy: one string per node, not per execution.
+      x = { key, nodeId: n.nodeId, instanceId, kind: n.kind, name: n.name,
         index: this.order.length, startTs: ev.ts, endTs: null, state: "running", status: "running", input: undefined,
         output: undefined, error: null, durationMs: null, heldMs: 0, usage: null, injected: false,
         ungated: false, attrs: null, parent: null, tokens: NO_TOKENS,
@@ -184,7 +185,7 @@ export class RunModel {
           x.input = undefined;
         } else x.input = ev.input;
         x.attrs = ev.attrs ?? null;
-        x.parent = ev.parentInstanceId ?? null;
+        x.parent = this.sameParent(ev.parentInstanceId ?? null);
         if (str(ev.agent, "")) joinAgent(this, x, ev);
         if (ev.effect && typeof ev.effect.class === "string") x.effect = ev.effect;
         if (ev.ungated) {
@@ -278,6 +279,13 @@ export class RunModel {
         break; // a newer event type: stored and counted, not drawn
     }
     return true;
+  }
+
+  /** The parent id, the previous execution's string when it is the same (most calls of a run have
+   * one parent: one string kept, not one per execution). */
+  sameParent(p) {
+    if (p !== this.lastParent) this.lastParent = p;
+    return this.lastParent;
   }
 
   /** Take what changed since the last call (the renderers' work list). */
