@@ -472,3 +472,15 @@ def test_the_command_line_takes_the_viewers_short_run_id(thub: Any, tmp_path: Pa
     assert "'1f3a' starts more than one run id (1f3a0000bbbb, 1f3a9c2e77aa, …)" in capsys.readouterr().err
     assert main(["effects", "1f3", "--db", db]) == 2
     assert "no run '1f3'" in capsys.readouterr().err
+
+
+def test_a_fork_selector_error_names_the_run_given_and_the_selector_to_write(thub: Any, capsys: Any) -> None:
+    agent_run(thub.app(app="forks"), "fk1")
+    thub.wait_for(lambda: thub.api("GET", "/api/runs/fk1")[1].get("status") == "finished", what="the run")
+    args = ["replay", "fk1", "--db", str(thub.db), "--fork", "tool:search", "--output", "1", "--", "true"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert (
+        err
+        == "graphmind: run fk1: no recorded node 'tool:search' (tool:search ran once: write tool:search#1)\n"
+    )

@@ -198,7 +198,10 @@ def _environment(args: argparse.Namespace, folder: Path) -> dict[str, str]:
         raise _Refused(f"{args.source} holds no node to replay; pass a run that made model or tool calls")
     for selector in (args.fork, args.until):
         if selector is not None:
-            cassette.find(selector)
+            try:
+                cassette.find(selector)
+            except CassetteError as exc:  # name the run given, not the temporary file it went to
+                raise _Refused(str(exc).replace(str(path), f"run {args.source}")) from None
     env = dict(os.environ)
     env[ENV] = str(path.resolve())
     env[REPORT_ENV] = str(folder / "divergence.txt")
