@@ -35,6 +35,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve()
 WINDOW_S = 0.005  # the SDK's batching window (graphmind/_wire/write_loop.py LINGER_S)
@@ -105,6 +106,7 @@ def probe_app(url: str, seconds: float, every: float) -> None:
     """Holds a gate every `every` seconds (a real client, `breakpoint="before"`); prints the count."""
     import graphmind
 
+    _time_gate_frames()
     client = graphmind.Client(app="probe", url=url)
     if not client.ready(10):
         raise SystemExit("the probe did not attach")
@@ -116,16 +118,82 @@ def probe_app(url: str, seconds: float, every: float) -> None:
     start = time.monotonic()
     calls = 0
     held: list[list[float]] = []  # [the call's start (CLOCK_MONOTONIC, shared by every process), its time]
+    walls: list[list[float]] = []  # [the call's start, its resume] (time.time(), for the split)
     with client.run("probe"):
         while time.monotonic() - start < seconds:
+            wall = time.time()
             began = time.monotonic()
             gated(calls)
             held.append([began, time.monotonic() - began])
+            walls.append([wall, time.time()])
             calls += 1
             next_at = start + calls * every
             time.sleep(max(0.0, next_at - time.monotonic()))
     client.dispose()
-    print(json.dumps({"probe": calls, "held": held}), flush=True)
+    print(json.dumps({"probe": calls, "held": held, "walls": walls, "sent": sent_at}), flush=True)
+
+
+sent_at: dict[str, list[float]] = {}  # the probe's gate id -> [the exec.paused's ts, its frame sent] (s)
+
+
+def _time_gate_frames() -> None:
+    """The probe's side of the split: when each frame carrying an exec.paused left (its ws.send returned)."""
+    from websockets.sync.connection import Connection
+
+    send = Connection.send
+
+    def timed(self: Any, message: Any, *args: Any, **kwargs: Any) -> None:
+        send(self, message, *args, **kwargs)
+        if isinstance(message, str) and '"exec.paused"' in message:
+            now = time.time()
+            frame = json.loads(message)
+            for event in frame.get("events", [frame]):
+                if event.get("type") == "exec.paused":
+                    sent_at[event["gateId"]] = [event["ts"] / 1000.0, now]
+
+    Connection.send = timed  # type: ignore[method-assign]
+
+
+# -- the hub's side of the split (installed in the hub process by a sitecustomize, see main) ---------
+
+HUB_TIMING = r"""
+import os, re, time
+_out = open(os.environ["GRAPHMIND_BENCH_TIMING"], "a", buffering=1)
+_gate = re.compile(rb'"gateId":"([^"]+)"')
+from uvicorn.protocols.websockets import websockets_sansio_impl as _impl
+_deliver = _impl.WebSocketsSansIOProtocol.send_receive_event_to_app
+def _read(self):
+    # The frame's last bytes read from the socket (the event loop ran this connection's data_received).
+    data = self.frames[0] if len(self.frames) == 1 else b"".join(self.frames)
+    if b'"exec.paused"' in data:
+        now = time.time()
+        for m in _gate.finditer(data):
+            _out.write("read %s %.6f\n" % (m.group(1).decode(), now))
+    _deliver(self)
+_impl.WebSocketsSansIOProtocol.send_receive_event_to_app = _read
+from graphmind_server.hub import state as _state
+_paused = _state.Hub.on_paused
+def _held(self, conn, event):
+    # The ingest task took the frame from its queue and the gate is in /api/gates from now on.
+    _paused(self, conn, event)
+    _out.write("held %s %.6f\n" % (event.get("gateId"), time.time()))
+_state.Hub.on_paused = _held
+import asyncio
+_attach = _state.Hub.attach
+def _attached(self, *args, **kwargs):
+    # The first attach starts a 5 ms timer on the hub's loop: how late it fires is how long the loop
+    # was away from its sockets (busy with ready work, or its thread waiting for the GIL or a CPU).
+    if not getattr(_state, "_lag_started", False):
+        _state._lag_started = True
+        loop = asyncio.get_running_loop()
+        def tick(due):
+            now = loop.time()
+            _out.write("lag - %.6f\n" % (now - due))
+            loop.call_at(now + 0.005, tick, now + 0.005)
+        loop.call_soon(tick, loop.time())
+    return _attach(self, *args, **kwargs)
+_state.Hub.attach = _attached
+"""
 
 
 # -- the poller and the report (this process) --------------------------------------------------------
@@ -150,12 +218,19 @@ def _child(args: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
 
 
 def poll_and_answer(
-    port: int, stop: threading.Event, poll: float, trips: list[float], seen: list[float]
+    port: int,
+    stop: threading.Event,
+    poll: float,
+    trips: list[float],
+    seen: list[float],
+    seen_at: dict[str, list[float]],
 ) -> None:
+    """`seen_at`: the hub's gate id -> [the GET that saw it began, it was seen, its answer's 200] (time.time())."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     body = json.dumps({"action": "continue"})
     answered: set[str] = set()
     while not stop.is_set():
+        asked = time.time()
         conn.request("GET", "/api/gates")
         response = conn.getresponse()
         gates = json.loads(response.read())["gates"]
@@ -165,16 +240,84 @@ def poll_and_answer(
                 continue
             answered.add(gate_id)
             seen.append(time.monotonic())
+            seen_at[gate_id] = [asked, time.time()]
             started = time.perf_counter()
             conn.request("POST", f"/api/gates/{gate_id}", body, {"Content-Type": "application/json"})
             response = conn.getresponse()
             response.read()
             if response.status == 200:
                 trips.append(time.perf_counter() - started)
+                seen_at[gate_id].append(time.time())
             else:
                 print(f"gate {gate_id}: HTTP {response.status}", file=sys.stderr)
         stop.wait(poll)
     conn.close()
+
+
+def _hub_marks(path: Path) -> dict[str, dict[str, float]]:
+    """The hub's marks per app gate id: when its exec.paused was read from the socket, and held."""
+    marks: dict[str, dict[str, float]] = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            what, gate_id, at = line.split()
+            if what != "lag":
+                marks.setdefault(gate_id, {}).setdefault(what, float(at))  # the first read of a gate
+    return marks
+
+
+def _lags(path: Path) -> list[float]:
+    if not path.exists():
+        return []
+    return [float(line.split()[2]) for line in path.read_text().splitlines() if line.startswith("lag ")]
+
+
+def _schedstat(pid: int) -> tuple[int, int]:
+    """The thread's time on a CPU and its time runnable but waiting for one (ns, /proc schedstat)."""
+    try:
+        run, wait, _ = Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()
+    except (OSError, ValueError):
+        return 0, 0
+    return int(run), int(wait)
+
+
+SEGMENTS = (
+    ("call start -> exec.paused made (the SDK's node engine)", 0, 1),
+    ("exec.paused made -> its frame sent (the probe's transport)", 1, 2),
+    ("frame sent -> read by the hub (waits in the socket: the hub's event loop busy)", 2, 3),
+    ("read -> gate held, in /api/gates (the ingest task's queue)", 3, 4),
+    ("held -> the poller's GET saw it (poll interval + the GET)", 4, 6),
+    ("seen -> the app resumed (POST, gate.resolve to the app)", 6, 7),
+    ("  (the GET that saw it, from its request to its answer read)", 5, 6),
+)
+
+
+def _print_split(
+    walls: list[list[float]],
+    sent: dict[str, list[float]],
+    hub: dict[str, dict[str, float]],
+    seen_at: dict[str, list[float]],
+) -> None:
+    """The whole loop per held call cut at the marks every process took (time.time(): one machine)."""
+    starts = [w[0] for w in walls]
+    rows: list[list[float]] = []
+    for app_id, (made, left) in sent.items():
+        marks = hub.get(app_id, {})
+        seen = next((v for k, v in seen_at.items() if k.endswith("-" + app_id)), None)
+        if "read" not in marks or "held" not in marks or seen is None:
+            continue
+        # The call this gate held: the last one that started before its exec.paused was made.
+        index = max((i for i, b in enumerate(starts) if b <= made + 0.001), default=None)
+        if index is None:
+            continue
+        began, resumed = walls[index]
+        rows.append([began, made, left, marks["read"], marks["held"], seen[0], seen[1], resumed])
+    if not rows:
+        print("  (no split: the marks did not match)")
+        return
+    print(f"  the split ({len(rows)} calls matched), p50 / p99 / max:")
+    for name, a, b in SEGMENTS:
+        part = [max(0.0, r[b] - r[a]) for r in rows]
+        print(f"    {name}: {_pct(part, 50):.1f} / {_pct(part, 99):.1f} / {max(part) * 1000:.1f} ms")
 
 
 def _stored_events(port: int, apps: int) -> int:
@@ -219,11 +362,20 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "GRAPHMIND_HOME": str(Path(tmp) / "home")}
         env.pop("GRAPHMIND_TOKEN", None)
-        hub_env = {"GRAPHMIND_HOME": env["GRAPHMIND_HOME"]}
+        site = Path(tmp) / "site"
+        site.mkdir()
+        (site / "sitecustomize.py").write_text(HUB_TIMING)
+        timing = Path(tmp) / "timing.txt"
+        hub_env = {
+            "GRAPHMIND_HOME": env["GRAPHMIND_HOME"],
+            "PYTHONPATH": str(site),
+            "GRAPHMIND_BENCH_TIMING": str(timing),
+        }
         with HubProcess(Path(tmp) / "hub.db", env=hub_env, python=args.hub_python) as hub:
             assert hub.proc is not None
             hub_pid = hub.proc.pid
             rss = [_rss_mb(hub_pid)]
+            sched = [_schedstat(hub_pid), (time.monotonic_ns(), 0)]
             loads = [
                 _child(["--_load", str(i), hub.ingest_url, str(args.rate), str(args.seconds)], env)
                 for i in range(args.apps)
@@ -231,8 +383,11 @@ def main() -> None:
             probe = _child(["--_probe", hub.ingest_url, str(args.seconds), str(args.every)], env)
             trips: list[float] = []
             seen: list[float] = []
+            seen_at: dict[str, list[float]] = {}
             stop = threading.Event()
-            poller = threading.Thread(target=poll_and_answer, args=(hub.port, stop, args.poll, trips, seen))
+            poller = threading.Thread(
+                target=poll_and_answer, args=(hub.port, stop, args.poll, trips, seen, seen_at)
+            )
             poller.start()
             started = time.monotonic()
             while probe.poll() is None and time.monotonic() - started < args.seconds + 60:
@@ -249,13 +404,17 @@ def main() -> None:
                 sent += json.loads(out.strip().splitlines()[-1])["sent"]
             if probe.returncode != 0:
                 raise SystemExit(f"the probe failed:\n{probe_err}")
-            held = json.loads(probe_out.strip().splitlines()[-1])["held"]
+            probed = json.loads(probe_out.strip().splitlines()[-1])
+            held = probed["held"]
+            hub_marks = _hub_marks(timing)
             deadline = time.monotonic() + 60
             stored = _stored_events(hub.port, args.apps)
             while stored < sent and time.monotonic() < deadline:  # the writer's backlog drains
                 time.sleep(0.5)
                 stored = _stored_events(hub.port, args.apps)
             rss.append(_rss_mb(hub_pid))
+            sched += [_schedstat(hub_pid), (time.monotonic_ns(), 0)]
+            lags = _lags(timing)
     load_avg = os.getloadavg()[0]
     print(
         f"{args.apps} apps x {args.rate:,.0f} events/s for {args.seconds:.0f} s, a gate every {args.every} s "
@@ -273,6 +432,19 @@ def main() -> None:
         print(
             f"  of which call start -> gate seen in /api/gates: p50 {_pct(to_seen, 50):.1f} ms, "
             f"p99 {_pct(to_seen, 99):.1f} ms, max {max(to_seen) * 1000:.1f} ms (poll every {args.poll * 1000:.0f} ms)"
+        )
+    if whole:
+        _print_split(probed["walls"], probed["sent"], hub_marks, seen_at)
+    if lags:
+        print(
+            f"  the hub's loop, a 5 ms timer late by: p50 {_pct(lags, 50):.1f} ms, p99 {_pct(lags, 99):.1f} ms, "
+            f"max {max(lags) * 1000:.1f} ms ({len(lags):,} ticks)"
+        )
+    (run0, wait0), (t0, _), (run1, wait1), (t1, _) = sched
+    if t1 > t0 and run1:
+        print(
+            f"  the hub's loop thread: on a CPU {100 * (run1 - run0) / (t1 - t0):.0f} % of the time, runnable but "
+            f"waiting for a CPU {100 * (wait1 - wait0) / (t1 - t0):.0f} % (/proc schedstat)"
         )
     if trips:
         print(

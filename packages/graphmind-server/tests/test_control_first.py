@@ -110,3 +110,19 @@ def test_another_apps_frame_sent_during_an_answer_is_stored_after_the_answer(thu
     assert answered == [200]
     thub.wait_for(lambda: thub.api("GET", "/api/runs/r2")[1].get("eventCount") == 2, what="the bulk event")
     assert _cursor(thub.db, "exec.resumed", "r1") < _cursor(thub.db, "node.started", "r2")
+
+
+def test_a_gate_coming_in_holds_bulk_back_until_it_is_taken_or_its_connection_is_gone() -> None:
+    control = ControlFirst()
+    held, bulk = object(), object()
+    with control.answer(held):
+        control.coming(held)
+        control.coming(held)  # two frames holding a gate read, neither handled yet
+        assert control.holds_back(bulk) and not control.holds_back(held) and not control.clear.is_set()
+        control.taken(held)
+        assert control.holds_back(bulk)
+        control.forget(held)  # closed before its second frame was handled: it never will be
+        assert control.answering == {held: 1} and not control.incoming  # the answer is still on its way
+        control.taken(held)  # nothing coming: nothing to end
+        assert control.answering == {held: 1}
+    assert not control.answering and control.clear.is_set()

@@ -24,6 +24,7 @@ import socket
 import struct
 import sys
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 SHUTDOWN_ABORT_S = 0.5
@@ -32,6 +33,11 @@ SHUTDOWN_ABORT_S = 0.5
 # connection, and a reset can discard the close frame before the peer reads its code.
 REFUSED_LINGER_S = 2.0
 ABORT_EXTENSION = "graphmind.abort"
+# `extensions["graphmind.peek"](see)`: `see(parts)` is called with each text message's bytes as the
+# message is read from the socket, before it waits in the connection's queue for the app's task: the
+# gate lane reads a held gate ahead of the bulk frames other connections queued (ingest/lane.py).
+# `peek(None)` stops it (the app's task is done with this connection).
+PEEK_EXTENSION = "graphmind.peek"
 REFUSALS_EVERY_S = 30.0
 # uvicorn/protocols/websockets/websockets_sansio_impl.py `run_asgi`, after an HTTP refusal.
 NO_HANDSHAKE = "ASGI callable returned without completing handshake."
@@ -139,7 +145,14 @@ def protocol_class(limiter: Any = None, refusals: Refusals | None = None) -> Any
             super().handle_connect(event)
             scope = getattr(self, "scope", None)
             if isinstance(scope, dict):
-                scope.setdefault("extensions", {})[ABORT_EXTENSION] = self._abort
+                extensions = scope.setdefault("extensions", {})
+                extensions[ABORT_EXTENSION] = self._abort
+                extensions[PEEK_EXTENSION] = self._set_peek
+
+        _graphmind_peek: Callable[[list[bytes]], None] | None = None
+
+        def _set_peek(self, see: Callable[[list[bytes]], None] | None) -> None:
+            self._graphmind_peek = see
 
         def _abort(self) -> None:
             transport = self.transport
@@ -194,6 +207,9 @@ def protocol_class(limiter: Any = None, refusals: Refusals | None = None) -> Any
         def send_receive_event_to_app(self) -> None:
             # uvicorn logs a text frame that is not UTF-8 with logger.exception (a traceback in the
             # hub's log for one bad client frame); it still closes with 1007, we log one line.
+            see = self._graphmind_peek
+            if see is not None and self.curr_msg_data_type == "text" and not self.close_sent:
+                see(self.frames)  # the message's parts, as read
             logger = self.logger
             self.logger = _OneLineLogger(logger, self)  # type: ignore[assignment]
             try:

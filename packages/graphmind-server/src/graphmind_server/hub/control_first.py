@@ -9,6 +9,9 @@ turn; a busy app's ingest task takes every frame already queued on its connectio
 each transaction. A gate answered while 8 apps send 2,000 events/s each waited behind both (p99
 ~1 s on the loaded 2-core machine). An answer is rare and short (a few ms), so bulk frames waiting
 that long costs nothing measurable, and never longer than MAX_WAIT_S.
+
+A held gate coming in takes the same way (`coming` / `taken`, from ingest/lane.py): from the moment
+its frame is read from the app's socket until its ingest task handled it, bulk work waits the same.
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ class ControlFirst:
     """Which connections carry an answer now, and the two waits that keep bulk work behind them."""
 
     def __init__(self) -> None:
-        self.answering: dict[Any, int] = {}  # AppConnection -> answers on their way to it
+        self.answering: dict[Any, int] = {}  # AppConnection -> answers (and gates coming) on their way
+        self.incoming: dict[Any, int] = {}  # AppConnection -> frames holding a gate, read, not handled yet
         self._waited_out: set[Any] = set()  # connections that waited MAX_WAIT_S for these answers
         self._clear = asyncio.Event()  # set while no answer is on its way (the loop's side)
         self._clear.set()
@@ -41,19 +45,45 @@ class ControlFirst:
     @contextlib.contextmanager
     def answer(self, conn: Any) -> Iterator[None]:
         """Around one answer's round trip: `conn` is the app being answered (it is never held back)."""
-        self.answering[conn] = self.answering.get(conn, 0) + 1
-        self._clear.clear()
-        self.clear.clear()
+        self._begin(conn)
         try:
             yield
         finally:
-            left = self.answering.pop(conn) - 1
-            if left:
-                self.answering[conn] = left
-            if not self.answering:
-                self._waited_out.clear()
-                self._clear.set()
-                self.clear.set()
+            self._end(conn)
+
+    def coming(self, conn: Any) -> None:
+        """A frame holding a held gate was read from `conn`'s socket (ingest/lane.py): bulk work
+        waits as for an answer until `taken` (or `forget`, the connection gone)."""
+        self.incoming[conn] = self.incoming.get(conn, 0) + 1
+        self._begin(conn)
+
+    def taken(self, conn: Any) -> None:
+        """That frame was handled: its gate is in the hub."""
+        left = self.incoming.pop(conn, 0) - 1
+        if left < 0:
+            return
+        if left:
+            self.incoming[conn] = left
+        self._end(conn)
+
+    def forget(self, conn: Any) -> None:
+        """`conn` closed: the gate frames read from it and not handled will never be."""
+        for _ in range(self.incoming.pop(conn, 0)):
+            self._end(conn)
+
+    def _begin(self, conn: Any) -> None:
+        self.answering[conn] = self.answering.get(conn, 0) + 1
+        self._clear.clear()
+        self.clear.clear()
+
+    def _end(self, conn: Any) -> None:
+        left = self.answering.pop(conn) - 1
+        if left:
+            self.answering[conn] = left
+        if not self.answering:
+            self._waited_out.clear()
+            self._clear.set()
+            self.clear.set()
 
     def holds_back(self, conn: Any) -> bool:
         """Whether `conn`'s bulk frames should wait now (an answer to another app is on its way)."""

@@ -25,7 +25,7 @@ from starlette.responses import Response
 from graphmind import protocol as proto
 
 from ..base.jsontext import JSON, dumps
-from ..ingest.route import BACKLOG_LOW_BYTES
+from ..ingest.lane import BACKLOG_LOW_BYTES
 from ..store import Store, reads
 from . import decode, spans
 

@@ -4,7 +4,7 @@ A disk that fills up, an I/O error, a read-only remount, or the file deleted or 
 running hub used to cost every event written meanwhile (19,520 of 28,002 on an 8 MB tmpfs) while
 the app was told nothing. Now the writer keeps the batch that failed and tries it again with a
 backoff (RETRY_MIN_S doubling to RETRY_MAX_S); the queue behind it waits, the ingest loop stops
-reading once the queue is long (ingest.BACKLOG_HIGH), so the apps keep their events in their own
+reading once the queue is long (ingest/lane.py BACKLOG_HIGH), so the apps keep their events in their own
 rings and count what those rings must drop. The hub says so: one log line per LOG_INTERVAL_S,
 `/api/health` and the viewer show "not storing: <reason>", attached apps get a `hub.storing`
 frame (docs/protocol.md). Storing resumes by itself once a write succeeds.
