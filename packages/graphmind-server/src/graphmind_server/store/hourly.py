@@ -6,15 +6,17 @@ A row of `node_hourly` is one hour, app, model and tool (a tool's name, NULL for
 kind: the trends page groups by app, model or tool and prices per model) with its calls, errors,
 tokens, reported cost and the tokens no cost was reported for (priced when read, per bucket and
 model, as node_stats rows are). `node_hourly_ms` counts the same calls' run times (`duration_ms`),
-per day and per 30 days, in the bins of two significant digits that trends.py takes its percentiles from, with each bin's
-largest value: a percentile read from the summary is the one read from node_stats.
+per day and per 30 days, in the bins of two significant digits that trends.py takes its
+percentiles from, with each bin's largest value: a percentile read from the summary is the one
+read from node_stats.
 
 An hour holds the rows with `hour <= started_at < hour + 1 h` (`hour_of`; the trends page reads the
 edges of its range from node_stats by the same test), for 0 <= started_at < MAX_MS only: a row
 outside (a clock at 1970 or far in the future) is read from node_stats alone.
 
 Kept in the writer's transaction: a new row adds itself; a row that replaces one (a re-sent end) and
-a run deleted (store/retention.py) rebuild their hours from node_stats.
+a run deleted (store/retention.py) rebuild their hours, days and 30 days (a bin's largest value
+cannot be taken out).
 """
 
 from __future__ import annotations
@@ -120,7 +122,7 @@ def blocks(lo: int, hi: int) -> list[tuple[int, int, int]]:
     a, b = lo + (-lo) % month, hi - hi % month
     if a >= b:
         return [(day, lo, hi)]
-    return [(day, lo, a), (month, a, b), (day, b, hi)]
+    return [block for block in [(day, lo, a), (month, a, b), (day, b, hi)] if block[1] < block[2]]
 
 
 def rebuild(conn: sqlite3.Connection, hours: Iterable[int]) -> None:
