@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -198,6 +199,11 @@ def test_hold_holds_the_diverging_node_with_the_diff_in_api_gates(setup: Setup) 
         text=True,
         start_new_session=True,  # the agent is the replay command's child: both are stopped on failure
     )
+    errs: list[str] = []  # stderr as it comes (the held line is printed while the app waits)
+    reader = threading.Thread(
+        target=lambda: errs.extend(iter(proc.stderr.readline, "")) if proc.stderr else None
+    )
+    reader.start()
     try:
         try:
             gate = setup.hub.held_gates(1, timeout=60)[0]
@@ -208,13 +214,24 @@ def test_hold_holds_the_diverging_node_with_the_diff_in_api_gates(setup: Setup) 
         assert gate["reason"] == "divergence" and gate["nodeId"] == "tool:book"
         assert gate["expected"]["cabin"] == "economy" and gate["input"]["cabin"] == "business"
         assert gate["replay"]["occurrence"] == 1 and "recorded" in gate["actions"]
+        # nobody answered within a second: the terminal says where it holds, once (no token in it)
+        held = f"graphmind: held at tool:book#1 (the replay diverged from the recording) — answer it in the viewer at {setup.hub.url}"
+        wait_for(lambda: held in "".join(errs), 15, "the held line on stderr")
         status, _ = setup.hub.api("POST", f"/api/gates/{gate['gateId']}", {"action": "recorded"})
         assert status == 200
-        out, err = proc.communicate(timeout=60)
+        out = proc.stdout.read() if proc.stdout else ""
+        reader.join(60)
+        proc.wait(60)
+        err = "".join(errs)
+        assert err.count("graphmind: held at") == 1, err
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, 9)
-            proc.communicate()
+            proc.wait()
+        reader.join(10)
+        for pipe in (proc.stdout, proc.stderr):
+            if pipe:
+                pipe.close()
     assert proc.returncode == 0, err
     assert "economy" in out, "`recorded` hands the app the recorded output"
     assert setup.tools_run() == ran

@@ -35,11 +35,13 @@ from .._hub.attach_wait import env_problem as attach_wait_env_problem
 from .._hub.code_holds import client_breakpoints
 from .._hub.control import HubControl
 from .._hub.debug_state import DebugState
+from .._hub.held_notice import HeldNotices, viewer_url
 from .._loop.guard import LoopGuard, resolve_loop_guard_config
 from .._node.engine import Engine
 from .._node.hold_timeout import HoldTimeouts
 from .._node.host import NodeHost
 from .._node.token_flusher import TokenFlusher
+from .._replay.settings import ENV as REPLAY_ENV
 from .._replay.setup import build_replay
 from .._replay.setup import command_line as _command_line
 from .._runs.events import Runs
@@ -118,6 +120,8 @@ class Client:
         self._hub = HubControl(self._warn, self._emit, self._runs.find, breakpoints)
         self._effects = effects = build_effects(self.options.raw, env, replay)
         self._hub.safe_applied = effects.applied
+        if replay is not None and env.get(REPLAY_ENV):  # `graphmind replay`, not a test's replay=
+            self._hub.held_notices = HeldNotices(viewer_url(self.options.url))
         flusher = TokenFlusher(self.options.token_flush_interval * 1000.0, self._warn, self._is_disposed)
         self._flusher = flusher
         self._attach_wait = attach_wait

@@ -21,6 +21,7 @@ from .attach_wait import in_worker_thread
 from .code_holds import CONDITION_REASON, ConditionChecker
 from .debug_state import DebugState
 from .gate import GateAnswer, HeldGate
+from .held_notice import HeldNotices
 
 ERROR_CODES_MAX = 16  # hub error codes warned about each under its own key (the rest share one)
 
@@ -69,6 +70,8 @@ class HubControl:
         # The safe mode and unknown switch the app applies under a debug state (_effects/policy.py),
         # said in `debug.ack`; set by the client.
         self.safe_applied: Callable[[DebugState], tuple[str, bool]] | None = None
+        # A replay's "held at ..." line on stderr when a gate is not answered (_hub/held_notice.py).
+        self.held_notices: HeldNotices | None = None
 
     # ---- the connection ------------------------------------------------------------------------
     @property
@@ -158,11 +161,15 @@ class HubControl:
             held.resolve(GateAnswer(proto.CONTINUE, by="disconnect"))
         elif run.aborted:
             held.resolve(GateAnswer(proto.ABORT, by="local"))
+        elif self.held_notices is not None:
+            self.held_notices.start(held.gate_id, paused, lambda: held.answered)
         return held
 
     def close_gate(self, held: HeldGate) -> None:
         with self._lock:
             self._held.pop(held.gate_id, None)
+        if self.held_notices is not None:
+            self.held_notices.stop(held.gate_id)
 
     def release_all(self, action: str, by: str, run_id: str | None = None) -> None:
         with self._lock:
@@ -182,6 +189,8 @@ class HubControl:
         self._pause_any = False
         self._pause_runs = set()
         self.transport = None
+        if self.held_notices is not None:
+            self.held_notices.after_fork()
         self.hub_storing = True
 
     def on_detach(self) -> None:

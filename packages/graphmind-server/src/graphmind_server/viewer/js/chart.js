@@ -54,6 +54,12 @@ export function chart(ts, series, fmt, tfmt) {
       d += `${d && s.values[i - 1] !== null && typeof s.values[i - 1] === "number" ? "L" : "M"}${x(i).toFixed(1)},${y(v).toFixed(1)}`;
     });
     if (d) svg.append(el("path", { d, fill: "none", stroke: color, "stroke-width": 1.6, "vector-effect": "non-scaling-stroke" }));
+    // A point with no number either side is a path with no segment, which draws nothing (one day
+    // of data, or a day between gaps): mark it with a dot in the series colour.
+    const num = (i) => typeof s.values[i] === "number";
+    s.values.forEach((v, i) => {
+      if (num(i) && !num(i - 1) && !num(i + 1)) svg.append(el("circle", { cx: x(i).toFixed(1), cy: y(v).toFixed(1), r: 2.5, fill: color, class: "ch-dot" }));
+    });
   });
   return svg;
 }

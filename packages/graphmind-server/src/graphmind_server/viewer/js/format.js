@@ -8,8 +8,17 @@ export function ms(v) {
   if (v < 1) return `${v.toFixed(2)} ms`;
   if (v < 1000) return `${Math.round(v)} ms`;
   if (v < 60000) return `${(v / 1000).toFixed(v < 10000 ? 2 : 1)} s`;
-  const m = Math.floor(v / 60000);
-  return `${m} min ${Math.round((v % 60000) / 1000)} s`;
+  const s = Math.round(v / 1000); // whole seconds first: 119.7 s is "2 min 0 s", not "1 min 60 s"
+  return `${Math.floor(s / 60)} min ${s % 60} s`;
+}
+
+/** `ms` for a narrow column (the timeline's): a minute and more in at most 6 characters. */
+export function msShort(v) {
+  if (!(v >= 59999.5)) return ms(v);
+  const s = Math.round(v / 1000);
+  if (s < 3600) return `${Math.floor(s / 60)}m ${s % 60}s`;
+  const m = Math.round(s / 60);
+  return m < 6000 ? `${Math.floor(m / 60)}h ${m % 60}m` : `${Math.round(m / 60)}h`;
 }
 
 // One formatter, made once: toLocaleTimeString builds a new one per call (0.2 ms each, which a

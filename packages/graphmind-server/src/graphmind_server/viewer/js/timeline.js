@@ -2,7 +2,7 @@
 // in the DOM, so a run with 10,000 executions scrolls like one with ten.
 
 import { h, schedule } from "./frame.js";
-import { ms } from "./format.js";
+import { ms, msShort } from "./format.js";
 import { store } from "./state.js";
 import { callCost, costText } from "./usage.js";
 
@@ -123,7 +123,8 @@ export class TimelineView {
     set(state, "textContent", x.status);
     attr(name, "title", x.agent ? `${x.nodeId} (agent ${x.agent})` : x.nodeId);
     set(name, "textContent", x.agent && this.model.agents.size > 1 ? `${x.agent} · ${x.name}` : x.name);
-    set(time, "textContent", ran === null ? "…" : ms(ran));
+    set(time, "textContent", ran === null ? "…" : msShort(ran));
+    attr(time, "title", ran === null ? null : ms(ran));
     // What a model call cost (usage.js: reported, else ≈ at the run's rate for its model)
     set(cost, "textContent", x.usage ? costText(callCost(x.usage, store.runs.get(store.runId)?.usage, x.attrs?.model)) : "");
     set(track.firstChild.style, "left", `${left}%`);
