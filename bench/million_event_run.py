@@ -3,6 +3,7 @@
     uv run python bench/million_event_run.py                        # fills a temporary file first
     uv run python bench/million_event_run.py --db big.db --keep-db  # keep the file (a second run reuses it)
     uv run python bench/million_event_run.py --events 100000        # a smaller run, a quick figure
+    uv run python bench/million_event_run.py --db big.db --full     # the page keeping every value (a baseline)
 
 - **The run** (`bench/year_of_runs.py --one-run`, written through the store's import door): a team
   of three agents handing off every 25 rounds, each round a model step (a ~2 KB prompt, a
@@ -50,22 +51,29 @@ SMALL = "run-000002"  # ~100 events beside it: how slow this machine opens a run
 SMALL_REFERENCE_MS = 400  # tests/browser/test_big_run.py: a 100-event run's "interactive" when idle
 OPEN_MS, CLICK_MS, FRAME_MS, SEARCH_MS = 1000, 100, 50, 300
 
-# Click → the viewer rendered the detail (its mark after the click) → the next frame (painted).
+# Click → the viewer rendered the detail (its mark after the click) → the next frame (painted);
+# then, for a huge run's execution (viewer/js/values.js), until its input and output read from the
+# hub are drawn → the next frame. [detail ms, values ms].
 CLICK_JS = """async ([selector, want]) => {
     const el = document.querySelector(selector);
-    if (!el) return -1;
+    if (!el) return [-1, -1];
     const t0 = performance.now();
     el.click();
-    await new Promise((done) => {
-        const check = () => {
-            const m = performance.getEntriesByName('graphmind:detail');
-            const shown = !want || [...document.querySelectorAll('#detail .facts dd.mono')].some((e) => e.textContent === want);
-            if (m.length && m[m.length - 1].startTime >= t0 && shown) done(); else requestAnimationFrame(check);
-        };
+    const frame = () => new Promise((r) => requestAnimationFrame(r));
+    const until = (ok) => new Promise((done) => {
+        const check = () => (ok() ? done() : requestAnimationFrame(check));
         requestAnimationFrame(check);
     });
-    await new Promise((r) => requestAnimationFrame(r));
-    return performance.now() - t0;
+    await until(() => {
+        const m = performance.getEntriesByName('graphmind:detail');
+        const shown = !want || [...document.querySelectorAll('#detail .facts dd.mono')].some((e) => e.textContent === want);
+        return m.length && m[m.length - 1].startTime >= t0 && shown;
+    });
+    await frame();
+    const detail = performance.now() - t0;
+    await until(() => !document.querySelector('#detail .d-values-loading'));
+    await frame();
+    return [detail, performance.now() - t0];
 }"""
 
 # The timeline moved `step` px a frame from `from` to `to` (fractions of its height): the frames' deltas.
@@ -184,8 +192,13 @@ def add_small_run(db: Path) -> None:
         imp.close()
 
 
+FULL = False  # --full: the page keeps every value, as a run under the light bar does (a baseline)
+
+
 def _open(browser: Any, url: str, run: str = RUN) -> tuple[Any, Any, dict[str, float]]:
     ctx = browser.new_context(viewport={"width": 1600, "height": 900})
+    if FULL:
+        ctx.add_init_script("window.graphmindLightEvents = Infinity")
     page = ctx.new_page()
     page.set_default_timeout(60_000)
     page.goto("about:blank")  # the tab's renderer is up: what is measured is the viewer
@@ -202,6 +215,35 @@ def _open(browser: Any, url: str, run: str = RUN) -> tuple[Any, Any, dict[str, f
             "interactive": page.evaluate(mark, "graphmind:detail"),
         },
     )
+
+
+def hub_lookups(hub: Any, events: int) -> None:
+    """What a click on a model step asks the hub for besides the page's own: the playground's
+    stored call and the context X-ray of that execution (the first, middle and last model step)."""
+    print(f"a model step's lookups in the hub (playground, context X-ray), load {_load()}:", flush=True)
+    steps = []
+    for after in (0, events // 2, max(0, events - 200)):
+        _, page = hub.api("GET", f"/api/runs/{RUN}/events?after={after}&limit=200")
+        ev = next(e for e in page["events"] if e["type"] == "node.started" and e.get("kind") == "llm")
+        steps.append((ev["nodeId"], ev["instanceId"]))
+    node, instance = steps[0]
+    began = time.perf_counter()
+    hub.api("GET", f"/api/runs/{RUN}/nodes/{node}/context?instance={instance}")
+    print(
+        f"  the hub's first context X-ray (its tokenizer loads once): {(time.perf_counter() - began) * 1000:.0f} ms",
+        flush=True,
+    )
+    for what, path in (
+        ("playground", "/api/playground?run={run}&instance={instance}"),
+        ("context X-ray", "/api/runs/{run}/nodes/{node}/context?instance={instance}"),
+    ):
+        times = []
+        for _ in range(3):
+            for node, instance in steps:
+                began = time.perf_counter()
+                status, _ = hub.api("GET", path.format(run=RUN, node=node, instance=instance))
+                times.append((time.perf_counter() - began) * 1000 if status == 200 else -1)
+        _figures(f"{what}: first / middle / last model step", times, CLICK_MS)
 
 
 def measure(url: str, fold_timeout_s: float) -> None:
@@ -238,18 +280,22 @@ def measure(url: str, fold_timeout_s: float) -> None:
             loaded = page.evaluate("() => performance.getEntriesByName('graphmind:loaded')[0].startTime")
             cdp = ctx.new_cdp_session(page)
             heap = cdp.send("Runtime.getHeapUsage")
+            cdp.send("HeapProfiler.collectGarbage")
+            live = cdp.send("Runtime.getHeapUsage")
             count, executions = page.evaluate(
                 "() => [window.graphmindViewer.store.model.eventCount, window.graphmindViewer.store.model.order.length]"
             )
             print(
                 f"  every event folded in {loaded / 1000:.1f} s after navigation ({count:,} events, "
                 f"{executions:,} executions; waited {time.perf_counter() - began:.0f} s); "
-                f"JS heap {heap['usedSize'] / 1e6:,.0f} MB of {heap['totalSize'] / 1e6:,.0f} MB; load {_load()}",
+                f"JS heap {heap['usedSize'] / 1e6:,.0f} MB of {heap['totalSize'] / 1e6:,.0f} MB, "
+                f"{live['usedSize'] / 1e6:,.0f} MB after a collection; light (values in the hub): "
+                f"{page.evaluate('() => window.graphmindViewer.store.model.light')}; load {_load()}",
                 flush=True,
             )
 
             print(f"a click on a node (click → detail rendered → next frame), load {_load()}:", flush=True)
-            by_place: dict[str, list[float]] = {"first": [], "middle": [], "last": []}
+            by_place: dict[str, list[list[float]]] = {"first": [], "middle": [], "last": []}
             for _ in range(3):
                 for place, index in (("first", 0), ("middle", executions // 2), ("last", executions - 1)):
                     page.evaluate(
@@ -262,7 +308,8 @@ def measure(url: str, fold_timeout_s: float) -> None:
                     )
                     by_place[place].append(page.evaluate(CLICK_JS, [f".tl-row[data-index='{index}']", want]))
             for place, times in by_place.items():
-                _figures(f"timeline row: the {place} execution", times, CLICK_MS)
+                _figures(f"timeline row: the {place} execution", [t[0] for t in times], CLICK_MS)
+                _figures("  ... with its input and output shown", [t[1] for t in times], CLICK_MS)
             nodes = page.evaluate(
                 "() => [...document.querySelectorAll('.gnode')].map((e) => e.dataset.nodeId)"
             )
@@ -270,7 +317,8 @@ def measure(url: str, fold_timeout_s: float) -> None:
             for _ in range(2):
                 for node in nodes:
                     graph.append(page.evaluate(CLICK_JS, [f".gnode[data-node-id='{node}']", ""]))
-            _figures(f"graph: each of its {len(nodes)} nodes, twice", graph, CLICK_MS)
+            _figures(f"graph: each of its {len(nodes)} nodes, twice", [t[0] for t in graph], CLICK_MS)
+            _figures("  ... with its latest call's input and output", [t[1] for t in graph], CLICK_MS)
 
             print(
                 f"the timeline scrolled end to end (requestAnimationFrame deltas), load {_load()}:",
@@ -320,7 +368,14 @@ def main() -> None:
     parser.add_argument(
         "--fold-timeout", type=float, default=1200, help="seconds to wait for every event folded"
     )
+    parser.add_argument(
+        "--full",
+        action="store_true",
+        help="the page keeps every input and output (as before runs over 100,000 events opened light)",
+    )
     args = parser.parse_args()
+    global FULL
+    FULL = args.full
     if args.events < 10:
         raise SystemExit("million_event_run: --events must be 10 or more")
     if not Path(CHROMIUM).exists():
@@ -345,6 +400,7 @@ def main() -> None:
             print(
                 f"{RUN}: {body['eventCount']:,} events, {len(body.get('nodes') or [])} nodes; hub {hub.url}"
             )
+            hub_lookups(hub, body["eventCount"])
             measure(hub.url, args.fold_timeout)
         if args.db and not args.keep_db:
             for p in db.parent.glob(db.name + "*"):

@@ -5,6 +5,7 @@ for in it.
     uv run python bench/year_of_runs.py --scale 0.05       # 1,000 runs, ~1M events: a quick figure
     uv run python bench/year_of_runs.py --db year.db --keep-db    # keep the file (a second run reuses it)
     uv run python bench/year_of_runs.py --db year.db --skip-prune # the reads only (the prune deletes runs)
+    uv run python bench/year_of_runs.py --db year.db --fill --fill-minutes 60   # fill only; again: go on
     uv run python bench/year_of_runs.py --trends           # also time GET /api/trends (if the hub has it)
     uv run python bench/year_of_runs.py --db big.db --one-run 1000000   # one run of a million events
 
@@ -257,25 +258,46 @@ def run_events(
     return run_id, app, events
 
 
-def fill(db: Path, runs: int, seed: int = 7) -> int:
-    """Writes `runs` runs through the import door; returns the events stored."""
+FREE_FLOOR = 14 * 1024**3  # the fill stops before the disk has less than this free (a shared disk)
+
+
+def fill(db: Path, runs: int, seed: int = 7, minutes: float | None = None) -> int:
+    """Writes `runs` runs through the import door; returns the events stored. A file filled part way
+    (stopped by `minutes`, the disk's floor or Ctrl-C: a transaction of 200 runs is all or nothing)
+    goes on from its last run: each run draws from its own random stream, each client's seqs go on
+    from what is stored."""
+    import shutil
+
     from graphmind_server.store.importing import Import
     from graphmind_server.store.items import EventItem
 
-    rng = random.Random(seed)
     now = time.time() * 1000
     imp = Import(db)
     stored = 0
     last_seq: dict[str, int] = {}  # per client: the hub stores an event once per (clientId, seq)
+    began = imp.conn.execute("SELECT COUNT(*) FROM runs WHERE id GLOB 'run-*'").fetchone()[0]
+    if began:
+        print(f"  going on after the {began:,} runs stored", flush=True)
     started = time.monotonic()
     try:
-        for first in range(0, runs, RUNS_PER_TRANSACTION):
+        for first in range(began, runs, RUNS_PER_TRANSACTION):
+            if minutes is not None and time.monotonic() - started > minutes * 60:
+                print(f"  stopped after {minutes:g} min (--fill-minutes)", flush=True)
+                break
+            free = shutil.disk_usage(db.parent).free
+            if free < FREE_FLOOR:
+                print(f"  stopped: {free / 1024**3:.1f} GiB free on the disk", flush=True)
+                break
             with imp.transaction():
                 for index in range(first, min(runs, first + RUNS_PER_TRANSACTION)):
+                    rng = random.Random(seed * 1_000_003 + index)
                     started_ms = now - YEAR_MS + YEAR_MS * index / runs
                     app = APPS[index % len(APPS)]
                     client = f"client-{app}-{index // 50}"  # an app process makes 10 runs
-                    run_id, app, events = run_events(rng, index, started_ms, last_seq.get(client, 0))
+                    if client not in last_seq:
+                        row = imp.conn.execute("SELECT MAX(seq) FROM events WHERE client_id = ?", (client,))
+                        last_seq[client] = row.fetchone()[0] or 0
+                    run_id, app, events = run_events(rng, index, started_ms, last_seq[client])
                     last_seq[client] = events[-1]["seq"]
                     items = [
                         EventItem(client, app, e, json.dumps(e, separators=(",", ":")), e["ts"])
@@ -287,7 +309,11 @@ def fill(db: Path, runs: int, seed: int = 7) -> int:
                     imp.conn.execute("UPDATE runs SET received_at = ? WHERE id = ?", (started_ms, run_id))
             done = min(runs, first + RUNS_PER_TRANSACTION)
             rate = stored / max(time.monotonic() - started, 1e-9)
-            print(f"  filled {done:,}/{runs:,} runs, {stored:,} events ({rate:,.0f} events/s)", flush=True)
+            print(
+                f"  filled {done:,}/{runs:,} runs, {stored:,} events ({rate:,.0f} events/s; "
+                f"load {os.getloadavg()[0]:.1f}; {time.strftime('%H:%M:%S')})",
+                flush=True,
+            )
     finally:
         imp.close()
     return stored
@@ -444,17 +470,21 @@ def _longest(port: int) -> str:
 # -- the prune while an app keeps sending -----------------------------------------------------------
 
 
-def prune_under_ingest(db: Path, home: Path, runs: int) -> None:
+def prune_under_ingest(
+    db: Path, home: Path, runs: int, prune_runs: int | None = None, wait_s: float = 1800, ring: int = 5000
+) -> None:
     import graphmind
     from graphmind_server.testing import HubProcess
 
-    keep = max(1, runs // 2)
+    keep = max(1, runs // 2 if prune_runs is None else runs - prune_runs)
     os.environ["GRAPHMIND_HOME"] = str(home)
     hub = HubProcess(db, env={"GRAPHMIND_HOME": str(home), "GRAPHMIND_RETENTION": "off"}, start_timeout=600)
     try:
-        # The app: a real client, attached, sending ~1,000 events/s through the restart. The default
-        # ring (5,000 events) is what it has to ride out a hub that is not listening.
-        client = graphmind.Client(app="during-prune", url=hub.ingest_url, retry_interval=0.2)
+        # The app: a real client, attached, sending ~1,000 events/s through the restart. Its ring
+        # (5,000 events by default, `--ring`) is what it has to ride out a hub that is not listening.
+        client = graphmind.Client(
+            app="during-prune", url=hub.ingest_url, retry_interval=0.2, buffer_size=ring
+        )
         if not client.ready(30):
             raise SystemExit("year_of_runs: the app did not attach")
         stop = threading.Event()
@@ -480,10 +510,11 @@ def prune_under_ingest(db: Path, home: Path, runs: int) -> None:
         }
         hub.start(hub.port)
         listening = time.monotonic() - began
-        deadline = time.monotonic() + 1800
+        deadline = time.monotonic() + wait_s
         while "pruned" not in hub.stderr and time.monotonic() < deadline:  # a big prune: in the background
             time.sleep(0.5)
         pruning = time.monotonic() - began
+        done = "pruned" in hub.stderr
         time.sleep(2)
         stop.set()
         thread.join()
@@ -504,8 +535,9 @@ def prune_under_ingest(db: Path, home: Path, runs: int) -> None:
         hub.stop()
     print(
         f"prune to the newest {keep:,} of {runs:,} runs at start-up, an app sending all along: the hub listened "
-        f"again {listening:.1f} s after it was started, the prune was done after {pruning:.1f} s; "
-        f"the app made {made:,} events, the hub stored "
+        f"again {listening:.1f} s after it was started, the prune "
+        f"{'was done' if done else 'was still going (--prune-wait)'} after {pruning:.1f} s; "
+        f"the app (ring {ring:,} events) made {made:,} events, the hub stored "
         f"{stored:,} ({made - stored:,} lost), the client counted {dropped} dropped\n  {pruned.strip()}"
     )
     for what, target, figures in after:
@@ -518,6 +550,18 @@ def main() -> None:
     parser.add_argument("--db", type=Path, help="the database file (default: a temporary one)")
     parser.add_argument("--keep-db", action="store_true", help="keep the file (with --db)")
     parser.add_argument("--skip-prune", action="store_true", help="the reads only (the prune deletes runs)")
+    parser.add_argument(
+        "--fill",
+        action="store_true",
+        help="fill --db (going on from a file filled part way) and stop: no reads, no prune",
+    )
+    parser.add_argument("--fill-minutes", type=float, help="stop the fill after this long (a clean stop)")
+    parser.add_argument("--skip-reads", action="store_true", help="the prune only (on a kept file)")
+    parser.add_argument("--prune-runs", type=int, help="the prune deletes the oldest N runs (default: half)")
+    parser.add_argument(
+        "--prune-wait", type=float, default=1800, help="seconds to wait for the prune and its index clean-up"
+    )
+    parser.add_argument("--ring", type=int, default=5000, help="the sending app's ring (buffer_size), events")
     parser.add_argument(
         "--trends",
         nargs="?",
@@ -543,6 +587,15 @@ def main() -> None:
         )
         return
     runs = max(1, round(20_000 * args.scale))
+    if args.fill:
+        if args.db is None:
+            raise SystemExit("year_of_runs: --fill needs --db FILE")
+        began = time.monotonic()
+        stored = fill(args.db, runs, minutes=args.fill_minutes)
+        print(
+            f"  {stored:,} events stored in {time.monotonic() - began:.0f} s; {_count(args.db):,} in the file"
+        )
+        return
 
     from graphmind_server.testing import HubProcess
 
@@ -554,7 +607,7 @@ def main() -> None:
         else:
             print(f"filling {db} with {runs:,} runs")
             began = time.monotonic()
-            fill(db, runs)
+            fill(db, runs, minutes=args.fill_minutes)
             print(f"  filled in {time.monotonic() - began:.0f} s")
         events_total = _count(db)
         runs = _count(db, "runs")  # a file filled before (and pruned since) has what it has
@@ -564,13 +617,14 @@ def main() -> None:
             f"{size / 1e6 / max(events_total / 1e6, 1e-9):,.0f} MB per million events"
         )
         env = {"GRAPHMIND_HOME": str(home), "GRAPHMIND_RETENTION": "off"}
-        with HubProcess(db, env=env, start_timeout=600) as hub:
-            assert hub.proc is not None
-            print(f"hub RSS at start: {_rss_mb(hub.proc.pid):.0f} MB")
-            reads(hub.port, runs, args.trends)
-            print(f"hub RSS after the reads: {_rss_mb(hub.proc.pid):.0f} MB (target < 300 MB)")
+        if not args.skip_reads:
+            with HubProcess(db, env=env, start_timeout=600) as hub:
+                assert hub.proc is not None
+                print(f"hub RSS at start: {_rss_mb(hub.proc.pid):.0f} MB")
+                reads(hub.port, runs, args.trends)
+                print(f"hub RSS after the reads: {_rss_mb(hub.proc.pid):.0f} MB (target < 300 MB)")
         if not args.skip_prune:
-            prune_under_ingest(db, home, runs)
+            prune_under_ingest(db, home, runs, args.prune_runs, args.prune_wait, args.ring)
         if args.db and not args.keep_db:
             for p in db.parent.glob(db.name + "*"):
                 p.unlink()

@@ -272,3 +272,7 @@ def test_a_bad_selector_is_one_line_and_the_command_never_runs(setup: Setup) -> 
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert "no recorded node 'tool:nope#1'" in done.stderr
     assert setup.tools_run() == ran
+    # an output that is a bare word is told how to quote it
+    done = setup.agent(str(cassette), "--fork", "tool:book#1", "--output", "sold out")
+    assert done.returncode == 2 and "a string takes its quotes: '\"sold out\"'" in done.stderr, done.stderr
+    assert setup.tools_run() == ran

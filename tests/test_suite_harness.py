@@ -286,3 +286,66 @@ def test_an_attached_suite_repeating_a_call_passes_and_lists_what_would_have_hel
     listed = "      tests/test_loop.py::test_retries_the_same_call: tool:lookup"
     assert out.count(listed) == 2  # detached and attached each list it
     assert "loop streaks warned, not held (GRAPHMIND_ON_LOOP=warn): 1 in 1 tests" in out
+
+
+LEAKING_TESTS = """\
+import os
+import tempfile
+
+
+def test_indexes_beside_its_storage():
+    # As strands' Bm25SearchStrategy does with a storage in a TemporaryDirectory(): its index goes
+    # beside the directory (strands/storage/search/bm25.py), outside what the `with` removes.
+    with tempfile.TemporaryDirectory() as storage:
+        beside = os.path.join(os.path.dirname(storage), f".__strands_{os.path.basename(storage)}-fts5.sqlite")
+        open(beside, "wb").close()
+
+
+def test_writes_to_the_folder_it_is_told():
+    folder = os.environ.get("LEAK_INTO")
+    if folder:
+        open(os.path.join(folder, ".__strands_told-fts5.sqlite"), "wb").close()
+"""
+
+
+def test_a_suite_that_leaves_index_files_in_the_temp_dir_runs_in_its_own_and_a_leak_fails_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Strands' suite left a `.__strands_tmp*-fts5.sqlite` in /tmp per BM25 test and run: with its
+    `leaks` row the run's temp files go to a folder of its own (removed with the run's), and a file
+    of those names appearing in the system's temp dir fails the run, named."""
+    import tempfile
+
+    system_tmp = tmp_path / "system-tmp"
+    system_tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(system_tmp))
+    monkeypatch.setenv("TMPDIR", str(system_tmp))
+    src = tmp_path / "suite"
+    (src / "tests").mkdir(parents=True)
+    (src / "tests" / "test_leak.py").write_text(LEAKING_TESTS)
+    (src / "pytest.ini").write_text("[pytest]\n")
+    suite = {
+        "plugin": "unused",
+        "env": {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
+        "args": ["tests", "-p", "no:cacheprovider", "-q"],
+        "leaks": [".__strands_*-fts5.sqlite"],
+    }
+    monkeypatch.setitem(run_suite.SUITES, "leaky", suite)
+    work = tmp_path / "work"
+    work.mkdir()
+
+    clean = run_suite.run("leaky", src, "bare", [], work, None)
+    assert clean["outcomes"] and set(clean["outcomes"].values()) == {"passed"}
+    assert clean["leaked"] == [] and list(system_tmp.iterdir()) == []
+    assert list((work / "tmp-bare").glob(".__strands_*-fts5.sqlite"))  # where it went instead
+
+    monkeypatch.setitem(suite, "env", {**suite["env"], "LEAK_INTO": str(system_tmp)})
+    leaky = run_suite.run("leaky", src, "bare", [], work, None)
+    left = str(system_tmp / ".__strands_told-fts5.sqlite")
+    assert leaky["leaked"] == [left]
+    assert run_suite.judge.failures("bare", leaky, set(), []) == [
+        f"left 1 file(s) in the system's temp dir (first: {left})"
+    ]
+    capsys.readouterr()
+    run_suite.report("leaky", leaky, set(), None)
+    assert f"    LEFT BEHIND: {left}" in capsys.readouterr().out

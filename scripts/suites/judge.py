@@ -123,6 +123,9 @@ def failures(
             why.append(f"{len(missing)} tests passing bare never ran (first: {missing[0]})")
         if regressed:
             why.append(f"{len(regressed)} regressed (first: {regressed[0]})")
+    leaked = result.get("leaked", [])
+    if leaked:
+        why.append(f"left {len(leaked)} file(s) in the system's temp dir (first: {leaked[0]})")
     for hold in result.get("holds", []):
         ended = "still held" if hold["by"] is None else f"ended by {hold['by']}"
         why.append(

@@ -152,6 +152,12 @@ def run(
         options = [*selected, *options[1:]]
     if only:
         extra = [a for a in extra if a not in paths]
+    leaks = suite.get("leaks", [])
+    system_tmp = Path(tempfile.gettempdir())
+    if leaks:  # its temporary files in a directory of this run's, removed with `work`
+        env["TMPDIR"] = str(work / f"tmp-{label}")
+        Path(env["TMPDIR"]).mkdir(exist_ok=True)
+    before = left_behind(system_tmp, leaks)
     args = [sys.executable, "-m", "pytest", *options, f"--junitxml={junit}", *extra]
     if only:
         args += ["-n", "0", *only]
@@ -193,7 +199,13 @@ def run(
         "durations": durations(junit),
         "counts": counts,
         "loop_warned": loop_warned,
+        "leaked": [str(system_tmp / n) for n in sorted(left_behind(system_tmp, leaks) - before)],
     }
+
+
+def left_behind(folder: Path, patterns: list[str]) -> set[str]:
+    """The names in `folder` (the system's temp dir) that match a suite's `leaks` patterns."""
+    return {p.name for pattern in patterns for p in folder.glob(pattern)}
 
 
 class HoldWatch:
@@ -316,6 +328,8 @@ def report(
     )
     for crash in result.get("crashes", []):
         print(f"    CRASHED: {crash}")
+    for path in result.get("leaked", []):
+        print(f"    LEFT BEHIND: {path}")
     for test in lost:
         why = (
             "MISSING: it never ran in this run"

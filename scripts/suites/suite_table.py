@@ -4,7 +4,8 @@ differ instrumented by design.
 A row: `plugin` (the `-p` pytest plugin that instruments the framework in the instrumented runs),
 `args` (pytest's arguments; the first is the suite's root, replaced by `paths` when given, and by
 the test paths named on the command line), `paths` (a selection; globs expanded in the source
-dir), `env` (set in all three runs alike).
+dir), `env` (set in all three runs alike), `leaks` (names a suite leaves in the system's temp dir:
+its runs get a TMPDIR of their own, and such a file appearing there fails the run).
 """
 
 from __future__ import annotations
@@ -231,6 +232,11 @@ SUITES: dict[str, dict[str, Any]] = {
     },
     "strands": {
         "plugin": "gm_suite_strands",
+        # Its BM25 index goes beside the storage directory (`.__strands_<dir>-fts5.sqlite`,
+        # strands/storage/search/bm25.py), so test_bm25.py's TemporaryDirectory() left one in /tmp
+        # per test: the run gets a TMPDIR of its own, and a file of these names in the system's
+        # temp dir after it fails the run (run_suite.py, `leaks`).
+        "leaks": [".__strands_*-fts5.sqlite"],
         # tests/strands, the unit tests its sdist ships (tests_integ call Bedrock and other providers).
         # Left out: the modules whose optional providers or extras the session does not install
         # (a2a, cedar, gemini, llama-api, mistral, ollama, sagemaker, writer, web fetch, the OTLP

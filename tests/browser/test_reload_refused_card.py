@@ -37,6 +37,11 @@ def test_a_refused_reload_says_why_on_the_card(hub: Any, app: FakeApp, make_page
     page = make_page(hub.url)
     page.goto(hub.url)
     card = page.locator(".gate-card")
+    # folded to one line (it is on every tool's card of a hub without a token); the reason a click away
+    folded = card.locator(".gate-not-reloadable")
+    expect(folded.locator("summary")).to_have_text("Reload code: off on a hub without a token")
+    expect(folded.locator("span")).not_to_be_visible()
+    folded.locator("summary").click()
     expect(card.locator(".gate-not-reloadable")).to_contain_text("Reload refused: this hub has no token")
     expect(card.locator(".gate-not-reloadable")).to_contain_text("GRAPHMIND_ALLOW_RELOAD=1")
     expect(card.get_by_role("button", name="Reload code and retry")).to_have_count(0)

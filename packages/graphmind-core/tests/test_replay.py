@@ -354,6 +354,20 @@ def test_an_unknown_selector_names_what_was_recorded(recorded: Path) -> None:
         )
 
 
+def test_a_bare_node_id_is_told_the_selector_to_write(recorded: Path) -> None:
+    # `tool:pay` was recorded once: the error names `tool:pay#1`, which the first five may not
+    with pytest.raises(
+        CassetteError, match=r"no recorded node 'tool:pay' \(tool:pay ran once: write tool:pay#1\)"
+    ):
+        graphmind.Client(
+            url="ws://127.0.0.1:9/ingest", replay={"source": recorded, "fork": "tool:pay", "output": 1}
+        )
+    with pytest.raises(CassetteError, match=r"'tool:pay#2' \(tool:pay ran once: write tool:pay#1\)"):
+        graphmind.Client(
+            url="ws://127.0.0.1:9/ingest", replay={"source": recorded, "fork": "tool:pay#2", "output": 1}
+        )
+
+
 def test_a_file_that_is_not_an_export_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "x.jsonl"
     path.write_text('{"hello": 1}\n')

@@ -432,3 +432,55 @@ def test_a_word_in_many_events_filters_the_runs_list_run_by_run_with_the_same_an
     assert [ids(q) for q in queries] == as_a_set
     hits = thub.api("GET", "/api/search?q=lisbon&run=r3")[1]["hits"]
     assert [(h["runId"], h["nodeId"]) for h in hits] == [("r3", "tool:weather")]  # within the run's range
+
+
+def test_compare_and_diff_see_an_input_edited_at_a_gate(thub: Any, capsys: Any) -> None:
+    # a person edited the held call's input: the call ran with another input than it started with
+    app = thub.app(app="edit")
+    for run_id, edited in (("e1", None), ("e2", {"flight": "LH-99"})):
+        app.run_started(run_id, name="trip")
+        app.node_started(run_id, "tool:book", f"{run_id}-b", input={"flight": "TP-544"})
+        extra = {"edited": True, "input": edited, "originalInput": {"flight": "TP-544"}} if edited else {}
+        app.node_finished(run_id, "tool:book", f"{run_id}-b", output="booked", **extra)
+        app.run_finished(run_id)
+    thub.wait_for(
+        lambda: all(thub.api("GET", f"/api/runs/{r}")[1].get("status") == "finished" for r in ("e1", "e2")),
+        what="2 runs",
+    )
+    body = thub.api("GET", "/api/compare?a=e1&b=e2")[1]
+    assert body["steps"][0]["changed"] == ["input"], body["steps"][0]
+    assert main(["diff", "e1", "e2", "--db", str(thub.db)]) == 1
+    out = capsys.readouterr().out
+    assert "~ tool:book #1  input differ" in out and '"LH-99"' in out
+
+
+def test_the_command_line_takes_the_viewers_short_run_id(thub: Any, tmp_path: Path, capsys: Any) -> None:
+    app = thub.app(app="short")
+    for run_id in ("1f3a9c2e77aa", "1f3a0000bbbb", "9c9c9c9c0000"):
+        agent_run(app, run_id)
+    thub.wait_for(lambda: len(thub.api("GET", "/api/runs?app=short")[1]["runs"]) == 3, what="3 runs")
+    db = str(thub.db)
+    # the short id the viewer shows (`#1f3a9c2e`), with or without its `#`
+    assert main(["diff", "1f3a9c2e", "#9c9c9c9c", "--db", db]) == 0
+    assert "A 1f3a9c2e77aa" in capsys.readouterr().out
+    assert main(["effects", "#1f3a9c2e", "--db", db]) == 0
+    assert main(["record", "9c9c9c9c", "--db", db, "--out", str(tmp_path / "r.jsonl")]) == 0
+    assert '"id":"9c9c9c9c0000"' in (tmp_path / "r.jsonl").read_text().replace(" ", "")
+    capsys.readouterr()
+    # two runs start with it: one line asking for more; too short to be taken as a start: no run
+    assert main(["diff", "1f3a", "9c9c9c9c", "--db", db]) == 2
+    assert "'1f3a' starts more than one run id (1f3a0000bbbb, 1f3a9c2e77aa, …)" in capsys.readouterr().err
+    assert main(["effects", "1f3", "--db", db]) == 2
+    assert "no run '1f3'" in capsys.readouterr().err
+
+
+def test_a_fork_selector_error_names_the_run_given_and_the_selector_to_write(thub: Any, capsys: Any) -> None:
+    agent_run(thub.app(app="forks"), "fk1")
+    thub.wait_for(lambda: thub.api("GET", "/api/runs/fk1")[1].get("status") == "finished", what="the run")
+    args = ["replay", "fk1", "--db", str(thub.db), "--fork", "tool:search", "--output", "1", "--", "true"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert (
+        err
+        == "graphmind: run fk1: no recorded node 'tool:search' (tool:search ran once: write tool:search#1)\n"
+    )

@@ -197,6 +197,15 @@ def test_the_ledger_follows_the_events_when_the_app_gives_no_verdict() -> None:
     )
     retried = {"type": "node.attempt", "nodeId": "tool:send_mail", "instanceId": "i"}
     assert outcome(write, retried, finished) == ("ran", 2)
+    # Edited at its before gate: the ledger names the input the write ran with, and the first one.
+    edited = {**finished, "edited": True, "input": {"to": "b"}, "originalInput": {"to": "a"}}
+    [entry] = fold([{**write, "input": {"to": "a"}}, paused, {**resumed, "action": "continue"}, edited])
+    assert (entry["input"], entry["originalInput"], entry["outcome"]) == (
+        {"to": "b"},
+        {"to": "a"},
+        "held then ran",
+    )
+    assert "originalInput" not in fold([{**write, "input": {"to": "a"}}, finished])[0]
     # A read, a model step and a node without a class are never listed.
     assert fold([{**started, "effect": READ}, finished]) == []
     assert fold([{**started, "kind": "llm", "effect": WRITE}]) == []

@@ -3,6 +3,7 @@ processes (the end-to-end runs are tests/test_run_to_test_e2e.py)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -110,3 +111,60 @@ def test_a_directory_of_cassettes_is_read_in_name_order(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(EachRefused, match="holds no cassette"):
         _recordings(str(tmp_path / "empty"), tmp_path / "no.db", tmp_path)
+
+
+RENDEZVOUS = """
+import os, pathlib, sys, time
+here = pathlib.Path(sys.argv[1])
+(here / pathlib.Path(os.environ["GRAPHMIND_REPLAY"]).stem).touch()
+deadline = time.monotonic() + 20
+while len(list(here.iterdir())) < 2:  # both replays must be running at once
+    if time.monotonic() > deadline:
+        sys.exit(1)
+    time.sleep(0.01)
+"""
+
+
+def test_jobs_runs_replays_at_once_and_keeps_the_table_in_recording_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--jobs 2`: two replays that each wait for the other both end (one at a time, the first
+    would wait alone and fail); the rows stay in the cassettes' order."""
+    import sys
+
+    from graphmind.testing import write_cassette
+    from graphmind_server.cli import main
+    from graphmind_server.replay import each
+
+    for name, run in (("a.jsonl", "r1"), ("b.jsonl", "r2")):
+        write_cassette(
+            tmp_path / "cassettes" / name, "c1", [{**e, "runId": run} for e in _run("Refunded 40.")]
+        )
+    (tmp_path / "met").mkdir()
+    (tmp_path / "meet.py").write_text(RENDEZVOUS)
+    # The hub is not what is tested: each replay "stored" the recorded answer.
+    monkeypatch.setattr(
+        each, "_stored_replay", lambda db, batch, run_id: (f"re-{run_id}", _run("Refunded 40."))
+    )
+    code = main(
+        [
+            "replay",
+            "--each",
+            str(tmp_path / "cassettes"),
+            "--jobs",
+            "2",
+            "--json",
+            "--db",
+            str(tmp_path / "x.db"),
+            "--",
+            sys.executable,
+            str(tmp_path / "meet.py"),
+            str(tmp_path / "met"),
+        ]
+    )
+    report = json.loads(capsys.readouterr().out)
+    assert [(p["run"], p["label"]) for p in report["pairs"]] == [("r1", "same answer"), ("r2", "same answer")]
+    assert code == 0
+    with pytest.raises(SystemExit):
+        main(["replay", "--each", "x", "--jobs", "0"])
+    assert "--jobs takes a whole number from 1 to 64" in capsys.readouterr().err

@@ -91,12 +91,21 @@ class Cassette:
         if hit is None and text.isdigit():
             hit = self.by_seq.get(int(text))
         if hit is None:
-            some = ", ".join(r.selector for r in list(self.by_instance.values())[:5])
-            raise CassetteError(
-                f"{self.source}: no recorded node {selector!r} (give an instance id, <nodeId>#<n> or a seq; "
-                f"recorded: {some}{', …' if len(self) > 5 else ''})"
-            )
+            raise CassetteError(f"{self.source}: no recorded node {selector!r} ({self._hint(text)})")
         return hit
+
+    def _hint(self, text: str) -> str:
+        """What to write instead: the node's own occurrences when the node id was recorded (a bare
+        `tool:book`, or `tool:book#3` of a node that ran once), else the first few recorded nodes."""
+        node_id = text.rpartition("#")[0] if "#" in text else text
+        runs = self.nodes.get(node_id)
+        if runs:
+            some = ", ".join(r.selector for r in runs[:5])
+            times = "once" if len(runs) == 1 else f"{len(runs)} times"
+            return f"{node_id} ran {times}: write {some}{', …' if len(runs) > 5 else ''}"
+        some = ", ".join(r.selector for r in list(self.by_instance.values())[:5])
+        more = ", …" if len(self) > 5 else ""
+        return f"give an instance id, <nodeId>#<n> or a seq; recorded: {some}{more}"
 
     @classmethod
     def from_events(cls, events: Iterable[dict[str, Any]], source: str = "<events>") -> Cassette:

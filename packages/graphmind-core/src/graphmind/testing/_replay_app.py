@@ -48,9 +48,7 @@ class Replayed:
         if self.divergence:
             return f"the replay diverged: {self.divergence}"
         tail = "\n".join(self.stderr.strip().splitlines()[-15:])
-        return (
-            f"the app exited {self.returncode} with no answer from node {self.selector or '(none)'}:\n{tail}"
-        )
+        return f"the app exited {self.returncode} with no answer:\n{tail}"
 
 
 def replay_app(
@@ -97,10 +95,10 @@ def replay_app(
                 "the replayed run's end",
             )
         events = list(hub.events)
-    try:
-        divergence = report.read_text(encoding="utf-8").split("\n\f\n")[0].strip()
-    except OSError:
-        divergence = ""
+        try:  # before the temporary directory, and the report in it, is removed
+            divergence = report.read_text(encoding="utf-8").split("\n\f\n")[0].strip()
+        except OSError:
+            divergence = ""
     replayed = Replayed(done.returncode, done.stdout, done.stderr, events, divergence)
     if not divergence:
         found = answer_of(events, node)

@@ -9,7 +9,7 @@ import json
 import sys
 from typing import Any
 
-from ..export.source import ExportError, default_db, open_readonly
+from ..export.source import ExportError, default_db, full_run_id, open_readonly
 from ..store.readonly import snapshot
 from .jsondiff import parse_keys
 from .runs import CompareError, compare, text_report
@@ -42,8 +42,9 @@ def run_command(args: argparse.Namespace) -> int:
         return 2
     try:
         with snapshot(conn):  # one snapshot of both runs
-            result = compare(conn, args.a, args.b, parse_keys(args.ignore_keys))
-    except CompareError as exc:
+            a, b = full_run_id(conn, args.a), full_run_id(conn, args.b)  # the viewer's short ids too
+            result = compare(conn, a, b, parse_keys(args.ignore_keys))
+    except (CompareError, ExportError) as exc:
         print(f"graphmind diff: {exc}", file=sys.stderr)
         return 2
     finally:

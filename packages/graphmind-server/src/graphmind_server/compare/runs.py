@@ -74,6 +74,10 @@ def steps(
         elif etype == "node.error":
             step["error"] = ev.get("error")
         if etype in ("node.finished", "node.error"):
+            if ev.get("edited") is True and "input" in ev:
+                # the input the call actually ran with (docs/protocol.md, "Recording"), not the
+                # one it started with: an edit at a gate is a difference between two runs
+                step["input"] = ev["input"]
             step["durationMs"] = ev.get("durationMs")
             step["heldMs"] = ev.get("heldMs") or 0
             if etype == "node.finished" and isinstance(ev.get("usage"), dict):

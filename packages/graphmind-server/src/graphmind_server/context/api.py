@@ -4,8 +4,6 @@ app's call path."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -16,10 +14,9 @@ from ..base.jsontext import JSON
 from ..http.request import BadRequest, error, json_body
 from ..http.request import hub_of as _hub
 from ..hub.state import Hub
-from ..store.context import Step
 from .breakdown import breakdown
 from .diff import step_diff
-from .report import ContextError, model_steps_of, node_context, run_context, step_model
+from .report import ContextError, model_step_of, node_context, run_context, step_model
 from .surgery import SurgeryError, apply
 from .tokenizer import for_model
 
@@ -57,17 +54,6 @@ async def run_context_route(request: Request) -> Response:
         return error(exc.status, str(exc))
 
 
-def _step_of(conn: Any, run_id: str, node_id: str, instance: str | None) -> Step:
-    steps = model_steps_of(conn, run_id, node_id)
-    chosen = next((s for s in steps if s.instance_id == instance), None) if instance else None
-    if instance and chosen is None:
-        raise ContextError(404, f"node {node_id!r} has no execution {instance!r} in run {run_id!r}")
-    chosen = chosen or (steps[-1] if steps else None)
-    if chosen is None:
-        raise ContextError(404, f"node {node_id!r} of run {run_id!r} has no recorded start")
-    return chosen
-
-
 async def edit_route(request: Request) -> Response:
     """POST: the input with the ops applied and its breakdown; the viewer then sends that input as
     the held gate's `continue` answer (the one edit path)."""
@@ -84,7 +70,7 @@ async def edit_route(request: Request) -> Response:
         )
     await hub.store.barrier()
     try:
-        step = await hub.store.read(_step_of, run_id, node_id, instance)
+        step = await hub.store.read(model_step_of, run_id, node_id, instance)
         model = step_model(step)
         edited = apply(body["input"], body["ops"], for_model(model))
     except (ContextError, SurgeryError) as exc:

@@ -6,7 +6,7 @@ import sqlite3
 from typing import Any
 
 from ..store import usage
-from ..store.context import Step, model_step_rows, node_kind, node_steps, run_exists
+from ..store.context import Step, model_step_rows, node_kind, node_step, node_steps, previous_step, run_exists
 from .breakdown import Counted, breakdown
 from .diff import step_diff
 from .limits import context_limit
@@ -45,8 +45,9 @@ def _counted(step: Step) -> tuple[dict[str, Any], list[Counted]]:
     return breakdown(step_input(step), step_model(step), reported_input(step))
 
 
-def model_steps_of(conn: sqlite3.Connection, run_id: str, node_id: str) -> list[Step]:
-    """A model node's executions; ContextError for an unknown run or node, or one that is not a model step."""
+def model_step_of(conn: sqlite3.Connection, run_id: str, node_id: str, instance: str | None) -> Step:
+    """One execution of a model node (its latest without `instance`), found by index; ContextError
+    for an unknown run, node or execution, or a node that is not a model step."""
     if not run_exists(conn, run_id):
         raise ContextError(404, f"no run {run_id!r} (deleted, pruned, or never reported)")
     kind = node_kind(conn, run_id, node_id)
@@ -56,25 +57,23 @@ def model_steps_of(conn: sqlite3.Connection, run_id: str, node_id: str) -> list[
         raise ContextError(
             422, f"node {node_id!r} is a {kind} node; a context breakdown is of a model step (llm)"
         )
-    return node_steps(conn, run_id, node_id)
+    step = node_step(conn, run_id, node_id, instance)
+    if step is None and instance is not None:
+        raise ContextError(404, f"node {node_id!r} has no execution {instance!r} in run {run_id!r}")
+    if step is None:
+        raise ContextError(404, f"node {node_id!r} of run {run_id!r} has no recorded start")
+    return step
 
 
 def node_context(conn: sqlite3.Connection, run_id: str, node_id: str, instance: str | None) -> dict[str, Any]:
-    """The breakdown of one execution of a model node (the latest without `instance`) and its step diff."""
-    steps = model_steps_of(conn, run_id, node_id)
-    if not steps:
-        raise ContextError(404, f"node {node_id!r} of run {run_id!r} has no recorded start")
-    index = len(steps) - 1
-    if instance is not None:
-        index = next((i for i, s in enumerate(steps) if s.instance_id == instance), -1)
-        if index < 0:
-            raise ContextError(404, f"node {node_id!r} has no execution {instance!r} in run {run_id!r}")
-    step = steps[index]
+    """The breakdown of one execution of a model node (the latest without `instance`) and its step
+    diff against the node's execution started before it."""
+    step = model_step_of(conn, run_id, node_id, instance)
     body, counted = _counted(step)
     previous_ref = None
     previous: list[Counted] = []
-    if index > 0:
-        before = steps[index - 1]
+    before = previous_step(conn, run_id, step)
+    if before is not None:
         previous_ref = {"nodeId": before.node_id, "instanceId": before.instance_id}
         previous = _counted(before)[1]
     return {

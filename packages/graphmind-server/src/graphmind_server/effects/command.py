@@ -12,7 +12,7 @@ import json
 import sys
 from typing import Any
 
-from ..export.source import ExportError, default_db, open_readonly
+from ..export.source import ExportError, default_db, full_run_id, open_readonly
 from ..store.effects import run_ledger
 
 INPUT_WIDTH = 60
@@ -42,7 +42,10 @@ def run_command(args: argparse.Namespace) -> int:
         print(f"graphmind effects: {exc}", file=sys.stderr)
         return 2
     try:
-        ledger = run_ledger(conn, args.run_id)
+        ledger = run_ledger(conn, full_run_id(conn, args.run_id))  # the viewer's short id too
+    except ExportError as exc:
+        print(f"graphmind effects: {exc}", file=sys.stderr)
+        return 2
     finally:
         conn.close()
     if ledger is None:

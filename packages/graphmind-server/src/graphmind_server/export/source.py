@@ -47,6 +47,24 @@ def open_readonly(path: Path) -> sqlite3.Connection:
     return conn
 
 
+SHORT_ID = 4  # the fewest characters of a run id taken as its start (the viewer shows 8)
+
+
+def full_run_id(conn: sqlite3.Connection, given: str) -> str:
+    """The run id a command line names: itself when a run has it, else the one run whose id starts
+    with it (the viewer's short id, `#1f3a9c2e`, with or without its `#`); otherwise `given`, for
+    the caller's own "no run" line. Two runs that start with it are an ExportError."""
+    if reads.run_owner(conn, given) is not None:
+        return given
+    prefix = given.removeprefix("#")
+    if len(prefix) < SHORT_ID:
+        return given
+    found = reads.run_ids_starting(conn, prefix)
+    if len(found) > 1:
+        raise ExportError(f"{given!r} starts more than one run id ({', '.join(found)}, …): give more of it")
+    return found[0] if found else given
+
+
 @dataclass
 class StoredEvent:
     client_id: str
@@ -75,7 +93,7 @@ def _select_runs(
 ) -> list[dict[str, Any]]:
     if ids:
         runs = []
-        for run_id in dict.fromkeys(ids):
+        for run_id in dict.fromkeys(full_run_id(conn, given) for given in ids):
             run = reads.get_run(conn, run_id)
             if run is None:
                 raise ExportError(

@@ -56,6 +56,13 @@ def add_parser(subparsers: Any) -> None:
         "(app=refund status=ok since=7d name=NAME limit=N), and print a table (replay/each.py)",
     )
     p.add_argument("--json", action="store_true", help="with --each: print the table as JSON")
+    p.add_argument(
+        "--jobs",
+        type=_jobs,
+        default=1,
+        metavar="N",
+        help="with --each: run N replays at a time (default 1; the agent must not share state between runs)",
+    )
     p.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND", help="the command to run")
     p.set_defaults(func=run_command)
 
@@ -91,6 +98,12 @@ def _options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--db", help="the hub's database, for a run id (default $GRAPHMIND_DB or ~/.graphmind/graphmind.db)"
     )
+
+
+def _jobs(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 64:
+        raise argparse.ArgumentTypeError(f"--jobs takes a whole number from 1 to 64 (got {text!r})")
+    return int(text)
 
 
 class _Flags(argparse.ArgumentParser):
@@ -185,7 +198,10 @@ def _environment(args: argparse.Namespace, folder: Path) -> dict[str, str]:
         raise _Refused(f"{args.source} holds no node to replay; pass a run that made model or tool calls")
     for selector in (args.fork, args.until):
         if selector is not None:
-            cassette.find(selector)
+            try:
+                cassette.find(selector)
+            except CassetteError as exc:  # name the run given, not the temporary file it went to
+                raise _Refused(str(exc).replace(str(path), f"run {args.source}")) from None
     env = dict(os.environ)
     env[ENV] = str(path.resolve())
     env[REPORT_ENV] = str(folder / "divergence.txt")
@@ -198,7 +214,8 @@ def _environment(args: argparse.Namespace, folder: Path) -> dict[str, str]:
         try:
             json.loads(given)
         except ValueError as exc:
-            raise _Refused(f"--{name.lower()} must be JSON ({exc}): {given[:60]!r}") from None
+            quoted = f" (a string takes its quotes: '{json.dumps(given)}')" if given[:1] not in '{["' else ""
+            raise _Refused(f"--{name.lower()} must be JSON ({exc}): {given[:60]!r}{quoted}") from None
         env[VARIABLES["fork"]] = args.fork
         env[VARIABLES[name.lower()]] = given
     for value, key in (

@@ -1,11 +1,12 @@
-"""`graphmind replay --each DIR_OR_QUERY [--json] [--only llm|tool] -- COMMAND`: replay many
+"""`graphmind replay --each DIR_OR_QUERY [--jobs N] [--json] [--only llm|tool] -- COMMAND`: replay many
 recorded runs under one change (docs/replay.md, "Many runs under one change").
 
 DIR_OR_QUERY is a directory of cassettes (`*.jsonl`, any depth) or a filter over the hub's stored
 runs (`app=refund status=ok since=7d name=refund limit=20`, the run list's own filter,
 store/reads.py). Each recording is replayed one after another with COMMAND (or, with no COMMAND,
 the run's own recorded command in its recorded directory), divergences failing the replay
-(`--on-divergence fail` unless given). Every replay is one run in the hub with `replayOf` (its
+(`--on-divergence fail` unless given); `--jobs N` runs N replays at a time (each replay's time is
+mostly its own process starting: the agent importing its SDK). Every replay is one run in the hub with `replayOf` (its
 recording) and `replayBatch` (this batch), so the viewer lists the batch as pairs
 (`GET /api/replays/batches/{id}`). The table says per run: same answer, different answer,
 diverged at <node>, or failed (replay/outcome.py), with totals and the model cost the replay saved;
@@ -23,6 +24,7 @@ import sys
 import tempfile
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -68,11 +70,16 @@ def run_each(args: argparse.Namespace, command: list[str]) -> int:
         except (EachRefused, ExportError, CassetteError) as exc:
             print(f"graphmind: {str(exc).removeprefix('graphmind: ')}", file=sys.stderr, flush=True)
             return 2
-        rows: list[tuple[Recording, str | None, Outcome]] = []
-        for number, recording in enumerate(recordings, 1):
+
+        def replay(number: int, recording: Recording) -> tuple[Recording, str | None, Outcome]:
             if not args.json:
                 print(f"replaying {number}/{len(recordings)}: {recording.run_id[:12]} …", file=sys.stderr)
-            rows.append(_replay_one(args, command, recording, batch, db, folder / f"{number}"))
+            return _replay_one(args, command, recording, batch, db, folder / f"{number}")
+
+        # Threads only wait (on the replay's process and the hub's database); rows keep the
+        # recordings' order whatever order the replays end in.
+        with ThreadPoolExecutor(max_workers=max(1, getattr(args, "jobs", 1) or 1)) as pool:
+            rows = list(pool.map(replay, range(1, len(recordings) + 1), recordings))
     finally:
         for leftover in sorted(folder.rglob("*"), reverse=True):
             leftover.unlink() if leftover.is_file() else leftover.rmdir()

@@ -104,6 +104,7 @@ def write_test(
         except ExportError as exc:
             raise NotWritten(str(exc)) from None
         run = runs[0]
+        run_id = str(run["id"])  # the full id when the command line gave the viewer's short one
         argv, cwd = command_of(run, command)
         stem = _stem(name or f"{run.get('name') or run.get('app') or 'run'}_{run_id[:8]}")
         test_path, cassette_path = folder / f"test_{stem}.py", folder / "cassettes" / f"{stem}.jsonl"

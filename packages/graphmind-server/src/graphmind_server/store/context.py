@@ -7,6 +7,8 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
 
+from .calls import NODE, STARTS, instance_events
+
 
 @dataclass
 class Step:
@@ -29,6 +31,53 @@ def node_kind(conn: sqlite3.Connection, run_id: str, node_id: str) -> str | None
 
 def run_exists(conn: sqlite3.Connection, run_id: str) -> bool:
     return conn.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is not None
+
+
+def node_step(conn: sqlite3.Connection, run_id: str, node_id: str, instance: str | None) -> Step | None:
+    """One execution of a node (its latest start and the end after it; the node's latest execution
+    without `instance`), by the indexes of store/calls.py; None when it has no recorded start."""
+    if instance is None:
+        row = conn.execute(
+            f"SELECT body FROM events WHERE run_id = ? AND {STARTS} AND {NODE} = ? ORDER BY cursor DESC LIMIT 1",
+            (run_id, node_id),
+        ).fetchone()
+        found = json.loads(row[0]).get("instanceId") if row else None
+        if not isinstance(found, str):
+            return None
+        instance = found
+    step, _ = _one(conn, run_id, node_id, instance)
+    return step
+
+
+def previous_step(conn: sqlite3.Connection, run_id: str, step: Step) -> Step | None:
+    """The execution of the same node that started last before `step` first started, or None."""
+    _, first = _one(conn, run_id, step.node_id, step.instance_id)
+    for (body,) in conn.execute(
+        f"SELECT body FROM events WHERE run_id = ? AND {STARTS} AND {NODE} = ? AND cursor < ?"
+        " ORDER BY cursor DESC LIMIT 1",
+        (run_id, step.node_id, first),
+    ):
+        instance = json.loads(body).get("instanceId")
+        if isinstance(instance, str):
+            return _one(conn, run_id, step.node_id, instance)[0]
+    return None
+
+
+def _one(conn: sqlite3.Connection, run_id: str, node_id: str, instance: str) -> tuple[Step | None, int]:
+    """An execution's Step as node_steps folds it, and the cursor of its first start."""
+    step: Step | None = None
+    first = 0
+    for cursor, seq, kind, body in instance_events(conn, run_id, instance):
+        event = json.loads(body)
+        if event.get("nodeId") != node_id:
+            continue  # the same instanceId on another node: another execution
+        if kind == "node.started":
+            first = first or cursor
+            agent = event.get("agent")
+            step = Step(node_id, instance, seq, agent if isinstance(agent, str) else None, event)
+        elif step is not None:
+            step.ended = event
+    return step, first
 
 
 def node_steps(conn: sqlite3.Connection, run_id: str, node_id: str) -> list[Step]:

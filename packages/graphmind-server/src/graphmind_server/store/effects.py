@@ -101,6 +101,9 @@ class _Call:
             # the after or error gate replaced what the body, which did run, returned.
             ran = ran if outcome == "injected" else outcome in RAN
         entry = dict(self.entry)
+        if end.get("edited") is True and "input" in end:
+            # what the write ran with: a person edited it at a gate (docs/protocol.md, "Recording")
+            entry["input"], entry["originalInput"] = end["input"], self.entry["input"]
         entry["outcome"] = outcome
         # How many times its body ran for real (a retried call ran more than once).
         entry["runs"] = self.attempts + (1 if ran else 0)

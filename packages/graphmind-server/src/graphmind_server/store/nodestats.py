@@ -12,6 +12,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from . import hourly
 from .usage import _CACHED_KEYS, _cost, _count, answered_model, load, started_model
 
 COLUMNS = (
@@ -92,12 +93,48 @@ def row(
 
 
 def write(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> None:
-    if rows:
-        conn.executemany(UPSERT, rows)
+    """Store the rows and sum them into their hours (store/hourly.py), in the caller's transaction."""
+    if not rows:
+        return
+    again = _replaced_hours(conn, rows)
+    conn.executemany(UPSERT, rows)
+    hourly.add(conn, [r for r in rows if hourly.hour_of(r[7]) not in again])
+    hourly.rebuild(conn, again)
 
 
-def forget_run(conn: sqlite3.Connection, run_id: str) -> None:
-    conn.execute("DELETE FROM node_stats WHERE run_id = ?", (run_id,))
+_CHUNK = 400  # keys per look-up (two parameters each)
+
+
+def _replaced_hours(conn: sqlite3.Connection, rows: list[tuple[Any, ...]]) -> set[int]:
+    """The hours of the rows these replace (a re-sent end: the same run and instance), the old
+    row's and the new one's: summed again from node_stats, as a row cannot be taken out of a
+    bin's largest value."""
+    by_key: dict[tuple[str, str], list[float]] = {}
+    for r in rows:
+        by_key.setdefault((r[0], r[1]), []).append(r[7])
+    keys = list(by_key)
+    times = [t for ts in by_key.values() if len(ts) > 1 for t in ts]  # twice in this batch
+    for i in range(0, len(keys), _CHUNK):
+        chunk = keys[i : i + _CHUNK]
+        values = ",".join("(?,?)" for _ in chunk)
+        for run_id, instance, old in conn.execute(
+            f"SELECT n.run_id, n.instance_id, n.started_at FROM (VALUES {values}) AS v"
+            " JOIN node_stats n ON n.run_id = v.column1 AND n.instance_id = v.column2",
+            [part for key in chunk for part in key],
+        ):
+            times += [old, *by_key[(run_id, instance)]]
+    return {h for t in times if (h := hourly.hour_of(t)) is not None}
+
+
+def forget_runs(conn: sqlite3.Connection, run_ids: list[str]) -> None:
+    """Delete these runs' rows and sum their hours again (store/retention.py)."""
+    hours: set[int] = set()
+    for run_id in run_ids:
+        for (t,) in conn.execute("SELECT started_at FROM node_stats WHERE run_id = ?", (run_id,)):
+            if (h := hourly.hour_of(t)) is not None:
+                hours.add(h)
+        conn.execute("DELETE FROM node_stats WHERE run_id = ?", (run_id,))
+    hourly.rebuild(conn, hours)
 
 
 def backfill(conn: sqlite3.Connection) -> None:
@@ -146,4 +183,5 @@ def backfill(conn: sqlite3.Connection) -> None:
         ts = float(body_ts) if type(body_ts) in (int, float) else 0.0
         node = (node_id, *(known or (kind or "node", name or node_id)))
         out.append(row(run_id, apps.get(run_id, ""), node, event, ts, model, usage))
-    write(conn, out)
+    if out:  # the rows alone: their hours are summed by a later migration (store/hourly.py)
+        conn.executemany(UPSERT, out)

@@ -185,6 +185,16 @@ def newest_run_ids(conn: sqlite3.Connection, last: int | None, app: str | None) 
     return [r[0] for r in rows.fetchall()]
 
 
+def run_ids_starting(conn: sqlite3.Connection, prefix: str, limit: int = 2) -> list[str]:
+    """Run ids that start with `prefix` (a range over the primary key, not a scan): the viewer's
+    short id `#1f3a9c2e` names its run on the command line."""
+    rows = conn.execute(
+        "SELECT id FROM runs WHERE id >= ? AND id < ? ORDER BY id LIMIT ?",
+        (prefix, prefix + "\U0010ffff", limit),
+    )
+    return [r[0] for r in rows.fetchall()]
+
+
 def event_count(conn: sqlite3.Connection, run_id: str) -> int:
     row = conn.execute("SELECT COUNT(*) FROM events WHERE run_id = ?", (run_id,)).fetchone()
     return int(row[0])

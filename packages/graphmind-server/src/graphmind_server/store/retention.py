@@ -99,10 +99,10 @@ def plan(conn: sqlite3.Connection, *, keep_runs: int, keep_days: int, now_ms: fl
 def delete_runs(conn: sqlite3.Connection, run_ids: list[str]) -> int:
     """Deletes these runs and everything of them (inside the caller's transaction); the events gone."""
     events = 0
+    nodestats.forget_runs(conn, run_ids)  # and their hours summed again, once for all of them
     for run_id in run_ids:
         events += conn.execute("SELECT COUNT(*) FROM events WHERE run_id = ?", (run_id,)).fetchone()[0]
         search.forget_run(conn, run_id)
-        nodestats.forget_run(conn, run_id)
         conn.execute("DELETE FROM events WHERE run_id = ?", (run_id,))
         conn.execute("DELETE FROM once_keys WHERE run_id = ?", (run_id,))
         conn.execute("DELETE FROM proposals WHERE run_id = ?", (run_id,))

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..base.files import FILE_MODE, create_private, database_files, private_dir, tighten
-from . import labels, nodestats, search, threads
+from . import calls, hourly, labels, nodestats, search, threads
 from .usage import backfill as usage_backfill
 
 MIGRATIONS: list[list[str | Callable[[sqlite3.Connection], None]]] = [
@@ -124,6 +124,12 @@ MIGRATIONS: list[list[str | Callable[[sqlite3.Connection], None]]] = [
         )""",
         "CREATE INDEX proposals_by_run ON proposals (run_id, created_at)",
     ],
+    # 10: the node_stats rows summed per UTC hour (store/hourly.py), what the trends page reads for
+    # the whole hours of its range; filled here from node_stats (two GROUP BYs, no event read).
+    [*hourly.MIGRATION, hourly.backfill],
+    # 11: an execution's events and a node's starts by index (store/calls.py): a click on a model
+    # step reads its start and end (the playground, the context X-ray), not the run's events.
+    [*calls.MIGRATION],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

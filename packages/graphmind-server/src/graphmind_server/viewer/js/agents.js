@@ -16,7 +16,7 @@ export function joinAgent(m, x, ev) {
     g = { name, path, index: m.agents.size, execs: [], held: 0, latest: null, status: "running", nodes: new Set() };
     m.agents.set(name, g);
   }
-  x.agent = name;
+  x.agent = g.name; // the group's string, shared by its executions
   x.agentPath = g.path;
   g.execs.push(x);
   g.nodes.add(x.nodeId);

@@ -17,6 +17,7 @@ import { observeNote, observeOnly } from "./observe.js";
 import { store, isBreakpoint } from "./state.js";
 import { callCost, costText } from "./usage.js";
 import { playgroundHash } from "./pages.js";
+import { loadValues, valuesMissing } from "./values.js";
 
 const LIST_LIMIT = 100;
 
@@ -168,6 +169,20 @@ export class DetailView {
     box.replaceChildren();
     this.shownKey = x ? x.key : null;
     if (!x) return;
+    // A huge run's execution: its input and output come from the hub, then it is drawn again.
+    const missing = valuesMissing(x);
+    if (missing) {
+      loadValues(store.runId, x).then((ok) => {
+        if (this.shownKey !== x.key) return;
+        if (ok && !valuesMissing(x)) {
+          this.renderExec(x);
+          performance.mark("graphmind:detail-values");
+        } else if (!ok) {
+          const note = this.execBox && this.execBox.querySelector(".d-values-loading");
+          if (note) note.textContent = "Could not read its input and output from the hub (pruned or deleted?).";
+        }
+      });
+    }
     const ran = x.durationMs !== null ? x.durationMs - (x.heldMs || 0) : null;
     const facts = h("dl", { class: "facts" },
       h("dt", null, "Status"), h("dd", { class: `state-${x.status} d-status-text` }, x.status + valueSource(store.model, x)),
@@ -199,7 +214,7 @@ export class DetailView {
     box.append(facts);
     // What filled the window of this model call, and what changed since the agent's last step:
     // right under the facts, so it is in view when the node opens.
-    if (x.kind === "llm" && x.input !== undefined && !observeOnly(store.runId)) box.append(xraySlot(store.runId, x.nodeId, x.instanceId, execContextSig(x)));
+    if (x.kind === "llm" && (x.input !== undefined || x.lazy) && !observeOnly(store.runId)) box.append(xraySlot(store.runId, x.nodeId, x.instanceId, execContextSig(x)));
     // An OTLP run's calls ended in another process before the spans arrived: nothing can replay them.
     const forkable = x.kind !== "agent" && x.endTs !== null && !x.gate && !observeOnly(store.runId);
     if (forkable) {
@@ -228,6 +243,10 @@ export class DetailView {
       box.append(h("p", { class: "muted" }, "Gates: ", x.resumes.map((r) => r.by === "cancelled" ? `${r.gate} → cancelled by the app` : `${r.gate} → ${r.action} (${r.by || "hub"})`).join(", ")));
     }
     if (x.redaction && x.redaction.failed) box.append(h("p", null, h("span", { class: "chip hidden-chip" }, "hidden: the app could not read this value safely")));
+    if (missing) {
+      box.append(h("p", { class: "muted d-values-loading" }, "Loading its input and output…"));
+      return;
+    }
     // A model node reads as the conversation (chat.js); its raw JSON is one click away there.
     const chat = x.kind === "llm" ? chatView(x.input, x.output, { hiddenInput: hiddenBy(x.kind, "input"), hiddenOutput: hiddenBy(x.kind, "output") }) : null;
     if (chat) box.append(h("h3", null, "Conversation"), chat);

@@ -181,8 +181,12 @@ export class GatesView {
       : null;
     // Why "Reload code" is missing: the hub refused it (no token), or the app has no code of its own to
     // reload for this tool (a model step has none: no line there).
+    // The hub's refusal is on every tool's card of a hub without a token (the default): one folded
+    // line, the reason and the way out a click away.
     const notReloadable = (g.reloadRefused || g.kind === "tool") && g.reloadable !== true && g.notReloadable && actions.includes(editAction)
-      ? h("p", { class: "muted small gate-not-reloadable" }, `Reload ${g.reloadRefused ? "refused" : "not offered"}: ${g.notReloadable}`)
+      ? g.reloadRefused
+        ? h("details", { class: "muted small gate-not-reloadable" }, h("summary", {}, "Reload code: off on a hub without a token"), h("span", {}, `Reload refused: ${g.notReloadable}`))
+        : h("p", { class: "muted small gate-not-reloadable" }, `Reload not offered: ${g.notReloadable}`)
       : null;
 
     const setBusy = (busy) => {

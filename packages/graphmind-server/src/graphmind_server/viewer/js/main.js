@@ -20,6 +20,7 @@ import { pageOf } from "./pages.js";
 import { RunView } from "./runview.js";
 import { store, emit, on, setGates, addGate, removeGate, setGateProposals } from "./state.js";
 import { showThread } from "./threads.js";
+import { LIGHT_EVENTS } from "./values.js";
 
 const PAGE = 2000;
 const CHUNK = 500;
@@ -93,7 +94,7 @@ function xrayModelNodes(m, nodeIds) {
   for (const id of nodeIds) {
     const n = m.nodes.get(id);
     const x = n && n.kind === "llm" ? n.latest : null;
-    if (x && (x.endTs !== null || x.gate) && x.input !== undefined) loadContext(m.id, x.nodeId, x.instanceId, execContextSig(x));
+    if (x && (x.endTs !== null || x.gate) && (x.input !== undefined || x.lazy)) loadContext(m.id, x.nodeId, x.instanceId, execContextSig(x));
   }
 }
 
@@ -253,6 +254,9 @@ async function openRun(runId) {
   await helloPromise; // so no event falls between the pages and the live feed
   if (token !== loadToken) return;
   const model = new RunModel(runId);
+  // A huge run keeps its values in the hub (values.js); tests lower the bar with
+  // window.graphmindLightEvents.
+  model.light = (summary.body.eventCount ?? 0) > (window.graphmindLightEvents ?? LIGHT_EVENTS);
   model.setRunStatus(store.runs.get(runId)?.status);
   let after = 0;
   for (;;) {

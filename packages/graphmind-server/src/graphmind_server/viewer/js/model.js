@@ -7,6 +7,12 @@ import { STARTS, execution, node as nodeStatus, shown, splitNodeId } from "./sta
 
 const execKey = (nodeId, instanceId) => `${nodeId}\u0000${instanceId}`;
 
+// What most executions never get (streamed tokens, failed attempts, gate answers) is one shared,
+// frozen value until they do: a million-event run has 500,000 executions in the page.
+const NO_TOKENS = Object.freeze({ text: "", reasoning: "", toolArgs: "" });
+const NO_CHARS = Object.freeze({ text: 0, reasoning: 0, toolArgs: 0 });
+const NONE = Object.freeze([]);
+
 export class RunModel {
   constructor(id) {
     this.id = id;
@@ -31,6 +37,8 @@ export class RunModel {
     this.dirtyNodes = new Set();
     this.dirtyExecs = new Set();
     this.orderChanged = false;
+    // A huge run (values.js): a start's input and an end's output stay in the hub, by seq.
+    this.light = false;
   }
 
   /** A node's aggregate; a kind or name an event gives wins, else they come from the id. */
@@ -57,15 +65,16 @@ export class RunModel {
     let x = this.execs.get(key);
     if (!x) {
       const n = described || this.node(ev.nodeId);
-      x = { key, nodeId: ev.nodeId, instanceId, kind: n.kind, name: n.name,
+      // The node's own id string, not this event's copy: one string per node, not per execution.
+      x = { key, nodeId: n.nodeId, instanceId, kind: n.kind, name: n.name,
         index: this.order.length, startTs: ev.ts, endTs: null, state: "running", status: "running", input: undefined,
         output: undefined, error: null, durationMs: null, heldMs: 0, usage: null, injected: false,
-        ungated: false, attrs: null, parent: null, tokens: { text: "", reasoning: "", toolArgs: "" },
-        hiddenChars: { text: 0, reasoning: 0, toolArgs: 0 }, deltaCount: 0, redaction: null,
-        gate: null, resumes: [], seq: ev.seq,
+        ungated: false, attrs: null, parent: null, tokens: NO_TOKENS,
+        hiddenChars: NO_CHARS, deltaCount: 0, redaction: null,
+        gate: null, resumes: NONE, seq: ev.seq,
         // Issues 30 and 31: an input edited at a gate (and the original), every failed attempt of
         // a retried call, a value replayed from a recording.
-        edited: false, originalInput: undefined, attempts: [], replayed: false,
+        edited: false, originalInput: undefined, attempts: NONE, replayed: false,
         // docs/effects.md: the call's effect class ({class, source, rule|hint}) and a simulated ending
         effect: null, simulated: false, simulatedFrom: null };
       this.execs.set(key, x);
@@ -170,9 +179,13 @@ export class RunModel {
       case "node.started": {
         const x = this.exec(ev);
         x.startTs = ev.ts;
-        x.input = ev.input;
+        if (this.light && typeof ev.seq === "number") {
+          x.lazy = true;
+          x.inputSeq = ev.seq;
+          x.input = undefined;
+        } else x.input = ev.input;
         x.attrs = ev.attrs ?? null;
-        x.parent = ev.parentInstanceId ?? null;
+        x.parent = this.sameParent(ev.parentInstanceId ?? null);
         if (str(ev.agent, "")) joinAgent(this, x, ev);
         if (ev.effect && typeof ev.effect.class === "string") x.effect = ev.effect;
         if (ev.ungated) {
@@ -187,6 +200,7 @@ export class RunModel {
       case "node.attempt": {
         // One failed attempt of a retried call, kept with its own input, error and duration.
         const x = this.exec(ev, false);
+        if (x.attempts === NONE) x.attempts = [];
         x.attempts.push({ attempt: typeof ev.attempt === "number" ? ev.attempt : x.attempts.length + 1,
           input: ev.input, error: ev.error ?? null, durationMs: ev.durationMs ?? null, ts: ev.ts });
         this.dirtyExecs.add(x.key);
@@ -194,6 +208,10 @@ export class RunModel {
       }
       case "node.token": {
         const x = this.exec(ev, false);
+        if (x.tokens === NO_TOKENS) {
+          x.tokens = { ...NO_TOKENS };
+          x.hiddenChars = { ...NO_CHARS };
+        }
         for (const d of Array.isArray(ev.deltas) ? ev.deltas : []) {
           const slot = d.t === "reasoning" ? "reasoning" : d.t === "tool-args" ? "toolArgs" : "text";
           if (typeof d.v === "string" && d.v) x.tokens[slot] += d.v;
@@ -210,11 +228,16 @@ export class RunModel {
         x.endTs = ev.ts;
         x.durationMs = ev.durationMs ?? null;
         x.heldMs = ev.heldMs ?? 0;
+        const lazyEnd = this.light && typeof ev.seq === "number";
+        if (lazyEnd) {
+          x.lazy = true;
+          x.outputSeq = ev.seq; // its output, and an edited input, are read from the hub
+        }
         if (ev.type === "node.error") {
           x.error = ev.error ?? { name: "Error", message: "" };
           x.cancelled = ev.cancelled === true; // the app gave up on the call (a cancelled task, an interrupt)
         } else {
-          x.output = ev.output;
+          if (!lazyEnd) x.output = ev.output;
           x.injected = ev.injected === true;
           x.simulated = ev.simulated === true; // the body did not run (safe mode): never `injected`
           x.simulatedFrom = typeof ev.simulatedFrom === "string" ? ev.simulatedFrom : null;
@@ -246,6 +269,7 @@ export class RunModel {
       }
       case "exec.resumed": {
         const x = this.exec(ev);
+        if (x.resumes === NONE) x.resumes = [];
         x.resumes.push({ gate: ev.gate, action: ev.action, heldMs: ev.heldMs, by: ev.by });
         x.gate = null;
         this.settle(x, ev);
@@ -255,6 +279,13 @@ export class RunModel {
         break; // a newer event type: stored and counted, not drawn
     }
     return true;
+  }
+
+  /** The parent id, the previous execution's string when it is the same (most calls of a run have
+   * one parent: one string kept, not one per execution). */
+  sameParent(p) {
+    if (p !== this.lastParent) this.lastParent = p;
+    return this.lastParent;
   }
 
   /** Take what changed since the last call (the renderers' work list). */
@@ -269,6 +300,14 @@ export class RunModel {
 
 // The events about one node execution (a newer type is stored and counted, not drawn).
 const NODE_EVENTS = new Set(["node.started", "node.token", "node.finished", "node.error", "node.attempt", "exec.paused", "exec.resumed"]);
+
+/** A light run's execution given its values: its start's input, its end's output and edit marks,
+ * as apply() folds them (values.js fetched the two events). */
+export function fillValues(x, start, end) {
+  if (start) x.input = start.input;
+  if (end && end.type === "node.finished") x.output = end.output;
+  if (end) markEditReplay(x, end);
+}
 
 /** An event's marks for an edited input (with the original) and a replayed value. */
 function markEditReplay(x, ev) {

@@ -95,27 +95,39 @@ export class TimelineView {
     const last = Math.min(rows.length, Math.ceil((top + height) / ROW) + OVERSCAN);
     const t0 = m && m.t0 !== null ? m.t0 : 0;
     const span = m && m.tEnd !== null ? Math.max(1, m.tEnd - t0) : 1;
-    const frag = document.createDocumentFragment();
-    for (let i = first; i < last; i++) frag.append(this.row(rows[i], i, t0, span));
-    // The spacer stays; the rows are replaced wholesale (only ~50 of them exist).
-    this.scroller.replaceChildren(this.spacer, frag);
+    // The ~50 row elements stay and are filled again (in index order): rebuilding them in every
+    // frame of a scroll made ~400 elements a frame for the collector, whose pauses then also
+    // traced the run's executions.
+    const rowEls = this.rowEls || (this.rowEls = []);
+    const want = Math.max(0, last - first);
+    while (rowEls.length < want) rowEls.push(newRow());
+    while (rowEls.length > want) rowEls.pop().remove();
+    for (let k = 0; k < want; k++) {
+      const el = rowEls[k];
+      this.fill(el, rows[first + k], first + k, t0, span);
+      if (el.parentNode !== this.scroller) this.scroller.append(el);
+    }
   }
 
-  row(x, i, t0, span) {
+  fill(el, x, i, t0, span) {
     const ran = x.durationMs !== null ? x.durationMs - (x.heldMs || 0) : null;
     const left = ((x.startTs - t0) / span) * 100;
     const end = x.endTs ?? this.model.tEnd ?? x.startTs;
     const width = Math.max(0.6, ((end - x.startTs) / span) * 100);
     const sel = store.selectedExec === x.key ? " selected" : "";
-    return h("div", { class: `tl-row state-${x.status}${x.simulated ? " simulated" : ""}${sel}`, role: "listitem", dataset: { index: i },
-      style: `transform: translateY(${i * ROW}px)` },
-      h("span", { class: "tl-state", title: x.simulated ? "simulated: the call did not run (safe mode)" : null }, x.status),
-      h("span", { class: "tl-name", title: x.agent ? `${x.nodeId} (agent ${x.agent})` : x.nodeId },
-        x.agent && this.model.agents.size > 1 ? `${x.agent} · ${x.name}` : x.name),
-      h("span", { class: "tl-time" }, ran === null ? "…" : ms(ran)),
-      // What a model call cost (usage.js: reported, else ≈ at the run's rate for its model)
-      h("span", { class: "tl-cost" }, x.usage ? costText(callCost(x.usage, store.runs.get(store.runId)?.usage, x.attrs?.model)) : ""),
-      h("span", { class: "tl-track" }, h("span", { class: "tl-bar", style: `left:${left}%;width:${Math.min(width, 100 - left)}%` })));
+    const [state, name, time, cost, track] = el.children;
+    set(el, "className", `tl-row state-${x.status}${x.simulated ? " simulated" : ""}${sel}`);
+    set(el.dataset, "index", String(i));
+    set(el.style, "transform", `translateY(${i * ROW}px)`);
+    attr(state, "title", x.simulated ? "simulated: the call did not run (safe mode)" : null);
+    set(state, "textContent", x.status);
+    attr(name, "title", x.agent ? `${x.nodeId} (agent ${x.agent})` : x.nodeId);
+    set(name, "textContent", x.agent && this.model.agents.size > 1 ? `${x.agent} · ${x.name}` : x.name);
+    set(time, "textContent", ran === null ? "…" : ms(ran));
+    // What a model call cost (usage.js: reported, else ≈ at the run's rate for its model)
+    set(cost, "textContent", x.usage ? costText(callCost(x.usage, store.runs.get(store.runId)?.usage, x.attrs?.model)) : "");
+    set(track.firstChild.style, "left", `${left}%`);
+    set(track.firstChild.style, "width", `${Math.min(width, 100 - left)}%`);
   }
 
   /** Bring an execution into view (keyboard navigation, a click on the graph). A row already in
@@ -146,4 +158,20 @@ export class TimelineView {
       el.classList.toggle("selected", !!x && x.key === store.selectedExec);
     }
   }
+}
+
+function newRow() {
+  return h("div", { class: "tl-row", role: "listitem" },
+    h("span", { class: "tl-state" }), h("span", { class: "tl-name" }), h("span", { class: "tl-time" }),
+    h("span", { class: "tl-cost" }), h("span", { class: "tl-track" }, h("span", { class: "tl-bar" })));
+}
+
+/** Write a property only when it changes (an equal write still makes a new text node or style). */
+function set(target, key, value) {
+  if (target[key] !== value) target[key] = value;
+}
+
+function attr(el, name, value) {
+  if (value === null) el.removeAttribute(name);
+  else if (el.getAttribute(name) !== value) el.setAttribute(name, value);
 }

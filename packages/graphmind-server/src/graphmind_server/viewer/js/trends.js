@@ -15,8 +15,10 @@ const pct = (v) => (typeof v === "number" ? `${(v * 100).toFixed(v > 0 && v < 0.
 const tokens = (v) => (v >= 1e6 ? `${(v / 1e6).toFixed(1)}M` : v >= 1e3 ? `${(v / 1e3).toFixed(v >= 1e4 ? 0 : 1)}k` : String(Math.round(v)));
 
 const state = { days: "30", group: "model", app: "" };
+let asked = 0; // the latest request: an answer to an earlier one (a control changed again meanwhile) is dropped
 
 export async function showTrends(el) {
+  const mine = ++asked;
   document.body.dataset.trendsDrawn = "false";
   const t0 = performance.now();
   const until = Date.now() + 60_000;
@@ -25,13 +27,16 @@ export async function showTrends(el) {
   if (state.app) q.set("app", state.app);
   if (!el.querySelector(".trends")) el.replaceChildren(h("p", { class: "empty" }, "Loading trends…"));
   const res = await api.trends(q);
-  if (!location.hash.startsWith("#/trends")) return;
+  // Two quick changes (group by tool, then by app) ask twice; the answers can arrive in either
+  // order, and the one drawn last must be the one asked last.
+  if (mine !== asked || !location.hash.startsWith("#/trends")) return;
   if (!res.ok) {
     el.replaceChildren(h("p", { class: "empty" }, `Cannot load trends: ${errorText(res)}`));
     return;
   }
   el.replaceChildren(page(res.body, () => showTrends(el)));
   requestAnimationFrame(() => {
+    if (mine !== asked) return;
     document.body.dataset.trendsDrawn = "true";
     document.body.dataset.trendsMs = String(Math.round(performance.now() - t0));
     performance.mark("graphmind:trends");
