@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from graphmind_server.testing import HubProcess
+
+# Helpers shared by tests in this folder (refund_app.py); importlib mode does not put it on sys.path.
+sys.path.insert(0, str(Path(__file__).parent))
 
 
 @pytest.fixture

@@ -17,10 +17,8 @@ their real executions in a file).
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -28,67 +26,14 @@ from typing import Any
 import anyio
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
+from refund_app import ANSWER, RefundAgent, refund_fake  # noqa: F401  (the fixture `fake`)
 
 from graphmind_openai.testing import FakeOpenAI
 from graphmind_server.testing import HubProcess, wait_for
 
-FIXTURES = Path(__file__).parent / "fixtures"
-AGENT = FIXTURES / "refund_agent.py"
-ANSWER = "Refunded order A1."
 
-
-def _called(body: dict[str, Any]) -> list[str]:
-    return [
-        call["function"]["name"]
-        for m in body["messages"]
-        if m.get("role") == "assistant"
-        for call in m.get("tool_calls") or ()
-    ]
-
-
-def _model(body: dict[str, Any]) -> Any:
-    called = _called(body)
-    if not called:
-        return FakeOpenAI.tool_call("lookup_order", {"order_id": "A1"}, call_id="call_lookup")
-    if "issue_refund" not in called:
-        return FakeOpenAI.tool_call("issue_refund", {"order_id": "A1", "amount": 40}, call_id="call_refund")
-    return ANSWER
-
-
-@pytest.fixture(scope="module")
-def fake() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI(default_reply=_model) as provider:
-        yield provider
-
-
-class Agent:
-    def __init__(self, hub: HubProcess, fake: FakeOpenAI, tmp: Path) -> None:
-        self.hub, self.log = hub, tmp / "tools.log"
-        self.env = {
-            **{k: v for k, v in os.environ.items() if not k.startswith("GRAPHMIND_")},
-            "GRAPHMIND_URL": hub.ingest_url,
-            "GRAPHMIND_HOME": str(tmp / "home"),
-            "GRAPHMIND_WAIT_FOR_ATTACH": "5",
-            "FAKE_OPENAI_URL": fake.base_url,
-            "TOOL_LOG": str(self.log),
-        }
-
-    def ran(self) -> list[str]:
-        return self.log.read_text().split() if self.log.exists() else []
-
-    def start(self, **env: str) -> subprocess.Popen[str]:
-        return subprocess.Popen(
-            [sys.executable, str(AGENT)],
-            env={**self.env, **env},
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-
-    def finish(self, proc: subprocess.Popen[str]) -> str:
-        out, err = proc.communicate(timeout=60)
-        assert proc.returncode == 0, err
-        return out.strip()
+class Agent(RefundAgent):
+    """The refund agent, and the coding assistant's MCP session next to it."""
 
     @asynccontextmanager
     async def mcp(self, *flags: str) -> AsyncIterator[ClientSession]:

@@ -11,7 +11,6 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,70 +18,16 @@ import anyio
 import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from refund_app import ANSWER, FIXTURES, RefundAgent, refund_fake  # noqa: F401  (the fixture `fake`)
 
 from graphmind_openai.testing import FakeOpenAI
 from graphmind_server.testing import HubProcess, wait_for
 
-FIXTURES = Path(__file__).parent / "fixtures"
-AGENT = FIXTURES / "refund_agent.py"
 GRAPHMIND = shutil.which("graphmind") or str(Path(sys.executable).with_name("graphmind"))
-ANSWER = "Refunded order A1."
 
 
-def _called(body: dict[str, Any]) -> list[str]:
-    return [
-        call["function"]["name"]
-        for m in body["messages"]
-        if m.get("role") == "assistant"
-        for call in m.get("tool_calls") or ()
-    ]
-
-
-def _model(body: dict[str, Any]) -> Any:
-    """The scripted model: look the order up, refund it, answer."""
-    called = _called(body)
-    if not called:
-        return FakeOpenAI.tool_call("lookup_order", {"order_id": "A1"}, call_id="call_lookup")
-    if "issue_refund" not in called:
-        return FakeOpenAI.tool_call("issue_refund", {"order_id": "A1", "amount": 40}, call_id="call_refund")
-    return ANSWER
-
-
-@pytest.fixture(scope="module")
-def fake() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI(default_reply=_model) as provider:
-        yield provider
-
-
-class Agent:
-    def __init__(self, hub: HubProcess, fake: FakeOpenAI, tmp: Path) -> None:
-        self.hub, self.log = hub, tmp / "tools.log"
-        self.env = {
-            **os.environ,
-            "GRAPHMIND_URL": hub.ingest_url,
-            "GRAPHMIND_HOME": str(tmp / "home"),
-            "GRAPHMIND_WAIT_FOR_ATTACH": "5",
-            "FAKE_OPENAI_URL": fake.base_url,
-            "TOOL_LOG": str(self.log),
-        }
-        for name in ("GRAPHMIND_SAFE", "GRAPHMIND_SAFE_UNKNOWN", "GRAPHMIND_REPLAY_SAFE"):
-            self.env.pop(name, None)
-
-    def ran(self) -> list[str]:
-        return self.log.read_text().split() if self.log.exists() else []
-
-    def start(self, *replay: str, **env: str) -> subprocess.Popen[str]:
-        command = [sys.executable, str(AGENT)]
-        if replay:
-            command = [sys.executable, "-m", "graphmind_server", "replay", *replay, "--", *command]
-        return subprocess.Popen(
-            command, env={**self.env, **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-        )
-
-    def run(self, *replay: str, **env: str) -> tuple[int, str, str]:
-        proc = self.start(*replay, **env)
-        out, err = proc.communicate(timeout=120)
-        return proc.returncode, out, err
+class Agent(RefundAgent):
+    """The refund agent, and the events the hub stored of its runs."""
 
     def events(self, **match: Any) -> list[dict[str, Any]]:
         runs = self.hub.api("GET", "/api/runs")[1]["runs"]

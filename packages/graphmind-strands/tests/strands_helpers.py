@@ -4,9 +4,7 @@ counts requests), and two tools that count their bodies' runs."""
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import json
-import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,7 +12,20 @@ from typing import Any
 from strands import Agent, tool
 from strands.models.openai import OpenAIModel
 
+from graphmind.testing.threads import in_a_thread, sync_call
 from graphmind_openai.testing import FakeOpenAI
+
+__all__ = [
+    "Bodies",
+    "ToolDown",
+    "agent",
+    "in_a_thread",
+    "model",
+    "sync_call",
+    "sync_stream",
+    "tool_messages",
+    "tools",
+]
 
 
 class ToolDown(Exception):
@@ -112,74 +123,3 @@ def sync_stream(make: Callable[[], AsyncIterator[Any]]) -> Iterator[Any]:
     finally:
         loop.run_until_complete(stream.aclose())  # type: ignore[attr-defined]
         loop.close()
-
-
-def sync_call(fn: Any) -> Any:
-    """`fn()` on a thread without an event loop, its result or its exception: `run_sync` refuses a
-    thread whose loop runs (the kit calls the sync path from its async test), as an app calls it
-    from plain sync code."""
-    out: list[Any] = []
-    failed: list[BaseException] = []
-
-    def target() -> None:
-        try:
-            out.append(fn())
-        except BaseException as exc:
-            failed.append(exc)
-
-    context = contextvars.copy_context()  # the caller's run, as when the app's own thread calls it
-    thread = threading.Thread(target=context.run, args=(target,), daemon=True)
-    thread.start()
-    thread.join(60)
-    if failed:
-        raise failed[0]
-    return out[0]
-
-
-def in_a_thread(make: Any) -> Iterator[Any]:
-    """Items of a sync iterator made and read in a worker thread, handed over one at a time:
-    `run_stream_sync` refuses a thread whose event loop runs (the kit's own), as an app would
-    call it from a thread without one. Closing this generator closes the stream in its thread."""
-    import queue
-
-    items: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=1)
-    more = threading.Event()
-    stop = threading.Event()
-
-    def reader() -> None:
-        try:
-            stream = make()
-            iterator = iter(stream)
-            for item in iterator:
-                items.put(("item", item))
-                more.wait()
-                more.clear()
-                if stop.is_set():
-                    close = getattr(iterator, "close", None)
-                    if close is not None:
-                        close()
-                    break
-            items.put(("end", None))
-        except BaseException as exc:
-            items.put(("error", exc))
-
-    thread = threading.Thread(target=reader, daemon=True)
-    thread.start()
-    try:
-        while True:
-            kind, value = items.get(timeout=30)
-            if kind == "end":
-                return
-            if kind == "error":
-                raise value
-            try:
-                yield value
-            except GeneratorExit:
-                stop.set()
-                more.set()
-                raise
-            more.set()
-    finally:
-        stop.set()
-        more.set()
-        thread.join(30)

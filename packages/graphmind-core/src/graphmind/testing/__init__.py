@@ -8,6 +8,8 @@
 - `assert_supported`, `assert_hooks_stand`, `assert_in_source`: an adapter's hook-table test, that
   fails loudly when an upstream hook moves (docs/adapters.md, "The scaffold").
 - `one_kb_tool_args`, `ThrowingGetterDict`, `ProxyLike`: sample values for size and fail-open tests.
+- `graphmind.testing.threads`: `sync_call` and `in_a_thread`, a framework's sync API driven from
+  the kit's async test on a thread of its own, as an app calls it.
 - `write_cassette(path, client_id, events)`: one client's events (a `FakeHub`'s `events`, say) as
   a `graphmind record` file that `replay=` / `GRAPHMIND_REPLAY` and `graphmind replay` read
   (docs/replay.md); 0600, secret-looking keys' values replaced. Returns how many it replaced.
