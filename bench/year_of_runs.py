@@ -22,8 +22,8 @@ for in it.
   runs list and each filter, search (a common word, a rare one, within a run), opening a run (its
   summary and every page of its events, as the viewer loads it) for the longest run and random ones;
   each timed 5 times, the median and the max given.
-- **The prune**: the hub restarted with `--keep` at half the runs while a real `graphmind.Client`
-  keeps sending events; says how long the hub took to listen again, the events sent, stored and
+- **The prune**: the hub restarted with `--keep` at half the runs (`--prune-runs N`: the oldest N)
+  while a real `graphmind.Client` keeps sending events (its ring: `--ring`); says how long the hub took to listen again, the events sent, stored and
   lost (the client's own count); then the runs list's `q=` and search again (a prune once slowed them).
 - Also the file's size per million events and the hub's RSS after the reads.
 """
@@ -275,7 +275,9 @@ def fill(db: Path, runs: int, seed: int = 7, minutes: float | None = None) -> in
     imp = Import(db)
     stored = 0
     last_seq: dict[str, int] = {}  # per client: the hub stores an event once per (clientId, seq)
-    began = imp.conn.execute("SELECT COUNT(*) FROM runs WHERE id GLOB 'run-*'").fetchone()[0]
+    # The run after the last one stored (a prune may have deleted the oldest since).
+    last = imp.conn.execute("SELECT MAX(id) FROM runs WHERE id GLOB 'run-[0-9]*'").fetchone()[0]
+    began = int(last[4:]) + 1 if last else 0
     if began:
         print(f"  going on after the {began:,} runs stored", flush=True)
     started = time.monotonic()

@@ -22,7 +22,6 @@ import queue
 import sqlite3
 from typing import Any, Protocol
 
-from . import index_text
 from .logline import say
 from .usage import started_model
 
@@ -89,38 +88,12 @@ def index_between(conn: sqlite3.Connection, after: int, upto: int) -> None:
         conn.execute(INDEX_SQL, (after, upto))
 
 
-def index_made(conn: sqlite3.Connection, after: int, upto: int, made: dict[int, Any]) -> None:
-    """Index the events with cursors in (after, upto], taking the rows made in Python for them
-    (store/index_text.py: a row, SKIP, or None when the SQL decides); the rest through the SQL."""
-    rows: list[Any] = []
-    left: list[tuple[int, int]] = []  # ranges (after, upto] for the SQL
-    for cursor in range(after + 1, upto + 1):
-        row = made.get(cursor)
-        if row is None:
-            if left and left[-1][1] == cursor - 1:
-                left[-1] = (left[-1][0], cursor)
-            else:
-                left.append((cursor - 1, cursor))
-        elif row is not index_text.SKIP:
-            rows.append(row)
-    if rows:
-        conn.executemany(
-            "INSERT INTO search (rowid, body, run_id, node_id, instance_id) VALUES (?, ?, ?, ?, ?)", rows
-        )
-    for low, high in left:
-        index_between(conn, low, high)
-
-
-def catch_up(writer: Writer, limit: int | None = None, made: dict[int, Any] | None = None) -> None:
-    """Index the writer's stored events not indexed yet (up to `limit`), in its open transaction;
-    `made`: rows made in Python for some of them (index_made)."""
+def catch_up(writer: Writer, limit: int | None = None) -> None:
+    """Index the writer's stored events not indexed yet (up to `limit`), in its open transaction."""
     writer.index_failed = False
     upto = writer.last_cursor if limit is None else min(writer.last_cursor, writer.indexed + limit)
     if upto > writer.indexed:
-        if made:
-            index_made(writer.conn, writer.indexed, upto, made)
-        else:
-            index_between(writer.conn, writer.indexed, upto)
+        index_between(writer.conn, writer.indexed, upto)
         set_indexed(writer.conn, upto)
         writer.indexed = upto
 

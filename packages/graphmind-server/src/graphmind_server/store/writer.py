@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from . import derive, index_text, rows, search
+from . import derive, rows, search
 from .derive import RunRow
 from .items import Committed, EventItem
 from .logline import say
@@ -75,9 +75,6 @@ class Writer:
         self.lazy_index = False
         self.index_failed = False
         self.indexed = search.indexed_cursor(conn, self.last_cursor)
-        # A writer that indexes in each batch makes the batch's index rows from the events' text
-        # as it stores them (store/index_text.py; SQLite's json_tree was half of a big import).
-        self._made: dict[int, Any] = {}
 
     def start(self) -> None:
         self._thread.start()
@@ -203,8 +200,7 @@ class Writer:
                     self._event(item)
             self._flush_rows()
             if not self.lazy_index:
-                self.index_now(made=self._made)
-            self._made = {}
+                self.index_now()
             self._write_runs()
             if self.last_cursor != cursor_before:
                 self.conn.execute(
@@ -221,16 +217,14 @@ class Writer:
             self._hwm.clear()
             self.last_cursor = cursor_before
             self.indexed = min(self.indexed, cursor_before)
-            self._made = {}
             raise
         out.runs = [(run.cursor, run.to_api()) for run in self._touched.values() if run.id in self.runs]
         self._trim_cache()
         return out
 
-    def index_now(self, limit: int | None = None, made: dict[int, Any] | None = None) -> None:
-        """Index the stored events not indexed yet (up to `limit`), inside the open transaction;
-        `made`: their rows made in Python (store/index_text.py), by cursor."""
-        search.catch_up(self, limit, made)
+    def index_now(self, limit: int | None = None) -> None:
+        """Index the stored events not indexed yet (up to `limit`), inside the open transaction."""
+        search.catch_up(self, limit)
 
     def write_now(self, items: list[EventItem]) -> int:
         """Store events in one transaction on the calling thread, for a writer whose thread is not
@@ -282,8 +276,6 @@ class Writer:
         self.last_cursor += 1
         cursor = self.last_cursor
         self._rows.append((cursor, run_id, item.client_id, ev["seq"], ev["type"], item.raw))
-        if not self.lazy_index:
-            self._made[cursor] = index_text.row(cursor, run_id, ev["type"], item.raw, search.INDEXED_TYPES)
         derive.apply(run, ev, item.ts)
         run.cursor = cursor
         self._touched[run_id] = run
