@@ -31,22 +31,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).parent))
+
+from year_of_runs import APPS, MODELS, TOOLS  # the same apps, models and tools as the year's runs
+
 from graphmind_server.store import hourly, nodestats
 from graphmind_server.store.schema import open_database
 from graphmind_server.store.trends import TrendQuery, trends
 
-APPS = ["support-bot", "research-agent", "code-review", "travel-planner", "billing-assistant"]
-MODELS = [
-    "gpt-4o",
-    "gpt-4o-mini",
-    "claude-sonnet-4-5",
-    "claude-haiku-4-5",
-    "gemini-2.5-pro",
-    "gemini-2.5-flash",
-    "llama-3.3-70b",
-    "mistral-large",
-]
-TOOLS = ["search", "fetch_page", "run_sql", "send_email", "read_file", "calculator"]
 DAY_MS = 86_400_000.0
 _RUN = (
     "INSERT INTO runs (id, app, name, status, started_at, ended_at, client_id, received_at)"

@@ -3,14 +3,13 @@ writer (tool `draft`); each tool counts its calls."""
 
 from __future__ import annotations
 
-import contextvars
-import threading
 from dataclasses import dataclass, field
 from typing import Any
 
 from crewai import LLM, Agent, Crew, Process, Task
 from crewai.tools import tool
 
+from graphmind.testing import threads
 from graphmind_openai.testing import FakeOpenAI
 
 # The provider's answers for one kickoff, in order (researcher, writer, writer, researcher).
@@ -71,20 +70,5 @@ def contents(body: dict[str, Any]) -> str:
 def sync_call(fn: Any) -> Any:
     """`fn()` on a thread without an event loop, its result or its exception: CrewAI refuses a sync
     kickoff from a thread whose loop runs (the kit calls the sync path from its async test), as an
-    app calls it from plain sync code."""
-    out: list[Any] = []
-    failed: list[BaseException] = []
-
-    def target() -> None:
-        try:
-            out.append(fn())
-        except BaseException as exc:
-            failed.append(exc)
-
-    context = contextvars.copy_context()  # the caller's run, as when the app's own thread calls it
-    thread = threading.Thread(target=context.run, args=(target,), daemon=True)
-    thread.start()
-    thread.join()
-    if failed:
-        raise failed[0]
-    return out[0]
+    app calls it from plain sync code. A kickoff takes as long as it takes: no timeout here."""
+    return threads.sync_call(fn, timeout=None)
